@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* snapbench: the command-line front. Dispatches to one verb per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "exit-codes.h"
+#include "macro.h"
+#include "verbs.h"
+
+static const struct verb *const verbs[] = {
+	&verb_qmp,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: snapbench VERB [OPTIONS...]\n\nverbs:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		fprintf(out, "  %-10s %s\n", verbs[i]->name, verbs[i]->summary);
+	fprintf(out, "\n'snapbench VERB --help' describes a verb. Exit codes: see snapbench(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("snapbench %s\n", PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+		if (!strcmp(argv[1], verbs[i]->name))
+			return verbs[i]->run(argc - 1, argv + 1);
+
+	fprintf(stderr, "snapbench: unknown verb '%s'; run 'snapbench --help' for the list.\n", argv[1]);
+	return EXIT_USAGE;
+}

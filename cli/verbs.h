@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The verbs of the snapbench command. Each lives in cli/verb-<name>.c. */
+#pragma once
+
+struct verb {
+	const char *name;
+	const char *summary;
+	/* argv[0] is the verb name; returns an exit code from exit-codes.h */
+	int (*run)(int argc, char **argv);
+};
+
+/* Register a verb here and in cli/meson.build. */
+extern const struct verb verb_qmp;
