@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The run report as JSON: serialization, atomic write, and reading back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic-file.h"
+#include "json-number.h"
+#include "macro.h"
+#include "report.h"
+
+#define READ_MAX_DEPTH 64
+
+/* A tiny builder that remembers the first allocation failure, so the
+ * serializer reads straight through instead of checking every add. */
+struct builder {
+	bool oom;
+};
+
+static struct json_object *b_obj(struct builder *b)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		b->oom = true;
+	return o;
+}
+
+static struct json_object *b_arr(struct builder *b)
+{
+	struct json_object *o = json_object_new_array();
+
+	if (!o)
+		b->oom = true;
+	return o;
+}
+
+/* Adds v (may be NULL for JSON null) to object o under key; takes v. */
+static void b_add(struct builder *b, struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!o || json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		b->oom = true;
+	}
+}
+
+static void b_push(struct builder *b, struct json_object *a, struct json_object *v)
+{
+	if (!a || json_object_array_add(a, v) < 0) {
+		json_object_put(v);
+		b->oom = true;
+	}
+}
+
+static struct json_object *b_str(struct builder *b, const char *s)
+{
+	struct json_object *o;
+
+	if (!s)
+		return NULL;
+	o = json_object_new_string(s);
+	if (!o)
+		b->oom = true;
+	return o;
+}
+
+static struct json_object *b_u64(struct builder *b, uint64_t v)
+{
+	struct json_object *o = json_object_new_uint64(v);
+
+	if (!o)
+		b->oom = true;
+	return o;
+}
+
+static struct json_object *b_i64(struct builder *b, int64_t v)
+{
+	struct json_object *o = json_object_new_int64(v);
+
+	if (!o)
+		b->oom = true;
+	return o;
+}
+
+static struct json_object *b_bool(struct builder *b, bool v)
+{
+	struct json_object *o = json_object_new_boolean(v);
+
+	if (!o)
+		b->oom = true;
+	return o;
+}
+
+static struct json_object *b_time(struct builder *b, uint64_t ns)
+{
+	char buf[32];
+
+	if (!ns)
+		return NULL;
+	report_format_time(ns, buf);
+	return b_str(b, buf);
+}
+
+static struct json_object *b_error(struct builder *b, const struct report_error *e)
+{
+	struct json_object *o;
+
+	if (!e->message)
+		return NULL;
+	o = b_obj(b);
+	b_add(b, o, "message", b_str(b, e->message));
+	b_add(b, o, "phase", b_str(b, e->phase ? e->phase : "run"));
+	return o;
+}
+
+static const char *str_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static struct json_object *b_host(struct builder *b, const struct report *r)
+{
+	const struct report_host *h = &r->host;
+	struct json_object *o = b_obj(b), *q = b_obj(b);
+
+	b_add(b, o, "kernel_release", b_str(b, str_or_empty(h->kernel_release)));
+	b_add(b, o, "kernel_version", b_str(b, str_or_empty(h->kernel_version)));
+	b_add(b, o, "cmdline", b_str(b, str_or_empty(h->cmdline)));
+	b_add(b, o, "cpu_model", b_str(b, str_or_empty(h->cpu_model)));
+	b_add(b, o, "cpus", b_u64(b, h->cpus ? h->cpus : 1));
+	b_add(b, o, "memory_bytes", b_u64(b, h->memory_bytes));
+	b_add(b, o, "hostname", b_str(b, str_or_empty(h->hostname)));
+	b_add(b, o, "virtualized", b_bool(b, h->virtualized));
+	b_add(b, q, "binary", b_str(b, str_or_empty(h->qemu_binary)));
+	b_add(b, q, "version", b_str(b, h->qemu_version));
+	b_add(b, q, "package", b_str(b, h->qemu_package));
+	b_add(b, o, "qemu", q);
+	b_add(b, o, "snapbench_version", b_str(b, str_or_empty(r->snapbench_version)));
+	return o;
+}
+
+static struct json_object *b_probes(struct builder *b, const struct report *r)
+{
+	struct json_object *o = b_obj(b);
+
+	for (size_t i = 0; i < r->n_probes; i++) {
+		const struct report_probe *p = &r->probes[i];
+		struct json_object *e = b_obj(b);
+
+		b_add(b, e, "available", b_bool(b, p->available));
+		if (p->source)
+			b_add(b, e, "source", b_str(b, p->source));
+		if (p->backend)
+			b_add(b, e, "backend", b_str(b, p->backend));
+		if (!p->available)
+			b_add(b, e, "reason", b_str(b, p->reason ? p->reason : "unavailable"));
+		b_add(b, o, p->counter, e);
+	}
+	return o;
+}
+
+static const enum report_window summary_windows[] = {
+	REPORT_WINDOW_PRE,
+	REPORT_WINDOW_SNAPSHOT,
+	REPORT_WINDOW_POST,
+};
+#define N_SUMMARY_WINDOWS ARRAY_SIZE(summary_windows)
+
+/* metric name -> its table entry (exact, or family base before the dot) */
+static const struct report_metric_def *metric_def_for(const char *name, const char **cause)
+{
+	size_t n;
+	const struct report_metric_def *defs = report_metric_defs(&n);
+	const char *dot = strchr(name, '.');
+
+	*cause = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!dot && !defs[i].family && !strcmp(defs[i].name, name))
+			return &defs[i];
+		if (dot && defs[i].family && strlen(defs[i].name) == (size_t)(dot - name) &&
+		    !strncmp(defs[i].name, name, (size_t)(dot - name))) {
+			*cause = dot + 1;
+			return &defs[i];
+		}
+	}
+	return NULL;
+}
+
+static struct json_object *b_metric_info(struct builder *b, struct json_object **summaries, size_t n)
+{
+	struct json_object *o = b_obj(b);
+	char desc[256];
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *metrics;
+		if (!summaries[i] || !json_object_object_get_ex(summaries[i], "metrics", &metrics))
+			continue;
+		json_object_object_foreach(metrics, name, v) {
+			(void)v;
+			const char *cause;
+			const struct report_metric_def *def;
+			struct json_object *e;
+
+			if (json_object_object_get_ex(o, name, NULL))
+				continue;
+			def = metric_def_for(name, &cause);
+			if (!def)
+				continue;
+			e = b_obj(b);
+			b_add(b, e, "unit", b_str(b, def->unit));
+			b_add(b, e, "better", b_str(b, def->better));
+			if (cause)
+				snprintf(desc, sizeof(desc), "%s %s", def->description, cause);
+			else
+				snprintf(desc, sizeof(desc), "%s", def->description);
+			b_add(b, e, "description", b_str(b, desc));
+			b_add(b, o, name, e);
+		}
+	}
+	return o;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static struct json_object *b_stat(struct builder *b, const double *values, size_t n)
+{
+	struct json_object *o = b_obj(b), *a = b_arr(b);
+	_cleanup_free_ double *s = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		b_push(b, a, json_number_new(values[i]));
+	b_add(b, o, "n", b_u64(b, n));
+	if (n) {
+		s = malloc(n * sizeof(*s));
+		if (!s) {
+			b->oom = true;
+			n = 0;
+		} else {
+			memcpy(s, values, n * sizeof(*s));
+			qsort(s, n, sizeof(*s), cmp_double);
+		}
+	}
+	if (n) {
+		double median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2.0;
+		b_add(b, o, "median", json_number_new(median));
+		b_add(b, o, "min", json_number_new(s[0]));
+		b_add(b, o, "max", json_number_new(s[n - 1]));
+	} else {
+		b_add(b, o, "median", NULL);
+		b_add(b, o, "min", NULL);
+		b_add(b, o, "max", NULL);
+	}
+	b_add(b, o, "values", a);
+	return o;
+}
+
+/* summaries[rep * N_SUMMARY_WINDOWS + w] */
+static struct json_object *b_arms(struct builder *b, const struct report *r, struct json_object **summaries)
+{
+	struct json_object *arr = b_arr(b);
+	_cleanup_free_ double *values = malloc((r->n_reps ? r->n_reps : 1) * sizeof(double));
+
+	if (!values) {
+		b->oom = true;
+		return arr;
+	}
+	for (size_t a = 0; a < r->n_arms; a++) {
+		const struct report_arm *arm = &r->arms[a];
+		struct json_object *o = b_obj(b), *reps = b_obj(b), *windows = b_obj(b);
+		unsigned completed = 0, failed = 0;
+
+		for (size_t i = 0; i < r->n_reps; i++) {
+			if (r->reps[i]->arm != a)
+				continue;
+			if (r->reps[i]->state == REPORT_REP_COMPLETED)
+				completed++;
+			else if (r->reps[i]->state == REPORT_REP_FAILED)
+				failed++;
+		}
+		for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++) {
+			struct json_object *win = b_obj(b);
+
+			/* metric names in order of first appearance among completed reps */
+			for (size_t i = 0; i < r->n_reps; i++) {
+				struct json_object *sum = summaries[i * N_SUMMARY_WINDOWS + w], *metrics;
+				if (r->reps[i]->arm != a || r->reps[i]->state != REPORT_REP_COMPLETED || !sum ||
+				    !json_object_object_get_ex(sum, "metrics", &metrics))
+					continue;
+				json_object_object_foreach(metrics, name, v0) {
+					(void)v0;
+					size_t n = 0;
+					if (json_object_object_get_ex(win, name, NULL))
+						continue;
+					for (size_t j = 0; j < r->n_reps; j++) {
+						struct json_object *s2 = summaries[j * N_SUMMARY_WINDOWS + w], *m2, *v;
+						if (r->reps[j]->arm != a || r->reps[j]->state != REPORT_REP_COMPLETED ||
+						    !s2 || !json_object_object_get_ex(s2, "metrics", &m2) ||
+						    !json_object_object_get_ex(m2, name, &v) || !v)
+							continue;
+						values[n++] = json_object_get_double(v);
+					}
+					b_add(b, win, name, b_stat(b, values, n));
+				}
+			}
+			b_add(b, windows, report_window_to_string(summary_windows[w]), win);
+		}
+		b_add(b, o, "label", b_str(b, arm->label));
+		b_add(b, o, "knobs", json_object_get(arm->knobs));
+		b_add(b, reps, "total", b_u64(b, arm->total));
+		b_add(b, reps, "completed", b_u64(b, completed));
+		b_add(b, reps, "failed", b_u64(b, failed));
+		b_add(b, o, "repetitions", reps);
+		b_add(b, o, "windows", windows);
+		b_push(b, arr, o);
+	}
+	return arr;
+}
+
+static struct json_object *b_row(struct builder *b, const struct report_rep *rep, const struct report_row *row)
+{
+	struct json_object *o = b_obj(b), *c = b_obj(b);
+
+	b_add(b, o, "t_s", json_number_new(row->t_s < 0 ? 0 : row->t_s));
+	b_add(b, o, "dt_s", json_number_new(row->dt_s));
+	b_add(b, o, "window", b_str(b, report_window_to_string(row->window)));
+	for (size_t i = 0; i < rep->n_counters; i++)
+		b_add(b, c, rep->counters[i], b_u64(b, i < row->n_values ? row->values[i] : 0));
+	b_add(b, o, "counters", c);
+	if (row->n_hist) {
+		struct json_object *h = b_obj(b), *lo = b_arr(b), *wi = b_arr(b), *cnt = b_arr(b);
+		for (size_t k = 0; k < row->n_hist; k++) {
+			b_push(b, lo, json_number_new(rep->hist.lower_ns[row->hist_bucket[k]]));
+			b_push(b, wi, json_number_new(rep->hist.width_ns[row->hist_bucket[k]]));
+			b_push(b, cnt, b_u64(b, row->hist_count[k]));
+		}
+		b_add(b, h, "bucket_ns", lo);
+		b_add(b, h, "width_ns", wi);
+		b_add(b, h, "counts", cnt);
+		b_add(b, o, "latency_hist", h);
+	}
+	if (row->has_migration) {
+		const struct report_migration *m = &row->migration;
+		struct json_object *mo = b_obj(b);
+		b_add(b, mo, "status", b_str(b, m->status));
+		b_add(b, mo, "transferred", b_u64(b, m->transferred));
+		b_add(b, mo, "remaining", b_u64(b, m->remaining));
+		b_add(b, mo, "pages_per_s", json_number_new(m->pages_per_s < 0 ? 0 : m->pages_per_s));
+		if (m->dirty_pages_rate >= 0)
+			b_add(b, mo, "dirty_pages_rate", json_number_new(m->dirty_pages_rate));
+		b_add(b, o, "migration", mo);
+	}
+	return o;
+}
+
+static struct json_object *b_num_or_null(double v)
+{
+	return v < 0 ? NULL : json_number_new(v);
+}
+
+static struct json_object *b_rep(struct builder *b, const struct report *r, const struct report_rep *rep,
+				 struct json_object **summaries)
+{
+	struct json_object *o = b_obj(b), *vm = b_obj(b), *argv = b_arr(b), *g = b_obj(b), *s = b_obj(b);
+	struct json_object *windows = b_obj(b), *tl = b_arr(b), *totals = b_obj(b);
+	const struct report_snapshot *sn = &rep->snapshot;
+
+	b_add(b, o, "index", b_u64(b, rep->index));
+	b_add(b, o, "arm", b_str(b, r->arms[rep->arm].label));
+	b_add(b, o, "state", b_str(b, report_rep_state_to_string(rep->state)));
+	b_add(b, o, "error", b_error(b, &rep->error));
+	b_add(b, o, "started", b_time(b, rep->started_ns));
+	b_add(b, o, "finished", b_time(b, rep->finished_ns));
+
+	b_add(b, vm, "backend", b_str(b, "qemu"));
+	b_add(b, vm, "pid", rep->pid > 0 ? b_i64(b, rep->pid) : NULL);
+	b_add(b, vm, "memory_bytes", b_u64(b, rep->memory_bytes));
+	b_add(b, vm, "vcpus", b_u64(b, rep->vcpus ? rep->vcpus : 1));
+	for (size_t i = 0; rep->argv && rep->argv[i]; i++)
+		b_push(b, argv, b_str(b, rep->argv[i]));
+	b_add(b, vm, "argv", argv);
+	b_add(b, vm, "exit", b_str(b, rep->vm_exit));
+	b_add(b, o, "vm", vm);
+
+	b_add(b, g, "kind", b_str(b, "micro"));
+	b_add(b, g, "clock", b_str(b, rep->guest_clock));
+	b_add(b, g, "tsc_khz", rep->tsc_khz ? b_u64(b, rep->tsc_khz) : NULL);
+	b_add(b, g, "pattern", b_str(b, str_or_empty(rep->pattern)));
+	b_add(b, o, "guest", g);
+
+	b_add(b, s, "status", b_str(b, report_snapshot_status_to_string(sn->status)));
+	b_add(b, s, "started_s", b_num_or_null(sn->started_s));
+	b_add(b, s, "duration_s", b_num_or_null(sn->duration_s));
+	b_add(b, s, "bytes", sn->bytes >= 0 ? b_i64(b, sn->bytes) : NULL);
+	b_add(b, s, "pages", sn->pages >= 0 ? b_i64(b, sn->pages) : NULL);
+	b_add(b, s, "pages_per_s",
+	      sn->pages >= 0 && sn->duration_s > 0 && sn->status == REPORT_SNAPSHOT_COMPLETED
+		      ? json_number_new((double)sn->pages / sn->duration_s)
+		      : NULL);
+	b_add(b, s, "sink", b_str(b, sn->sink_null ? "null" : "file"));
+	b_add(b, s, "path", b_str(b, sn->kept ? sn->path : NULL));
+	b_add(b, s, "kept", b_bool(b, sn->kept));
+	b_add(b, s, "file_bytes", sn->file_bytes >= 0 ? b_i64(b, sn->file_bytes) : NULL);
+	b_add(b, s, "error", b_str(b, sn->error));
+	b_add(b, o, "snapshot", s);
+
+	for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++)
+		if (summaries[w])
+			b_add(b, windows, report_window_to_string(summary_windows[w]), json_object_get(summaries[w]));
+	b_add(b, o, "windows", windows);
+
+	for (size_t i = 0; i < rep->n_rows; i++)
+		b_push(b, tl, b_row(b, rep, &rep->rows[i]));
+	b_add(b, o, "timeline", tl);
+
+	for (size_t c = 0; c < rep->n_counters; c++)
+		b_add(b, totals, rep->counters[c], b_u64(b, report_rep_counter_total(rep, c, -1)));
+	b_add(b, o, "totals", totals);
+	return o;
+}
+
+int report_to_json(const struct report *r, struct json_object **ret, struct sb_error *err)
+{
+	struct builder b = {};
+	struct json_object *o, *reps;
+	size_t n_sum = r->n_reps * N_SUMMARY_WINDOWS;
+	struct json_object **summaries = calloc(n_sum ? n_sum : 1, sizeof(*summaries));
+	int k;
+
+	if (!summaries)
+		return sb_error_set(err, -ENOMEM, "report %s: out of memory", r->id);
+	for (size_t i = 0; i < r->n_reps; i++)
+		for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++) {
+			k = report_rep_window_summary(r, r->reps[i], summary_windows[w],
+						      &summaries[i * N_SUMMARY_WINDOWS + w]);
+			if (k < 0)
+				b.oom = true;
+		}
+
+	o = b_obj(&b);
+	b_add(&b, o, "schema", b_str(&b, REPORT_SCHEMA));
+	b_add(&b, o, "id", b_str(&b, r->id));
+	b_add(&b, o, "state", b_str(&b, report_state_to_string(r->state)));
+	b_add(&b, o, "error", b_error(&b, &r->error));
+	b_add(&b, o, "created", b_time(&b, r->created_ns));
+	b_add(&b, o, "started", b_time(&b, r->started_ns));
+	b_add(&b, o, "finished", b_time(&b, r->finished_ns));
+	b_add(&b, o, "spec", r->spec ? json_object_get(r->spec) : b_obj(&b));
+	b_add(&b, o, "host", b_host(&b, r));
+	b_add(&b, o, "probes", b_probes(&b, r));
+	b_add(&b, o, "metric_info", b_metric_info(&b, summaries, n_sum));
+	b_add(&b, o, "arms", b_arms(&b, r, summaries));
+	reps = b_arr(&b);
+	for (size_t i = 0; i < r->n_reps; i++)
+		b_push(&b, reps, b_rep(&b, r, r->reps[i], &summaries[i * N_SUMMARY_WINDOWS]));
+	b_add(&b, o, "repetitions", reps);
+
+	for (size_t i = 0; i < n_sum; i++)
+		json_object_put(summaries[i]);
+	free(summaries);
+	if (b.oom) {
+		json_object_put(o);
+		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
+	}
+	*ret = o;
+	return 0;
+}
+
+int report_write(const struct report *r, const char *path, struct sb_error *err)
+{
+	struct json_object *o = NULL;
+	const char *text;
+	size_t len;
+	int k;
+
+	k = report_to_json(r, &o, err);
+	if (k < 0)
+		return k;
+	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (!text) {
+		json_object_put(o);
+		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
+	}
+	_cleanup_free_ char *buf = malloc(len + 1);
+	if (!buf) {
+		json_object_put(o);
+		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
+	}
+	memcpy(buf, text, len);
+	buf[len] = '\n';
+	json_object_put(o);
+	return atomic_file_write(path, buf, len + 1, 0644, err);
+}
+
+/* ---- reading ---- */
+
+static int read_all(const char *path, char **ret, size_t *ret_len, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t len = 0, cap;
+
+	if (fd < 0)
+		return sb_error_set(err, -errno, "report %s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return sb_error_set(err, -errno, "report %s: cannot stat: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return sb_error_set(err, -EINVAL, "report %s: not a regular file; pass a report.json file", path);
+	if ((uint64_t)st.st_size > REPORT_MAX_FILE_BYTES)
+		return sb_error_set(err, -EFBIG, "report %s: %lld bytes, more than the %u bytes a report may have",
+				    path, (long long)st.st_size, REPORT_MAX_FILE_BYTES);
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	if (!buf)
+		return sb_error_set(err, -ENOMEM, "report %s: out of memory", path);
+	for (;;) {
+		ssize_t n;
+		if (len == cap) /* the file grew meanwhile: it is bounded anyway */
+			return sb_error_set(err, -EAGAIN, "report %s: the file changed while being read; retry", path);
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sb_error_set(err, -errno, "report %s: read failed: %s", path, strerror(errno));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	json_type type;
+	bool nullable;
+} top_fields[] = {
+	{ "schema", json_type_string, false },   { "id", json_type_string, false },
+	{ "state", json_type_string, false },    { "error", json_type_object, true },
+	{ "created", json_type_string, false },  { "started", json_type_string, true },
+	{ "finished", json_type_string, true },  { "spec", json_type_object, false },
+	{ "host", json_type_object, false },     { "probes", json_type_object, false },
+	{ "metric_info", json_type_object, false }, { "arms", json_type_array, false },
+	{ "repetitions", json_type_array, false },
+};
+
+int report_read(const char *path, struct json_object **ret, struct sb_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct json_tokener *tok;
+	struct json_object *o, *v;
+	size_t len = 0;
+	int k;
+
+	k = read_all(path, &buf, &len, err);
+	if (k < 0)
+		return k;
+	tok = json_tokener_new_ex(READ_MAX_DEPTH);
+	if (!tok)
+		return sb_error_set(err, -ENOMEM, "report %s: out of memory", path);
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!o) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		json_tokener_free(tok);
+		return sb_error_set(err, -EBADMSG, "report %s: not valid JSON (%s)", path,
+				    e == json_tokener_continue ? "truncated" : json_tokener_error_desc(e));
+	}
+	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+		if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\t' && buf[i] != '\r') {
+			json_tokener_free(tok);
+			json_object_put(o);
+			return sb_error_set(err, -EBADMSG, "report %s: trailing data after the JSON document", path);
+		}
+	json_tokener_free(tok);
+
+	if (!json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return sb_error_set(err, -EBADMSG, "report %s: not a JSON object", path);
+	}
+	if (!json_object_object_get_ex(o, "schema", &v) || !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), REPORT_SCHEMA)) {
+		const char *got = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+		k = sb_error_set(err, -EPROTO,
+				 "report %s: \"schema\" is %s%.64s%s, expected \"%s\"; this is not a run report of this version of snapbench",
+				 path, got ? "\"" : "missing or not a string", got ? got : "", got ? "\"" : "",
+				 REPORT_SCHEMA);
+		json_object_put(o);
+		return k;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(top_fields); i++) {
+		if (!json_object_object_get_ex(o, top_fields[i].name, &v)) {
+			json_object_put(o);
+			return sb_error_set(err, -EBADMSG, "report %s: field \"%s\" is missing", path,
+					    top_fields[i].name);
+		}
+		if ((!v && !top_fields[i].nullable) || (v && !json_object_is_type(v, top_fields[i].type))) {
+			json_object_put(o);
+			return sb_error_set(err, -EBADMSG, "report %s: field \"%s\" must be %s%s", path,
+					    top_fields[i].name, json_type_to_name(top_fields[i].type),
+					    top_fields[i].nullable ? " or null" : "");
+		}
+	}
+	json_object_object_get_ex(o, "state", &v);
+	if (report_state_from_string(json_object_get_string(v)) < 0) {
+		k = sb_error_set(err, -EBADMSG, "report %s: unknown state \"%.64s\"", path, json_object_get_string(v));
+		json_object_put(o);
+		return k;
+	}
+	*ret = o;
+	return 0;
+}
+
+int report_json_state(struct json_object *report)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(report, "state", &v) || !json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	return report_state_from_string(json_object_get_string(v));
+}

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * reports/: the run report (snapbench.run/1, docs/report-format.md) as a C
+ * model, its JSON form, its atomic write, and reading reports back.
+ *
+ * The run engine fills a struct report as the run goes: probes, arms, and
+ * for each repetition its timeline rows (counter deltas, histogram deltas,
+ * migration progress). Window summaries, arm statistics and metric_info are
+ * derived when the report is serialized, so a report written mid-run is as
+ * complete as the data it holds. This folder knows nothing of QEMU, BPF or
+ * the guest: counters are names and numbers.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct json_object;
+
+#define REPORT_SCHEMA "snapbench.run/1"
+#define REPORT_ID_MAX 32 /* "20261130T034512Z-3f9c2a" + NUL, with room */
+#define REPORT_MAX_FILE_BYTES (512u << 20) /* what report_read() accepts */
+
+enum report_state {
+	REPORT_QUEUED,
+	REPORT_RUNNING,
+	REPORT_COMPLETED,
+	REPORT_FAILED,
+	REPORT_CANCELLED,
+};
+
+enum report_window {
+	REPORT_WINDOW_WARMUP,
+	REPORT_WINDOW_PRE,
+	REPORT_WINDOW_SNAPSHOT,
+	REPORT_WINDOW_POST,
+	_REPORT_WINDOW_MAX,
+};
+
+enum report_rep_state {
+	REPORT_REP_RUNNING,
+	REPORT_REP_COMPLETED,
+	REPORT_REP_FAILED,
+	REPORT_REP_CANCELLED,
+};
+
+enum report_snapshot_status {
+	REPORT_SNAPSHOT_NOT_STARTED,
+	REPORT_SNAPSHOT_ACTIVE,
+	REPORT_SNAPSHOT_COMPLETED,
+	REPORT_SNAPSHOT_FAILED,
+	REPORT_SNAPSHOT_CANCELLED,
+};
+
+const char *report_state_to_string(enum report_state s);
+int report_state_from_string(const char *s); /* enum value or -EINVAL */
+const char *report_window_to_string(enum report_window w);
+const char *report_rep_state_to_string(enum report_rep_state s);
+const char *report_snapshot_status_to_string(enum report_snapshot_status s);
+
+struct report_error {
+	char *message; /* NULL: no error */
+	char *phase;
+};
+
+struct report_host {
+	char *kernel_release, *kernel_version, *cmdline, *cpu_model, *hostname;
+	unsigned cpus;
+	uint64_t memory_bytes;
+	bool virtualized;
+	char *qemu_binary;
+	char *qemu_version; /* NULL until QEMU answered */
+	char *qemu_package;
+};
+
+/* Which probe feeds a counter, or why none does. */
+struct report_probe {
+	char *counter;      /* "kvm.pf_taken", "bpf.invalidations", "guest.probe_reads" */
+	bool available;
+	char *source;       /* may be NULL when unavailable */
+	char *backend;      /* may be NULL when unavailable */
+	char *reason;       /* set when unavailable */
+};
+
+struct report_migration {
+	char status[32];
+	uint64_t transferred, remaining;
+	double pages_per_s;
+	double dirty_pages_rate; /* < 0: QEMU did not report one */
+};
+
+/* One timeline row: deltas since the previous row. */
+struct report_row {
+	double t_s, dt_s;
+	enum report_window window;
+	size_t n_values;       /* values[i] is the delta of rep->counters[i]; i >= n_values means 0 */
+	uint64_t *values;
+	size_t n_hist;         /* sparse histogram delta, bucket indexes increasing */
+	uint32_t *hist_bucket;
+	uint64_t *hist_count;
+	bool has_migration;
+	struct report_migration migration;
+};
+
+/* The latency histogram's buckets in ns, fixed for a repetition. */
+struct report_hist_layout {
+	size_t n;
+	double *lower_ns;
+	double *width_ns;
+};
+
+struct report_snapshot {
+	enum report_snapshot_status status;
+	double started_s, duration_s;  /* < 0: not known */
+	int64_t bytes, pages;          /* < 0: not known */
+	bool sink_null;
+	char *path;                    /* kept file, or NULL */
+	bool kept;
+	int64_t file_bytes;            /* < 0: not known or null sink */
+	char *error;
+};
+
+struct report_rep {
+	unsigned index;
+	size_t arm;                    /* index into report->arms */
+	enum report_rep_state state;
+	struct report_error error;
+	uint64_t started_ns, finished_ns; /* CLOCK_REALTIME; finished 0 while running */
+
+	/* vm */
+	int pid;                       /* 0: never started */
+	uint64_t memory_bytes;
+	unsigned vcpus;
+	char **argv;                   /* NULL-terminated, may be NULL */
+	char *vm_exit;                 /* "exit status 1", "killed by signal 9", or NULL */
+
+	/* guest */
+	char *guest_clock;
+	uint32_t tsc_khz;              /* 0: unknown */
+	char *pattern;
+
+	struct report_snapshot snapshot;
+
+	/* the timeline */
+	size_t n_counters;
+	char **counters;               /* names, in order of first appearance */
+	size_t n_rows, cap_rows;
+	struct report_row *rows;
+	struct report_hist_layout hist;
+};
+
+struct report_arm {
+	char *label;
+	struct json_object *knobs;     /* {"sysctl:...": "value"}; owned reference */
+	unsigned total;                /* repetitions the spec asks for */
+};
+
+struct report {
+	char id[REPORT_ID_MAX];
+	enum report_state state;
+	struct report_error error;
+	uint64_t created_ns, started_ns, finished_ns; /* CLOCK_REALTIME; 0: not yet */
+	struct json_object *spec;      /* owned reference */
+	struct report_host host;
+	char *snapbench_version;
+
+	size_t n_probes;
+	struct report_probe *probes;
+	size_t n_arms;
+	struct report_arm *arms;
+	size_t n_reps;
+	struct report_rep **reps;
+};
+
+/* ---- building ---- */
+
+/* A report in state running with id and created time; spec is taken (a reference). */
+int report_new(const char *id, uint64_t created_ns, struct report **ret);
+void report_free(struct report *r);
+static inline void report_freep(struct report **r)
+{
+	report_free(*r);
+}
+#define _cleanup_report_ _cleanup_(report_freep)
+
+/* Takes the reference to spec (also on failure). */
+void report_set_spec(struct report *r, struct json_object *spec);
+/* Sets message and phase (copied); NULL message clears. */
+int report_error_set(struct report_error *e, const char *phase, const char *message);
+
+/* Adds or replaces the probe entry of counter. */
+int report_set_probe(struct report *r, const char *counter, bool available, const char *source,
+		     const char *backend, const char *reason);
+const struct report_probe *report_find_probe(const struct report *r, const char *counter);
+
+/* Adds an arm; knobs is taken (a reference, may be NULL for none). Returns its index or -errno. */
+int report_add_arm(struct report *r, const char *label, struct json_object *knobs, unsigned total);
+
+/* Appends a repetition in state running, started now (started_ns). */
+int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct report_rep **ret);
+
+/* Index of counter name in rep, adding it. Returns the index or -errno. */
+int report_rep_counter(struct report_rep *rep, const char *name);
+/* Sets the histogram layout (copied); only before the first row with a histogram. */
+int report_rep_set_hist_layout(struct report_rep *rep, size_t n, const double *lower_ns, const double *width_ns);
+
+/* Appends an empty row; the pointer stays valid until the next append. */
+int report_rep_append_row(struct report_rep *rep, double t_s, double dt_s, enum report_window w,
+			  struct report_row **ret);
+/* Sets the delta of counter (by name or by index) in row. */
+int report_row_set(struct report_rep *rep, struct report_row *row, const char *counter, uint64_t delta);
+int report_row_set_index(struct report_row *row, size_t index, uint64_t delta);
+/* Adds count to histogram bucket (indexes must come in increasing order). */
+int report_row_add_hist(struct report_rep *rep, struct report_row *row, uint32_t bucket, uint64_t count);
+
+/* Sum of a counter over the rep's rows (of window w, or all rows when w < 0). */
+uint64_t report_rep_counter_total(const struct report_rep *rep, size_t index, int w);
+
+/* ---- summaries (docs/report-format.md "Metrics") ---- */
+
+struct report_metric_def {
+	const char *name;        /* "pf_per_s", or a family base "invalidations_per_s" */
+	const char *counter;     /* "kvm.pf_taken", or a family prefix "bpf.invalidations" */
+	bool family;             /* one metric per counter "<counter>.<cause>": "<name>.<cause>" */
+	const char *unit, *better, *description;
+};
+
+/* The metric table, in report order. */
+const struct report_metric_def *report_metric_defs(size_t *n);
+
+/*
+ * The summary of window w of rep: {"start_s", "duration_s", "metrics",
+ * "unavailable"}, or NULL (and 0) when the repetition has no row in w.
+ */
+int report_rep_window_summary(const struct report *r, const struct report_rep *rep, enum report_window w,
+			      struct json_object **ret);
+
+/*
+ * Percentile p (0..1) of the histogram counts[] over layout, interpolated
+ * linearly inside the bucket that holds it. NAN when counts are all zero.
+ */
+double report_hist_percentile(const struct report_hist_layout *layout, const uint64_t *counts, double p);
+
+/* ---- output ---- */
+
+/* The whole report as JSON (new reference in *ret). */
+int report_to_json(const struct report *r, struct json_object **ret, struct sb_error *err);
+
+/* Serializes and replaces path atomically (temp file, fsync, rename). */
+int report_write(const struct report *r, const char *path, struct sb_error *err);
+
+/* ---- ids and times ---- */
+
+/* "YYYYMMDDTHHMMSSZ-xxxxxx" from a CLOCK_REALTIME time and 24 random bits. */
+void report_make_id(uint64_t realtime_ns, uint32_t random24, char buf[static REPORT_ID_MAX]);
+/* Whether s has the shape of a run id (safe as a directory name). */
+bool report_id_valid(const char *s);
+/* RFC 3339 UTC, second resolution: "2026-11-30T03:45:12Z". */
+void report_format_time(uint64_t realtime_ns, char buf[static 32]);
+
+/* ---- reading ---- */
+
+/*
+ * Read a report file (at most REPORT_MAX_FILE_BYTES, JSON depth bounded),
+ * check it is a JSON object whose "schema" is snapbench.run/1 and whose
+ * top-level fields have the documented types. *ret is a new reference.
+ * Errors name the file and what is wrong.
+ */
+int report_read(const char *path, struct json_object **ret, struct sb_error *err);
+
+/* The "state" of a report read with report_read() (enum report_state), or -EINVAL. */
+int report_json_state(struct json_object *report);

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Validate snapbench run reports: the JSON Schema, then the rules a schema
+cannot express (docs/report-format.md):
+
+  - each repetition's totals are the sums of its timeline counters;
+  - every counter of a repetition appears in every one of its timeline rows;
+  - rows are in time order and never mix windows out of order;
+  - arm statistics (n, median, min, max) agree with their values, and the
+    values are the completed repetitions' window metrics;
+  - every metric in a window appears in metric_info; every null metric is
+    named in "unavailable".
+
+Usage: validate-report.py SCHEMA REPORT...   (exit 0: all valid)
+"""
+import json
+import sys
+
+try:
+    import jsonschema
+except ImportError:
+    sys.exit("validate-report: python3-jsonschema is missing; run scripts/install-deps")
+
+WINDOW_ORDER = {"warmup": 0, "pre": 1, "snapshot": 2, "post": 3}
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-6 * (abs(a) + abs(b) + 1)
+
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def check(report):
+    problems = []
+    info = report["metric_info"]
+    for rep in report["repetitions"]:
+        where = "repetitions[%d]" % rep["index"]
+        names = set(rep["totals"])
+        sums = dict.fromkeys(names, 0)
+        last_t, last_w = -1.0, -1
+        for i, row in enumerate(rep["timeline"]):
+            if set(row["counters"]) != names:
+                problems.append("%s.timeline[%d]: counters %s differ from totals' %s"
+                                % (where, i, sorted(row["counters"]), sorted(names)))
+            for k, v in row["counters"].items():
+                sums[k] = sums.get(k, 0) + v
+            if row["t_s"] + 1e-9 < last_t:
+                problems.append("%s.timeline[%d]: t_s goes back in time" % (where, i))
+            w = WINDOW_ORDER[row["window"]]
+            if w < last_w:
+                problems.append("%s.timeline[%d]: window %s after a later window" % (where, i, row["window"]))
+            last_t, last_w = row["t_s"], w
+            h = row.get("latency_hist")
+            if h and not (len(h["bucket_ns"]) == len(h["width_ns"]) == len(h["counts"])):
+                problems.append("%s.timeline[%d]: latency_hist arrays differ in length" % (where, i))
+        for k in names:
+            if sums.get(k, 0) != rep["totals"][k]:
+                problems.append("%s.totals[%s] = %d but the timeline sums to %d"
+                                % (where, k, rep["totals"][k], sums.get(k, 0)))
+        for wname, win in rep["windows"].items():
+            for m, v in win["metrics"].items():
+                if m not in info:
+                    problems.append("%s.windows.%s: metric %s missing from metric_info" % (where, wname, m))
+                if v is None and m not in win["unavailable"]:
+                    problems.append("%s.windows.%s: metric %s is null but not named in unavailable"
+                                    % (where, wname, m))
+    for arm in report["arms"]:
+        reps = [r for r in report["repetitions"] if r["arm"] == arm["label"]]
+        done = [r for r in reps if r["state"] == "completed"]
+        if arm["repetitions"]["completed"] != len(done):
+            problems.append("arm %s: completed = %d, but %d repetitions completed"
+                            % (arm["label"], arm["repetitions"]["completed"], len(done)))
+        if arm["repetitions"]["failed"] != sum(r["state"] == "failed" for r in reps):
+            problems.append("arm %s: failed count disagrees with the repetitions" % arm["label"])
+        for wname, win in arm["windows"].items():
+            for m, st in win.items():
+                if m not in info:
+                    problems.append("arm %s window %s: metric %s missing from metric_info" % (arm["label"], wname, m))
+                want = [r["windows"][wname]["metrics"][m] for r in done
+                        if wname in r["windows"] and r["windows"][wname]["metrics"].get(m) is not None]
+                if st["n"] != len(st["values"]) or len(want) != st["n"] or \
+                        any(not close(a, b) for a, b in zip(want, st["values"])):
+                    problems.append("arm %s window %s metric %s: values %s, repetitions say %s"
+                                    % (arm["label"], wname, m, st["values"], want))
+                    continue
+                if st["n"]:
+                    for key, val in (("median", median(want)), ("min", min(want)), ("max", max(want))):
+                        if not close(st[key], val):
+                            problems.append("arm %s window %s metric %s: %s is %s, expected %s"
+                                            % (arm["label"], wname, m, key, st[key], val))
+                elif st["median"] is not None:
+                    problems.append("arm %s window %s metric %s: n = 0 but median is set" % (arm["label"], wname, m))
+    return problems
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    with open(argv[1]) as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft202012Validator(schema)
+    bad = 0
+    for path in argv[2:]:
+        with open(path) as f:
+            report = json.load(f)
+        errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
+        for e in errors[:20]:
+            print("%s: %s: %s" % (path, "/".join(str(p) for p in e.path) or "(top)", e.message), file=sys.stderr)
+        problems = [] if errors else check(report)
+        for p in problems[:20]:
+            print("%s: %s" % (path, p), file=sys.stderr)
+        if errors or problems:
+            bad += 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Per-window summaries of a repetition: rates from counter deltas, latency
+ * percentiles from the merged probe histogram, snapshot figures. The metric
+ * table here is the one docs/report-format.md lists.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-number.h"
+#include "macro.h"
+#include "report.h"
+
+#define LATENCY_COUNTER "guest.probe_reads"
+
+static const struct report_metric_def metric_defs[] = {
+	{ "pf_per_s", "kvm.pf_taken", false, "1/s", "lower",
+	  "KVM page faults taken per second (pf_taken, summed over vCPUs)" },
+	{ "pf_fixed_per_s", "kvm.pf_fixed", false, "1/s", "lower",
+	  "KVM page faults fixed by installing an SPTE per second (pf_fixed)" },
+	{ "pf_fast_per_s", "kvm.pf_fast", false, "1/s", "lower",
+	  "KVM page faults fixed by the fast path per second (pf_fast)" },
+	{ "pf_spurious_per_s", "kvm.pf_spurious", false, "1/s", "lower",
+	  "KVM spurious page faults per second (pf_spurious)" },
+	{ "tlb_per_s", "kvm.remote_tlb_flush", false, "1/s", "lower",
+	  "KVM remote TLB flushes per second (remote_tlb_flush)" },
+	{ "tlb_requests_per_s", "kvm.remote_tlb_flush_requests", false, "1/s", "lower",
+	  "KVM remote TLB flush requests per second (remote_tlb_flush_requests)" },
+	{ "vcpu_tlb_flush_per_s", "kvm.tlb_flush", false, "1/s", "lower",
+	  "KVM vCPU TLB flushes per second (tlb_flush, summed over vCPUs)" },
+	{ "exits_per_s", "kvm.exits", false, "1/s", "lower",
+	  "VM exits per second (exits, summed over vCPUs)" },
+	{ "invalidations_per_s", "bpf.invalidations", false, "1/s", "lower",
+	  "MMU-notifier invalidations reaching KVM per second" },
+	{ "invalidations_per_s", "bpf.invalidations", true, "1/s", "lower",
+	  "MMU-notifier invalidations reaching KVM per second, caused by" },
+	{ "invalidated_pages_per_s", "bpf.invalidated_pages", false, "1/s", "lower",
+	  "pages covered by MMU-notifier invalidations reaching KVM per second" },
+	{ "host_tlb_flush_per_s", "bpf.host_tlb_flush", false, "1/s", "lower",
+	  "host TLB flushes (tlb:tlb_flush) per second" },
+	{ "host_tlb_flush_per_s", "bpf.host_tlb_flush", true, "1/s", "lower",
+	  "host TLB flushes (tlb:tlb_flush) per second, reason" },
+	{ "guest_ops_per_s", "guest.ops", false, "1/s", "higher",
+	  "guest workload operations per second, all workers" },
+	{ "latency_p50_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, median" },
+	{ "latency_p99_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, 99th percentile" },
+	{ "latency_p999_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, 99.9th percentile" },
+	{ "latency_max_ns", LATENCY_COUNTER, false, "ns", "lower",
+	  "guest probe read latency, upper bound of the highest bucket hit" },
+	{ "latency_samples", LATENCY_COUNTER, false, "1", "none", "guest probe reads in the window" },
+	{ "snapshot_duration_s", NULL, false, "s", "lower", "wall time of the background snapshot" },
+	{ "snapshot_pages_per_s", NULL, false, "1/s", "higher", "guest pages written by the snapshot per second" },
+};
+
+const struct report_metric_def *report_metric_defs(size_t *n)
+{
+	*n = ARRAY_SIZE(metric_defs);
+	return metric_defs;
+}
+
+double report_hist_percentile(const struct report_hist_layout *layout, const uint64_t *counts, double p)
+{
+	uint64_t total = 0, cum = 0;
+
+	for (size_t i = 0; i < layout->n; i++)
+		total += counts[i];
+	if (total == 0)
+		return NAN;
+	if (p <= 0)
+		p = 0;
+	if (p > 1)
+		p = 1;
+	double target = p * (double)total;
+	for (size_t i = 0; i < layout->n; i++) {
+		if (!counts[i])
+			continue;
+		if ((double)(cum + counts[i]) >= target) {
+			double frac = (target - (double)cum) / (double)counts[i];
+			if (frac < 0)
+				frac = 0;
+			return layout->lower_ns[i] + frac * layout->width_ns[i];
+		}
+		cum += counts[i];
+	}
+	/* rounding: the last non-empty bucket's upper bound */
+	for (size_t i = layout->n; i-- > 0;)
+		if (counts[i])
+			return layout->lower_ns[i] + layout->width_ns[i];
+	return NAN;
+}
+
+static int add_value(struct json_object *metrics, const char *name, double v)
+{
+	struct json_object *o = json_number_new(v);
+
+	if (json_object_object_add(metrics, name, o) < 0) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* metric is null in metrics and named in unavailable with reason */
+static int add_unavailable(struct json_object *metrics, struct json_object *unavailable, const char *name,
+			   const char *reason)
+{
+	struct json_object *s;
+
+	if (json_object_object_add(metrics, name, NULL) < 0)
+		return -ENOMEM;
+	s = json_object_new_string(reason);
+	if (!s || json_object_object_add(unavailable, name, s) < 0) {
+		json_object_put(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int counter_index(const struct report_rep *rep, const char *name)
+{
+	for (size_t i = 0; i < rep->n_counters; i++)
+		if (!strcmp(rep->counters[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* Why a counter has no values: the probe's reason, or a generic one. */
+static const char *missing_reason(const struct report *r, const char *counter, char *buf, size_t len)
+{
+	const struct report_probe *p = report_find_probe(r, counter);
+
+	if (p && !p->available)
+		return p->reason;
+	snprintf(buf, len, "no samples of %s", counter);
+	return buf;
+}
+
+static int summarize_latency(const struct report *r, const struct report_rep *rep, enum report_window w,
+			     const struct report_metric_def *def, struct json_object *metrics,
+			     struct json_object *unavailable, uint64_t **merged, bool *have_merged)
+{
+	char buf[128];
+	const struct report_probe *p = report_find_probe(r, LATENCY_COUNTER);
+
+	if (!p)
+		return 0; /* latency not measured at all in this run: no metric */
+	if (!p->available)
+		return add_unavailable(metrics, unavailable, def->name, p->reason);
+	if (!*have_merged) {
+		*have_merged = true;
+		if (rep->hist.n) {
+			*merged = calloc(rep->hist.n, sizeof(**merged));
+			if (!*merged)
+				return -ENOMEM;
+			for (size_t i = 0; i < rep->n_rows; i++) {
+				const struct report_row *row = &rep->rows[i];
+				if (row->window != w)
+					continue;
+				for (size_t k = 0; k < row->n_hist; k++)
+					(*merged)[row->hist_bucket[k]] += row->hist_count[k];
+			}
+		}
+	}
+	uint64_t total = 0;
+	for (size_t i = 0; *merged && i < rep->hist.n; i++)
+		total += (*merged)[i];
+	if (!strcmp(def->name, "latency_samples"))
+		return add_value(metrics, def->name, (double)total);
+	if (total == 0) {
+		snprintf(buf, sizeof(buf), "no probe reads in this window");
+		return add_unavailable(metrics, unavailable, def->name, buf);
+	}
+	double v;
+	if (!strcmp(def->name, "latency_p50_ns"))
+		v = report_hist_percentile(&rep->hist, *merged, 0.50);
+	else if (!strcmp(def->name, "latency_p99_ns"))
+		v = report_hist_percentile(&rep->hist, *merged, 0.99);
+	else if (!strcmp(def->name, "latency_p999_ns"))
+		v = report_hist_percentile(&rep->hist, *merged, 0.999);
+	else
+		v = report_hist_percentile(&rep->hist, *merged, 1.0);
+	return add_value(metrics, def->name, v);
+}
+
+static int summarize_snapshot(const struct report_rep *rep, const struct report_metric_def *def,
+			      struct json_object *metrics, struct json_object *unavailable)
+{
+	const struct report_snapshot *s = &rep->snapshot;
+	char buf[128];
+
+	if (s->status != REPORT_SNAPSHOT_COMPLETED || s->duration_s <= 0) {
+		snprintf(buf, sizeof(buf), "the snapshot did not complete (status %s)",
+			 report_snapshot_status_to_string(s->status));
+		return add_unavailable(metrics, unavailable, def->name, buf);
+	}
+	if (!strcmp(def->name, "snapshot_duration_s"))
+		return add_value(metrics, def->name, s->duration_s);
+	if (s->pages < 0)
+		return add_unavailable(metrics, unavailable, def->name, "QEMU did not report the pages written");
+	return add_value(metrics, def->name, (double)s->pages / s->duration_s);
+}
+
+int report_rep_window_summary(const struct report *r, const struct report_rep *rep, enum report_window w,
+			      struct json_object **ret)
+{
+	_cleanup_free_ uint64_t *merged = NULL;
+	bool have_merged = false, any = false;
+	double start = 0, duration = 0;
+	struct json_object *o = NULL, *metrics = NULL, *unavailable = NULL;
+	char buf[256];
+	int k = -ENOMEM;
+
+	*ret = NULL;
+	for (size_t i = 0; i < rep->n_rows; i++) {
+		const struct report_row *row = &rep->rows[i];
+		if (row->window != w)
+			continue;
+		if (!any)
+			start = row->t_s - row->dt_s;
+		any = true;
+		duration += row->dt_s;
+	}
+	if (!any)
+		return 0;
+
+	o = json_object_new_object();
+	metrics = json_object_new_object();
+	unavailable = json_object_new_object();
+	if (!o || !metrics || !unavailable)
+		goto fail;
+
+	for (size_t d = 0; d < ARRAY_SIZE(metric_defs); d++) {
+		const struct report_metric_def *def = &metric_defs[d];
+
+		if (!def->counter) {
+			if (w != REPORT_WINDOW_SNAPSHOT)
+				continue;
+			k = summarize_snapshot(rep, def, metrics, unavailable);
+		} else if (!strcmp(def->counter, LATENCY_COUNTER)) {
+			k = summarize_latency(r, rep, w, def, metrics, unavailable, &merged, &have_merged);
+		} else if (def->family) {
+			size_t plen = strlen(def->counter);
+			k = 0;
+			for (size_t c = 0; c < rep->n_counters && k >= 0; c++) {
+				const char *name = rep->counters[c];
+				if (strncmp(name, def->counter, plen) || name[plen] != '.' || !name[plen + 1])
+					continue;
+				snprintf(buf, sizeof(buf), "%s.%s", def->name, name + plen + 1);
+				if (duration <= 0)
+					k = add_unavailable(metrics, unavailable, buf, "the window has no duration");
+				else
+					k = add_value(metrics, buf,
+						      (double)report_rep_counter_total(rep, c, (int)w) / duration);
+			}
+		} else {
+			int c = counter_index(rep, def->counter);
+			if (c < 0) {
+				if (!report_find_probe(r, def->counter))
+					continue; /* never measured: not part of this report */
+				k = add_unavailable(metrics, unavailable, def->name,
+						    missing_reason(r, def->counter, buf, sizeof(buf)));
+			} else if (duration <= 0) {
+				k = add_unavailable(metrics, unavailable, def->name, "the window has no duration");
+			} else {
+				k = add_value(metrics, def->name,
+					      (double)report_rep_counter_total(rep, (size_t)c, (int)w) / duration);
+			}
+		}
+		if (k < 0)
+			goto fail;
+	}
+
+	k = -ENOMEM;
+	if (json_object_object_add(o, "start_s", json_number_new(start < 0 ? 0 : start)) < 0 ||
+	    json_object_object_add(o, "duration_s", json_number_new(duration)) < 0)
+		goto fail;
+	if (json_object_object_add(o, "metrics", metrics) < 0)
+		goto fail;
+	metrics = NULL;
+	if (json_object_object_add(o, "unavailable", unavailable) < 0)
+		goto fail;
+	*ret = o;
+	return 0;
+fail:
+	json_object_put(metrics);
+	json_object_put(unavailable);
+	json_object_put(o);
+	return k;
+}

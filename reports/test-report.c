@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The report model: window summaries (rates, percentiles, unavailable
+ * metrics), arm statistics, timeline totals, ids and times, and reading a
+ * report back. When a schema path is given (argv[1], argv[2] = validator),
+ * the written report is also validated against the JSON Schema.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "report.h"
+
+extern char **environ;
+
+static char tmpdir[] = "/tmp/test-report-XXXXXX";
+static char tmpfile_path[300];
+
+/* also on a failed CHECK (exit) */
+static void cleanup(void)
+{
+	if (tmpfile_path[0])
+		unlink(tmpfile_path);
+	rmdir(tmpdir);
+}
+
+static const char full_spec[] =
+	"{\"scenario\": \"background-snapshot\", \"repetitions\": 3,"
+	" \"vm\": {\"backend\": \"qemu\", \"memory\": 268435456, \"vcpus\": 2, \"machine\": \"pc\","
+	"  \"cpu\": null, \"backing\": \"anon\", \"hugepage_size\": null, \"prealloc\": false, \"user\": null,"
+	"  \"extra_args\": []},"
+	" \"guest\": {\"kind\": \"micro\"},"
+	" \"snapshot\": {\"sink\": \"null\", \"keep\": false, \"max_bandwidth\": null, \"timeout_s\": 60},"
+	" \"timing\": {\"warmup_s\": 1, \"pre_s\": 2, \"post_s\": 2, \"interval_ms\": 1000},"
+	" \"bpf\": {\"enabled\": true}, \"knobs\": {},"
+	" \"arms\": [{\"label\": \"stock\", \"knobs\": {\"sysctl:kernel.numa_balancing\": \"0\"}}]}";
+
+static struct json_object *get_path(struct json_object *o, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, (size_t)atoi(t));
+		else if (!json_object_object_get_ex(o, t, &o))
+			return NULL;
+		if (!o)
+			return NULL;
+	}
+	return o;
+}
+
+static double num(struct json_object *o, const char *path)
+{
+	struct json_object *v = get_path(o, path);
+
+	CHECK_MSG(v && (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)),
+		  "%s is not a number", path);
+	return json_object_get_double(v);
+}
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) <= 1e-6 * (fabs(a) + fabs(b) + 1);
+}
+
+static void test_percentile(void)
+{
+	double lo[] = { 100, 200, 300, 400 }, wi[] = { 100, 100, 100, 100 };
+	struct report_hist_layout l = { 4, lo, wi };
+	uint64_t c[] = { 50, 49, 0, 1 }, z[] = { 0, 0, 0, 0 };
+
+	/* p50: target 50 of 100 -> end of bucket 0 */
+	CHECK(near(report_hist_percentile(&l, c, 0.5), 200));
+	/* p25: halfway through bucket 0 */
+	CHECK(near(report_hist_percentile(&l, c, 0.25), 150));
+	/* p99: target 99 -> end of bucket 1 */
+	CHECK(near(report_hist_percentile(&l, c, 0.99), 300));
+	/* p99.9: target 99.9 -> inside bucket 3 */
+	CHECK(near(report_hist_percentile(&l, c, 0.999), 490));
+	CHECK(near(report_hist_percentile(&l, c, 1.0), 500));
+	CHECK(isnan(report_hist_percentile(&l, z, 0.5)));
+}
+
+static void test_ids(void)
+{
+	char id[REPORT_ID_MAX], t[32];
+
+	/* 2026-11-30T03:45:12Z */
+	report_make_id(1796010312ULL * 1000000000ULL, 0x3f9c2a, id);
+	CHECK_MSG(!strcmp(id, "20261130T034512Z-3f9c2a"), "%s", id);
+	CHECK(report_id_valid(id));
+	CHECK(!report_id_valid("20261130T034512Z-3f9c2"));
+	CHECK(!report_id_valid("../../etc/passwd"));
+	CHECK(!report_id_valid("20261130T034512Z-3F9C2A"));
+	CHECK(!report_id_valid(NULL));
+	report_format_time(1796010312ULL * 1000000000ULL + 999, t);
+	CHECK_MSG(!strcmp(t, "2026-11-30T03:45:12Z"), "%s", t);
+}
+
+/* One repetition: 1 warmup row, 2 pre, 2 snapshot, 2 post rows of 1 s. */
+static void fill_rep(struct report *r, struct report_rep *rep, uint64_t pf_snap, bool complete)
+{
+	static const double lo[] = { 256, 320, 384 }, wi[] = { 64, 64, 64 };
+	static const enum report_window wins[] = { REPORT_WINDOW_WARMUP, REPORT_WINDOW_PRE, REPORT_WINDOW_PRE,
+						   REPORT_WINDOW_SNAPSHOT, REPORT_WINDOW_SNAPSHOT,
+						   REPORT_WINDOW_POST, REPORT_WINDOW_POST };
+	struct report_row *row;
+
+	CHECK(report_rep_set_hist_layout(rep, 3, lo, wi) == 0);
+	rep->memory_bytes = 256u << 20;
+	rep->vcpus = 2;
+	rep->pid = 4242;
+	CHECK(report_error_set(&rep->error, NULL, NULL) == 0);
+	for (size_t i = 0; i < 7; i++) {
+		bool snap = wins[i] == REPORT_WINDOW_SNAPSHOT;
+		CHECK(report_rep_append_row(rep, 1.0 + (double)i, 1.0, wins[i], &row) == 0);
+		CHECK(report_row_set(rep, row, "kvm.pf_taken", snap ? pf_snap : 2) == 0);
+		CHECK(report_row_set(rep, row, "bpf.invalidations", snap ? 1000 : 0) == 0);
+		/* a cause counter that shows up only from the snapshot on */
+		if (snap || i > 4)
+			CHECK(report_row_set(rep, row, "bpf.invalidations.uffd-wp", snap ? 990 : 0) == 0);
+		CHECK(report_row_set(rep, row, "guest.ops", 100) == 0);
+		if (wins[i] != REPORT_WINDOW_WARMUP) {
+			CHECK(report_row_add_hist(rep, row, 0, 98) == 0);
+			CHECK(report_row_add_hist(rep, row, 2, 1) == 0);
+			CHECK(report_row_add_hist(rep, row, 2, 1) == 0); /* merges */
+			CHECK(report_row_add_hist(rep, row, 1, 1) == -EINVAL); /* out of order */
+			CHECK(report_row_add_hist(rep, row, 3, 1) == -ERANGE);
+		}
+		if (snap) {
+			row->has_migration = true;
+			snprintf(row->migration.status, sizeof(row->migration.status), "%s",
+				 i == 4 ? "completed" : "active");
+			row->migration.transferred = i == 4 ? 268435456 : 1000;
+			row->migration.pages_per_s = 32768;
+			row->migration.dirty_pages_rate = -1;
+		}
+	}
+	rep->snapshot.status = complete ? REPORT_SNAPSHOT_COMPLETED : REPORT_SNAPSHOT_FAILED;
+	rep->snapshot.started_s = 3;
+	rep->snapshot.duration_s = 2;
+	rep->snapshot.pages = 65536;
+	rep->snapshot.bytes = 268435456;
+	rep->state = complete ? REPORT_REP_COMPLETED : REPORT_REP_FAILED;
+	if (!complete)
+		CHECK(report_error_set(&rep->error, "rep 2 snapshot", "QEMU died") == 0);
+	rep->finished_ns = rep->started_ns + 7000000000ULL;
+	(void)r;
+}
+
+static int run_validator(const char *validator, const char *schema, const char *path)
+{
+	char *argv[] = { "/usr/bin/python3", (char *)validator, (char *)schema, (char *)path, NULL };
+	pid_t pid;
+	int status;
+
+	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_report(const char *validator, const char *schema)
+{
+	_cleanup_report_ struct report *r = NULL;
+	struct report_rep *rep;
+	struct json_object *j = NULL, *back = NULL, *v;
+	struct sb_error err = {};
+	char *dir = tmpdir, *path = tmpfile_path;
+	int arm;
+
+	CHECK(report_new("20261130T034512Z-3f9c2a", 1796010312ULL * 1000000000ULL, &r) == 0);
+	r->started_ns = r->created_ns;
+	report_set_spec(r, json_tokener_parse(full_spec));
+	CHECK(r->spec);
+	CHECK(report_set_probe(r, "kvm.pf_taken", true, "query-stats vcpu pf_taken (summed)", "qmp", NULL) == 0);
+	CHECK(report_set_probe(r, "kvm.remote_tlb_flush", false, NULL, NULL, "KVM does not export it") == 0);
+	CHECK(report_set_probe(r, "bpf.invalidations", true, "kvm:kvm_unmap_hva_range", "tp_btf", NULL) == 0);
+	CHECK(report_set_probe(r, "guest.ops", true, "micro guest telemetry", "guest", NULL) == 0);
+	CHECK(report_set_probe(r, "guest.probe_reads", true, "micro guest telemetry", "guest", NULL) == 0);
+	CHECK(report_set_probe(r, "bad", false, NULL, NULL, NULL) == -EINVAL);
+	arm = report_add_arm(r, "stock", json_tokener_parse("{\"sysctl:kernel.numa_balancing\": \"0\"}"), 3);
+	CHECK(arm == 0);
+
+	/* three repetitions: two complete (pf 10/s and 30/s in the snapshot), one failed */
+	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
+	fill_rep(r, rep, 10, true);
+	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
+	fill_rep(r, rep, 30, true);
+	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
+	fill_rep(r, rep, 1000, false);
+	CHECK(report_add_rep(r, 7, r->created_ns, &rep) == -EINVAL);
+
+	CHECK(report_to_json(r, &j, &err) == 0);
+
+	/* per-window summaries */
+	CHECK(near(num(j, "repetitions/0/windows/pre/duration_s"), 2));
+	CHECK(near(num(j, "repetitions/0/windows/pre/start_s"), 1));
+	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/pf_per_s"), 2));
+	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/pf_per_s"), 10));
+	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/invalidations_per_s"), 1000));
+	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/invalidations_per_s.uffd-wp"), 990));
+	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/invalidations_per_s.uffd-wp"), 0));
+	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/guest_ops_per_s"), 100));
+	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/snapshot_duration_s"), 2));
+	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/snapshot_pages_per_s"), 32768));
+	CHECK(!get_path(j, "repetitions/0/windows/pre/metrics/snapshot_duration_s"));
+	/* 200 reads: 196 in bucket 0, 4 in bucket 2 -> p50 in bucket 0, p99 in bucket 2 */
+	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_samples"), 200));
+	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_p50_ns"), 256 + 64 * 100.0 / 196));
+	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_p99_ns"), 384 + 64 * 2.0 / 4));
+	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_max_ns"), 448));
+	/* unavailable: null and named with the probe's reason */
+	CHECK(json_object_object_get_ex(get_path(j, "repetitions/0/windows/pre/metrics"), "tlb_per_s", &v) && !v);
+	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/0/windows/pre/unavailable/tlb_per_s")),
+		      "KVM does not export it"));
+	/* metrics whose counter was never probed are not in the report */
+	CHECK(!get_path(j, "repetitions/0/windows/pre/metrics/exits_per_s"));
+	/* the failed rep's snapshot metrics are unavailable */
+	CHECK(get_path(j, "repetitions/2/windows/snapshot/unavailable/snapshot_duration_s"));
+	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/2/error/phase")), "rep 2 snapshot"));
+
+	/* arm statistics over completed repetitions only */
+	CHECK(near(num(j, "arms/0/repetitions/completed"), 2));
+	CHECK(near(num(j, "arms/0/repetitions/failed"), 1));
+	CHECK(near(num(j, "arms/0/repetitions/total"), 3));
+	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/n"), 2));
+	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/median"), 20));
+	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/min"), 10));
+	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/max"), 30));
+	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/values/1"), 30));
+	CHECK(near(num(j, "arms/0/windows/snapshot/tlb_per_s/n"), 0));
+	CHECK(json_object_object_get_ex(get_path(j, "arms/0/windows/snapshot/tlb_per_s"), "median", &v) && !v);
+	CHECK(get_path(j, "metric_info/invalidations_per_s.uffd-wp/unit"));
+	CHECK(!strcmp(json_object_get_string(get_path(j, "metric_info/guest_ops_per_s/better")), "higher"));
+
+	/* timeline: dense counters (a counter that appeared late is 0 before), totals are the sums */
+	CHECK(near(num(j, "repetitions/0/timeline/0/counters/bpf.invalidations.uffd-wp"), 0));
+	CHECK(!get_path(j, "repetitions/0/timeline/0/latency_hist"));
+	CHECK(near(num(j, "repetitions/0/timeline/1/latency_hist/counts/1"), 2));
+	CHECK(near(num(j, "repetitions/0/totals/kvm.pf_taken"), 2 * 5 + 10 * 2));
+	CHECK(near(num(j, "repetitions/0/totals/bpf.invalidations.uffd-wp"), 1980));
+	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/0/timeline/4/migration/status")), "completed"));
+	CHECK(!get_path(j, "repetitions/0/timeline/4/migration/dirty_pages_rate"));
+
+	/* write, read back, validate */
+	CHECK(mkdtemp(dir));
+	atexit(cleanup);
+	snprintf(path, sizeof(tmpfile_path), "%s/report.json", dir);
+	CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
+	CHECK_MSG(report_read(path, &back, &err) == 0, "%s", err.msg);
+	CHECK(report_json_state(back) == REPORT_RUNNING);
+	CHECK(near(num(back, "arms/0/windows/snapshot/pf_per_s/median"), 20));
+	json_object_put(back);
+	if (validator) {
+		int rc = run_validator(validator, schema, path);
+		CHECK_MSG(rc == 0, "schema validation of %s failed (%d)", path, rc);
+	}
+
+	/* reading garbage gives errors naming the file */
+	FILE *f = fopen(path, "w");
+	CHECK(f);
+	fputs("{\"schema\": \"snapbench.compare/1\"}", f);
+	fclose(f);
+	CHECK(report_read(path, &back, &err) == -EPROTO);
+	CHECK(strstr(err.msg, path) && strstr(err.msg, "snapbench.run/1"));
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs("{\"schema\": \"snapbench.run/1\", ", f);
+	fclose(f);
+	CHECK(report_read(path, &back, &err) == -EBADMSG);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs("{} {}", f);
+	fclose(f);
+	CHECK(report_read(path, &back, &err) == -EBADMSG);
+	CHECK(report_read(dir, &back, &err) == -EINVAL);
+	json_object_put(j);
+}
+
+int main(int argc, char **argv)
+{
+	test_percentile();
+	test_ids();
+	test_report(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
+	return 0;
+}
