@@ -48,7 +48,9 @@ static inline _printf_(2, 3) int sb_error_prefix(struct sb_error *err, const cha
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
+	/* Truncating a long message is fine; using the result keeps -Wformat-truncation quiet. */
+	if (snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old) < 0)
+		err->msg[0] = '\0';
 	return err->code;
 }
 
