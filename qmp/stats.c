@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* query-stats for the KVM provider: name -> int64, per VM and per vCPU. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "qmp-commands.h"
+#include "qmp-internal.h"
+
+void qmp_stat_set_clear(struct qmp_stat_set *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->n; i++)
+		free(set->stats[i].name);
+	free(set->stats);
+	free(set->qom_path);
+	memset(set, 0, sizeof(*set));
+}
+
+void qmp_vcpu_stats_clear(struct qmp_vcpu_stats *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_vcpus; i++)
+		qmp_stat_set_clear(&s->vcpus[i]);
+	free(s->vcpus);
+	qmp_stat_set_clear(&s->sum);
+	memset(s, 0, sizeof(*s));
+}
+
+int qmp_stat_set_get(const struct qmp_stat_set *set, const char *name, int64_t *ret)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->stats[i].name, name)) {
+			*ret = set->stats[i].value;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int stat_set_add(struct qmp_stat_set *set, const char *name, int64_t value)
+{
+	struct qmp_stat *stats = realloc(set->stats, (set->n + 1) * sizeof(*stats));
+
+	if (!stats)
+		return -ENOMEM;
+	set->stats = stats;
+	stats[set->n].name = strdup(name);
+	if (!stats[set->n].name)
+		return -ENOMEM;
+	stats[set->n].value = value;
+	set->n++;
+	return 0;
+}
+
+/* StatsValue: uint64 or bool are scalars; lists (histograms) are skipped. */
+static int stats_from_json(struct json_object *stats, const char *label, struct qmp_stat_set *set,
+			   struct sb_error *err)
+{
+	size_t n = json_object_array_length(stats);
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *stat = json_object_array_get_idx(stats, i);
+		struct json_object *name = qmp_json_member(stat, "name", json_type_string);
+		struct json_object *value;
+		int64_t v;
+
+		if (!name || !json_object_object_get_ex(stat, "value", &value))
+			return sb_error_set(err, -EPROTO, "%s: query-stats returned a stat without name or value",
+					    label);
+		switch (json_object_get_type(value)) {
+		case json_type_int:
+			v = json_object_get_int64(value);
+			break;
+		case json_type_boolean:
+			v = json_object_get_boolean(value) ? 1 : 0;
+			break;
+		default:
+			set->n_skipped++;
+			continue;
+		}
+		if (stat_set_add(set, json_object_get_string(name), v) < 0)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static struct json_object *stats_request(const char *target, const char *const *names)
+{
+	struct json_object *args = json_object_new_object();
+	struct json_object *providers = json_object_new_array();
+	struct json_object *kvm = json_object_new_object();
+	struct json_object *list = NULL;
+	bool ok = args && providers && kvm;
+
+	if (ok && names) {
+		list = json_object_new_array();
+		ok = list != NULL;
+		for (size_t i = 0; ok && names[i]; i++) {
+			struct json_object *s = json_object_new_string(names[i]);
+
+			ok = s && json_object_array_add(list, s) == 0;
+			if (!ok)
+				json_object_put(s);
+		}
+	}
+	ok = ok && json_object_object_add(kvm, "provider", json_object_new_string("kvm")) == 0;
+	if (ok && list) {
+		ok = json_object_object_add(kvm, "names", list) == 0;
+		if (ok)
+			list = NULL;
+	}
+	ok = ok && json_object_array_add(providers, kvm) == 0;
+	if (ok)
+		kvm = NULL;
+	ok = ok && json_object_object_add(args, "providers", providers) == 0;
+	if (ok)
+		providers = NULL;
+	ok = ok && json_object_object_add(args, "target", json_object_new_string(target)) == 0;
+
+	json_object_put(list);
+	json_object_put(kvm);
+	json_object_put(providers);
+	if (!ok) {
+		json_object_put(args);
+		return NULL;
+	}
+	return args;
+}
+
+static int query_stats(struct qmp_client *c, const char *target, const char *const *names,
+		       struct json_object **ret, struct sb_error *err)
+{
+	struct json_object *args = stats_request(target, names);
+	int r;
+
+	if (!args)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	r = qmp_execute(c, "query-stats", args, -1, qmp_client_command_timeout(c), ret, err);
+	json_object_put(args);
+	if (r < 0)
+		return r;
+	if (!json_object_is_type(*ret, json_type_array)) {
+		json_object_put(*ret);
+		*ret = NULL;
+		return sb_error_set(err, -EPROTO, "%s: query-stats returned no list", qmp_client_label(c));
+	}
+	return 0;
+}
+
+/* The KVM "stats" list of one query-stats result, or NULL for other providers. */
+static struct json_object *kvm_stats_of(struct json_object *result)
+{
+	struct json_object *provider = qmp_json_member(result, "provider", json_type_string);
+
+	if (!provider || strcmp(json_object_get_string(provider), "kvm"))
+		return NULL;
+	return qmp_json_member(result, "stats", json_type_array);
+}
+
+static int no_kvm_stats(struct qmp_client *c, const char *target, struct sb_error *err)
+{
+	return sb_error_set(err, -ENODATA,
+			    "%s reported no KVM stats for target %s: is QEMU running with -accel kvm (QEMU >= 7.1)?",
+			    qmp_client_label(c), target);
+}
+
+int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qmp_stat_set *ret,
+		       struct sb_error *err)
+{
+	struct json_object *reply = NULL;
+	struct qmp_stat_set set = { 0 };
+	bool found = false;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	r = query_stats(c, "vm", names, &reply, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < json_object_array_length(reply); i++) {
+		struct json_object *stats = kvm_stats_of(json_object_array_get_idx(reply, i));
+
+		if (!stats)
+			continue;
+		found = true;
+		r = stats_from_json(stats, qmp_client_label(c), &set, err);
+		if (r < 0)
+			goto fail;
+	}
+	json_object_put(reply);
+	if (!found)
+		return no_kvm_stats(c, "vm", err);
+	*ret = set;
+	return 0;
+fail:
+	json_object_put(reply);
+	qmp_stat_set_clear(&set);
+	return r;
+}
+
+static int sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, const char *label,
+		   struct sb_error *err)
+{
+	for (size_t i = 0; i < vcpu->n; i++) {
+		const struct qmp_stat *s = &vcpu->stats[i];
+		size_t j;
+
+		for (j = 0; j < sum->n; j++)
+			if (!strcmp(sum->stats[j].name, s->name))
+				break;
+		if (j == sum->n) {
+			if (stat_set_add(sum, s->name, s->value) < 0)
+				return sb_error_set(err, -ENOMEM, "out of memory");
+			continue;
+		}
+		if (__builtin_add_overflow(sum->stats[j].value, s->value, &sum->stats[j].value))
+			return sb_error_set(err, -ERANGE, "%s: the sum of KVM stat %s over vCPUs overflows 64 bits",
+					    label, s->name);
+	}
+	return 0;
+}
+
+int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct qmp_vcpu_stats *ret,
+			 struct sb_error *err)
+{
+	struct json_object *reply = NULL;
+	struct qmp_vcpu_stats out = { 0 };
+	const char *label = qmp_client_label(c);
+	size_t n;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	r = query_stats(c, "vcpu", names, &reply, err);
+	if (r < 0)
+		return r;
+	n = json_object_array_length(reply);
+	out.vcpus = calloc(n ? n : 1, sizeof(*out.vcpus));
+	if (!out.vcpus) {
+		r = sb_error_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *result = json_object_array_get_idx(reply, i);
+		struct json_object *stats = kvm_stats_of(result);
+		struct json_object *path = qmp_json_member(result, "qom-path", json_type_string);
+		struct qmp_stat_set *set = &out.vcpus[out.n_vcpus];
+
+		if (!stats)
+			continue;
+		out.n_vcpus++;
+		if (path) {
+			set->qom_path = strdup(json_object_get_string(path));
+			if (!set->qom_path) {
+				r = sb_error_set(err, -ENOMEM, "out of memory");
+				goto fail;
+			}
+		}
+		r = stats_from_json(stats, label, set, err);
+		if (r < 0)
+			goto fail;
+		r = sum_add(&out.sum, set, label, err);
+		if (r < 0)
+			goto fail;
+		out.sum.n_skipped += set->n_skipped;
+	}
+	json_object_put(reply);
+	if (out.n_vcpus == 0) {
+		qmp_vcpu_stats_clear(&out);
+		return no_kvm_stats(c, "vcpu", err);
+	}
+	*ret = out;
+	return 0;
+fail:
+	json_object_put(reply);
+	qmp_vcpu_stats_clear(&out);
+	return r;
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The QMP library against a real QEMU with KVM: greeting and version,
+ * query-status, query-stats for vm and vcpu, a background snapshot of a
+ * 256 MiB guest (firmware only, idling in SeaBIOS) to an fd passed with
+ * getfd, MIGRATION events in order, QMP error replies, quit.
+ */
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "qemu-launch.h"
+#include "qmp-commands.h"
+
+/* Generous: guest code runs under KVM's instruction emulator here, and other tests share the CPUs. */
+#define CONNECT_TIMEOUT_MS 60000
+#define SNAPSHOT_TIMEOUT_MS 300000
+
+static void test_greeting(struct qmp_client *c)
+{
+	struct qmp_version greeted, queried;
+	struct sb_error err = { 0 };
+
+	CHECK_MSG(qmp_client_version(c, &greeted, &err) == 0, "%s", err.msg);
+	CHECK_MSG(greeted.major >= 7, "QEMU %d.%d.%d", greeted.major, greeted.minor, greeted.micro);
+	CHECK_MSG(qmp_query_version(c, &queried, &err) == 0, "%s", err.msg);
+	CHECK(queried.major == greeted.major && queried.minor == greeted.minor && queried.micro == greeted.micro);
+	CHECK(!strcmp(queried.package, greeted.package));
+	/* QEMU >= 2.12 offers out-of-band execution in its greeting. */
+	CHECK(qmp_client_has_capability(c, "oob"));
+	CHECK(!qmp_client_has_capability(c, "no-such-capability"));
+	printf("QEMU %d.%d.%d (%s)\n", greeted.major, greeted.minor, greeted.micro, greeted.package);
+}
+
+static void test_status(struct qmp_client *c)
+{
+	struct qmp_status st;
+	struct sb_error err = { 0 };
+
+	CHECK_MSG(qmp_query_status(c, &st, &err) == 0, "%s", err.msg);
+	CHECK_MSG(st.running && !strcmp(st.status, "running"), "status %s", st.status);
+}
+
+static void test_stats(struct qmp_client *c)
+{
+	static const char *const two[] = { "pf_taken", "exits", NULL };
+	struct qmp_stat_set vm = { 0 };
+	struct qmp_vcpu_stats vcpu = { 0 }, some = { 0 };
+	struct sb_error err = { 0 };
+	int64_t v, sum;
+
+	CHECK_MSG(qmp_query_stats_vm(c, NULL, &vm, &err) == 0, "%s", err.msg);
+	CHECK(vm.qom_path == NULL);
+	CHECK_MSG(qmp_stat_set_get(&vm, "remote_tlb_flush", &v) == 0 && v >= 0, "no remote_tlb_flush");
+	CHECK(qmp_stat_set_get(&vm, "remote_tlb_flush_requests", &v) == 0 && v >= 0);
+	CHECK(qmp_stat_set_get(&vm, "no_such_stat", &v) == -ENOENT);
+	printf("vm: %zu KVM stats (%zu non-scalar left out)\n", vm.n, vm.n_skipped);
+
+	CHECK_MSG(qmp_query_stats_vcpu(c, NULL, &vcpu, &err) == 0, "%s", err.msg);
+	CHECK_MSG(vcpu.n_vcpus == 2, "%zu vCPUs", vcpu.n_vcpus);
+	sum = 0;
+	for (size_t i = 0; i < vcpu.n_vcpus; i++) {
+		CHECK(vcpu.vcpus[i].qom_path && vcpu.vcpus[i].qom_path[0] == '/');
+		CHECK_MSG(qmp_stat_set_get(&vcpu.vcpus[i], "pf_taken", &v) == 0, "vCPU %zu has no pf_taken", i);
+		sum += v;
+		/* Booleans come as 0/1; histograms are left out and counted. */
+		CHECK(qmp_stat_set_get(&vcpu.vcpus[i], "guest_mode", &v) == 0 && (v == 0 || v == 1));
+		CHECK(qmp_stat_set_get(&vcpu.vcpus[i], "halt_wait_hist", &v) == -ENOENT);
+		CHECK(vcpu.vcpus[i].n_skipped >= 1);
+	}
+	CHECK(qmp_stat_set_get(&vcpu.sum, "pf_taken", &v) == 0 && v == sum);
+	CHECK(qmp_stat_set_get(&vcpu.sum, "exits", &v) == 0 && v > 0);
+	printf("vcpu: %zu vCPUs, %zu KVM stats each, pf_taken summed %lld, exits summed %lld\n", vcpu.n_vcpus,
+	       vcpu.vcpus[0].n, (long long)sum, (long long)v);
+
+	/* A names filter keeps samples small. */
+	CHECK_MSG(qmp_query_stats_vcpu(c, two, &some, &err) == 0, "%s", err.msg);
+	CHECK(some.n_vcpus == 2 && some.vcpus[0].n == 2 && some.sum.n == 2);
+	CHECK(qmp_stat_set_get(&some.vcpus[1], "exits", &v) == 0);
+
+	qmp_stat_set_clear(&vm);
+	qmp_vcpu_stats_clear(&vcpu);
+	qmp_vcpu_stats_clear(&some);
+}
+
+static void test_errors(struct qmp_client *c)
+{
+	struct json_object *ret = NULL, *args;
+	struct sb_error err = { 0 };
+
+	CHECK(qmp_execute(c, "no-such-command", NULL, -1, 10000, &ret, &err) == -EREMOTEIO);
+	CHECK(ret == NULL);
+	CHECK(!strcmp(qmp_client_last_error_class(c), "CommandNotFound"));
+	CHECK_MSG(!strncmp(err.msg, "QMP command 'no-such-command' failed: CommandNotFound: ", 55), "%s", err.msg);
+
+	args = json_tokener_parse("{\"uri\": \"fd:not-passed\"}");
+	CHECK(args);
+	CHECK(qmp_execute(c, "migrate", args, -1, 10000, NULL, &err) == -EREMOTEIO);
+	json_object_put(args);
+	CHECK(!strcmp(qmp_client_last_error_class(c), "GenericError"));
+	CHECK_MSG(strstr(err.msg, "QMP command 'migrate' failed: GenericError: ") == err.msg, "%s", err.msg);
+	CHECK(strstr(qmp_client_last_error_desc(c), "not-passed"));
+
+	/* The client is still usable, and the error is gone after a good command. */
+	CHECK(qmp_execute(c, "query-status", NULL, -1, 10000, NULL, &err) == 0);
+	CHECK(qmp_client_last_error_class(c) == NULL && qmp_client_last_error_desc(c) == NULL);
+
+	/* getfd then closefd: the fd really travelled (closefd knows the name). */
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_MSG(qmp_getfd(c, fd, "probe", &err) == 0, "%s", err.msg);
+	close(fd);
+	CHECK_MSG(qmp_closefd(c, "probe", &err) == 0, "%s", err.msg);
+	CHECK(qmp_closefd(c, "probe", &err) == -EREMOTEIO);
+	CHECK(qmp_getfd(c, fd, "12", &err) == -EINVAL && strstr(err.msg, "fd name '12'"));
+}
+
+static const char *migration_status_of(const struct qmp_event *e)
+{
+	struct json_object *s;
+
+	CHECK(e->data && json_object_object_get_ex(e->data, "status", &s));
+	return json_object_get_string(s);
+}
+
+static void test_background_snapshot(struct qmp_client *c, struct test_qemu *q)
+{
+	static const char *const order[] = { "setup", "active", "completed" };
+	struct qmp_migration_info info = { 0 };
+	struct sb_error err = { 0 };
+	char path[192];
+	struct stat st;
+	bool on = false;
+	int64_t prev_us = 0;
+	uint64_t prev_ns = 0;
+	int fd;
+
+	CHECK_MSG(qmp_query_migrate(c, &info, &err) == 0, "%s", err.msg);
+	CHECK_MSG(info.status == QMP_MIGRATION_NONE, "before any migration: %s", info.status_name);
+	qmp_migration_info_clear(&info);
+
+	fd = open(test_qemu_path(q, "snapshot.bin", path, sizeof(path)), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		  0600);
+	CHECK(fd >= 0);
+	CHECK_MSG(qmp_snapshot_background_start(c, fd, &err) == 0, "%s", err.msg);
+	close(fd);
+
+	/* The capability really is on (no silent fallback to a plain migration). */
+	CHECK_MSG(qmp_query_migrate_capability(c, "background-snapshot", &on, &err) == 0, "%s", err.msg);
+	CHECK(on);
+
+	for (size_t i = 0; i < 3; i++) {
+		_cleanup_qmp_event_ struct qmp_event *e = NULL;
+
+		CHECK_MSG(qmp_wait_event(c, "MIGRATION", SNAPSHOT_TIMEOUT_MS, &e, &err) == 0, "%s", err.msg);
+		CHECK_MSG(!strcmp(migration_status_of(e), order[i]), "MIGRATION event %zu: %s, expected %s", i,
+			  migration_status_of(e), order[i]);
+		CHECK(e->qemu_time_us > 0 && e->qemu_time_us >= prev_us);
+		CHECK(e->recv_mono_ns >= prev_ns && e->recv_realtime_ns > 0);
+		prev_us = e->qemu_time_us;
+		prev_ns = e->recv_mono_ns;
+	}
+	/* A background snapshot pauses the VM briefly to save device state. */
+	CHECK_MSG(qmp_wait_stop(c, 0, NULL, &err) == 0, "%s", err.msg);
+	CHECK_MSG(qmp_wait_resume(c, 0, NULL, &err) == 0, "%s", err.msg);
+
+	CHECK_MSG(qmp_query_migrate(c, &info, &err) == 0, "%s", err.msg);
+	CHECK_MSG(info.status == QMP_MIGRATION_COMPLETED, "status %s", info.status_name);
+	CHECK(info.ram_total >= 256LL << 20);
+	CHECK(info.ram_transferred > 0 && info.ram_remaining == 0);
+	CHECK(info.ram_duplicate + info.ram_normal > 0);
+	CHECK(info.total_time_ms >= 0 && info.error_desc == NULL);
+	CHECK(stat(path, &st) == 0);
+	CHECK_MSG(st.st_size > 0, "snapshot file is empty");
+	printf("background snapshot: %lld ms, ram total %lld, transferred %lld, file %lld bytes\n",
+	       (long long)info.total_time_ms, (long long)info.ram_total, (long long)info.ram_transferred,
+	       (long long)st.st_size);
+	qmp_migration_info_clear(&info);
+	unlink(path);
+
+	/* A second one, bandwidth-capped, waited for with qmp_wait_migration(). */
+	CHECK_MSG(qmp_migrate_set_max_bandwidth(c, 512LL << 20, &err) == 0, "%s", err.msg);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	CHECK_MSG(qmp_snapshot_background_start(c, fd, &err) == 0, "%s", err.msg);
+	close(fd);
+	enum qmp_migration_status last = QMP_MIGRATION_UNKNOWN;
+	CHECK_MSG(qmp_wait_migration(c, QMP_MIGRATION_COMPLETED, SNAPSHOT_TIMEOUT_MS, &last, &err) == 0, "%s",
+		  err.msg);
+	CHECK(last == QMP_MIGRATION_COMPLETED);
+	CHECK(stat(path, &st) == 0 && st.st_size > 0);
+	unlink(path);
+}
+
+int main(void)
+{
+	static const char *const extra[] = { "-name", "snapbench-qmp-test", NULL };
+	_cleanup_qmp_client_ struct qmp_client *c = NULL;
+	struct sb_error err = { 0 };
+	struct test_qemu q;
+	int status;
+
+	test_qemu_start(&q, 256, 2, extra);
+	/* Connect right away: the socket appears a little later; qmp_connect retries. */
+	CHECK_MSG(qmp_connect(q.qmp_path, CONNECT_TIMEOUT_MS, NULL, &c, &err) == 0, "%s", err.msg);
+	CHECK(qmp_client_fd(c) >= 0 && !strcmp(qmp_client_label(c), q.qmp_path));
+
+	test_greeting(c);
+	test_status(c);
+	test_stats(c);
+	test_background_snapshot(c, &q);
+	test_errors(c); /* after: its failed migrate leaves status "failed" */
+
+	CHECK_MSG(qmp_quit(c, &err) == 0, "%s", err.msg);
+	CHECK_MSG(qmp_wait_shutdown(c, 10000, NULL, &err) == 0, "%s", err.msg);
+	status = test_qemu_wait_exit(&q, 60000);
+	CHECK_MSG(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "QEMU status %d", status);
+	/* QEMU is gone: commands fail cleanly. */
+	CHECK(qmp_execute(c, "query-status", NULL, -1, 5000, NULL, &err) < 0);
+	printf("after quit: %s\n", err.msg);
+	test_qemu_stop(&q);
+	printf("ok\n");
+	return 0;
+}
