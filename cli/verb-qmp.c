@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * snapbench qmp: send one QMP command to a QEMU and print the reply, and/or
+ * wait for an event. A thin front for qmp/ (docs/qmp.md).
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exit-codes.h"
+#include "macro.h"
+#include "qmp.h"
+#include "verbs.h"
+
+#define DEFAULT_TIMEOUT_S 10.0
+#define MAX_TIMEOUT_S 86400.0
+#define ARGS_MAX_DEPTH 64
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbench qmp --socket PATH [--timeout S] [--fd FILE] [--wait-event NAME] [--pretty]\n"
+		"                     [COMMAND [ARGS-JSON]]\n"
+		"\n"
+		"Send one QMP command to the QEMU listening on PATH (-qmp unix:PATH,server=on,wait=off) and\n"
+		"print its return value as JSON on stdout; with --wait-event, then wait for event NAME and print\n"
+		"it as one JSON line. COMMAND may be left out when --wait-event is given.\n"
+		"\n"
+		"  --socket PATH      QEMU's QMP unix socket\n"
+		"  --timeout S        seconds to wait for each step: connect, reply, event (default %g)\n"
+		"  --fd FILE          open FILE for writing (created, truncated) and pass it with the command\n"
+		"                     (for getfd: snapbench qmp --socket S --fd snap.bin getfd '{\"fdname\":\"s\"}')\n"
+		"  --wait-event NAME  after the command, wait for event NAME (e.g. MIGRATION, SHUTDOWN)\n"
+		"  --pretty           indent the JSON output\n"
+		"  ARGS-JSON          the command's arguments as one JSON object, e.g. '{\"target\": \"vm\"}'\n"
+		"\n"
+		"Examples:\n"
+		"  snapbench qmp --socket /run/vm/qmp.sock query-status\n"
+		"  snapbench qmp --socket /run/vm/qmp.sock query-stats '{\"target\": \"vcpu\"}'\n"
+		"  snapbench qmp --socket /run/vm/qmp.sock --wait-event SHUTDOWN quit\n"
+		"\n"
+		"Exit codes: 0 done; 1 QEMU answered with an error, or broke the protocol, or the event did not\n"
+		"come in time; 2 bad usage; 4 QEMU not reachable (no socket, no answer, connection lost).\n"
+		"Errors go to stderr; a QMP error reads \"QMP command 'X' failed: CLASS: desc\".\n",
+		DEFAULT_TIMEOUT_S);
+}
+
+static int parse_timeout(const char *s, int *ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= MAX_TIMEOUT_S)) {
+		fprintf(stderr,
+			"snapbench qmp: --timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)\n",
+			s, MAX_TIMEOUT_S);
+		return -EINVAL;
+	}
+	/* Round up: --timeout 0.0001 still waits a millisecond. */
+	*ms = (int)(v * 1000.0);
+	if (*ms < v * 1000.0)
+		(*ms)++;
+	return 0;
+}
+
+static int parse_args_json(const char *text, struct json_object **ret)
+{
+	struct json_tokener *tok = json_tokener_new_ex(ARGS_MAX_DEPTH);
+	size_t len = strlen(text);
+	struct json_object *obj;
+	enum json_tokener_error jerr;
+
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	/* Include the terminating NUL: the input ends here. */
+	obj = json_tokener_parse_ex(tok, text, (int)len + 1);
+	jerr = json_tokener_get_error(tok);
+	json_tokener_free(tok);
+	if (jerr != json_tokener_success || !json_object_is_type(obj, json_type_object)) {
+		fprintf(stderr,
+			"snapbench qmp: ARGS-JSON '%s' is not a JSON object (%s); give the arguments as one object, "
+			"e.g. '{\"target\": \"vm\"}'\n",
+			text, jerr != json_tokener_success ? json_tokener_error_desc(jerr) : "wrong type");
+		json_object_put(obj);
+		return -EINVAL;
+	}
+	*ret = obj;
+	return 0;
+}
+
+/* Library errnos -> the command's exit codes (cli/exit-codes.h). */
+static int exit_code_for(int r)
+{
+	switch (r) {
+	case -EINVAL:
+	case -ENAMETOOLONG:
+		return EXIT_USAGE;
+	case -ETIMEDOUT:
+	case -ENOENT:
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -ENOTCONN:
+	case -EACCES:
+	case -EPERM:
+		return EXIT_UNAVAILABLE;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+static void print_json(struct json_object *o, bool pretty)
+{
+	int flags = JSON_C_TO_STRING_NOSLASHESCAPE | (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN);
+
+	/* A null return (never from QEMU, but possible) prints as null. */
+	printf("%s\n", o ? json_object_to_json_string_ext(o, flags) : "null");
+	fflush(stdout);
+}
+
+static void print_event(const struct qmp_event *e, bool pretty)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return;
+	json_object_object_add(o, "event", json_object_new_string(e->name));
+	if (e->data)
+		json_object_object_add(o, "data", json_object_get(e->data));
+	if (e->qemu_time_us >= 0) {
+		struct json_object *ts = json_object_new_object();
+
+		json_object_object_add(ts, "seconds", json_object_new_int64(e->qemu_time_us / 1000000));
+		json_object_object_add(ts, "microseconds", json_object_new_int64(e->qemu_time_us % 1000000));
+		json_object_object_add(o, "timestamp", ts);
+	}
+	print_json(o, pretty);
+	json_object_put(o);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "fd", required_argument, NULL, 'f' },
+		{ "wait-event", required_argument, NULL, 'w' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *socket_path = NULL, *fd_file = NULL, *wait_event = NULL, *command = NULL;
+	_cleanup_qmp_client_ struct qmp_client *c = NULL;
+	_cleanup_close_ int fd = -1;
+	struct json_object *args = NULL, *ret = NULL;
+	struct sb_error err = { 0 };
+	int timeout_ms = (int)(DEFAULT_TIMEOUT_S * 1000), opt, r;
+	bool pretty = false;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			socket_path = optarg;
+			break;
+		case 't':
+			if (parse_timeout(optarg, &timeout_ms) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'f':
+			fd_file = optarg;
+			break;
+		case 'w':
+			wait_event = optarg;
+			break;
+		case 'p':
+			pretty = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			if (optopt)
+				fprintf(stderr, "snapbench qmp: option -%c is unknown or lacks its value\n", optopt);
+			else
+				fprintf(stderr, "snapbench qmp: option '%s' is unknown or lacks its value\n",
+					argv[optind - 1]);
+			fprintf(stderr, "Run 'snapbench qmp --help' for the options.\n");
+			return EXIT_USAGE;
+		}
+	}
+
+	if (!socket_path) {
+		fprintf(stderr, "snapbench qmp: --socket PATH is required: the path of QEMU's -qmp unix socket\n");
+		return EXIT_USAGE;
+	}
+	if (optind < argc)
+		command = argv[optind++];
+	if (!command && !wait_event) {
+		fprintf(stderr, "snapbench qmp: give a COMMAND (e.g. query-status), --wait-event NAME, or both\n");
+		return EXIT_USAGE;
+	}
+	if (command && !command[0]) {
+		fprintf(stderr, "snapbench qmp: COMMAND is empty; name a QMP command, e.g. query-status\n");
+		return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		if (parse_args_json(argv[optind++], &args) < 0)
+			return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "snapbench qmp: unexpected argument '%s'; ARGS-JSON is a single JSON object\n",
+			argv[optind]);
+		json_object_put(args);
+		return EXIT_USAGE;
+	}
+	if (fd_file && !command) {
+		fprintf(stderr, "snapbench qmp: --fd needs a COMMAND to pass the file with (e.g. getfd)\n");
+		json_object_put(args);
+		return EXIT_USAGE;
+	}
+	if (wait_event && !wait_event[0]) {
+		fprintf(stderr, "snapbench qmp: --wait-event needs an event name, e.g. SHUTDOWN\n");
+		json_object_put(args);
+		return EXIT_USAGE;
+	}
+
+	if (fd_file) {
+		fd = open(fd_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+		if (fd < 0) {
+			fprintf(stderr, "snapbench qmp: --fd %s: cannot open it for writing: %s\n", fd_file,
+				strerror(errno));
+			json_object_put(args);
+			return EXIT_USAGE;
+		}
+	}
+
+	r = qmp_connect(socket_path, timeout_ms, NULL, &c, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench qmp: %s\n", err.msg);
+		json_object_put(args);
+		return exit_code_for(r);
+	}
+
+	if (command) {
+		r = qmp_execute(c, command, args, fd, timeout_ms, &ret, &err);
+		json_object_put(args);
+		if (r < 0) {
+			fprintf(stderr, "snapbench qmp: %s\n", err.msg);
+			return exit_code_for(r);
+		}
+		print_json(ret, pretty);
+		json_object_put(ret);
+	}
+
+	if (wait_event) {
+		_cleanup_qmp_event_ struct qmp_event *e = NULL;
+
+		r = qmp_wait_event(c, wait_event, timeout_ms, &e, &err);
+		if (r < 0) {
+			fprintf(stderr, "snapbench qmp: %s\n", err.msg);
+			return r == -ETIMEDOUT ? EXIT_FAIL : exit_code_for(r);
+		}
+		print_event(e, pretty);
+	}
+	return EXIT_OK;
+}
+
+const struct verb verb_qmp = {
+	.name = "qmp",
+	.summary = "send a QMP command to a QEMU, print the reply; wait for QMP events",
+	.run = run,
+};
