@@ -1,0 +1,1270 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The run spec. One table lists every field with its JSON path, type and
+ * bounds; the JSON walker and the command-line setter both go through it,
+ * so a file and a flag accept exactly the same values and give the same
+ * messages (naming "spec.<path>" or the flag).
+ */
+#include "spec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+#define SPEC_MAX_DEPTH 16
+
+static const char *const scenario_names[] = { "background-snapshot", NULL };
+static const char *const backing_names[] = { "anon", "anon-nothp", "hugetlb", NULL };
+static const char *const page_size_names[] = { "4k", "2m", NULL };
+static const char *const sink_names[] = { "file", "null", NULL };
+static const char *const backend_names[] = { "qemu", NULL };
+static const char *const kind_names[] = { "micro", NULL };
+static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", NULL };
+static const char *const clock_names[] = { "auto", "kvmclock", "cpuid", "pit", NULL };
+
+enum ftype {
+	F_OBJECT,      /* a nested object of fields */
+	F_UINT,        /* unsigned in [min, max] */
+	F_U64,         /* uint64_t, any */
+	F_SIZE,        /* uint64_t bytes: integer or "256M"; nullable -> 0 */
+	F_SECONDS,     /* double in [min, max] (min exclusive when excl) */
+	F_BOOL,
+	F_STRING,      /* char *, checked by a charset; nullable -> NULL */
+	F_CHOICE,      /* char * from choices */
+	F_ENUM,        /* int index into choices */
+	F_CONST,       /* must be choices[0], not stored */
+	F_SINK,        /* "file" | "null" -> snapshot.sink_null */
+	F_STRV,        /* vm.extra_args */
+	F_KNOBS,
+	F_ARMS,
+	F_REGION,      /* guest.region: size or "N%" */
+	F_VCPU_PATTERNS,
+	F_PROBE_VCPU,  /* int or null */
+};
+
+struct field {
+	const char *path;
+	enum ftype type;
+	size_t offset;
+	double min, max;
+	bool excl;                  /* min is exclusive */
+	bool nullable;
+	const char *const *choices;
+	const char *charset;        /* F_STRING: allowed characters, NULL: any printable */
+	size_t max_len;             /* F_STRING */
+};
+
+#define OFF(m) offsetof(struct run_spec, m)
+
+static const char machine_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789._-";
+static const char cpu_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-,=+";
+static const char user_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+
+static const struct field fields[] = {
+	{ .path = "scenario", .type = F_ENUM, .offset = OFF(scenario), .choices = scenario_names },
+	{ .path = "description", .type = F_STRING, .offset = OFF(description), .nullable = true, .max_len = 1024 },
+	{ .path = "repetitions", .type = F_UINT, .offset = OFF(repetitions), .min = 1, .max = SPEC_MAX_REPETITIONS },
+	{ .path = "vm", .type = F_OBJECT },
+	{ .path = "vm.backend", .type = F_CONST, .offset = 0, .choices = backend_names },
+	{ .path = "vm.memory", .type = F_SIZE, .offset = OFF(vm.memory), .min = (double)SPEC_MIN_MEMORY, .max = (double)SPEC_MAX_MEMORY },
+	{ .path = "vm.vcpus", .type = F_UINT, .offset = OFF(vm.vcpus), .min = 1, .max = SPEC_MAX_VCPUS },
+	{ .path = "vm.machine", .type = F_STRING, .offset = OFF(vm.machine), .charset = machine_chars, .max_len = 64 },
+	{ .path = "vm.cpu", .type = F_STRING, .offset = OFF(vm.cpu), .nullable = true, .charset = cpu_chars, .max_len = 256 },
+	{ .path = "vm.backing", .type = F_ENUM, .offset = OFF(vm.backing), .choices = backing_names },
+	{ .path = "vm.hugepage_size", .type = F_SIZE, .offset = OFF(vm.hugepage_size), .min = 4096, .max = (double)(1ull << 30), .nullable = true },
+	{ .path = "vm.prealloc", .type = F_BOOL, .offset = OFF(vm.prealloc) },
+	{ .path = "vm.user", .type = F_STRING, .offset = OFF(vm.user), .nullable = true, .charset = user_chars, .max_len = 32 },
+	{ .path = "vm.extra_args", .type = F_STRV, .offset = OFF(vm.extra_args) },
+	{ .path = "guest", .type = F_OBJECT },
+	{ .path = "guest.kind", .type = F_CONST, .offset = 0, .choices = kind_names },
+	{ .path = "guest.pattern", .type = F_CHOICE, .offset = OFF(guest.pattern), .choices = pattern_names },
+	{ .path = "guest.vcpu_patterns", .type = F_VCPU_PATTERNS, .offset = OFF(guest.vcpu_pattern) },
+	{ .path = "guest.region", .type = F_REGION, .offset = 0 },
+	{ .path = "guest.page_size", .type = F_ENUM, .offset = OFF(guest.page_size), .choices = page_size_names },
+	{ .path = "guest.probe", .type = F_OBJECT },
+	{ .path = "guest.probe.vcpu", .type = F_PROBE_VCPU, .offset = OFF(guest.probe_vcpu), .min = 0, .max = SPEC_MAX_VCPUS - 1, .nullable = true },
+	{ .path = "guest.probe.gap_us", .type = F_UINT, .offset = OFF(guest.probe_gap_us), .min = 0, .max = 10000000 },
+	{ .path = "guest.seed", .type = F_U64, .offset = OFF(guest.seed) },
+	{ .path = "guest.clock", .type = F_CHOICE, .offset = OFF(guest.clock), .choices = clock_names },
+	{ .path = "guest.telemetry_interval_ms", .type = F_UINT, .offset = OFF(guest.telemetry_interval_ms), .min = 10, .max = 60000 },
+	{ .path = "snapshot", .type = F_OBJECT },
+	{ .path = "snapshot.sink", .type = F_SINK, .offset = 0, .choices = sink_names },
+	{ .path = "snapshot.keep", .type = F_BOOL, .offset = OFF(snapshot.keep) },
+	{ .path = "snapshot.max_bandwidth", .type = F_SIZE, .offset = OFF(snapshot.max_bandwidth), .min = 1, .max = 1e15, .nullable = true },
+	{ .path = "snapshot.timeout_s", .type = F_SECONDS, .offset = OFF(snapshot.timeout_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "timing", .type = F_OBJECT },
+	{ .path = "timing.warmup_s", .type = F_SECONDS, .offset = OFF(timing.warmup_s), .min = 0, .max = 86400 },
+	{ .path = "timing.pre_s", .type = F_SECONDS, .offset = OFF(timing.pre_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "timing.post_s", .type = F_SECONDS, .offset = OFF(timing.post_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "timing.interval_ms", .type = F_UINT, .offset = OFF(timing.interval_ms), .min = 100, .max = 60000 },
+	{ .path = "bpf", .type = F_OBJECT },
+	{ .path = "bpf.enabled", .type = F_BOOL, .offset = OFF(bpf.enabled) },
+	{ .path = "knobs", .type = F_KNOBS, .offset = OFF(knobs) },
+	{ .path = "arms", .type = F_ARMS, .offset = 0 },
+};
+
+static const struct field *field_find(const char *path)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if (!strcmp(fields[i].path, path))
+			return &fields[i];
+	return NULL;
+}
+
+/* "a, b, c" of the fields directly under prefix ("" for the top) */
+static void known_fields(const char *prefix, char *buf, size_t len)
+{
+	size_t plen = strlen(prefix), used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		const char *p = fields[i].path, *name;
+		if (plen) {
+			if (strncmp(p, prefix, plen) || p[plen] != '.')
+				continue;
+			name = p + plen + 1;
+		} else {
+			name = p;
+		}
+		if (strchr(name, '.'))
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static void choices_list(const char *const *choices, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; choices[i]; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", choices[i]);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static int choice_index(const char *const *choices, const char *s)
+{
+	for (size_t i = 0; choices[i]; i++)
+		if (!strcmp(choices[i], s))
+			return (int)i;
+	return -1;
+}
+
+/* The value as the user wrote it, for "(got ...)", cut to a readable length. */
+static const char *json_got(struct json_object *v, char *buf, size_t len)
+{
+	const char *s = v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+			  : "null";
+
+	if (strlen(s) >= len) {
+		snprintf(buf, len, "%.*s...", (int)(len - 4), s);
+		return buf;
+	}
+	snprintf(buf, len, "%s", s);
+	return buf;
+}
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void spec_knobs_done(struct spec_knobs *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		free(k->items[i].name);
+		free(k->items[i].value);
+	}
+	free(k->items);
+	k->items = NULL;
+	k->n = 0;
+}
+
+static void arms_clear(struct run_spec *spec)
+{
+	for (size_t i = 0; i < spec->n_arms; i++) {
+		free(spec->arms[i].label);
+		spec_knobs_done(&spec->arms[i].knobs);
+	}
+	free(spec->arms);
+	spec->arms = NULL;
+	spec->n_arms = 0;
+}
+
+void spec_done(struct run_spec *spec)
+{
+	free(spec->description);
+	free(spec->vm.machine);
+	free(spec->vm.cpu);
+	free(spec->vm.user);
+	strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+	free(spec->guest.pattern);
+	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
+		free(spec->guest.vcpu_pattern[i]);
+	free(spec->guest.clock);
+	spec_knobs_done(&spec->knobs);
+	arms_clear(spec);
+	memset(spec, 0, sizeof(*spec));
+}
+
+static int arm_append(struct run_spec *spec, const char *label)
+{
+	struct spec_arm *n;
+
+	if (spec->n_arms >= SPEC_MAX_ARMS)
+		return -E2BIG;
+	n = realloc(spec->arms, (spec->n_arms + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	spec->arms = n;
+	n[spec->n_arms] = (struct spec_arm){ .label = strdup(label) };
+	if (!n[spec->n_arms].label)
+		return -ENOMEM;
+	spec->n_arms++;
+	return 0;
+}
+
+int spec_init(struct run_spec *spec)
+{
+	*spec = (struct run_spec){
+		.scenario = SPEC_SCENARIO_BACKGROUND_SNAPSHOT,
+		.repetitions = 5,
+		.vm = {
+			.memory = 256ull << 20,
+			.vcpus = 2,
+			.backing = SPEC_BACKING_ANON,
+		},
+		.guest = {
+			.region_percent = 50,
+			.page_size = SPEC_PAGE_4K,
+			.probe_vcpu = 0,
+			.probe_gap_us = 100,
+			.seed = 1,
+			.telemetry_interval_ms = 100,
+		},
+		.snapshot = {
+			.sink_null = false,
+			.timeout_s = 600,
+		},
+		.timing = {
+			.warmup_s = 2,
+			.pre_s = 5,
+			.post_s = 5,
+			.interval_ms = 1000,
+		},
+		.bpf = { .enabled = true },
+	};
+	spec->vm.machine = strdup("pc");
+	spec->guest.pattern = strdup("write64");
+	spec->guest.clock = strdup("auto");
+	if (!spec->vm.machine || !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
+		spec_done(spec);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- value parsers shared by JSON and flags ---- */
+
+int spec_parse_size(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		mul = 1ull << 10;
+		end++;
+		break;
+	case 'M':
+		mul = 1ull << 20;
+		end++;
+		break;
+	case 'G':
+		mul = 1ull << 30;
+		end++;
+		break;
+	case 'T':
+		mul = 1ull << 40;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (mul > 1 && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*ret = (uint64_t)v * mul;
+	return 0;
+}
+
+static bool name_chars(const char *s, const char *allowed)
+{
+	for (; *s; s++)
+		if (!strchr(allowed, *s))
+			return false;
+	return true;
+}
+
+/* dot-separated, non-empty components of [a-z0-9_-] */
+static bool dotted_valid(const char *s, int min_components, int max_components)
+{
+	int comps = 0;
+	size_t len = 0;
+
+	for (;; s++) {
+		if (*s == '.' || !*s) {
+			if (len == 0)
+				return false;
+			comps++;
+			len = 0;
+			if (!*s)
+				break;
+			continue;
+		}
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return false;
+		len++;
+	}
+	return comps >= min_components && comps <= max_components;
+}
+
+bool spec_knob_name_valid(const char *name)
+{
+	if (!name || strlen(name) > 256)
+		return false;
+	if (!strncmp(name, "sysctl:", 7))
+		return dotted_valid(name + 7, 2, 16);
+	if (!strncmp(name, "module:", 7))
+		return dotted_valid(name + 7, 2, 2) && !strchr(name + 7, '-');
+	return false;
+}
+
+bool spec_label_valid(const char *label)
+{
+	size_t n = label ? strlen(label) : 0;
+
+	if (n == 0 || n > 64)
+		return false;
+	if (!((label[0] >= 'a' && label[0] <= 'z') || (label[0] >= 'A' && label[0] <= 'Z') ||
+	      (label[0] >= '0' && label[0] <= '9')))
+		return false;
+	return name_chars(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-");
+}
+
+static int knobs_set(struct spec_knobs *k, const char *name, const char *value, const char *where,
+		     struct sb_error *err)
+{
+	if (!spec_knob_name_valid(name))
+		return sb_error_set(err, -EINVAL,
+				    "%s: knob '%.80s' is not a knob name; write sysctl:NAME (e.g. sysctl:kernel.numa_balancing) or module:MODULE.PARAM (e.g. module:kvm.halt_poll_ns)",
+				    where, name);
+	if (strlen(value) > SPEC_MAX_STRING || strchr(value, '\n'))
+		return sb_error_set(err, -EINVAL, "%s: the value of knob %s must be one line of at most %d bytes",
+				    where, name, SPEC_MAX_STRING);
+	for (size_t i = 0; i < k->n; i++)
+		if (!strcmp(k->items[i].name, name)) {
+			char *v = strdup(value);
+			if (!v)
+				return sb_error_set(err, -ENOMEM, "out of memory");
+			free(k->items[i].value);
+			k->items[i].value = v;
+			return 0;
+		}
+	if (k->n >= SPEC_MAX_KNOBS)
+		return sb_error_set(err, -E2BIG, "%s: more than %d knobs; set fewer", where, SPEC_MAX_KNOBS);
+	struct spec_knob *n = realloc(k->items, (k->n + 1) * sizeof(*n));
+	if (!n)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	k->items = n;
+	n[k->n].name = strdup(name);
+	n[k->n].value = strdup(value);
+	if (!n[k->n].name || !n[k->n].value) {
+		free(n[k->n].name);
+		free(n[k->n].value);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	k->n++;
+	return 0;
+}
+
+/* "NAME=VALUE" */
+static int knob_arg(struct spec_knobs *k, const char *arg, const char *where, struct sb_error *err)
+{
+	const char *eq = strchr(arg, '=');
+	char name[300];
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name))
+		return sb_error_set(err, -EINVAL, "%s: '%.80s' is not NAME=VALUE; write e.g. sysctl:kernel.numa_balancing=0",
+				    where, arg);
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	return knobs_set(k, name, eq + 1, where, err);
+}
+
+static int knobs_from_json(struct spec_knobs *k, struct json_object *v, const char *where, struct sb_error *err)
+{
+	char got[80], sub[300];
+
+	if (!json_object_is_type(v, json_type_object))
+		return sb_error_set(err, -EINVAL,
+				    "%s: must be an object of knob name to value, e.g. {\"sysctl:kernel.numa_balancing\": \"0\"} (got %s)",
+				    where, json_got(v, got, sizeof(got)));
+	spec_knobs_done(k);
+	json_object_object_foreach(v, name, val) {
+		char num[32];
+		const char *s;
+
+		snprintf(sub, sizeof(sub), "%s.%.200s", where, name);
+		if (json_object_is_type(val, json_type_string))
+			s = json_object_get_string(val);
+		else if (json_object_is_type(val, json_type_int)) {
+			snprintf(num, sizeof(num), "%lld", (long long)json_object_get_int64(val));
+			s = num;
+		} else if (json_object_is_type(val, json_type_boolean)) {
+			s = json_object_get_boolean(val) ? "1" : "0";
+		} else {
+			return sb_error_set(err, -EINVAL, "%s: must be a string or an integer (got %s)", sub,
+					    json_got(val, got, sizeof(got)));
+		}
+		int r = knobs_set(k, name, s, where, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int spec_add_arm(struct run_spec *spec, const char *arg, const char *flag, struct sb_error *err)
+{
+	const char *colon = strchr(arg, ':');
+	char label[80];
+	size_t llen = colon ? (size_t)(colon - arg) : strlen(arg);
+	int r;
+
+	if (llen >= sizeof(label))
+		return sb_error_set(err, -EINVAL, "%s: label '%.80s' is too long; use at most 64 characters", flag, arg);
+	memcpy(label, arg, llen);
+	label[llen] = '\0';
+	if (!spec_label_valid(label))
+		return sb_error_set(err, -EINVAL,
+				    "%s: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-', starting with a letter or digit",
+				    flag, label);
+	/* the built-in default arm gives way to the first explicit one */
+	if (spec->n_arms == 1 && !strcmp(spec->arms[0].label, "default") && spec->arms[0].knobs.n == 0)
+		arms_clear(spec);
+	for (size_t i = 0; i < spec->n_arms; i++)
+		if (!strcmp(spec->arms[i].label, label))
+			return sb_error_set(err, -EINVAL, "%s: arm '%s' given twice; labels must differ", flag, label);
+	r = arm_append(spec, label);
+	if (r == -E2BIG)
+		return sb_error_set(err, r, "%s: more than %d arms; split the run", flag, SPEC_MAX_ARMS);
+	if (r < 0)
+		return sb_error_set(err, r, "out of memory");
+	if (colon && colon[1]) {
+		_cleanup_free_ char *list = strdup(colon + 1);
+		char *save = NULL;
+		if (!list)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			r = knob_arg(&spec->arms[spec->n_arms - 1].knobs, t, flag, err);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int arms_from_json(struct run_spec *spec, struct json_object *v, const char *where, struct sb_error *err)
+{
+	char got[80], sub[128];
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) == 0)
+		return sb_error_set(err, -EINVAL,
+				    "%s: must be a non-empty array of {\"label\": ..., \"knobs\": {...}} (got %s)", where,
+				    json_got(v, got, sizeof(got)));
+	n = json_object_array_length(v);
+	if (n > SPEC_MAX_ARMS)
+		return sb_error_set(err, -E2BIG, "%s: %zu arms, at most %d are allowed; split the run", where, n,
+				    SPEC_MAX_ARMS);
+	arms_clear(spec);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *a = json_object_array_get_idx(v, i), *label = NULL, *knobs = NULL;
+		int r;
+
+		snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
+		if (!json_object_is_type(a, json_type_object))
+			return sb_error_set(err, -EINVAL, "%s: must be an object {\"label\": ..., \"knobs\": {...}} (got %s)",
+					    sub, json_got(a, got, sizeof(got)));
+		json_object_object_foreach(a, key, val) {
+			if (!strcmp(key, "label"))
+				label = val;
+			else if (!strcmp(key, "knobs"))
+				knobs = val;
+			else
+				return sb_error_set(err, -EINVAL, "%s.%.64s: unknown field; an arm has label and knobs", sub,
+						    key);
+		}
+		if (!label || !json_object_is_type(label, json_type_string) ||
+		    !spec_label_valid(json_object_get_string(label)))
+			return sb_error_set(err, -EINVAL,
+					    "%s.label: must be 1-64 letters, digits, '.', '_', '+' or '-', starting with a letter or digit (got %s)",
+					    sub, json_got(label, got, sizeof(got)));
+		for (size_t j = 0; j < spec->n_arms; j++)
+			if (!strcmp(spec->arms[j].label, json_object_get_string(label)))
+				return sb_error_set(err, -EINVAL, "%s.label: '%s' is used by arm %zu too; labels must differ",
+						    sub, json_object_get_string(label), j);
+		r = arm_append(spec, json_object_get_string(label));
+		if (r < 0)
+			return sb_error_set(err, r, "out of memory");
+		if (knobs) {
+			snprintf(sub, sizeof(sub), "%s[%zu].knobs", where, i);
+			r = knobs_from_json(&spec->arms[spec->n_arms - 1].knobs, knobs, sub, err);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int strv_append(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
+{
+	char **n;
+
+	if (spec->vm.n_extra_args >= SPEC_MAX_EXTRA_ARGS)
+		return sb_error_set(err, -E2BIG, "%s: more than %d extra arguments", where, SPEC_MAX_EXTRA_ARGS);
+	if (strlen(s) > SPEC_MAX_STRING)
+		return sb_error_set(err, -EINVAL, "%s: an argument longer than %d bytes", where, SPEC_MAX_STRING);
+	/* these would take the process or its monitor away from us */
+	static const char *const refused[] = { "-daemonize", "--daemonize", "-qmp", "--qmp", "-monitor",
+					       "--monitor", "-runas", "--runas", "-pidfile", "--pidfile" };
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
+		if (!strcmp(s, refused[i]))
+			return sb_error_set(err, -EINVAL,
+					    "%s: '%s' is managed by snapbench (it keeps QEMU in the foreground with its own monitor; use vm.user for -runas); drop it",
+					    where, s);
+	n = realloc(spec->vm.extra_args, (spec->vm.n_extra_args + 2) * sizeof(*n));
+	if (!n)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	spec->vm.extra_args = n;
+	n[spec->vm.n_extra_args] = strdup(s);
+	if (!n[spec->vm.n_extra_args])
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	n[++spec->vm.n_extra_args] = NULL;
+	return 0;
+}
+
+static int set_region(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
+{
+	size_t n = strlen(s);
+	uint64_t v;
+
+	if (n > 1 && s[n - 1] == '%') {
+		char *end;
+		unsigned long p = strtoul(s, &end, 10);
+		if (end == s + n - 1 && s[0] >= '0' && s[0] <= '9' && p >= 1 && p <= 100) {
+			spec->guest.region_bytes = 0;
+			spec->guest.region_percent = (unsigned)p;
+			return 0;
+		}
+	} else if (spec_parse_size(s, &v) == 0 && v >= 4096) {
+		spec->guest.region_bytes = v;
+		spec->guest.region_percent = 0;
+		return 0;
+	}
+	return sb_error_set(err, -EINVAL,
+			    "%s: must be a size such as 128M (at least 4K) or a share of the guest's free RAM such as 50%% (got %.64s)",
+			    where, s);
+}
+
+static int set_vcpu_pattern(struct run_spec *spec, const char *vcpu, const char *pattern, const char *where,
+			    struct sb_error *err)
+{
+	char *end, names[128];
+	unsigned long i;
+
+	errno = 0;
+	i = strtoul(vcpu, &end, 10);
+	if (!*vcpu || *end || errno || i >= SPEC_MAX_VCPUS || vcpu[0] < '0' || vcpu[0] > '9')
+		return sb_error_set(err, -EINVAL, "%s: '%.32s' is not a vCPU index; use 0 to %d", where, vcpu,
+				    SPEC_MAX_VCPUS - 1);
+	if (choice_index(pattern_names, pattern) < 0) {
+		choices_list(pattern_names, names, sizeof(names));
+		return sb_error_set(err, -EINVAL, "%s.%lu: must be one of %s (got \"%.32s\")", where, i, names, pattern);
+	}
+	char *c = strdup(pattern);
+	if (!c)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	free(spec->guest.vcpu_pattern[i]);
+	spec->guest.vcpu_pattern[i] = c;
+	return 0;
+}
+
+/* A number from a flag: decimal, all of it. */
+static int parse_number(const char *s, double *ret)
+{
+	char *end;
+
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	*ret = strtod(s, &end);
+	if (*end || errno || !isfinite(*ret))
+		return -EINVAL;
+	return 0;
+}
+
+/* Store a checked value; where names the field or flag. */
+static int set_uint(struct run_spec *spec, const struct field *f, double v, const char *got, const char *where,
+		    struct sb_error *err)
+{
+	if (v != floor(v) || v < f->min || v > f->max)
+		return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
+				    f->max, got);
+	*(unsigned *)((char *)spec + f->offset) = (unsigned)v;
+	return 0;
+}
+
+static int set_seconds(struct run_spec *spec, const struct field *f, double v, const char *got, const char *where,
+		       struct sb_error *err)
+{
+	if (f->excl ? !(v > f->min) : !(v >= f->min))
+		return sb_error_set(err, -EINVAL, "%s: must be %s %g (got %s)", where, f->excl ? ">" : ">=", f->min, got);
+	if (v > f->max)
+		return sb_error_set(err, -EINVAL, "%s: must be at most %g seconds (got %s)", where, f->max, got);
+	*(double *)((char *)spec + f->offset) = v;
+	return 0;
+}
+
+static int set_size(struct run_spec *spec, const struct field *f, uint64_t v, const char *got, const char *where,
+		    struct sb_error *err)
+{
+	if ((double)v < f->min || (double)v > f->max)
+		return sb_error_set(err, -EINVAL, "%s: must be from %.0f to %.0f bytes (got %s)", where, f->min, f->max,
+				    got);
+	*(uint64_t *)((char *)spec + f->offset) = v;
+	return 0;
+}
+
+static int set_string(struct run_spec *spec, const struct field *f, const char *s, const char *where,
+		      struct sb_error *err)
+{
+	char **dst = (char **)((char *)spec + f->offset), *c, names[160];
+
+	if (f->type == F_CHOICE && choice_index(f->choices, s) < 0) {
+		choices_list(f->choices, names, sizeof(names));
+		return sb_error_set(err, -EINVAL, "%s: must be one of %s (got \"%.64s\")", where, names, s);
+	}
+	if (f->type == F_STRING) {
+		if (!*s || strlen(s) > f->max_len)
+			return sb_error_set(err, -EINVAL, "%s: must be 1 to %zu characters (got \"%.64s\")", where,
+					    f->max_len, s);
+		if (f->charset ? !name_chars(s, f->charset) : !!strpbrk(s, "\n\r\t"))
+			return sb_error_set(err, -EINVAL, "%s: \"%.64s\" has characters outside [%s]; fix the value",
+					    where, s, f->charset ? f->charset : "printable, one line");
+	}
+	c = strdup(s);
+	if (!c)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+static int set_enum(struct run_spec *spec, const struct field *f, const char *s, const char *where,
+		    struct sb_error *err)
+{
+	char names[160];
+	int i = choice_index(f->choices, s);
+
+	if (i < 0 || (f->type == F_CONST && i != 0)) {
+		choices_list(f->choices, names, sizeof(names));
+		return sb_error_set(err, -EINVAL, "%s: must be %s%s (got \"%.64s\")", where,
+				    f->choices[1] ? "one of " : "", names, s);
+	}
+	if (f->type == F_ENUM)
+		*(int *)((char *)spec + f->offset) = i;
+	else if (f->type == F_SINK)
+		spec->snapshot.sink_null = i == 1;
+	return 0;
+}
+
+static int field_from_json(struct run_spec *spec, const struct field *f, struct json_object *v, const char *where,
+			   struct sb_error *err)
+{
+	char got[80];
+	const char *g = json_got(v, got, sizeof(got));
+	json_type t = json_object_get_type(v);
+
+	if (!v && f->nullable) {
+		switch (f->type) {
+		case F_SIZE:
+			*(uint64_t *)((char *)spec + f->offset) = 0;
+			return 0;
+		case F_STRING: {
+			char **dst = (char **)((char *)spec + f->offset);
+			free(*dst);
+			*dst = NULL;
+			return 0;
+		}
+		case F_PROBE_VCPU:
+			spec->guest.probe_vcpu = -1;
+			return 0;
+		default:
+			break;
+		}
+	}
+	switch (f->type) {
+	case F_OBJECT:
+		return -EINVAL; /* handled by the walker */
+	case F_UINT:
+		if (t != json_type_int && t != json_type_double)
+			return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
+					    f->max, g);
+		return set_uint(spec, f, json_object_get_double(v), g, where, err);
+	case F_U64:
+		if (t != json_type_int || json_object_get_int64(v) < 0)
+			return sb_error_set(err, -EINVAL, "%s: must be a non-negative integer (got %s)", where, g);
+		*(uint64_t *)((char *)spec + f->offset) = (uint64_t)json_object_get_int64(v);
+		return 0;
+	case F_SIZE:
+		if (t == json_type_int) {
+			if (json_object_get_int64(v) < 0)
+				return sb_error_set(err, -EINVAL, "%s: must not be negative (got %s)", where, g);
+			return set_size(spec, f, (uint64_t)json_object_get_int64(v), g, where, err);
+		}
+		if (t == json_type_string) {
+			uint64_t b;
+			if (spec_parse_size(json_object_get_string(v), &b) < 0)
+				return sb_error_set(err, -EINVAL,
+						    "%s: must be a size: bytes, or a number with K, M, G or T such as \"256M\" (got %s)",
+						    where, g);
+			return set_size(spec, f, b, g, where, err);
+		}
+		return sb_error_set(err, -EINVAL, "%s: must be a size: bytes, or a string such as \"256M\"%s (got %s)",
+				    where, f->nullable ? ", or null" : "", g);
+	case F_SECONDS:
+		if (t != json_type_int && t != json_type_double)
+			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds (got %s)", where, g);
+		return set_seconds(spec, f, json_object_get_double(v), g, where, err);
+	case F_BOOL:
+		if (t != json_type_boolean)
+			return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", where, g);
+		*(bool *)((char *)spec + f->offset) = json_object_get_boolean(v);
+		return 0;
+	case F_STRING:
+	case F_CHOICE:
+		if (t != json_type_string)
+			return sb_error_set(err, -EINVAL, "%s: must be a string%s (got %s)", where,
+					    f->nullable ? " or null" : "", g);
+		return set_string(spec, f, json_object_get_string(v), where, err);
+	case F_ENUM:
+	case F_CONST:
+	case F_SINK:
+		if (t != json_type_string)
+			return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", where, g);
+		return set_enum(spec, f, json_object_get_string(v), where, err);
+	case F_STRV: {
+		size_t n;
+		if (t != json_type_array)
+			return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)",
+					    where, g);
+		strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+		spec->vm.extra_args = NULL;
+		spec->vm.n_extra_args = 0;
+		n = json_object_array_length(v);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *e = json_object_array_get_idx(v, i);
+			char sub[96];
+			snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
+			if (!json_object_is_type(e, json_type_string))
+				return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub,
+						    json_got(e, got, sizeof(got)));
+			int r = strv_append(spec, json_object_get_string(e), sub, err);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	case F_KNOBS:
+		return knobs_from_json(&spec->knobs, v, where, err);
+	case F_ARMS:
+		return arms_from_json(spec, v, where, err);
+	case F_REGION:
+		if (t == json_type_int) {
+			char num[32];
+			snprintf(num, sizeof(num), "%lld", (long long)json_object_get_int64(v));
+			return set_region(spec, num, where, err);
+		}
+		if (t != json_type_string)
+			return sb_error_set(err, -EINVAL, "%s: must be a size such as \"128M\" or a share such as \"50%%\" (got %s)",
+					    where, g);
+		return set_region(spec, json_object_get_string(v), where, err);
+	case F_VCPU_PATTERNS:
+		if (t != json_type_object)
+			return sb_error_set(err, -EINVAL, "%s: must be an object of vCPU index to pattern, e.g. {\"1\": \"read64\"} (got %s)",
+					    where, g);
+		for (size_t i = 0; i < SPEC_MAX_VCPUS; i++) {
+			free(spec->guest.vcpu_pattern[i]);
+			spec->guest.vcpu_pattern[i] = NULL;
+		}
+		json_object_object_foreach(v, key, val) {
+			if (!json_object_is_type(val, json_type_string))
+				return sb_error_set(err, -EINVAL, "%s.%.32s: must be a pattern name (got %s)", where, key,
+						    json_got(val, got, sizeof(got)));
+			int r = set_vcpu_pattern(spec, key, json_object_get_string(val), where, err);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	case F_PROBE_VCPU:
+		if (t != json_type_int)
+			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or null for no probe (got %s)",
+					    where, f->max, g);
+		if (json_object_get_int64(v) < 0 || json_object_get_int64(v) > (int64_t)f->max)
+			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or null for no probe (got %s)",
+					    where, f->max, g);
+		spec->guest.probe_vcpu = (int)json_object_get_int64(v);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int apply_object(struct run_spec *spec, struct json_object *o, const char *prefix, const char *origin,
+			struct sb_error *err)
+{
+	char path[128], where[256], known[512];
+
+	json_object_object_foreach(o, key, v) {
+		const struct field *f;
+
+		if (strlen(key) > 64) {
+			known_fields(prefix, known, sizeof(known));
+			return sb_error_set(err, -EINVAL, "%s%sspec%s%s: unknown field '%.64s...'; known: %s",
+					    origin ? origin : "", origin ? ": " : "", *prefix ? "." : "", prefix, key, known);
+		}
+		snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", key);
+		snprintf(where, sizeof(where), "%s%sspec.%s", origin ? origin : "", origin ? ": " : "", path);
+		f = field_find(path);
+		if (!f) {
+			known_fields(prefix, known, sizeof(known));
+			return sb_error_set(err, -EINVAL, "%s: unknown field; known fields%s%s: %s", where,
+					    *prefix ? " of spec." : "", prefix, known);
+		}
+		if (f->type == F_OBJECT) {
+			char got[80];
+			if (!json_object_is_type(v, json_type_object))
+				return sb_error_set(err, -EINVAL, "%s: must be an object (got %s)", where,
+						    json_got(v, got, sizeof(got)));
+			int r = apply_object(spec, v, path, origin, err);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		int r = field_from_json(spec, f, v, where, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const char *origin, struct sb_error *err)
+{
+	struct json_tokener *tok = json_tokener_new_ex(SPEC_MAX_DEPTH);
+	struct json_object *o;
+	int r;
+
+	if (!tok)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (len > SPEC_MAX_FILE_BYTES) {
+		json_tokener_free(tok);
+		return sb_error_set(err, -EFBIG, "%s: a spec is at most %u bytes", origin ? origin : "spec",
+				    SPEC_MAX_FILE_BYTES);
+	}
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	if (!o) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		json_tokener_free(tok);
+		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", origin ? origin : "spec",
+				    e == json_tokener_continue ? "unexpected end of input" : json_tokener_error_desc(e));
+	}
+	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+		if (!strchr(" \t\r\n", text[i])) {
+			json_tokener_free(tok);
+			json_object_put(o);
+			return sb_error_set(err, -EINVAL, "%s: text after the JSON object; a spec is one object",
+					    origin ? origin : "spec");
+		}
+	json_tokener_free(tok);
+	if (!json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", origin ? origin : "spec");
+	}
+	r = apply_object(spec, o, "", origin, err);
+	json_object_put(o);
+	return r;
+}
+
+int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+
+	if (fd < 0)
+		return sb_error_set(err, -errno, "%s: cannot open the spec: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return sb_error_set(err, -errno, "%s: cannot stat the spec: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return sb_error_set(err, -EISDIR, "%s: is a directory; give a spec file", path);
+	buf = malloc(SPEC_MAX_FILE_BYTES + 1);
+	if (!buf)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	for (;;) {
+		ssize_t n = read(fd, buf + len, SPEC_MAX_FILE_BYTES + 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sb_error_set(err, -errno, "%s: cannot read the spec: %s", path, strerror(errno));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > SPEC_MAX_FILE_BYTES)
+			return sb_error_set(err, -EFBIG, "%s: larger than %u bytes; a spec is small", path,
+					    SPEC_MAX_FILE_BYTES);
+	}
+	return spec_apply_json(spec, buf, len, path, err);
+}
+
+int spec_set(struct run_spec *spec, const char *field, const char *value, const char *flag, struct sb_error *err)
+{
+	const struct field *f = field_find(field);
+	const char *where = flag ? flag : field;
+	char got[96];
+	double d;
+
+	if (!f || f->type == F_OBJECT)
+		return sb_error_set(err, -EINVAL, "%s: no spec field %s", where, field);
+	snprintf(got, sizeof(got), "%.80s", value);
+	if (f->nullable && (!strcmp(value, "none") || !strcmp(value, "null"))) {
+		struct json_object *null = NULL;
+		return field_from_json(spec, f, null, where, err);
+	}
+	switch (f->type) {
+	case F_UINT:
+		if (parse_number(value, &d) < 0)
+			return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
+					    f->max, got);
+		return set_uint(spec, f, d, got, where, err);
+	case F_U64: {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(value, &end, 10);
+		if (!*value || *end || errno || value[0] == '-')
+			return sb_error_set(err, -EINVAL, "%s: must be a non-negative integer (got %s)", where, got);
+		*(uint64_t *)((char *)spec + f->offset) = v;
+		return 0;
+	}
+	case F_SIZE: {
+		uint64_t b;
+		if (spec_parse_size(value, &b) < 0)
+			return sb_error_set(err, -EINVAL,
+					    "%s: must be a size: bytes, or a number with K, M, G or T such as 256M (got %s)",
+					    where, got);
+		return set_size(spec, f, b, got, where, err);
+	}
+	case F_SECONDS:
+		if (parse_number(value, &d) < 0)
+			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds (got %s)", where, got);
+		return set_seconds(spec, f, d, got, where, err);
+	case F_BOOL:
+		if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))
+			*(bool *)((char *)spec + f->offset) = true;
+		else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
+			*(bool *)((char *)spec + f->offset) = false;
+		else
+			return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", where, got);
+		return 0;
+	case F_STRING:
+	case F_CHOICE:
+		return set_string(spec, f, value, where, err);
+	case F_ENUM:
+	case F_CONST:
+	case F_SINK:
+		return set_enum(spec, f, value, where, err);
+	case F_STRV:
+		return strv_append(spec, value, where, err);
+	case F_KNOBS:
+		return knob_arg(&spec->knobs, value, where, err);
+	case F_ARMS:
+		return spec_add_arm(spec, value, where, err);
+	case F_REGION:
+		return set_region(spec, value, where, err);
+	case F_VCPU_PATTERNS: {
+		const char *eq = strchr(value, '=');
+		char idx[16];
+		if (!eq || (size_t)(eq - value) >= sizeof(idx))
+			return sb_error_set(err, -EINVAL, "%s: '%s' is not VCPU=PATTERN; write e.g. 1=read64", where, got);
+		memcpy(idx, value, (size_t)(eq - value));
+		idx[eq - value] = '\0';
+		return set_vcpu_pattern(spec, idx, eq + 1, where, err);
+	}
+	case F_PROBE_VCPU:
+		if (parse_number(value, &d) < 0 || d != floor(d) || d < 0 || d > f->max)
+			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or none (got %s)", where,
+					    f->max, got);
+		spec->guest.probe_vcpu = (int)d;
+		return 0;
+	case F_OBJECT:
+		break;
+	}
+	return -EINVAL;
+}
+
+int spec_validate(const struct run_spec *spec, struct sb_error *err)
+{
+	if (spec->guest.probe_vcpu >= 0 && (unsigned)spec->guest.probe_vcpu >= spec->vm.vcpus)
+		return sb_error_set(err, -EINVAL,
+				    "spec.guest.probe.vcpu: vCPU %d does not exist, the VM has %u (spec.vm.vcpus); use 0 to %u or null",
+				    spec->guest.probe_vcpu, spec->vm.vcpus, spec->vm.vcpus - 1);
+	for (unsigned i = 0; i < SPEC_MAX_VCPUS; i++) {
+		if (!spec->guest.vcpu_pattern[i])
+			continue;
+		if (i >= spec->vm.vcpus)
+			return sb_error_set(err, -EINVAL,
+					    "spec.guest.vcpu_patterns.%u: vCPU %u does not exist, the VM has %u (spec.vm.vcpus)",
+					    i, i, spec->vm.vcpus);
+		if ((int)i == spec->guest.probe_vcpu)
+			return sb_error_set(err, -EINVAL,
+					    "spec.guest.vcpu_patterns.%u: vCPU %u runs the latency probe (spec.guest.probe.vcpu); move the probe or drop this pattern",
+					    i, i);
+	}
+	if (spec->guest.region_bytes && spec->guest.region_bytes > spec->vm.memory - (4ull << 20))
+		return sb_error_set(err, -EINVAL,
+				    "spec.guest.region: %llu bytes do not fit in the guest's %llu bytes of RAM (spec.vm.memory) with room for the guest itself; use at most memory - 4M, or a share such as 90%%",
+				    (unsigned long long)spec->guest.region_bytes, (unsigned long long)spec->vm.memory);
+	if (spec->vm.backing == SPEC_BACKING_HUGETLB) {
+		uint64_t hp = spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20;
+		if (hp != (2ull << 20) && hp != (1ull << 30))
+			return sb_error_set(err, -EINVAL, "spec.vm.hugepage_size: x86 hugetlb pages are 2M or 1G (got %llu)",
+					    (unsigned long long)hp);
+		if (spec->vm.memory % hp)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.memory: %llu bytes is not a multiple of the hugetlb page size %llu (spec.vm.hugepage_size); round it",
+					    (unsigned long long)spec->vm.memory, (unsigned long long)hp);
+	} else if (spec->vm.hugepage_size) {
+		return sb_error_set(err, -EINVAL,
+				    "spec.vm.hugepage_size: only used with spec.vm.backing \"hugetlb\"; set it to null or change the backing");
+	}
+	if (spec->vm.memory % 4096)
+		return sb_error_set(err, -EINVAL, "spec.vm.memory: must be a multiple of 4K (got %llu)",
+				    (unsigned long long)spec->vm.memory);
+	if (spec->snapshot.keep && spec->snapshot.sink_null)
+		return sb_error_set(err, -EINVAL,
+				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
+	if (spec->n_arms == 0)
+		return sb_error_set(err, -EINVAL, "spec.arms: at least one arm is needed");
+	if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.pre_s * 1000) ||
+	    (uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.post_s * 1000))
+		return sb_error_set(err, -EINVAL,
+				    "spec.timing.interval_ms: %u ms is longer than the pre (%g s) or post (%g s) window; sample more often or lengthen the windows",
+				    spec->timing.interval_ms, spec->timing.pre_s, spec->timing.post_s);
+	return 0;
+}
+
+/* ---- back to JSON ---- */
+
+static struct json_object *knobs_json(const struct spec_knobs *k)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; o && i < k->n; i++)
+		if (json_object_object_add(o, k->items[i].name, json_object_new_string(k->items[i].value)) < 0) {
+			json_object_put(o);
+			return NULL;
+		}
+	return o;
+}
+
+struct jb {
+	bool oom;
+};
+
+static void add(struct jb *b, struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!o || json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		b->oom = true;
+	}
+}
+
+static struct json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *seconds(double v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.10g", v);
+	return json_object_new_double_s(v, buf);
+}
+
+int spec_to_json(const struct run_spec *spec, struct json_object **ret)
+{
+	struct jb b = {};
+	struct json_object *o = json_object_new_object(), *vm = json_object_new_object(), *a;
+	struct json_object *g = json_object_new_object(), *p = json_object_new_object(), *vp = json_object_new_object();
+	struct json_object *s = json_object_new_object(), *t = json_object_new_object(), *bpf = json_object_new_object();
+	struct json_object *arms = json_object_new_array();
+	char idx[16];
+
+	if (!o || !vm || !g || !p || !vp || !s || !t || !bpf || !arms) {
+		json_object_put(o);
+		json_object_put(vm);
+		json_object_put(g);
+		json_object_put(p);
+		json_object_put(vp);
+		json_object_put(s);
+		json_object_put(t);
+		json_object_put(bpf);
+		json_object_put(arms);
+		return -ENOMEM;
+	}
+	add(&b, o, "scenario", json_object_new_string(scenario_names[spec->scenario]));
+	if (spec->description)
+		add(&b, o, "description", json_object_new_string(spec->description));
+	add(&b, o, "repetitions", json_object_new_int(spec->repetitions));
+
+	add(&b, vm, "backend", json_object_new_string("qemu"));
+	add(&b, vm, "memory", json_object_new_uint64(spec->vm.memory));
+	add(&b, vm, "vcpus", json_object_new_int(spec->vm.vcpus));
+	add(&b, vm, "machine", json_object_new_string(spec->vm.machine));
+	add(&b, vm, "cpu", str_or_null(spec->vm.cpu));
+	add(&b, vm, "backing", json_object_new_string(backing_names[spec->vm.backing]));
+	add(&b, vm, "hugepage_size",
+	    spec->vm.backing == SPEC_BACKING_HUGETLB
+		    ? json_object_new_uint64(spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20)
+		    : NULL);
+	add(&b, vm, "prealloc", json_object_new_boolean(spec->vm.prealloc));
+	add(&b, vm, "user", str_or_null(spec->vm.user));
+	a = json_object_new_array();
+	for (size_t i = 0; a && i < spec->vm.n_extra_args; i++)
+		if (json_object_array_add(a, json_object_new_string(spec->vm.extra_args[i])) < 0)
+			b.oom = true;
+	add(&b, vm, "extra_args", a);
+	add(&b, o, "vm", vm);
+
+	add(&b, g, "kind", json_object_new_string("micro"));
+	add(&b, g, "pattern", json_object_new_string(spec->guest.pattern));
+	for (unsigned i = 0; i < SPEC_MAX_VCPUS; i++)
+		if (spec->guest.vcpu_pattern[i]) {
+			snprintf(idx, sizeof(idx), "%u", i);
+			add(&b, vp, idx, json_object_new_string(spec->guest.vcpu_pattern[i]));
+		}
+	add(&b, g, "vcpu_patterns", vp);
+	if (spec->guest.region_bytes) {
+		add(&b, g, "region", json_object_new_uint64(spec->guest.region_bytes));
+	} else {
+		snprintf(idx, sizeof(idx), "%u%%", spec->guest.region_percent);
+		add(&b, g, "region", json_object_new_string(idx));
+	}
+	add(&b, g, "page_size", json_object_new_string(page_size_names[spec->guest.page_size]));
+	add(&b, p, "vcpu", spec->guest.probe_vcpu >= 0 ? json_object_new_int(spec->guest.probe_vcpu) : NULL);
+	add(&b, p, "gap_us", json_object_new_int64(spec->guest.probe_gap_us));
+	add(&b, g, "probe", p);
+	add(&b, g, "seed", json_object_new_uint64(spec->guest.seed));
+	add(&b, g, "clock", json_object_new_string(spec->guest.clock));
+	add(&b, g, "telemetry_interval_ms", json_object_new_int(spec->guest.telemetry_interval_ms));
+	add(&b, o, "guest", g);
+
+	add(&b, s, "sink", json_object_new_string(spec->snapshot.sink_null ? "null" : "file"));
+	add(&b, s, "keep", json_object_new_boolean(spec->snapshot.keep));
+	add(&b, s, "max_bandwidth", spec->snapshot.max_bandwidth ? json_object_new_uint64(spec->snapshot.max_bandwidth) : NULL);
+	add(&b, s, "timeout_s", seconds(spec->snapshot.timeout_s));
+	add(&b, o, "snapshot", s);
+
+	add(&b, t, "warmup_s", seconds(spec->timing.warmup_s));
+	add(&b, t, "pre_s", seconds(spec->timing.pre_s));
+	add(&b, t, "post_s", seconds(spec->timing.post_s));
+	add(&b, t, "interval_ms", json_object_new_int(spec->timing.interval_ms));
+	add(&b, o, "timing", t);
+
+	add(&b, bpf, "enabled", json_object_new_boolean(spec->bpf.enabled));
+	add(&b, o, "bpf", bpf);
+
+	add(&b, o, "knobs", knobs_json(&spec->knobs));
+	for (size_t i = 0; i < spec->n_arms; i++) {
+		struct json_object *arm = json_object_new_object();
+		add(&b, arm, "label", json_object_new_string(spec->arms[i].label));
+		add(&b, arm, "knobs", knobs_json(&spec->arms[i].knobs));
+		if (!arm || json_object_array_add(arms, arm) < 0) {
+			json_object_put(arm);
+			b.oom = true;
+		}
+	}
+	add(&b, o, "arms", arms);
+	if (b.oom) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	*ret = o;
+	return 0;
+}
+
+int spec_arm_knobs(const struct run_spec *spec, size_t arm, struct spec_knobs *ret)
+{
+	struct spec_knobs k = {};
+	struct sb_error err;
+	int r;
+
+	if (arm >= spec->n_arms)
+		return -EINVAL;
+	for (size_t i = 0; i < spec->knobs.n; i++) {
+		r = knobs_set(&k, spec->knobs.items[i].name, spec->knobs.items[i].value, "knobs", &err);
+		if (r < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < spec->arms[arm].knobs.n; i++) {
+		r = knobs_set(&k, spec->arms[arm].knobs.items[i].name, spec->arms[arm].knobs.items[i].value, "knobs",
+			      &err);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = k;
+	return 0;
+fail:
+	spec_knobs_done(&k);
+	return r;
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The run spec: what one run does (docs/running.md). Read from a JSON file,
+ * overridden field by field from command-line flags, validated, and written
+ * back with every default filled in as the report's "spec".
+ *
+ * Every error names the field ("spec.timing.pre_s: must be > 0 (got -1)")
+ * or the flag that set it, and says what would be accepted. Unknown fields
+ * are errors: a typo must not silently run the default.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct json_object;
+
+#define SPEC_MAX_FILE_BYTES (1u << 20)
+#define SPEC_MAX_ARMS 16
+#define SPEC_MAX_REPETITIONS 1000
+#define SPEC_MAX_KNOBS 64
+#define SPEC_MAX_EXTRA_ARGS 256
+#define SPEC_MAX_STRING 4096
+#define SPEC_MAX_VCPUS 255 /* the micro guest's limit (xAPIC) */
+#define SPEC_MIN_MEMORY (16ull << 20)
+#define SPEC_MAX_MEMORY (1ull << 40)
+
+enum spec_scenario {
+	SPEC_SCENARIO_BACKGROUND_SNAPSHOT,
+};
+
+enum spec_backing {
+	SPEC_BACKING_ANON,        /* anonymous RAM; THP as the host allows (QEMU madvises) */
+	SPEC_BACKING_ANON_NOTHP,  /* anonymous RAM, THP disabled for QEMU (PR_SET_THP_DISABLE) */
+	SPEC_BACKING_HUGETLB,     /* memfd on hugetlbfs, hugepage_size pages */
+};
+
+enum spec_page_size {
+	SPEC_PAGE_4K,
+	SPEC_PAGE_2M,
+};
+
+/* One knob: "sysctl:kernel.numa_balancing" or "module:kvm.halt_poll_ns" = value. */
+struct spec_knob {
+	char *name;
+	char *value;
+};
+
+struct spec_knobs {
+	size_t n;
+	struct spec_knob *items;
+};
+
+struct spec_arm {
+	char *label;
+	struct spec_knobs knobs;
+};
+
+#define SPEC_PATTERN_DEFAULT NULL /* in vcpu_pattern[]: the guest's default pattern */
+
+struct run_spec {
+	enum spec_scenario scenario;
+	char *description;            /* may be NULL */
+	unsigned repetitions;
+
+	struct {
+		uint64_t memory;
+		unsigned vcpus;
+		char *machine;
+		char *cpu;                /* NULL: QEMU's default model */
+		enum spec_backing backing;
+		uint64_t hugepage_size;   /* bytes; 0 unless backing is hugetlb */
+		bool prealloc;
+		char *user;               /* NULL: QEMU runs as the invoking user */
+		size_t n_extra_args;
+		char **extra_args;
+	} vm;
+
+	struct {
+		char *pattern;            /* every worker's pattern */
+		char *vcpu_pattern[SPEC_MAX_VCPUS]; /* per-vCPU override, NULL: pattern */
+		uint64_t region_bytes;    /* 0: region_percent of the free RAM */
+		unsigned region_percent;  /* 1..100 when region_bytes is 0 */
+		enum spec_page_size page_size;
+		int probe_vcpu;           /* -1: no latency probe */
+		unsigned probe_gap_us;
+		uint64_t seed;
+		char *clock;              /* auto, kvmclock, cpuid, pit */
+		unsigned telemetry_interval_ms;
+	} guest;
+
+	struct {
+		bool sink_null;
+		bool keep;
+		uint64_t max_bandwidth;   /* bytes/s, 0: unlimited */
+		double timeout_s;
+	} snapshot;
+
+	struct {
+		double warmup_s, pre_s, post_s;
+		unsigned interval_ms;
+	} timing;
+
+	struct {
+		bool enabled;
+	} bpf;
+
+	struct spec_knobs knobs;      /* for every arm */
+	size_t n_arms;
+	struct spec_arm *arms;
+};
+
+/* Fills spec with the defaults (one arm "default", no knobs). */
+int spec_init(struct run_spec *spec);
+void spec_done(struct run_spec *spec);
+
+/*
+ * Applies the JSON object text (a spec file's contents) on top of spec.
+ * Fields absent from the text keep their current values. origin names the
+ * file in messages ("FILE: spec.vm.vcpus: ..."); may be NULL.
+ */
+int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const char *origin, struct sb_error *err);
+
+/* Reads FILE (at most SPEC_MAX_FILE_BYTES) and applies it. */
+int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *err);
+
+/*
+ * Sets one field from a command-line string, e.g. ("vm.memory", "1G"),
+ * ("timing.pre_s", "5"), ("knobs", "sysctl:kernel.numa_balancing=0").
+ * flag names the option in messages ("--memory"). Fields that hold a list
+ * (vm.extra_args, knobs) append. The field names are those of the JSON.
+ */
+int spec_set(struct run_spec *spec, const char *field, const char *value, const char *flag, struct sb_error *err);
+
+/* Adds an arm "LABEL" or "LABEL:KNOB=VALUE[,KNOB=VALUE...]" (--arm). The first
+ * --arm replaces the default arm. */
+int spec_add_arm(struct run_spec *spec, const char *arg, const char *flag, struct sb_error *err);
+
+/* Checks what involves several fields (probe vCPU within vcpus, ...). */
+int spec_validate(const struct run_spec *spec, struct sb_error *err);
+
+/* The spec as JSON, defaults filled in, sizes in bytes (a new reference). */
+int spec_to_json(const struct run_spec *spec, struct json_object **ret);
+
+/* The knobs of arm i: the run's knobs overridden by the arm's (a copy). */
+int spec_arm_knobs(const struct run_spec *spec, size_t arm, struct spec_knobs *ret);
+void spec_knobs_done(struct spec_knobs *k);
+
+/* The total number of repetitions (arms x repetitions). */
+static inline unsigned spec_total_repetitions(const struct run_spec *spec)
+{
+	return (unsigned)spec->n_arms * spec->repetitions;
+}
+
+/* "256M" "1G" "4096" "2MiB" -> bytes. -EINVAL / -ERANGE. */
+int spec_parse_size(const char *s, uint64_t *ret);
+
+/* Knob names: "sysctl:a.b_c" or "module:m.p"; no empty components, so no "..". */
+bool spec_knob_name_valid(const char *name);
+bool spec_label_valid(const char *label);
