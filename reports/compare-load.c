@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Loading snapbench.run/1 reports for compare, bounded and checked. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "compare-private.h"
+
+static void report_free(struct compare_report *r)
+{
+	if (!r)
+		return;
+	json_object_put(r->root);
+	free(r->path);
+	free(r);
+}
+
+void compare_pool_done(struct compare_pool *pool)
+{
+	for (size_t i = 0; i < pool->n; i++)
+		report_free(pool->reports[i]);
+	free(pool->reports);
+	*pool = (struct compare_pool){ 0 };
+}
+
+static int read_bounded(int fd, const char *path, size_t size, char **out, size_t *len, struct sb_error *err)
+{
+	_cleanup_free_ char *buf = malloc(size + 1);
+	size_t got = 0;
+
+	if (!buf)
+		return sb_error_set(err, -ENOMEM, "%s: out of memory reading %zu bytes", path, size);
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sb_error_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+		}
+		if (n == 0)
+			break; /* shrank while we read: parse what is there */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*out = TAKE_PTR(buf);
+	*len = got;
+	return 0;
+}
+
+static int parse_json(const char *path, const char *text, size_t len, struct json_object **out,
+		      struct sb_error *err)
+{
+	struct json_tokener *tok = json_tokener_new_ex(COMPARE_JSON_MAX_DEPTH);
+	struct json_object *o;
+
+	if (!tok)
+		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+
+	if (!o || jerr != json_tokener_success) {
+		json_object_put(o);
+		if (jerr == json_tokener_error_depth)
+			return sb_error_set(err, -EINVAL, "%s: JSON nested deeper than %d levels; not a run report",
+					    path, COMPARE_JSON_MAX_DEPTH);
+		if (jerr == json_tokener_continue)
+			return sb_error_set(err, -EINVAL, "%s: truncated JSON (the file ends mid-document); "
+					    "is the run still being written?", path);
+		return sb_error_set(err, -EINVAL, "%s: invalid JSON near byte %zu: %s", path, end,
+				    json_tokener_error_desc(jerr));
+	}
+	for (; end < len; end++)
+		if (!strchr(" \t\r\n", text[end])) {
+			json_object_put(o);
+			return sb_error_set(err, -EINVAL, "%s: trailing data after the JSON document at byte %zu",
+					    path, end);
+		}
+	*out = o;
+	return 0;
+}
+
+/* The fields compare reads, checked once so that later code can trust their types. */
+static int check_report(const char *path, struct json_object *root, struct sb_error *err)
+{
+	struct json_object *v;
+	const char *schema;
+
+	if (!json_object_is_type(root, json_type_object))
+		return sb_error_set(err, -EINVAL, "%s: not a snapbench run report (the JSON is not an object)", path);
+	schema = json_get_string(root, "schema");
+	if (!schema)
+		return sb_error_set(err, -EINVAL, "%s: not a snapbench run report (no \"schema\" string; "
+				    "expected \"%s\")", path, COMPARE_RUN_SCHEMA);
+	if (strcmp(schema, COMPARE_RUN_SCHEMA)) {
+		char s[80];
+		text_sanitize(schema, s, sizeof(s));
+		return sb_error_set(err, -EINVAL, "%s: schema is \"%s\", this snapbench reads \"%s\"%s", path, s,
+				    COMPARE_RUN_SCHEMA,
+				    !strncmp(schema, "snapbench.run/", 14) ? " (use the snapbench that wrote it)" : "");
+	}
+	static const struct {
+		const char *key;
+		enum json_type type;
+	} top[] = {
+		{ "id", json_type_string },          { "state", json_type_string },
+		{ "spec", json_type_object },        { "metric_info", json_type_object },
+		{ "arms", json_type_array },         { "repetitions", json_type_array },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(top); i++) {
+		v = json_get(root, top[i].key);
+		if (!v || !json_object_is_type(v, top[i].type))
+			return sb_error_set(err, -EINVAL, "%s: \"%s\" is missing or not a%s %s", path, top[i].key,
+					    top[i].type == json_type_object ? "n" : "",
+					    json_type_to_name(top[i].type));
+	}
+	const char *id = json_get_string(root, "id");
+	if (!*id || strchr(id, '/'))
+		return sb_error_set(err, -EINVAL, "%s: \"id\" must be a non-empty run id without '/'", path);
+
+	struct json_object *arms = json_get(root, "arms");
+	size_t n = json_object_array_length(arms);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *a = json_object_array_get_idx(arms, i);
+		if (!json_get_string(a, "label"))
+			return sb_error_set(err, -EINVAL, "%s: arms[%zu].label is missing or not a string", path, i);
+	}
+
+	struct json_object *reps = json_get(root, "repetitions");
+	n = json_object_array_length(reps);
+	if (n > COMPARE_MAX_REPS)
+		return sb_error_set(err, -E2BIG, "%s: %zu repetitions, more than compare handles (%d)", path, n,
+				    COMPARE_MAX_REPS);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *r = json_object_array_get_idx(reps, i);
+		if (!json_get_string(r, "arm") || !json_get_string(r, "state"))
+			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu] needs \"arm\" and \"state\" strings",
+					    path, i);
+		v = json_get(r, "index");
+		if (!v || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu].index is missing or not a "
+					    "non-negative integer", path, i);
+		v = json_get(r, "windows");
+		if (v && !json_object_is_type(v, json_type_object))
+			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu].windows is not an object", path, i);
+		if (!strcmp(json_get_string(r, "state"), "completed") && !v)
+			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu] completed but has no \"windows\"",
+					    path, i);
+		v = json_get(r, "timeline");
+		if (v && !json_object_is_type(v, json_type_array))
+			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu].timeline is not an array", path, i);
+	}
+	return 0;
+}
+
+static int report_load(const char *path, const struct stat *st, int fd, struct compare_report **out,
+		       struct sb_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	struct json_object *root = NULL;
+	struct compare_report *rep;
+	size_t len = 0;
+	int r;
+
+	if (!S_ISREG(st->st_mode))
+		return sb_error_set(err, -EINVAL, "%s: not a regular file; give a report.json or its run directory",
+				    path);
+	if ((uint64_t)st->st_size > COMPARE_REPORT_MAX_BYTES)
+		return sb_error_set(err, -EFBIG, "%s: %lld bytes, larger than the %u MiB compare reads", path,
+				    (long long)st->st_size, COMPARE_REPORT_MAX_BYTES >> 20);
+	r = read_bounded(fd, path, (size_t)st->st_size, &text, &len, err);
+	if (r < 0)
+		return r;
+	if (len > INT32_MAX) /* json_tokener takes an int length */
+		return sb_error_set(err, -EFBIG, "%s: too large to parse", path);
+	r = parse_json(path, text, len, &root, err);
+	if (r < 0)
+		return r;
+	r = check_report(path, root, err);
+	if (r < 0) {
+		json_object_put(root);
+		return r;
+	}
+	rep = calloc(1, sizeof(*rep));
+	if (!rep || !(rep->path = strdup(path))) {
+		free(rep);
+		json_object_put(root);
+		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
+	}
+	rep->root = root;
+	rep->id = json_get_string(root, "id");
+	rep->state = json_get_string(root, "state");
+	*out = rep;
+	return 0;
+}
+
+int compare_pool_load(struct compare_pool *pool, const char *path, struct compare_report **out,
+		      struct sb_error *err)
+{
+	_cleanup_free_ char *file = NULL;
+	_cleanup_close_ int fd = -1;
+	struct compare_report *rep = NULL;
+	struct stat st;
+	int r;
+
+	if (!path || !*path)
+		return sb_error_set(err, -EINVAL, "empty report path");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return sb_error_set(err, -errno, "cannot open report %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return sb_error_set(err, -errno, "cannot stat %s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		/* a run directory: its report.json */
+		int dfd = TAKE_FD(fd);
+		fd = openat(dfd, "report.json", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		int saved = errno;
+		close(dfd);
+		if (asprintf(&file, "%s/report.json", path) < 0) {
+			file = NULL;
+			return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
+		}
+		if (fd < 0)
+			return sb_error_set(err, -saved, "%s is a directory without a readable report.json (%s); "
+					    "give a run directory or a report file", path, strerror(saved));
+		if (fstat(fd, &st) < 0)
+			return sb_error_set(err, -errno, "cannot stat %s: %s", file, strerror(errno));
+	}
+
+	for (size_t i = 0; i < pool->n; i++) {
+		struct stat other;
+		if (stat(pool->reports[i]->path, &other) == 0 && other.st_dev == st.st_dev &&
+		    other.st_ino == st.st_ino) {
+			*out = pool->reports[i];
+			return 0;
+		}
+	}
+	if (pool->n >= COMPARE_MAX_REPORTS)
+		return sb_error_set(err, -E2BIG, "%s: more than %d reports in one comparison", path,
+				    COMPARE_MAX_REPORTS);
+
+	r = report_load(file ? file : path, &st, fd, &rep, err);
+	if (r < 0)
+		return r;
+	struct compare_report **nv = realloc(pool->reports, (pool->n + 1) * sizeof(*nv));
+	if (!nv) {
+		report_free(rep);
+		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
+	}
+	pool->reports = nv;
+	pool->reports[pool->n++] = rep;
+	*out = rep;
+	return 0;
+}

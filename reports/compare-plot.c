@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* compare's plots, hand-written SVG: per-metric strip/box plots and a timeline. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "compare-private.h"
+#include "svg.h"
+
+static const char *const side_color[2] = { "#3b6fb6", "#d9782d" };
+static const char *const side_fill[2] = { "#d6e2f3", "#f7dcc6" }; /* box fill */
+
+struct axis {
+	double lo, hi, step;
+};
+
+/* Ticks at 1, 2 or 5 times a power of ten, about five of them. */
+static struct axis nice_axis(double lo, double hi)
+{
+	struct axis a;
+
+	if (!(hi > lo)) {
+		double pad = fabs(lo) > 0 ? fabs(lo) * 0.1 : 1.0;
+		lo -= pad;
+		hi += pad;
+	}
+	double raw = (hi - lo) / 5.0;
+	double mag = pow(10.0, floor(log10(raw)));
+	double f = raw / mag;
+	a.step = (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * mag;
+	a.lo = floor(lo / a.step) * a.step;
+	a.hi = ceil(hi / a.step) * a.step;
+	if (a.hi <= a.lo)
+		a.hi = a.lo + a.step;
+	return a;
+}
+
+static double scale(const struct axis *a, double v, double px_lo, double px_hi)
+{
+	return px_lo + (v - a->lo) / (a->hi - a->lo) * (px_hi - px_lo);
+}
+
+static void y_axis(struct svg *s, const struct axis *a, double x0, double x1, double y_bottom, double y_top)
+{
+	char buf[40];
+	size_t n = (size_t)llround((a->hi - a->lo) / a->step);
+
+	svg_group_begin(s, "y-axis");
+	for (size_t i = 0; i <= n && i <= 20; i++) {
+		double v = a->lo + (double)i * a->step;
+		double y = scale(a, v, y_bottom, y_top);
+		svg_line(s, x0, y, x1, y, "#e3e3e3", 1, NULL);
+		compare_format_number(fabs(v) < a->step * 1e-9 ? 0.0 : v, buf, sizeof(buf));
+		svg_text(s, x0 - 6, y + 4, "end", 11, "#333333", "%s", buf);
+	}
+	svg_line(s, x0, y_bottom, x0, y_top, "#555555", 1, NULL);
+	svg_group_end(s);
+}
+
+char *compare_plot_file_name(const struct compare_metric *m)
+{
+	char *name = NULL;
+
+	if (asprintf(&name, "%s-%s.svg", m->window, m->name) < 0)
+		return NULL;
+	for (char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("._-", *p)))
+			*p = '_';
+	if (name[0] == '.')
+		name[0] = '_';
+	if (strlen(name) > 200)
+		strcpy(name + 196, ".svg");
+	return name;
+}
+
+char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
+{
+	const struct compare_metric *m = &r->metrics[i];
+	const double W = 640, H = 420, left = 90, right = 20, top = 56, bottom = 86;
+	char name[96], label[80], buf[64], change[32];
+	struct svg s;
+
+	if (i >= r->n_metrics)
+		return NULL;
+	metric_display_name(m->name, name, sizeof(name));
+	double lo = fmin(m->arm[0].s.min, m->arm[1].s.min), hi = fmax(m->arm[0].s.max, m->arm[1].s.max);
+	/* Start at 0 when the data reach down towards it, so a bar height
+	 * reads as a magnitude; otherwise zoom in on the spread. */
+	if (lo >= 0 && lo <= hi / 2)
+		lo = 0;
+	struct axis ax = nice_axis(lo, hi);
+
+	if (svg_begin(&s, W, H, "") < 0)
+		return NULL;
+	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "%s, %s window", name, m->window);
+	if (m->from_zero)
+		snprintf(change, sizeof(change), "from 0");
+	else if (isnan(m->pct_change))
+		snprintf(change, sizeof(change), "n/a");
+	else
+		snprintf(change, sizeof(change), "%+.1f%%", m->pct_change);
+	svg_text(&s, W / 2, 43, "middle", 12, "#444444", "change of medians %s, p = %.2g: %s", change, m->mwu.p,
+		 compare_verdict_name(m->verdict));
+	y_axis(&s, &ax, left, W - right, H - bottom, top);
+	if (m->unit[0]) {
+		char unit[40];
+		text_sanitize(m->unit, unit, sizeof(unit));
+		svg_text(&s, 16, top - 10, "start", 11, "#333333", "%s", unit);
+	}
+
+	double colw = (W - left - right) / 2;
+	for (int k = 0; k < 2; k++) {
+		const struct compare_arm_stats *a = &m->arm[k];
+		double cx = left + colw * (k + 0.5);
+		_cleanup_free_ double *sorted = malloc(a->n * sizeof(*sorted));
+		if (!sorted) {
+			svg_abort(&s);
+			return NULL;
+		}
+		memcpy(sorted, a->values, a->n * sizeof(*sorted));
+		stats_sort(sorted, a->n);
+		double q1 = stats_quantile_sorted(sorted, a->n, 0.25), q3 = stats_quantile_sorted(sorted, a->n, 0.75);
+		double bx = cx - 40, y_min = scale(&ax, a->s.min, H - bottom, top);
+		double y_max = scale(&ax, a->s.max, H - bottom, top);
+
+		snprintf(buf, sizeof(buf), "side-%s", k == 0 ? "baseline" : "patched");
+		svg_group_begin(&s, buf);
+		/* whiskers: min to max */
+		svg_line(&s, bx + 30, y_min, bx + 30, y_max, side_color[k], 1.5, NULL);
+		svg_line(&s, bx + 18, y_min, bx + 42, y_min, side_color[k], 1.5, NULL);
+		svg_line(&s, bx + 18, y_max, bx + 42, y_max, side_color[k], 1.5, NULL);
+		/* box: the middle half (type-7 quartiles), line at the median */
+		double y_q3 = scale(&ax, q3, H - bottom, top), y_q1 = scale(&ax, q1, H - bottom, top);
+		svg_rect(&s, bx, y_q3, 60, y_q1 - y_q3, side_fill[k], side_color[k], 1.0);
+		double y_med = scale(&ax, a->s.median, H - bottom, top);
+		svg_line(&s, bx, y_med, bx + 60, y_med, side_color[k], 3, NULL);
+		/* every repetition as a point beside the box, spread so equal values stay visible */
+		for (size_t j = 0; j < a->n; j++) {
+			double px = cx + 44 + (double)(j % 5) * 7;
+			svg_circle(&s, px, scale(&ax, a->values[j], H - bottom, top), 3.5, side_color[k], "white");
+		}
+		text_sanitize(r->side[k]->label, label, sizeof(label));
+		svg_text(&s, cx, H - bottom + 22, "middle", 13, side_color[k], "%s: %s", r->side[k]->role, label);
+		compare_format_number(a->s.median, buf, sizeof(buf));
+		svg_text(&s, cx, H - bottom + 40, "middle", 11, "#333333", "n = %zu, median %s", a->n, buf);
+		svg_group_end(&s);
+	}
+	svg_text(&s, W / 2, H - 14, "middle", 10, "#666666",
+		 "box: quartiles; bar: median; whiskers: min and max; dots: repetitions");
+	return svg_end(&s);
+}
+
+/* ---- timeline ---- */
+
+struct step {
+	double t0, t1;   /* seconds relative to the snapshot start */
+	double rate[2];  /* pf/s, tlb/s; NAN when the counter is absent */
+};
+
+struct series {
+	struct step *steps;
+	size_t n;
+	double snap_end;  /* end of the snapshot window, relative */
+	bool have[2];
+	const struct compare_rep *rep;
+};
+
+static const char *const timeline_counters[2] = { "kvm.pf_taken", "kvm.remote_tlb_flush" };
+
+/* The repetition whose snapshot-window pf_per_s is closest to the side's median. */
+static size_t representative(const struct compare_side *side)
+{
+	_cleanup_free_ double *v = malloc(side->n_reps * sizeof(*v));
+	size_t n = 0, best = 0;
+	double best_d = INFINITY;
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < side->n_reps; i++) {
+		struct json_object *x = json_get(json_get(json_get(json_get(side->reps[i].rep, "windows"), "snapshot"),
+							  "metrics"), "pf_per_s");
+		v[i] = json_is_number(x) ? json_object_get_double(x) : NAN;
+		if (!isnan(v[i]))
+			n++;
+	}
+	if (!n)
+		return 0;
+	double *sorted = malloc(n * sizeof(*sorted));
+	if (!sorted)
+		return 0;
+	for (size_t i = 0, j = 0; i < side->n_reps; i++)
+		if (!isnan(v[i]))
+			sorted[j++] = v[i];
+	stats_sort(sorted, n);
+	double med = stats_median_sorted(sorted, n);
+	free(sorted);
+	for (size_t i = 0; i < side->n_reps; i++)
+		if (!isnan(v[i]) && fabs(v[i] - med) < best_d) {
+			best_d = fabs(v[i] - med);
+			best = i;
+		}
+	return best;
+}
+
+static int series_from_rep(const struct compare_rep *rp, struct series *out)
+{
+	struct json_object *tl = json_get(rp->rep, "timeline");
+	size_t n = tl ? json_object_array_length(tl) : 0;
+	double start = NAN, end = NAN;
+
+	*out = (struct series){ .rep = rp };
+	if (!n)
+		return -ENODATA;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *row = json_object_array_get_idx(tl, i);
+		const char *w = json_get_string(row, "window");
+		struct json_object *t = json_get(row, "t_s"), *dt = json_get(row, "dt_s");
+		if (!w || strcmp(w, "snapshot") || !json_is_number(t) || !json_is_number(dt))
+			continue;
+		if (isnan(start))
+			start = json_object_get_double(t) - json_object_get_double(dt);
+		end = json_object_get_double(t);
+	}
+	if (isnan(start))
+		return -ENODATA;
+
+	/* Merge runs of rows (within a window) so no plot has more than
+	 * COMPARE_PLOT_MAX_STEPS steps; a merged step's rate is its total
+	 * over its duration, so nothing is averaged away unfairly. */
+	size_t k = (n + COMPARE_PLOT_MAX_STEPS - 1) / COMPARE_PLOT_MAX_STEPS;
+	out->steps = calloc(n, sizeof(*out->steps));
+	if (!out->steps)
+		return -ENOMEM;
+	out->snap_end = end - start;
+	for (size_t i = 0; i < n;) {
+		double sum[2] = { 0, 0 }, dur = 0, t0 = NAN, t1 = NAN;
+		bool have[2] = { false, false };
+		const char *win = json_get_string(json_object_array_get_idx(tl, i), "window");
+		size_t j = i;
+		for (; j < n && j < i + k; j++) {
+			struct json_object *row = json_object_array_get_idx(tl, j);
+			const char *w = json_get_string(row, "window");
+			struct json_object *t = json_get(row, "t_s"), *dt = json_get(row, "dt_s");
+			if (j > i && (!w || !win || strcmp(w, win)))
+				break;
+			if (!json_is_number(t) || !json_is_number(dt))
+				continue;
+			if (isnan(t0))
+				t0 = json_object_get_double(t) - json_object_get_double(dt);
+			t1 = json_object_get_double(t);
+			dur += json_object_get_double(dt);
+			for (int c = 0; c < 2; c++) {
+				struct json_object *v = json_get(json_get(row, "counters"), timeline_counters[c]);
+				if (json_is_number(v)) {
+					sum[c] += json_object_get_double(v);
+					have[c] = true;
+				}
+			}
+		}
+		bool warmup = win && !strcmp(win, "warmup");
+		if (!warmup && dur > 0 && !isnan(t0)) {
+			struct step *st = &out->steps[out->n++];
+			st->t0 = t0 - start;
+			st->t1 = t1 - start;
+			for (int c = 0; c < 2; c++) {
+				st->rate[c] = have[c] ? sum[c] / dur : NAN;
+				out->have[c] |= have[c];
+			}
+		}
+		i = j > i ? j : i + 1;
+	}
+	return out->n ? 0 : -ENODATA;
+}
+
+char *compare_plot_timeline_svg(const struct compare_result *r, const char **why)
+{
+	const double W = 820, H = 580, left = 90, right = 24, top = 100, panel_h = 170, gap = 70;
+	struct series ser[2] = { 0 };
+	char label[80], buf[64];
+	struct svg s;
+	char *out = NULL;
+
+	*why = NULL;
+	for (int k = 0; k < 2; k++) {
+		const struct compare_side *side = r->side[k];
+		size_t first = representative(side);
+		int rr = -ENODATA;
+		/* the representative, else the first repetition that has a snapshot timeline */
+		for (size_t t = 0; t <= side->n_reps && rr == -ENODATA; t++) {
+			size_t idx = t == 0 ? first : t - 1;
+			if (t > 0 && idx == first)
+				continue;
+			free(ser[k].steps);
+			rr = series_from_rep(&side->reps[idx], &ser[k]);
+		}
+		if (rr < 0) {
+			*why = rr == -ENOMEM ? "out of memory"
+					     : "no repetition has timeline rows in the snapshot window";
+			goto out;
+		}
+	}
+
+	double t_lo = 0, t_hi = 0;
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < ser[k].n; i++) {
+			t_lo = fmin(t_lo, ser[k].steps[i].t0);
+			t_hi = fmax(t_hi, ser[k].steps[i].t1);
+		}
+	struct axis tx = nice_axis(t_lo, t_hi);
+
+	if (svg_begin(&s, W, H, "") < 0) {
+		*why = "out of memory";
+		goto out;
+	}
+	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "pf/s and tlb/s through the snapshot window");
+	for (int k = 0; k < 2; k++) {
+		text_sanitize(r->side[k]->label, label, sizeof(label));
+		char id[80];
+		text_sanitize(ser[k].rep->report->id, id, sizeof(id));
+		double ly = 44 + 18 * (double)k;
+		svg_rect(&s, left, ly - 9, 14, 10, side_color[k], "none", 1.0);
+		svg_text(&s, left + 20, ly, "start", 12, "#222222", "%s %s: run %s, repetition %lld", r->side[k]->role,
+			 label, id, (long long)ser[k].rep->index);
+	}
+
+	for (int c = 0; c < 2; c++) {
+		double y_top = top + (double)c * (panel_h + gap), y_bottom = y_top + panel_h;
+		double max = 0;
+		for (int k = 0; k < 2; k++)
+			for (size_t i = 0; i < ser[k].n; i++)
+				if (!isnan(ser[k].steps[i].rate[c]))
+					max = fmax(max, ser[k].steps[i].rate[c]);
+		struct axis ay = nice_axis(0, max > 0 ? max : 1);
+
+		svg_group_begin(&s, c == 0 ? "panel-pf" : "panel-tlb");
+		svg_text(&s, left, y_top - 8, "start", 13, "#111111", "%s (%s per second)", c == 0 ? "pf/s" : "tlb/s",
+			 timeline_counters[c]);
+		y_axis(&s, &ay, left, W - right, y_bottom, y_top);
+		/* each side's snapshot window: a bar along the top of the panel */
+		for (int k = 0; k < 2; k++) {
+			double x0 = scale(&tx, 0, left, W - right), x1 = scale(&tx, ser[k].snap_end, left, W - right);
+			svg_rect(&s, x0, y_top + 2 + 7 * (double)k, x1 - x0, 5, side_color[k], "none", 0.5);
+		}
+		svg_line(&s, scale(&tx, 0, left, W - right), y_top, scale(&tx, 0, left, W - right), y_bottom, "#888888",
+			 1, "4 3");
+		for (int k = 0; k < 2; k++) {
+			if (!ser[k].have[c]) {
+				svg_text(&s, W / 2, y_top + 20 + 16 * k, "middle", 11, side_color[k],
+					 "%s: %s not in the timeline", r->side[k]->role, timeline_counters[c]);
+				continue;
+			}
+			_cleanup_free_ double *xy = malloc(ser[k].n * 4 * sizeof(*xy));
+			size_t np = 0;
+			if (!xy) {
+				svg_abort(&s);
+				*why = "out of memory";
+				goto out;
+			}
+			for (size_t i = 0; i < ser[k].n; i++) {
+				const struct step *st = &ser[k].steps[i];
+				if (isnan(st->rate[c]))
+					continue;
+				double y = scale(&ay, st->rate[c], y_bottom, y_top);
+				xy[2 * np] = scale(&tx, st->t0, left, W - right);
+				xy[2 * np++ + 1] = y;
+				xy[2 * np] = scale(&tx, st->t1, left, W - right);
+				xy[2 * np++ + 1] = y;
+			}
+			svg_polyline(&s, xy, np, side_color[k], 1.8);
+		}
+		/* time axis */
+		size_t nt = (size_t)llround((tx.hi - tx.lo) / tx.step);
+		for (size_t i = 0; i <= nt && i <= 40; i++) {
+			double v = tx.lo + (double)i * tx.step, x = scale(&tx, v, left, W - right);
+			svg_line(&s, x, y_bottom, x, y_bottom + 4, "#555555", 1, NULL);
+			compare_format_number(fabs(v) < tx.step * 1e-9 ? 0.0 : v, buf, sizeof(buf));
+			svg_text(&s, x, y_bottom + 16, "middle", 10, "#333333", "%s", buf);
+		}
+		svg_line(&s, left, y_bottom, W - right, y_bottom, "#555555", 1, NULL);
+		svg_group_end(&s);
+	}
+	svg_text(&s, W / 2, H - 12, "middle", 11, "#444444",
+		 "seconds since the snapshot started (dashed line); bars at the top: each side's snapshot window");
+	out = svg_end(&s);
+	if (!out)
+		*why = "out of memory";
+out:
+	free(ser[0].steps);
+	free(ser[1].steps);
+	return out;
+}

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Which repetitions each side of a comparison uses: selectors, the store. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "compare-private.h"
+
+struct selector {
+	char **files;
+	size_t n_files;
+	char **ids;
+	size_t n_ids;
+	const char *label; /* points into the parsed copy */
+	char *copy;
+};
+
+static void selector_done(struct selector *s)
+{
+	strv_free(s->files, s->n_files);
+	strv_free(s->ids, s->n_ids);
+	free(s->copy);
+	*s = (struct selector){ 0 };
+}
+
+static bool valid_id(const char *id)
+{
+	return *id && !strchr(id, '/') && strcmp(id, ".") && strcmp(id, "..");
+}
+
+static int selector_parse(const char *role, const char *text, struct selector *s, struct sb_error *err)
+{
+	char *save = NULL;
+
+	*s = (struct selector){ 0 };
+	if (!text || !*text)
+		return sb_error_set(err, -EINVAL, "--%s: empty selector; give label=NAME, id=RUN_ID or a report file",
+				    role);
+	/* A selector that names an existing file is a path, commas and all. */
+	if (access(text, F_OK) == 0)
+		return strv_push(&s->files, &s->n_files, text) < 0 ? sb_error_set(err, -ENOMEM, "out of memory") : 0;
+
+	s->copy = strdup(text);
+	if (!s->copy)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	for (char *t = strtok_r(s->copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int r = 0;
+
+		if (!strncmp(t, "label=", 6)) {
+			if (s->label)
+				return sb_error_set(err, -EINVAL, "--%s %s: more than one label= term", role, text);
+			if (!t[6])
+				return sb_error_set(err, -EINVAL, "--%s %s: label= needs a name", role, text);
+			s->label = t + 6;
+		} else if (!strncmp(t, "id=", 3)) {
+			if (!valid_id(t + 3))
+				return sb_error_set(err, -EINVAL, "--%s %s: '%s' is not a run id (a run directory's "
+						    "name, without '/')", role, text, t + 3);
+			r = strv_push(&s->ids, &s->n_ids, t + 3);
+		} else if (!strncmp(t, "file=", 5)) {
+			if (!t[5])
+				return sb_error_set(err, -EINVAL, "--%s %s: file= needs a path", role, text);
+			r = strv_push(&s->files, &s->n_files, t + 5);
+		} else if (strchr(t, '/') || strstr(t, ".json")) {
+			r = strv_push(&s->files, &s->n_files, t);
+		} else {
+			return sb_error_set(err, -EINVAL, "--%s: '%s' is neither label=NAME, id=RUN_ID, file=PATH nor "
+					    "an existing report file", role, t);
+		}
+		if (r < 0)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void compare_side_done(struct compare_side *side)
+{
+	free(side->role);
+	free(side->selector);
+	free(side->label);
+	free(side->reports);
+	free(side->reps);
+	strv_free(side->notes, side->n_notes);
+	*side = (struct compare_side){ 0 };
+}
+
+static int cmp_report(const void *a, const void *b)
+{
+	const struct compare_report *x = *(const struct compare_report *const *)a;
+	const struct compare_report *y = *(const struct compare_report *const *)b;
+	int c = strcmp(x->id, y->id);
+
+	return c ? c : strcmp(x->path, y->path);
+}
+
+static bool report_has_arm(const struct compare_report *rep, const char *label)
+{
+	struct json_object *arms = json_get(rep->root, "arms");
+
+	for (size_t i = 0; i < json_object_array_length(arms); i++)
+		if (!strcmp(json_get_string(json_object_array_get_idx(arms, i), "label"), label))
+			return true;
+	return false;
+}
+
+static void arm_list(const struct compare_report *rep, char *buf, size_t size)
+{
+	struct json_object *arms = json_get(rep->root, "arms");
+	struct sbuf b = { 0 };
+
+	for (size_t i = 0; i < json_object_array_length(arms); i++)
+		sbuf_printf(&b, "%s%s", i ? ", " : "", json_get_string(json_object_array_get_idx(arms, i), "label"));
+	_cleanup_free_ char *s = sbuf_steal(&b);
+	text_sanitize(s && *s ? s : "(none)", buf, size);
+}
+
+enum source_kind {
+	SOURCE_NAMED,   /* file= or id= terms: each must have the arm */
+	SOURCE_DEFAULT, /* positional reports: at least one must have the arm */
+	SOURCE_STORE,   /* the store scan: at least one must have the arm, unfinished runs skipped */
+};
+
+/* Fills side from reports (sorted here) for label (NULL: the reports' only arm). */
+static int side_fill(const char *role, const char *selector, const char *label,
+		     const struct compare_report **reports, size_t n_reports, enum source_kind kind,
+		     const char *where, struct compare_side *side, struct sb_error *err)
+{
+	_cleanup_free_ char *chosen = NULL;
+	char arms[256];
+	int r;
+
+	*side = (struct compare_side){ 0 };
+	if (!(side->role = strdup(role)) || !(side->selector = strdup(selector)))
+		goto oom;
+	qsort(reports, n_reports, sizeof(*reports), cmp_report);
+
+	for (size_t i = 0; i < n_reports; i++) {
+		const struct compare_report *rep = reports[i];
+		const char *want = label ? label : chosen;
+		struct json_object *armv = json_get(rep->root, "arms");
+
+		if (!want) {
+			if (json_object_array_length(armv) != 1) {
+				arm_list(rep, arms, sizeof(arms));
+				return sb_error_set(err, -EINVAL, "--%s %s: run %s (%s) has %zu arms (%s): add label=NAME "
+						    "to choose one", role, selector, rep->id, rep->path,
+						    json_object_array_length(armv), arms);
+			}
+			if (!(chosen = strdup(json_get_string(json_object_array_get_idx(armv, 0), "label"))))
+				goto oom;
+			want = chosen;
+		} else if (!report_has_arm(rep, want)) {
+			if (kind != SOURCE_NAMED && label)
+				continue;
+			arm_list(rep, arms, sizeof(arms));
+			if (!label)
+				return sb_error_set(err, -EINVAL, "--%s %s: run %s has arm %s, run %s has %s: pooling "
+						    "different labels needs label=NAME", role, selector,
+						    side->reports[0]->id, want, rep->id, arms);
+			return sb_error_set(err, -EINVAL, "--%s %s: run %s (%s) has no arm labelled '%s'; its arms: %s",
+					    role, selector, rep->id, rep->path, want, arms);
+		}
+
+		if (kind == SOURCE_STORE && (!strcmp(rep->state, "running") || !strcmp(rep->state, "queued"))) {
+			if (strv_pushf(&side->notes, &side->n_notes, "run %s skipped: it is still %s", rep->id,
+				       rep->state) < 0)
+				goto oom;
+			continue;
+		}
+
+		struct json_object *reps = json_get(rep->root, "repetitions");
+		size_t used = 0, left_out = 0;
+		for (size_t j = 0; j < json_object_array_length(reps); j++) {
+			struct json_object *rp = json_object_array_get_idx(reps, j);
+			if (strcmp(json_get_string(rp, "arm"), want))
+				continue;
+			if (strcmp(json_get_string(rp, "state"), "completed")) {
+				left_out++;
+				continue;
+			}
+			if (side->n_reps >= COMPARE_MAX_REPS)
+				return sb_error_set(err, -E2BIG, "--%s %s: more than %d repetitions", role, selector,
+						    COMPARE_MAX_REPS);
+			struct compare_rep *nv = realloc(side->reps, (side->n_reps + 1) * sizeof(*nv));
+			if (!nv)
+				goto oom;
+			side->reps = nv;
+			side->reps[side->n_reps++] = (struct compare_rep){
+				.report = rep,
+				.rep = rp,
+				.index = json_object_get_int64(json_get(rp, "index")),
+			};
+			used++;
+		}
+		if (left_out &&
+		    strv_pushf(&side->notes, &side->n_notes, "run %s: %zu repetition%s of %s did not complete and %s "
+			       "left out", rep->id, left_out, left_out == 1 ? "" : "s", want,
+			       left_out == 1 ? "is" : "are") < 0)
+			goto oom;
+		if (strcmp(rep->state, "completed") &&
+		    strv_pushf(&side->notes, &side->n_notes, "run %s is %s: using its %zu completed repetition%s",
+			       rep->id, rep->state, used, used == 1 ? "" : "s") < 0)
+			goto oom;
+
+		const struct compare_report **nr = realloc(side->reports, (side->n_reports + 1) * sizeof(*nr));
+		if (!nr)
+			goto oom;
+		side->reports = nr;
+		side->reports[side->n_reports++] = rep;
+	}
+
+	const char *final_label = label ? label : chosen;
+	if (!final_label || side->n_reports == 0)
+		return sb_error_set(err, -ENOENT, "--%s %s: no run with an arm labelled '%s' in %s", role, selector,
+				    final_label ? final_label : "?", where);
+	if (!(side->label = strdup(final_label)))
+		goto oom;
+	if (side->n_reps == 0)
+		return sb_error_set(err, -ENOENT, "--%s %s: no completed repetition of '%s' in %s; the runs "
+				    "failed or are still running", role, selector, side->label, where);
+	return 0;
+oom:
+	r = sb_error_set(err, -ENOMEM, "out of memory");
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every run directory in store, loaded; those that do not load are noted and skipped. */
+static int scan_store(struct compare_pool *pool, const char *store, const struct compare_report ***out,
+		      size_t *n_out, char ***notes, size_t *n_notes, struct sb_error *err)
+{
+	DIR *d;
+	struct dirent *e;
+	char **names = NULL;
+	size_t n_names = 0;
+	int r = 0;
+
+	if (!store || !*store)
+		return sb_error_set(err, -EINVAL, "no results store given; pass --store DIR or report files");
+	d = opendir(store);
+	if (!d)
+		return sb_error_set(err, -errno, "cannot read the results store %s: %s; pass --store DIR (the "
+				    "directory holding one directory per run) or report files", store, strerror(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n_names >= COMPARE_MAX_STORE_ENTRIES) {
+			r = sb_error_set(err, -E2BIG, "results store %s has more than %d entries; select runs by "
+					 "id= or file= instead", store, COMPARE_MAX_STORE_ENTRIES);
+			break;
+		}
+		if (strv_push(&names, &n_names, e->d_name) < 0) {
+			r = sb_error_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+	}
+	closedir(d);
+	if (r < 0)
+		goto out;
+	if (n_names > 1)
+		qsort(names, n_names, sizeof(*names), cmp_str);
+
+	for (size_t i = 0; i < n_names; i++) {
+		_cleanup_free_ char *file = NULL;
+		struct compare_report *rep;
+		struct sb_error lerr = { 0 };
+		struct stat st;
+
+		if (asprintf(&file, "%s/%s/report.json", store, names[i]) < 0) {
+			file = NULL;
+			r = sb_error_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+		if (stat(file, &st) < 0)
+			continue; /* not a run directory */
+		if (compare_pool_load(pool, file, &rep, &lerr) < 0) {
+			if (lerr.code == -ENOMEM || lerr.code == -E2BIG) {
+				r = sb_error_set(err, lerr.code, "%s", lerr.msg);
+				goto out;
+			}
+			if (strv_pushf(notes, n_notes, "skipped %s", lerr.msg) < 0) {
+				r = sb_error_set(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+			continue;
+		}
+		const struct compare_report **nv = realloc(*out, (*n_out + 1) * sizeof(*nv));
+		if (!nv) {
+			r = sb_error_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+		*out = nv;
+		(*out)[(*n_out)++] = rep;
+	}
+out:
+	strv_free(names, n_names);
+	return r;
+}
+
+static int push_report(const struct compare_report ***v, size_t *n, const struct compare_report *rep)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i] == rep)
+			return 0;
+	const struct compare_report **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	(*v)[(*n)++] = rep;
+	return 0;
+}
+
+int compare_select(struct compare_pool *pool, const char *role, const char *selector,
+		   char *const *default_sources, size_t n_default_sources, const char *store,
+		   struct compare_side *side, struct sb_error *err)
+{
+	_cleanup_free_ const struct compare_report **reports = NULL;
+	_cleanup_free_ char *where = NULL;
+	char **notes = NULL;
+	size_t n_reports = 0, n_notes = 0;
+	struct selector sel;
+	enum source_kind kind;
+	int r;
+
+	*side = (struct compare_side){ 0 };
+	r = selector_parse(role, selector, &sel, err);
+	if (r < 0)
+		goto out;
+
+	if (sel.n_files || sel.n_ids) {
+		kind = SOURCE_NAMED;
+		for (size_t i = 0; i < sel.n_files + sel.n_ids; i++) {
+			_cleanup_free_ char *path = NULL;
+			struct compare_report *rep;
+
+			if (i < sel.n_files) {
+				path = strdup(sel.files[i]);
+			} else {
+				if (!store || !*store) {
+					r = sb_error_set(err, -EINVAL, "--%s %s: id= needs the results store; pass "
+							 "--store DIR", role, selector);
+					goto out;
+				}
+				if (asprintf(&path, "%s/%s", store, sel.ids[i - sel.n_files]) < 0)
+					path = NULL;
+			}
+			if (!path) {
+				r = sb_error_set(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+			r = compare_pool_load(pool, path, &rep, err);
+			if (r < 0) {
+				/* the loader's message names the file; an id needs saying where it was looked for */
+				if (i >= sel.n_files && r == -ENOENT)
+					sb_error_set(err, r, "--%s %s: no run %s in the results store %s", role, selector,
+						     sel.ids[i - sel.n_files], store);
+				goto out;
+			}
+			if (push_report(&reports, &n_reports, rep) < 0) {
+				r = sb_error_set(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+		where = strdup("the named runs");
+	} else if (n_default_sources) {
+		kind = SOURCE_DEFAULT;
+		for (size_t i = 0; i < n_default_sources; i++) {
+			struct compare_report *rep;
+
+			r = compare_pool_load(pool, default_sources[i], &rep, err);
+			if (r < 0)
+				goto out;
+			if (push_report(&reports, &n_reports, rep) < 0) {
+				r = sb_error_set(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+		where = strdup("the reports given");
+	} else {
+		kind = SOURCE_STORE;
+		if (!sel.label) {
+			r = sb_error_set(err, -EINVAL, "--%s %s: say which runs: label=NAME searches the results "
+					 "store, id=RUN_ID or file=PATH name runs", role, selector);
+			goto out;
+		}
+		r = scan_store(pool, store, &reports, &n_reports, &notes, &n_notes, err);
+		if (r < 0)
+			goto out;
+		if (asprintf(&where, "the results store %s", store) < 0)
+			where = NULL;
+	}
+	if (!where) {
+		r = sb_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+
+	r = side_fill(role, selector, sel.label, reports, n_reports, kind, where, side, err);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < n_notes; i++)
+		if (strv_push(&side->notes, &side->n_notes, notes[i]) < 0) {
+			r = sb_error_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+out:
+	if (r < 0)
+		compare_side_done(side);
+	strv_free(notes, n_notes);
+	selector_done(&sel);
+	return r;
+}
+
+int compare_select_two_arms(struct compare_pool *pool, const char *path, struct compare_side *baseline,
+			    struct compare_side *patched, struct sb_error *err)
+{
+	_cleanup_free_ char *sel_a = NULL, *sel_b = NULL;
+	struct compare_report *rep;
+	const struct compare_report *one[1];
+	char arms[256];
+	int r;
+
+	r = compare_pool_load(pool, path, &rep, err);
+	if (r < 0)
+		return r;
+	struct json_object *armv = json_get(rep->root, "arms");
+	if (json_object_array_length(armv) != 2) {
+		arm_list(rep, arms, sizeof(arms));
+		return sb_error_set(err, -EINVAL, "%s: a single report compares its two arms, but run %s has %zu "
+				    "(%s); pass --baseline label=A --patched label=B", path, rep->id,
+				    json_object_array_length(armv), arms);
+	}
+	const char *a = json_get_string(json_object_array_get_idx(armv, 0), "label");
+	const char *b = json_get_string(json_object_array_get_idx(armv, 1), "label");
+	if (asprintf(&sel_a, "file=%s,label=%s", path, a) < 0 || asprintf(&sel_b, "file=%s,label=%s", path, b) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	one[0] = rep;
+	r = side_fill("baseline", sel_a, a, one, 1, SOURCE_NAMED, path, baseline, err);
+	if (r < 0)
+		return r;
+	r = side_fill("patched", sel_b, b, one, 1, SOURCE_NAMED, path, patched, err);
+	if (r < 0) {
+		compare_side_done(baseline);
+		return r;
+	}
+	return 0;
+}
+
+static int side_copy_head(const struct compare_side *all, const char *role, struct compare_side *s)
+{
+	*s = (struct compare_side){ 0 };
+	if (!(s->role = strdup(role)) || !(s->selector = strdup(all->selector)) || !(s->label = strdup(all->label)))
+		return -ENOMEM;
+	s->reports = calloc(all->n_reports, sizeof(*s->reports));
+	s->reps = calloc(all->n_reps, sizeof(*s->reps));
+	if (!s->reports || !s->reps)
+		return -ENOMEM;
+	memcpy(s->reports, all->reports, all->n_reports * sizeof(*s->reports));
+	s->n_reports = all->n_reports;
+	for (size_t i = 0; i < all->n_notes; i++)
+		if (strv_push(&s->notes, &s->n_notes, all->notes[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int compare_split_aa(const struct compare_side *all, enum compare_aa_split split, struct compare_side *a,
+		     struct compare_side *b, struct sb_error *err)
+{
+	if (all->n_reps < 2)
+		return sb_error_set(err, -EINVAL, "--aa %s: an A/A split needs at least 2 completed repetitions of "
+				    "'%s', found %zu", all->selector, all->label, all->n_reps);
+	if (side_copy_head(all, "A", a) < 0 || side_copy_head(all, "B", b) < 0) {
+		compare_side_done(a);
+		compare_side_done(b);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	size_t half = (all->n_reps + 1) / 2;
+	for (size_t i = 0; i < all->n_reps; i++) {
+		bool to_a = split == COMPARE_AA_ALTERNATE ? i % 2 == 0 : i < half;
+		struct compare_side *s = to_a ? a : b;
+		s->reps[s->n_reps++] = all->reps[i];
+	}
+	return 0;
+}

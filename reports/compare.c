@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* compare: comparability, per-metric statistics and verdicts. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "compare-private.h"
+
+const char *const compare_default_metrics[] = {
+	"pf_per_s",
+	"tlb_per_s",
+	"invalidations_per_s",
+	"invalidations_per_s.*",
+	"guest_ops_per_s",
+	"latency_p50_ns",
+	"latency_p99_ns",
+	"latency_p999_ns",
+};
+const size_t compare_n_default_metrics = ARRAY_SIZE(compare_default_metrics);
+
+static const char *const default_windows[] = { "snapshot" };
+
+/* The spec fields two runs must share to be compared (docs/compare.md). */
+static const char *const comparable_fields[] = {
+	"spec.scenario", "spec.vm.memory", "spec.vm.vcpus", "spec.guest", "spec.timing",
+};
+
+#define MAX_DIFFS 64
+#define MAX_VALUE_TEXT 200
+
+const char *compare_verdict_name(enum compare_verdict v)
+{
+	switch (v) {
+	case COMPARE_INSUFFICIENT_DATA:
+		return "insufficient-data";
+	case COMPARE_NO_CHANGE:
+		return "no-change";
+	case COMPARE_CHANGED:
+		return "changed";
+	case COMPARE_IMPROVED:
+		return "improved";
+	case COMPARE_REGRESSED:
+		return "regressed";
+	}
+	return "?";
+}
+
+const char *compare_better_name(enum compare_better b)
+{
+	switch (b) {
+	case COMPARE_BETTER_LOWER:
+		return "lower";
+	case COMPARE_BETTER_HIGHER:
+		return "higher";
+	case COMPARE_BETTER_NONE:
+		return "none";
+	}
+	return "?";
+}
+
+void compare_options_init(struct compare_options *o)
+{
+	*o = (struct compare_options){
+		.alpha = 0.05,
+		.threshold_pct = 5.0,
+		.windows = (char **)default_windows,
+		.n_windows = ARRAY_SIZE(default_windows),
+		.metrics = (char **)compare_default_metrics,
+		.n_metrics = ARRAY_SIZE(compare_default_metrics),
+		.bootstrap_iterations = STATS_BOOTSTRAP_ITERATIONS,
+		.bootstrap_seed = STATS_BOOTSTRAP_SEED,
+		.aa_split = COMPARE_AA_ALTERNATE,
+	};
+}
+
+static void metric_free(struct compare_metric *m)
+{
+	free(m->window);
+	free(m->name);
+	free(m->unit);
+	free(m->arm[0].values);
+	free(m->arm[1].values);
+	strv_free(m->notes, m->n_notes);
+}
+
+static void diffs_free(struct compare_difference *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].field);
+		free(d[i].value_a);
+		free(d[i].value_b);
+		free(d[i].report_a);
+		free(d[i].report_b);
+		free(d[i].where);
+	}
+	free(d);
+}
+
+void compare_result_free(struct compare_result *r)
+{
+	if (!r)
+		return;
+	diffs_free(r->diffs, r->n_diffs);
+	for (size_t i = 0; i < r->n_metrics; i++)
+		metric_free(&r->metrics[i]);
+	free(r->metrics);
+	for (size_t i = 0; i < r->n_skipped; i++) {
+		free(r->skipped[i].window);
+		free(r->skipped[i].name);
+		free(r->skipped[i].reason);
+	}
+	free(r->skipped);
+	strv_free(r->warnings, r->n_warnings);
+	free(r);
+}
+
+/* ---- comparability ---- */
+
+static struct json_object *json_path(struct json_object *root, const char *dotted)
+{
+	char buf[128], *save = NULL;
+	struct json_object *o = root;
+
+	snprintf(buf, sizeof(buf), "%s", dotted);
+	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+		o = json_get(o, k);
+	return o;
+}
+
+static char *value_text(struct json_object *v, bool present)
+{
+	char out[MAX_VALUE_TEXT + 4];
+
+	if (!present)
+		return strdup("(absent)");
+	text_sanitize(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+		      out, sizeof(out));
+	return strdup(out);
+}
+
+struct diff_list {
+	struct compare_difference *d;
+	size_t n;
+	size_t dropped;
+};
+
+static int diff_add(struct diff_list *l, const char *field, struct json_object *a, bool has_a,
+		    struct json_object *b, bool has_b, const struct compare_report *ra,
+		    const struct compare_report *rb, const char *where)
+{
+	_cleanup_free_ char *va = value_text(a, has_a), *vb = value_text(b, has_b);
+
+	if (!va || !vb)
+		return -ENOMEM;
+	/* the same difference seen again through another report adds nothing */
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->d[i].field, field) && !strcmp(l->d[i].value_a, va) && !strcmp(l->d[i].value_b, vb) &&
+		    !strcmp(l->d[i].where, where))
+			return 0;
+	if (l->n >= MAX_DIFFS) {
+		l->dropped++;
+		return 0;
+	}
+	struct compare_difference *nv = realloc(l->d, (l->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	l->d = nv;
+	struct compare_difference *d = &l->d[l->n];
+	*d = (struct compare_difference){
+		.field = strdup(field),
+		.value_a = TAKE_PTR(va),
+		.value_b = TAKE_PTR(vb),
+		.report_a = strdup(ra->id),
+		.report_b = strdup(rb->id),
+		.where = strdup(where),
+	};
+	l->n++;
+	if (!d->field || !d->report_a || !d->report_b || !d->where)
+		return -ENOMEM;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Metric names in natural order: latency_p50, p99, p999; numbers by value. */
+static int cmp_metric_name(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names every leaf under field where a and b differ. */
+static int diff_json(struct diff_list *l, const char *field, struct json_object *a, bool has_a,
+		     struct json_object *b, bool has_b, const struct compare_report *ra,
+		     const struct compare_report *rb, const char *where, int depth)
+{
+	if (has_a == has_b && json_object_equal(a, b))
+		return 0;
+	if (depth > 8 || !has_a || !has_b || !json_object_is_type(a, json_type_object) ||
+	    !json_object_is_type(b, json_type_object))
+		return diff_add(l, field, a, has_a, b, has_b, ra, rb, where);
+
+	char **keys = NULL;
+	size_t n = 0;
+	int r = 0;
+	json_object_object_foreach(a, ka, va_)
+	{
+		(void)va_;
+		if (strv_push(&keys, &n, ka) < 0)
+			r = -ENOMEM;
+	}
+	json_object_object_foreach(b, kb, vb_)
+	{
+		(void)vb_;
+		if (!json_get(a, kb) && !json_object_object_get_ex(a, kb, NULL) && strv_push(&keys, &n, kb) < 0)
+			r = -ENOMEM;
+	}
+	if (n > 1)
+		qsort(keys, n, sizeof(*keys), cmp_str);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		_cleanup_free_ char *sub = NULL;
+		struct json_object *x = NULL, *y = NULL;
+		bool hx = json_object_object_get_ex(a, keys[i], &x);
+		bool hy = json_object_object_get_ex(b, keys[i], &y);
+
+		if (asprintf(&sub, "%s.%s", field, keys[i]) < 0) {
+			sub = NULL;
+			r = -ENOMEM;
+			break;
+		}
+		r = diff_json(l, sub, x, hx, y, hy, ra, rb, where, depth + 1);
+	}
+	strv_free(keys, n);
+	return r;
+}
+
+static int diff_reports(struct diff_list *l, const struct compare_report *ra, const struct compare_report *rb,
+			const char *where)
+{
+	if (ra == rb)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(comparable_fields); i++) {
+		const char *f = comparable_fields[i];
+		const char *last = strrchr(f, '.');
+		_cleanup_free_ char *parent_path = strndup(f, (size_t)(last - f));
+		if (!parent_path)
+			return -ENOMEM;
+		struct json_object *pa = json_path(ra->root, parent_path), *pb = json_path(rb->root, parent_path);
+		struct json_object *a = NULL, *b = NULL;
+		bool ha = pa && json_object_object_get_ex(pa, last + 1, &a);
+		bool hb = pb && json_object_object_get_ex(pb, last + 1, &b);
+		int r = diff_json(l, f, a, ha, b, hb, ra, rb, where, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int compare_check_comparable(const struct compare_side *baseline, const struct compare_side *patched,
+			     struct compare_difference **diffs, size_t *n_diffs, struct sb_error *err)
+{
+	struct diff_list l = { 0 };
+	const struct compare_report *ref = baseline->reports[0];
+	char where_base[64], where_patch[64], where_across[96];
+	int r = 0;
+
+	snprintf(where_base, sizeof(where_base), "within %s", baseline->role);
+	snprintf(where_patch, sizeof(where_patch), "within %s", patched->role);
+	snprintf(where_across, sizeof(where_across), "%s vs %s", baseline->role, patched->role);
+
+	for (size_t i = 1; i < baseline->n_reports && r >= 0; i++)
+		r = diff_reports(&l, ref, baseline->reports[i], where_base);
+	for (size_t i = 0; i < patched->n_reports && r >= 0; i++)
+		r = diff_reports(&l, ref, patched->reports[i], where_across);
+	/* differences among the patched runs themselves, beyond those against the baseline */
+	for (size_t i = 1; i < patched->n_reports && r >= 0; i++)
+		if (patched->reports[i] != ref)
+			r = diff_reports(&l, patched->reports[0], patched->reports[i], where_patch);
+	if (r < 0) {
+		diffs_free(l.d, l.n);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	*diffs = l.d;
+	*n_diffs = l.n;
+	return 0;
+}
+
+/* ---- metrics ---- */
+
+static bool is_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL;
+}
+
+static int collect_metric_names(const struct compare_side *const side[2], const char *window, char ***names,
+				size_t *n, struct sb_error *err)
+{
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < side[s]->n_reps; i++) {
+			struct json_object *w = json_get(json_get(side[s]->reps[i].rep, "windows"), window);
+			static const char *const parts[] = { "metrics", "unavailable" };
+			for (size_t k = 0; k < ARRAY_SIZE(parts); k++) {
+				struct json_object *o = json_get(w, parts[k]);
+				if (!o || !json_object_is_type(o, json_type_object))
+					continue;
+				json_object_object_foreach(o, key, val)
+				{
+					(void)val;
+					bool seen = false;
+					for (size_t j = 0; j < *n && !seen; j++)
+						seen = !strcmp((*names)[j], key);
+					if (seen)
+						continue;
+					if (*n >= COMPARE_MAX_METRICS)
+						return sb_error_set(err, -E2BIG, "run %s: more than %d metrics in window %s",
+								    side[s]->reps[i].report->id, COMPARE_MAX_METRICS,
+								    window);
+					if (strv_push(names, n, key) < 0)
+						return sb_error_set(err, -ENOMEM, "out of memory");
+				}
+			}
+		}
+	if (*n > 1)
+		qsort(*names, *n, sizeof(**names), cmp_metric_name);
+	return 0;
+}
+
+/* metric_info[name], else metric_info[base name] for a per-cause variant. */
+static struct json_object *find_metric_info(const struct compare_side *side, const char *name)
+{
+	char base[128];
+	const char *dot = strchr(name, '.');
+
+	snprintf(base, sizeof(base), "%.*s", dot ? (int)(dot - name) : (int)strlen(name), name);
+	for (size_t i = 0; i < side->n_reports; i++) {
+		struct json_object *mi = json_get(side->reports[i]->root, "metric_info");
+		struct json_object *o = json_get(mi, name);
+		if (!o && dot)
+			o = json_get(mi, base);
+		if (o && json_object_is_type(o, json_type_object))
+			return o;
+	}
+	return NULL;
+}
+
+static enum compare_better parse_better(const char *s, bool *known)
+{
+	*known = true;
+	if (s && !strcmp(s, "lower"))
+		return COMPARE_BETTER_LOWER;
+	if (s && !strcmp(s, "higher"))
+		return COMPARE_BETTER_HIGHER;
+	*known = s && !strcmp(s, "none");
+	return COMPARE_BETTER_NONE;
+}
+
+static double threshold_for(const struct compare_options *o, const char *name)
+{
+	double t = o->threshold_pct;
+
+	for (size_t i = 0; i < o->n_thresholds; i++)
+		if (!fnmatch(o->thresholds[i].pattern, name, 0))
+			t = o->thresholds[i].pct;
+	return t;
+}
+
+/* The smallest equal number of repetitions per arm whose p floor reaches alpha. */
+static size_t reps_needed(double alpha)
+{
+	for (size_t k = 1; k < 1000; k++)
+		if (stats_mwu_p_floor(k, k) <= alpha)
+			return k;
+	return 1000;
+}
+
+static int add_skipped(struct compare_result *r, const char *window, const char *name, const char *reason)
+{
+	struct compare_skipped *nv = realloc(r->skipped, (r->n_skipped + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	r->skipped = nv;
+	struct compare_skipped *s = &r->skipped[r->n_skipped++];
+	*s = (struct compare_skipped){ strdup(window), strdup(name), strdup(reason) };
+	return s->window && s->name && s->reason ? 0 : -ENOMEM;
+}
+
+/* Values of one metric on one side; reason gets why a repetition had none. */
+static int side_values(const struct compare_side *side, const char *window, const char *name,
+		       struct compare_arm_stats *a, char *reason, size_t reason_size, struct sb_error *err)
+{
+	a->values = calloc(side->n_reps ? side->n_reps : 1, sizeof(*a->values));
+	if (!a->values)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	reason[0] = '\0';
+	for (size_t i = 0; i < side->n_reps; i++) {
+		const struct compare_rep *rp = &side->reps[i];
+		struct json_object *w = json_get(json_get(rp->rep, "windows"), window);
+		struct json_object *metrics = json_get(w, "metrics");
+		struct json_object *v = NULL;
+		/* json-c gives NULL for a JSON null: present tells null from absent */
+		bool present = metrics && json_object_object_get_ex(metrics, name, &v);
+
+		if (present && json_is_number(v)) {
+			double d = json_object_get_double(v);
+			if (!isfinite(d))
+				return sb_error_set(err, -EINVAL, "%s: repetition %lld, window %s, metric %s: not a "
+						    "finite number", rp->report->path, (long long)rp->index, window, name);
+			a->values[a->n++] = d;
+			continue;
+		}
+		if (present && v)
+			return sb_error_set(err, -EINVAL, "%s: repetition %lld, window %s: metric %s is a %s, expected "
+					    "a number or null", rp->report->path, (long long)rp->index, window, name,
+					    json_type_to_name(json_object_get_type(v)));
+		const char *why = json_get_string(json_get(w, "unavailable"), name);
+		if (!why)
+			why = !w ? "the repetition has no such window" : present ? "null" : "not measured";
+		a->n_missing++;
+		if (!reason[0])
+			text_sanitize(why ? why : "not measured", reason, reason_size);
+	}
+	return 0;
+}
+
+static int metric_note(struct compare_metric *m, const char *fmt, ...) _printf_(2, 3);
+static int metric_note(struct compare_metric *m, const char *fmt, ...)
+{
+	_cleanup_free_ char *s = NULL;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		s = NULL;
+		return -ENOMEM;
+	}
+	return strv_push(&m->notes, &m->n_notes, s);
+}
+
+static int decide(struct compare_metric *m, double alpha)
+{
+	double magnitude = m->from_zero ? INFINITY : fabs(m->pct_change);
+	int r = 0;
+
+	if (m->mwu.p_floor > alpha) {
+		m->verdict = COMPARE_INSUFFICIENT_DATA;
+		r = metric_note(m, "n = %zu vs %zu: the exact Mann-Whitney U test cannot reach p <= %g with so few "
+				"values (smallest possible p %.3g); run at least %zu repetitions per arm",
+				m->arm[0].n, m->arm[1].n, alpha, m->mwu.p_floor, reps_needed(alpha));
+	} else if (m->mwu.p > alpha) {
+		m->verdict = COMPARE_NO_CHANGE;
+	} else if (isnan(magnitude) || magnitude < m->threshold_pct) {
+		m->verdict = COMPARE_NO_CHANGE;
+		r = metric_note(m, "significant (p = %.2g) but the change of medians (%+.1f%%) is within the %g%% "
+				"threshold", m->mwu.p, isnan(m->pct_change) ? 0.0 : m->pct_change, m->threshold_pct);
+	} else {
+		bool up = m->from_zero || m->pct_change > 0;
+		switch (m->better) {
+		case COMPARE_BETTER_LOWER:
+			m->verdict = up ? COMPARE_REGRESSED : COMPARE_IMPROVED;
+			break;
+		case COMPARE_BETTER_HIGHER:
+			m->verdict = up ? COMPARE_IMPROVED : COMPARE_REGRESSED;
+			break;
+		case COMPARE_BETTER_NONE:
+			m->verdict = COMPARE_CHANGED;
+			break;
+		}
+	}
+	return r;
+}
+
+static int compute_metric(struct compare_result *res, const char *window, const char *name,
+			  struct sb_error *err)
+{
+	struct compare_metric m = { 0 };
+	char reason[2][256];
+	bool known = true;
+	int r;
+
+	for (int s = 0; s < 2; s++) {
+		r = side_values(res->side[s], window, name, &m.arm[s], reason[s], sizeof(reason[s]), err);
+		if (r < 0)
+			goto fail;
+	}
+	if (m.arm[0].n == 0 || m.arm[1].n == 0) {
+		char why[600];
+		int s = m.arm[0].n == 0 ? 0 : 1;
+		snprintf(why, sizeof(why), "no values on the %s side%s%s", res->side[s]->role,
+			 reason[s][0] ? ": " : "", reason[s]);
+		metric_free(&m);
+		return add_skipped(res, window, name, why) < 0 ? sb_error_set(err, -ENOMEM, "out of memory") : 0;
+	}
+
+	if (!(m.window = strdup(window)) || !(m.name = strdup(name)))
+		goto oom;
+	struct json_object *info = find_metric_info(res->side[0], name);
+	if (!info)
+		info = find_metric_info(res->side[1], name);
+	m.unit = strdup(json_get_string(info, "unit") ? json_get_string(info, "unit") : "");
+	if (!m.unit)
+		goto oom;
+	m.better = parse_better(json_get_string(info, "better"), &known);
+	if (!known && metric_note(&m, "no direction (metric_info.better) in the reports: a change is reported "
+				  "as changed, never as a regression") < 0)
+		goto oom;
+	struct json_object *pinfo = find_metric_info(res->side[1], name);
+	if (info && pinfo && json_get_string(pinfo, "better") && json_get_string(info, "better") &&
+	    strcmp(json_get_string(pinfo, "better"), json_get_string(info, "better")) &&
+	    metric_note(&m, "the reports disagree on the direction: %s side says better is %s; using %s",
+			res->side[1]->role, json_get_string(pinfo, "better"), compare_better_name(m.better)) < 0)
+		goto oom;
+
+	for (int s = 0; s < 2; s++) {
+		r = stats_summarize(m.arm[s].values, m.arm[s].n, &m.arm[s].s);
+		if (r < 0)
+			goto fail_stats;
+		if (m.arm[s].n_missing &&
+		    metric_note(&m, "%s: %zu of %zu repetitions %s no value (%s)", res->side[s]->role,
+				m.arm[s].n_missing, m.arm[s].n + m.arm[s].n_missing, m.arm[s].n_missing == 1 ? "has" : "have",
+				reason[s]) < 0)
+			goto oom;
+	}
+
+	double b = m.arm[0].s.median, p = m.arm[1].s.median;
+	if (b != 0.0) {
+		m.ratio = p / b;
+		m.pct_change = (m.ratio - 1.0) * 100.0;
+	} else if (p == 0.0) {
+		m.ratio = 1.0;
+		m.pct_change = 0.0;
+	} else {
+		m.ratio = NAN;
+		m.pct_change = NAN;
+		m.from_zero = true;
+		if (metric_note(&m, "the %s median is 0: the change has no ratio and counts as beyond any threshold",
+				res->side[0]->role) < 0)
+			goto oom;
+	}
+
+	r = stats_mann_whitney(m.arm[0].values, m.arm[0].n, m.arm[1].values, m.arm[1].n, &m.mwu);
+	if (r < 0)
+		goto fail_stats;
+	if (res->opts.bootstrap_iterations && m.arm[0].n >= 2 && m.arm[1].n >= 2 &&
+	    m.arm[0].n <= COMPARE_BOOTSTRAP_MAX_N && m.arm[1].n <= COMPARE_BOOTSTRAP_MAX_N) {
+		r = stats_bootstrap_median_ratio(m.arm[0].values, m.arm[0].n, m.arm[1].values, m.arm[1].n,
+						 res->opts.bootstrap_iterations, res->opts.bootstrap_seed,
+						 1.0 - res->opts.alpha, &m.ci);
+		if (r < 0)
+			goto fail_stats;
+		m.have_ci = true;
+	}
+
+	m.threshold_pct = threshold_for(&res->opts, name);
+	if (decide(&m, res->opts.alpha) < 0)
+		goto oom;
+
+	if (res->n_metrics >= COMPARE_MAX_METRICS) {
+		metric_free(&m);
+		return sb_error_set(err, -E2BIG, "more than %d metrics; choose some with --metric",
+				    COMPARE_MAX_METRICS);
+	}
+	struct compare_metric *nv = realloc(res->metrics, (res->n_metrics + 1) * sizeof(*nv));
+	if (!nv)
+		goto oom;
+	res->metrics = nv;
+	res->metrics[res->n_metrics++] = m;
+	return 0;
+
+fail_stats:
+	metric_free(&m);
+	return sb_error_set(err, r, "%s in window %s: statistics failed: %s", name, window, strerror(-r));
+oom:
+	r = sb_error_set(err, -ENOMEM, "out of memory");
+fail:
+	metric_free(&m);
+	return r;
+}
+
+static int compute_window(struct compare_result *res, const char *window, struct sb_error *err)
+{
+	char **names = NULL;
+	bool *taken = NULL;
+	size_t n = 0;
+	int r;
+
+	r = collect_metric_names(res->side, window, &names, &n, err);
+	if (r < 0)
+		goto out;
+	taken = calloc(n ? n : 1, sizeof(*taken));
+	if (!taken) {
+		r = sb_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t p = 0; p < res->opts.n_metrics; p++) {
+		const char *pat = res->opts.metrics[p];
+		size_t matched = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (fnmatch(pat, names[i], 0))
+				continue;
+			matched++;
+			if (taken[i])
+				continue;
+			taken[i] = true;
+			r = compute_metric(res, window, names[i], err);
+			if (r < 0)
+				goto out;
+		}
+		if (matched)
+			continue;
+		if (res->opts.metrics_explicit) {
+			struct sbuf b = { 0 };
+			for (size_t i = 0; i < n && i < 40; i++)
+				sbuf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+			_cleanup_free_ char *list = sbuf_steal(&b);
+			char shown[1024];
+			text_sanitize(list && *list ? list : "(none)", shown, sizeof(shown));
+			r = sb_error_set(err, -EINVAL, "--metric %s: no such metric in window %s of the selected "
+					 "runs; there: %s", pat, window, shown);
+			goto out;
+		}
+		if (!is_glob(pat) && add_skipped(res, window, pat, "not in the reports") < 0) {
+			r = sb_error_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	free(taken);
+	strv_free(names, n);
+	return r;
+}
+
+static bool sides_overlap(const struct compare_side *a, const struct compare_side *b)
+{
+	for (size_t i = 0; i < a->n_reps; i++)
+		for (size_t j = 0; j < b->n_reps; j++)
+			if (a->reps[i].rep == b->reps[j].rep)
+				return true;
+	return false;
+}
+
+/* Adds a warning unless the same text is already there (both sides scan
+ * the same store and may note the same broken run). */
+static int add_warning(struct compare_result *r, const char *fmt, ...) _printf_(2, 3);
+static int add_warning(struct compare_result *r, const char *fmt, ...)
+{
+	_cleanup_free_ char *s = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		s = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->n_warnings; i++)
+		if (!strcmp(r->warnings[i], s))
+			return 0;
+	return strv_push(&r->warnings, &r->n_warnings, s);
+}
+
+static enum compare_verdict overall(const struct compare_result *r)
+{
+	bool any[5] = { false };
+
+	for (size_t i = 0; i < r->n_metrics; i++)
+		any[r->metrics[i].verdict] = true;
+	if (any[COMPARE_REGRESSED])
+		return COMPARE_REGRESSED;
+	if (any[COMPARE_IMPROVED])
+		return COMPARE_IMPROVED;
+	if (any[COMPARE_NO_CHANGE] || any[COMPARE_CHANGED])
+		return COMPARE_NO_CHANGE;
+	return COMPARE_INSUFFICIENT_DATA;
+}
+
+int compare_compute(const struct compare_side *baseline, const struct compare_side *patched,
+		    const struct compare_options *opts, struct compare_result **out, struct sb_error *err)
+{
+	struct compare_result *res;
+	int r;
+
+	if (!(opts->alpha > 0.0 && opts->alpha < 1.0))
+		return sb_error_set(err, -EINVAL, "--alpha %g: must be between 0 and 1 (e.g. 0.05)", opts->alpha);
+	if (!(opts->threshold_pct >= 0.0) || !isfinite(opts->threshold_pct))
+		return sb_error_set(err, -EINVAL, "--threshold %g: must be a percentage >= 0 (e.g. 5)",
+				    opts->threshold_pct);
+	if (!baseline->n_reports || !patched->n_reports || !baseline->n_reps || !patched->n_reps)
+		return sb_error_set(err, -EINVAL, "nothing to compare: a side has no repetitions");
+	if (!opts->aa && sides_overlap(baseline, patched))
+		return sb_error_set(err, -EINVAL, "--baseline %s and --patched %s select the same repetitions "
+				    "(label '%s'); for a noise floor use --aa %s", baseline->selector,
+				    patched->selector, baseline->label, baseline->selector);
+
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	res->opts = *opts;
+	res->side[0] = baseline;
+	res->side[1] = patched;
+
+	r = compare_check_comparable(baseline, patched, &res->diffs, &res->n_diffs, err);
+	if (r < 0)
+		goto fail;
+	if (res->n_diffs && !opts->force) {
+		struct sbuf b = { 0 };
+		sbuf_printf(&b, "the runs are not comparable:");
+		for (size_t i = 0; i < res->n_diffs && i < 8; i++) {
+			const struct compare_difference *d = &res->diffs[i];
+			sbuf_printf(&b, " %s differs (%s): %s in run %s, %s in run %s;", d->field, d->where,
+				    d->value_a, d->report_a, d->value_b, d->report_b);
+		}
+		if (res->n_diffs > 8)
+			sbuf_printf(&b, " and %zu more;", res->n_diffs - 8);
+		sbuf_printf(&b, " compare runs of the same scenario, VM size, guest workload and timing, or pass "
+			    "--force to compare them anyway");
+		_cleanup_free_ char *msg = sbuf_steal(&b);
+		r = sb_error_set(err, -EINVAL, "%s", msg ? msg : "the runs are not comparable");
+		goto fail;
+	}
+	for (size_t i = 0; i < res->n_diffs; i++) {
+		const struct compare_difference *d = &res->diffs[i];
+		if (add_warning(res, "compared despite a difference (--force): %s (%s): %s in run %s, %s in run %s",
+				d->field, d->where, d->value_a, d->report_a, d->value_b, d->report_b) < 0)
+			goto oom;
+	}
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < res->side[s]->n_notes; i++)
+			if ((!strncmp(res->side[s]->notes[i], "skipped ", 8)
+				     ? add_warning(res, "%s", res->side[s]->notes[i])
+				     : add_warning(res, "%s: %s", res->side[s]->role, res->side[s]->notes[i])) < 0)
+				goto oom;
+
+	double floor = stats_mwu_p_floor(baseline->n_reps, patched->n_reps);
+	if (floor > opts->alpha &&
+	    add_warning(res, "%zu vs %zu repetitions: no metric can reach significance at alpha %g (smallest "
+			"possible p %.3g); run at least %zu repetitions per arm", baseline->n_reps, patched->n_reps,
+			opts->alpha, floor, reps_needed(opts->alpha)) < 0)
+		goto oom;
+
+	for (size_t w = 0; w < opts->n_windows; w++) {
+		r = compute_window(res, opts->windows[w], err);
+		if (r < 0)
+			goto fail;
+	}
+	if (res->n_metrics == 0 &&
+	    add_warning(res, "no metric had values on both sides in the chosen windows") < 0)
+		goto oom;
+
+	res->verdict = overall(res);
+	res->exit_code = res->verdict == COMPARE_REGRESSED ? COMPARE_EXIT_REGRESSION : COMPARE_EXIT_OK;
+	*out = res;
+	return 0;
+
+oom:
+	r = sb_error_set(err, -ENOMEM, "out of memory");
+fail:
+	compare_result_free(res);
+	return r;
+}

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * compare: baseline against patched from snapbench.run/1 reports.
+ *
+ *   1. Load reports (compare_pool_*) and resolve each side's selector
+ *      (compare_select): report files, run ids in a results store, labels.
+ *   2. compare_compute(): refuse incomparable inputs unless forced, take each
+ *      metric's per-repetition values from both sides, summarize them, test
+ *      them (exact Mann-Whitney U, bootstrap interval of the median ratio) and
+ *      give a verdict per metric and overall.
+ *   3. Render: compare_to_json() (snapbench.compare/1,
+ *      reports/schema/compare-1.schema.json), compare_format_table(),
+ *      compare_format_markdown(), compare_plot_metric_svg(),
+ *      compare_plot_timeline_svg().
+ *
+ * Library code: nothing is printed; errors come back as a negative errno and
+ * a struct sb_error naming the input at fault and the fix. Everything a
+ * report controls is bounded (file size, nesting, counts). docs/compare.md
+ * gives the rules.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "error.h"
+#include "stats.h"
+
+#define COMPARE_SCHEMA "snapbench.compare/1"
+#define COMPARE_RUN_SCHEMA "snapbench.run/1"
+
+/* The exit codes a comparison ends in: the values of EXIT_OK and
+ * EXIT_REGRESSION in cli/exit-codes.h (the CLI asserts they agree; reports/
+ * does not include cli/ headers). */
+#define COMPARE_EXIT_OK 0
+#define COMPARE_EXIT_REGRESSION 3
+
+/* Bounds on what the inputs may make compare do. */
+#define COMPARE_REPORT_MAX_BYTES (512u << 20) /* one report file */
+#define COMPARE_JSON_MAX_DEPTH 64
+#define COMPARE_MAX_REPORTS 4096       /* reports loaded into one pool */
+#define COMPARE_MAX_STORE_ENTRIES 100000
+#define COMPARE_MAX_REPS 100000        /* repetitions on one side */
+#define COMPARE_MAX_METRICS 4096       /* metrics compared */
+#define COMPARE_BOOTSTRAP_MAX_N 10000  /* larger samples get no bootstrap */
+#define COMPARE_PLOT_MAX_STEPS 1000    /* timeline rows are merged down to this */
+
+/* ---- loading ---- */
+
+struct compare_report {
+	char *path;                 /* as given or found in the store */
+	const char *id;             /* points into root */
+	const char *state;          /* points into root */
+	struct json_object *root;   /* the whole report */
+};
+
+/* Every report loaded for one comparison, each file once. */
+struct compare_pool {
+	struct compare_report **reports;
+	size_t n;
+};
+
+void compare_pool_done(struct compare_pool *pool);
+
+/* Loads PATH (a report.json or a run directory holding one) into the pool,
+ * or returns the one already loaded from the same file. Checks the schema
+ * string and the fields compare reads. */
+int compare_pool_load(struct compare_pool *pool, const char *path, struct compare_report **out,
+		      struct sb_error *err);
+
+/* ---- selecting the repetitions of each side ---- */
+
+struct compare_rep {
+	const struct compare_report *report;
+	struct json_object *rep; /* the report's repetitions[i] */
+	int64_t index;
+};
+
+struct compare_side {
+	char *role;       /* "baseline", "patched", or "A"/"B" in A/A mode */
+	char *selector;   /* what the user wrote, for the record */
+	char *label;      /* the arm label all repetitions share */
+	const struct compare_report **reports; /* distinct reports used, in id order */
+	size_t n_reports;
+	struct compare_rep *reps;  /* completed repetitions, report id then index order */
+	size_t n_reps;
+	char **notes;              /* e.g. runs skipped while scanning the store */
+	size_t n_notes;
+};
+
+void compare_side_done(struct compare_side *side);
+
+/*
+ * Resolves SELECTOR into a side. A selector is TERM[,TERM...]:
+ *   label=L      the arm labelled L
+ *   id=ID        the run STORE/ID/report.json
+ *   file=PATH    a report file or run directory (a bare PATH is the same)
+ * file and id terms name the reports; without them the side uses
+ * default_sources (the positional report arguments), and without those every
+ * run in STORE that has an arm labelled L. A report with several arms needs a
+ * label. Only completed repetitions are used; several reports pool theirs.
+ */
+int compare_select(struct compare_pool *pool, const char *role, const char *selector,
+		   char *const *default_sources, size_t n_default_sources, const char *store,
+		   struct compare_side *side, struct sb_error *err);
+
+/* The sides a report with exactly two arms gives: baseline = first arm,
+ * patched = second. */
+int compare_select_two_arms(struct compare_pool *pool, const char *path, struct compare_side *baseline,
+			    struct compare_side *patched, struct sb_error *err);
+
+enum compare_aa_split {
+	COMPARE_AA_ALTERNATE, /* repetitions 0, 2, 4 ... vs 1, 3, 5 ... */
+	COMPARE_AA_HALVES,    /* first half vs second half */
+};
+
+/* A/A: splits one side's repetitions into two pseudo-arms A and B. */
+int compare_split_aa(const struct compare_side *all, enum compare_aa_split split, struct compare_side *a,
+		     struct compare_side *b, struct sb_error *err);
+
+/* ---- computing ---- */
+
+enum compare_better {
+	COMPARE_BETTER_LOWER,
+	COMPARE_BETTER_HIGHER,
+	COMPARE_BETTER_NONE, /* no direction: a change is "changed", never a regression */
+};
+
+enum compare_verdict {
+	COMPARE_INSUFFICIENT_DATA,
+	COMPARE_NO_CHANGE,
+	COMPARE_CHANGED,
+	COMPARE_IMPROVED,
+	COMPARE_REGRESSED,
+};
+
+const char *compare_verdict_name(enum compare_verdict v);
+const char *compare_better_name(enum compare_better b);
+
+struct compare_threshold {
+	char *pattern; /* metric name or fnmatch(3) glob */
+	double pct;
+};
+
+struct compare_options {
+	double alpha;          /* significance level, (0, 1); default 0.05 */
+	double threshold_pct;  /* minimum |% change| of medians for a verdict; default 5 */
+	struct compare_threshold *thresholds; /* per-metric overrides, last match wins */
+	size_t n_thresholds;
+	char **windows;        /* default: {"snapshot"} */
+	size_t n_windows;
+	char **metrics;        /* names or globs; default: compare_default_metrics */
+	size_t n_metrics;
+	bool metrics_explicit; /* a name the user gave that matches nothing is an error */
+	unsigned bootstrap_iterations; /* 0: no bootstrap; default STATS_BOOTSTRAP_ITERATIONS */
+	uint64_t bootstrap_seed;       /* default STATS_BOOTSTRAP_SEED */
+	bool force;            /* compare incomparable inputs anyway */
+	bool aa;               /* the sides are halves of one label (A/A) */
+	enum compare_aa_split aa_split;
+};
+
+extern const char *const compare_default_metrics[];
+extern const size_t compare_n_default_metrics;
+
+void compare_options_init(struct compare_options *o);
+
+struct compare_difference {
+	char *field;       /* e.g. "spec.guest.pattern" */
+	char *value_a;     /* JSON text, or "(absent)" */
+	char *value_b;
+	char *report_a;    /* run id (or path) holding value_a */
+	char *report_b;
+	char *where;       /* "baseline vs patched", "within baseline", ... */
+};
+
+struct compare_arm_stats {
+	double *values; /* in repetition order */
+	size_t n;
+	size_t n_missing; /* repetitions in which the metric was null or absent */
+	struct stats_summary s;
+};
+
+struct compare_metric {
+	char *window;
+	char *name;
+	char *unit;                /* "" when metric_info has none */
+	enum compare_better better;
+	struct compare_arm_stats arm[2]; /* [0] baseline, [1] patched */
+	double ratio;              /* patched median / baseline median; NAN when undefined */
+	double pct_change;         /* (ratio - 1) * 100; NAN when undefined */
+	bool from_zero;            /* baseline median 0, patched not: an unbounded change */
+	struct stats_mwu mwu;
+	bool have_ci;
+	struct stats_bootstrap ci;
+	double threshold_pct;
+	enum compare_verdict verdict;
+	char **notes;
+	size_t n_notes;
+};
+
+struct compare_skipped {
+	char *window, *name, *reason;
+};
+
+struct compare_result {
+	struct compare_options opts;       /* copy; strings borrowed from the caller */
+	const struct compare_side *side[2]; /* borrowed */
+	struct compare_difference *diffs;
+	size_t n_diffs;
+	struct compare_metric *metrics;
+	size_t n_metrics;
+	struct compare_skipped *skipped;
+	size_t n_skipped;
+	char **warnings;
+	size_t n_warnings;
+	enum compare_verdict verdict;
+	int exit_code;                     /* COMPARE_EXIT_OK or COMPARE_EXIT_REGRESSION */
+};
+
+void compare_result_free(struct compare_result *r);
+
+/* Lists the fields that make the sides incomparable (see docs/compare.md). */
+int compare_check_comparable(const struct compare_side *baseline, const struct compare_side *patched,
+			     struct compare_difference **diffs, size_t *n_diffs, struct sb_error *err);
+
+/*
+ * Compares the sides. Incomparable sides fail with -EINVAL and a message
+ * naming every differing field with both values, unless opts->force. The
+ * result borrows the sides and opts' strings: keep them alive until
+ * compare_result_free().
+ */
+int compare_compute(const struct compare_side *baseline, const struct compare_side *patched,
+		    const struct compare_options *opts, struct compare_result **out, struct sb_error *err);
+
+/* ---- output ---- */
+
+struct json_object *compare_to_json(const struct compare_result *r);
+/* JSON text as written to files: pretty, newline-terminated; NULL on ENOMEM. */
+char *compare_json_string(const struct compare_result *r);
+
+/* Seed-style text table; Markdown for CI comments. NULL on ENOMEM. */
+char *compare_format_table(const struct compare_result *r);
+char *compare_format_markdown(const struct compare_result *r);
+
+/* "1,234,567", "94", "0.3": how every figure in tables and plots is written. */
+void compare_format_number(double v, char *buf, size_t size);
+
+/* SVG: the repetitions of each side of metrics[i] as a strip and box plot. */
+char *compare_plot_metric_svg(const struct compare_result *r, size_t i);
+/* SVG: pf/s and tlb/s through the snapshot window of one repetition per side
+ * (the one whose snapshot-window pf_per_s is closest to its side's median).
+ * Returns NULL and sets *why when the reports hold no timeline to draw. */
+char *compare_plot_timeline_svg(const struct compare_result *r, const char **why);
+
+/* A file name for metrics[i]'s plot: "WINDOW-METRIC.svg", unsafe bytes as '_'. */
+char *compare_plot_file_name(const struct compare_metric *m);
