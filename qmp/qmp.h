@@ -21,7 +21,7 @@
  * the struct sb_error (common/error.h) when one is passed. The errnos are
  * distinct per cause so callers can branch on them:
  *
- *   -ETIMEDOUT     no reply (or no event) within the timeout
+ *   -ETIMEDOUT     no connection, greeting, reply or event within the timeout
  *   -ECONNRESET    the peer closed the connection (also mid-message)
  *   -EMSGSIZE      a message above max_message bytes or nested deeper than
  *                  max_depth
@@ -33,6 +33,8 @@
  *   -ENOTCONN      the connection was already unusable after one of the
  *                  errors above (the message repeats the first cause)
  *   -EINVAL        a bad argument from the caller (message names it)
+ *   -ENOENT        qmp_connect(): still no socket at the path at the deadline
+ *   -ENAMETOOLONG  qmp_connect(): the path does not fit a unix socket address
  *
  * After -ECONNRESET, -EMSGSIZE, -EBADMSG or -EPROTO on a stream the byte
  * stream cannot be trusted any more: the client refuses further commands
