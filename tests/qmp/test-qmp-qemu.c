@@ -3,13 +3,17 @@
  * The QMP library against a real QEMU with KVM: greeting and version,
  * query-status, query-stats for vm and vcpu, a background snapshot of a
  * 256 MiB guest (firmware only, idling in SeaBIOS) to an fd passed with
- * getfd, MIGRATION events in order, QMP error replies, quit.
+ * getfd, MIGRATION events in order, QMP error replies, quit, and QEMU
+ * killed while we wait on it.
  */
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "check.h"
 #include "qemu-launch.h"
@@ -195,6 +199,53 @@ static void test_background_snapshot(struct qmp_client *c, struct test_qemu *q)
 	unlink(path);
 }
 
+struct killer {
+	pid_t pid;
+	int delay_ms;
+};
+
+static void *kill_later(void *arg)
+{
+	struct killer *k = arg;
+
+	nanosleep(&(struct timespec){ .tv_sec = k->delay_ms / 1000, .tv_nsec = (k->delay_ms % 1000) * 1000000L },
+		  NULL);
+	kill(k->pid, SIGKILL);
+	return NULL;
+}
+
+/* QEMU killed while we wait on it, and before a command: clean errors, no hang. */
+static void test_qemu_dies(void)
+{
+	struct qmp_client *c = NULL;
+	struct qmp_event *e = NULL;
+	struct sb_error err = { 0 };
+	struct test_qemu q;
+	struct killer k;
+	pthread_t th;
+	int r;
+
+	test_qemu_start(&q, 64, 1, NULL);
+	CHECK_MSG(qmp_connect(q.qmp_path, CONNECT_TIMEOUT_MS, NULL, &c, &err) == 0, "%s", err.msg);
+	k = (struct killer){ q.pid, 300 };
+	CHECK(pthread_create(&th, NULL, kill_later, &k) == 0);
+	r = qmp_wait_event(c, "NEVER", CONNECT_TIMEOUT_MS, &e, &err);
+	CHECK(pthread_join(th, NULL) == 0);
+	CHECK_MSG(r == -ECONNRESET && strstr(err.msg, "closed the connection"), "%d: %s", r, err.msg);
+	CHECK(qmp_execute(c, "query-status", NULL, -1, 5000, NULL, &err) == -ENOTCONN);
+	qmp_client_free(c);
+	test_qemu_stop(&q);
+
+	test_qemu_start(&q, 64, 1, NULL);
+	CHECK_MSG(qmp_connect(q.qmp_path, CONNECT_TIMEOUT_MS, NULL, &c, &err) == 0, "%s", err.msg);
+	kill(q.pid, SIGKILL);
+	CHECK(test_qemu_wait_exit(&q, 60000) >= 0);
+	r = qmp_execute(c, "query-status", NULL, -1, 5000, NULL, &err);
+	CHECK_MSG(r == -ECONNRESET, "%d: %s", r, err.msg);
+	qmp_client_free(c);
+	test_qemu_stop(&q);
+}
+
 int main(void)
 {
 	static const char *const extra[] = { "-name", "snapbench-qmp-test", NULL };
@@ -222,6 +273,7 @@ int main(void)
 	CHECK(qmp_execute(c, "query-status", NULL, -1, 5000, NULL, &err) < 0);
 	printf("after quit: %s\n", err.msg);
 	test_qemu_stop(&q);
+	test_qemu_dies();
 	printf("ok\n");
 	return 0;
 }
