@@ -1086,8 +1086,8 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.vm.hugepage_size: only used with spec.vm.backing \"hugetlb\"; set it to null or change the backing");
 	}
-	if (spec->vm.memory % 4096)
-		return sb_error_set(err, -EINVAL, "spec.vm.memory: must be a multiple of 4K (got %llu)",
+	if (spec->vm.memory % (1ull << 20))
+		return sb_error_set(err, -EINVAL, "spec.vm.memory: must be a whole number of MiB (got %llu bytes); round it",
 				    (unsigned long long)spec->vm.memory);
 	if (spec->snapshot.keep && spec->snapshot.sink_null)
 		return sb_error_set(err, -EINVAL,

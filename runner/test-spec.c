@@ -51,6 +51,7 @@ static const struct bad_json bad_json[] = {
 	{ "{\"vm\": {\"hugepage_size\": \"2M\"}}", { "spec.vm.hugepage_size", "hugetlb" } },
 	{ "{\"vm\": {\"backing\": \"hugetlb\", \"hugepage_size\": \"4M\"}}", { "spec.vm.hugepage_size", "2M or 1G" } },
 	{ "{\"vm\": {\"backing\": \"hugetlb\", \"memory\": \"17M\"}}", { "spec.vm.memory", "multiple", "hugetlb" } },
+	{ "{\"vm\": {\"memory\": 268439552}}", { "spec.vm.memory", "whole number of MiB" } },
 	{ "{\"guest\": {\"kind\": \"linux\"}}", { "spec.guest.kind", "micro" } },
 	{ "{\"guest\": {\"pattern\": \"write32\"}}", { "spec.guest.pattern", "write64, read64, rand-set, idle" } },
 	{ "{\"guest\": {\"vcpu_patterns\": {\"x\": \"read64\"}}}", { "spec.guest.vcpu_patterns", "vCPU index" } },
