@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * compare's rules on small reports built here: verdict directions, zero
+ * medians, thresholds, A/A splits, comparability, selection errors, bounds,
+ * number formatting and SVG escaping. The golden tests (tests/compare/) cover
+ * whole outputs; this covers the corners.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compare.h"
+#include "svg.h"
+
+static char tmpdir[] = "/tmp/test-compare.XXXXXX";
+
+struct metric_spec {
+	const char *name;
+	const char *better; /* NULL: no metric_info entry */
+	double v[8];        /* NAN: null in that repetition */
+};
+
+/* A one-arm run report with n repetitions and the given snapshot metrics. */
+static char *write_report(const char *file, const char *id, const char *label, size_t n,
+			  const struct metric_spec *ms, size_t n_ms, const char *pattern)
+{
+	struct json_object *root = json_object_new_object(), *spec = json_object_new_object();
+	struct json_object *vm = json_object_new_object(), *guest = json_object_new_object();
+	struct json_object *timing = json_object_new_object(), *info = json_object_new_object();
+	struct json_object *arms = json_object_new_array(), *reps = json_object_new_array();
+	struct json_object *arm = json_object_new_object();
+	char *path;
+
+	json_object_object_add(root, "schema", json_object_new_string("snapbench.run/1"));
+	json_object_object_add(root, "id", json_object_new_string(id));
+	json_object_object_add(root, "state", json_object_new_string("completed"));
+	json_object_object_add(spec, "scenario", json_object_new_string("background-snapshot"));
+	json_object_object_add(vm, "memory", json_object_new_int64(268435456));
+	json_object_object_add(vm, "vcpus", json_object_new_int(2));
+	json_object_object_add(spec, "vm", vm);
+	json_object_object_add(guest, "kind", json_object_new_string("micro"));
+	if (pattern)
+		json_object_object_add(guest, "pattern", json_object_new_string(pattern));
+	json_object_object_add(spec, "guest", guest);
+	json_object_object_add(timing, "pre_s", json_object_new_int(3));
+	json_object_object_add(spec, "timing", timing);
+	json_object_object_add(root, "spec", spec);
+	for (size_t m = 0; m < n_ms; m++) {
+		if (!ms[m].better)
+			continue;
+		struct json_object *mi = json_object_new_object();
+		json_object_object_add(mi, "unit", json_object_new_string("1/s"));
+		json_object_object_add(mi, "better", json_object_new_string(ms[m].better));
+		json_object_object_add(info, ms[m].name, mi);
+	}
+	json_object_object_add(root, "metric_info", info);
+	json_object_object_add(arm, "label", json_object_new_string(label));
+	json_object_array_add(arms, arm);
+	json_object_object_add(root, "arms", arms);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *rep = json_object_new_object(), *wins = json_object_new_object();
+		struct json_object *snap = json_object_new_object(), *metrics = json_object_new_object();
+		struct json_object *unavail = json_object_new_object();
+		json_object_object_add(rep, "index", json_object_new_int((int)i));
+		json_object_object_add(rep, "arm", json_object_new_string(label));
+		json_object_object_add(rep, "state", json_object_new_string("completed"));
+		for (size_t m = 0; m < n_ms; m++) {
+			if (isnan(ms[m].v[i])) {
+				json_object_object_add(metrics, ms[m].name, NULL);
+				json_object_object_add(unavail, ms[m].name, json_object_new_string("probe missing"));
+			} else {
+				json_object_object_add(metrics, ms[m].name, json_object_new_double(ms[m].v[i]));
+			}
+		}
+		json_object_object_add(snap, "metrics", metrics);
+		json_object_object_add(snap, "unavailable", unavail);
+		json_object_object_add(wins, "snapshot", snap);
+		json_object_object_add(rep, "windows", wins);
+		json_object_array_add(reps, rep);
+	}
+	json_object_object_add(root, "repetitions", reps);
+
+	CHECK(asprintf(&path, "%s/%s", tmpdir, file) > 0);
+	CHECK(json_object_to_file(path, root) == 0);
+	json_object_put(root);
+	return path;
+}
+
+struct fixture {
+	struct compare_pool pool;
+	struct compare_side base, patch;
+	struct compare_result *res;
+};
+
+static void fixture_done(struct fixture *f)
+{
+	compare_result_free(f->res);
+	compare_side_done(&f->base);
+	compare_side_done(&f->patch);
+	compare_pool_done(&f->pool);
+}
+
+static int run(struct fixture *f, const char *a, const char *b, const struct compare_options *o,
+	       struct sb_error *err)
+{
+	*f = (struct fixture){ 0 };
+	CHECK(compare_select(&f->pool, "baseline", a, NULL, 0, NULL, &f->base, err) == 0);
+	CHECK(compare_select(&f->pool, "patched", b, NULL, 0, NULL, &f->patch, err) == 0);
+	return compare_compute(&f->base, &f->patch, o, &f->res, err);
+}
+
+static const struct compare_metric *find(const struct compare_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_metrics; i++)
+		if (!strcmp(r->metrics[i].name, name))
+			return &r->metrics[i];
+	return NULL;
+}
+
+static void test_verdicts(void)
+{
+	const struct metric_spec base[] = {
+		{ "pf_per_s", "lower", { 100, 101, 102, 103, 104 } },
+		{ "guest_ops_per_s", "higher", { 100, 101, 102, 103, 104 } },
+		{ "latency_samples", "none", { 100, 101, 102, 103, 104 } },
+		{ "tlb_per_s", "lower", { 0, 0, 0, 0, 0 } },
+		{ "exits_per_s", "lower", { 0, 0, 0, 0, 0 } },
+		{ "same_per_s", "lower", { 7, 7, 7, 7, 7 } },
+		{ "small_per_s", "lower", { 100, 101, 102, 103, 104 } },
+		{ "invalidations_per_s", "lower", { 50, 51, 52, 53, 54 } },
+		{ "invalidations_per_s.uffd-wp", NULL, { 50, 51, 52, 53, 54 } },
+		{ "nodir_per_s", NULL, { 1, 2, 3, 4, 5 } },
+	};
+	const struct metric_spec patch[] = {
+		{ "pf_per_s", "lower", { 200, 201, 202, 203, 204 } },        /* up: regressed */
+		{ "guest_ops_per_s", "higher", { 200, 201, 202, 203, 204 } }, /* up: improved */
+		{ "latency_samples", "none", { 200, 201, 202, 203, 204 } },   /* no direction: changed */
+		{ "tlb_per_s", "lower", { 1, 2, 1, 2, 1 } },                  /* from 0 */
+		{ "exits_per_s", "lower", { 0, 0, 0, 0, 0 } },                /* 0 vs 0 */
+		{ "same_per_s", "lower", { 7, 7, 7, 7, 7 } },                 /* identical */
+		{ "small_per_s", "lower", { 105, 106, 107, 108, 109 } },      /* +4.9%: under 5% */
+		{ "invalidations_per_s", "lower", { 20, 21, 22, 23, 24 } },
+		{ "invalidations_per_s.uffd-wp", NULL, { 20, 21, 22, 23, 24 } }, /* direction from the base name */
+		{ "nodir_per_s", NULL, { 10, 20, 30, 40, 50 } },
+	};
+	_cleanup_free_ char *a = write_report("v-a.json", "20261101T000000Z-000001", "a", 5, base, ARRAY_SIZE(base), "w");
+	_cleanup_free_ char *b = write_report("v-b.json", "20261101T000000Z-000002", "b", 5, patch, ARRAY_SIZE(patch), "w");
+	struct compare_options o;
+	struct sb_error err = { 0 };
+	struct fixture f;
+	const struct compare_metric *m;
+	char *metrics[] = { "*" };
+
+	compare_options_init(&o);
+	o.metrics = metrics;
+	o.n_metrics = 1;
+	CHECK_MSG(run(&f, a, b, &o, &err) == 0, "%s", err.msg);
+
+	m = find(f.res, "pf_per_s");
+	CHECK(m && m->verdict == COMPARE_REGRESSED && fabs(m->pct_change - 98.0392156863) < 1e-6);
+	CHECK(m->mwu.p < 0.008 && m->have_ci);
+	m = find(f.res, "guest_ops_per_s");
+	CHECK(m && m->verdict == COMPARE_IMPROVED && m->better == COMPARE_BETTER_HIGHER);
+	m = find(f.res, "latency_samples");
+	CHECK(m && m->verdict == COMPARE_CHANGED);
+	m = find(f.res, "tlb_per_s");
+	CHECK(m && m->from_zero && isnan(m->ratio) && isnan(m->pct_change) && m->verdict == COMPARE_REGRESSED);
+	m = find(f.res, "exits_per_s");
+	CHECK(m && m->ratio == 1.0 && m->pct_change == 0.0 && m->verdict == COMPARE_NO_CHANGE && m->mwu.p == 1.0);
+	m = find(f.res, "same_per_s");
+	CHECK(m && m->verdict == COMPARE_NO_CHANGE && m->mwu.p == 1.0 && m->mwu.ties);
+	m = find(f.res, "small_per_s");
+	CHECK(m && m->verdict == COMPARE_NO_CHANGE && m->mwu.p < 0.05 && m->n_notes == 1 &&
+	      strstr(m->notes[0], "within the 5% threshold"));
+	m = find(f.res, "invalidations_per_s.uffd-wp");
+	CHECK(m && m->better == COMPARE_BETTER_LOWER && m->verdict == COMPARE_IMPROVED);
+	m = find(f.res, "nodir_per_s");
+	CHECK(m && m->better == COMPARE_BETTER_NONE && m->verdict == COMPARE_CHANGED && m->n_notes == 1);
+	CHECK(f.res->verdict == COMPARE_REGRESSED && f.res->exit_code == COMPARE_EXIT_REGRESSION);
+	fixture_done(&f);
+
+	/* per-metric thresholds: the last match wins */
+	struct compare_threshold th[] = { { "*_per_s", 100 }, { "pf_*", 50 } };
+	o.thresholds = th;
+	o.n_thresholds = ARRAY_SIZE(th);
+	CHECK(run(&f, a, b, &o, &err) == 0);
+	m = find(f.res, "pf_per_s");
+	CHECK(m->threshold_pct == 50 && m->verdict == COMPARE_REGRESSED);
+	m = find(f.res, "guest_ops_per_s");
+	CHECK(m->threshold_pct == 100 && m->verdict == COMPARE_NO_CHANGE); /* +98%: under 100 */
+	CHECK(find(f.res, "tlb_per_s")->verdict == COMPARE_REGRESSED);    /* from 0 beats any threshold */
+	fixture_done(&f);
+	o.n_thresholds = 0;
+
+	/* a stricter alpha that 5 vs 5 cannot reach */
+	o.alpha = 0.005;
+	CHECK(run(&f, a, b, &o, &err) == 0);
+	CHECK(find(f.res, "pf_per_s")->verdict == COMPARE_INSUFFICIENT_DATA);
+	CHECK(f.res->verdict == COMPARE_INSUFFICIENT_DATA && f.res->exit_code == COMPARE_EXIT_OK);
+	CHECK(f.res->n_warnings == 1 && strstr(f.res->warnings[0], "at least 6 repetitions"));
+	fixture_done(&f);
+}
+
+static void test_small_and_missing(void)
+{
+	const struct metric_spec one[] = { { "pf_per_s", "lower", { 100 } } };
+	const struct metric_spec four[] = { { "pf_per_s", "lower", { 1, 2, NAN, NAN } } };
+	_cleanup_free_ char *a = write_report("s-a.json", "20261101T000000Z-000003", "a", 1, one, 1, "w");
+	_cleanup_free_ char *b = write_report("s-b.json", "20261101T000000Z-000004", "b", 4, four, 1, "w");
+	struct compare_options o;
+	struct sb_error err = { 0 };
+	struct fixture f;
+
+	compare_options_init(&o);
+	o.bootstrap_iterations = 0;
+	CHECK(run(&f, a, b, &o, &err) == 0);
+	const struct compare_metric *m = find(f.res, "pf_per_s");
+	/* n = 1: no spread, no bootstrap, and never significant */
+	CHECK(m && m->arm[0].n == 1 && isnan(m->arm[0].s.stddev) && !m->have_ci);
+	CHECK(m->arm[1].n == 2 && m->arm[1].n_missing == 2);
+	CHECK(m->verdict == COMPARE_INSUFFICIENT_DATA && m->mwu.p_floor > 0.6);
+	bool noted = false;
+	for (size_t i = 0; i < m->n_notes; i++)
+		noted |= strstr(m->notes[i], "2 of 4 repetitions have no value (probe missing)") != NULL;
+	CHECK(noted);
+	CHECK(f.res->verdict == COMPARE_INSUFFICIENT_DATA);
+	/* default metrics not in the reports are listed as skipped */
+	CHECK(f.res->n_skipped == 6);
+	fixture_done(&f);
+
+	/* a metric null everywhere on one side is skipped with its reason */
+	const struct metric_spec nulls[] = { { "pf_per_s", "lower", { NAN, NAN, NAN, NAN } } };
+	_cleanup_free_ char *c = write_report("s-c.json", "20261101T000000Z-000005", "c", 4, nulls, 1, "w");
+	CHECK(run(&f, a, c, &o, &err) == 0);
+	CHECK(f.res->n_metrics == 0 && f.res->verdict == COMPARE_INSUFFICIENT_DATA);
+	bool skipped = false;
+	for (size_t i = 0; i < f.res->n_skipped; i++)
+		skipped |= !strcmp(f.res->skipped[i].name, "pf_per_s") &&
+			   strstr(f.res->skipped[i].reason, "patched side: probe missing");
+	CHECK(skipped);
+	fixture_done(&f);
+}
+
+static void test_comparability(void)
+{
+	const struct metric_spec ms[] = { { "pf_per_s", "lower", { 1, 2, 3, 4 } } };
+	_cleanup_free_ char *a = write_report("c-a.json", "20261101T000000Z-000006", "a", 4, ms, 1, "write64");
+	_cleanup_free_ char *b = write_report("c-b.json", "20261101T000000Z-000007", "b", 4, ms, 1, NULL);
+	struct compare_options o;
+	struct sb_error err = { 0 };
+	struct fixture f;
+
+	compare_options_init(&o);
+	CHECK(run(&f, a, b, &o, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "spec.guest.pattern differs (baseline vs patched): \"write64\" in run "
+			 "20261101T000000Z-000006, (absent) in run 20261101T000000Z-000007"), "%s", err.msg);
+	CHECK(strstr(err.msg, "--force"));
+	fixture_done(&f);
+
+	o.force = true;
+	CHECK(run(&f, a, b, &o, &err) == 0);
+	CHECK(f.res->n_diffs == 1 && !strcmp(f.res->diffs[0].field, "spec.guest.pattern"));
+	CHECK(f.res->n_warnings >= 1 && strstr(f.res->warnings[0], "--force"));
+	fixture_done(&f);
+
+	/* the same repetitions on both sides */
+	o.force = false;
+	f = (struct fixture){ 0 };
+	CHECK(compare_select(&f.pool, "baseline", a, NULL, 0, NULL, &f.base, &err) == 0);
+	CHECK(compare_select(&f.pool, "patched", a, NULL, 0, NULL, &f.patch, &err) == 0);
+	CHECK(f.pool.n == 1); /* loaded once */
+	CHECK(compare_compute(&f.base, &f.patch, &o, &f.res, &err) == -EINVAL && strstr(err.msg, "--aa"));
+	fixture_done(&f);
+}
+
+static void test_aa_split(void)
+{
+	const struct metric_spec ms[] = { { "pf_per_s", "lower", { 0, 1, 2, 3, 4, 5, 6 } } };
+	_cleanup_free_ char *a = write_report("aa.json", "20261101T000000Z-000008", "a", 7, ms, 1, "w");
+	struct compare_pool pool = { 0 };
+	struct compare_side all, x, y;
+	struct sb_error err = { 0 };
+
+	CHECK(compare_select(&pool, "aa", a, NULL, 0, NULL, &all, &err) == 0);
+	CHECK(compare_split_aa(&all, COMPARE_AA_ALTERNATE, &x, &y, &err) == 0);
+	CHECK(x.n_reps == 4 && y.n_reps == 3);
+	for (size_t i = 0; i < x.n_reps; i++)
+		CHECK(x.reps[i].index == (int64_t)(2 * i));
+	for (size_t i = 0; i < y.n_reps; i++)
+		CHECK(y.reps[i].index == (int64_t)(2 * i + 1));
+	CHECK(!strcmp(x.role, "A") && !strcmp(y.role, "B") && !strcmp(x.label, "a"));
+	compare_side_done(&x);
+	compare_side_done(&y);
+	CHECK(compare_split_aa(&all, COMPARE_AA_HALVES, &x, &y, &err) == 0);
+	CHECK(x.n_reps == 4 && y.n_reps == 3 && x.reps[3].index == 3 && y.reps[0].index == 4);
+	compare_side_done(&x);
+	compare_side_done(&y);
+	all.n_reps = 1;
+	CHECK(compare_split_aa(&all, COMPARE_AA_HALVES, &x, &y, &err) == -EINVAL && strstr(err.msg, "at least 2"));
+	compare_side_done(&all);
+	compare_pool_done(&pool);
+}
+
+static void write_text(const char *name, const char *text, char **path)
+{
+	FILE *f;
+
+	CHECK(asprintf(path, "%s/%s", tmpdir, name) > 0);
+	f = fopen(*path, "w");
+	CHECK(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_bad_inputs(void)
+{
+	struct compare_pool pool = { 0 };
+	struct compare_report *rep;
+	struct compare_side side;
+	struct sb_error err = { 0 };
+	_cleanup_free_ char *deep = NULL, *trunc = NULL, *trailing = NULL, *noreps = NULL, *p = NULL;
+	char buf[300];
+
+	/* nesting beyond COMPARE_JSON_MAX_DEPTH */
+	memset(buf, '[', 200);
+	buf[200] = '\0';
+	write_text("deep.json", buf, &deep);
+	CHECK(compare_pool_load(&pool, deep, &rep, &err) == -EINVAL && strstr(err.msg, "nested deeper"));
+	write_text("trunc.json", "{\"schema\": \"snapbench.run/1\", ", &trunc);
+	CHECK(compare_pool_load(&pool, trunc, &rep, &err) == -EINVAL && strstr(err.msg, "truncated"));
+	write_text("trailing.json", "{} {}", &trailing);
+	CHECK(compare_pool_load(&pool, trailing, &rep, &err) == -EINVAL && strstr(err.msg, "trailing data"));
+	write_text("noreps.json", "{\"schema\": \"snapbench.run/1\", \"id\": \"x\", \"state\": \"completed\", "
+		   "\"spec\": {}, \"metric_info\": {}, \"arms\": []}", &noreps);
+	CHECK(compare_pool_load(&pool, noreps, &rep, &err) == -EINVAL && strstr(err.msg, "\"repetitions\""));
+	CHECK(compare_pool_load(&pool, tmpdir, &rep, &err) < 0 && strstr(err.msg, "without a readable report.json"));
+	CHECK(pool.n == 0);
+
+	/* selectors */
+	CHECK(compare_select(&pool, "baseline", "", NULL, 0, NULL, &side, &err) == -EINVAL);
+	CHECK(compare_select(&pool, "baseline", "label=a,label=b", NULL, 0, "/nonexistent", &side, &err) == -EINVAL &&
+	      strstr(err.msg, "more than one label"));
+	CHECK(compare_select(&pool, "baseline", "bogus", NULL, 0, NULL, &side, &err) == -EINVAL &&
+	      strstr(err.msg, "neither label="));
+	CHECK(compare_select(&pool, "baseline", "id=..", NULL, 0, "/tmp", &side, &err) == -EINVAL);
+	CHECK(compare_select(&pool, "baseline", "id=x", NULL, 0, NULL, &side, &err) == -EINVAL &&
+	      strstr(err.msg, "--store"));
+	CHECK(compare_select(&pool, "baseline", "label=a", NULL, 0, "/nonexistent/store", &side, &err) == -ENOENT &&
+	      strstr(err.msg, "/nonexistent/store"));
+
+	/* a store: run directories are scanned, other entries ignored */
+	const struct metric_spec ms[] = { { "pf_per_s", "lower", { 1, 2 } } };
+	CHECK(asprintf(&p, "%s/store", tmpdir) > 0);
+	CHECK(mkdir(p, 0755) == 0);
+	_cleanup_free_ char *r1 = NULL, *d1 = NULL;
+	CHECK(asprintf(&d1, "%s/store/20261101T000000Z-00000a", tmpdir) > 0);
+	CHECK(mkdir(d1, 0755) == 0);
+	r1 = write_report("store/20261101T000000Z-00000a/report.json", "20261101T000000Z-00000a", "lbl", 2, ms, 1, "w");
+	CHECK(compare_select(&pool, "baseline", "label=lbl", NULL, 0, p, &side, &err) == 0);
+	CHECK(side.n_reps == 2 && side.n_reports == 1 && !strcmp(side.label, "lbl"));
+	compare_side_done(&side);
+	CHECK(compare_select(&pool, "baseline", "id=20261101T000000Z-00000a", NULL, 0, p, &side, &err) == 0);
+	CHECK(side.n_reps == 2 && pool.n == 1);
+	compare_side_done(&side);
+	CHECK(compare_select(&pool, "baseline", "label=other", NULL, 0, p, &side, &err) == -ENOENT &&
+	      strstr(err.msg, "no run with an arm labelled 'other'"));
+	compare_pool_done(&pool);
+	unlink(r1);
+	rmdir(d1);
+	rmdir(p);
+	unlink(deep);
+	unlink(trunc);
+	unlink(trailing);
+	unlink(noreps);
+}
+
+static void test_format(void)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{ 950015, "950,015" }, { 1004353.4, "1,004,353" }, { 94, "94" },     { 0.1, "0.1" },
+		{ 0.3333, "0.33" },    { 12.25, "12.2" },          { 2.5, "2.5" },   { 0, "0" },
+		{ -0.0, "0" },         { -1440, "-1,440" },        { 100, "100" },   { 999.6, "1,000" },
+		{ NAN, "n/a" },        { 1e300, "1e+300" },        { 0.0004, "0.0004" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		compare_format_number(cases[i].v, buf, sizeof(buf));
+		CHECK_MSG(!strcmp(buf, cases[i].want), "%g -> %s, want %s", cases[i].v, buf, cases[i].want);
+	}
+}
+
+static void test_svg_escape(void)
+{
+	struct svg s;
+	char *out;
+
+	CHECK(svg_begin(&s, 10, 10, "a<b & \"c\" 'd'") == 0);
+	svg_text(&s, 1, 1, "start", 10, "black", "%s", "x</text><script>\x01\xc3\xa9");
+	out = svg_end(&s);
+	CHECK(out);
+	CHECK(strstr(out, "<title>a&lt;b &amp; &quot;c&quot; &apos;d&apos;</title>"));
+	CHECK(strstr(out, ">x&lt;/text&gt;&lt;script&gt;?" "?" "?</text>"));
+	CHECK(!strstr(out, "<script>"));
+	free(out);
+}
+
+int main(void)
+{
+	CHECK(mkdtemp(tmpdir));
+	test_verdicts();
+	test_small_and_missing();
+	test_comparability();
+	test_aa_split();
+	test_bad_inputs();
+	test_format();
+	test_svg_escape();
+
+	/* remove what the tests wrote */
+	static const char *const files[] = { "v-a.json", "v-b.json", "s-a.json", "s-b.json", "s-c.json",
+					     "c-a.json", "c-b.json", "aa.json" };
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char path[256];
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, files[i]);
+		unlink(path);
+	}
+	CHECK_MSG(rmdir(tmpdir) == 0, "%s left files behind", tmpdir);
+	printf("ok\n");
+	return 0;
+}
