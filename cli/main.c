@@ -10,6 +10,7 @@
 
 static const struct verb *const verbs[] = {
 	&verb_qmp,
+	&verb_compare,
 };
 
 static void usage(FILE *out)
