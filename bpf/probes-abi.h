@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the BPF programs (probes.bpf.c) and the loader (probes.c) share: the
+ * layout of the per-CPU counter block, the stack records and the enums that
+ * index them. Plain __u64/__u32 fields only, so the same header compiles for
+ * the BPF target (types from vmlinux.h) and for user space (linux/types.h).
+ *
+ * Writers: every field of struct sb_counts is written by exactly one BPF
+ * program (per-CPU, non-atomic increments are safe because the kernel never
+ * nests one program inside itself on a CPU; different programs touch
+ * different fields). Readers sum the per-CPU copies.
+ */
+#pragma once
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Contexts an event can run in, relative to the target QEMU process. */
+enum sb_ctx {
+	SB_CTX_TARGET = 0, /* a thread of the target process (tgid match) */
+	SB_CTX_KTHREAD,    /* a kernel thread: kswapd, khugepaged, kworker... (any VM) */
+	SB_CTX_OTHER,      /* a thread of another user process: not the target VM */
+	SB_CTX_MAX,
+};
+
+/*
+ * Counters. Each is fed by one probe (a tracepoint through tp_btf, raw_tp or
+ * a classic tracepoint, or an fentry program); the loader reports which.
+ */
+enum sb_counter {
+	SB_C_UNMAP_HVA = 0,   /* kvm:kvm_unmap_hva_range; pages = host pages in the range */
+	SB_C_AGE_HVA,         /* kvm:kvm_age_hva; pages = host pages in the range */
+	SB_C_TEST_AGE_HVA,    /* kvm:kvm_test_age_hva */
+	SB_C_PAGE_FAULT,      /* kvm:kvm_page_fault; detail = write faults */
+	SB_C_FAST_PF,         /* kvmmmu:fast_page_fault; detail = fixed (RET_PF_FIXED) */
+	SB_C_ZAP_PAGE,        /* kvmmmu:kvm_mmu_prepare_zap_page (shadow pages zapped) */
+	SB_C_TDP_SPTE,        /* kvmmmu:kvm_tdp_mmu_spte_changed; detail = zaps (present -> not) */
+	SB_C_SET_SPTE,        /* kvmmmu:kvm_mmu_set_spte (SPTEs installed) */
+	SB_C_SPLIT_HUGE,      /* kvmmmu:kvm_mmu_split_huge_page */
+	SB_C_TLB_TASK_SWITCH, /* tlb:tlb_flush, reason 0: on task switch */
+	SB_C_TLB_REMOTE,      /* reason 1: remote shootdown received (IPI handler) */
+	SB_C_TLB_LOCAL,       /* reason 2: local shootdown */
+	SB_C_TLB_LOCAL_MM,    /* reason 3: local mm shootdown */
+	SB_C_TLB_SEND_IPI,    /* reason 4: remote shootdown sent (initiator side) */
+	SB_C_TLB_WRONG_CPU,   /* reason 5: remote wrong CPU */
+	SB_C_MN_INVALIDATE,   /* fentry kvm_mmu_notifier_invalidate_range_start */
+	SB_C_KVM_FLUSH,       /* fentry kvm_flush_remote_tlbs */
+	SB_C_KVM_FLUSH_RANGE, /* fentry kvm_flush_remote_tlbs_range; pages = gfns */
+	SB_C_MAX,
+};
+
+/* tlb:tlb_flush reasons map to consecutive counters. */
+#define SB_TLB_REASONS 6
+
+/* Counters whose events are classified into causes. */
+enum sb_attr {
+	SB_ATTR_UNMAP = 0,      /* SB_C_UNMAP_HVA */
+	SB_ATTR_TLB_SHOOTDOWN,  /* SB_C_TLB_SEND_IPI */
+	SB_ATTR_MN_INVALIDATE,  /* SB_C_MN_INVALIDATE */
+	SB_ATTR_KVM_FLUSH,      /* SB_C_KVM_FLUSH + SB_C_KVM_FLUSH_RANGE */
+	SB_ATTR_MAX,
+};
+
+enum sb_cause {
+	SB_CAUSE_UFFD_WP = 0,
+	SB_CAUSE_NUMA_HINTING,
+	SB_CAUSE_MIGRATION,
+	SB_CAUSE_RECLAIM,
+	SB_CAUSE_MUNMAP_MADVISE,
+	SB_CAUSE_MPROTECT,
+	SB_CAUSE_THP,
+	SB_CAUSE_KSM,
+	SB_CAUSE_OTHER,
+	SB_CAUSE_MAX,
+};
+
+/* syscall_cause[] values that are not causes */
+#define SB_SYSCALL_UNKNOWN 0xff /* not decisive: look further */
+#define SB_SYSCALL_IOCTL 0xfe   /* decided by the ioctl command */
+
+#define SB_NR_SYSCALLS 512
+#define SB_MAX_IOCTL_CMDS 4
+#define SB_MAX_RULES 64     /* kernel functions that decide a cause from a stack */
+#define SB_STACK_DEPTH 32   /* frames kept per stack */
+#define SB_MN_EVENTS 16     /* enum mmu_notifier_event values counted */
+#define SB_MN_FLAG_BITS 16  /* mmu_notifier_range.flags bits counted */
+
+/* How a cause was decided; counted to show what the classifier costs. */
+enum sb_how {
+	SB_HOW_KTHREAD = 0, /* the kernel thread's kind */
+	SB_HOW_MARKER,      /* a marker tracepoint (migration in progress) */
+	SB_HOW_TASK_FLAG,   /* PF_MEMALLOC: reclaim */
+	SB_HOW_SYSCALL,     /* the current syscall and its arguments */
+	SB_HOW_STACK,       /* a kernel stack walk matched a rule */
+	SB_HOW_STACK_NONE,  /* a kernel stack walk matched nothing: other */
+	SB_HOW_MAX,
+};
+
+struct sb_count {
+	__u64 events;
+	__u64 pages;  /* pages covered, where the event has a range */
+	__u64 detail; /* counter-specific, see enum sb_counter */
+};
+
+/* One per CPU (BPF_MAP_TYPE_PERCPU_ARRAY, key 0). */
+struct sb_counts {
+	struct sb_count count[SB_C_MAX][SB_CTX_MAX];
+	__u64 cause[SB_ATTR_MAX][SB_CTX_MAX][SB_CAUSE_MAX];
+	__u64 how[SB_ATTR_MAX][SB_HOW_MAX];
+	__u64 mn_event[SB_CTX_MAX][SB_MN_EVENTS];
+	__u64 mn_flag[SB_CTX_MAX][SB_MN_FLAG_BITS];
+	__u64 stacks_recorded[SB_ATTR_MAX]; /* stack records added or bumped */
+	__u64 stacks_dropped[SB_ATTR_MAX];  /* stack map full */
+	__u64 sample_countdown[SB_ATTR_MAX];
+	__u64 marker_dropped;               /* migration marker map full */
+};
+
+/* Kernel function [start, end) that decides a cause when seen on a stack. */
+struct sb_rule {
+	__u64 start;
+	__u64 end;
+	__u32 cause;
+	__u32 pad;
+};
+
+/*
+ * Stack records (BPF_MAP_TYPE_HASH). Two kinds share the map: every event
+ * whose cause needed a stack walk (exact counts), and a sample of 1 in N
+ * of all attributed events (counts are samples).
+ */
+struct sb_stack_key {
+	__u64 hash;   /* of the frames */
+	__u8 attr;    /* enum sb_attr */
+	__u8 ctx;     /* enum sb_ctx */
+	__u8 cause;   /* enum sb_cause */
+	__u8 sampled; /* 1: 1-in-N sample, 0: every such event */
+	__u32 pad;
+};
+
+struct sb_stack_val {
+	__u64 count;
+	__u32 nr; /* frames in ip[] */
+	__u32 pad;
+	__u64 ip[SB_STACK_DEPTH];
+};

@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * snapbench's BPF programs: count KVM page faults, SPTE changes, TLB flushes
+ * and MMU-notifier invalidations, split by the context they run in (the
+ * target QEMU process, a kernel thread, another process), and classify
+ * invalidations and remote TLB shootdowns into causes.
+ *
+ * Every tracepoint has three programs with the same body, one per backend:
+ * tpbtf_<tp> (tp_btf, typed arguments), rawtp_<tp> (raw tracepoint) and
+ * tp_<tp> (classic tracepoint through perf). All start with autoload off
+ * ("?" sections); the loader turns on the one backend it picked for each
+ * tracepoint. fentry_<func> programs count what only function entry sees
+ * (the notifier's event type and flags, KVM's own remote TLB flushes); the
+ * loader enables them only where the kernel accepts fentry programs.
+ *
+ * Cost: per-CPU counters only, no per-event output. The classifier decides
+ * a cause from the current task's context (kernel thread kind, a migration
+ * marker, PF_MEMALLOC, the syscall in progress and its arguments) and walks
+ * the kernel stack only when that context is not decisive (task_work on
+ * return to user space such as NUMA hinting, kworkers, page faults).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "probes-abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Kernel constants that are ABI or have not changed in a decade. */
+#define PF_MEMALLOC 0x00000800u
+#define PF_KTHREAD 0x00200000u
+#define ENOSYS 38
+#define PAGE_SHIFT 12
+#define TLB_FLUSH_ALL (~0UL)
+
+/* Set by the loader before load (rodata). */
+const volatile __u32 target_tgid = 0;
+const volatile bool attribution = true;
+const volatile __u32 sample_every = 0; /* 1 in N stacks sampled; 0: none */
+const volatile __u64 spte_present_mask = 1ULL << 11;
+const volatile __u64 pf_write_mask = 1ULL << 1;
+const volatile __s32 ret_pf_fixed = 5;
+/* syscall nr -> cause + 1, SB_SYSCALL_IOCTL, or 0 (not decisive) */
+const volatile __u8 syscall_cause[SB_NR_SYSCALLS] = {};
+const volatile __u32 uffd_wp_ioctl[SB_MAX_IOCTL_CMDS] = {};
+const volatile __u32 nr_uffd_wp_ioctl = 0;
+/* sorted by start, non-overlapping */
+const volatile struct sb_rule rules[SB_MAX_RULES] = {};
+const volatile __u32 nr_rules = 0;
+
+/* Tasks inside migrate_pages(); only looked up while this is non-zero. */
+__u64 migrations_active = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sb_counts);
+} counts SEC(".maps");
+
+/* Per-CPU room for one stack (too big for the 512-byte BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sb_stack_val);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024); /* the loader sets the bound */
+	__type(key, struct sb_stack_key);
+	__type(value, struct sb_stack_val);
+} stacks SEC(".maps");
+
+/* pid -> nesting depth of migrate_pages() */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} migrating SEC(".maps");
+
+static __always_inline struct sb_counts *counts_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counts, &zero);
+}
+
+static __always_inline int ctx_of(struct task_struct *task)
+{
+	if ((__u32)task->tgid == target_tgid)
+		return SB_CTX_TARGET;
+	if (task->flags & PF_KTHREAD)
+		return SB_CTX_KTHREAD;
+	return SB_CTX_OTHER;
+}
+
+#define COMM8(a, b, c, d, e, f, g, h)                                                      \
+	((__u64)(a) | (__u64)(b) << 8 | (__u64)(c) << 16 | (__u64)(d) << 24 |              \
+	 (__u64)(e) << 32 | (__u64)(f) << 40 | (__u64)(g) << 48 | (__u64)(h) << 56)
+#define MASK_BYTES(n) ((n) >= 8 ? ~0ULL : ((1ULL << ((n) * 8)) - 1))
+
+/* The kernel threads whose work has one cause; -1 for the others (kworkers...). */
+static __always_inline int kthread_cause(struct task_struct *task)
+{
+	__u64 w = 0;
+
+	bpf_probe_read_kernel(&w, sizeof(w), &task->comm);
+	if ((w & MASK_BYTES(6)) == COMM8('k', 's', 'w', 'a', 'p', 'd', 0, 0))
+		return SB_CAUSE_RECLAIM;
+	if (w == COMM8('k', 'h', 'u', 'g', 'e', 'p', 'a', 'g'))
+		return SB_CAUSE_THP;
+	if ((w & MASK_BYTES(5)) == COMM8('k', 's', 'm', 'd', 0, 0, 0, 0))
+		return SB_CAUSE_KSM;
+	if (w == COMM8('k', 'c', 'o', 'm', 'p', 'a', 'c', 't'))
+		return SB_CAUSE_MIGRATION;
+	return -1;
+}
+
+/* The rule whose function contains ip, by binary search; -1 if none. */
+static __always_inline int rule_cause(__u64 ip)
+{
+	__u32 lo = 0, hi = nr_rules;
+
+	if (hi > SB_MAX_RULES)
+		hi = SB_MAX_RULES;
+	for (int k = 0; k < 7; k++) { /* 2^7 > SB_MAX_RULES */
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		mid &= SB_MAX_RULES - 1;
+		if (ip < rules[mid].start)
+			hi = mid;
+		else if (ip >= rules[mid].end)
+			lo = mid + 1;
+		else
+			return rules[mid].cause;
+	}
+	return -1;
+}
+
+/* Fill sv->ip/nr with the kernel stack; returns the number of frames. */
+static __always_inline __u32 stack_take(void *ctx, struct sb_stack_val *sv)
+{
+	long n = bpf_get_stack(ctx, sv->ip, sizeof(sv->ip), 0);
+
+	sv->nr = n > 0 ? (__u32)(n / sizeof(__u64)) : 0;
+	return sv->nr;
+}
+
+/*
+ * The outermost frame that matches a rule decides: a THP split inside
+ * NUMA hinting's change_prot_numa() counts as NUMA hinting, its cause.
+ */
+static __always_inline int stack_cause(struct sb_stack_val *sv)
+{
+	__u32 nr = sv->nr;
+
+	for (int j = 0; j < SB_STACK_DEPTH; j++) {
+		int i = (int)nr - 1 - j;
+		int c;
+
+		if (i < 0)
+			break;
+		/* a return address; the call is in the byte before it */
+		c = rule_cause(sv->ip[i & (SB_STACK_DEPTH - 1)] - 1);
+		if (c >= 0)
+			return c;
+	}
+	return -1;
+}
+
+static __always_inline void stack_record(struct sb_counts *c, struct sb_stack_val *sv, int attr, int ectx,
+					 int cause, int sampled)
+{
+	struct sb_stack_key key = {};
+	struct sb_stack_val *v;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (int j = 0; j < SB_STACK_DEPTH; j++) {
+		if ((__u32)j >= sv->nr)
+			break;
+		h = (h ^ sv->ip[j]) * 0x100000001b3ULL;
+	}
+	key.hash = h;
+	key.attr = attr;
+	key.ctx = ectx;
+	key.cause = cause;
+	key.sampled = sampled;
+
+	v = bpf_map_lookup_elem(&stacks, &key);
+	if (!v) {
+		sv->count = 1;
+		if (bpf_map_update_elem(&stacks, &key, sv, BPF_NOEXIST) == 0) {
+			c->stacks_recorded[attr & (SB_ATTR_MAX - 1)]++;
+			return;
+		}
+		v = bpf_map_lookup_elem(&stacks, &key); /* lost a race, or full */
+		if (!v) {
+			c->stacks_dropped[attr & (SB_ATTR_MAX - 1)]++;
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	c->stacks_recorded[attr & (SB_ATTR_MAX - 1)]++;
+}
+
+/* Decide the cause of an event in the target process or a kernel thread. */
+static __always_inline void attribute(void *ctx, struct task_struct *task, int ectx, int attr,
+				      struct sb_counts *c)
+{
+	struct sb_stack_val *sv = NULL;
+	int cause = -1, how = SB_HOW_STACK;
+	__u32 zero = 0;
+
+	if (!attribution || ectx == SB_CTX_OTHER)
+		return;
+	attr &= SB_ATTR_MAX - 1;
+
+	if (ectx == SB_CTX_KTHREAD) {
+		cause = kthread_cause(task);
+		how = SB_HOW_KTHREAD;
+	}
+	if (cause < 0 && migrations_active) {
+		__u32 pid = task->pid;
+
+		if (bpf_map_lookup_elem(&migrating, &pid)) {
+			cause = SB_CAUSE_MIGRATION;
+			how = SB_HOW_MARKER;
+		}
+	}
+	if (cause < 0 && (task->flags & PF_MEMALLOC)) {
+		cause = SB_CAUSE_RECLAIM;
+		how = SB_HOW_TASK_FLAG;
+	}
+	if (cause < 0 && ectx == SB_CTX_TARGET) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		/*
+		 * Inside a syscall pt_regs->ax still holds the -ENOSYS the
+		 * entry code put there; once the syscall returned (task_work,
+		 * signal delivery on the way out) it holds the return value.
+		 */
+		if (regs && regs->ax == (unsigned long)-ENOSYS) {
+			unsigned long nr = regs->orig_ax;
+
+			if (nr < SB_NR_SYSCALLS) {
+				__u8 v = syscall_cause[nr & (SB_NR_SYSCALLS - 1)];
+
+				if (v == SB_SYSCALL_IOCTL) {
+					__u32 cmd = (__u32)regs->si;
+
+					for (int i = 0; i < SB_MAX_IOCTL_CMDS; i++) {
+						if ((__u32)i >= nr_uffd_wp_ioctl)
+							break;
+						if (uffd_wp_ioctl[i] == cmd) {
+							cause = SB_CAUSE_UFFD_WP;
+							break;
+						}
+					}
+				} else if (v > 0 && v <= SB_CAUSE_MAX) {
+					cause = v - 1;
+				}
+				if (cause >= 0)
+					how = SB_HOW_SYSCALL;
+			}
+		}
+	}
+	if (cause < 0) {
+		sv = bpf_map_lookup_elem(&scratch, &zero);
+		if (sv) {
+			stack_take(ctx, sv);
+			cause = stack_cause(sv);
+		}
+		how = cause >= 0 ? SB_HOW_STACK : SB_HOW_STACK_NONE;
+		if (cause < 0)
+			cause = SB_CAUSE_OTHER;
+	}
+	if (cause >= SB_CAUSE_MAX)
+		cause = SB_CAUSE_OTHER;
+
+	c->cause[attr][ectx & 3][cause]++;
+	c->how[attr][how & 7]++;
+	if (sv)
+		stack_record(c, sv, attr, ectx, cause, 0);
+
+	if (sample_every) {
+		if (c->sample_countdown[attr] == 0) {
+			c->sample_countdown[attr] = sample_every - 1;
+			if (!sv) {
+				sv = bpf_map_lookup_elem(&scratch, &zero);
+				if (!sv)
+					return;
+				stack_take(ctx, sv);
+			}
+			stack_record(c, sv, attr, ectx, cause, 1);
+		} else {
+			c->sample_countdown[attr]--;
+		}
+	}
+}
+
+/* Count one event; returns the counter block and the context, or NULL. */
+static __always_inline struct sb_counts *count(__u32 counter, struct task_struct *task, int *ectx, __u64 pages,
+					       __u64 detail)
+{
+	struct sb_counts *c;
+	struct sb_count *e;
+
+	c = counts_get();
+	if (!c)
+		return NULL;
+	/* keep the compiler from folding the bound check away: the verifier needs it on this register */
+	barrier_var(counter);
+	if (counter >= SB_C_MAX)
+		return NULL;
+	*ectx = ctx_of(task);
+	e = &c->count[counter][*ectx & 3];
+	e->events++;
+	e->pages += pages;
+	e->detail += detail;
+	return c;
+}
+
+/* --- kvm:kvm_unmap_hva_range: an MMU-notifier invalidation reached KVM --- */
+
+static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, unsigned long end)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sb_counts *c;
+	int ectx;
+
+	c = count(SB_C_UNMAP_HVA, task, &ectx, (end - start) >> PAGE_SHIFT, 0);
+	if (c)
+		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c);
+}
+
+SEC("?tp_btf/kvm_unmap_hva_range")
+int BPF_PROG(tpbtf_kvm_unmap_hva_range, unsigned long start, unsigned long end)
+{
+	on_unmap_hva_range(ctx, start, end);
+	return 0;
+}
+
+SEC("?raw_tp/kvm_unmap_hva_range")
+int BPF_PROG(rawtp_kvm_unmap_hva_range, unsigned long start, unsigned long end)
+{
+	on_unmap_hva_range(ctx, start, end);
+	return 0;
+}
+
+SEC("?tp/kvm/kvm_unmap_hva_range")
+int tp_kvm_unmap_hva_range(struct trace_event_raw_kvm_unmap_hva_range *ctx)
+{
+	on_unmap_hva_range(ctx, ctx->start, ctx->end);
+	return 0;
+}
+
+/* --- kvm:kvm_age_hva, kvm:kvm_test_age_hva: aging (reclaim, idle tracking) --- */
+
+static __always_inline void on_age_hva(unsigned long start, unsigned long end)
+{
+	int ectx;
+
+	count(SB_C_AGE_HVA, bpf_get_current_task_btf(), &ectx, (end - start) >> PAGE_SHIFT, 0);
+}
+
+SEC("?tp_btf/kvm_age_hva")
+int BPF_PROG(tpbtf_kvm_age_hva, unsigned long start, unsigned long end)
+{
+	on_age_hva(start, end);
+	return 0;
+}
+
+SEC("?raw_tp/kvm_age_hva")
+int BPF_PROG(rawtp_kvm_age_hva, unsigned long start, unsigned long end)
+{
+	on_age_hva(start, end);
+	return 0;
+}
+
+SEC("?tp/kvm/kvm_age_hva")
+int tp_kvm_age_hva(struct trace_event_raw_kvm_age_hva *ctx)
+{
+	on_age_hva(ctx->start, ctx->end);
+	return 0;
+}
+
+static __always_inline void on_test_age_hva(void)
+{
+	int ectx;
+
+	count(SB_C_TEST_AGE_HVA, bpf_get_current_task_btf(), &ectx, 1, 0);
+}
+
+SEC("?tp_btf/kvm_test_age_hva")
+int BPF_PROG(tpbtf_kvm_test_age_hva, unsigned long hva)
+{
+	on_test_age_hva();
+	return 0;
+}
+
+SEC("?raw_tp/kvm_test_age_hva")
+int BPF_PROG(rawtp_kvm_test_age_hva, unsigned long hva)
+{
+	on_test_age_hva();
+	return 0;
+}
+
+SEC("?tp/kvm/kvm_test_age_hva")
+int tp_kvm_test_age_hva(void *ctx)
+{
+	on_test_age_hva();
+	return 0;
+}
+
+/* --- kvm:kvm_page_fault: a guest page fault KVM handles (NPT/EPT violation) --- */
+
+static __always_inline void on_page_fault(__u64 error_code)
+{
+	int ectx;
+
+	count(SB_C_PAGE_FAULT, bpf_get_current_task_btf(), &ectx, 0, (error_code & pf_write_mask) ? 1 : 0);
+}
+
+SEC("?tp_btf/kvm_page_fault")
+int BPF_PROG(tpbtf_kvm_page_fault, struct kvm_vcpu *vcpu, u64 fault_address, u64 error_code)
+{
+	on_page_fault(error_code);
+	return 0;
+}
+
+SEC("?raw_tp/kvm_page_fault")
+int BPF_PROG(rawtp_kvm_page_fault, struct kvm_vcpu *vcpu, u64 fault_address, u64 error_code)
+{
+	on_page_fault(error_code);
+	return 0;
+}
+
+SEC("?tp/kvm/kvm_page_fault")
+int tp_kvm_page_fault(struct trace_event_raw_kvm_page_fault *ctx)
+{
+	on_page_fault(ctx->error_code);
+	return 0;
+}
+
+/* --- kvmmmu:fast_page_fault: the lockless fast path; detail counts RET_PF_FIXED --- */
+
+static __always_inline void on_fast_page_fault(int ret)
+{
+	int ectx;
+
+	count(SB_C_FAST_PF, bpf_get_current_task_btf(), &ectx, 0, ret == ret_pf_fixed ? 1 : 0);
+}
+
+SEC("?tp_btf/fast_page_fault")
+int BPF_PROG(tpbtf_fast_page_fault, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, u64 *sptep,
+	     u64 old_spte, int ret)
+{
+	on_fast_page_fault(ret);
+	return 0;
+}
+
+SEC("?raw_tp/fast_page_fault")
+int BPF_PROG(rawtp_fast_page_fault, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, u64 *sptep,
+	     u64 old_spte, int ret)
+{
+	on_fast_page_fault(ret);
+	return 0;
+}
+
+SEC("?tp/kvmmmu/fast_page_fault")
+int tp_fast_page_fault(struct trace_event_raw_fast_page_fault *ctx)
+{
+	on_fast_page_fault(ctx->ret);
+	return 0;
+}
+
+/* --- kvmmmu:kvm_mmu_prepare_zap_page: shadow pages zapped --- */
+
+static __always_inline void on_zap_page(void)
+{
+	int ectx;
+
+	count(SB_C_ZAP_PAGE, bpf_get_current_task_btf(), &ectx, 0, 0);
+}
+
+SEC("?tp_btf/kvm_mmu_prepare_zap_page")
+int BPF_PROG(tpbtf_kvm_mmu_prepare_zap_page, struct kvm_mmu_page *sp)
+{
+	on_zap_page();
+	return 0;
+}
+
+SEC("?raw_tp/kvm_mmu_prepare_zap_page")
+int BPF_PROG(rawtp_kvm_mmu_prepare_zap_page, struct kvm_mmu_page *sp)
+{
+	on_zap_page();
+	return 0;
+}
+
+SEC("?tp/kvmmmu/kvm_mmu_prepare_zap_page")
+int tp_kvm_mmu_prepare_zap_page(void *ctx)
+{
+	on_zap_page();
+	return 0;
+}
+
+/* --- kvmmmu:kvm_tdp_mmu_spte_changed; detail counts zaps (present -> not present) --- */
+
+static __always_inline void on_tdp_spte_changed(__u64 old_spte, __u64 new_spte)
+{
+	int ectx;
+	__u64 zap = (old_spte & spte_present_mask) && !(new_spte & spte_present_mask);
+
+	count(SB_C_TDP_SPTE, bpf_get_current_task_btf(), &ectx, 0, zap);
+}
+
+SEC("?tp_btf/kvm_tdp_mmu_spte_changed")
+int BPF_PROG(tpbtf_kvm_tdp_mmu_spte_changed, int as_id, gfn_t gfn, int level, u64 old_spte, u64 new_spte)
+{
+	on_tdp_spte_changed(old_spte, new_spte);
+	return 0;
+}
+
+SEC("?raw_tp/kvm_tdp_mmu_spte_changed")
+int BPF_PROG(rawtp_kvm_tdp_mmu_spte_changed, int as_id, gfn_t gfn, int level, u64 old_spte, u64 new_spte)
+{
+	on_tdp_spte_changed(old_spte, new_spte);
+	return 0;
+}
+
+SEC("?tp/kvmmmu/kvm_tdp_mmu_spte_changed")
+int tp_kvm_tdp_mmu_spte_changed(struct trace_event_raw_kvm_tdp_mmu_spte_changed *ctx)
+{
+	on_tdp_spte_changed(ctx->old_spte, ctx->new_spte);
+	return 0;
+}
+
+/* --- kvmmmu:kvm_mmu_set_spte: SPTEs installed --- */
+
+static __always_inline void on_set_spte(void)
+{
+	int ectx;
+
+	count(SB_C_SET_SPTE, bpf_get_current_task_btf(), &ectx, 0, 0);
+}
+
+SEC("?tp_btf/kvm_mmu_set_spte")
+int BPF_PROG(tpbtf_kvm_mmu_set_spte, int level, gfn_t gfn, u64 *sptep)
+{
+	on_set_spte();
+	return 0;
+}
+
+SEC("?raw_tp/kvm_mmu_set_spte")
+int BPF_PROG(rawtp_kvm_mmu_set_spte, int level, gfn_t gfn, u64 *sptep)
+{
+	on_set_spte();
+	return 0;
+}
+
+SEC("?tp/kvmmmu/kvm_mmu_set_spte")
+int tp_kvm_mmu_set_spte(void *ctx)
+{
+	on_set_spte();
+	return 0;
+}
+
+/* --- kvmmmu:kvm_mmu_split_huge_page --- */
+
+static __always_inline void on_split_huge_page(void)
+{
+	int ectx;
+
+	count(SB_C_SPLIT_HUGE, bpf_get_current_task_btf(), &ectx, 0, 0);
+}
+
+SEC("?tp_btf/kvm_mmu_split_huge_page")
+int BPF_PROG(tpbtf_kvm_mmu_split_huge_page, u64 gfn, u64 spte, int level, int errno)
+{
+	on_split_huge_page();
+	return 0;
+}
+
+SEC("?raw_tp/kvm_mmu_split_huge_page")
+int BPF_PROG(rawtp_kvm_mmu_split_huge_page, u64 gfn, u64 spte, int level, int errno)
+{
+	on_split_huge_page();
+	return 0;
+}
+
+SEC("?tp/kvmmmu/kvm_mmu_split_huge_page")
+int tp_kvm_mmu_split_huge_page(void *ctx)
+{
+	on_split_huge_page();
+	return 0;
+}
+
+/*
+ * --- tlb:tlb_flush: host TLB flushes by reason. TLB_REMOTE_SEND_IPI fires
+ * in the initiator's context, so its causes are classified like
+ * invalidations; TLB_REMOTE_SHOOTDOWN fires in the IPI handler of each
+ * receiving CPU, in whatever task it interrupted. ---
+ */
+
+static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pages)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 r = (__u32)reason;
+	struct sb_counts *c;
+	int ectx;
+
+	if (r >= SB_TLB_REASONS)
+		return;
+	c = count(SB_C_TLB_TASK_SWITCH + r, task, &ectx, pages == TLB_FLUSH_ALL ? 0 : pages,
+		  pages == TLB_FLUSH_ALL ? 1 : 0);
+	if (c && reason == bpf_core_enum_value(enum tlb_flush_reason, TLB_REMOTE_SEND_IPI))
+		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c);
+}
+
+SEC("?tp_btf/tlb_flush")
+int BPF_PROG(tpbtf_tlb_flush, int reason, unsigned long pages)
+{
+	on_tlb_flush(ctx, reason, pages);
+	return 0;
+}
+
+SEC("?raw_tp/tlb_flush")
+int BPF_PROG(rawtp_tlb_flush, int reason, unsigned long pages)
+{
+	on_tlb_flush(ctx, reason, pages);
+	return 0;
+}
+
+SEC("?tp/tlb/tlb_flush")
+int tp_tlb_flush(struct trace_event_raw_tlb_flush *ctx)
+{
+	on_tlb_flush(ctx, ctx->reason, ctx->pages);
+	return 0;
+}
+
+/*
+ * --- migrate:mm_migrate_pages_start / mm_migrate_pages: a marker around
+ * migrate_pages(), so invalidations inside it count as migration whoever
+ * runs it (kcompactd, direct compaction, NUMA-misplaced page migration,
+ * move_pages). Only the target's threads and kernel threads are tracked. ---
+ */
+
+static __always_inline void on_migrate_start(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sb_counts *c;
+	__u32 pid, one = 1, *depth;
+
+	if (ctx_of(task) == SB_CTX_OTHER)
+		return;
+	pid = task->pid;
+	depth = bpf_map_lookup_elem(&migrating, &pid);
+	if (depth) {
+		(*depth)++;
+	} else if (bpf_map_update_elem(&migrating, &pid, &one, BPF_NOEXIST)) {
+		c = counts_get();
+		if (c)
+			c->marker_dropped++;
+		return;
+	}
+	__sync_fetch_and_add(&migrations_active, 1);
+}
+
+static __always_inline void on_migrate_end(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = task->pid, *depth;
+
+	depth = bpf_map_lookup_elem(&migrating, &pid);
+	if (!depth)
+		return; /* began before we attached, or not tracked */
+	if (*depth <= 1)
+		bpf_map_delete_elem(&migrating, &pid);
+	else
+		(*depth)--;
+	__sync_fetch_and_add(&migrations_active, -1);
+}
+
+SEC("?tp_btf/mm_migrate_pages_start")
+int BPF_PROG(tpbtf_mm_migrate_pages_start, enum migrate_mode mode, int reason)
+{
+	on_migrate_start();
+	return 0;
+}
+
+SEC("?raw_tp/mm_migrate_pages_start")
+int BPF_PROG(rawtp_mm_migrate_pages_start, enum migrate_mode mode, int reason)
+{
+	on_migrate_start();
+	return 0;
+}
+
+SEC("?tp/migrate/mm_migrate_pages_start")
+int tp_mm_migrate_pages_start(void *ctx)
+{
+	on_migrate_start();
+	return 0;
+}
+
+SEC("?tp_btf/mm_migrate_pages")
+int BPF_PROG(tpbtf_mm_migrate_pages)
+{
+	on_migrate_end();
+	return 0;
+}
+
+SEC("?raw_tp/mm_migrate_pages")
+int BPF_PROG(rawtp_mm_migrate_pages)
+{
+	on_migrate_end();
+	return 0;
+}
+
+SEC("?tp/migrate/mm_migrate_pages")
+int tp_mm_migrate_pages(void *ctx)
+{
+	on_migrate_end();
+	return 0;
+}
+
+/*
+ * --- fentry: what only function entry sees. The kvm struct tells the VM
+ * exactly (kvm->userspace_pid is the pid that created it), so these count
+ * the target VM's events in every context, kernel threads included. ---
+ */
+
+static __always_inline bool is_target_vm(struct kvm *kvm)
+{
+	if (bpf_core_field_exists(kvm->userspace_pid))
+		return (__u32)BPF_CORE_READ(kvm, userspace_pid) == target_tgid;
+	/* kernels before userspace_pid: only the target's own context */
+	return (__u32)(bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+static __always_inline struct kvm *kvm_of_notifier(struct mmu_notifier *mn)
+{
+	return (struct kvm *)((unsigned long)mn - bpf_core_field_offset(struct kvm, mmu_notifier));
+}
+
+SEC("?fentry/kvm_mmu_notifier_invalidate_range_start")
+int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier *mn,
+	     const struct mmu_notifier_range *range)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sb_counts *c;
+	unsigned int event, flags = 0;
+	unsigned long start, end;
+	int ectx;
+
+	if (!is_target_vm(kvm_of_notifier(mn)))
+		return 0;
+	start = BPF_CORE_READ(range, start);
+	end = BPF_CORE_READ(range, end);
+	c = count(SB_C_MN_INVALIDATE, task, &ectx, (end - start) >> PAGE_SHIFT, 0);
+	if (!c)
+		return 0;
+	event = BPF_CORE_READ(range, event);
+	c->mn_event[ectx & 3][event & (SB_MN_EVENTS - 1)]++;
+	if (bpf_core_field_exists(range->flags))
+		flags = BPF_CORE_READ(range, flags);
+	for (int b = 0; b < SB_MN_FLAG_BITS; b++)
+		if (flags & (1u << b))
+			c->mn_flag[ectx & 3][b]++;
+	attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c);
+	return 0;
+}
+
+/*
+ * kvm_flush_remote_tlbs() is every remote flush KVM requests (its
+ * remote_tlb_flush_requests stat); kvm_flush_remote_tlbs_range() falls back
+ * to it when the architecture cannot flush a range, so the range counter
+ * counts requests and the plain one counts flushes, never summed.
+ */
+SEC("?fentry/kvm_flush_remote_tlbs")
+int BPF_PROG(fentry_kvm_flush_remote_tlbs, struct kvm *kvm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sb_counts *c;
+	int ectx;
+
+	if (!is_target_vm(kvm))
+		return 0;
+	c = count(SB_C_KVM_FLUSH, task, &ectx, 0, 0);
+	if (c)
+		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c);
+	return 0;
+}
+
+SEC("?fentry/kvm_flush_remote_tlbs_range")
+int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64 nr_pages)
+{
+	int ectx;
+
+	if (!is_target_vm(kvm))
+		return 0;
+	count(SB_C_KVM_FLUSH_RANGE, bpf_get_current_task_btf(), &ectx, nr_pages, 0);
+	return 0;
+}

@@ -1,0 +1,1166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The loader: probe what the kernel allows, pick a backend per probe, set
+ * the programs' read-only data (target, classifier tables), load, attach,
+ * read the per-CPU counters, symbolize recorded stacks.
+ */
+#include "probes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <linux/userfaultfd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "probe-features.h"
+#include "kallsyms.h"
+#include "macro.h"
+#include "probes.skel.h"
+
+/* ---- what we probe ---- */
+
+struct probe_def {
+	const char *category; /* tracepoint category; NULL for an fentry probe */
+	const char *name;     /* tracepoint or kernel function */
+	int first, last;      /* counters fed, or -1 for a marker */
+};
+
+enum {
+	P_UNMAP_HVA,
+	P_AGE_HVA,
+	P_TEST_AGE_HVA,
+	P_PAGE_FAULT,
+	P_FAST_PF,
+	P_ZAP_PAGE,
+	P_TDP_SPTE,
+	P_SET_SPTE,
+	P_SPLIT_HUGE,
+	P_TLB_FLUSH,
+	P_MIGRATE_START,
+	P_MIGRATE_END,
+	P_MN_INVALIDATE,
+	P_KVM_FLUSH,
+	P_KVM_FLUSH_RANGE,
+	P_MAX,
+};
+
+static const struct probe_def probe_defs[P_MAX] = {
+	[P_UNMAP_HVA] = { "kvm", "kvm_unmap_hva_range", SB_C_UNMAP_HVA, SB_C_UNMAP_HVA },
+	[P_AGE_HVA] = { "kvm", "kvm_age_hva", SB_C_AGE_HVA, SB_C_AGE_HVA },
+	[P_TEST_AGE_HVA] = { "kvm", "kvm_test_age_hva", SB_C_TEST_AGE_HVA, SB_C_TEST_AGE_HVA },
+	[P_PAGE_FAULT] = { "kvm", "kvm_page_fault", SB_C_PAGE_FAULT, SB_C_PAGE_FAULT },
+	[P_FAST_PF] = { "kvmmmu", "fast_page_fault", SB_C_FAST_PF, SB_C_FAST_PF },
+	[P_ZAP_PAGE] = { "kvmmmu", "kvm_mmu_prepare_zap_page", SB_C_ZAP_PAGE, SB_C_ZAP_PAGE },
+	[P_TDP_SPTE] = { "kvmmmu", "kvm_tdp_mmu_spte_changed", SB_C_TDP_SPTE, SB_C_TDP_SPTE },
+	[P_SET_SPTE] = { "kvmmmu", "kvm_mmu_set_spte", SB_C_SET_SPTE, SB_C_SET_SPTE },
+	[P_SPLIT_HUGE] = { "kvmmmu", "kvm_mmu_split_huge_page", SB_C_SPLIT_HUGE, SB_C_SPLIT_HUGE },
+	[P_TLB_FLUSH] = { "tlb", "tlb_flush", SB_C_TLB_TASK_SWITCH, SB_C_TLB_WRONG_CPU },
+	[P_MIGRATE_START] = { "migrate", "mm_migrate_pages_start", -1, -1 },
+	[P_MIGRATE_END] = { "migrate", "mm_migrate_pages", -1, -1 },
+	[P_MN_INVALIDATE] = { NULL, "kvm_mmu_notifier_invalidate_range_start", SB_C_MN_INVALIDATE,
+			      SB_C_MN_INVALIDATE },
+	[P_KVM_FLUSH] = { NULL, "kvm_flush_remote_tlbs", SB_C_KVM_FLUSH, SB_C_KVM_FLUSH },
+	[P_KVM_FLUSH_RANGE] = { NULL, "kvm_flush_remote_tlbs_range", SB_C_KVM_FLUSH_RANGE, SB_C_KVM_FLUSH_RANGE },
+};
+
+struct counter_def {
+	const char *name;
+	const char *description;
+	const char *pages_label;
+	const char *detail_label;
+	int probe;
+};
+
+static const struct counter_def counter_defs[SB_C_MAX] = {
+	[SB_C_UNMAP_HVA] = { "unmap_hva", "MMU-notifier invalidations that reached KVM", "pages", NULL, P_UNMAP_HVA },
+	[SB_C_AGE_HVA] = { "age_hva", "MMU-notifier aging (clear young) that reached KVM", "pages", NULL, P_AGE_HVA },
+	[SB_C_TEST_AGE_HVA] = { "test_age_hva", "MMU-notifier test-young that reached KVM", NULL, NULL,
+				P_TEST_AGE_HVA },
+	[SB_C_PAGE_FAULT] = { "page_fault", "guest page faults KVM handled (NPT/EPT violations)", NULL, "write",
+			      P_PAGE_FAULT },
+	[SB_C_FAST_PF] = { "fast_page_fault", "KVM fast page fault attempts", NULL, "fixed", P_FAST_PF },
+	[SB_C_ZAP_PAGE] = { "zap_page", "KVM shadow pages zapped", NULL, NULL, P_ZAP_PAGE },
+	[SB_C_TDP_SPTE] = { "tdp_spte_changed", "TDP MMU SPTE changes", NULL, "zapped", P_TDP_SPTE },
+	[SB_C_SET_SPTE] = { "set_spte", "SPTEs installed", NULL, NULL, P_SET_SPTE },
+	[SB_C_SPLIT_HUGE] = { "split_huge_page", "KVM huge SPTEs split", NULL, NULL, P_SPLIT_HUGE },
+	[SB_C_TLB_TASK_SWITCH] = { "tlb_task_switch", "host TLB flushes on task switch", "pages", "full",
+				   P_TLB_FLUSH },
+	[SB_C_TLB_REMOTE] = { "tlb_remote", "host TLB remote shootdowns received (IPI handler)", "pages", "full",
+			      P_TLB_FLUSH },
+	[SB_C_TLB_LOCAL] = { "tlb_local", "host TLB local shootdowns", "pages", "full", P_TLB_FLUSH },
+	[SB_C_TLB_LOCAL_MM] = { "tlb_local_mm", "host TLB local mm shootdowns", "pages", "full", P_TLB_FLUSH },
+	[SB_C_TLB_SEND_IPI] = { "tlb_send_ipi", "host TLB remote shootdowns sent (initiator)", "pages", "full",
+				P_TLB_FLUSH },
+	[SB_C_TLB_WRONG_CPU] = { "tlb_wrong_cpu", "host TLB remote flush on a CPU that left the mm", "pages",
+				 "full", P_TLB_FLUSH },
+	[SB_C_MN_INVALIDATE] = { "mn_invalidate", "KVM MMU-notifier invalidate_range_start calls for the target VM",
+				 "pages", NULL, P_MN_INVALIDATE },
+	[SB_C_KVM_FLUSH] = { "kvm_remote_flush", "KVM remote TLB flushes for the target VM", NULL, NULL,
+			     P_KVM_FLUSH },
+	[SB_C_KVM_FLUSH_RANGE] = { "kvm_remote_flush_range", "KVM ranged remote TLB flush requests for the target VM",
+				   "pages", NULL, P_KVM_FLUSH_RANGE },
+};
+
+/*
+ * Kernel functions that decide a cause when seen on a stack; the outermost
+ * match wins. Only consulted when the context (kernel thread kind,
+ * migration marker, PF_MEMALLOC, syscall) did not decide.
+ */
+static const struct {
+	const char *function;
+	enum sb_cause cause;
+} rule_defs[] = {
+	{ "mwriteprotect_range", SB_CAUSE_UFFD_WP },
+	{ "uffd_wp_range", SB_CAUSE_UFFD_WP },
+	{ "userfaultfd_clear_vma", SB_CAUSE_UFFD_WP },
+	{ "userfaultfd_release", SB_CAUSE_UFFD_WP },
+	{ "userfaultfd_unregister", SB_CAUSE_UFFD_WP },
+	{ "task_numa_work", SB_CAUSE_NUMA_HINTING },
+	{ "change_prot_numa", SB_CAUSE_NUMA_HINTING },
+	{ "migrate_pages", SB_CAUSE_MIGRATION },
+	{ "migrate_misplaced_folio", SB_CAUSE_MIGRATION },
+	{ "compact_zone", SB_CAUSE_MIGRATION },
+	{ "shrink_node", SB_CAUSE_RECLAIM },
+	{ "shrink_folio_list", SB_CAUSE_RECLAIM },
+	{ "folio_referenced", SB_CAUSE_RECLAIM },
+	{ "do_vmi_munmap", SB_CAUSE_MUNMAP_MADVISE },
+	{ "vms_complete_munmap_vmas", SB_CAUSE_MUNMAP_MADVISE },
+	{ "do_madvise", SB_CAUSE_MUNMAP_MADVISE },
+	{ "madvise_do_behavior", SB_CAUSE_MUNMAP_MADVISE },
+	{ "exit_mmap", SB_CAUSE_MUNMAP_MADVISE },
+	{ "unmap_mapping_range", SB_CAUSE_MUNMAP_MADVISE },
+	{ "do_mremap", SB_CAUSE_MUNMAP_MADVISE },
+	{ "do_mprotect_pkey", SB_CAUSE_MPROTECT },
+	{ "mprotect_fixup", SB_CAUSE_MPROTECT },
+	{ "khugepaged", SB_CAUSE_THP },
+	{ "collapse_huge_page", SB_CAUSE_THP },
+	{ "__split_huge_pmd", SB_CAUSE_THP },
+	{ "split_huge_page_to_list_to_order", SB_CAUSE_THP },
+	{ "ksm_scan_thread", SB_CAUSE_KSM },
+	{ "ksm_do_scan", SB_CAUSE_KSM },
+	{ "try_to_merge_one_page", SB_CAUSE_KSM },
+	{ "break_ksm", SB_CAUSE_KSM },
+	{ "unmerge_ksm_pages", SB_CAUSE_KSM },
+};
+#define NRULES ARRAY_SIZE(rule_defs)
+
+/* Syscalls whose invalidations have one cause. */
+static const struct {
+	int nr;
+	enum sb_cause cause;
+} syscall_defs[] = {
+	{ SYS_mprotect, SB_CAUSE_MPROTECT },
+	{ SYS_pkey_mprotect, SB_CAUSE_MPROTECT },
+	{ SYS_munmap, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_madvise, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_process_madvise, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_mremap, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_brk, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_mmap, SB_CAUSE_MUNMAP_MADVISE }, /* MAP_FIXED over a mapping unmaps it */
+	{ SYS_remap_file_pages, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_shmdt, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_fallocate, SB_CAUSE_MUNMAP_MADVISE }, /* hole punch in a mapped memfd */
+	{ SYS_ftruncate, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_truncate, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_exit, SB_CAUSE_MUNMAP_MADVISE },       /* address space teardown */
+	{ SYS_exit_group, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_process_mrelease, SB_CAUSE_MUNMAP_MADVISE },
+	{ SYS_mbind, SB_CAUSE_MIGRATION },
+	{ SYS_migrate_pages, SB_CAUSE_MIGRATION },
+	{ SYS_move_pages, SB_CAUSE_MIGRATION },
+};
+
+static const __u32 uffd_wp_ioctls[] = { UFFDIO_WRITEPROTECT, UFFDIO_UNREGISTER };
+
+static const char *const backend_names[SB_BACKEND_MAX] = {
+	[SB_BACKEND_NONE] = "none",
+	[SB_BACKEND_FENTRY] = "fentry",
+	[SB_BACKEND_TP_BTF] = "tp_btf",
+	[SB_BACKEND_RAW_TP] = "raw_tp",
+	[SB_BACKEND_TRACEPOINT] = "tracepoint",
+};
+
+static const char *const prog_prefix[SB_BACKEND_MAX] = {
+	[SB_BACKEND_FENTRY] = "fentry_",
+	[SB_BACKEND_TP_BTF] = "tpbtf_",
+	[SB_BACKEND_RAW_TP] = "rawtp_",
+	[SB_BACKEND_TRACEPOINT] = "tp_",
+};
+
+static const char *const cause_names[SB_CAUSE_MAX] = {
+	[SB_CAUSE_UFFD_WP] = "uffd-wp",
+	[SB_CAUSE_NUMA_HINTING] = "numa-hinting",
+	[SB_CAUSE_MIGRATION] = "migration",
+	[SB_CAUSE_RECLAIM] = "reclaim",
+	[SB_CAUSE_MUNMAP_MADVISE] = "munmap/madvise",
+	[SB_CAUSE_MPROTECT] = "mprotect",
+	[SB_CAUSE_THP] = "thp",
+	[SB_CAUSE_KSM] = "ksm",
+	[SB_CAUSE_OTHER] = "other",
+};
+
+static const char *const ctx_names[SB_CTX_MAX] = {
+	[SB_CTX_TARGET] = "target",
+	[SB_CTX_KTHREAD] = "kthread",
+	[SB_CTX_OTHER] = "other",
+};
+
+static const char *const attr_names[SB_ATTR_MAX] = {
+	[SB_ATTR_UNMAP] = "unmap_hva",
+	[SB_ATTR_TLB_SHOOTDOWN] = "tlb_send_ipi",
+	[SB_ATTR_MN_INVALIDATE] = "mn_invalidate",
+	[SB_ATTR_KVM_FLUSH] = "kvm_remote_flush",
+};
+
+const char *sb_backend_name(enum sb_backend b)
+{
+	return (unsigned)b < SB_BACKEND_MAX ? backend_names[b] : "?";
+}
+
+const char *sb_cause_name(enum sb_cause c)
+{
+	return (unsigned)c < SB_CAUSE_MAX ? cause_names[c] : "?";
+}
+
+const char *sb_ctx_name(enum sb_ctx c)
+{
+	return (unsigned)c < SB_CTX_MAX ? ctx_names[c] : "?";
+}
+
+const char *sb_attr_name(enum sb_attr a)
+{
+	return (unsigned)a < SB_ATTR_MAX ? attr_names[a] : "?";
+}
+
+int sb_backend_mask_parse(const char *s, unsigned int *mask, struct sb_error *err)
+{
+	unsigned int m = 0;
+	const char *p = s;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+
+		for (int b = SB_BACKEND_FENTRY; b < SB_BACKEND_MAX; b++)
+			if (strlen(backend_names[b]) == len && !strncmp(p, backend_names[b], len)) {
+				m |= SB_BACKEND_BIT(b);
+				found = true;
+			}
+		if (!found)
+			return sb_error_set(err, -EINVAL,
+					    "unknown backend '%.*s' in '%s': use a comma-separated list of fentry, "
+					    "tp_btf, raw_tp, tracepoint",
+					    (int)len, p, s);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!m)
+		return sb_error_set(err, -EINVAL, "empty backend list '%s': name at least one of fentry, tp_btf, "
+				    "raw_tp, tracepoint", s);
+	*mask = m;
+	return 0;
+}
+
+void sb_probe_options_init(struct sb_probe_options *o)
+{
+	*o = (struct sb_probe_options){
+		.backends = SB_BACKENDS_ALL,
+		.attribution = true,
+		.stack_sample_every = SB_PROBE_DEFAULT_SAMPLE_EVERY,
+		.max_stacks = SB_PROBE_DEFAULT_MAX_STACKS,
+		.test_counter = SB_C_MAX,
+	};
+}
+
+/* ---- state ---- */
+
+struct probe_state {
+	struct sb_probe_info info;
+	char label[160];
+	char category[64];
+	char name[96];
+	unsigned long long tp_id;     /* classic tracepoint id */
+	unsigned int excluded;        /* backends that failed to load for this probe */
+	struct bpf_program *prog;
+	struct bpf_link *link;
+};
+
+struct sb_probes {
+	pid_t tgid;
+	char comm[32];
+	struct sb_probe_options opts;
+	struct btf *vmlinux;
+	struct sb_probes_bpf *skel;
+	struct probe_state probes[P_MAX];
+	struct sb_counter_info counters[SB_C_MAX];
+	struct sb_rule_info rules[NRULES];
+	char mn_event_names[SB_MN_EVENTS][48];
+	char mn_flag_names[SB_MN_FLAG_BITS][48];
+	__s32 ret_pf_fixed;
+	int ncpus;
+	struct sb_counts *percpu; /* ncpus values, read buffer */
+	struct sb_rule rule_table[SB_MAX_RULES]; /* sorted, for the BPF side */
+	size_t nr_rule_table;
+	struct ksyms ksyms;
+	bool ksyms_loaded;
+	bool attached;
+};
+
+/* ---- libbpf log capture (to tell which program failed to load) ---- */
+
+#define LOG_CAPTURE_MAX 65536
+static char *log_capture;
+static size_t log_capture_len;
+
+static int log_capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n;
+
+	if (level == LIBBPF_DEBUG || !log_capture)
+		return 0;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n <= 0)
+		return 0;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	if (log_capture_len + (size_t)n + 1 > LOG_CAPTURE_MAX) {
+		/* keep the tail: the failing program is named last */
+		size_t drop = log_capture_len / 2;
+
+		memmove(log_capture, log_capture + drop, log_capture_len - drop);
+		log_capture_len -= drop;
+	}
+	memcpy(log_capture + log_capture_len, line, (size_t)n);
+	log_capture_len += (size_t)n;
+	log_capture[log_capture_len] = '\0';
+	return 0;
+}
+
+/*
+ * The program libbpf last named in a failure line ("prog 'x': ... failed
+ * ..."), and what went wrong: the verifier's complaint (the line before
+ * its "processed N insns" summary) when there is one, else libbpf's line.
+ */
+static bool log_failed_prog(char *name, size_t name_size, char *why, size_t why_size)
+{
+	char *p = log_capture, *prev = NULL, *verifier = NULL;
+	size_t prev_len = 0, verifier_len = 0;
+	bool found = false;
+
+	if (!p)
+		return false;
+	while (p && *p) {
+		char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *q = memmem(p, len, "prog '", 6);
+
+		if (len > 10 && !strncmp(p, "processed ", 10) && prev) {
+			verifier = prev;
+			verifier_len = prev_len;
+		}
+		if (q && (memmem(p, len, "fail", 4) || memmem(p, len, "error", 5))) {
+			char *s = q + 6, *e = memchr(s, '\'', len - (size_t)(s - p));
+
+			if (e && (size_t)(e - s) < name_size) {
+				memcpy(name, s, (size_t)(e - s));
+				name[e - s] = '\0';
+				found = true;
+				if (verifier)
+					snprintf(why, why_size, "verifier: %.*s", (int)verifier_len, verifier);
+				else
+					snprintf(why, why_size, "%.*s", (int)len, p);
+			}
+		}
+		prev = p;
+		prev_len = len;
+		p = nl ? nl + 1 : NULL;
+	}
+	return found;
+}
+
+/* ---- target ---- */
+
+static int read_status(pid_t pid, pid_t *tgid, char *comm, size_t comm_size, struct sb_error *err)
+{
+	char path[64], line[256];
+	_cleanup_fclose_ FILE *f = NULL;
+	bool have_tgid = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return sb_error_set(err, -ESRCH, "no process with pid %d: pass the pid of a running QEMU",
+					    (int)pid);
+		return sb_error_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:", 5)) {
+			char *s = line + 5;
+
+			s += strspn(s, " \t");
+			s[strcspn(s, "\n")] = '\0';
+			snprintf(comm, comm_size, "%s", s);
+		} else if (!strncmp(line, "Tgid:", 5)) {
+			*tgid = (pid_t)strtol(line + 5, NULL, 10);
+			have_tgid = true;
+		}
+	}
+	if (!have_tgid || *tgid <= 0)
+		return sb_error_set(err, -EIO, "%s has no Tgid line", path);
+	return 0;
+}
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+/* Whether the process holds a KVM VM fd (anon_inode:kvm-vm). */
+static int holds_kvm_vm(pid_t tgid, struct sb_error *err)
+{
+	char path[64], link[64 + 256], target[64];
+	_cleanup_(closedirp) DIR *d = NULL;
+	struct dirent *e;
+	size_t seen = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)tgid);
+	d = opendir(path);
+	if (!d)
+		return sb_error_set(err, -errno, "cannot list %s: %s%s", path, strerror(errno),
+				    errno == EACCES ? " (run as root)" : "");
+	while ((e = readdir(d)) && seen < 1000000) {
+		ssize_t n;
+
+		seen++;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!strcmp(target, "anon_inode:kvm-vm"))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- BTF-derived names and constants ---- */
+
+static void btf_names(struct sb_probes *p)
+{
+	for (unsigned int i = 0; i < SB_MN_EVENTS; i++)
+		snprintf(p->mn_event_names[i], sizeof(p->mn_event_names[i]), "event%u", i);
+	for (unsigned int i = 0; i < SB_MN_FLAG_BITS; i++)
+		snprintf(p->mn_flag_names[i], sizeof(p->mn_flag_names[i]), "bit%u", i);
+	/* mainline defines the flag with #define, which BTF does not keep */
+	snprintf(p->mn_flag_names[0], sizeof(p->mn_flag_names[0]), "MMU_NOTIFIER_RANGE_BLOCKABLE");
+	p->ret_pf_fixed = 5;
+	if (!p->vmlinux)
+		return;
+
+	__u32 n = btf__type_cnt(p->vmlinux);
+	for (__u32 id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(p->vmlinux, id);
+		const char *tname;
+
+		if (!btf_is_enum(t))
+			continue;
+		tname = btf__name_by_offset(p->vmlinux, t->name_off);
+		const struct btf_enum *e = btf_enum(t);
+		for (__u16 k = 0; k < btf_vlen(t); k++, e++) {
+			const char *en = btf__name_by_offset(p->vmlinux, e->name_off);
+
+			if (!en)
+				continue;
+			if (tname && !strcmp(tname, "mmu_notifier_event") && e->val >= 0 && e->val < SB_MN_EVENTS)
+				snprintf(p->mn_event_names[e->val], sizeof(p->mn_event_names[0]), "%s", en);
+			else if (!strncmp(en, "MMU_NOTIFIER_RANGE_", 19) && e->val > 0 &&
+				 !(e->val & (e->val - 1)) && __builtin_ctz((unsigned)e->val) < SB_MN_FLAG_BITS)
+				/* a flag a (patched) kernel declares in an enum */
+				snprintf(p->mn_flag_names[__builtin_ctz((unsigned)e->val)], sizeof(p->mn_flag_names[0]),
+					 "%s", en);
+			else if (!strcmp(en, "RET_PF_FIXED"))
+				p->ret_pf_fixed = e->val;
+		}
+	}
+}
+
+/* ---- backend selection ---- */
+
+static void reason_add(struct probe_state *ps, const char *fmt, ...) _printf_(2, 3);
+static void reason_add(struct probe_state *ps, const char *fmt, ...)
+{
+	size_t len = strlen(ps->info.reason);
+	va_list ap;
+
+	if (len + 3 >= sizeof(ps->info.reason))
+		return;
+	if (len) {
+		memcpy(ps->info.reason + len, "; ", 3);
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(ps->info.reason + len, sizeof(ps->info.reason) - len, fmt, ap);
+	va_end(ap);
+}
+
+static const enum sb_backend tracepoint_order[] = { SB_BACKEND_TP_BTF, SB_BACKEND_RAW_TP, SB_BACKEND_TRACEPOINT };
+
+/* Pick the first backend that the options allow, that has not failed to load, and that the kernel accepts. */
+static void choose_backend(struct sb_probes *p, struct probe_state *ps, const struct probe_def *def)
+{
+	struct sb_error e = { 0 };
+	int r;
+
+	ps->info.backend = SB_BACKEND_NONE;
+	ps->info.available = false;
+	if (!def->category) {
+		if (!(p->opts.backends & SB_BACKEND_BIT(SB_BACKEND_FENTRY))) {
+			reason_add(ps, "fentry: not allowed by the backend option");
+			return;
+		}
+		if (ps->excluded & SB_BACKEND_BIT(SB_BACKEND_FENTRY))
+			return;
+		r = feature_fentry(p->vmlinux, ps->name, &e);
+		if (r < 0) {
+			reason_add(ps, "fentry: %s", e.msg);
+			return;
+		}
+		ps->info.backend = SB_BACKEND_FENTRY;
+		ps->info.available = true;
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(tracepoint_order); i++) {
+		enum sb_backend b = tracepoint_order[i];
+
+		if (ps->excluded & SB_BACKEND_BIT(b))
+			continue;
+		if (!(p->opts.backends & SB_BACKEND_BIT(b))) {
+			reason_add(ps, "%s: not allowed by the backend option", backend_names[b]);
+			continue;
+		}
+		sb_error_clear(&e);
+		switch (b) {
+		case SB_BACKEND_TP_BTF:
+			r = feature_tp_btf(p->vmlinux, ps->name, &e);
+			break;
+		case SB_BACKEND_RAW_TP:
+			r = feature_raw_tp(ps->name, &e);
+			break;
+		default:
+			r = feature_tracepoint(ps->category, ps->name, &ps->tp_id, &e);
+			break;
+		}
+		if (r < 0) {
+			reason_add(ps, "%s: %s", backend_names[b], e.msg);
+			continue;
+		}
+		ps->info.backend = b;
+		ps->info.available = true;
+		return;
+	}
+}
+
+static struct bpf_program *find_prog(struct sb_probes_bpf *skel, enum sb_backend b, const char *probe_name)
+{
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s%s", prog_prefix[b], probe_name);
+	return bpf_object__find_program_by_name(skel->obj, name);
+}
+
+/* Resolve the stack rules' functions from /proc/kallsyms, sorted by address. */
+static int rules_resolve(struct sb_probes *p, struct sb_error *err)
+{
+	struct ksyms ks = { 0 };
+	struct sb_rule *tmp = p->rule_table;
+	size_t nr = 0;
+	int r;
+
+	for (size_t i = 0; i < NRULES; i++) {
+		p->rules[i].function = rule_defs[i].function;
+		p->rules[i].cause = rule_defs[i].cause;
+		p->rules[i].resolved = false;
+	}
+	r = ksyms_load(&ks, NULL, err);
+	if (r < 0)
+		return sb_error_prefix(err, "cannot resolve the classifier's stack rules");
+	for (size_t i = 0; i < NRULES; i++) {
+		const struct ksym *found[4];
+		size_t n = ksyms_find(&ks, rule_defs[i].function, found, ARRAY_SIZE(found));
+
+		if (n > ARRAY_SIZE(found))
+			n = ARRAY_SIZE(found);
+		for (size_t k = 0; k < n && nr < SB_MAX_RULES; k++) {
+			tmp[nr].start = found[k]->addr;
+			tmp[nr].end = found[k]->end;
+			tmp[nr].cause = rule_defs[i].cause;
+			tmp[nr].pad = 0;
+			nr++;
+			p->rules[i].resolved = true;
+		}
+	}
+	ksyms_free(&ks);
+	/* sorted by start for the BPF side's binary search (insertion sort: nr <= 64) */
+	for (size_t i = 1; i < nr; i++) {
+		struct sb_rule x = tmp[i];
+		size_t j = i;
+
+		while (j > 0 && tmp[j - 1].start > x.start) {
+			tmp[j] = tmp[j - 1];
+			j--;
+		}
+		tmp[j] = x;
+	}
+	p->nr_rule_table = nr;
+	return 0;
+}
+
+static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
+{
+	ro->target_tgid = (__u32)p->tgid;
+	ro->attribution = p->opts.attribution;
+	ro->sample_every = p->opts.stack_sample_every;
+	ro->ret_pf_fixed = p->ret_pf_fixed;
+	for (size_t i = 0; i < ARRAY_SIZE(syscall_defs); i++)
+		if (syscall_defs[i].nr >= 0 && syscall_defs[i].nr < SB_NR_SYSCALLS)
+			ro->syscall_cause[syscall_defs[i].nr] = (__u8)(syscall_defs[i].cause + 1);
+	ro->syscall_cause[SYS_ioctl] = SB_SYSCALL_IOCTL;
+	for (size_t i = 0; i < ARRAY_SIZE(uffd_wp_ioctls) && i < SB_MAX_IOCTL_CMDS; i++)
+		ro->uffd_wp_ioctl[i] = uffd_wp_ioctls[i];
+	ro->nr_uffd_wp_ioctl = ARRAY_SIZE(uffd_wp_ioctls);
+	for (size_t i = 0; i < p->nr_rule_table; i++) {
+		ro->rules[i].start = p->rule_table[i].start;
+		ro->rules[i].end = p->rule_table[i].end;
+		ro->rules[i].cause = p->rule_table[i].cause;
+	}
+	ro->nr_rules = (__u32)p->nr_rule_table;
+}
+
+/* Open the skeleton, enable the chosen programs, load. On a program's load failure name it in *failed. */
+static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char *failed_line, size_t line_size,
+		     struct sb_error *err)
+{
+	struct sb_probes_bpf *skel;
+	libbpf_print_fn_t old;
+	int r;
+
+	failed[0] = '\0';
+	skel = sb_probes_bpf__open();
+	if (!skel)
+		return sb_error_set(err, -errno, "cannot open the BPF object: %s", strerror(errno));
+
+	rodata_setup(p, skel->rodata);
+	r = bpf_map__set_max_entries(skel->maps.stacks, p->opts.max_stacks);
+	if (r < 0) {
+		sb_probes_bpf__destroy(skel);
+		return sb_error_set(err, r, "cannot size the stack map: %s", strerror(-r));
+	}
+	for (int i = 0; i < P_MAX; i++) {
+		struct probe_state *ps = &p->probes[i];
+
+		ps->prog = NULL;
+		if (!ps->info.available)
+			continue;
+		ps->prog = find_prog(skel, ps->info.backend, probe_defs[i].name);
+		if (!ps->prog) {
+			ps->info.available = false;
+			reason_add(ps, "%s: no such program in the BPF object", backend_names[ps->info.backend]);
+			ps->info.backend = SB_BACKEND_NONE;
+			continue;
+		}
+		bpf_program__set_autoload(ps->prog, true);
+		if (ps->info.backend == SB_BACKEND_TP_BTF && strcmp(ps->name, probe_defs[i].name)) {
+			r = bpf_program__set_attach_target(ps->prog, 0, ps->name);
+			if (r < 0) {
+				sb_probes_bpf__destroy(skel);
+				return sb_error_set(err, r, "cannot retarget %s to %s", bpf_program__name(ps->prog),
+						    ps->name);
+			}
+		}
+	}
+
+	log_capture = malloc(LOG_CAPTURE_MAX);
+	log_capture_len = 0;
+	if (log_capture)
+		log_capture[0] = '\0';
+	old = libbpf_set_print(log_capture_print);
+	r = sb_probes_bpf__load(skel);
+	libbpf_set_print(old);
+	if (r < 0) {
+		if (!log_failed_prog(failed, failed_size, failed_line, line_size))
+			sb_error_set(err, r, "cannot load the BPF programs: %s%s%s", strerror(-r),
+				     log_capture && log_capture_len ? "; libbpf said: " : "",
+				     log_capture ? log_capture : "");
+		free(log_capture);
+		log_capture = NULL;
+		sb_probes_bpf__destroy(skel);
+		for (int i = 0; i < P_MAX; i++)
+			p->probes[i].prog = NULL;
+		return r;
+	}
+	free(log_capture);
+	log_capture = NULL;
+	p->skel = skel;
+	return 0;
+}
+
+/* Map a program name back to its probe and backend. */
+static bool prog_to_probe(const char *prog, int *probe, enum sb_backend *backend)
+{
+	for (int b = SB_BACKEND_FENTRY; b < SB_BACKEND_MAX; b++) {
+		size_t len = strlen(prog_prefix[b]);
+
+		if (strncmp(prog, prog_prefix[b], len))
+			continue;
+		for (int i = 0; i < P_MAX; i++)
+			if (!strcmp(prog + len, probe_defs[i].name)) {
+				*probe = i;
+				*backend = (enum sb_backend)b;
+				return true;
+			}
+	}
+	return false;
+}
+
+static int parse_test_tracepoint(const struct sb_probe_options *o, struct sb_error *err)
+{
+	const char *colon;
+
+	if (!o->test_tracepoint)
+		return 0;
+	colon = strchr(o->test_tracepoint, ':');
+	if (!colon || colon == o->test_tracepoint || !colon[1] || strlen(o->test_tracepoint) >= 96 ||
+	    strchr(o->test_tracepoint, '/'))
+		return sb_error_set(err, -EINVAL, "test tracepoint '%s': write it as category:name",
+				    o->test_tracepoint);
+	if ((unsigned)o->test_counter >= SB_C_MAX || counter_defs[o->test_counter].probe == P_MN_INVALIDATE ||
+	    counter_defs[o->test_counter].probe == P_KVM_FLUSH ||
+	    counter_defs[o->test_counter].probe == P_KVM_FLUSH_RANGE)
+		return sb_error_set(err, -EINVAL, "test tracepoint '%s': test_counter must name a tracepoint counter",
+				    o->test_tracepoint);
+	return 0;
+}
+
+int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret, struct sb_error *err)
+{
+	_cleanup_sb_probes_ struct sb_probes *p = NULL;
+	int r;
+
+	if (pid <= 0)
+		return sb_error_set(err, -EINVAL, "pid %d: pass the pid of a running QEMU (a positive number)",
+				    (int)pid);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (opts)
+		p->opts = *opts;
+	else
+		sb_probe_options_init(&p->opts);
+	if (!p->opts.backends)
+		p->opts.backends = SB_BACKENDS_ALL;
+	if (p->opts.max_stacks < 1 || p->opts.max_stacks > SB_PROBE_MAX_STACKS)
+		return sb_error_set(err, -EINVAL, "max_stacks %u: choose 1 to %u", p->opts.max_stacks,
+				    SB_PROBE_MAX_STACKS);
+	r = parse_test_tracepoint(&p->opts, err);
+	if (r < 0)
+		return r;
+
+	r = read_status(pid, &p->tgid, p->comm, sizeof(p->comm), err);
+	if (r < 0)
+		return r;
+	r = holds_kvm_vm(p->tgid, err);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return sb_error_set(err, -ENODEV,
+				    "process %d (%s) holds no KVM VM (no anon_inode:kvm-vm among its fds): pass the "
+				    "pid of a QEMU running with -accel kvm",
+				    (int)p->tgid, p->comm);
+
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0)
+		return sb_error_set(err, p->ncpus < 0 ? p->ncpus : -EIO, "cannot count the possible CPUs");
+	p->percpu = calloc((size_t)p->ncpus, sizeof(struct sb_counts));
+	if (!p->percpu)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+
+	p->vmlinux = btf__load_vmlinux_btf();
+	if (!p->vmlinux)
+		p->vmlinux = NULL; /* tp_btf and fentry report it per probe */
+	btf_names(p);
+	if (p->opts.attribution) {
+		r = rules_resolve(p, err);
+		if (r < 0)
+			return r;
+	}
+
+	for (int i = 0; i < P_MAX; i++) {
+		struct probe_state *ps = &p->probes[i];
+		const struct probe_def *def = &probe_defs[i];
+
+		snprintf(ps->name, sizeof(ps->name), "%s", def->name);
+		if (def->category)
+			snprintf(ps->category, sizeof(ps->category), "%s", def->category);
+		if (p->opts.test_tracepoint && def->first >= 0 && counter_defs[p->opts.test_counter].probe == i) {
+			const char *colon = strchr(p->opts.test_tracepoint, ':');
+
+			snprintf(ps->category, sizeof(ps->category), "%.*s", (int)(colon - p->opts.test_tracepoint),
+				 p->opts.test_tracepoint);
+			snprintf(ps->name, sizeof(ps->name), "%s", colon + 1);
+		}
+		if (def->category)
+			snprintf(ps->label, sizeof(ps->label), "%s:%s", ps->category, ps->name);
+		else
+			snprintf(ps->label, sizeof(ps->label), "fentry:%s", ps->name);
+		ps->info.name = ps->label;
+		ps->info.role = def->first >= 0 ? "counter" : "marker";
+		choose_backend(p, ps, def);
+	}
+
+	/* Load; when one program fails, drop its backend for that probe and retry. */
+	for (int attempt = 0;; attempt++) {
+		char failed[160], line[512];
+		int probe;
+		enum sb_backend backend;
+		bool any = false;
+
+		for (int i = 0; i < P_MAX; i++)
+			any |= p->probes[i].info.available;
+		if (!any)
+			return sb_error_set(err, -EOPNOTSUPP,
+					    "no probe works on this kernel; %s: %s", p->probes[P_UNMAP_HVA].label,
+					    p->probes[P_UNMAP_HVA].info.reason);
+		sb_error_clear(err);
+		r = load_once(p, failed, sizeof(failed), line, sizeof(line), err);
+		if (r >= 0)
+			break;
+		if (!failed[0] || !prog_to_probe(failed, &probe, &backend) || attempt > 3 * P_MAX)
+			return r;
+		struct probe_state *ps = &p->probes[probe];
+		ps->excluded |= SB_BACKEND_BIT(backend);
+		reason_add(ps, "%s: the program failed to load (%s)", backend_names[backend], line);
+		choose_backend(p, ps, &probe_defs[probe]);
+	}
+
+	for (int c = 0; c < SB_C_MAX; c++) {
+		struct sb_counter_info *ci = &p->counters[c];
+
+		ci->id = (enum sb_counter)c;
+		ci->name = counter_defs[c].name;
+		ci->description = counter_defs[c].description;
+		ci->pages_label = counter_defs[c].pages_label;
+		ci->detail_label = counter_defs[c].detail_label;
+		ci->probe = &p->probes[counter_defs[c].probe].info;
+		ci->available = ci->probe->available;
+	}
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+static int attach_tracepoint(struct probe_state *ps, struct sb_error *err)
+{
+	struct perf_event_attr attr = { 0 };
+	int pfd;
+
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = ps->tp_id;
+	attr.sample_period = 1;
+	pfd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return sb_error_set(err, -errno, "perf_event_open failed: %s", strerror(errno));
+	ps->link = bpf_program__attach_perf_event(ps->prog, pfd);
+	if (!ps->link) {
+		int r = -errno;
+
+		close(pfd);
+		return sb_error_set(err, r, "attaching to the perf event failed: %s", strerror(-r));
+	}
+	return 0;
+}
+
+int sb_probes_attach(struct sb_probes *p, struct sb_error *err)
+{
+	bool any = false;
+
+	if (p->attached)
+		return sb_error_set(err, -EALREADY, "probes for pid %d are already attached", (int)p->tgid);
+	for (int i = 0; i < P_MAX; i++) {
+		struct probe_state *ps = &p->probes[i];
+		struct sb_error e = { 0 };
+		int r = 0;
+
+		if (!ps->info.available || !ps->prog)
+			continue;
+		switch (ps->info.backend) {
+		case SB_BACKEND_RAW_TP:
+			ps->link = bpf_program__attach_raw_tracepoint(ps->prog, ps->name);
+			if (!ps->link)
+				r = sb_error_set(&e, -errno, "%s", strerror(errno));
+			break;
+		case SB_BACKEND_TRACEPOINT:
+			r = attach_tracepoint(ps, &e);
+			break;
+		default:
+			ps->link = bpf_program__attach(ps->prog);
+			if (!ps->link)
+				r = sb_error_set(&e, -errno, "%s", strerror(errno));
+			break;
+		}
+		if (r < 0) {
+			reason_add(ps, "%s: loaded but attaching failed: %s", backend_names[ps->info.backend], e.msg);
+			ps->info.available = false;
+			ps->info.backend = SB_BACKEND_NONE;
+			continue;
+		}
+		if (probe_defs[i].first >= 0)
+			any = true;
+	}
+	for (int c = 0; c < SB_C_MAX; c++)
+		p->counters[c].available = p->counters[c].probe->available;
+	if (!any)
+		return sb_error_set(err, -EOPNOTSUPP, "no counter probe could be attached; %s: %s",
+				    p->probes[P_UNMAP_HVA].label, p->probes[P_UNMAP_HVA].info.reason);
+	p->attached = true;
+	return 0;
+}
+
+pid_t sb_probes_target(const struct sb_probes *p)
+{
+	return p->tgid;
+}
+
+const char *sb_probes_target_comm(const struct sb_probes *p)
+{
+	return p->comm;
+}
+
+int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_error *err)
+{
+	__u32 zero = 0;
+	__u64 *sum = (__u64 *)&s->c;
+	const size_t words = sizeof(struct sb_counts) / sizeof(__u64);
+
+	_Static_assert(sizeof(struct sb_counts) % sizeof(__u64) == 0, "sb_counts holds only __u64");
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counts), &zero, p->percpu) < 0)
+		return sb_error_set(err, -errno, "cannot read the counters map: %s", strerror(errno));
+	s->mono_ns = mono_ns();
+	memset(&s->c, 0, sizeof(s->c));
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		const __u64 *v = (const __u64 *)&p->percpu[cpu];
+
+		for (size_t w = 0; w < words; w++)
+			sum[w] += v[w];
+	}
+	memset(s->c.sample_countdown, 0, sizeof(s->c.sample_countdown));
+	return 0;
+}
+
+const struct sb_counter_info *sb_probes_counter(const struct sb_probes *p, enum sb_counter c)
+{
+	return (unsigned)c < SB_C_MAX ? &p->counters[c] : NULL;
+}
+
+size_t sb_probes_probe_count(const struct sb_probes *p)
+{
+	return P_MAX;
+}
+
+const struct sb_probe_info *sb_probes_probe(const struct sb_probes *p, size_t i)
+{
+	return i < P_MAX ? &p->probes[i].info : NULL;
+}
+
+bool sb_probes_attribution(const struct sb_probes *p)
+{
+	return p->opts.attribution;
+}
+
+size_t sb_probes_rule_count(const struct sb_probes *p)
+{
+	return NRULES;
+}
+
+const struct sb_rule_info *sb_probes_rule(const struct sb_probes *p, size_t i)
+{
+	return i < NRULES ? &p->rules[i] : NULL;
+}
+
+const char *sb_probes_mn_event_name(const struct sb_probes *p, unsigned int event)
+{
+	return event < SB_MN_EVENTS ? p->mn_event_names[event] : "?";
+}
+
+const char *sb_probes_mn_flag_name(const struct sb_probes *p, unsigned int bit)
+{
+	return bit < SB_MN_FLAG_BITS ? p->mn_flag_names[bit] : "?";
+}
+
+/* ---- stacks ---- */
+
+static int cmp_stack_count(const void *a, const void *b)
+{
+	const struct sb_stack *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return 0;
+}
+
+/* BPF and tracepoint plumbing on top of every recorded stack. */
+static bool is_plumbing(const char *sym)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_",
+						"perf_trace_", "trace_call_bpf", "perf_tp_event", "bpf_get_stack",
+						"__bpf_get_stack", "bpf_trampoline_", "__bpf_prog_enter", "__bpf_prog_exit",
+						"__bpf_tramp_" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(sym, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static void symbolize(const struct ksyms *ks, uint64_t ip, char *buf, size_t size)
+{
+	const struct ksym *s = ksyms_lookup(ks, ip);
+	const char *mod;
+
+	if (!s) {
+		snprintf(buf, size, "0x%llx", (unsigned long long)ip);
+		return;
+	}
+	mod = strchr(s->name, ' ');
+	if (mod)
+		snprintf(buf, size, "%.*s+0x%llx%s", (int)(mod - s->name), s->name,
+			 (unsigned long long)(ip - s->addr), mod);
+	else
+		snprintf(buf, size, "%s+0x%llx", s->name, (unsigned long long)(ip - s->addr));
+}
+
+int sb_probes_top_stacks(struct sb_probes *p, enum sb_attr attr, int cause, bool sampled, size_t max,
+			 struct sb_stack **ret, size_t *n, struct sb_error *err)
+{
+	_cleanup_free_ struct sb_stack *all = NULL;
+	struct sb_stack_key key, next;
+	struct sb_stack_val val;
+	size_t cap = p->opts.max_stacks, count = 0;
+	int fd = bpf_map__fd(p->skel->maps.stacks), r;
+	void *prev = NULL;
+
+	*ret = NULL;
+	*n = 0;
+	if (!p->ksyms_loaded) {
+		r = ksyms_load(&p->ksyms, NULL, err);
+		if (r < 0)
+			return sb_error_prefix(err, "cannot symbolize stacks");
+		p->ksyms_loaded = true;
+	}
+	all = calloc(cap, sizeof(*all));
+	if (!all)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	/* bounded: the map holds at most max_stacks entries */
+	for (size_t guard = 0; guard <= cap && bpf_map_get_next_key(fd, prev, &next) == 0; guard++) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val) < 0)
+			continue; /* deleted meanwhile */
+		if (key.attr != attr || (cause >= 0 && key.cause != cause) || (bool)key.sampled != sampled)
+			continue;
+		if (count >= cap)
+			break;
+		struct sb_stack *s = &all[count++];
+		s->attr = (enum sb_attr)key.attr;
+		s->ctx = (enum sb_ctx)key.ctx;
+		s->cause = (enum sb_cause)key.cause;
+		s->sampled = key.sampled;
+		s->count = val.count;
+		/* raw frames for now; symbolized after sorting */
+		s->nr = val.nr > SB_STACK_DEPTH ? SB_STACK_DEPTH : val.nr;
+		for (size_t i = 0; i < s->nr; i++)
+			s->frames[i].ip = val.ip[i];
+	}
+	qsort(all, count, sizeof(*all), cmp_stack_count);
+	if (count > max)
+		count = max;
+	for (size_t k = 0; k < count; k++) {
+		struct sb_stack *s = &all[k];
+		size_t out = 0;
+		bool top = true;
+
+		for (size_t i = 0; i < s->nr; i++) {
+			char sym[128];
+
+			symbolize(&p->ksyms, s->frames[i].ip, sym, sizeof(sym));
+			if (top && is_plumbing(sym))
+				continue;
+			top = false;
+			s->frames[out].ip = s->frames[i].ip;
+			snprintf(s->frames[out].symbol, sizeof(s->frames[out].symbol), "%s", sym);
+			out++;
+		}
+		s->nr = out;
+	}
+	if (count == 0)
+		return 0;
+	*ret = TAKE_PTR(all);
+	*n = count;
+	return 0;
+}
+
+int sb_probes_prog_stats(struct sb_probes *p, struct sb_prog_stats **ret, size_t *n, struct sb_error *err)
+{
+	_cleanup_free_ struct sb_prog_stats *st = calloc(P_MAX, sizeof(*st));
+	size_t k = 0;
+
+	if (!st)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	for (int i = 0; i < P_MAX; i++) {
+		struct probe_state *ps = &p->probes[i];
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (!ps->link || !ps->prog)
+			continue;
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(ps->prog), &info, &len) < 0)
+			return sb_error_set(err, -errno, "cannot read the stats of %s: %s",
+					    bpf_program__name(ps->prog), strerror(errno));
+		snprintf(st[k].name, sizeof(st[k].name), "%s", bpf_program__name(ps->prog));
+		st[k].run_cnt = info.run_cnt;
+		st[k].run_time_ns = info.run_time_ns;
+		st[k].recursion_misses = info.recursion_misses;
+		k++;
+	}
+	*ret = TAKE_PTR(st);
+	*n = k;
+	return 0;
+}
+
+void sb_probes_close(struct sb_probes *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < P_MAX; i++)
+		bpf_link__destroy(p->probes[i].link);
+	sb_probes_bpf__destroy(p->skel);
+	btf__free(p->vmlinux);
+	ksyms_free(&p->ksyms);
+	free(p->percpu);
+	free(p);
+}
