@@ -72,8 +72,8 @@ static int parse_json(const char *path, const char *text, size_t len, struct jso
 		if (jerr == json_tokener_continue)
 			return sb_error_set(err, -EINVAL, "%s: truncated JSON (the file ends mid-document); "
 					    "is the run still being written?", path);
-		return sb_error_set(err, -EINVAL, "%s: invalid JSON near byte %zu: %s", path, end,
-				    json_tokener_error_desc(jerr));
+		return sb_error_set(err, -EINVAL, "%s: not JSON (%s near byte %zu); give a snapbench run report "
+				    "(a run directory's report.json)", path, json_tokener_error_desc(jerr), end);
 	}
 	for (; end < len; end++)
 		if (!strchr(" \t\r\n", text[end])) {

@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Golden tests for `snapbench compare`.
+
+Each case runs the built snapbench on the fixture reports in reports/testdata
+(from that directory, so paths in the output are stable) and checks:
+
+  - the exit code;
+  - stdout, stderr, compare.json, compare.txt and compare.md against
+    reports/testdata/golden/CASE.{out,err,json,txt,md}.expected, byte for byte
+    (a missing .expected file means that stream must be empty / not written);
+  - compare.json against reports/schema/compare-1.schema.json;
+  - every SVG written parses as XML and has the structure compare draws
+    (title, axes, one dot per repetition, two series per timeline panel,
+    coordinates inside the view box).
+
+Usage: golden.py SNAPBENCH TESTDATA SCHEMA [--regenerate] [CASE...]
+--regenerate rewrites the .expected files from the current output: review
+the diff (git diff reports/testdata/golden) before committing it.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+try:
+    import jsonschema
+except ImportError:
+    sys.exit("golden: python3-jsonschema is missing; run scripts/install-deps")
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+# name, arguments, expected exit code, write --output files
+CASES = [
+    ("stock-vs-perm", ["stock.json", "perm-upgrade.json"], 0, True),
+    ("regressed", ["--baseline", "stock.json", "--patched", "regressed.json"], 3, True),
+    ("two-arms-windows", ["two-arms.json", "--window", "pre", "--window", "snapshot"], 3, True),
+    ("small-n", ["small-a.json", "small-b.json"], 0, True),
+    ("store-labels", ["--store", "store", "--baseline", "label=stock", "--patched", "label=perm-upgrade"], 0, True),
+    ("store-ids-markdown", ["--store", "store", "--baseline", "id=20261110T080000Z-0b0001,id=20261111T080000Z-0b0002",
+                            "--patched", "id=20261112T080000Z-0b0003", "--format", "markdown",
+                            "--metric", "pf_per_s", "--metric", "latency_p99_ns"], 0, False),
+    ("aa-alternate", ["--store", "store", "--aa", "label=stock"], 0, True),
+    ("aa-halves-json", ["--aa", "stock.json", "--aa-split", "halves", "--json", "--metric", "pf_per_s"], 0, False),
+    ("forced", ["--force", "stock.json", "read64.json", "--metric", "pf_per_s", "--metric", "tlb_per_s"], 0, True),
+    ("thresholds", ["--threshold", "80", "--threshold", "latency_p50_ns=20", "--metric", "pf_per_s",
+                    "--metric", "latency_*", "--alpha", "0.01", "--bootstrap", "500",
+                    "stock.json", "perm-upgrade.json"], 0, True),
+    ("labels-in-given-reports", ["--baseline", "label=stock", "--patched", "label=slow-patch",
+                                 "stock.json", "regressed.json", "--metric", "latency_p99_ns", "-q"], 3, False),
+    # invalid input: exit 2 and a message naming the input and the fix
+    ("err-incomparable", ["stock.json", "read64.json"], 2, False),
+    ("err-not-json", ["bad/not-json.json", "stock.json"], 2, False),
+    ("err-other-schema", ["bad/other-schema.json", "stock.json"], 2, False),
+    ("err-string-metric", ["bad/string-metric.json", "stock.json"], 2, False),
+    ("err-unknown-metric", ["--metric", "nope", "stock.json", "perm-upgrade.json"], 2, False),
+    ("err-no-such-label", ["--baseline", "label=nope", "--patched", "label=stock", "stock.json"], 2, False),
+    ("err-needs-label", ["two-arms.json", "stock.json"], 2, False),
+    ("err-alpha", ["--alpha", "1.5", "stock.json", "perm-upgrade.json"], 2, False),
+    ("err-same-reps", ["--baseline", "stock.json", "--patched", "stock.json"], 2, False),
+    ("err-missing-file", ["missing.json", "stock.json"], 2, False),
+    ("err-no-store", ["--store", "no-such-store", "--baseline", "label=a", "--patched", "label=b"], 2, False),
+]
+
+OUTPUTS = [("out", None), ("err", None), ("json", "compare.json"), ("txt", "compare.txt"), ("md", "compare.md")]
+
+
+def fail(case, msg):
+    raise AssertionError("%s: %s" % (case, msg))
+
+
+def number_attrs(el):
+    for k in ("x", "y", "width", "height", "cx", "cy", "r", "x1", "y1", "x2", "y2"):
+        if k in el.attrib:
+            yield k, float(el.attrib[k])
+    if "points" in el.attrib:
+        for pair in el.attrib["points"].split():
+            x, y = pair.split(",")
+            yield "points.x", float(x)
+            yield "points.y", float(y)
+
+
+def check_svg_common(case, path):
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        fail(case, "%s is not well-formed XML: %s" % (path, e))
+    if root.tag != SVG_NS + "svg":
+        fail(case, "%s: root element is %s, not svg" % (path, root.tag))
+    w, h = float(root.attrib["width"]), float(root.attrib["height"])
+    if root.attrib.get("viewBox") != "0 0 %d %d" % (w, h):
+        fail(case, "%s: viewBox %r does not match %gx%g" % (path, root.attrib.get("viewBox"), w, h))
+    if root[0].tag != SVG_NS + "title":
+        fail(case, "%s: the first child is not <title>" % path)
+    for el in root.iter():
+        for k, v in number_attrs(el):
+            limit = w if k.endswith("x") or k in ("x1", "x2", "cx", "width") else h
+            if not (-1 <= v <= limit + 1):
+                fail(case, "%s: <%s %s=%g> lies outside the %gx%g view box"
+                     % (path, el.tag.replace(SVG_NS, ""), k, v, w, h))
+    texts = [t.text for t in root.iter(SVG_NS + "text")]
+    if not texts or not texts[0]:
+        fail(case, "%s: no heading text" % path)
+    return root
+
+
+def group(root, gid):
+    for g in root.iter(SVG_NS + "g"):
+        if g.attrib.get("id") == gid:
+            return g
+    return None
+
+
+def check_metric_svg(case, path, metric):
+    root = check_svg_common(case, path)
+    for side in ("baseline", "patched"):
+        g = group(root, "side-" + side)
+        if g is None:
+            fail(case, "%s: no group side-%s" % (path, side))
+        dots = list(g.iter(SVG_NS + "circle"))
+        if len(dots) != metric[side]["n"]:
+            fail(case, "%s: %d dots for %s, but n = %d" % (path, len(dots), side, metric[side]["n"]))
+        if len(list(g.iter(SVG_NS + "rect"))) != 1:
+            fail(case, "%s: %s has no box" % (path, side))
+    axis = group(root, "y-axis")
+    if axis is None or len(list(axis.iter(SVG_NS + "text"))) < 2:
+        fail(case, "%s: the y axis has fewer than two tick labels" % path)
+
+
+def check_timeline_svg(case, path):
+    root = check_svg_common(case, path)
+    for panel in ("panel-pf", "panel-tlb"):
+        g = group(root, panel)
+        if g is None:
+            fail(case, "%s: no %s" % (path, panel))
+        lines = list(g.iter(SVG_NS + "polyline"))
+        if len(lines) != 2:
+            fail(case, "%s: %s has %d series, expected one per side" % (path, panel, len(lines)))
+        for pl in lines:
+            if len(pl.attrib["points"].split()) < 2:
+                fail(case, "%s: a %s series has fewer than two points" % (path, panel))
+
+
+def read(path):
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def run_case(snapbench, testdata, validator, golden, name, args, want_rc, with_output, regenerate):
+    outdir = tempfile.mkdtemp(prefix="compare-golden-")
+    try:
+        argv = [snapbench, "compare"] + args + (["--output", os.path.join(outdir, "o")] if with_output else [])
+        p = subprocess.run(argv, cwd=testdata, capture_output=True, text=True, timeout=120)
+        got = {"out": p.stdout or None, "err": p.stderr or None}
+        for key, fname in OUTPUTS[2:]:
+            got[key] = read(os.path.join(outdir, "o", fname)) if with_output else None
+
+        if p.returncode != want_rc:
+            fail(name, "exit code %d, expected %d; stderr:\n%s" % (p.returncode, want_rc, p.stderr))
+        for key, _ in OUTPUTS:
+            exp_path = os.path.join(golden, "%s.%s.expected" % (name, key))
+            if regenerate:
+                if got[key] is None:
+                    if os.path.exists(exp_path):
+                        os.unlink(exp_path)
+                else:
+                    with open(exp_path, "w", encoding="utf-8") as f:
+                        f.write(got[key])
+                continue
+            want = read(exp_path)
+            if got[key] != want:
+                diff = subprocess.run(["diff", "-u", exp_path if want is not None else "/dev/null", "-"],
+                                      input=got[key] or "", capture_output=True, text=True).stdout
+                fail(name, "%s differs from %s:\n%s" % (key, exp_path, diff[:6000]))
+
+        if not with_output:
+            if "--json" in args and got["out"]:
+                validator.validate(json.loads(got["out"]))
+            return
+        doc = json.loads(got["json"])
+        errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        if errors:
+            fail(name, "compare.json does not match the schema: %s at %s"
+                 % (errors[0].message, "/".join(map(str, errors[0].path))))
+        if doc["exit_code"] != want_rc:
+            fail(name, "compare.json says exit_code %d, the process exited %d" % (doc["exit_code"], want_rc))
+        if "--format" not in args and "--json" not in args and got["out"] != got["txt"]:
+            fail(name, "stdout and compare.txt differ")
+        svgs = sorted(f for f in os.listdir(os.path.join(outdir, "o")) if f.endswith(".svg"))
+        want_svgs = sorted(["%s-%s.svg" % (m["window"], m["metric"]) for m in doc["metrics"]] + ["timeline.svg"])
+        if svgs != want_svgs:
+            fail(name, "plots written %s, expected %s" % (svgs, want_svgs))
+        for m in doc["metrics"]:
+            check_metric_svg(name, os.path.join(outdir, "o", "%s-%s.svg" % (m["window"], m["metric"])), m)
+        check_timeline_svg(name, os.path.join(outdir, "o", "timeline.svg"))
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+
+
+def main(argv):
+    regenerate = "--regenerate" in argv
+    argv = [a for a in argv if a != "--regenerate"]
+    if len(argv) < 4:
+        sys.exit(__doc__)
+    snapbench, testdata, schema_path = (os.path.abspath(a) for a in argv[1:4])
+    only = set(argv[4:])
+    with open(schema_path) as f:
+        validator = jsonschema.Draft202012Validator(json.load(f))
+    golden = os.path.join(testdata, "golden")
+    os.makedirs(golden, exist_ok=True)
+    failed = 0
+    ran = 0
+    for name, args, rc, with_output in CASES:
+        if only and name not in only:
+            continue
+        ran += 1
+        try:
+            run_case(snapbench, testdata, validator, golden, name, args, rc, with_output, regenerate)
+            print("ok %s" % name)
+        except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError, KeyError, ValueError) as e:
+            failed += 1
+            print("FAIL %s" % e)
+    if regenerate:
+        print("regenerated %d cases in %s: review them with git diff before committing" % (ran, golden))
+    print("%d of %d cases passed" % (ran - failed, ran))
+    return 1 if failed or not ran else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
