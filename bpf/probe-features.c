@@ -201,10 +201,15 @@ int feature_fentry(const struct btf *vmlinux, const char *name, struct sb_error 
 	snprintf(what, sizeof(what), "an fentry program for %s", name);
 	fd = load_trivial(BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, (__u32)id, what, err);
 	if (fd < 0) {
-		if (fd == -EPERM && geteuid() == 0)
-			return sb_error_prefix(err,
-					       "fentry unavailable: kernels that refuse BPF trampolines "
-					       "(fentry/fexit/LSM programs) answer EPERM this way");
+		if (fd == -EPERM && geteuid() == 0) {
+			char msg[SB_ERROR_MAX];
+
+			snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+			return sb_error_set(err, fd,
+					    "%s; kernels that refuse BPF trampolines (fentry, fexit and LSM "
+					    "programs) answer this way (docs/probes.md)",
+					    msg);
+		}
 		return fd;
 	}
 	link = bpf_raw_tracepoint_open(NULL, fd);

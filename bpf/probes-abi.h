@@ -75,9 +75,14 @@ enum sb_cause {
 	SB_CAUSE_MAX,
 };
 
-/* syscall_cause[] values that are not causes */
-#define SB_SYSCALL_UNKNOWN 0xff /* not decisive: look further */
-#define SB_SYSCALL_IOCTL 0xfe   /* decided by the ioctl command */
+/*
+ * syscall_cause[] holds cause + 1 for syscalls that decide a cause, 0 for
+ * those that do not, or one of these for syscalls decided by an argument.
+ */
+#define SB_SYSCALL_IOCTL 0xfe           /* by the ioctl command (uffd_wp_ioctl[]) */
+#define SB_SYSCALL_MADVISE 0xfd         /* by madvise()'s advice (madvise_cause[]) */
+#define SB_SYSCALL_PROCESS_MADVISE 0xfc /* by process_madvise()'s advice (madvise_cause[]) */
+#define SB_NR_MADVISE 128               /* advice values with their own cause */
 
 #define SB_NR_SYSCALLS 512
 #define SB_MAX_IOCTL_CMDS 4

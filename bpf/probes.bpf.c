@@ -46,6 +46,8 @@ const volatile __s32 ret_pf_fixed = 5;
 const volatile __u8 syscall_cause[SB_NR_SYSCALLS] = {};
 const volatile __u32 uffd_wp_ioctl[SB_MAX_IOCTL_CMDS] = {};
 const volatile __u32 nr_uffd_wp_ioctl = 0;
+/* madvise advice -> cause + 1; 0: munmap/madvise */
+const volatile __u8 madvise_cause[SB_NR_MADVISE] = {};
 /* sorted by start, non-overlapping */
 const volatile struct sb_rule rules[SB_MAX_RULES] = {};
 const volatile __u32 nr_rules = 0;
@@ -253,7 +255,12 @@ static __always_inline void attribute(void *ctx, struct task_struct *task, int e
 			if (nr < SB_NR_SYSCALLS) {
 				__u8 v = syscall_cause[nr & (SB_NR_SYSCALLS - 1)];
 
-				if (v == SB_SYSCALL_IOCTL) {
+				if (v == SB_SYSCALL_MADVISE || v == SB_SYSCALL_PROCESS_MADVISE) {
+					unsigned long advice = v == SB_SYSCALL_MADVISE ? regs->dx : regs->r10;
+					__u8 m = advice < SB_NR_MADVISE ? madvise_cause[advice & (SB_NR_MADVISE - 1)] : 0;
+
+					cause = m > 0 && m <= SB_CAUSE_MAX ? m - 1 : SB_CAUSE_MUNMAP_MADVISE;
+				} else if (v == SB_SYSCALL_IOCTL) {
 					__u32 cmd = (__u32)regs->si;
 
 					for (int i = 0; i < SB_MAX_IOCTL_CMDS; i++) {

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <linux/userfaultfd.h>
+#include <sys/mman.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,10 @@
 #include "kallsyms.h"
 #include "macro.h"
 #include "probes.skel.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* UAPI since Linux 6.1; glibc 2.36 lacks it */
+#endif
 
 /* ---- what we probe ---- */
 
@@ -162,8 +167,6 @@ static const struct {
 	{ SYS_mprotect, SB_CAUSE_MPROTECT },
 	{ SYS_pkey_mprotect, SB_CAUSE_MPROTECT },
 	{ SYS_munmap, SB_CAUSE_MUNMAP_MADVISE },
-	{ SYS_madvise, SB_CAUSE_MUNMAP_MADVISE },
-	{ SYS_process_madvise, SB_CAUSE_MUNMAP_MADVISE },
 	{ SYS_mremap, SB_CAUSE_MUNMAP_MADVISE },
 	{ SYS_brk, SB_CAUSE_MUNMAP_MADVISE },
 	{ SYS_mmap, SB_CAUSE_MUNMAP_MADVISE }, /* MAP_FIXED over a mapping unmaps it */
@@ -181,6 +184,20 @@ static const struct {
 };
 
 static const __u32 uffd_wp_ioctls[] = { UFFDIO_WRITEPROTECT, UFFDIO_UNREGISTER };
+
+/* madvise() advice with a cause of its own; every other advice counts as munmap/madvise. */
+static const struct {
+	int advice;
+	enum sb_cause cause;
+} madvise_defs[] = {
+	{ MADV_COLLAPSE, SB_CAUSE_THP },
+	{ MADV_HUGEPAGE, SB_CAUSE_THP },
+	{ MADV_NOHUGEPAGE, SB_CAUSE_THP },
+	{ MADV_PAGEOUT, SB_CAUSE_RECLAIM },
+	{ MADV_COLD, SB_CAUSE_RECLAIM },
+	{ MADV_MERGEABLE, SB_CAUSE_KSM },
+	{ MADV_UNMERGEABLE, SB_CAUSE_KSM },
+};
 
 static const char *const backend_names[SB_BACKEND_MAX] = {
 	[SB_BACKEND_NONE] = "none",
@@ -225,6 +242,11 @@ static const char *const attr_names[SB_ATTR_MAX] = {
 const char *sb_backend_name(enum sb_backend b)
 {
 	return (unsigned)b < SB_BACKEND_MAX ? backend_names[b] : "?";
+}
+
+const char *sb_counter_name(enum sb_counter c)
+{
+	return (unsigned)c < SB_C_MAX ? counter_defs[c].name : "?";
 }
 
 const char *sb_cause_name(enum sb_cause c)
@@ -641,6 +663,11 @@ static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 		if (syscall_defs[i].nr >= 0 && syscall_defs[i].nr < SB_NR_SYSCALLS)
 			ro->syscall_cause[syscall_defs[i].nr] = (__u8)(syscall_defs[i].cause + 1);
 	ro->syscall_cause[SYS_ioctl] = SB_SYSCALL_IOCTL;
+	ro->syscall_cause[SYS_madvise] = SB_SYSCALL_MADVISE;
+	ro->syscall_cause[SYS_process_madvise] = SB_SYSCALL_PROCESS_MADVISE;
+	for (size_t i = 0; i < ARRAY_SIZE(madvise_defs); i++)
+		if (madvise_defs[i].advice >= 0 && madvise_defs[i].advice < SB_NR_MADVISE)
+			ro->madvise_cause[madvise_defs[i].advice] = (__u8)(madvise_defs[i].cause + 1);
 	for (size_t i = 0; i < ARRAY_SIZE(uffd_wp_ioctls) && i < SB_MAX_IOCTL_CMDS; i++)
 		ro->uffd_wp_ioctl[i] = uffd_wp_ioctls[i];
 	ro->nr_uffd_wp_ioctl = ARRAY_SIZE(uffd_wp_ioctls);

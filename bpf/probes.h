@@ -201,6 +201,7 @@ static inline void sb_probes_closep(struct sb_probes **p)
 #define _cleanup_sb_probes_ _cleanup_(sb_probes_closep)
 
 const char *sb_backend_name(enum sb_backend b);
+const char *sb_counter_name(enum sb_counter c); /* the stable key: "unmap_hva"... */
 const char *sb_cause_name(enum sb_cause c);
 const char *sb_ctx_name(enum sb_ctx c);
 const char *sb_attr_name(enum sb_attr a);

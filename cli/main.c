@@ -11,6 +11,7 @@
 static const struct verb *const verbs[] = {
 	&verb_qmp,
 	&verb_compare,
+	&verb_probe,
 };
 
 static void usage(FILE *out)

@@ -12,3 +12,4 @@ struct verb {
 /* Register a verb here and in cli/meson.build. */
 extern const struct verb verb_qmp;
 extern const struct verb verb_compare;
+extern const struct verb verb_probe;

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * snapbench probe: attach the BPF probes (bpf/) to one QEMU process and
+ * print its counters every interval: rates by context, causes of
+ * invalidations and remote TLB shootdowns, and at the end the top recorded
+ * stacks. Useful alone, and the library's end-to-end test.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "exit-codes.h"
+#include "macro.h"
+#include "probes.h"
+#include "verbs.h"
+
+#define DEFAULT_INTERVAL_S 1.0
+#define MAX_INTERVAL_S 3600.0
+#define DEFAULT_TOP 5
+#define MAX_TOP 100
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbench probe --pid PID [--interval S] [--count N] [--json] [--backend LIST]\n"
+		"                       [--no-attribution] [--sample-every N] [--max-stacks N] [--top K]\n"
+		"\n"
+		"Attach snapbench's BPF probes to the QEMU process PID (run as root) and print its KVM and\n"
+		"TLB counters every interval until Ctrl-C, --count intervals, or the process exits. Events in\n"
+		"PID's threads count as 'target'; events in kernel threads (kswapd, khugepaged, kworkers) as\n"
+		"'kthread' (tracepoints cannot tell which VM those hit); events in other processes as 'other'.\n"
+		"Invalidations and remote TLB shootdowns are classified into causes. At the end the top\n"
+		"recorded kernel stacks are shown.\n"
+		"\n"
+		"  --pid PID            the QEMU process (or any of its threads)\n"
+		"  --interval S         seconds between reports (default %g)\n"
+		"  --count N            stop after N reports\n"
+		"  --json               one JSON object per line: probes, then cumulative counts per interval,\n"
+		"                       then a summary with top stacks\n"
+		"  --backend LIST       allowed backends, comma-separated: fentry,tp_btf,raw_tp,tracepoint\n"
+		"                       (default all; tracepoints try tp_btf, then raw_tp, then tracepoint)\n"
+		"  --no-attribution     count only, do not classify causes\n"
+		"  --sample-every N     record the kernel stack of 1 in N classified events (default %d, 0: none)\n"
+		"  --max-stacks N       distinct stacks kept (default %d)\n"
+		"  --top K              stacks shown per kind at the end (default %d)\n"
+		"  --test-tracepoint COUNTER=CATEGORY:NAME\n"
+		"                       (tests) probe CATEGORY:NAME instead of COUNTER's tracepoint\n"
+		"\n"
+		"Exit codes: 0 done; 1 failed while running; 2 bad usage; 4 no such process, no KVM VM in it,\n"
+		"or the kernel refused every probe.\n",
+		DEFAULT_INTERVAL_S, SB_PROBE_DEFAULT_SAMPLE_EVERY, SB_PROBE_DEFAULT_MAX_STACKS, DEFAULT_TOP);
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || *v < min || *v > max) {
+		fprintf(stderr, "snapbench probe: %s '%s' is not a whole number from %lu to %lu\n", opt, s, min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_interval(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.01 && v <= MAX_INTERVAL_S)) {
+		fprintf(stderr, "snapbench probe: --interval '%s' is not a number of seconds from 0.01 to %g\n", s,
+			MAX_INTERVAL_S);
+		return -EINVAL;
+	}
+	*ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+static int parse_test_tracepoint(const char *s, struct sb_probe_options *o)
+{
+	const char *eq = strchr(s, '=');
+
+	if (eq) {
+		for (int c = 0; c < SB_C_MAX; c++) {
+			const char *name = sb_counter_name((enum sb_counter)c);
+
+			if (strlen(name) == (size_t)(eq - s) && !strncmp(s, name, (size_t)(eq - s))) {
+				o->test_counter = (enum sb_counter)c;
+				o->test_tracepoint = eq + 1;
+				return 0;
+			}
+		}
+	}
+	fprintf(stderr,
+		"snapbench probe: --test-tracepoint '%s': write COUNTER=CATEGORY:NAME with a tracepoint counter, "
+		"e.g. age_hva=kvm:kvm_no_such_event\n",
+		s);
+	return -EINVAL;
+}
+
+static int exit_code_for(int r)
+{
+	switch (r) {
+	case -EINVAL:
+		return EXIT_USAGE;
+	case -ESRCH:
+	case -ENODEV:
+	case -EPERM:
+	case -EACCES:
+	case -EOPNOTSUPP:
+	case -ENOENT:
+		return EXIT_UNAVAILABLE;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+static bool process_alive(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0;
+}
+
+/* ---- text output ---- */
+
+static void print_probes_text(struct sb_probes *p)
+{
+	printf("target: pid %d (%s)\n", (int)sb_probes_target(p), sb_probes_target_comm(p));
+	for (size_t i = 0; i < sb_probes_probe_count(p); i++) {
+		const struct sb_probe_info *pi = sb_probes_probe(p, i);
+
+		if (pi->available)
+			printf("  %-48s %-10s (%s)\n", pi->name, sb_backend_name(pi->backend), pi->role);
+		else
+			printf("  %-48s UNAVAILABLE: %s\n", pi->name, pi->reason);
+	}
+	printf("attribution: %s\n\n", sb_probes_attribution(p) ? "on" : "off");
+}
+
+static void print_interval_text(struct sb_probes *p, const struct sb_probe_snapshot *prev,
+				const struct sb_probe_snapshot *cur, uint64_t t0)
+{
+	double dt = (double)(cur->mono_ns - prev->mono_ns) / 1e9;
+	bool header = false;
+
+	if (dt <= 0)
+		dt = 1e-9;
+	printf("--- %.2f s (interval %.2f s) ---\n", (double)(cur->mono_ns - t0) / 1e9, dt);
+	for (int c = 0; c < SB_C_MAX; c++) {
+		const struct sb_counter_info *ci = sb_probes_counter(p, c);
+		const struct sb_count *a = cur->c.count[c], *b = prev->c.count[c];
+		uint64_t total = 0;
+
+		if (!ci->available)
+			continue;
+		for (int x = 0; x < SB_CTX_MAX; x++)
+			total += a[x].events - b[x].events;
+		if (!total)
+			continue;
+		if (!header) {
+			printf("%-24s %12s %12s %12s %14s\n", "counter", "target/s", "kthread/s", "other/s",
+			       "target pages/s");
+			header = true;
+		}
+		printf("%-24s %12.0f %12.0f %12.0f", ci->name, (double)(a[0].events - b[0].events) / dt,
+		       (double)(a[1].events - b[1].events) / dt, (double)(a[2].events - b[2].events) / dt);
+		if (ci->pages_label)
+			printf(" %14.0f", (double)(a[0].pages - b[0].pages) / dt);
+		if (ci->detail_label)
+			printf("   %s: %llu", ci->detail_label,
+			       (unsigned long long)(a[0].detail - b[0].detail + a[1].detail - b[1].detail));
+		printf("\n");
+	}
+	if (!header)
+		printf("(no events)\n");
+	if (!sb_probes_attribution(p))
+		return;
+	for (int at = 0; at < SB_ATTR_MAX; at++)
+		for (int x = 0; x < SB_CTX_OTHER; x++) {
+			uint64_t sum = 0;
+
+			for (int k = 0; k < SB_CAUSE_MAX; k++)
+				sum += cur->c.cause[at][x][k] - prev->c.cause[at][x][k];
+			if (!sum)
+				continue;
+			printf("causes of %s (%s):", sb_attr_name(at), sb_ctx_name(x));
+			for (int k = 0; k < SB_CAUSE_MAX; k++) {
+				uint64_t d = cur->c.cause[at][x][k] - prev->c.cause[at][x][k];
+
+				if (d)
+					printf(" %s %llu (%.1f%%)", sb_cause_name(k), (unsigned long long)d,
+					       100.0 * (double)d / (double)sum);
+			}
+			printf("\n");
+		}
+}
+
+static void print_stacks_text(struct sb_probes *p, size_t top)
+{
+	for (int at = 0; at < SB_ATTR_MAX; at++)
+		for (int sampled = 0; sampled <= 1; sampled++) {
+			struct sb_stack *st = NULL;
+			struct sb_error err = { 0 };
+			size_t n = 0;
+
+			if (sb_probes_top_stacks(p, at, -1, sampled, top, &st, &n, &err) < 0) {
+				fprintf(stderr, "snapbench probe: %s\n", err.msg);
+				return;
+			}
+			if (!n)
+				continue;
+			printf("\ntop %s stacks of %s (%s):\n", sampled ? "sampled" : "stack-classified",
+			       sb_attr_name(at),
+			       sampled ? "count = samples" : "count = events whose cause needed the stack");
+			for (size_t i = 0; i < n; i++) {
+				printf("  %llu x %s, %s\n", (unsigned long long)st[i].count, sb_cause_name(st[i].cause),
+				       sb_ctx_name(st[i].ctx));
+				for (size_t f = 0; f < st[i].nr; f++)
+					printf("      %s\n", st[i].frames[f].symbol);
+			}
+			free(st);
+		}
+}
+
+/* ---- JSON output ---- */
+
+static void emit(struct json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+	json_object_put(o);
+}
+
+static struct json_object *json_u64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+static void emit_probes_json(struct sb_probes *p)
+{
+	struct json_object *o = json_object_new_object(), *probes = json_object_new_array(),
+			   *counters = json_object_new_object();
+
+	json_object_object_add(o, "type", json_object_new_string("probes"));
+	json_object_object_add(o, "pid", json_object_new_int(sb_probes_target(p)));
+	json_object_object_add(o, "comm", json_object_new_string(sb_probes_target_comm(p)));
+	json_object_object_add(o, "attribution", json_object_new_boolean(sb_probes_attribution(p)));
+	for (size_t i = 0; i < sb_probes_probe_count(p); i++) {
+		const struct sb_probe_info *pi = sb_probes_probe(p, i);
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "name", json_object_new_string(pi->name));
+		json_object_object_add(j, "role", json_object_new_string(pi->role));
+		json_object_object_add(j, "available", json_object_new_boolean(pi->available));
+		json_object_object_add(j, "backend", json_object_new_string(sb_backend_name(pi->backend)));
+		json_object_object_add(j, "reason", json_object_new_string(pi->reason));
+		json_object_array_add(probes, j);
+	}
+	for (int c = 0; c < SB_C_MAX; c++) {
+		const struct sb_counter_info *ci = sb_probes_counter(p, c);
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "available", json_object_new_boolean(ci->available));
+		json_object_object_add(j, "probe", json_object_new_string(ci->probe->name));
+		json_object_object_add(j, "backend", json_object_new_string(sb_backend_name(ci->probe->backend)));
+		json_object_object_add(counters, ci->name, j);
+	}
+	json_object_object_add(o, "probes", probes);
+	json_object_object_add(o, "counters", counters);
+	emit(o);
+}
+
+static struct json_object *counts_json(struct sb_probes *p, const struct sb_probe_snapshot *s)
+{
+	struct json_object *counters = json_object_new_object();
+
+	for (int c = 0; c < SB_C_MAX; c++) {
+		const struct sb_counter_info *ci = sb_probes_counter(p, c);
+		struct json_object *j;
+
+		if (!ci->available) {
+			json_object_object_add(counters, ci->name, NULL); /* unavailable, never 0 */
+			continue;
+		}
+		j = json_object_new_object();
+		for (int x = 0; x < SB_CTX_MAX; x++) {
+			struct json_object *cx = json_object_new_object();
+
+			json_object_object_add(cx, "events", json_u64(s->c.count[c][x].events));
+			if (ci->pages_label)
+				json_object_object_add(cx, ci->pages_label, json_u64(s->c.count[c][x].pages));
+			if (ci->detail_label)
+				json_object_object_add(cx, ci->detail_label, json_u64(s->c.count[c][x].detail));
+			json_object_object_add(j, sb_ctx_name(x), cx);
+		}
+		json_object_object_add(counters, ci->name, j);
+	}
+	return counters;
+}
+
+static struct json_object *causes_json(const struct sb_probe_snapshot *s)
+{
+	struct json_object *causes = json_object_new_object();
+
+	for (int at = 0; at < SB_ATTR_MAX; at++) {
+		struct json_object *ja = json_object_new_object(), *how = json_object_new_object();
+		static const char *const how_names[SB_HOW_MAX] = { "kthread", "marker", "task_flag",
+								   "syscall", "stack",  "stack_none" };
+
+		for (int x = 0; x < SB_CTX_OTHER; x++) {
+			struct json_object *jx = json_object_new_object();
+
+			for (int k = 0; k < SB_CAUSE_MAX; k++)
+				json_object_object_add(jx, sb_cause_name(k), json_u64(s->c.cause[at][x][k]));
+			json_object_object_add(ja, sb_ctx_name(x), jx);
+		}
+		for (int h = 0; h < SB_HOW_MAX; h++)
+			json_object_object_add(how, how_names[h], json_u64(s->c.how[at][h]));
+		json_object_object_add(ja, "decided_by", how);
+		json_object_object_add(causes, sb_attr_name(at), ja);
+	}
+	return causes;
+}
+
+static void emit_interval_json(struct sb_probes *p, const struct sb_probe_snapshot *s, uint64_t t0)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "type", json_object_new_string("counts"));
+	json_object_object_add(o, "t", json_object_new_double((double)(s->mono_ns - t0) / 1e9));
+	json_object_object_add(o, "counters", counts_json(p, s));
+	if (sb_probes_attribution(p))
+		json_object_object_add(o, "causes", causes_json(s));
+	emit(o);
+}
+
+static int emit_summary_json(struct sb_probes *p, const struct sb_probe_snapshot *s, uint64_t t0, size_t top)
+{
+	struct json_object *o = json_object_new_object(), *stacks = json_object_new_array(),
+			   *mn = json_object_new_object();
+
+	json_object_object_add(o, "type", json_object_new_string("summary"));
+	json_object_object_add(o, "t", json_object_new_double((double)(s->mono_ns - t0) / 1e9));
+	json_object_object_add(o, "counters", counts_json(p, s));
+	if (sb_probes_attribution(p))
+		json_object_object_add(o, "causes", causes_json(s));
+	if (sb_probes_counter(p, SB_C_MN_INVALIDATE)->available) {
+		struct json_object *ev = json_object_new_object(), *fl = json_object_new_object();
+
+		for (unsigned e = 0; e < SB_MN_EVENTS; e++) {
+			uint64_t v = s->c.mn_event[0][e] + s->c.mn_event[1][e] + s->c.mn_event[2][e];
+
+			if (v)
+				json_object_object_add(ev, sb_probes_mn_event_name(p, e), json_u64(v));
+		}
+		for (unsigned b = 0; b < SB_MN_FLAG_BITS; b++) {
+			uint64_t v = s->c.mn_flag[0][b] + s->c.mn_flag[1][b] + s->c.mn_flag[2][b];
+
+			if (v)
+				json_object_object_add(fl, sb_probes_mn_flag_name(p, b), json_u64(v));
+		}
+		json_object_object_add(mn, "events", ev);
+		json_object_object_add(mn, "flags", fl);
+	}
+	json_object_object_add(o, "mn_invalidate", mn);
+	for (int at = 0; at < SB_ATTR_MAX; at++)
+		for (int sampled = 0; sampled <= 1; sampled++) {
+			struct sb_stack *st = NULL;
+			struct sb_error err = { 0 };
+			size_t n = 0;
+			int r = sb_probes_top_stacks(p, at, -1, sampled, top, &st, &n, &err);
+
+			if (r < 0) {
+				fprintf(stderr, "snapbench probe: %s\n", err.msg);
+				json_object_put(o);
+				json_object_put(stacks);
+				return r;
+			}
+			for (size_t i = 0; i < n; i++) {
+				struct json_object *j = json_object_new_object(), *fr = json_object_new_array();
+
+				json_object_object_add(j, "of", json_object_new_string(sb_attr_name(at)));
+				json_object_object_add(j, "sampled", json_object_new_boolean(sampled));
+				json_object_object_add(j, "cause", json_object_new_string(sb_cause_name(st[i].cause)));
+				json_object_object_add(j, "context", json_object_new_string(sb_ctx_name(st[i].ctx)));
+				json_object_object_add(j, "count", json_u64(st[i].count));
+				for (size_t f = 0; f < st[i].nr; f++)
+					json_object_array_add(fr, json_object_new_string(st[i].frames[f].symbol));
+				json_object_object_add(j, "frames", fr);
+				json_object_array_add(stacks, j);
+			}
+			free(st);
+		}
+	json_object_object_add(o, "top_stacks", stacks);
+	emit(o);
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "no-attribution", no_argument, NULL, 'A' },
+		{ "sample-every", required_argument, NULL, 's' },
+		{ "max-stacks", required_argument, NULL, 'm' },
+		{ "top", required_argument, NULL, 't' },
+		{ "test-tracepoint", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	_cleanup_sb_probes_ struct sb_probes *p = NULL;
+	struct sb_probe_options opts;
+	struct sb_probe_snapshot prev, cur;
+	struct sb_error err = { 0 };
+	uint64_t interval_ns = (uint64_t)(DEFAULT_INTERVAL_S * 1e9), t0, next;
+	unsigned long pid = 0, count = 0, v, top = DEFAULT_TOP;
+	bool json = false, target_gone = false;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int opt, r;
+
+	sb_probe_options_init(&opts);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (parse_uint("--pid", optarg, 1, 0x7fffffff, &pid) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'i':
+			if (parse_interval(optarg, &interval_ns) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'c':
+			if (parse_uint("--count", optarg, 1, 100000000, &count) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'b':
+			if (sb_backend_mask_parse(optarg, &opts.backends, &err) < 0) {
+				fprintf(stderr, "snapbench probe: --backend: %s\n", err.msg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'A':
+			opts.attribution = false;
+			break;
+		case 's':
+			if (parse_uint("--sample-every", optarg, 0, 1u << 30, &v) < 0)
+				return EXIT_USAGE;
+			opts.stack_sample_every = (unsigned)v;
+			break;
+		case 'm':
+			if (parse_uint("--max-stacks", optarg, 1, SB_PROBE_MAX_STACKS, &v) < 0)
+				return EXIT_USAGE;
+			opts.max_stacks = (unsigned)v;
+			break;
+		case 't':
+			if (parse_uint("--top", optarg, 0, MAX_TOP, &top) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'T':
+			if (parse_test_tracepoint(optarg, &opts) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "snapbench probe: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!pid) {
+		fprintf(stderr, "snapbench probe: --pid is required: the pid of a QEMU running with -accel kvm\n");
+		return EXIT_USAGE;
+	}
+
+	r = sb_probes_open((pid_t)pid, &opts, &p, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench probe: %s\n", err.msg);
+		return exit_code_for(r);
+	}
+	r = sb_probes_attach(p, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench probe: %s\n", err.msg);
+		return exit_code_for(r);
+	}
+	if (json)
+		emit_probes_json(p);
+	else
+		print_probes_text(p);
+	fflush(stdout);
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	r = sb_probes_read(p, &prev, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench probe: %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	t0 = prev.mono_ns;
+	next = t0 + interval_ns;
+	for (unsigned long n = 0; !stop_requested && (!count || n < count); n++) {
+		while (!stop_requested && mono_ns() < next)
+			poll(NULL, 0, ms_until(next) > 0 ? ms_until(next) : 1);
+		next += interval_ns;
+		r = sb_probes_read(p, &cur, &err);
+		if (r < 0) {
+			fprintf(stderr, "snapbench probe: %s\n", err.msg);
+			return EXIT_FAIL;
+		}
+		if (json)
+			emit_interval_json(p, &cur, t0);
+		else
+			print_interval_text(p, &prev, &cur, t0);
+		fflush(stdout);
+		prev = cur;
+		if (!process_alive(sb_probes_target(p))) {
+			target_gone = true;
+			break;
+		}
+	}
+	if (target_gone)
+		fprintf(stderr, "snapbench probe: pid %d exited\n", (int)sb_probes_target(p));
+
+	if (json) {
+		if (emit_summary_json(p, &prev, t0, top) < 0)
+			return EXIT_FAIL;
+	} else if (top) {
+		print_stacks_text(p, top);
+	}
+	return EXIT_OK;
+}
+
+const struct verb verb_probe = {
+	.name = "probe",
+	.summary = "count KVM faults, TLB flushes and MMU-notifier invalidations of a QEMU (BPF)",
+	.run = run,
+};
