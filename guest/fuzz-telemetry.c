@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * libFuzzer target for the telemetry decoder. The first input byte picks
+ * the feed chunk size, the rest is the stream. Every record that comes out
+ * is used the way the runner uses it (percentiles, rates, windows), so
+ * whatever the decoder accepts must be safe to compute with.
+ *
+ *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
+ *   build-fuzz/guest/fuzz-telemetry -max_total_time=60 corpus/
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "telemetry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct guest_sample prev;
+static uint64_t window[GUEST_HIST_BUCKETS];
+
+static void use(struct guest_decoder *d, const struct guest_record *rec, int *have_prev)
+{
+	static const double pct[] = { 50, 99, 99.9, 100 };
+	const struct guest_hello *h = guest_decoder_hello(d);
+	double ns[4];
+
+	if (rec->type != GUEST_RECORD_SAMPLE || !h)
+		return;
+	(void)guest_hist_percentiles(rec->sample.hist, h->tsc_hz, pct, 4, ns, NULL);
+	if (*have_prev) {
+		for (unsigned i = 0; i < rec->sample.vcpus; i++)
+			(void)guest_ops_per_sec(h, &prev, &rec->sample, i);
+		if (guest_hist_window(rec->sample.hist, prev.hist, window, NULL) == 0)
+			(void)guest_hist_percentiles(window, h->tsc_hz, pct, 4, ns, NULL);
+	}
+	(void)guest_cycles_to_ns(h, (double)rec->sample.probe_max_cycles);
+	prev = rec->sample;
+	*have_prev = 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct guest_decoder *d;
+	size_t chunk, off = 1;
+	int have_prev = 0;
+
+	if (size < 1 || guest_decoder_new(&d) < 0)
+		return 0;
+	chunk = (size_t)data[0] * 37 + 1;
+	while (off < size) {
+		size_t want = size - off < chunk ? size - off : chunk;
+		size_t took = guest_decoder_feed(d, data + off, want);
+		const struct guest_record *rec;
+		struct sb_error err;
+		int r;
+
+		off += took;
+		while ((r = guest_decoder_next(d, &rec, &err)) != 0)
+			if (r > 0)
+				use(d, rec, &have_prev);
+			else if (!err.msg[0] || err.code != r)
+				abort(); /* an error must say what it is */
+	}
+	guest_decoder_free(d);
+	return 0;
+}

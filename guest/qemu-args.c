@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "qemu-args.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "wire.h"
+
+#define MAX_ARGS 64
+
+struct strv {
+	char **v;
+	size_t n;
+	int oom;
+};
+
+static _printf_(2, 3) void add(struct strv *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *arg;
+
+	if (s->oom)
+		return;
+	if (s->n + 1 >= MAX_ARGS) {
+		s->oom = -E2BIG;
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&arg, fmt, ap) < 0) {
+		s->oom = -ENOMEM;
+		arg = NULL;
+	}
+	va_end(ap);
+	if (arg)
+		s->v[s->n++] = arg;
+}
+
+void guest_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err)
+{
+	struct strv s = { 0 };
+	const char *firmware = vm->firmware ? vm->firmware : "qboot.rom";
+
+	if (!vm->image || !*vm->image)
+		return sb_error_set(err, -EINVAL, "guest VM: no guest image given: use guest_image_find()");
+	if (!vm->append)
+		return sb_error_set(err, -EINVAL, "guest VM: no guest command line given: use guest_params_to_cmdline()");
+	if (vm->vcpus < 1 || vm->vcpus > GUEST_MAX_VCPUS)
+		return sb_error_set(err, -EINVAL, "guest VM: vcpus=%u: the micro guest runs 1 to %d vCPUs", vm->vcpus,
+				    GUEST_MAX_VCPUS);
+	if (vm->ram_mib < 16)
+		return sb_error_set(err, -EINVAL, "guest VM: ram_mib=%u: give the VM at least 16 MiB", vm->ram_mib);
+	if (vm->telemetry_fd < 0 || vm->control_fd < 0 || vm->telemetry_fd == vm->control_fd)
+		return sb_error_set(err, -EINVAL,
+				    "guest VM: telemetry_fd=%d, control_fd=%d: give two distinct connected sockets", vm->telemetry_fd,
+				    vm->control_fd);
+
+	s.v = calloc(MAX_ARGS, sizeof(char *));
+	if (!s.v)
+		return sb_error_set(err, -ENOMEM, "guest VM: out of memory");
+
+	add(&s, "%s", vm->qemu ? vm->qemu : "qemu-system-x86_64");
+	add(&s, "-machine");
+	add(&s, "pc,accel=kvm");
+	if (*firmware) {
+		add(&s, "-bios");
+		add(&s, "%s", firmware);
+	}
+	add(&s, "-m");
+	add(&s, "%u", vm->ram_mib);
+	add(&s, "-smp");
+	add(&s, "%u", vm->vcpus);
+	add(&s, "-nodefaults");
+	add(&s, "-no-user-config");
+	add(&s, "-display");
+	add(&s, "none");
+	add(&s, "-no-reboot");
+	add(&s, "-kernel");
+	add(&s, "%s", vm->image);
+	add(&s, "-append");
+	add(&s, "%s", vm->append);
+	add(&s, "-chardev");
+	add(&s, "socket,id=sbtel,fd=%d", vm->telemetry_fd);
+	add(&s, "-device");
+	add(&s, "isa-debugcon,iobase=0x%x,chardev=sbtel", GUEST_PORT_TELEMETRY);
+	add(&s, "-chardev");
+	add(&s, "socket,id=sbctl,fd=%d", vm->control_fd);
+	add(&s, "-serial");
+	add(&s, "chardev:sbctl");
+	add(&s, "-device");
+	add(&s, "isa-debug-exit,iobase=0x%x,iosize=4", GUEST_PORT_EXIT);
+	for (const char *const *e = vm->extra; e && *e; e++)
+		add(&s, "%s", *e);
+	if (s.oom) {
+		guest_strv_free(s.v);
+		return sb_error_set(err, s.oom,
+				    s.oom == -E2BIG ? "guest VM: more than %d QEMU arguments: pass fewer extra ones"
+						    : "guest VM: out of memory (%d arguments)",
+				    MAX_ARGS);
+	}
+	*out = s.v;
+	return 0;
+}
+
+int guest_image_find(char **out, struct sb_error *err)
+{
+	const char *env = getenv(GUEST_IMAGE_ENV);
+	char *path;
+
+	if (env && *env) {
+		if (access(env, R_OK) < 0)
+			return sb_error_set(err, -ENOENT, "guest image %s (from $%s): %m; point %s at the build's guest/%s",
+					    env, GUEST_IMAGE_ENV, GUEST_IMAGE_ENV, GUEST_IMAGE_NAME);
+		path = strdup(env);
+	} else {
+		if (asprintf(&path, "%s/%s", PKGDATADIR, GUEST_IMAGE_NAME) < 0)
+			path = NULL;
+		if (path && access(path, R_OK) < 0) {
+			int r = sb_error_set(err, -ENOENT,
+					     "guest image %s: %m; install snapbench (meson install) or set $%s to the build's guest/%s",
+					     path, GUEST_IMAGE_ENV, GUEST_IMAGE_NAME);
+			free(path);
+			return r;
+		}
+	}
+	if (!path)
+		return sb_error_set(err, -ENOMEM, "guest image path: out of memory");
+	*out = path;
+	return 0;
+}
