@@ -193,6 +193,8 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
 	}
 	rep->root = root;
+	rep->dev = st->st_dev;
+	rep->ino = st->st_ino;
 	rep->id = json_get_string(root, "id");
 	rep->state = json_get_string(root, "state");
 	*out = rep;
@@ -232,14 +234,11 @@ int compare_pool_load(struct compare_pool *pool, const char *path, struct compar
 			return sb_error_set(err, -errno, "cannot stat %s: %s", file, strerror(errno));
 	}
 
-	for (size_t i = 0; i < pool->n; i++) {
-		struct stat other;
-		if (stat(pool->reports[i]->path, &other) == 0 && other.st_dev == st.st_dev &&
-		    other.st_ino == st.st_ino) {
+	for (size_t i = 0; i < pool->n; i++)
+		if (pool->reports[i]->dev == st.st_dev && pool->reports[i]->ino == st.st_ino) {
 			*out = pool->reports[i];
 			return 0;
 		}
-	}
 	if (pool->n >= COMPARE_MAX_REPORTS)
 		return sb_error_set(err, -E2BIG, "%s: more than %d reports in one comparison", path,
 				    COMPARE_MAX_REPORTS);

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 
@@ -39,13 +40,13 @@
 #define COMPARE_EXIT_REGRESSION 3
 
 /* Bounds on what the inputs may make compare do. */
-#define COMPARE_REPORT_MAX_BYTES (512u << 20) /* one report file */
+#define COMPARE_REPORT_MAX_BYTES (256u << 20) /* one report file (json-c needs several times that) */
 #define COMPARE_JSON_MAX_DEPTH 64
 #define COMPARE_MAX_REPORTS 4096       /* reports loaded into one pool */
 #define COMPARE_MAX_STORE_ENTRIES 100000
 #define COMPARE_MAX_REPS 100000        /* repetitions on one side */
 #define COMPARE_MAX_METRICS 4096       /* metrics compared */
-#define COMPARE_BOOTSTRAP_MAX_N 10000  /* larger samples get no bootstrap */
+#define COMPARE_BOOTSTRAP_MAX_N 2000   /* larger samples get no bootstrap (~0.5 s per metric) */
 #define COMPARE_PLOT_MAX_STEPS 1000    /* timeline rows are merged down to this */
 
 /* ---- loading ---- */
@@ -55,6 +56,8 @@ struct compare_report {
 	const char *id;             /* points into root */
 	const char *state;          /* points into root */
 	struct json_object *root;   /* the whole report */
+	dev_t dev;                  /* the file's identity: each file is loaded once */
+	ino_t ino;
 };
 
 /* Every report loaded for one comparison, each file once. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,12 +263,51 @@ uint64_t stats_rng_below(struct stats_rng *rng, uint64_t bound)
 	return r % bound;
 }
 
+/* The k-th smallest of a[0..n) (0-based), by Hoare selection: a is
+ * reordered so that a[0..k) <= a[k] <= a[k+1..n). */
+static double select_kth(double *a, size_t n, size_t k)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+
+	while (lo < hi) {
+		double pivot = a[lo + (hi - lo) / 2];
+		ptrdiff_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (a[i] < pivot)
+				i++;
+			while (a[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = a[i];
+				a[i++] = a[j];
+				a[j--] = t;
+			}
+		}
+		if (kk <= j)
+			hi = j;
+		else if (kk >= i)
+			lo = i;
+		else
+			break;
+	}
+	return a[kk];
+}
+
+/* Median of a resample of v, in O(n): the bootstrap's inner loop. */
 static double resample_median(struct stats_rng *rng, const double *v, size_t n, double *scratch)
 {
 	for (size_t i = 0; i < n; i++)
 		scratch[i] = v[stats_rng_below(rng, n)];
-	stats_sort(scratch, n);
-	return stats_median_sorted(scratch, n);
+	double hi = select_kth(scratch, n, n / 2);
+	if (n % 2)
+		return hi;
+	/* even n: the lower middle value is the largest of the lower part */
+	double lo = scratch[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (scratch[i] > lo)
+			lo = scratch[i];
+	return (lo + hi) / 2.0;
 }
 
 int stats_bootstrap_median_ratio(const double *x, size_t nx, const double *y, size_t ny,

@@ -218,6 +218,13 @@ static void test_bootstrap(void)
 	CHECK_CLOSE(b.low, 0.71304511278195459);
 	CHECK_CLOSE(b.high, 0.94444444444444442);
 
+	/* even sizes on both sides: medians of the two middle values */
+	const double even_x[] = { 12.5, 13.1, 11.9, 14.0, 12.5, 13.3 }, even_y[] = { 13.0, 14.2, 13.8, 12.5 };
+	CHECK(stats_bootstrap_median_ratio(even_x, 6, even_y, 4, 2000, 99, 0.9, &b) == 0);
+	CHECK(b.used == 2000);
+	CHECK_CLOSE(b.low, 0.96590909090909094);
+	CHECK_CLOSE(b.high, 1.1200000000000001);
+
 	/* a baseline median of 0 in most resamples: 257 of 1000 usable, no interval */
 	CHECK(stats_bootstrap_median_ratio(zeros, 4, some, 3, 1000, 7, 0.95, &b) == 0);
 	CHECK(b.used == 257 && isnan(b.low) && isnan(b.high));
