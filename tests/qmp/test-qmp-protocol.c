@@ -54,6 +54,37 @@ static void test_handshake(void)
 	CHECK(fake_server_finish(s) == -1);
 }
 
+static void test_pretty_printed(void)
+{
+	/* QEMU with -mon mode=control,pretty=on spreads each message over many lines. */
+	static const struct fake_step script[] = {
+		SEND("{\n    \"QMP\": {\n        \"version\": {\n            \"qemu\": {\n                \"micro\": 0,\n"
+		     "                \"minor\": 2,\n                \"major\": 7\n            },\n"
+		     "            \"package\": \"\"\n        },\n        \"capabilities\": [\n            \"oob\"\n"
+		     "        ]\n    }\n}\n"),
+		EXPECT("qmp_capabilities"),
+		SEND("{\n    \"return\": {\n    },\n    \"id\": %ID%\n}\n"),
+		EXPECT("query-status"),
+		SEND("{\n    \"timestamp\": {\n        \"seconds\": 7,\n        \"microseconds\": 8\n    },\n"
+		     "    \"event\": \"STOP\"\n}\n{\n    \"return\": {\n        \"status\": \"paused\",\n"
+		     "        \"running\": false\n    },\n    \"id\": %ID%\n}\n"),
+		END,
+	};
+	struct fake_server *s = fake_server_start(script, 0);
+	struct qmp_client *c = connect_to(s, NULL);
+	struct json_object *ret = NULL;
+	struct qmp_event *e = NULL;
+	struct sb_error err = { 0 };
+
+	CHECK_MSG(qmp_execute(c, "query-status", NULL, -1, T, &ret, &err) == 0, "%s", err.msg);
+	CHECK(json_object_object_get_ex(ret, "running", NULL));
+	json_object_put(ret);
+	CHECK(qmp_wait_event(c, "STOP", 0, &e, &err) == 0 && e->qemu_time_us == 7000008);
+	qmp_event_free(e);
+	qmp_client_free(c);
+	fake_server_finish(s);
+}
+
 static void test_error_replies(void)
 {
 	static const struct fake_step script[] = {
@@ -495,6 +526,7 @@ static void test_bad_arguments(void)
 int main(void)
 {
 	test_handshake();
+	test_pretty_printed();
 	test_error_replies();
 	test_events_interleaved();
 	test_never_replies();
