@@ -39,8 +39,10 @@
  * After -ECONNRESET, -EMSGSIZE, -EBADMSG or -EPROTO on a stream the byte
  * stream cannot be trusted any more: the client refuses further commands
  * with -ENOTCONN, while events queued before the failure can still be
- * taken with qmp_wait_event(). A timeout leaves the client usable: the late
- * reply is recognised by its id and dropped when it arrives.
+ * taken with qmp_wait_event(). A timeout waiting for a reply leaves the
+ * client usable: the late reply is recognised by its id and dropped when it
+ * arrives. (A command that could not even be sent in time, because the peer
+ * reads nothing, leaves a partial command on the wire and breaks the stream.)
  *
  * Threads: one thread drives a client (execute, wait). The only call that
  * may come from another thread is qmp_client_push_event().
