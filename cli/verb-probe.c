@@ -257,6 +257,15 @@ static struct json_object *json_u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
+/* Seconds with millisecond resolution, printed as such (not 17 digits). */
+static struct json_object *json_seconds(uint64_t ns)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.3f", (double)ns / 1e9);
+	return json_object_new_double_s((double)ns / 1e9, buf);
+}
+
 static void emit_probes_json(struct sb_probes *p)
 {
 	struct json_object *o = json_object_new_object(), *probes = json_object_new_array(),
@@ -348,7 +357,7 @@ static void emit_interval_json(struct sb_probes *p, const struct sb_probe_snapsh
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "type", json_object_new_string("counts"));
-	json_object_object_add(o, "t", json_object_new_double((double)(s->mono_ns - t0) / 1e9));
+	json_object_object_add(o, "t", json_seconds(s->mono_ns - t0));
 	json_object_object_add(o, "counters", counts_json(p, s));
 	if (sb_probes_attribution(p))
 		json_object_object_add(o, "causes", causes_json(s));
@@ -361,7 +370,7 @@ static int emit_summary_json(struct sb_probes *p, const struct sb_probe_snapshot
 			   *mn = json_object_new_object();
 
 	json_object_object_add(o, "type", json_object_new_string("summary"));
-	json_object_object_add(o, "t", json_object_new_double((double)(s->mono_ns - t0) / 1e9));
+	json_object_object_add(o, "t", json_seconds(s->mono_ns - t0));
 	json_object_object_add(o, "counters", counts_json(p, s));
 	if (sb_probes_attribution(p))
 		json_object_object_add(o, "causes", causes_json(s));

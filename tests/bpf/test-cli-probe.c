@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * snapbench probe end to end: attached to a vm-churn process (its own KVM
+ * VM, mprotect in a loop), the JSON lines must show the probes in use, the
+ * target's invalidations all classified as mprotect, and the top stacks;
+ * the test-only tracepoint option must show an unavailable counter as
+ * null with its reason; usage errors and a process without a VM must give
+ * the documented exit codes.
+ *
+ * Usage: test-cli-probe PATH-TO-SNAPBENCH PATH-TO-VM-CHURN
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+extern char **environ;
+
+static pid_t churn_pid = -1;
+
+static void kill_churn(void)
+{
+	if (churn_pid > 0) {
+		kill(churn_pid, SIGKILL);
+		waitpid(churn_pid, NULL, 0);
+		churn_pid = -1;
+	}
+}
+
+/* Run argv with stdout captured (bounded) into *out; returns the exit status. */
+static int run_capture(char *const argv[], char **out)
+{
+	posix_spawn_file_actions_t fa;
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	int pipefd[2], status;
+	pid_t pid;
+	ssize_t n;
+
+	CHECK(buf && pipe(pipefd) == 0);
+	CHECK(posix_spawn_file_actions_init(&fa) == 0);
+	CHECK(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1) == 0);
+	CHECK(posix_spawn_file_actions_addclose(&fa, pipefd[0]) == 0);
+	CHECK_MSG(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0, "cannot run %s", argv[0]);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	while ((n = read(pipefd[0], buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	CHECK_MSG(len < cap, "%s printed more than %zu bytes", argv[0], cap);
+	buf[len] = '\0';
+	close(pipefd[0]);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	*out = buf;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void start_churn(const char *churn)
+{
+	char *argv[] = { (char *)churn, "mprotect", "0", "500", NULL };
+	posix_spawn_file_actions_t fa;
+	int pipefd[2];
+	char line[64] = "";
+	FILE *f;
+
+	CHECK(pipe(pipefd) == 0);
+	CHECK(posix_spawn_file_actions_init(&fa) == 0);
+	CHECK(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1) == 0);
+	CHECK(posix_spawn_file_actions_addclose(&fa, pipefd[0]) == 0);
+	CHECK(posix_spawn(&churn_pid, churn, &fa, NULL, argv, environ) == 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	f = fdopen(pipefd[0], "r");
+	CHECK(f && fgets(line, sizeof(line), f));
+	if (!strcmp(line, "") || strncmp(line, "ready", 5)) {
+		kill_churn();
+		CHECK_MSG(false, "vm-churn did not start: '%s'", line);
+	}
+	fclose(f);
+}
+
+static struct json_object *get(struct json_object *o, const char *path)
+{
+	char buf[256], *save = NULL, *key;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (key = strtok_r(buf, ".", &save); key; key = strtok_r(NULL, ".", &save)) {
+		struct json_object *next = NULL;
+
+		CHECK_MSG(o && json_object_object_get_ex(o, key, &next), "no '%s' in %s", key, path);
+		o = next;
+	}
+	return o;
+}
+
+static int64_t get_int(struct json_object *o, const char *path)
+{
+	struct json_object *v = get(o, path);
+
+	CHECK_MSG(json_object_is_type(v, json_type_int), "%s is not a number", path);
+	return json_object_get_int64(v);
+}
+
+/* Split JSON lines; returns the number parsed into objs. */
+static size_t parse_lines(char *text, struct json_object **objs, size_t max)
+{
+	size_t n = 0;
+
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		struct json_object *o = json_tokener_parse(line);
+
+		CHECK_MSG(o && json_object_is_type(o, json_type_object), "not a JSON object: %s", line);
+		CHECK(n < max);
+		objs[n++] = o;
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	char pidbuf[16], *out = NULL;
+	struct json_object *lines[16];
+	const char *snapbench;
+	size_t n;
+	int rc;
+
+	CHECK_MSG(argc == 3, "usage: test-cli-probe SNAPBENCH VM-CHURN");
+	snapbench = argv[1];
+	if (geteuid() != 0)
+		SKIP_TEST("root (BPF probes)");
+	if (access("/dev/kvm", R_OK | W_OK) < 0)
+		SKIP_TEST("/dev/kvm");
+	atexit(kill_churn);
+
+	/* usage errors: exit code 2 */
+	{
+		char *a1[] = { (char *)snapbench, "probe", NULL };
+		char *a2[] = { (char *)snapbench, "probe", "--pid", "1", "--interval", "0", NULL };
+		char *a3[] = { (char *)snapbench, "probe", "--pid", "1", "--backend", "kprobe", NULL };
+
+		CHECK(run_capture(a1, &out) == 2);
+		free(out);
+		CHECK(run_capture(a2, &out) == 2);
+		free(out);
+		CHECK(run_capture(a3, &out) == 2);
+		free(out);
+	}
+	/* pid 1 holds no KVM VM: exit code 4 */
+	{
+		char *a[] = { (char *)snapbench, "probe", "--pid", "1", "--count", "1", NULL };
+
+		CHECK(run_capture(a, &out) == 4);
+		free(out);
+	}
+
+	start_churn(argv[2]);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)churn_pid);
+
+	{
+		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--json", "--count", "2",
+			      "--interval", "0.3", "--sample-every", "16", "--top", "3", NULL };
+		struct json_object *summary, *stacks, *first;
+		int64_t events, mprot;
+		bool saw_frame = false;
+
+		rc = run_capture(a, &out);
+		CHECK_MSG(rc == 0, "snapbench probe exited %d: %s", rc, out);
+		n = parse_lines(out, lines, 16);
+		CHECK_MSG(n == 4, "%zu lines", n); /* probes, 2 x counts, summary */
+		CHECK(!strcmp(json_object_get_string(get(lines[0], "type")), "probes"));
+		CHECK(get_int(lines[0], "pid") == churn_pid);
+		CHECK(json_object_get_boolean(get(lines[0], "counters.unmap_hva.available")));
+		printf("unmap_hva backend: %s\n", json_object_get_string(get(lines[0], "counters.unmap_hva.backend")));
+		CHECK(!strcmp(json_object_get_string(get(lines[1], "type")), "counts"));
+		summary = lines[3];
+		CHECK(!strcmp(json_object_get_string(get(summary, "type")), "summary"));
+		events = get_int(summary, "counters.unmap_hva.target.events");
+		mprot = get_int(summary, "causes.unmap_hva.target.mprotect");
+		printf("summary: %lld invalidations in the target, %lld mprotect\n", (long long)events,
+		       (long long)mprot);
+		CHECK(events >= 100);
+		CHECK(mprot == events);
+		CHECK(get_int(summary, "causes.unmap_hva.decided_by.syscall") == events);
+		/* unavailable counters are null, never 0 */
+		if (!json_object_get_boolean(get(lines[0], "counters.kvm_remote_flush.available")))
+			CHECK(get(summary, "counters.kvm_remote_flush") == NULL);
+		stacks = get(summary, "top_stacks");
+		CHECK(json_object_array_length(stacks) >= 1);
+		first = json_object_array_get_idx(stacks, 0);
+		CHECK(!strcmp(json_object_get_string(get(first, "cause")), "mprotect"));
+		for (size_t f = 0; f < json_object_array_length(get(first, "frames")); f++)
+			if (!strncmp(json_object_get_string(json_object_array_get_idx(get(first, "frames"), f)),
+				     "do_mprotect_pkey+", 17))
+				saw_frame = true;
+		CHECK(saw_frame);
+		for (size_t i = 0; i < n; i++)
+			json_object_put(lines[i]);
+		free(out);
+	}
+
+	/* the test-only option: a tracepoint that does not exist */
+	{
+		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--json", "--count", "1", "--interval",
+			      "0.1", "--test-tracepoint", "age_hva=kvm:kvm_no_such_tracepoint", NULL };
+		struct json_object *probes;
+		bool found = false;
+
+		rc = run_capture(a, &out);
+		CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+		n = parse_lines(out, lines, 16);
+		CHECK(n == 3);
+		CHECK(!json_object_get_boolean(get(lines[0], "counters.age_hva.available")));
+		CHECK(get(lines[1], "counters.age_hva") == NULL);
+		probes = get(lines[0], "probes");
+		for (size_t i = 0; i < json_object_array_length(probes); i++) {
+			struct json_object *pr = json_object_array_get_idx(probes, i);
+
+			if (strcmp(json_object_get_string(get(pr, "name")), "kvm:kvm_no_such_tracepoint"))
+				continue;
+			found = true;
+			CHECK(!json_object_get_boolean(get(pr, "available")));
+			CHECK(strstr(json_object_get_string(get(pr, "reason")), "no raw tracepoint kvm_no_such_tracepoint"));
+		}
+		CHECK(found);
+		for (size_t i = 0; i < n; i++)
+			json_object_put(lines[i]);
+		free(out);
+	}
+
+	/* text mode runs and names the target */
+	{
+		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--count", "1", "--interval", "0.2", NULL };
+
+		rc = run_capture(a, &out);
+		CHECK(rc == 0);
+		CHECK(strstr(out, "target: pid ") && strstr(out, "(vm-churn)"));
+		CHECK(strstr(out, "causes of unmap_hva (target): mprotect"));
+		free(out);
+	}
+
+	/* the target exits: the verb notices and ends */
+	{
+		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--interval", "0.2", "--json", NULL };
+		pid_t pid;
+		int status;
+
+		CHECK(posix_spawn(&pid, snapbench, NULL, NULL, a, environ) == 0);
+		usleep(800 * 1000);
+		kill_churn();
+		CHECK(waitpid(pid, &status, 0) == pid);
+		CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	}
+	printf("ok\n");
+	return 0;
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Backends and their fallbacks, on this kernel:
+ *  - each tracepoint backend alone (tp_btf, raw_tp, classic tracepoint)
+ *    feeds every tracepoint counter and counts the same invalidations with
+ *    the same causes;
+ *  - a tracepoint that does not exist (the test-only option) leaves its
+ *    counter unavailable, with a message naming every backend tried, while
+ *    the others work;
+ *  - a disallowed backend falls back to the next one and says so;
+ *  - fentry is available or says why not;
+ *  - bad targets and options fail with messages naming the input.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "probe-test.h"
+#include "selfvm.h"
+
+#define PAGE 4096ul
+
+static struct self_vm vm;
+
+/* 30 mprotect pairs; returns the target's invalidations, all checked to be mprotect. */
+static __u64 mprotect_round(struct sb_probes *p)
+{
+	struct sb_probe_snapshot a, b, d;
+	__u64 n;
+
+	probes_read(p, &a);
+	for (int i = 0; i < 30; i++) {
+		CHECK(mprotect(vm.mem, 16 * PAGE, PROT_READ) == 0);
+		CHECK(mprotect(vm.mem, 16 * PAGE, PROT_READ | PROT_WRITE) == 0);
+		vm.mem[0]++;
+	}
+	probes_read(p, &b);
+	snap_delta(&a, &b, &d);
+	n = d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events;
+	CHECK(n >= 60);
+	CHECK(d.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_MPROTECT] == n);
+	CHECK(d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].pages >= n * 16);
+	return n;
+}
+
+static void one_backend(enum sb_backend b, __u64 *events)
+{
+	struct sb_probe_options o;
+	struct sb_probes *p;
+
+	sb_probe_options_init(&o);
+	o.backends = SB_BACKEND_BIT(b);
+	p = probes_start(getpid(), &o);
+	for (size_t i = 0; i < sb_probes_probe_count(p); i++) {
+		const struct sb_probe_info *pi = sb_probes_probe(p, i);
+
+		if (!strncmp(pi->name, "fentry:", 7)) {
+			CHECK(!pi->available);
+			CHECK_MSG(strstr(pi->reason, "fentry: not allowed"), "%s", pi->reason);
+			continue;
+		}
+		/* kvm, kvmmmu, tlb and migrate tracepoints all exist on x86 KVM hosts */
+		CHECK_MSG(pi->available && pi->backend == b, "%s with only %s allowed: %s %s", pi->name,
+			  sb_backend_name(b), sb_backend_name(pi->backend), pi->reason);
+	}
+	CHECK(sb_probes_counter(p, SB_C_UNMAP_HVA)->available);
+	CHECK(sb_probes_counter(p, SB_C_TLB_SEND_IPI)->available);
+	*events = mprotect_round(p);
+	printf("%-10s: %llu invalidations, all mprotect\n", sb_backend_name(b), (unsigned long long)*events);
+	sb_probes_close(p);
+}
+
+static void missing_tracepoint(void)
+{
+	struct sb_probe_options o;
+	const struct sb_counter_info *ci;
+	struct sb_probes *p;
+
+	sb_probe_options_init(&o);
+	o.test_tracepoint = "kvm:kvm_no_such_tracepoint";
+	o.test_counter = SB_C_AGE_HVA;
+	p = probes_start(getpid(), &o);
+	ci = sb_probes_counter(p, SB_C_AGE_HVA);
+	printf("missing tracepoint: %s: %s\n", ci->probe->name, ci->probe->reason);
+	CHECK(!ci->available && ci->probe->backend == SB_BACKEND_NONE);
+	CHECK(!strcmp(ci->probe->name, "kvm:kvm_no_such_tracepoint"));
+	CHECK(strstr(ci->probe->reason, "tp_btf: the kernel's BTF has no btf_trace_kvm_no_such_tracepoint"));
+	CHECK(strstr(ci->probe->reason, "raw_tp: the kernel has no raw tracepoint kvm_no_such_tracepoint"));
+	CHECK(strstr(ci->probe->reason, "tracepoint: no tracefs event kvm:kvm_no_such_tracepoint"));
+	/* everything else still works */
+	CHECK(sb_probes_counter(p, SB_C_UNMAP_HVA)->available);
+	CHECK(sb_probes_counter(p, SB_C_TEST_AGE_HVA)->available);
+	mprotect_round(p);
+	sb_probes_close(p);
+}
+
+static void fallback_when_disallowed(void)
+{
+	struct sb_probe_options o;
+	const struct sb_counter_info *ci;
+	struct sb_probes *p;
+
+	sb_probe_options_init(&o);
+	o.backends = SB_BACKENDS_ALL & ~SB_BACKEND_BIT(SB_BACKEND_TP_BTF);
+	p = probes_start(getpid(), &o);
+	ci = sb_probes_counter(p, SB_C_UNMAP_HVA);
+	CHECK(ci->available && ci->probe->backend == SB_BACKEND_RAW_TP);
+	CHECK_MSG(strstr(ci->probe->reason, "tp_btf: not allowed by the backend option"), "%s", ci->probe->reason);
+	sb_probes_close(p);
+}
+
+static void fentry_state(void)
+{
+	struct sb_probes *p = probes_start(getpid(), NULL);
+	const struct sb_counter_info *ci = sb_probes_counter(p, SB_C_MN_INVALIDATE);
+
+	if (ci->available) {
+		/* a kernel with fentry: the notifier sees at least what reached KVM's tracepoint */
+		struct sb_probe_snapshot a, b, d;
+
+		CHECK(ci->probe->backend == SB_BACKEND_FENTRY);
+		probes_read(p, &a);
+		mprotect_round(p);
+		probes_read(p, &b);
+		snap_delta(&a, &b, &d);
+		CHECK(d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events >=
+		      d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events);
+		printf("fentry: available, mn_invalidate counted %llu\n",
+		       (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events);
+	} else {
+		printf("fentry: unavailable: %s\n", ci->probe->reason);
+		CHECK(ci->probe->backend == SB_BACKEND_NONE);
+		CHECK(strstr(ci->probe->reason, "fentry: "));
+		CHECK(!sb_probes_counter(p, SB_C_KVM_FLUSH)->available);
+	}
+	sb_probes_close(p);
+}
+
+static void *idle_thread(void *arg)
+{
+	pid_t *tid = arg;
+
+	*tid = (pid_t)syscall(SYS_gettid);
+	pause();
+	return NULL;
+}
+
+static void bad_inputs(void)
+{
+	struct sb_probe_options o;
+	struct sb_error err = { 0 };
+	struct sb_probes *p = NULL;
+	unsigned int mask;
+	pthread_t th;
+	pid_t tid = 0, child;
+	int r;
+
+	/* no such process */
+	r = sb_probes_open(0x7ffffff0, NULL, &p, &err);
+	CHECK_MSG(r == -ESRCH && strstr(err.msg, "no process with pid 2147483632"), "%d %s", r, err.msg);
+
+	/* a process without a VM (the fork child drops the inherited VM fds first) */
+	int ready[2];
+	char c;
+
+	CHECK(pipe(ready) == 0);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(vm.vm_fd);
+		close(vm.kvm_fd);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	CHECK(read(ready[0], &c, 1) == 1);
+	close(ready[0]);
+	close(ready[1]);
+	r = sb_probes_open(child, NULL, &p, &err);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	CHECK_MSG(r == -ENODEV && strstr(err.msg, "holds no KVM VM"), "%d %s", r, err.msg);
+
+	/* a thread id stands for its process */
+	CHECK(pthread_create(&th, NULL, idle_thread, &tid) == 0);
+	while (!__atomic_load_n(&tid, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	CHECK(tid != getpid());
+	r = sb_probes_open(tid, NULL, &p, &err);
+	CHECK_MSG(r == 0, "%s", err.msg);
+	CHECK(sb_probes_target(p) == getpid());
+	sb_probes_close(p);
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+
+	sb_probe_options_init(&o);
+	o.max_stacks = 0;
+	r = sb_probes_open(getpid(), &o, &p, &err);
+	CHECK(r == -EINVAL && strstr(err.msg, "max_stacks 0"));
+
+	sb_probe_options_init(&o);
+	o.test_tracepoint = "no-colon";
+	o.test_counter = SB_C_AGE_HVA;
+	r = sb_probes_open(getpid(), &o, &p, &err);
+	CHECK(r == -EINVAL && strstr(err.msg, "no-colon") && strstr(err.msg, "category:name"));
+
+	CHECK(sb_backend_mask_parse("tp_btf,raw_tp", &mask, &err) == 0);
+	CHECK(mask == (SB_BACKEND_BIT(SB_BACKEND_TP_BTF) | SB_BACKEND_BIT(SB_BACKEND_RAW_TP)));
+	CHECK(sb_backend_mask_parse("tp_btf,kprobe", &mask, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "'kprobe'"));
+	CHECK(sb_backend_mask_parse("", &mask, &err) == -EINVAL);
+}
+
+int main(void)
+{
+	static const enum sb_backend backends[] = { SB_BACKEND_TP_BTF, SB_BACKEND_RAW_TP, SB_BACKEND_TRACEPOINT };
+	__u64 events[3];
+
+	self_vm_create(&vm, 4u << 20);
+	for (size_t i = 0; i < 3; i++)
+		one_backend(backends[i], &events[i]);
+	/* the same operations give the same events whichever backend counts them */
+	CHECK(events[0] == events[1] && events[1] == events[2]);
+	missing_tracepoint();
+	fallback_when_disallowed();
+	fentry_state();
+	bad_inputs();
+	self_vm_destroy(&vm);
+	printf("ok\n");
+	return 0;
+}
