@@ -2,6 +2,7 @@
 /* Loading snapbench.run/1 reports for compare, bounded and checked. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,10 +11,22 @@
 #include "compare.h"
 #include "compare-private.h"
 
+static void timeline_free(struct compare_timeline *t)
+{
+	free(t->t_s);
+	free(t->dt_s);
+	free(t->pf);
+	free(t->tlb);
+	free(t->window);
+}
+
 static void report_free(struct compare_report *r)
 {
 	if (!r)
 		return;
+	for (size_t i = 0; i < r->n_timelines; i++)
+		timeline_free(&r->timelines[i]);
+	free(r->timelines);
 	json_object_put(r->root);
 	free(r->path);
 	free(r);
@@ -158,6 +171,72 @@ static int check_report(const char *path, struct json_object *root, struct sb_er
 	return 0;
 }
 
+static unsigned char window_code(const char *w)
+{
+	if (!w)
+		return COMPARE_W_OTHER;
+	if (!strcmp(w, "warmup"))
+		return COMPARE_W_WARMUP;
+	if (!strcmp(w, "pre"))
+		return COMPARE_W_PRE;
+	if (!strcmp(w, "snapshot"))
+		return COMPARE_W_SNAPSHOT;
+	if (!strcmp(w, "post"))
+		return COMPARE_W_POST;
+	return COMPARE_W_OTHER;
+}
+
+static double counter(struct json_object *row, const char *name)
+{
+	struct json_object *v = json_get(json_get(row, "counters"), name);
+
+	return json_is_number(v) ? json_object_get_double(v) : NAN;
+}
+
+/* Keeps what the timeline plot needs from each repetition's rows and drops
+ * the rows. Rows without numeric t_s/dt_s are left out. */
+static int extract_timelines(const char *path, struct compare_report *rep, struct sb_error *err)
+{
+	struct json_object *reps = json_get(rep->root, "repetitions");
+	size_t n = json_object_array_length(reps);
+
+	rep->timelines = calloc(n ? n : 1, sizeof(*rep->timelines));
+	if (!rep->timelines)
+		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
+	rep->n_timelines = n;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *r = json_object_array_get_idx(reps, i);
+		struct json_object *tl = json_get(r, "timeline");
+		struct compare_timeline *t = &rep->timelines[i];
+		size_t rows = tl ? json_object_array_length(tl) : 0;
+
+		if (rows) {
+			t->t_s = malloc(rows * sizeof(double));
+			t->dt_s = malloc(rows * sizeof(double));
+			t->pf = malloc(rows * sizeof(double));
+			t->tlb = malloc(rows * sizeof(double));
+			t->window = malloc(rows);
+			if (!t->t_s || !t->dt_s || !t->pf || !t->tlb || !t->window)
+				return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
+		}
+		for (size_t j = 0; j < rows; j++) {
+			struct json_object *row = json_object_array_get_idx(tl, j);
+			struct json_object *ts = json_get(row, "t_s"), *dt = json_get(row, "dt_s");
+			if (!json_is_number(ts) || !json_is_number(dt))
+				continue;
+			t->t_s[t->n] = json_object_get_double(ts);
+			t->dt_s[t->n] = json_object_get_double(dt);
+			t->pf[t->n] = counter(row, "kvm.pf_taken");
+			t->tlb[t->n] = counter(row, "kvm.remote_tlb_flush");
+			t->window[t->n] = window_code(json_get_string(row, "window"));
+			t->n++;
+		}
+		if (tl)
+			json_object_object_del(r, "timeline");
+	}
+	return 0;
+}
+
 static int report_load(const char *path, const struct stat *st, int fd, struct compare_report **out,
 		       struct sb_error *err)
 {
@@ -197,6 +276,11 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 	rep->ino = st->st_ino;
 	rep->id = json_get_string(root, "id");
 	rep->state = json_get_string(root, "state");
+	r = extract_timelines(path, rep, err);
+	if (r < 0) {
+		report_free(rep);
+		return r;
+	}
 	*out = rep;
 	return 0;
 }

@@ -207,22 +207,17 @@ static size_t representative(const struct compare_side *side)
 
 static int series_from_rep(const struct compare_rep *rp, struct series *out)
 {
-	struct json_object *tl = json_get(rp->rep, "timeline");
-	size_t n = tl ? json_object_array_length(tl) : 0;
+	const struct compare_timeline *tl = rp->timeline;
+	size_t n = tl ? tl->n : 0;
 	double start = NAN, end = NAN;
 
 	*out = (struct series){ .rep = rp };
-	if (!n)
-		return -ENODATA;
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *row = json_object_array_get_idx(tl, i);
-		const char *w = json_get_string(row, "window");
-		struct json_object *t = json_get(row, "t_s"), *dt = json_get(row, "dt_s");
-		if (!w || strcmp(w, "snapshot") || !json_is_number(t) || !json_is_number(dt))
+		if (tl->window[i] != COMPARE_W_SNAPSHOT)
 			continue;
 		if (isnan(start))
-			start = json_object_get_double(t) - json_object_get_double(dt);
-		end = json_object_get_double(t);
+			start = tl->t_s[i] - tl->dt_s[i];
+		end = tl->t_s[i];
 	}
 	if (isnan(start))
 		return -ENODATA;
@@ -236,41 +231,29 @@ static int series_from_rep(const struct compare_rep *rp, struct series *out)
 		return -ENOMEM;
 	out->snap_end = end - start;
 	for (size_t i = 0; i < n;) {
-		double sum[2] = { 0, 0 }, dur = 0, t0 = NAN, t1 = NAN;
+		const double *cnt[2] = { tl->pf, tl->tlb };
+		double sum[2] = { 0, 0 }, dur = 0;
 		bool have[2] = { false, false };
-		const char *win = json_get_string(json_object_array_get_idx(tl, i), "window");
 		size_t j = i;
-		for (; j < n && j < i + k; j++) {
-			struct json_object *row = json_object_array_get_idx(tl, j);
-			const char *w = json_get_string(row, "window");
-			struct json_object *t = json_get(row, "t_s"), *dt = json_get(row, "dt_s");
-			if (j > i && (!w || !win || strcmp(w, win)))
-				break;
-			if (!json_is_number(t) || !json_is_number(dt))
-				continue;
-			if (isnan(t0))
-				t0 = json_object_get_double(t) - json_object_get_double(dt);
-			t1 = json_object_get_double(t);
-			dur += json_object_get_double(dt);
-			for (int c = 0; c < 2; c++) {
-				struct json_object *v = json_get(json_get(row, "counters"), timeline_counters[c]);
-				if (json_is_number(v)) {
-					sum[c] += json_object_get_double(v);
+
+		for (; j < n && j < i + k && tl->window[j] == tl->window[i]; j++) {
+			dur += tl->dt_s[j];
+			for (int c = 0; c < 2; c++)
+				if (!isnan(cnt[c][j])) {
+					sum[c] += cnt[c][j];
 					have[c] = true;
 				}
-			}
 		}
-		bool warmup = win && !strcmp(win, "warmup");
-		if (!warmup && dur > 0 && !isnan(t0)) {
+		if (tl->window[i] != COMPARE_W_WARMUP && dur > 0) {
 			struct step *st = &out->steps[out->n++];
-			st->t0 = t0 - start;
-			st->t1 = t1 - start;
+			st->t0 = tl->t_s[i] - tl->dt_s[i] - start;
+			st->t1 = tl->t_s[j - 1] - start;
 			for (int c = 0; c < 2; c++) {
 				st->rate[c] = have[c] ? sum[c] / dur : NAN;
 				out->have[c] |= have[c];
 			}
 		}
-		i = j > i ? j : i + 1;
+		i = j;
 	}
 	return out->n ? 0 : -ENODATA;
 }

@@ -193,6 +193,7 @@ static int side_fill(const char *role, const char *selector, const char *label,
 			side->reps[side->n_reps++] = (struct compare_rep){
 				.report = rep,
 				.rep = rp,
+				.timeline = j < rep->n_timelines ? &rep->timelines[j] : NULL,
 				.index = json_object_get_int64(json_get(rp, "index")),
 			};
 			used++;

@@ -51,11 +51,25 @@
 
 /* ---- loading ---- */
 
+/* The part of a repetition's timeline compare draws, kept as arrays: the
+ * JSON rows are dropped after loading (they are most of a report's size and
+ * json-c needs many times that in memory). */
+enum compare_window_code { COMPARE_W_WARMUP, COMPARE_W_PRE, COMPARE_W_SNAPSHOT, COMPARE_W_POST, COMPARE_W_OTHER };
+
+struct compare_timeline {
+	size_t n;
+	double *t_s, *dt_s;
+	double *pf, *tlb;    /* kvm.pf_taken, kvm.remote_tlb_flush deltas; NAN where absent */
+	unsigned char *window; /* enum compare_window_code */
+};
+
 struct compare_report {
 	char *path;                 /* as given or found in the store */
 	const char *id;             /* points into root */
 	const char *state;          /* points into root */
-	struct json_object *root;   /* the whole report */
+	struct json_object *root;   /* the report without its timeline rows */
+	struct compare_timeline *timelines; /* one per repetitions[] entry */
+	size_t n_timelines;
 	dev_t dev;                  /* the file's identity: each file is loaded once */
 	ino_t ino;
 };
@@ -79,6 +93,7 @@ int compare_pool_load(struct compare_pool *pool, const char *path, struct compar
 struct compare_rep {
 	const struct compare_report *report;
 	struct json_object *rep; /* the report's repetitions[i] */
+	const struct compare_timeline *timeline;
 	int64_t index;
 };
 
