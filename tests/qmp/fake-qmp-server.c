@@ -243,6 +243,13 @@ static void run_script(struct fake_server *s)
 			break;
 		case FAKE_CLOSE:
 			return;
+		case FAKE_DRAIN:
+			do {
+				s->len = 0;
+			} while (read_more(s, &fd) > 0);
+			if (fd >= 0)
+				close(fd);
+			return;
 		case FAKE_END:
 			break;
 		}

@@ -19,6 +19,7 @@ enum fake_op {
 	FAKE_SEND_FILL,   /* text: prefix; n: total bytes, padded with 'x' (no suffix: never ends) */
 	FAKE_SLEEP,       /* n: milliseconds */
 	FAKE_CLOSE,       /* close the connection now */
+	FAKE_DRAIN,       /* read and discard until the client hangs up, then close */
 };
 
 struct fake_step {
@@ -40,6 +41,7 @@ struct fake_step {
 #define SEND_FILL(prefix, total) { .op = FAKE_SEND_FILL, .text = (prefix), .n = (total) }
 #define PAUSE(ms) { .op = FAKE_SLEEP, .n = (ms) }
 #define HANG_UP { .op = FAKE_CLOSE }
+#define DRAIN { .op = FAKE_DRAIN }
 #define END { .op = FAKE_END }
 
 #define FAKE_OK "{\"return\": {}, \"id\": %ID%}\r\n"

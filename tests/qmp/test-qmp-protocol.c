@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -194,6 +195,37 @@ static void test_never_replies(void)
 	CHECK_MSG(qmp_execute(c, "query-name", NULL, -1, T, &ret, &err) == 0, "%s", err.msg);
 	CHECK(json_object_object_get_ex(ret, "name", NULL));
 	json_object_put(ret);
+	qmp_client_free(c);
+	fake_server_finish(s);
+}
+
+static void test_send_timeout(void)
+{
+	/* A peer that reads nothing: a command too big for the socket buffer cannot be sent in time. */
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		PAUSE(1000),
+		DRAIN,
+	};
+	struct fake_server *s = fake_server_start(script, 0);
+	struct qmp_client *c = connect_to(s, NULL);
+	size_t big = 8u << 20;
+	char *text = malloc(big + 1);
+	struct json_object *args;
+	struct sb_error err = { 0 };
+	int r;
+
+	CHECK(text);
+	memset(text, 'x', big);
+	text[big] = '\0';
+	args = json_object_new_object();
+	CHECK(args && json_object_object_add(args, "blob", json_object_new_string(text)) == 0);
+	free(text);
+	r = qmp_execute(c, "query-status", args, -1, 200, NULL, &err);
+	json_object_put(args);
+	CHECK_MSG(r == -ETIMEDOUT && strstr(err.msg, "the peer reads nothing"), "%d: %s", r, err.msg);
+	/* Part of the command is on the wire: the stream is out of step and refused. */
+	CHECK(qmp_execute(c, "query-status", NULL, -1, T, NULL, &err) == -ENOTCONN);
 	qmp_client_free(c);
 	fake_server_finish(s);
 }
@@ -530,6 +562,7 @@ int main(void)
 	test_error_replies();
 	test_events_interleaved();
 	test_never_replies();
+	test_send_timeout();
 	test_silent_server();
 	test_invalid_json();
 	test_not_utf8();
