@@ -22,7 +22,7 @@ static_assert(COMPARE_EXIT_REGRESSION == EXIT_REGRESSION, "compare.h and exit-co
 /* Where runs live when --store is not given: the run engine's default. */
 static const char *default_store(void)
 {
-	return geteuid() == 0 ? "/var/lib/snapbench/runs" : "snapbench-runs";
+	return geteuid() == 0 ? "/var/lib/snapbench/runs" : "./snapbench-runs";
 }
 
 static void usage(FILE *out)
