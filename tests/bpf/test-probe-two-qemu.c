@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Two QEMUs at once, each with its own probes attached: a background
+ * snapshot of one must not leak into the other's target counts. It shows
+ * up in the other's "other" context instead (events in another process),
+ * which is how the filter is seen to work rather than to count nothing.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe-test.h"
+#include "qemu-launch.h"
+#include "qmp-commands.h"
+#include "qmp.h"
+
+#define CONNECT_TIMEOUT_MS 30000
+#define SNAPSHOT_TIMEOUT_MS 600000
+#define GUEST_MIB 256
+
+struct vm {
+	struct test_qemu q;
+	struct qmp_client *c;
+	struct sb_probes *p;
+	const char *name;
+};
+
+static void snapshot(struct vm *v, struct qmp_migration_info *mi)
+{
+	struct sb_error err = { 0 };
+	char path[256];
+	int fd;
+
+	fd = open(test_qemu_path(&v->q, "snapshot.bin", path, sizeof(path)), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		  0600);
+	CHECK(fd >= 0);
+	CHECK_MSG(qmp_snapshot_background_start(v->c, fd, &err) == 0, "%s: %s", v->name, err.msg);
+	close(fd);
+	CHECK_MSG(qmp_wait_migration(v->c, QMP_MIGRATION_COMPLETED, SNAPSHOT_TIMEOUT_MS, NULL, &err) == 0, "%s: %s",
+		  v->name, err.msg);
+	CHECK_MSG(qmp_query_migrate(v->c, mi, &err) == 0, "%s", err.msg);
+}
+
+/* Snapshot `snap` while both are probed; check both views. */
+static void round_trip(struct vm *snap, struct vm *idle)
+{
+	struct sb_probe_snapshot a0, a1, b0, b1, ds, di;
+	struct qmp_migration_info mi = { 0 };
+	__u64 pages;
+
+	probes_read(snap->p, &a0);
+	probes_read(idle->p, &b0);
+	snapshot(snap, &mi);
+	probes_read(snap->p, &a1);
+	probes_read(idle->p, &b1);
+	snap_delta(&a0, &a1, &ds);
+	snap_delta(&b0, &b1, &di);
+	pages = (__u64)(mi.ram_normal + mi.ram_duplicate);
+	printf("snapshot of %s (%llu pages): %s sees %llu in its target, %s sees %llu in its target and %llu in "
+	       "other processes\n",
+	       snap->name, (unsigned long long)pages, snap->name,
+	       (unsigned long long)ds.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events, idle->name,
+	       (unsigned long long)di.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events,
+	       (unsigned long long)di.c.count[SB_C_UNMAP_HVA][SB_CTX_OTHER].events);
+	CHECK(ds.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events >= pages);
+	CHECK(ds.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_UFFD_WP] >= pages);
+	/* the idle QEMU's own target counts see none of it */
+	CHECK_MSG(di.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_UFFD_WP] == 0,
+		  "%s counted %llu uffd-wp invalidations of %s", idle->name,
+		  (unsigned long long)di.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_UFFD_WP], snap->name);
+	CHECK(di.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events * 100 < pages);
+	/* ... and sees it as another process's */
+	CHECK(di.c.count[SB_C_UNMAP_HVA][SB_CTX_OTHER].events >= pages);
+	qmp_migration_info_clear(&mi);
+}
+
+int main(void)
+{
+	struct vm a = { .name = "QEMU A" }, b = { .name = "QEMU B" };
+	struct sb_error err = { 0 };
+
+	if (geteuid() != 0)
+		SKIP_TEST("root (BPF probes)");
+	test_qemu_start(&a.q, GUEST_MIB, 1, NULL);
+	test_qemu_start(&b.q, GUEST_MIB, 1, NULL);
+	CHECK_MSG(qmp_connect(a.q.qmp_path, CONNECT_TIMEOUT_MS, NULL, &a.c, &err) == 0, "%s", err.msg);
+	CHECK_MSG(qmp_connect(b.q.qmp_path, CONNECT_TIMEOUT_MS, NULL, &b.c, &err) == 0, "%s", err.msg);
+	a.p = probes_start(a.q.pid, NULL);
+	b.p = probes_start(b.q.pid, NULL);
+	sleep(1);
+
+	round_trip(&b, &a);
+	round_trip(&a, &b);
+
+	sb_probes_close(a.p);
+	sb_probes_close(b.p);
+	qmp_client_free(a.c);
+	qmp_client_free(b.c);
+	test_qemu_stop(&a.q);
+	test_qemu_stop(&b.q);
+	printf("ok\n");
+	return 0;
+}
