@@ -9,6 +9,7 @@
 #include "verbs.h"
 
 static const struct verb *const verbs[] = {
+	&verb_run,
 	&verb_qmp,
 	&verb_compare,
 	&verb_probe,

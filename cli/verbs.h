@@ -13,3 +13,4 @@ struct verb {
 extern const struct verb verb_qmp;
 extern const struct verb verb_compare;
 extern const struct verb verb_probe;
+extern const struct verb verb_run;

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* snapbench run: one benchmark run, here and now (without the daemon). */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "exit-codes.h"
+#include "macro.h"
+#include "report.h"
+#include "runner.h"
+#include "spec.h"
+#include "verbs.h"
+
+static volatile sig_atomic_t cancel_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cancel_requested = 1;
+}
+
+/* Flags that set one spec field each: --flag VALUE -> spec_set(field, VALUE). */
+static const struct {
+	const char *flag;
+	const char *field;
+	const char *arg;
+	const char *help;
+} field_flags[] = {
+	{ "repetitions", "repetitions", "N", "repetitions per arm (default 5)" },
+	{ "description", "description", "TEXT", "free text kept in the report" },
+	{ "memory", "vm.memory", "SIZE", "guest RAM, e.g. 256M (default 256M)" },
+	{ "vcpus", "vm.vcpus", "N", "vCPUs (default 2)" },
+	{ "machine", "vm.machine", "TYPE", "QEMU machine type (default pc)" },
+	{ "cpu", "vm.cpu", "MODEL", "QEMU -cpu model, or none for QEMU's default" },
+	{ "backing", "vm.backing", "KIND", "anon, anon-nothp or hugetlb (default anon)" },
+	{ "hugepage-size", "vm.hugepage_size", "SIZE", "hugetlb page size, 2M or 1G" },
+	{ "prealloc", "vm.prealloc", "BOOL", "preallocate guest RAM (default false)" },
+	{ "user", "vm.user", "USER", "QEMU drops to this user (-runas), or none" },
+	{ "qemu-arg", "vm.extra_args", "ARG", "one more QEMU argument; repeatable" },
+	{ "pattern", "guest.pattern", "P", "workers' pattern: write64, read64, rand-set, idle (default write64)" },
+	{ "vcpu-pattern", "guest.vcpu_patterns", "N=P", "pattern of vCPU N; repeatable" },
+	{ "region", "guest.region", "SIZE|PCT", "workload region: a size or a share of free RAM (default 50%)" },
+	{ "page-size", "guest.page_size", "4k|2m", "guest page size (default 4k)" },
+	{ "probe-vcpu", "guest.probe.vcpu", "N|none", "vCPU of the latency probe (default 0)" },
+	{ "probe-gap", "guest.probe.gap_us", "US", "idle time between probe reads (default 100)" },
+	{ "seed", "guest.seed", "N", "rand-set seed (default 1)" },
+	{ "clock", "guest.clock", "C", "guest clock: auto, kvmclock, cpuid, pit" },
+	{ "telemetry-interval", "guest.telemetry_interval_ms", "MS", "guest telemetry period (default 100)" },
+	{ "sink", "snapshot.sink", "file|null", "where the snapshot goes (default file, in the run directory)" },
+	{ "keep-snapshot", "snapshot.keep", "BOOL", "keep snapshot files (default false)" },
+	{ "max-bandwidth", "snapshot.max_bandwidth", "SIZE", "snapshot bandwidth per second, e.g. 100M, or none" },
+	{ "snapshot-timeout", "snapshot.timeout_s", "S", "a snapshot taking longer fails (default 600)" },
+	{ "warmup", "timing.warmup_s", "S", "warm-up before sampling counts (default 2)" },
+	{ "pre", "timing.pre_s", "S", "window before the snapshot (default 5)" },
+	{ "post", "timing.post_s", "S", "window after the snapshot (default 5)" },
+	{ "interval", "timing.interval_ms", "MS", "sample interval, 100 to 60000 (default 1000)" },
+	{ "knob", "knobs", "NAME=VALUE", "sysctl:NAME or module:M.P for every arm; repeatable" },
+	{ "arm", "arms", "LABEL[:KNOB=V,...]", "an arm with its own knobs; repeatable (interleaved)" },
+};
+
+enum {
+	OPT_SPEC = 1000,
+	OPT_OUTPUT,
+	OPT_JSON,
+	OPT_QEMU,
+	OPT_GUEST_IMAGE,
+	OPT_NO_PREFLIGHT,
+	OPT_NO_BPF,
+	OPT_LABEL,
+	OPT_STATE_DIR,
+	OPT_PRINT_SPEC,
+	OPT_QUIET,
+	OPT_HELP,
+	OPT_FIELD = 2000,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbench run [--spec FILE] [FLAGS] [--output DIR] [--json]\n"
+		"\n"
+		"Runs the benchmark here (without the daemon): arms x repetitions of the\n"
+		"background-snapshot scenario with the built-in micro guest, and writes\n"
+		"DIR/RUN-ID/report.json. Flags override the spec file field by field\n"
+		"(docs/running.md lists every field).\n"
+		"\n"
+		"  --spec FILE           the run spec (JSON)\n"
+		"  --output DIR          results directory (default %s)\n"
+		"  --label LABEL         label of the single arm (default \"default\")\n",
+		runner_default_results_dir());
+	for (size_t i = 0; i < ARRAY_SIZE(field_flags); i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s %s", field_flags[i].flag, field_flags[i].arg);
+		fprintf(out, "  %-21s %s\n", left, field_flags[i].help);
+	}
+	fprintf(out,
+		"  --no-bpf              no BPF probes (their counters are reported unavailable)\n"
+		"  --qemu PATH           QEMU binary (default qemu-system-x86_64 in PATH)\n"
+		"  --guest-image PATH    micro guest image (default: the build's, else installed)\n"
+		"  --state-dir DIR       knob journal and lock (default: the results directory)\n"
+		"  --no-preflight        run even when preflight checks fail\n"
+		"  --print-spec          print the validated spec as JSON and exit\n"
+		"  --json                print the outcome as JSON on stdout (progress stays on stderr)\n"
+		"  -q, --quiet           no progress\n"
+		"\n"
+		"Exit codes: 0 completed, 1 the run failed, 2 bad spec or flags, 4 preflight\n"
+		"failed (a missing host feature; the message says how to fix it), 6 cancelled\n"
+		"(SIGINT/SIGTERM: the VM is stopped and knobs are restored first).\n");
+}
+
+struct progress_state {
+	bool tty, quiet;
+	char last_step[32];
+	unsigned last_rep;
+	uint64_t last_print;
+};
+
+static void fmt_rate(char *buf, size_t len, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, len, "%.4g", v);
+}
+
+static void on_progress(const struct runner_progress *p, void *userdata)
+{
+	struct progress_state *s = userdata;
+	char pf[16], tlb[16], inv[16], ops[16], line[256];
+	bool step_changed = strcmp(s->last_step, p->step) || s->last_rep != p->rep;
+
+	if (s->quiet)
+		return;
+	if (!s->tty && !step_changed)
+		return;
+	snprintf(s->last_step, sizeof(s->last_step), "%s", p->step);
+	s->last_rep = p->rep;
+	fmt_rate(pf, sizeof(pf), p->pf_per_s);
+	fmt_rate(tlb, sizeof(tlb), p->tlb_per_s);
+	fmt_rate(inv, sizeof(inv), p->invalidations_per_s);
+	fmt_rate(ops, sizeof(ops), p->guest_ops_per_s);
+	if (!strcmp(p->step, "preflight") || !strcmp(p->step, "done"))
+		snprintf(line, sizeof(line), "[%5.1fs] %s", p->elapsed_s, p->step);
+	else
+		snprintf(line, sizeof(line), "[%5.1fs %3.0f%%] rep %u/%u %s: %-8s pf/s %s  tlb/s %s  inval/s %s  ops/s %s",
+			 p->elapsed_s, p->fraction * 100, p->rep + 1, p->reps, p->arm ? p->arm : "", p->step, pf, tlb,
+			 inv, ops);
+	if (!isnan(p->snapshot_fraction)) {
+		size_t n = strlen(line);
+		snprintf(line + n, sizeof(line) - n, "  snapshot %.0f%%", p->snapshot_fraction * 100);
+	}
+	if (s->tty)
+		fprintf(stderr, "\r\033[K%s%s", line, !strcmp(p->step, "done") ? "\n" : "");
+	else
+		fprintf(stderr, "%s\n", line);
+}
+
+static struct json_object *jget(struct json_object *o, const char *a, const char *b, const char *c)
+{
+	const char *keys[] = { a, b, c };
+
+	for (size_t i = 0; i < 3 && keys[i] && o; i++)
+		if (!json_object_object_get_ex(o, keys[i], &o))
+			return NULL;
+	return o;
+}
+
+/* "950,015 [901,000 990,000]" from an arm statistic */
+static void fmt_stat(struct json_object *st, char *buf, size_t len)
+{
+	struct json_object *med = jget(st, "median", NULL, NULL), *mn = jget(st, "min", NULL, NULL),
+			   *mx = jget(st, "max", NULL, NULL);
+	char a[24], b[24], c[24];
+
+	if (!st || !med) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	fmt_rate(a, sizeof(a), json_object_get_double(med));
+	fmt_rate(b, sizeof(b), json_object_get_double(mn));
+	fmt_rate(c, sizeof(c), json_object_get_double(mx));
+	if (jget(st, "n", NULL, NULL) && json_object_get_int(jget(st, "n", NULL, NULL)) > 1)
+		snprintf(buf, len, "%s [%s %s]", a, b, c);
+	else
+		snprintf(buf, len, "%s", a);
+}
+
+static void print_summary(struct json_object *report, const char *path)
+{
+	static const struct {
+		const char *metric, *label;
+	} rows[] = {
+		{ "pf_per_s", "pf/s" },
+		{ "tlb_per_s", "tlb/s" },
+		{ "invalidations_per_s", "invalidations/s" },
+		{ "invalidations_per_s.uffd-wp", "  of which uffd-wp" },
+		{ "guest_ops_per_s", "guest ops/s" },
+		{ "latency_p50_ns", "latency p50 (ns)" },
+		{ "latency_p99_ns", "latency p99 (ns)" },
+		{ "latency_p999_ns", "latency p99.9 (ns)" },
+		{ "snapshot_duration_s", "snapshot (s)" },
+		{ "snapshot_pages_per_s", "snapshot pages/s" },
+	};
+	struct json_object *arms = jget(report, "arms", NULL, NULL), *err = jget(report, "error", "message", NULL);
+	char pre[96], snap[96];
+
+	printf("run %s %s\n", json_object_get_string(jget(report, "id", NULL, NULL)),
+	       json_object_get_string(jget(report, "state", NULL, NULL)));
+	if (err)
+		printf("  error: %s\n", json_object_get_string(err));
+	for (size_t a = 0; a < json_object_array_length(arms); a++) {
+		struct json_object *arm = json_object_array_get_idx(arms, a);
+		printf("\narm %s: %d of %d repetitions completed, median [min max]\n",
+		       json_object_get_string(jget(arm, "label", NULL, NULL)),
+		       json_object_get_int(jget(arm, "repetitions", "completed", NULL)),
+		       json_object_get_int(jget(arm, "repetitions", "total", NULL)));
+		printf("  %-20s %-28s %s\n", "", "before (pre)", "during the snapshot");
+		for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+			struct json_object *p = jget(arm, "windows", "pre", rows[i].metric);
+			struct json_object *s = jget(arm, "windows", "snapshot", rows[i].metric);
+			if (!p && !s)
+				continue;
+			fmt_stat(p, pre, sizeof(pre));
+			fmt_stat(s, snap, sizeof(snap));
+			printf("  %-20s %-28s %s\n", rows[i].label, p ? pre : "", snap);
+		}
+	}
+	printf("\nreport: %s\n", path);
+}
+
+static int print_json(struct json_object *report, const char *path)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "id", json_object_get(jget(report, "id", NULL, NULL)));
+	json_object_object_add(o, "state", json_object_get(jget(report, "state", NULL, NULL)));
+	json_object_object_add(o, "report", json_object_new_string(path));
+	json_object_object_add(o, "error", json_object_get(jget(report, "error", NULL, NULL)));
+	json_object_object_add(o, "arms", json_object_get(jget(report, "arms", NULL, NULL)));
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return 0;
+}
+
+static int run_main(int argc, char **argv)
+{
+	struct option *longopts;
+	struct run_spec spec;
+	struct sb_error err = {};
+	const char *spec_file = NULL, *output = NULL, *qemu = NULL, *guest_image = NULL, *label = NULL,
+		   *state_dir = NULL;
+	bool json = false, no_preflight = false, print_spec = false, quiet = false;
+	size_t n_opts = ARRAY_SIZE(field_flags) + 16, k = 0;
+	int c, r, ret;
+
+	/* the spec file comes first, whatever the flags' order, so flags override it */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--spec") && i + 1 < argc)
+			spec_file = argv[i + 1];
+		else if (!strncmp(argv[i], "--spec=", 7))
+			spec_file = argv[i] + 7;
+	}
+	if (spec_init(&spec) < 0) {
+		fprintf(stderr, "snapbench run: out of memory\n");
+		return EXIT_FAIL;
+	}
+	if (spec_file && spec_apply_file(&spec, spec_file, &err) < 0) {
+		fprintf(stderr, "snapbench run: %s\n", err.msg);
+		spec_done(&spec);
+		return EXIT_USAGE;
+	}
+
+	longopts = calloc(n_opts, sizeof(*longopts));
+	if (!longopts) {
+		spec_done(&spec);
+		return EXIT_FAIL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(field_flags); i++)
+		longopts[k++] = (struct option){ field_flags[i].flag, required_argument, NULL, OPT_FIELD + (int)i };
+	longopts[k++] = (struct option){ "spec", required_argument, NULL, OPT_SPEC };
+	longopts[k++] = (struct option){ "output", required_argument, NULL, OPT_OUTPUT };
+	longopts[k++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
+	longopts[k++] = (struct option){ "qemu", required_argument, NULL, OPT_QEMU };
+	longopts[k++] = (struct option){ "guest-image", required_argument, NULL, OPT_GUEST_IMAGE };
+	longopts[k++] = (struct option){ "no-preflight", no_argument, NULL, OPT_NO_PREFLIGHT };
+	longopts[k++] = (struct option){ "no-bpf", no_argument, NULL, OPT_NO_BPF };
+	longopts[k++] = (struct option){ "label", required_argument, NULL, OPT_LABEL };
+	longopts[k++] = (struct option){ "state-dir", required_argument, NULL, OPT_STATE_DIR };
+	longopts[k++] = (struct option){ "print-spec", no_argument, NULL, OPT_PRINT_SPEC };
+	longopts[k++] = (struct option){ "quiet", no_argument, NULL, OPT_QUIET };
+	longopts[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	longopts[k] = (struct option){ 0 };
+
+	ret = EXIT_USAGE;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "hqn:o:", longopts, NULL)) != -1) {
+		char flag[64];
+		switch (c) {
+		case OPT_SPEC:
+			break; /* applied above */
+		case 'o':
+		case OPT_OUTPUT:
+			output = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_QEMU:
+			qemu = optarg;
+			break;
+		case OPT_GUEST_IMAGE:
+			guest_image = optarg;
+			break;
+		case OPT_NO_PREFLIGHT:
+			no_preflight = true;
+			break;
+		case OPT_NO_BPF:
+			spec.bpf.enabled = false;
+			break;
+		case OPT_LABEL:
+			label = optarg;
+			break;
+		case OPT_STATE_DIR:
+			state_dir = optarg;
+			break;
+		case OPT_PRINT_SPEC:
+			print_spec = true;
+			break;
+		case 'q':
+		case OPT_QUIET:
+			quiet = true;
+			break;
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			ret = EXIT_OK;
+			goto out;
+		case 'n':
+			if (spec_set(&spec, "repetitions", optarg, "-n", &err) < 0) {
+				fprintf(stderr, "snapbench run: %s\n", err.msg);
+				goto out;
+			}
+			break;
+		default:
+			if (c >= OPT_FIELD && c < OPT_FIELD + (int)ARRAY_SIZE(field_flags)) {
+				snprintf(flag, sizeof(flag), "--%s", field_flags[c - OPT_FIELD].flag);
+				if (spec_set(&spec, field_flags[c - OPT_FIELD].field, optarg, flag, &err) < 0) {
+					fprintf(stderr, "snapbench run: %s\n", err.msg);
+					goto out;
+				}
+				break;
+			}
+			fprintf(stderr, "snapbench run: see 'snapbench run --help'\n");
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "snapbench run: unexpected argument '%s'; see 'snapbench run --help'\n", argv[optind]);
+		goto out;
+	}
+	if (label) {
+		if (spec.n_arms != 1) {
+			fprintf(stderr, "snapbench run: --label names the single arm, but the spec has %zu arms; give each --arm its label\n",
+				spec.n_arms);
+			goto out;
+		}
+		if (!spec_label_valid(label)) {
+			fprintf(stderr, "snapbench run: --label: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-'\n",
+				label);
+			goto out;
+		}
+		char *l = strdup(label);
+		if (!l)
+			goto out;
+		free(spec.arms[0].label);
+		spec.arms[0].label = l;
+	}
+	if (spec_validate(&spec, &err) < 0) {
+		fprintf(stderr, "snapbench run: %s%s%s\n", spec_file ? spec_file : "", spec_file ? ": " : "", err.msg);
+		goto out;
+	}
+	if (print_spec) {
+		struct json_object *j = NULL;
+		if (spec_to_json(&spec, &j) < 0) {
+			ret = EXIT_FAIL;
+			goto out;
+		}
+		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+		ret = EXIT_OK;
+		goto out;
+	}
+
+	/* the run directory: RESULTS/RUN-ID */
+	char id[REPORT_ID_MAX], run_dir[PATH_MAX], report_path[PATH_MAX];
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint32_t)mono_ns();
+	report_make_id(realtime_ns(), rnd, id);
+	if (!output)
+		output = runner_default_results_dir();
+	if ((size_t)snprintf(run_dir, sizeof(run_dir), "%s/%s", output, id) >= sizeof(run_dir)) {
+		fprintf(stderr, "snapbench run: --output: path too long\n");
+		goto out;
+	}
+
+	struct progress_state ps = { .tty = isatty(STDERR_FILENO), .quiet = quiet };
+	struct runner_options opts = {
+		.run_dir = run_dir,
+		.state_dir = state_dir ? state_dir : output,
+		.run_id = id,
+		.qemu_binary = qemu,
+		.guest_image = guest_image,
+		.skip_preflight = no_preflight,
+		.cancel = &cancel_requested,
+		.progress = on_progress,
+		.userdata = &ps,
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (!quiet)
+		fprintf(stderr, "snapbench run: %s, %u repetition(s) x %zu arm(s), results in %s\n", id,
+			spec.repetitions, spec.n_arms, run_dir);
+	r = runner_execute(&spec, &opts, report_path, &err);
+	if (ps.tty && !quiet)
+		fputc('\n', stderr);
+
+	struct json_object *report = NULL;
+	struct sb_error rerr = {};
+	if (report_read(report_path, &report, &rerr) < 0) {
+		/* no report: the run directory itself was unusable */
+		fprintf(stderr, "snapbench run: %s\n", *err.msg ? err.msg : rerr.msg);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (json)
+		print_json(report, report_path);
+	else
+		print_summary(report, report_path);
+	if (r < 0 && !json)
+		fprintf(stderr, "snapbench run: %s\n", err.msg);
+
+	struct json_object *phase = jget(report, "error", "phase", NULL);
+	if (r == 0)
+		ret = EXIT_OK;
+	else if (r == -ECANCELED)
+		ret = EXIT_CANCELLED;
+	else if (phase && !strcmp(json_object_get_string(phase), "preflight"))
+		ret = EXIT_UNAVAILABLE;
+	else
+		ret = EXIT_FAIL;
+	json_object_put(report);
+out:
+	free(longopts);
+	spec_done(&spec);
+	return ret;
+}
+
+const struct verb verb_run = {
+	.name = "run",
+	.summary = "run the benchmark here and write a report",
+	.run = run_main,
+};

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * bpf/'s counters under report names. Events of the target QEMU's own
+ * threads (exact) feed the main counters; kernel threads' events (they
+ * cannot be tied to one VM through tracepoints) get their own
+ * "_kthread" counter so they are visible without polluting the VM's.
+ */
+#include "bpf-source.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "probes.h"
+
+struct bpf_source {
+	struct sb_probes *p;
+	bool attribution;
+	struct sb_probe_snapshot snap;
+};
+
+/* report names of tlb:tlb_flush reasons, as the kernel's enum tlb_flush_reason */
+static const char *const tlb_reason_names[SB_TLB_REASONS] = {
+	"task_switch", "remote_shootdown", "local_shootdown", "local_mm_shootdown", "remote_send_ipi", "remote_wrong_cpu",
+};
+
+/* "munmap/madvise" -> "munmap-madvise": report names have no '/' */
+static void cause_key(enum sb_cause c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", sb_cause_name(c));
+	for (char *p = buf; *p; p++)
+		if (*p == '/')
+			*p = '-';
+}
+
+/* the report name of counter c's events (target context) */
+static void counter_key(enum sb_counter c, const struct sb_counter_info *ci, char *buf, size_t len)
+{
+	if (c == SB_C_UNMAP_HVA)
+		snprintf(buf, len, "bpf.invalidations");
+	else if (c >= SB_C_TLB_TASK_SWITCH && c < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)
+		snprintf(buf, len, "bpf.host_tlb_flush.%s", tlb_reason_names[c - SB_C_TLB_TASK_SWITCH]);
+	else
+		snprintf(buf, len, "bpf.%s", ci->name);
+}
+
+static const struct {
+	enum sb_attr attr;
+	enum sb_counter counter;
+	const char *prefix;
+} attr_keys[] = {
+	{ SB_ATTR_UNMAP, SB_C_UNMAP_HVA, "bpf.invalidations" },
+	{ SB_ATTR_TLB_SHOOTDOWN, SB_C_TLB_SEND_IPI, "bpf.tlb_shootdowns" },
+	{ SB_ATTR_MN_INVALIDATE, SB_C_MN_INVALIDATE, "bpf.mn_invalidate" },
+	{ SB_ATTR_KVM_FLUSH, SB_C_KVM_FLUSH, "bpf.kvm_remote_flush" },
+};
+
+static int set_probe(struct report *r, const char *counter, const struct sb_counter_info *ci, const char *suffix)
+{
+	char source[256];
+
+	if (!ci->available)
+		return report_set_probe(r, counter, false, ci->probe ? ci->probe->name : NULL,
+					ci->probe ? sb_backend_name(ci->probe->backend) : NULL,
+					ci->probe && ci->probe->reason[0] ? ci->probe->reason : "the probe is unavailable");
+	snprintf(source, sizeof(source), "%s%s", ci->probe->name, suffix ? suffix : "");
+	return report_set_probe(r, counter, true, source, sb_backend_name(ci->probe->backend), NULL);
+}
+
+static int record_probes(struct bpf_source *s, struct report *r)
+{
+	char key[128], suffix[128];
+	int k = 0;
+
+	for (int c = 0; c < SB_C_MAX && k >= 0; c++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, (enum sb_counter)c);
+		if (!ci)
+			continue;
+		counter_key((enum sb_counter)c, ci, key, sizeof(key));
+		k = set_probe(r, key, ci, " (events of the target QEMU's threads)");
+		if (k >= 0 && ci->pages_label && c == SB_C_UNMAP_HVA)
+			k = set_probe(r, "bpf.invalidated_pages", ci, " (pages covered)");
+		if (k >= 0 && c == SB_C_UNMAP_HVA)
+			k = set_probe(r, "bpf.invalidations_kthread", ci, " (kernel threads, any VM on the host)");
+		if (k >= 0 && ci->detail_label && c != SB_C_UNMAP_HVA &&
+		    !(c >= SB_C_TLB_TASK_SWITCH && c < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)) {
+			char dkey[160];
+			snprintf(dkey, sizeof(dkey), "%s_%s", key, ci->detail_label);
+			snprintf(suffix, sizeof(suffix), " (%s)", ci->detail_label);
+			k = set_probe(r, dkey, ci, suffix);
+		}
+	}
+	for (size_t a = 0; a < ARRAY_SIZE(attr_keys) && k >= 0; a++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, attr_keys[a].counter);
+		if (!ci || !ci->available)
+			continue;
+		for (int c = 0; c < SB_CAUSE_MAX && k >= 0; c++) {
+			char ck[32];
+			cause_key((enum sb_cause)c, ck, sizeof(ck));
+			snprintf(key, sizeof(key), "%s.%s", attr_keys[a].prefix, ck);
+			if (s->attribution) {
+				snprintf(suffix, sizeof(suffix), ", classified: %s (docs/probes.md)", sb_cause_name(c));
+				k = set_probe(r, key, ci, suffix);
+			} else {
+				k = report_set_probe(r, key, false, NULL, NULL,
+						     "cause attribution is unavailable on this kernel (see the bpf probes' notes)");
+			}
+		}
+	}
+	return k;
+}
+
+int bpf_source_open(pid_t pid, struct report *r, struct bpf_source **ret, struct sb_error *err)
+{
+	struct bpf_source *s = calloc(1, sizeof(*s));
+	int k;
+
+	if (!s)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	k = sb_probes_open(pid, NULL, &s->p, err);
+	if (k >= 0)
+		k = sb_probes_attach(s->p, err);
+	if (k < 0) {
+		bpf_source_close(s);
+		return k;
+	}
+	s->attribution = sb_probes_attribution(s->p);
+	k = record_probes(s, r);
+	if (k < 0) {
+		bpf_source_close(s);
+		return sb_error_set(err, k, "out of memory");
+	}
+	*ret = s;
+	return 0;
+}
+
+int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, struct sb_error *err)
+{
+	const struct sb_counts *c = &s->snap.c;
+	char key[160], ck[32];
+	int k;
+
+	k = sb_probes_read(s->p, &s->snap, err);
+	if (k < 0)
+		return k;
+	for (int i = 0; i < SB_C_MAX; i++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, (enum sb_counter)i);
+		if (!ci || !ci->available)
+			continue;
+		const struct sb_count *t = &c->count[i][SB_CTX_TARGET];
+		counter_key((enum sb_counter)i, ci, key, sizeof(key));
+		if ((k = emit(userdata, key, t->events)) < 0)
+			goto oom;
+		if (i == SB_C_UNMAP_HVA) {
+			if ((k = emit(userdata, "bpf.invalidated_pages", t->pages)) < 0 ||
+			    (k = emit(userdata, "bpf.invalidations_kthread", c->count[i][SB_CTX_KTHREAD].events)) < 0)
+				goto oom;
+		} else if (ci->detail_label && !(i >= SB_C_TLB_TASK_SWITCH && i < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)) {
+			char dkey[192];
+			snprintf(dkey, sizeof(dkey), "%s_%s", key, ci->detail_label);
+			if ((k = emit(userdata, dkey, t->detail)) < 0)
+				goto oom;
+		}
+	}
+	if (!s->attribution)
+		return 0;
+	for (size_t a = 0; a < ARRAY_SIZE(attr_keys); a++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, attr_keys[a].counter);
+		if (!ci || !ci->available)
+			continue;
+		for (int cause = 0; cause < SB_CAUSE_MAX; cause++) {
+			cause_key((enum sb_cause)cause, ck, sizeof(ck));
+			snprintf(key, sizeof(key), "%s.%s", attr_keys[a].prefix, ck);
+			if ((k = emit(userdata, key, c->cause[attr_keys[a].attr][SB_CTX_TARGET][cause])) < 0)
+				goto oom;
+		}
+	}
+	return 0;
+oom:
+	return sb_error_set(err, k, "out of memory");
+}
+
+void bpf_source_close(struct bpf_source *s)
+{
+	if (!s)
+		return;
+	sb_probes_close(s->p);
+	free(s);
+}
+
+int bpf_source_report_unavailable(struct report *r, const char *reason)
+{
+	static const char *const names[] = { "bpf.invalidations",   "bpf.invalidated_pages", "bpf.invalidations_kthread",
+					     "bpf.page_fault",      "bpf.host_tlb_flush",    "bpf.tlb_shootdowns" };
+	int k = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names) && k >= 0; i++)
+		k = report_set_probe(r, names[i], false, NULL, NULL, reason);
+	return k;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A thread that reads a stream as fast as it arrives into a bounded buffer.
+ *
+ * Why: the micro guest writes its telemetry with one port write per byte,
+ * so QEMU sends it one byte per write() and every byte becomes its own
+ * socket buffer (~1 KiB of accounting each): a unix socket's 208 KiB send
+ * budget is full after ~0.1 s without a read. QEMU then spins in the vCPU
+ * thread holding its big lock, its monitor stops answering, and a runner
+ * waiting for a QMP reply would deadlock with it. Draining on its own
+ * thread keeps QEMU running whatever the main thread is waiting for.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DRAIN_MAX_BUFFERED (64u << 20) /* beyond this, bytes are dropped and counted */
+
+struct drain;
+
+/* Starts draining fd (not owned). */
+int drain_start(int fd, struct drain **ret);
+
+/* Stops the thread and frees d; NULL is fine. */
+void drain_free(struct drain *d);
+
+/*
+ * Takes up to len buffered bytes. Returns the number taken (0 when none
+ * are buffered); *eof once the stream ended and everything was taken.
+ */
+size_t drain_take(struct drain *d, void *buf, size_t len, bool *eof);
+
+/* Readable when bytes (or the end) are waiting: for poll(). */
+int drain_poll_fd(const struct drain *d);
+
+/* Bytes dropped because the buffer was full. */
+uint64_t drain_dropped(struct drain *d);

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Preflight: what a run needs, checked before it changes anything. */
+#include "preflight.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+struct failures {
+	struct sb_error *err;
+	int first;
+	size_t used;
+};
+
+static _printf_(3, 4) void fail(struct failures *f, int code, const char *fmt, ...)
+{
+	char msg[SB_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!f->first)
+		f->first = code < 0 ? code : -EINVAL;
+	if (!f->err)
+		return;
+	int n = snprintf(f->err->msg + f->used, sizeof(f->err->msg) - f->used, "%s%s", f->used ? "; " : "", msg);
+	if (n > 0)
+		f->used = f->used + (size_t)n < sizeof(f->err->msg) ? f->used + (size_t)n : sizeof(f->err->msg) - 1;
+	f->err->code = f->first;
+}
+
+int preflight_free_bytes(const char *path, unsigned long long *ret)
+{
+	struct statvfs s;
+
+	if (statvfs(path, &s) < 0)
+		return -errno;
+	*ret = (unsigned long long)s.f_bavail * s.f_frsize;
+	return 0;
+}
+
+static void check_kvm(struct failures *f)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (errno == ENOENT)
+		fail(f, -ENOENT, "/dev/kvm does not exist: load KVM (modprobe kvm_amd or kvm_intel) or enable nested virtualization for this VM");
+	else
+		fail(f, -errno, "/dev/kvm: %s for uid %u: run as root, or give the user access (scripts/host-setup makes it root:kvm 0660 and the user joins group kvm)",
+		     strerror(errno), (unsigned)geteuid());
+}
+
+static int read_int_file(const char *path, long *ret)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	return fscanf(f, "%ld", ret) == 1 ? 0 : -EINVAL;
+}
+
+/* The value every arm gives knob name, or NULL when arms differ or one does not set it. */
+static const char *knob_value_all_arms(const struct run_spec *spec, const char *name)
+{
+	const char *base = NULL, *v = NULL;
+
+	for (size_t i = 0; i < spec->knobs.n; i++)
+		if (!strcmp(spec->knobs.items[i].name, name))
+			base = spec->knobs.items[i].value;
+	for (size_t a = 0; a < spec->n_arms; a++) {
+		const char *this = base;
+		for (size_t i = 0; i < spec->arms[a].knobs.n; i++)
+			if (!strcmp(spec->arms[a].knobs.items[i].name, name))
+				this = spec->arms[a].knobs.items[i].value;
+		if (!this || (v && strcmp(v, this)))
+			return NULL;
+		v = this;
+	}
+	return v;
+}
+
+static void check_userfaultfd(struct failures *f, const struct run_spec *spec, const struct qemu_info *q)
+{
+	const char *user = spec->vm.user;
+	struct passwd *pw;
+	uid_t uid = geteuid();
+	long unpriv = 0;
+
+	if (user) {
+		pw = getpwnam(user);
+		if (!pw) {
+			fail(f, -ENOENT, "spec.vm.user '%s': no such user; create it or drop vm.user", user);
+			return;
+		}
+		uid = pw->pw_uid;
+	}
+	if (uid == 0)
+		return; /* root may use userfaultfd() whatever the sysctl says */
+	const char *knob = knob_value_all_arms(spec, "sysctl:vm.unprivileged_userfaultfd");
+	if (knob)
+		unpriv = atol(knob);
+	else if (read_int_file("/proc/sys/vm/unprivileged_userfaultfd", &unpriv) < 0)
+		unpriv = 0;
+	if (unpriv == 1)
+		return;
+	/* QEMU 8.1 and later open /dev/userfaultfd when the syscall is refused */
+	bool devnode = q && (q->major > 8 || (q->major == 8 && q->minor >= 1));
+	if (devnode) {
+		struct stat st;
+		if (stat("/dev/userfaultfd", &st) == 0 && (st.st_uid == uid || (st.st_mode & 0006) == 0006))
+			return;
+	}
+	fail(f, -EPERM,
+	     "QEMU runs as '%s' (uid %u), which may not use userfaultfd: vm.unprivileged_userfaultfd is 0%s, and background snapshots need userfaultfd write-protect; fix: set the knob sysctl:vm.unprivileged_userfaultfd=1 for the run, or run QEMU as root (drop spec.vm.user)",
+	     user ? user : "the invoking user", (unsigned)uid,
+	     devnode ? " and /dev/userfaultfd is not accessible to it" : " and this QEMU does not use /dev/userfaultfd (8.1+ does)");
+}
+
+static void check_qemu(struct failures *f, const struct preflight_input *in, struct qemu_info *q, bool *ok)
+{
+	struct sb_error e = {};
+	int r = qemu_probe(in->qemu_binary, q, &e);
+
+	*ok = r >= 0;
+	if (r < 0) {
+		fail(f, r, "%s", e.msg);
+		return;
+	}
+	if (!q->kvm_present)
+		fail(f, -ENODEV, "QEMU %s cannot use KVM (query-kvm: disabled); check /dev/kvm and that the host CPU supports virtualization",
+		     q->path);
+	if (!q->has_query_stats)
+		fail(f, -EOPNOTSUPP, "QEMU %s %d.%d.%d has no query-stats (KVM statistics need QEMU 7.1 or later): install a newer QEMU or pass --qemu PATH",
+		     q->path, q->major, q->minor, q->micro);
+	if (!q->has_background_snapshot)
+		fail(f, -EOPNOTSUPP, "QEMU %s %d.%d.%d has no background-snapshot migration capability (QEMU 6.0+ built for Linux): install a newer QEMU or pass --qemu PATH",
+		     q->path, q->major, q->minor, q->micro);
+}
+
+static void check_bpf(struct failures *f, const struct run_spec *spec)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (!spec->bpf.enabled)
+		return;
+	if (syscall(SYS_capget, &hdr, data) < 0) {
+		fail(f, -errno, "cannot read this process's capabilities: %s", strerror(errno));
+		return;
+	}
+#define HAS(c) (!!(data[(c) / 32].effective & (1u << ((c) % 32))))
+	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
+		return;
+#undef HAS
+	fail(f, -EPERM,
+	     "BPF probes need CAP_BPF and CAP_PERFMON (or root): run as root, or run without them (--no-bpf, spec.bpf.enabled false); their counters are then reported unavailable");
+}
+
+static void check_space(struct failures *f, const struct preflight_input *in)
+{
+	const struct run_spec *spec = in->spec;
+	unsigned long long avail, need;
+	int r;
+
+	if (spec->snapshot.sink_null)
+		return;
+	need = spec->vm.memory + PREFLIGHT_SINK_MARGIN;
+	if (spec->snapshot.keep)
+		need *= spec_total_repetitions(spec);
+	r = preflight_free_bytes(in->run_dir, &avail);
+	if (r < 0) {
+		fail(f, r, "run directory %s: %s", in->run_dir, strerror(-r));
+		return;
+	}
+	if (avail < need)
+		fail(f, -ENOSPC,
+		     "run directory %s has %llu MiB free, the snapshot file%s of a %llu MiB guest need about %llu MiB: free space, write the run elsewhere (--output DIR), or use the null sink (--sink null)",
+		     in->run_dir, avail >> 20, spec->snapshot.keep ? "s (kept)" : "", (unsigned long long)(spec->vm.memory >> 20),
+		     need >> 20);
+}
+
+static void check_hugetlb(struct failures *f, const struct run_spec *spec)
+{
+	uint64_t hp = spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20;
+	char path[128];
+	long free_pages = 0;
+
+	if (spec->vm.backing != SPEC_BACKING_HUGETLB)
+		return;
+	if (knob_value_all_arms(spec, "sysctl:vm.nr_hugepages"))
+		return; /* the run reserves them itself */
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
+		 (unsigned long long)(hp >> 10));
+	if (read_int_file(path, &free_pages) < 0) {
+		fail(f, -ENOENT, "%s: this kernel has no %llu kB huge pages; use spec.vm.hugepage_size 2M", path,
+		     (unsigned long long)(hp >> 10));
+		return;
+	}
+	if ((uint64_t)free_pages < spec->vm.memory / hp)
+		fail(f, -ENOMEM,
+		     "%ld free %llu kB huge pages, the guest needs %llu: reserve them (echo N > /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages, or the knob sysctl:vm.nr_hugepages=N for 2M pages)",
+		     free_pages, (unsigned long long)(hp >> 10), (unsigned long long)(spec->vm.memory / hp),
+		     (unsigned long long)(hp >> 10));
+}
+
+int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, struct sb_error *err)
+{
+	struct failures f = { .err = err };
+	struct qemu_info q = {};
+	bool qemu_ok = false;
+
+	sb_error_clear(err);
+	check_kvm(&f);
+	check_qemu(&f, in, &q, &qemu_ok);
+	check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL);
+	check_bpf(&f, in->spec);
+	check_space(&f, in);
+	check_hugetlb(&f, in->spec);
+	if (in->guest_image && access(in->guest_image, R_OK) < 0)
+		fail(&f, -errno, "guest image %s: %s; build snapbench (the build makes guest/snapbench-guest.elf) or install it",
+		     in->guest_image, strerror(errno));
+	if (qemu && qemu_ok)
+		*qemu = q;
+	else
+		qemu_info_done(&q);
+	return f.first;
+}

@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The run engine: preflight, knobs, arms x repetitions, windows, report. */
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf-source.h"
+#include "clock.h"
+#include "config.h"
+#include "drain.h"
+#include "host.h"
+#include "knobs.h"
+#include "macro.h"
+#include "params.h"
+#include "preflight.h"
+#include "qemu-args.h"
+#include "qmp.h"
+#include "report.h"
+#include "sampler.h"
+#include "scenario.h"
+#include "vm.h"
+
+#define GUEST_HELLO_TIMEOUT_MS 120000
+#define WINDOW_POLL_MS 50
+
+/* a repetition failed in a step that will fail the same way next time */
+#define REP_FATAL 1
+
+struct run {
+	const struct run_spec *spec;
+	const struct runner_options *opts;
+	struct report *report;
+	char report_path[PATH_MAX];
+	const char *run_dir;
+	char *guest_image;
+	uint64_t start_ns;
+	uint64_t last_write_ns;
+	unsigned report_every_ms;
+	double rep_planned_s;
+	unsigned reps_done;
+	struct runner_progress progress;
+};
+
+/* one repetition in flight */
+struct rep_run {
+	struct run *run;
+	struct report_rep *rep;
+	unsigned index;
+	size_t arm;
+	struct vm *vm;
+	struct bpf_source *bpf;
+	struct sampler *sampler;
+	const struct scenario_ops *scenario;
+	void *scenario_state;
+	struct scenario_ctx sctx;
+	uint64_t start_ns;
+	char step[32];
+	bool scenario_prepared;
+	double snapshot_fraction;
+};
+
+static bool cancelled(const struct run *run)
+{
+	return run->opts->cancel && *run->opts->cancel;
+}
+
+static void write_report(struct run *run)
+{
+	struct sb_error e = {};
+
+	/* a failed write is retried at the next occasion; the final one is checked */
+	report_write(run->report, run->report_path, &e);
+	run->last_write_ns = mono_ns();
+}
+
+static void progress(struct run *run, const char *step, const struct rep_run *rr, const struct sampler_figures *fig)
+{
+	struct runner_progress *p = &run->progress;
+	double rep_elapsed = rr ? (double)(mono_ns() - rr->start_ns) / 1e9 : 0;
+	double within = run->rep_planned_s > 0 ? rep_elapsed / run->rep_planned_s : 0;
+
+	if (!run->opts->progress)
+		return;
+	p->step = step;
+	p->elapsed_s = (double)(mono_ns() - run->start_ns) / 1e9;
+	p->rep_elapsed_s = rep_elapsed;
+	if (within > 0.99)
+		within = 0.99;
+	p->fraction = p->reps ? ((double)run->reps_done + (rr ? within : 0)) / p->reps : 0;
+	if (p->fraction > 1)
+		p->fraction = 1;
+	if (fig) {
+		p->pf_per_s = fig->pf_per_s;
+		p->tlb_per_s = fig->tlb_per_s;
+		p->invalidations_per_s = fig->invalidations_per_s;
+		p->guest_ops_per_s = fig->guest_ops_per_s;
+	}
+	p->snapshot_fraction = rr && !strcmp(step, "snapshot") ? rr->snapshot_fraction : NAN;
+	run->opts->progress(p, run->opts->userdata);
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, mode) < 0 && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+const char *runner_default_results_dir(void)
+{
+	return geteuid() == 0 ? "/var/lib/snapbench/runs" : "./snapbench-runs";
+}
+
+int runner_find_guest_image(char **ret, struct sb_error *err)
+{
+	const char *env = getenv(GUEST_IMAGE_ENV);
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n;
+
+	if (!(env && *env)) {
+		/* a binary of a build tree (BUILD/cli/snapbench, BUILD/tests/X/test) uses that build's guest */
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			char *slash = strrchr(exe, '/');
+			if (slash)
+				*slash = '\0';
+			static const char *const ups[] = { "/..", "/../.." };
+			for (size_t i = 0; i < ARRAY_SIZE(ups); i++) {
+				snprintf(cand, sizeof(cand), "%s%s/build.ninja", exe, ups[i]);
+				if (access(cand, F_OK) < 0)
+					continue;
+				snprintf(cand, sizeof(cand), "%s%s/guest/%s", exe, ups[i], GUEST_IMAGE_NAME);
+				if (access(cand, R_OK) == 0) {
+					*ret = realpath(cand, NULL);
+					return *ret ? 0 : sb_error_set(err, -errno, "%s: %s", cand, strerror(errno));
+				}
+			}
+		}
+	}
+	return guest_image_find(ret, err);
+}
+
+static int pattern_value(const char *s)
+{
+	int p = GUEST_PATTERN_WRITE64;
+
+	guest_pattern_from_string(s, &p);
+	return p;
+}
+
+static int guest_append(const struct run_spec *spec, char **ret, struct sb_error *err)
+{
+	static const char *const clocks[] = { "auto", "kvmclock", "cpuid", "pit" };
+	struct guest_params p;
+
+	guest_params_init(&p, spec->vm.vcpus);
+	p.ram_bytes = spec->vm.memory;
+	p.region_bytes = spec->guest.region_bytes;
+	p.region_percent = spec->guest.region_percent ? spec->guest.region_percent : 50;
+	p.page_size = spec->guest.page_size == SPEC_PAGE_2M ? 2u << 20 : 4096;
+	p.pattern = pattern_value(spec->guest.pattern);
+	for (unsigned i = 0; i < spec->vm.vcpus && i < GUEST_MAX_VCPUS; i++)
+		p.vcpu_pattern[i] = spec->guest.vcpu_pattern[i] ? pattern_value(spec->guest.vcpu_pattern[i])
+								: GUEST_PATTERN_DEFAULT;
+	p.probe_vcpu = spec->guest.probe_vcpu;
+	p.probe_gap_us = spec->guest.probe_gap_us;
+	p.run_ms = 0;
+	p.interval_ms = spec->guest.telemetry_interval_ms;
+	p.seed = spec->guest.seed;
+	p.clock = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(clocks); i++)
+		if (!strcmp(spec->guest.clock, clocks[i]))
+			p.clock = (int)i; /* enum guest_clock_source: kvmclock 1, cpuid 2, pit 3 */
+	return guest_params_to_cmdline(&p, ret, err);
+}
+
+static char **strv_copy(char **v)
+{
+	size_t n = 0;
+	char **c;
+
+	while (v && v[n])
+		n++;
+	c = calloc(n + 1, sizeof(*c));
+	for (size_t i = 0; c && i < n; i++)
+		if (!(c[i] = strdup(v[i]))) {
+			for (size_t k = 0; k < i; k++)
+				free(c[k]);
+			free(c);
+			return NULL;
+		}
+	return c;
+}
+
+static void rep_fail(struct rep_run *rr, const char *msg)
+{
+	char phase[64];
+
+	snprintf(phase, sizeof(phase), "rep %u %s", rr->index, rr->step);
+	report_error_set(&rr->rep->error, phase, msg);
+}
+
+/* Has QEMU died? Then fail with what it said. */
+static int check_vm(struct rep_run *rr, struct sb_error *err)
+{
+	char desc[768];
+
+	if (!vm_exited(rr->vm, desc, sizeof(desc)))
+		return 0;
+	free(rr->rep->vm_exit);
+	vm_describe_status(rr->vm->wait_status, desc, sizeof(desc));
+	rr->rep->vm_exit = strdup(desc);
+	vm_exited(rr->vm, desc, sizeof(desc));
+	return sb_error_set(err, -ECHILD, "QEMU (pid %d) exited during the %s window: %s", rr->vm->pid, rr->step,
+			    desc);
+}
+
+static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
+{
+	struct report_migration m;
+	struct sampler_figures fig;
+	bool with_migration = false;
+	double fraction = NAN;
+	int k;
+
+	if (rr->scenario && w == rr->scenario->window && rr->scenario->progress) {
+		struct sb_error e = {};
+		if (rr->scenario->progress(rr->scenario_state, &rr->sctx, &m, &fraction, &e) >= 0) {
+			with_migration = true;
+			rr->snapshot_fraction = fraction;
+		}
+	}
+	k = sampler_take(rr->sampler, w, with_migration ? &m : NULL, &fig, err);
+	if (k < 0) {
+		struct sb_error e2 = {};
+		if (check_vm(rr, &e2) < 0) {
+			*err = e2;
+			return e2.code;
+		}
+		return sb_error_prefix(err, "sampling");
+	}
+	progress(rr->run, rr->step, rr, &fig);
+	return 0;
+}
+
+/*
+ * Samples window w every interval for duration_s, or (duration_s < 0)
+ * until the scenario's action ends. The last row ends exactly at the
+ * window's end.
+ */
+static int run_window(struct rep_run *rr, enum report_window w, double duration_s, struct sb_error *err)
+{
+	struct run *run = rr->run;
+	uint64_t interval = (uint64_t)run->spec->timing.interval_ms * NSEC_PER_MSEC;
+	uint64_t start = mono_ns(), next = start + interval;
+	uint64_t end = duration_s >= 0 ? start + (uint64_t)(duration_s * 1e9) : UINT64_MAX;
+	bool scenario_window = rr->scenario && w == rr->scenario->window;
+	int k;
+
+	snprintf(rr->step, sizeof(rr->step), "%s", report_window_to_string(w));
+	progress(run, rr->step, rr, NULL);
+	for (;;) {
+		bool done = false;
+		uint64_t now;
+
+		if (cancelled(run))
+			return sb_error_set(err, -ECANCELED, "cancelled during the %s window", rr->step);
+		if (scenario_window) {
+			k = rr->scenario->poll(rr->scenario_state, &rr->sctx, &done, err);
+			if (k < 0) {
+				struct sb_error e2 = {};
+				if (check_vm(rr, &e2) < 0) {
+					*err = e2;
+					return e2.code;
+				}
+				take(rr, w, &e2); /* keep what the failed window measured */
+				return k;
+			}
+		}
+		k = check_vm(rr, err);
+		if (k < 0)
+			return k;
+		now = mono_ns();
+		if (now >= end || done)
+			return take(rr, w, err);
+		if (now >= next) {
+			k = take(rr, w, err);
+			if (k < 0)
+				return k;
+			next += interval;
+			if (next <= now)
+				next = now + interval;
+		}
+		if (mono_ns() - run->last_write_ns >= (uint64_t)run->report_every_ms * NSEC_PER_MSEC)
+			write_report(run);
+
+		uint64_t until = next < end ? next : end;
+		int ms = ms_until(until);
+		struct pollfd p = { .fd = drain_poll_fd(rr->vm->telemetry), .events = POLLIN };
+		poll(&p, 1, ms < WINDOW_POLL_MS ? ms : WINDOW_POLL_MS);
+		k = sampler_pump(rr->sampler, err);
+		if (k == -EPIPE) {
+			/* the guest's stream ended: QEMU died, or the guest stopped */
+			usleep(100000);
+			k = check_vm(rr, err);
+			if (k < 0)
+				return k;
+			return sb_error_set(err, -EPIPE, "the guest stopped during the %s window: %s", rr->step,
+					    *sampler_guest_end(rr->sampler) ? sampler_guest_end(rr->sampler)
+									    : "its telemetry stream closed");
+		}
+		if (k < 0)
+			return k;
+	}
+}
+
+static void rep_teardown(struct rep_run *rr)
+{
+	struct sb_error e = {};
+
+	if (rr->scenario_prepared) {
+		rr->scenario->cleanup(rr->scenario_state, &rr->sctx);
+		rr->scenario->summarize(rr->scenario_state, &rr->sctx, rr->rep);
+		rr->scenario_prepared = false;
+	}
+	if (rr->vm && !rr->vm->exited)
+		vm_stop(rr->vm, (int)(rr->run->opts->stop_timeout_ms ? rr->run->opts->stop_timeout_ms : 10000), &e);
+	sampler_free(rr->sampler);
+	rr->sampler = NULL;
+	bpf_source_close(rr->bpf);
+	rr->bpf = NULL;
+	vm_free(rr->vm);
+	rr->vm = NULL;
+	free(rr->scenario_state);
+	rr->scenario_state = NULL;
+}
+
+/* 0, -ECANCELED, or < 0 (REP_FATAL in *fatal when the next one would fail alike). */
+static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, struct sb_error *err)
+{
+	const struct run_spec *spec = run->spec;
+	struct rep_run rr = { .run = run, .index = index, .arm = arm, .snapshot_fraction = NAN };
+	_cleanup_free_ char *append = NULL;
+	char tag[32], name[96];
+	struct vm_config cfg;
+	int k;
+
+	*fatal = false;
+	rr.start_ns = mono_ns();
+	k = report_add_rep(run->report, arm, realtime_ns(), &rr.rep);
+	if (k < 0)
+		return sb_error_set(err, k, "out of memory");
+	rr.rep->memory_bytes = spec->vm.memory;
+	rr.rep->vcpus = spec->vm.vcpus;
+	rr.rep->pattern = strdup(spec->guest.pattern);
+	rr.rep->snapshot.sink_null = spec->snapshot.sink_null;
+	run->progress.rep = index;
+	run->progress.arm = spec->arms[arm].label;
+	run->progress.pf_per_s = run->progress.tlb_per_s = NAN;
+	run->progress.invalidations_per_s = run->progress.guest_ops_per_s = NAN;
+
+	snprintf(rr.step, sizeof(rr.step), "vm-start");
+	progress(run, rr.step, &rr, NULL);
+	k = guest_append(spec, &append, err);
+	if (k < 0)
+		goto fatal;
+	snprintf(tag, sizeof(tag), "rep%u", index);
+	snprintf(name, sizeof(name), "snapbench-%s-rep%u", run->report->id, index);
+	cfg = (struct vm_config){
+		.spec = spec,
+		.qemu_binary = run->opts->qemu_binary,
+		.guest_image = run->guest_image,
+		.guest_append = append,
+		.run_dir = run->run_dir,
+		.tag = tag,
+		.name = name,
+	};
+	k = vm_start(&cfg, &rr.vm, err);
+	if (k < 0)
+		goto fatal;
+	rr.rep->pid = rr.vm->pid;
+	rr.rep->argv = strv_copy(rr.vm->argv);
+	rr.sctx = (struct scenario_ctx){
+		.spec = spec,
+		.vm = rr.vm,
+		.run_dir = run->run_dir,
+		.rep_index = index,
+		.rep_start_ns = rr.start_ns,
+	};
+	write_report(run);
+
+	snprintf(rr.step, sizeof(rr.step), "probes");
+	if (spec->bpf.enabled) {
+		struct sb_error e = {};
+		char reason[SB_ERROR_MAX + 64];
+		if (bpf_source_open(rr.vm->pid, run->report, &rr.bpf, &e) < 0) {
+			snprintf(reason, sizeof(reason), "the BPF probes could not load: %s", e.msg);
+			bpf_source_report_unavailable(run->report, reason);
+		}
+	} else {
+		bpf_source_report_unavailable(run->report, "BPF probes are off (spec.bpf.enabled is false)");
+	}
+	k = sampler_new(run->report, rr.rep, rr.vm, rr.bpf, spec, rr.start_ns, &rr.sampler, err);
+	if (k < 0)
+		goto fatal;
+
+	snprintf(rr.step, sizeof(rr.step), "guest");
+	progress(run, rr.step, &rr, NULL);
+	k = sampler_wait_hello(rr.sampler, GUEST_HELLO_TIMEOUT_MS, run->opts->cancel, err);
+	if (k < 0)
+		goto fatal;
+
+	rr.scenario = scenario_find(spec->scenario);
+	rr.scenario_state = calloc(1, rr.scenario->state_size);
+	if (!rr.scenario_state) {
+		k = sb_error_set(err, -ENOMEM, "out of memory");
+		goto fatal;
+	}
+	rr.scenario_prepared = true;
+	snprintf(rr.step, sizeof(rr.step), "%s", "prepare");
+	k = rr.scenario->prepare(rr.scenario_state, &rr.sctx, err);
+	if (k < 0)
+		goto fatal;
+
+	k = sampler_baseline(rr.sampler, err);
+	if (k < 0)
+		goto failed;
+	if (spec->timing.warmup_s > 0) {
+		k = run_window(&rr, REPORT_WINDOW_WARMUP, spec->timing.warmup_s, err);
+		if (k < 0)
+			goto failed;
+	}
+	k = run_window(&rr, REPORT_WINDOW_PRE, spec->timing.pre_s, err);
+	if (k < 0)
+		goto failed;
+
+	snprintf(rr.step, sizeof(rr.step), "%s", report_window_to_string(rr.scenario->window));
+	k = rr.scenario->start(rr.scenario_state, &rr.sctx, err);
+	if (k < 0) {
+		/* refused outright (e.g. no userfaultfd): every repetition would be */
+		*fatal = k == -EOPNOTSUPP;
+		goto failed;
+	}
+	k = run_window(&rr, rr.scenario->window, -1, err);
+	if (k < 0)
+		goto failed;
+	k = rr.scenario->finish(rr.scenario_state, &rr.sctx, err);
+	if (k < 0)
+		goto failed;
+	k = run_window(&rr, REPORT_WINDOW_POST, spec->timing.post_s, err);
+	if (k < 0)
+		goto failed;
+
+	snprintf(rr.step, sizeof(rr.step), "stop");
+	progress(run, rr.step, &rr, NULL);
+	rr.scenario->cleanup(rr.scenario_state, &rr.sctx);
+	rr.scenario->summarize(rr.scenario_state, &rr.sctx, rr.rep);
+	rr.scenario_prepared = false;
+	{
+		struct sb_error e = {};
+		if (vm_stop(rr.vm, (int)(run->opts->stop_timeout_ms ? run->opts->stop_timeout_ms : 10000), &e) < 0) {
+			/* measured fine; a VM that had to be killed is worth a note, not a failure */
+			free(rr.rep->vm_exit);
+			rr.rep->vm_exit = strdup(e.msg);
+		}
+		sampler_pump(rr.sampler, NULL);
+	}
+	rr.rep->state = REPORT_REP_COMPLETED;
+	rr.rep->finished_ns = realtime_ns();
+	rep_teardown(&rr);
+	return 0;
+
+fatal:
+	*fatal = true;
+failed:
+	if (k == -ECANCELED) {
+		rr.rep->state = REPORT_REP_CANCELLED;
+		rep_fail(&rr, err ? err->msg : "cancelled");
+	} else {
+		rr.rep->state = REPORT_REP_FAILED;
+		rep_fail(&rr, err ? err->msg : "failed");
+	}
+	rep_teardown(&rr);
+	rr.rep->finished_ns = realtime_ns();
+	return k;
+}
+
+static json_object *knobs_json(const struct spec_knobs *k)
+{
+	json_object *o = json_object_new_object();
+
+	for (size_t i = 0; o && i < k->n; i++)
+		json_object_object_add(o, k->items[i].name, json_object_new_string(k->items[i].value));
+	return o;
+}
+
+static int build_report(struct run *run, const char *id, struct sb_error *err)
+{
+	const struct run_spec *spec = run->spec;
+	struct json_object *sj = NULL;
+	int k;
+
+	k = report_new(id, realtime_ns(), &run->report);
+	if (k < 0)
+		return sb_error_set(err, k, "out of memory");
+	run->report->started_ns = run->report->created_ns;
+	k = spec_to_json(spec, &sj);
+	if (k < 0)
+		return sb_error_set(err, k, "out of memory");
+	report_set_spec(run->report, sj);
+	host_collect(&run->report->host);
+	run->report->snapbench_version = strdup(PACKAGE_VERSION);
+	for (size_t a = 0; a < spec->n_arms; a++) {
+		struct spec_knobs kn = {};
+		if (spec_arm_knobs(spec, a, &kn) < 0)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		k = report_add_arm(run->report, spec->arms[a].label, knobs_json(&kn), spec->repetitions);
+		spec_knobs_done(&kn);
+		if (k < 0)
+			return sb_error_set(err, k, "out of memory");
+	}
+	return 0;
+}
+
+/* every knob any arm sets */
+static int all_knobs(const struct run_spec *spec, struct spec_knobs *all)
+{
+	for (size_t a = 0; a < spec->n_arms; a++) {
+		struct spec_knobs k = {};
+		if (spec_arm_knobs(spec, a, &k) < 0)
+			return -ENOMEM;
+		for (size_t i = 0; i < k.n; i++) {
+			bool dup = false;
+			for (size_t j = 0; j < all->n; j++)
+				dup |= !strcmp(all->items[j].name, k.items[i].name);
+			if (dup)
+				continue;
+			struct spec_knob *n = realloc(all->items, (all->n + 1) * sizeof(*n));
+			if (!n) {
+				spec_knobs_done(&k);
+				return -ENOMEM;
+			}
+			all->items = n;
+			n[all->n].name = strdup(k.items[i].name);
+			n[all->n].value = strdup(k.items[i].value);
+			all->n++;
+		}
+		spec_knobs_done(&k);
+	}
+	return 0;
+}
+
+static void finish_run(struct run *run, enum report_state state, const char *phase, const char *msg)
+{
+	run->report->state = state;
+	run->report->finished_ns = realtime_ns();
+	if (msg)
+		report_error_set(&run->report->error, phase, msg);
+}
+
+int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
+		   struct sb_error *err)
+{
+	struct run run = { .spec = spec, .opts = opts };
+	struct knobs_session *knobs = NULL;
+	struct spec_knobs all = {};
+	char id[REPORT_ID_MAX], state_dir[PATH_MAX], first_error[SB_ERROR_MAX] = "", first_phase[64] = "";
+	unsigned failed = 0, consecutive = 0, total;
+	int k, ret = 0;
+
+	if (!opts || !opts->run_dir || !*opts->run_dir)
+		return sb_error_set(err, -EINVAL, "runner: no run directory given");
+	k = spec_validate(spec, err);
+	if (k < 0)
+		return k;
+	k = mkdir_p(opts->run_dir, 0755);
+	if (k < 0)
+		return sb_error_set(err, k, "run directory %s: cannot create it: %s; choose another (--output DIR)",
+				    opts->run_dir, strerror(-k));
+	run.run_dir = opts->run_dir;
+	run.start_ns = mono_ns();
+	run.report_every_ms = opts->report_every_ms ? opts->report_every_ms : 5000;
+	snprintf(run.report_path, sizeof(run.report_path), "%s/report.json", opts->run_dir);
+	if (report_path)
+		snprintf(report_path, PATH_MAX, "%s", run.report_path);
+
+	const char *base = strrchr(opts->run_dir, '/');
+	base = base && base[1] ? base + 1 : opts->run_dir;
+	if (opts->run_id && report_id_valid(opts->run_id)) {
+		snprintf(id, sizeof(id), "%s", opts->run_id);
+	} else if (report_id_valid(base)) {
+		snprintf(id, sizeof(id), "%s", base);
+	} else {
+		uint32_t rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (uint32_t)mono_ns();
+		report_make_id(realtime_ns(), rnd, id);
+	}
+	k = build_report(&run, id, err);
+	if (k < 0)
+		goto out;
+	total = spec_total_repetitions(spec);
+	run.progress.reps = total;
+	run.progress.pf_per_s = run.progress.tlb_per_s = NAN;
+	run.progress.invalidations_per_s = run.progress.guest_ops_per_s = NAN;
+	run.rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
+			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3;
+	write_report(&run);
+
+	if (opts->state_dir) {
+		snprintf(state_dir, sizeof(state_dir), "%s", opts->state_dir);
+	} else {
+		snprintf(state_dir, sizeof(state_dir), "%s", opts->run_dir);
+		char *slash = strrchr(state_dir, '/');
+		if (slash && slash != state_dir)
+			*slash = '\0';
+		else if (slash)
+			slash[1] = '\0';
+		else
+			snprintf(state_dir, sizeof(state_dir), ".");
+	}
+
+	/* a run that died with knobs set: put them back before anything else */
+	{
+		struct sb_error e = {};
+		k = knobs_recover(state_dir, opts->sysroot, &e);
+		if (k < 0 && k != -EBUSY) {
+			finish_run(&run, REPORT_FAILED, "knobs", e.msg);
+			ret = sb_error_set(err, k, "%s", e.msg);
+			goto out;
+		}
+	}
+
+	progress(&run, "preflight", NULL, NULL);
+	k = opts->guest_image ? ((run.guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
+			      : runner_find_guest_image(&run.guest_image, err);
+	if (k < 0) {
+		finish_run(&run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
+		ret = k;
+		goto out;
+	}
+	{
+		struct qemu_info q = {};
+		struct preflight_input in = {
+			.spec = spec,
+			.run_dir = opts->run_dir,
+			.qemu_binary = opts->qemu_binary,
+			.guest_image = run.guest_image,
+		};
+		struct report_host *h = &run.report->host;
+		if (!opts->skip_preflight) {
+			k = preflight_run(&in, &q, err);
+			if (k < 0) {
+				h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+				finish_run(&run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
+				ret = k;
+				goto out;
+			}
+		} else {
+			struct sb_error e = {};
+			if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
+				q.path = NULL; /* the repetitions will say what is wrong */
+		}
+		if (q.path) {
+			char v[64];
+			snprintf(v, sizeof(v), "%d.%d.%d", q.major, q.minor, q.micro);
+			h->qemu_binary = strdup(q.path);
+			h->qemu_version = strdup(v);
+			h->qemu_package = *q.package ? strdup(q.package) : NULL;
+		} else {
+			h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+		}
+		qemu_info_done(&q);
+	}
+
+	if (all_knobs(spec, &all) < 0) {
+		ret = sb_error_set(err, -ENOMEM, "out of memory");
+		finish_run(&run, REPORT_FAILED, "knobs", err ? err->msg : "out of memory");
+		goto out;
+	}
+	k = knobs_begin(state_dir, opts->sysroot, &all, &knobs, err);
+	if (k < 0) {
+		finish_run(&run, REPORT_FAILED, "knobs", err ? err->msg : "knobs");
+		ret = k;
+		goto out;
+	}
+
+	for (unsigned r = 0, index = 0; r < spec->repetitions; r++) {
+		for (size_t a = 0; a < spec->n_arms; a++, index++) {
+			struct spec_knobs ak = {};
+			struct sb_error e = {};
+			bool fatal = false;
+
+			if (cancelled(&run)) {
+				ret = -ECANCELED;
+				goto reps_done;
+			}
+			if (spec_arm_knobs(spec, a, &ak) < 0 || knobs_set_arm(knobs, &ak, &e) < 0) {
+				spec_knobs_done(&ak);
+				snprintf(first_phase, sizeof(first_phase), "rep %u knobs", index);
+				snprintf(first_error, sizeof(first_error), "%s", *e.msg ? e.msg : "out of memory");
+				ret = e.code ? e.code : -ENOMEM;
+				failed++;
+				goto reps_done;
+			}
+			spec_knobs_done(&ak);
+			k = run_rep(&run, index, a, &fatal, &e);
+			run.reps_done++;
+			write_report(&run);
+			if (k == -ECANCELED) {
+				ret = k;
+				goto reps_done;
+			}
+			if (k < 0) {
+				failed++;
+				consecutive++;
+				if (!*first_error) {
+					snprintf(first_phase, sizeof(first_phase), "%s", run.report->reps[run.report->n_reps - 1]->error.phase);
+					snprintf(first_error, sizeof(first_error), "%s", e.msg);
+					ret = k;
+				}
+				if (fatal || consecutive >= 2) {
+					char note[SB_ERROR_MAX];
+					snprintf(note, sizeof(note), "%s (the run stopped: %s)", first_error,
+						 fatal ? "the next repetitions would fail the same way" : "two repetitions in a row failed");
+					snprintf(first_error, sizeof(first_error), "%s", note);
+					goto reps_done;
+				}
+			} else {
+				consecutive = 0;
+			}
+		}
+	}
+reps_done:
+	{
+		struct sb_error e = {};
+		k = knobs_end(knobs, &e);
+		knobs = NULL;
+		if (k < 0 && ret == 0) {
+			ret = k;
+			snprintf(first_phase, sizeof(first_phase), "knobs");
+			snprintf(first_error, sizeof(first_error), "%s", e.msg);
+		}
+	}
+	progress(&run, "done", NULL, NULL);
+	if (ret == -ECANCELED) {
+		finish_run(&run, REPORT_CANCELLED, "cancel", "the run was cancelled");
+		sb_error_set(err, ret, "the run was cancelled after %u of %u repetitions", run.reps_done, total);
+	} else if (ret < 0 || failed) {
+		char msg[SB_ERROR_MAX];
+		snprintf(msg, sizeof(msg), "%u of %u repetitions failed; first: %s: %s", failed, total, first_phase,
+			 first_error);
+		finish_run(&run, REPORT_FAILED, first_phase, msg);
+		sb_error_set(err, ret < 0 ? ret : -EIO, "%s", msg);
+		if (ret == 0)
+			ret = -EIO;
+	} else {
+		finish_run(&run, REPORT_COMPLETED, NULL, NULL);
+	}
+
+out:
+	knobs_end(knobs, NULL);
+	spec_knobs_done(&all);
+	if (run.report) {
+		struct sb_error e = {};
+		if (run.report->state == REPORT_RUNNING)
+			finish_run(&run, REPORT_FAILED, "run", err && *err->msg ? err->msg : "internal error");
+		if (report_write(run.report, run.report_path, &e) < 0 && ret == 0) {
+			ret = e.code;
+			if (err)
+				*err = e;
+		}
+	}
+	report_free(run.report);
+	free(run.guest_image);
+	return ret;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * runner/: the run engine. runner_execute() runs one spec (arms x
+ * repetitions, interleaved A B A B) and writes RUN_DIR/report.json
+ * (snapbench.run/1): at the start, when each repetition starts and ends,
+ * every few seconds during one, and at the end. `snapbench run` calls it
+ * directly; snapbenchd's worker calls it for each queued run.
+ *
+ * One repetition: a fresh VM (vm.h), BPF probes on its QEMU, the micro
+ * guest's workload, then the windows warmup, pre, the scenario's own
+ * (snapshot), post, each sampled every spec.timing.interval_ms
+ * (sampler.h), then the VM is stopped. Scenarios sit behind scenario.h.
+ *
+ * Nothing is printed: progress goes to the callback, errors to the report
+ * and to err.
+ */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "spec.h"
+
+struct runner_progress {
+	unsigned rep;          /* 0-based index of the current repetition */
+	unsigned reps;         /* total repetitions of the run */
+	const char *arm;       /* label of the current repetition's arm */
+	const char *step;      /* "preflight", "vm-start", "guest", "warmup", "pre", "snapshot", "post", "stop", "done" */
+	double elapsed_s;      /* since the run started */
+	double rep_elapsed_s;  /* since the repetition started */
+	double fraction;       /* 0..1 of the whole run (planned windows; the snapshot counted as its timeout/10) */
+	/* the latest sample, per second; NAN when not measured */
+	double pf_per_s, tlb_per_s, invalidations_per_s, guest_ops_per_s;
+	double snapshot_fraction; /* 0..1 during the snapshot (transferred / total), else NAN */
+};
+
+struct runner_options {
+	const char *run_dir;       /* required; created (0755) if missing; its name is the run id when it has that shape */
+	const char *state_dir;     /* the knob journal and lock; NULL: the run directory's parent */
+	const char *run_id;        /* NULL: the run directory's name if it is a run id, else a new id */
+	const char *qemu_binary;   /* NULL: qemu-system-x86_64 from PATH */
+	const char *guest_image;   /* NULL: runner_find_guest_image() */
+	const char *sysroot;       /* where /proc and /sys are, for knobs (tests); NULL: "/" */
+	bool skip_preflight;       /* run even when preflight checks fail (the run then fails where they said) */
+	volatile sig_atomic_t *cancel; /* non-zero: stop the run (VM stopped, knobs restored, report cancelled) */
+	void (*progress)(const struct runner_progress *p, void *userdata);
+	void *userdata;
+	unsigned report_every_ms;  /* rewrite the report this often during a repetition; 0: 5000 */
+	unsigned stop_timeout_ms;  /* for stopping a VM; 0: 10000 */
+};
+
+/*
+ * Runs spec. Returns 0 when every repetition completed, -ECANCELED when
+ * cancelled, or another negative errno when the run failed (preflight,
+ * knobs, or at least one repetition); err then says why. In every case
+ * except an unusable run directory the report is in RUN_DIR/report.json,
+ * and report_path (if not NULL, size >= 4096) gets its path.
+ */
+int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
+		   struct sb_error *err);
+
+/*
+ * The micro guest image: $SNAPBENCH_GUEST_IMAGE; else guest/snapbench-guest.elf
+ * next to the running binary's build tree (a binary in BUILD/cli/ or
+ * BUILD/tests/X/ finds BUILD/guest/); else the installed PKGDATADIR copy.
+ * *ret is malloc'ed.
+ */
+int runner_find_guest_image(char **ret, struct sb_error *err);
+
+/* The default results directory: /var/lib/snapbench/runs for root, else ./snapbench-runs. */
+const char *runner_default_results_dir(void);

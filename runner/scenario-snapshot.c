@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The background-snapshot scenario (seed 000): QEMU writes RAM and device
+ * state to an fd while the guest runs; userfaultfd write-protects guest RAM
+ * and every page QEMU saves is unprotected again, which is what reaches
+ * KVM as MMU-notifier invalidations.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "macro.h"
+#include "qmp-commands.h"
+#include "qmp.h"
+#include "scenario.h"
+#include "vm.h"
+
+/* "no limit": QEMU's own default would be 128 MiB/s */
+#define UNLIMITED_BANDWIDTH (1ull << 40)
+
+struct snap {
+	int fd;
+	char *path;
+	bool started, done, failed;
+	uint64_t start_ns, end_ns;
+	enum report_snapshot_status status;
+	char error[SB_ERROR_MAX];
+	int64_t bytes, pages, total_ms;
+	int64_t last_pages;
+	uint64_t last_ns;
+	int64_t file_bytes;
+	bool kept;
+};
+
+static int snap_prepare(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
+{
+	struct snap *s = state;
+	const struct run_spec *spec = ctx->spec;
+	uint64_t bw = spec->snapshot.max_bandwidth ? spec->snapshot.max_bandwidth : UNLIMITED_BANDWIDTH;
+	int k;
+
+	s->fd = -1;
+	s->bytes = s->pages = s->total_ms = s->file_bytes = -1;
+	s->status = REPORT_SNAPSHOT_NOT_STARTED;
+	if (spec->snapshot.sink_null) {
+		s->fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (s->fd < 0)
+			return sb_error_set(err, -errno, "/dev/null: %s", strerror(errno));
+	} else {
+		if (asprintf(&s->path, "%s/snapshot-rep%u.bin", ctx->run_dir, ctx->rep_index) < 0) {
+			s->path = NULL;
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		}
+		s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+		if (s->fd < 0)
+			return sb_error_set(err, -errno, "snapshot file %s: %s; check the run directory (--output)", s->path,
+					    strerror(errno));
+	}
+	k = qmp_migrate_set_max_bandwidth(ctx->vm->qmp, (int64_t)bw, err);
+	if (k < 0)
+		return sb_error_prefix(err, "setting the snapshot's max-bandwidth (spec.snapshot.max_bandwidth)");
+	return 0;
+}
+
+static int snap_start(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
+{
+	struct snap *s = state;
+	int k;
+
+	s->start_ns = s->last_ns = mono_ns();
+	s->last_pages = 0;
+	k = qmp_snapshot_background_start(ctx->vm->qmp, s->fd, err);
+	if (k < 0) {
+		s->status = REPORT_SNAPSHOT_FAILED;
+		s->failed = true;
+		snprintf(s->error, sizeof(s->error), "%s", err ? err->msg : "refused");
+		if (k == -EOPNOTSUPP)
+			return sb_error_prefix(err,
+					       "QEMU refused the background snapshot (its user needs userfaultfd: run QEMU as root, or set the knob sysctl:vm.unprivileged_userfaultfd=1)");
+		return sb_error_prefix(err, "starting the background snapshot");
+	}
+	s->started = true;
+	s->status = REPORT_SNAPSHOT_ACTIVE;
+	/* QEMU holds its own copy of the fd now */
+	close(s->fd);
+	s->fd = -1;
+	return 0;
+}
+
+static void fetch_error(struct snap *s, const struct scenario_ctx *ctx)
+{
+	struct qmp_migration_info mi = {};
+
+	if (qmp_query_migrate(ctx->vm->qmp, &mi, NULL) >= 0 && mi.error_desc)
+		snprintf(s->error, sizeof(s->error), "%s", mi.error_desc);
+	qmp_migration_info_clear(&mi);
+}
+
+static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err)
+{
+	struct snap *s = state;
+	struct qmp_event *e = NULL;
+
+	*done = s->done;
+	while (!s->done) {
+		struct json_object *st;
+		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, NULL);
+		if (k == -ETIMEDOUT)
+			break;
+		if (k < 0)
+			return sb_error_set(err, k, "QMP connection lost during the snapshot");
+		if (e->data && json_object_object_get_ex(e->data, "status", &st)) {
+			const char *status = json_object_get_string(st);
+			if (!strcmp(status, "completed")) {
+				s->done = true;
+				s->end_ns = e->recv_mono_ns;
+				s->status = REPORT_SNAPSHOT_COMPLETED;
+			} else if (!strcmp(status, "failed") || !strcmp(status, "cancelled")) {
+				s->done = s->failed = true;
+				s->end_ns = e->recv_mono_ns;
+				s->status = !strcmp(status, "failed") ? REPORT_SNAPSHOT_FAILED : REPORT_SNAPSHOT_CANCELLED;
+				fetch_error(s, ctx);
+			}
+		}
+		qmp_event_free(e);
+		e = NULL;
+	}
+	*done = s->done;
+	if (s->failed)
+		return sb_error_set(err, -EIO, "the snapshot %s: %s",
+				    s->status == REPORT_SNAPSHOT_CANCELLED ? "was cancelled" : "failed",
+				    *s->error ? s->error : "QEMU gave no reason");
+	if (!s->done && mono_ns() - s->start_ns > (uint64_t)(ctx->spec->snapshot.timeout_s * 1e9)) {
+		qmp_migrate_cancel(ctx->vm->qmp, NULL);
+		s->done = s->failed = true;
+		*done = true;
+		s->status = REPORT_SNAPSHOT_FAILED;
+		snprintf(s->error, sizeof(s->error), "did not complete within %g s (spec.snapshot.timeout_s)",
+			 ctx->spec->snapshot.timeout_s);
+		return sb_error_set(err, -ETIMEDOUT, "the snapshot %s; raise the timeout or lower the guest's memory",
+				    s->error);
+	}
+	return 0;
+}
+
+static int snap_progress(void *state, const struct scenario_ctx *ctx, struct report_migration *m, double *fraction,
+			 struct sb_error *err)
+{
+	struct snap *s = state;
+	struct qmp_migration_info mi = {};
+	uint64_t now;
+	int k;
+
+	k = qmp_query_migrate(ctx->vm->qmp, &mi, err);
+	if (k < 0)
+		return k;
+	now = mono_ns();
+	memset(m, 0, sizeof(*m));
+	snprintf(m->status, sizeof(m->status), "%s", mi.status_name);
+	m->transferred = mi.ram_transferred > 0 ? (uint64_t)mi.ram_transferred : 0;
+	m->remaining = mi.ram_remaining > 0 ? (uint64_t)mi.ram_remaining : 0;
+	m->dirty_pages_rate = -1;
+	int64_t pages = (mi.ram_normal > 0 ? mi.ram_normal : 0) + (mi.ram_duplicate > 0 ? mi.ram_duplicate : 0);
+	if (now > s->last_ns && pages >= s->last_pages)
+		m->pages_per_s = (double)(pages - s->last_pages) * 1e9 / (double)(now - s->last_ns);
+	s->last_pages = pages;
+	s->last_ns = now;
+	if (fraction)
+		*fraction = mi.ram_total > 0 ? (double)m->transferred / (double)mi.ram_total : 0;
+	if (fraction && *fraction > 1)
+		*fraction = 1;
+	qmp_migration_info_clear(&mi);
+	return 0;
+}
+
+static int snap_finish(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
+{
+	struct snap *s = state;
+	struct qmp_migration_info mi = {};
+	struct stat st;
+	int k;
+
+	k = qmp_query_migrate(ctx->vm->qmp, &mi, err);
+	if (k < 0)
+		return sb_error_prefix(err, "reading the snapshot's statistics");
+	s->total_ms = mi.total_time_ms;
+	s->bytes = mi.ram_transferred;
+	if (mi.ram_normal >= 0 || mi.ram_duplicate >= 0)
+		s->pages = (mi.ram_normal > 0 ? mi.ram_normal : 0) + (mi.ram_duplicate > 0 ? mi.ram_duplicate : 0);
+	qmp_migration_info_clear(&mi);
+	if (s->path && stat(s->path, &st) == 0)
+		s->file_bytes = st.st_size;
+	return 0;
+}
+
+static void snap_cleanup(void *state, const struct scenario_ctx *ctx)
+{
+	struct snap *s = state;
+
+	if (s->started && !s->done && ctx->vm && ctx->vm->qmp) {
+		/* stop QEMU writing before the file goes; bounded */
+		struct sb_error e;
+		if (qmp_migrate_cancel(ctx->vm->qmp, &e) >= 0) {
+			enum qmp_migration_status last;
+			qmp_wait_migration(ctx->vm->qmp, QMP_MIGRATION_CANCELLED, 2000, &last, NULL);
+		}
+		s->status = REPORT_SNAPSHOT_CANCELLED;
+	}
+	if (s->fd >= 0) {
+		close(s->fd);
+		s->fd = -1;
+	}
+	if (s->path) {
+		/* a partial snapshot is of no use, and may be what filled the disk */
+		if (ctx->spec->snapshot.keep && s->status == REPORT_SNAPSHOT_COMPLETED)
+			s->kept = true;
+		else
+			unlink(s->path);
+	}
+}
+
+static void snap_summarize(void *state, const struct scenario_ctx *ctx, struct report_rep *rep)
+{
+	struct snap *s = state;
+	struct report_snapshot *o = &rep->snapshot;
+
+	o->status = s->status;
+	o->sink_null = ctx->spec->snapshot.sink_null;
+	if (s->started) {
+		o->started_s = (double)(s->start_ns - ctx->rep_start_ns) / 1e9;
+		if (s->status == REPORT_SNAPSHOT_COMPLETED)
+			o->duration_s = s->total_ms > 0 ? (double)s->total_ms / 1e3 : (double)(s->end_ns - s->start_ns) / 1e9;
+	}
+	o->bytes = s->bytes;
+	o->pages = s->pages;
+	o->file_bytes = s->file_bytes;
+	o->kept = s->kept;
+	free(o->path);
+	o->path = s->kept && s->path ? strdup(s->path) : NULL;
+	free(o->error);
+	o->error = *s->error ? strdup(s->error) : NULL;
+	free(s->path);
+	s->path = NULL;
+}
+
+const struct scenario_ops scenario_background_snapshot = {
+	.name = "background-snapshot",
+	.window = REPORT_WINDOW_SNAPSHOT,
+	.state_size = sizeof(struct snap),
+	.prepare = snap_prepare,
+	.start = snap_start,
+	.poll = snap_poll,
+	.progress = snap_progress,
+	.finish = snap_finish,
+	.summarize = snap_summarize,
+	.cleanup = snap_cleanup,
+};
+
+const struct scenario_ops *scenario_find(enum spec_scenario s)
+{
+	switch (s) {
+	case SPEC_SCENARIO_BACKGROUND_SNAPSHOT:
+		return &scenario_background_snapshot;
+	}
+	return NULL;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Scenarios: what happens to the VM between the pre and post windows.
+ * The runner owns the VM, the sampler and the windows; a scenario owns its
+ * action and its own window:
+ *
+ *   prepare    before the warmup: open sinks, set parameters (the VM runs)
+ *   start      at the end of the pre window: begin the action
+ *   poll       often (every ~50 ms) during its window: has it ended?
+ *   progress   at each sample of its window: the row's migration figures
+ *   finish     after its window: collect what the action did
+ *   summarize  into the repetition's report
+ *   cleanup    always, also after a failure: stop the action, close, delete
+ *
+ * Adding one (dirty-log, numa-hinting, postcopy-restore) is a new
+ * scenario-<name>.c and a line in scenario_find(); the runner is untouched.
+ */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "report.h"
+#include "spec.h"
+
+struct vm;
+
+struct scenario_ctx {
+	const struct run_spec *spec;
+	struct vm *vm;
+	const char *run_dir;
+	unsigned rep_index;
+	uint64_t rep_start_ns; /* mono_ns() at the repetition's start */
+};
+
+struct scenario_ops {
+	const char *name;
+	enum report_window window; /* the window the action runs in */
+	size_t state_size;         /* zeroed state handed to every call */
+	int (*prepare)(void *state, const struct scenario_ctx *ctx, struct sb_error *err);
+	int (*start)(void *state, const struct scenario_ctx *ctx, struct sb_error *err);
+	/* *done when the action ended (successfully: 0; failed: < 0 with err) */
+	int (*poll)(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err);
+	/* fills the row's migration figures; 0 or < 0 (then no figures) */
+	int (*progress)(void *state, const struct scenario_ctx *ctx, struct report_migration *m,
+			double *fraction, struct sb_error *err);
+	int (*finish)(void *state, const struct scenario_ctx *ctx, struct sb_error *err);
+	void (*summarize)(void *state, const struct scenario_ctx *ctx, struct report_rep *rep);
+	void (*cleanup)(void *state, const struct scenario_ctx *ctx);
+};
+
+const struct scenario_ops *scenario_find(enum spec_scenario s);
+
+extern const struct scenario_ops scenario_background_snapshot;

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The qemu VM backend: QEMU launched by us with an argv vector. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "drain.h"
+#include "macro.h"
+#include "qemu-args.h"
+#include "telemetry.h"
+#include "qmp-commands.h"
+#include "qmp.h"
+#include "vm.h"
+#include "wire.h"
+
+/* fd numbers QEMU gets (named in its argv) */
+#define CHILD_TELEMETRY_FD 3
+#define CHILD_CONTROL_FD 4
+#define CHILD_QMP_FD 5
+#define CHILD_ERRPIPE_FD 6
+#define MEM_BACKEND_ID "sbram"
+
+static const struct vm_backend qemu_backend;
+
+int vm_find_binary(const char *name, char **ret, struct sb_error *err)
+{
+	const char *path = getenv("PATH");
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL, buf[4096];
+
+	if (!name || !*name)
+		return sb_error_set(err, -EINVAL, "QEMU binary: empty name; pass --qemu PATH");
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) < 0)
+			return sb_error_set(err, -errno, "QEMU binary %s: %s; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
+					    name, strerror(errno));
+		*ret = strdup(name);
+		return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!copy)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		int n = snprintf(buf, sizeof(buf), "%s/%s", d, name);
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			continue;
+		if (access(buf, X_OK) == 0) {
+			*ret = strdup(buf);
+			return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
+		}
+	}
+	return sb_error_set(err, -ENOENT, "QEMU binary %s: not found in PATH; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
+			    name);
+}
+
+void vm_describe_status(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st)) {
+		const char *m = guest_exit_status_to_string(WEXITSTATUS(st));
+		snprintf(buf, len, "exit status %d%s%s%s", WEXITSTATUS(st), m ? " (" : "", m ? m : "", m ? ")" : "");
+	} else if (WIFSIGNALED(st)) {
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	} else {
+		snprintf(buf, len, "wait status 0x%x", st);
+	}
+}
+
+void vm_log_tail(const struct vm *vm, char *buf, size_t len)
+{
+	_cleanup_close_ int fd = -1;
+	char tail[1024];
+	off_t size;
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (!vm->log_path)
+		return;
+	fd = open(vm->log_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0)
+		return;
+	n = pread(fd, tail, sizeof(tail) - 1, size > (off_t)sizeof(tail) - 1 ? size - (off_t)sizeof(tail) + 1 : 0);
+	if (n <= 0)
+		return;
+	tail[n] = '\0';
+	/* drop QEMU's harmless CPUID warnings, join the rest into one line */
+	size_t used = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(tail, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "host doesn't support requested feature"))
+			continue;
+		int k = snprintf(buf + used, len - used, "%s%s", used ? " | " : "", line);
+		if (k < 0 || (size_t)k >= len - used)
+			break;
+		used += (size_t)k;
+	}
+}
+
+static bool reap(struct vm *vm, bool block)
+{
+	int st;
+	pid_t r;
+
+	if (vm->exited || vm->pid <= 0)
+		return true;
+	do
+		r = waitpid(vm->pid, &st, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == vm->pid || (r < 0 && errno == ECHILD)) {
+		vm->exited = true;
+		vm->wait_status = r == vm->pid ? st : 0;
+		if (vm->pid_path)
+			unlink(vm->pid_path);
+		return true;
+	}
+	return false;
+}
+
+bool vm_exited(struct vm *vm, char *desc, size_t len)
+{
+	char tail[512];
+
+	if (!reap(vm, false))
+		return false;
+	if (desc && len) {
+		vm_describe_status(vm->wait_status, desc, len);
+		vm_log_tail(vm, tail, sizeof(tail));
+		if (*tail) {
+			size_t n = strlen(desc);
+			snprintf(desc + n, len - n, "; QEMU said: %s", tail);
+		}
+	}
+	return true;
+}
+
+static bool wait_exit(struct vm *vm, uint64_t deadline_ns)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+	for (;;) {
+		if (reap(vm, false))
+			return true;
+		if (mono_ns() >= deadline_ns)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int strv_push(char ***v, size_t *n, const char *fmt, ...) _printf_(3, 4);
+static int strv_push(char ***v, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	char *s, **nv;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return -ENOMEM;
+	nv = realloc(*v, (*n + 2) * sizeof(**v));
+	if (!nv) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+static void strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Our additions to the guest library's argv: machine, memory backend, CPU, QMP, user, extras. */
+static int extra_args(const struct vm_config *cfg, char ***ret)
+{
+	const struct run_spec *s = cfg->spec;
+	char **v = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	r |= strv_push(&v, &n, "-machine");
+	r |= strv_push(&v, &n, "%s,memory-backend=%s", s->vm.machine, MEM_BACKEND_ID);
+	r |= strv_push(&v, &n, "-object");
+	if (s->vm.backing == SPEC_BACKING_HUGETLB)
+		r |= strv_push(&v, &n, "memory-backend-memfd,id=%s,size=%llu,hugetlb=on,hugetlbsize=%llu,prealloc=%s",
+			       MEM_BACKEND_ID, (unsigned long long)s->vm.memory,
+			       (unsigned long long)(s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20),
+			       s->vm.prealloc ? "on" : "off");
+	else
+		r |= strv_push(&v, &n, "memory-backend-ram,id=%s,size=%llu,prealloc=%s", MEM_BACKEND_ID,
+			       (unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off");
+	if (s->vm.cpu) {
+		r |= strv_push(&v, &n, "-cpu");
+		r |= strv_push(&v, &n, "%s", s->vm.cpu);
+	}
+	r |= strv_push(&v, &n, "-chardev");
+	r |= strv_push(&v, &n, "socket,id=sbqmp,fd=%d", CHILD_QMP_FD);
+	r |= strv_push(&v, &n, "-mon");
+	r |= strv_push(&v, &n, "chardev=sbqmp,mode=control");
+	if (cfg->name) {
+		r |= strv_push(&v, &n, "-name");
+		r |= strv_push(&v, &n, "%s", cfg->name);
+	}
+	if (s->vm.user) {
+		r |= strv_push(&v, &n, "-runas");
+		r |= strv_push(&v, &n, "%s", s->vm.user);
+	}
+	for (size_t i = 0; i < s->vm.n_extra_args; i++)
+		r |= strv_push(&v, &n, "%s", s->vm.extra_args[i]);
+	if (r) {
+		strv_free(v);
+		return -ENOMEM;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static _Noreturn void child(const struct vm_config *cfg, const char *path, char **argv, int tel, int ctl, int qmp,
+			    int log_fd, int errpipe, pid_t parent)
+{
+	int fds[5] = { tel, ctl, qmp, errpipe, log_fd };
+	int e;
+	sigset_t all;
+
+	setpgid(0, 0); /* a terminal's ^C goes to snapbench, which stops QEMU in order */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	if (cfg->spec->vm.backing == SPEC_BACKING_ANON_NOTHP && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
+		goto fail;
+	umask(077);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+
+	/* move everything above the target numbers first, then into place */
+	for (int i = 0; i < 5; i++) {
+		fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20);
+		if (fds[i] < 0)
+			goto fail;
+	}
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fds[4], 1) < 0 || dup2(fds[4], 2) < 0 ||
+	    dup2(fds[0], CHILD_TELEMETRY_FD) < 0 || dup2(fds[1], CHILD_CONTROL_FD) < 0 ||
+	    dup2(fds[2], CHILD_QMP_FD) < 0 || dup3(fds[3], CHILD_ERRPIPE_FD, O_CLOEXEC) < 0)
+		goto fail;
+	errpipe = CHILD_ERRPIPE_FD;
+	close_range(CHILD_ERRPIPE_FD + 1, ~0U, 0);
+	execv(path, argv);
+fail:
+	e = errno;
+	if (write(errpipe, &e, sizeof(e)) < 0) {
+		/* nothing left to tell */
+	}
+	_exit(127);
+}
+
+static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
+{
+	_cleanup_(vm_freep) struct vm *vm = NULL;
+	struct guest_vm gvm;
+	char **extra = NULL;
+	int tel[2] = { -1, -1 }, ctl[2] = { -1, -1 }, qmp[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
+	_cleanup_close_ int log_fd = -1;
+	char buf[256], desc[768];
+	int r, e = 0;
+	pid_t pid;
+
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	vm->backend = &qemu_backend;
+	vm->telemetry_fd = vm->control_fd = -1;
+
+	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64", &vm->qemu_path, err);
+	if (r < 0)
+		return r;
+	if (asprintf(&vm->log_path, "%s/qemu-%s.log", cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
+	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, VM_PID_FILE) < 0) {
+		vm->log_path = vm->pid_path = NULL;
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = extra_args(cfg, &extra);
+	if (r < 0)
+		return sb_error_set(err, r, "out of memory");
+	gvm = (struct guest_vm){
+		.qemu = vm->qemu_path,
+		.image = cfg->guest_image,
+		.vcpus = cfg->spec->vm.vcpus,
+		.ram_mib = (unsigned)(cfg->spec->vm.memory >> 20),
+		.append = cfg->guest_append,
+		.telemetry_fd = CHILD_TELEMETRY_FD,
+		.control_fd = CHILD_CONTROL_FD,
+		.extra = (const char *const *)extra,
+	};
+	r = guest_qemu_argv(&gvm, &vm->argv, err);
+	strv_free(extra);
+	if (r < 0)
+		return r;
+
+	log_fd = open(vm->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	if (log_fd < 0)
+		return sb_error_set(err, -errno, "%s: cannot create QEMU's log: %s", vm->log_path, strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tel) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qmp) < 0 || pipe2(errpipe, O_CLOEXEC) < 0) {
+		r = sb_error_set(err, -errno, "cannot create QEMU's sockets: %s", strerror(errno));
+		goto fail;
+	}
+
+	pid_t parent = getpid();
+	pid = fork();
+	if (pid < 0) {
+		r = sb_error_set(err, -errno, "cannot fork for QEMU: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0)
+		child(cfg, vm->qemu_path, vm->argv, tel[1], ctl[1], qmp[1], log_fd, errpipe[1], parent);
+
+	vm->pid = pid;
+	close(tel[1]);
+	close(ctl[1]);
+	close(qmp[1]);
+	close(errpipe[1]);
+	tel[1] = ctl[1] = qmp[1] = errpipe[1] = -1;
+	vm->telemetry_fd = TAKE_FD(tel[0]);
+	vm->control_fd = TAKE_FD(ctl[0]);
+	r = drain_start(vm->telemetry_fd, &vm->telemetry);
+	if (r < 0) {
+		close(qmp[0]);
+		close(errpipe[0]);
+		return sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r));
+	}
+
+	/* exec succeeded when the pipe closes without a word */
+	ssize_t n;
+	do
+		n = read(errpipe[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(errpipe[0]);
+	errpipe[0] = -1;
+	if (n == sizeof(e)) {
+		reap(vm, true);
+		close(qmp[0]);
+		return sb_error_set(err, -e, "cannot start QEMU %s: %s", vm->qemu_path, strerror(e));
+	}
+
+	snprintf(buf, sizeof(buf), "%d\n", pid);
+	int pfd = open(vm->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (pfd >= 0) {
+		if (write(pfd, buf, strlen(buf)) < 0) {
+			/* the pid file is a convenience for supervisors; the run goes on */
+		}
+		close(pfd);
+	}
+
+	snprintf(buf, sizeof(buf), "QEMU pid %d", pid);
+	r = qmp_connect_fd(TAKE_FD(qmp[0]), buf, cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 30000, NULL,
+			   &vm->qmp, err);
+	if (r < 0) {
+		/* most often QEMU refused its arguments and exited: say what it said */
+		wait_exit(vm, mono_ns() + 2 * NSEC_PER_SEC);
+		if (vm_exited(vm, desc, sizeof(desc)))
+			return sb_error_set(err, -ECHILD, "QEMU (%s) exited at start-up: %s", vm->qemu_path, desc);
+		return sb_error_prefix(err, "QEMU (%s) started but its monitor did not answer", vm->qemu_path);
+	}
+	*ret = TAKE_PTR(vm);
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (tel[i] >= 0)
+			close(tel[i]);
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+		if (qmp[i] >= 0)
+			close(qmp[i]);
+		if (errpipe[i] >= 0)
+			close(errpipe[i]);
+	}
+	return r;
+}
+
+static int qemu_stop(struct vm *vm, int timeout_ms, struct sb_error *err)
+{
+	uint64_t start = mono_ns(), deadline = start + (uint64_t)(timeout_ms > 0 ? timeout_ms : 10000) * NSEC_PER_MSEC;
+	uint64_t span = deadline - start;
+	char cmd = GUEST_CMD_STOP;
+
+	if (reap(vm, false))
+		return 0;
+	/* 1. the guest stops itself: its last telemetry record goes out */
+	if (vm->control_fd >= 0 && send(vm->control_fd, &cmd, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 &&
+	    wait_exit(vm, start + span / 2))
+		return 0;
+	/* 2. QEMU quits */
+	if (vm->qmp) {
+		qmp_client_set_command_timeout(vm->qmp, (int)(span / 4 / NSEC_PER_MSEC) + 1);
+		qmp_quit(vm->qmp, NULL);
+		if (wait_exit(vm, start + span / 4 * 3))
+			return 0;
+	}
+	/* 3. and 4. */
+	kill(vm->pid, SIGTERM);
+	if (wait_exit(vm, deadline > mono_ns() + NSEC_PER_SEC ? deadline : mono_ns() + NSEC_PER_SEC))
+		return sb_error_set(err, -ETIMEDOUT, "QEMU pid %d did not stop when asked; it took SIGTERM", vm->pid);
+	kill(vm->pid, SIGKILL);
+	reap(vm, true);
+	return sb_error_set(err, -ETIMEDOUT, "QEMU pid %d did not stop when asked nor on SIGTERM; it was killed",
+			    vm->pid);
+}
+
+static void qemu_kill(struct vm *vm)
+{
+	if (reap(vm, false))
+		return;
+	kill(vm->pid, SIGKILL);
+	reap(vm, true);
+}
+
+static void qemu_free(struct vm *vm)
+{
+	qemu_kill(vm);
+	drain_free(vm->telemetry);
+	qmp_client_free(vm->qmp);
+	if (vm->telemetry_fd >= 0)
+		close(vm->telemetry_fd);
+	if (vm->control_fd >= 0)
+		close(vm->control_fd);
+	guest_strv_free(vm->argv);
+	free(vm->qemu_path);
+	free(vm->log_path);
+	free(vm->pid_path);
+	free(vm);
+}
+
+static const struct vm_backend qemu_backend = {
+	.name = "qemu",
+	.start = qemu_start,
+	.stop = qemu_stop,
+	.kill = qemu_kill,
+	.free = qemu_free,
+};
+
+int vm_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
+{
+	return qemu_backend.start(cfg, ret, err);
+}
+
+int vm_stop(struct vm *vm, int timeout_ms, struct sb_error *err)
+{
+	return vm->backend->stop(vm, timeout_ms, err);
+}
+
+void vm_kill(struct vm *vm)
+{
+	vm->backend->kill(vm);
+}
+
+void vm_free(struct vm *vm)
+{
+	if (vm)
+		vm->backend->free(vm);
+}
