@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "run-test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+extern char **environ;
+
+static const char *validator, *schema;
+static char dirs[16][256];
+static unsigned n_dirs;
+static void (*exit_fns[8])(void);
+static unsigned n_exit_fns;
+
+static void cleanup(void)
+{
+	for (unsigned i = n_exit_fns; i-- > 0;)
+		exit_fns[i]();
+	for (unsigned i = 0; i < n_dirs; i++) {
+		char *argv[] = { "/bin/rm", "-rf", "--", dirs[i], NULL };
+		pid_t pid;
+		if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) == 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
+void run_test_init(int argc, char **argv)
+{
+	CHECK_MSG(argc >= 3, "usage: %s VALIDATE-REPORT.py SCHEMA.json", argv[0]);
+	validator = argv[1];
+	schema = argv[2];
+	atexit(cleanup);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+void run_test_require_kvm_root(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		SKIP_TEST("KVM (/dev/kvm: %s)", strerror(errno));
+	close(fd);
+	if (geteuid() != 0)
+		SKIP_TEST("root (BPF probes, knobs and QEMU users need it)");
+}
+
+const char *run_test_tmpdir(const char *name)
+{
+	CHECK(n_dirs < 16);
+	snprintf(dirs[n_dirs], sizeof(dirs[n_dirs]), "/tmp/snapbench-test-%s-XXXXXX", name);
+	CHECK(mkdtemp(dirs[n_dirs]));
+	return dirs[n_dirs++];
+}
+
+void run_test_at_exit(void (*fn)(void))
+{
+	CHECK(n_exit_fns < 8);
+	exit_fns[n_exit_fns++] = fn;
+}
+
+void run_test_validate(const char *report_path)
+{
+	char *argv[] = { "/usr/bin/python3", (char *)validator, (char *)schema, (char *)report_path, NULL };
+	pid_t pid;
+	int st;
+
+	CHECK(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s does not validate against %s", report_path, schema);
+}
+
+struct json_object *run_test_load(const char *report_path)
+{
+	struct json_object *o = json_object_from_file(report_path);
+
+	CHECK_MSG(o, "cannot read %s", report_path);
+	return o;
+}
+
+struct json_object *jp(struct json_object *o, const char *path)
+{
+	char buf[512], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *t = strtok_r(buf, "/", &save); t && o; t = strtok_r(NULL, "/", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, (size_t)atoi(t));
+		else if (!json_object_object_get_ex(o, t, &o))
+			return NULL;
+	}
+	return o;
+}
+
+double jnum(struct json_object *o, const char *path)
+{
+	struct json_object *v = jp(o, path);
+
+	CHECK_MSG(v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)),
+		  "%s is not a number", path);
+	return json_object_get_double(v);
+}
+
+const char *jstr(struct json_object *o, const char *path)
+{
+	struct json_object *v = jp(o, path);
+
+	CHECK_MSG(v && json_object_is_type(v, json_type_string), "%s is not a string", path);
+	return json_object_get_string(v);
+}
+
+bool jnull(struct json_object *o, const char *path)
+{
+	char buf[512];
+	const char *slash = strrchr(path, '/');
+	struct json_object *parent = o, *v;
+
+	if (slash) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(slash - path), path);
+		parent = jp(o, buf);
+	}
+	return parent && json_object_object_get_ex(parent, slash ? slash + 1 : path, &v) && !v;
+}
+
+unsigned run_test_count_processes(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	unsigned n = 0;
+
+	CHECK(d);
+	while ((e = readdir(d))) {
+		char path[300], buf[4096];
+		ssize_t len;
+		int fd;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		for (ssize_t i = 0; i < len; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if (strstr(buf, needle) && !strstr(buf, "snapbench run"))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int run_test_spawn(char *const argv[], const char *out_path, const char *err_path)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st;
+
+	posix_spawn_file_actions_init(&fa);
+	if (out_path)
+		posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (err_path)
+		posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0);
+	posix_spawn_file_actions_destroy(&fa);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+const char *run_test_read_file(const char *path)
+{
+	static char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return buf;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+long run_test_sysctl(const char *path)
+{
+	const char *s = run_test_read_file(path);
+
+	return *s ? atol(s) : -1;
+}
+
+void run_test_write_sysctl(const char *path, long value)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int n = snprintf(buf, sizeof(buf), "%ld", value);
+
+	CHECK_MSG(fd >= 0, "%s: %s", path, strerror(errno));
+	CHECK(write(fd, buf, (size_t)n) == n);
+	close(fd);
+}
