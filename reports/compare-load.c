@@ -15,8 +15,8 @@ static void timeline_free(struct compare_timeline *t)
 {
 	free(t->t_s);
 	free(t->dt_s);
-	free(t->pf);
-	free(t->tlb);
+	for (size_t c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
+		free(t->counter[c]);
 	free(t->window);
 }
 
@@ -171,6 +171,12 @@ static int check_report(const char *path, struct json_object *root, struct sb_er
 	return 0;
 }
 
+const char *const compare_timeline_counters[COMPARE_TIMELINE_COUNTERS] = {
+	"kvm.pf_taken",
+	"kvm.remote_tlb_flush",
+	"bpf.invalidations",
+};
+
 static unsigned char window_code(const char *w)
 {
 	if (!w)
@@ -213,10 +219,11 @@ static int extract_timelines(const char *path, struct compare_report *rep, struc
 		if (rows) {
 			t->t_s = malloc(rows * sizeof(double));
 			t->dt_s = malloc(rows * sizeof(double));
-			t->pf = malloc(rows * sizeof(double));
-			t->tlb = malloc(rows * sizeof(double));
 			t->window = malloc(rows);
-			if (!t->t_s || !t->dt_s || !t->pf || !t->tlb || !t->window)
+			bool ok = t->t_s && t->dt_s && t->window;
+			for (size_t c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
+				ok = (t->counter[c] = malloc(rows * sizeof(double))) && ok;
+			if (!ok)
 				return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
 		}
 		for (size_t j = 0; j < rows; j++) {
@@ -226,8 +233,8 @@ static int extract_timelines(const char *path, struct compare_report *rep, struc
 				continue;
 			t->t_s[t->n] = json_object_get_double(ts);
 			t->dt_s[t->n] = json_object_get_double(dt);
-			t->pf[t->n] = counter(row, "kvm.pf_taken");
-			t->tlb[t->n] = counter(row, "kvm.remote_tlb_flush");
+			for (size_t c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
+				t->counter[c][t->n] = counter(row, compare_timeline_counters[c]);
 			t->window[t->n] = window_code(json_get_string(row, "window"));
 			t->n++;
 		}

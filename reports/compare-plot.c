@@ -157,18 +157,19 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 
 struct step {
 	double t0, t1;   /* seconds relative to the snapshot start */
-	double rate[2];  /* pf/s, tlb/s; NAN when the counter is absent */
+	double rate[COMPARE_TIMELINE_COUNTERS]; /* per second; NAN when the counter is absent */
 };
 
 struct series {
 	struct step *steps;
 	size_t n;
 	double snap_end;  /* end of the snapshot window, relative */
-	bool have[2];
+	bool have[COMPARE_TIMELINE_COUNTERS];
 	const struct compare_rep *rep;
 };
 
-static const char *const timeline_counters[2] = { "kvm.pf_taken", "kvm.remote_tlb_flush" };
+static const char *const panel_id[COMPARE_TIMELINE_COUNTERS] = { "panel-pf", "panel-tlb", "panel-invalidations" };
+static const char *const panel_name[COMPARE_TIMELINE_COUNTERS] = { "pf/s", "tlb/s", "invalidations/s" };
 
 /* The repetition whose snapshot-window pf_per_s is closest to the side's median. */
 static size_t representative(const struct compare_side *side)
@@ -231,16 +232,15 @@ static int series_from_rep(const struct compare_rep *rp, struct series *out)
 		return -ENOMEM;
 	out->snap_end = end - start;
 	for (size_t i = 0; i < n;) {
-		const double *cnt[2] = { tl->pf, tl->tlb };
-		double sum[2] = { 0, 0 }, dur = 0;
-		bool have[2] = { false, false };
+		double sum[COMPARE_TIMELINE_COUNTERS] = { 0 }, dur = 0;
+		bool have[COMPARE_TIMELINE_COUNTERS] = { false };
 		size_t j = i;
 
 		for (; j < n && j < i + k && tl->window[j] == tl->window[i]; j++) {
 			dur += tl->dt_s[j];
-			for (int c = 0; c < 2; c++)
-				if (!isnan(cnt[c][j])) {
-					sum[c] += cnt[c][j];
+			for (int c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
+				if (!isnan(tl->counter[c][j])) {
+					sum[c] += tl->counter[c][j];
 					have[c] = true;
 				}
 		}
@@ -248,7 +248,7 @@ static int series_from_rep(const struct compare_rep *rp, struct series *out)
 			struct step *st = &out->steps[out->n++];
 			st->t0 = tl->t_s[i] - tl->dt_s[i] - start;
 			st->t1 = tl->t_s[j - 1] - start;
-			for (int c = 0; c < 2; c++) {
+			for (int c = 0; c < COMPARE_TIMELINE_COUNTERS; c++) {
 				st->rate[c] = have[c] ? sum[c] / dur : NAN;
 				out->have[c] |= have[c];
 			}
@@ -260,7 +260,7 @@ static int series_from_rep(const struct compare_rep *rp, struct series *out)
 
 char *compare_plot_timeline_svg(const struct compare_result *r, const char **why)
 {
-	const double W = 820, H = 580, left = 90, right = 24, top = 100, panel_h = 170, gap = 70;
+	const double W = 820, left = 90, right = 24, top = 100, panel_h = 170, gap = 70;
 	struct series ser[2] = { 0 };
 	char label[80], buf[64];
 	struct svg s;
@@ -293,12 +293,17 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 			t_hi = fmax(t_hi, ser[k].steps[i].t1);
 		}
 	struct axis tx = nice_axis(t_lo, t_hi);
+	/* pf/s and tlb/s always (a missing counter is said so in its panel);
+	 * invalidations/s when either side measured them */
+	int panels = 2 + (ser[0].have[2] || ser[1].have[2]);
+	const double H = top + panels * (panel_h + gap) + 10;
 
 	if (svg_begin(&s, W, H, "") < 0) {
 		*why = "out of memory";
 		goto out;
 	}
-	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "pf/s and tlb/s through the snapshot window");
+	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "%s through the snapshot window",
+		 panels > 2 ? "pf/s, tlb/s and invalidations/s" : "pf/s and tlb/s");
 	for (int k = 0; k < 2; k++) {
 		text_sanitize(r->side[k]->label, label, sizeof(label));
 		char id[80];
@@ -309,7 +314,7 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 			 label, id, (long long)ser[k].rep->index);
 	}
 
-	for (int c = 0; c < 2; c++) {
+	for (int c = 0; c < panels; c++) {
 		double y_top = top + (double)c * (panel_h + gap), y_bottom = y_top + panel_h;
 		double max = 0;
 		for (int k = 0; k < 2; k++)
@@ -318,9 +323,9 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 					max = fmax(max, ser[k].steps[i].rate[c]);
 		struct axis ay = nice_axis(0, max > 0 ? max : 1);
 
-		svg_group_begin(&s, c == 0 ? "panel-pf" : "panel-tlb");
-		svg_text(&s, left, y_top - 8, "start", 13, "#111111", "%s (%s per second)", c == 0 ? "pf/s" : "tlb/s",
-			 timeline_counters[c]);
+		svg_group_begin(&s, panel_id[c]);
+		svg_text(&s, left, y_top - 8, "start", 13, "#111111", "%s (%s per second)", panel_name[c],
+			 compare_timeline_counters[c]);
 		y_axis(&s, &ay, left, W - right, y_bottom, y_top);
 		/* each side's snapshot window: a bar along the top of the panel */
 		for (int k = 0; k < 2; k++) {
@@ -332,7 +337,7 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 		for (int k = 0; k < 2; k++) {
 			if (!ser[k].have[c]) {
 				svg_text(&s, W / 2, y_top + 20 + 16 * k, "middle", 11, side_color[k],
-					 "%s: %s not in the timeline", r->side[k]->role, timeline_counters[c]);
+					 "%s: %s not in the timeline", r->side[k]->role, compare_timeline_counters[c]);
 				continue;
 			}
 			_cleanup_free_ double *xy = malloc(ser[k].n * 4 * sizeof(*xy));

@@ -445,16 +445,19 @@ static int metric_note(struct compare_metric *m, const char *fmt, ...)
 	return strv_push(&m->notes, &m->n_notes, s);
 }
 
-static int decide(struct compare_metric *m, double alpha)
+/* reps: the sides' repetition counts; when the metric has a value in every
+ * repetition, the run-wide warning already explains a small n. */
+static int decide(struct compare_metric *m, double alpha, const size_t reps[2])
 {
 	double magnitude = m->from_zero ? INFINITY : fabs(m->pct_change);
 	int r = 0;
 
 	if (m->mwu.p_floor > alpha) {
 		m->verdict = COMPARE_INSUFFICIENT_DATA;
-		r = metric_note(m, "n = %zu vs %zu: the exact Mann-Whitney U test cannot reach p <= %g with so few "
-				"values (smallest possible p %.3g); run at least %zu repetitions per arm",
-				m->arm[0].n, m->arm[1].n, alpha, m->mwu.p_floor, reps_needed(alpha));
+		if (m->arm[0].n != reps[0] || m->arm[1].n != reps[1])
+			r = metric_note(m, "n = %zu vs %zu: the exact Mann-Whitney U test cannot reach p <= %g with so "
+					"few values (smallest possible p %.3g); run at least %zu repetitions per arm",
+					m->arm[0].n, m->arm[1].n, alpha, m->mwu.p_floor, reps_needed(alpha));
 	} else if (m->mwu.p > alpha) {
 		m->verdict = COMPARE_NO_CHANGE;
 	} else if (isnan(magnitude) || magnitude < m->threshold_pct) {
@@ -560,7 +563,8 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 	}
 
 	m.threshold_pct = threshold_for(&res->opts, name);
-	if (decide(&m, res->opts.alpha) < 0)
+	const size_t reps[2] = { res->side[0]->n_reps, res->side[1]->n_reps };
+	if (decide(&m, res->opts.alpha, reps) < 0)
 		goto oom;
 
 	if (res->n_metrics >= COMPARE_MAX_METRICS) {

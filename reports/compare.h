@@ -56,10 +56,14 @@
  * json-c needs many times that in memory). */
 enum compare_window_code { COMPARE_W_WARMUP, COMPARE_W_PRE, COMPARE_W_SNAPSHOT, COMPARE_W_POST, COMPARE_W_OTHER };
 
+#define COMPARE_TIMELINE_COUNTERS 3
+/* kvm.pf_taken, kvm.remote_tlb_flush, bpf.invalidations */
+extern const char *const compare_timeline_counters[COMPARE_TIMELINE_COUNTERS];
+
 struct compare_timeline {
 	size_t n;
 	double *t_s, *dt_s;
-	double *pf, *tlb;    /* kvm.pf_taken, kvm.remote_tlb_flush deltas; NAN where absent */
+	double *counter[COMPARE_TIMELINE_COUNTERS]; /* per-row deltas; NAN where absent */
 	unsigned char *window; /* enum compare_window_code */
 };
 
@@ -268,8 +272,9 @@ void compare_format_number(double v, char *buf, size_t size);
 
 /* SVG: the repetitions of each side of metrics[i] as a strip and box plot. */
 char *compare_plot_metric_svg(const struct compare_result *r, size_t i);
-/* SVG: pf/s and tlb/s through the snapshot window of one repetition per side
- * (the one whose snapshot-window pf_per_s is closest to its side's median).
+/* SVG: pf/s and tlb/s (and invalidations/s when the reports have them)
+ * through the snapshot window of one repetition per side (the one whose
+ * snapshot-window pf_per_s is closest to its side's median).
  * Returns NULL and sets *why when the reports hold no timeline to draw. */
 char *compare_plot_timeline_svg(const struct compare_result *r, const char **why);
 

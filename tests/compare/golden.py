@@ -130,9 +130,12 @@ def check_metric_svg(case, path, metric):
         fail(case, "%s: the y axis has fewer than two tick labels" % path)
 
 
-def check_timeline_svg(case, path):
+def check_timeline_svg(case, path, want_invalidations):
     root = check_svg_common(case, path)
-    for panel in ("panel-pf", "panel-tlb"):
+    panels = ["panel-pf", "panel-tlb"] + (["panel-invalidations"] if want_invalidations else [])
+    if not want_invalidations and group(root, "panel-invalidations") is not None:
+        fail(case, "%s: an invalidations panel, but the reports have no bpf.invalidations" % path)
+    for panel in panels:
         g = group(root, panel)
         if g is None:
             fail(case, "%s: no %s" % (path, panel))
@@ -197,7 +200,15 @@ def run_case(snapbench, testdata, validator, golden, name, args, want_rc, with_o
             fail(name, "plots written %s, expected %s" % (svgs, want_svgs))
         for m in doc["metrics"]:
             check_metric_svg(name, os.path.join(outdir, "o", "%s-%s.svg" % (m["window"], m["metric"])), m)
-        check_timeline_svg(name, os.path.join(outdir, "o", "timeline.svg"))
+        # a third panel exactly when an input's timeline counts bpf.invalidations
+        has_bpf = False
+        for side in ("baseline", "patched"):
+            for rep in doc["inputs"][side]["reports"]:
+                with open(os.path.join(testdata, rep["path"])) as f:
+                    run = json.load(f)
+                has_bpf |= any("bpf.invalidations" in row["counters"]
+                               for r in run["repetitions"] for row in r["timeline"])
+        check_timeline_svg(name, os.path.join(outdir, "o", "timeline.svg"), has_bpf)
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
 
