@@ -14,15 +14,16 @@
 #include "compare.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "runner.h"
 #include "verbs.h"
 
 static_assert(COMPARE_EXIT_OK == EXIT_OK, "compare.h and exit-codes.h disagree on EXIT_OK");
 static_assert(COMPARE_EXIT_REGRESSION == EXIT_REGRESSION, "compare.h and exit-codes.h disagree on EXIT_REGRESSION");
 
-/* Where runs live when --store is not given: the run engine's default. */
+/* Where runs live when --store is not given: where snapbench run puts them. */
 static const char *default_store(void)
 {
-	return geteuid() == 0 ? "/var/lib/snapbench/runs" : "./snapbench-runs";
+	return runner_default_results_dir();
 }
 
 static void usage(FILE *out)
