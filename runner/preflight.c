@@ -197,8 +197,9 @@ static void check_space(struct failures *f, const struct preflight_input *in)
 	}
 	if (avail < need)
 		fail(f, -ENOSPC,
-		     "run directory %s has %llu MiB free, the snapshot file%s of a %llu MiB guest need about %llu MiB: free space, write the run elsewhere (--output DIR), or use the null sink (--sink null)",
+		     "run directory %s has %llu MiB free, the snapshot file%s of a %llu MiB guest need%s about %llu MiB: free space, write the run elsewhere (--output DIR), or use the null sink (--sink null)",
 		     in->run_dir, avail >> 20, spec->snapshot.keep ? "s (kept)" : "", (unsigned long long)(spec->vm.memory >> 20),
+		     spec->snapshot.keep ? "" : "s",
 		     need >> 20);
 }
 

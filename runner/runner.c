@@ -770,7 +770,7 @@ reps_done:
 	progress(&run, "done", NULL, NULL);
 	if (ret == -ECANCELED) {
 		finish_run(&run, REPORT_CANCELLED, "cancel", "the run was cancelled");
-		sb_error_set(err, ret, "the run was cancelled after %u of %u repetitions", run.reps_done, total);
+		sb_error_set(err, ret, "the run was cancelled in repetition %u of %u", run.reps_done ? run.reps_done : 1, total);
 	} else if (ret < 0 || failed) {
 		char msg[SB_ERROR_MAX];
 		snprintf(msg, sizeof(msg), "%u of %u repetitions failed; first: %s: %s", failed, total, first_phase,

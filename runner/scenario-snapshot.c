@@ -68,21 +68,46 @@ static int snap_prepare(void *state, const struct scenario_ctx *ctx, struct sb_e
 	return 0;
 }
 
+/* Set by snap_start() when QEMU refused the capability: every repetition would be refused alike. */
+#define SNAP_REFUSED (-EOPNOTSUPP)
+
 static int snap_start(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
 {
+	static const struct qmp_migrate_capability caps[] = {
+		{ "background-snapshot", true },
+		{ "events", true },
+	};
 	struct snap *s = state;
+	bool on = false;
 	int k;
 
 	s->start_ns = s->last_ns = mono_ns();
 	s->last_pages = 0;
-	k = qmp_snapshot_background_start(ctx->vm->qmp, s->fd, err);
+	/* QEMU checks userfaultfd write-protect here; verify it took, as QEMU may fall back silently */
+	k = qmp_migrate_set_capabilities(ctx->vm->qmp, caps, ARRAY_SIZE(caps), err);
+	if (k >= 0) {
+		k = qmp_query_migrate_capability(ctx->vm->qmp, "background-snapshot", &on, err);
+		if (k >= 0 && !on)
+			k = sb_error_set(err, -EOPNOTSUPP,
+					 "query-migrate-capabilities says background-snapshot is off after setting it on");
+	}
 	if (k < 0) {
 		s->status = REPORT_SNAPSHOT_FAILED;
 		s->failed = true;
 		snprintf(s->error, sizeof(s->error), "%s", err ? err->msg : "refused");
-		if (k == -EOPNOTSUPP)
-			return sb_error_prefix(err,
-					       "QEMU refused the background snapshot (its user needs userfaultfd: run QEMU as root, or set the knob sysctl:vm.unprivileged_userfaultfd=1)");
+		if (k == -ETIMEDOUT || k == -ECONNRESET || k == -ENOTCONN)
+			return sb_error_prefix(err, "setting the background-snapshot capability");
+		sb_error_prefix(err,
+				"QEMU refused the background snapshot (it needs userfaultfd write-protect for its user: run QEMU as root, or set the knob sysctl:vm.unprivileged_userfaultfd=1)");
+		if (err)
+			err->code = SNAP_REFUSED;
+		return SNAP_REFUSED;
+	}
+	k = qmp_migrate_to_fd(ctx->vm->qmp, s->fd, "sbsnapshot", err);
+	if (k < 0) {
+		s->status = REPORT_SNAPSHOT_FAILED;
+		s->failed = true;
+		snprintf(s->error, sizeof(s->error), "%s", err ? err->msg : "migrate failed");
 		return sb_error_prefix(err, "starting the background snapshot");
 	}
 	s->started = true;

@@ -40,6 +40,7 @@ struct scenario_ops {
 	enum report_window window; /* the window the action runs in */
 	size_t state_size;         /* zeroed state handed to every call */
 	int (*prepare)(void *state, const struct scenario_ctx *ctx, struct sb_error *err);
+	/* -EOPNOTSUPP: the host refuses the action; every repetition would be refused alike */
 	int (*start)(void *state, const struct scenario_ctx *ctx, struct sb_error *err);
 	/* *done when the action ended (successfully: 0; failed: < 0 with err) */
 	int (*poll)(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err);

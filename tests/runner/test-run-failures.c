@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Failure paths of a run, each for real, each ending in a clear error and a
+ * report that validates and is marked failed (or cancelled):
+ *
+ *   qemu-missing    no QEMU binary: preflight says so; without preflight the
+ *                   first repetition fails at vm-start and the run stops
+ *   qemu-killed     QEMU killed mid-snapshot: that repetition fails with the
+ *                   reason, the next one completes, no QEMU is left
+ *   sink-full       the snapshot file on a full (tiny) tmpfs: preflight says
+ *                   so; without preflight the snapshot fails with QEMU's
+ *                   error and the partial file is removed
+ *   uffd-refused    QEMU as an unprivileged user without userfaultfd:
+ *                   preflight says so; without preflight QEMU refuses the
+ *                   background snapshot and the run stops
+ *   cancel          cancelled mid-run: VM stopped, report cancelled
+ *
+ * argv[3] (optional) runs one case only.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "run-test.h"
+#include "runner.h"
+#include "spec.h"
+
+static void small_spec(struct run_spec *spec, const char *reps)
+{
+	struct sb_error err = {};
+
+	CHECK(spec_init(spec) == 0);
+	CHECK(spec_set(spec, "repetitions", reps, NULL, &err) == 0);
+	CHECK(spec_set(spec, "vm.memory", "256M", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.warmup_s", "0.5", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.pre_s", "1", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.post_s", "1", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.interval_ms", "200", NULL, &err) == 0);
+}
+
+/* Runs spec into a fresh directory; returns runner_execute's result, the report loaded. */
+static int run(const char *name, struct run_spec *spec, struct runner_options *opts, struct json_object **report,
+	       struct sb_error *err)
+{
+	static char run_dir[PATH_MAX];
+	char path[PATH_MAX];
+	int k;
+
+	if (!opts->run_dir) {
+		snprintf(run_dir, sizeof(run_dir), "%s/run", run_test_tmpdir(name));
+		opts->run_dir = run_dir;
+	}
+	k = runner_execute(spec, opts, path, err);
+	printf("%s: runner_execute = %d (%s)\n", name, k, err->msg);
+	run_test_validate(path);
+	*report = run_test_load(path);
+	return k;
+}
+
+static void expect_no_qemu(struct json_object *r)
+{
+	char needle[128];
+
+	snprintf(needle, sizeof(needle), "snapbench-%s-rep", jstr(r, "id"));
+	CHECK_MSG(run_test_count_processes(needle) == 0, "a QEMU of run %s is still running", jstr(r, "id"));
+}
+
+static void test_qemu_missing(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = { .qemu_binary = "/nonexistent/qemu-system-x86_64" };
+	struct sb_error err = {};
+	struct json_object *r;
+
+	small_spec(&spec, "2");
+	CHECK(run("qemu-missing", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
+	CHECK_MSG(strstr(jstr(r, "error/message"), "/nonexistent/qemu-system-x86_64") &&
+			  strstr(jstr(r, "error/message"), "--qemu"),
+		  "%s", jstr(r, "error/message"));
+	CHECK(strstr(err.msg, "/nonexistent/qemu-system-x86_64"));
+	CHECK(json_object_array_length(jp(r, "repetitions")) == 0);
+	CHECK(jnum(r, "arms/0/repetitions/completed") == 0);
+	json_object_put(r);
+
+	/* without preflight: the first repetition fails at vm-start, the run stops there */
+	opts = (struct runner_options){ .qemu_binary = "/nonexistent/qemu-system-x86_64", .skip_preflight = true };
+	CHECK(run("qemu-missing-nopf", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(json_object_array_length(jp(r, "repetitions")) == 1);
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 vm-start"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "/nonexistent/qemu-system-x86_64"));
+	CHECK(strstr(jstr(r, "error/message"), "1 of 2 repetitions failed"));
+	CHECK(jnum(r, "arms/0/repetitions/failed") == 1);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static char killed_run_dir[PATH_MAX];
+static pid_t killed_pid;
+
+static void kill_in_snapshot(const struct runner_progress *p, void *userdata)
+{
+	char path[PATH_MAX + 16];
+
+	(void)userdata;
+	if (p->rep != 0 || strcmp(p->step, "snapshot") || killed_pid || !(p->snapshot_fraction > 0.1))
+		return;
+	snprintf(path, sizeof(path), "%s/qemu.pid", killed_run_dir);
+	killed_pid = (pid_t)atol(run_test_read_file(path));
+	CHECK_MSG(killed_pid > 0, "no pid in %s", path);
+	printf("qemu-killed: killing QEMU pid %d at %.0f%% of the snapshot\n", killed_pid, p->snapshot_fraction * 100);
+	CHECK(kill(killed_pid, SIGKILL) == 0);
+}
+
+static void test_qemu_killed(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = { .progress = kill_in_snapshot };
+	struct sb_error err = {};
+	struct json_object *r;
+
+	small_spec(&spec, "2");
+	/* slow enough to be caught in the middle: 256 MiB at 32 MiB/s */
+	CHECK(spec_set(&spec, "snapshot.max_bandwidth", "32M", NULL, &err) == 0);
+	snprintf(killed_run_dir, sizeof(killed_run_dir), "%s/run", run_test_tmpdir("qemu-killed"));
+	opts.run_dir = killed_run_dir;
+	CHECK(run("qemu-killed", &spec, &opts, &r, &err) < 0);
+	CHECK_MSG(killed_pid > 0, "the snapshot window was never reached");
+	CHECK(kill(killed_pid, 0) < 0 && errno == ESRCH);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 snapshot"));
+	CHECK_MSG(strstr(jstr(r, "repetitions/0/error/message"), "killed by signal 9"), "%s",
+		  jstr(r, "repetitions/0/error/message"));
+	CHECK(strstr(jstr(r, "repetitions/0/vm/exit"), "signal 9"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "active") ||
+	      !strcmp(jstr(r, "repetitions/0/snapshot/status"), "cancelled") ||
+	      !strcmp(jstr(r, "repetitions/0/snapshot/status"), "failed"));
+	/* the partial timeline stays */
+	CHECK(json_object_array_length(jp(r, "repetitions/0/timeline")) >= 5);
+	/* the next repetition ran and completed */
+	CHECK(!strcmp(jstr(r, "repetitions/1/state"), "completed"));
+	CHECK(jnum(r, "arms/0/repetitions/completed") == 1 && jnum(r, "arms/0/repetitions/failed") == 1);
+	CHECK(jnum(r, "arms/0/windows/snapshot/pf_per_s/n") == 1);
+	expect_no_qemu(r);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", killed_run_dir);
+	CHECK(access(path, F_OK) < 0);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static char tmpfs_dir[256];
+
+static void unmount_tmpfs(void)
+{
+	if (*tmpfs_dir)
+		umount2(tmpfs_dir, MNT_DETACH);
+}
+
+static void test_sink_full(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+	char dir[PATH_MAX];
+
+	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "%s", run_test_tmpdir("sink-full"));
+	if (mount("snapbench-test", tmpfs_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") < 0)
+		SKIP_TEST("mounting a tmpfs (%s)", strerror(errno));
+	run_test_at_exit(unmount_tmpfs);
+
+	small_spec(&spec, "1");
+	snprintf(dir, sizeof(dir), "%s/preflight", tmpfs_dir);
+	opts.run_dir = dir;
+	CHECK(run("sink-full", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
+	CHECK_MSG(strstr(jstr(r, "error/message"), "MiB free") && strstr(jstr(r, "error/message"), "--sink null"),
+		  "%s", jstr(r, "error/message"));
+	json_object_put(r);
+
+	/* without preflight: QEMU's write fails, the snapshot fails, the file goes */
+	snprintf(dir, sizeof(dir), "%s/nopf", tmpfs_dir);
+	opts = (struct runner_options){ .run_dir = dir, .skip_preflight = true };
+	CHECK(run("sink-full", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 snapshot"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "failed"));
+	printf("sink-full: %s\n", jstr(r, "repetitions/0/error/message"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "snapshot failed"));
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", dir);
+	CHECK(access(path, F_OK) < 0);
+	expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+#define UFFD_SYSCTL "/proc/sys/vm/unprivileged_userfaultfd"
+static long uffd_original = -1;
+
+static void restore_uffd(void)
+{
+	if (uffd_original >= 0 && run_test_sysctl(UFFD_SYSCTL) != uffd_original)
+		run_test_write_sysctl(UFFD_SYSCTL, uffd_original);
+}
+
+static void test_uffd_refused(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+
+	uffd_original = run_test_sysctl(UFFD_SYSCTL);
+	if (uffd_original < 0)
+		SKIP_TEST("%s", UFFD_SYSCTL);
+	run_test_at_exit(restore_uffd);
+	if (uffd_original != 0)
+		run_test_write_sysctl(UFFD_SYSCTL, 0); /* restored at exit, also on failure */
+
+	small_spec(&spec, "2");
+	CHECK(spec_set(&spec, "vm.user", "nobody", NULL, &err) == 0);
+	CHECK(run("uffd-refused", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
+	CHECK_MSG(strstr(jstr(r, "error/message"), "nobody") &&
+			  strstr(jstr(r, "error/message"), "sysctl:vm.unprivileged_userfaultfd=1"),
+		  "%s", jstr(r, "error/message"));
+	json_object_put(r);
+
+	/* without preflight: QEMU (as nobody) starts, then refuses the snapshot */
+	opts = (struct runner_options){ .skip_preflight = true };
+	CHECK(run("uffd-refused-nopf", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(json_object_array_length(jp(r, "repetitions")) == 1); /* the run stopped: it would fail alike */
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 snapshot"));
+	printf("uffd-refused: %s\n", jstr(r, "repetitions/0/error/message"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "refused the background snapshot"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "migrate-set-capabilities"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "failed"));
+	CHECK(jnum(r, "repetitions/0/windows/pre/duration_s") > 0); /* what it measured before stays */
+	expect_no_qemu(r);
+	json_object_put(r);
+
+	/* the fix the message gives works: the knob for the run, restored after */
+	CHECK(spec_set(&spec, "repetitions", "1", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "knobs", "sysctl:vm.unprivileged_userfaultfd=1", NULL, &err) == 0);
+	opts = (struct runner_options){};
+	CHECK_MSG(run("uffd-knob", &spec, &opts, &r, &err) == 0, "%s", err.msg);
+	CHECK(!strcmp(jstr(r, "state"), "completed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "completed"));
+	CHECK(run_test_sysctl(UFFD_SYSCTL) == 0);
+	json_object_put(r);
+	spec_done(&spec);
+	restore_uffd();
+}
+
+static volatile sig_atomic_t cancel_flag;
+
+static void cancel_in_pre(const struct runner_progress *p, void *userdata)
+{
+	(void)userdata;
+	if (p->rep == 1 && !strcmp(p->step, "pre"))
+		cancel_flag = 1;
+}
+
+static void test_cancel(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = { .cancel = &cancel_flag, .progress = cancel_in_pre };
+	struct sb_error err = {};
+	struct json_object *r;
+
+	small_spec(&spec, "3");
+	CHECK(run("cancel", &spec, &opts, &r, &err) == -ECANCELED);
+	CHECK(!strcmp(jstr(r, "state"), "cancelled"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "completed"));
+	CHECK(!strcmp(jstr(r, "repetitions/1/state"), "cancelled"));
+	CHECK(json_object_array_length(jp(r, "repetitions")) == 2);
+	CHECK(jnum(r, "arms/0/repetitions/completed") == 1);
+	CHECK(jnum(r, "arms/0/repetitions/total") == 3);
+	expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} cases[] = {
+		{ "qemu-missing", test_qemu_missing }, { "qemu-killed", test_qemu_killed },
+		{ "sink-full", test_sink_full },       { "uffd-refused", test_uffd_refused },
+		{ "cancel", test_cancel },
+	};
+	const char *only = argc > 3 ? argv[3] : NULL;
+
+	run_test_init(argc, argv);
+	run_test_require_kvm_root();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!only || !strcmp(only, cases[i].name)) {
+			printf("--- %s\n", cases[i].name);
+			cases[i].fn();
+		}
+	return 0;
+}
