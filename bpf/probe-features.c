@@ -111,6 +111,8 @@ int tracefs_events_dir(char *buf, size_t size, struct sb_error *err)
 {
 	static const char *const candidates[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
+	if (!buf || size == 0) /* also tells gcc -fsanitize builds buf is not NULL */
+		return sb_error_set(err, -EINVAL, "tracefs_events_dir: no buffer");
 	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++) {
 		snprintf(buf, size, "%s/events", candidates[i]);
 		if (dir_exists(buf))

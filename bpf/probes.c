@@ -851,10 +851,14 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 				 p->opts.test_tracepoint);
 			snprintf(ps->name, sizeof(ps->name), "%s", colon + 1);
 		}
+		/* copies: gcc -fsanitize builds cannot tell sibling fields from the destination (-Wrestrict) */
+		char category[sizeof(ps->category)], name[sizeof(ps->name)];
+		memcpy(category, ps->category, sizeof(category));
+		memcpy(name, ps->name, sizeof(name));
 		if (def->category)
-			snprintf(ps->label, sizeof(ps->label), "%s:%s", ps->category, ps->name);
+			snprintf(ps->label, sizeof(ps->label), "%s:%s", category, name);
 		else
-			snprintf(ps->label, sizeof(ps->label), "fentry:%s", ps->name);
+			snprintf(ps->label, sizeof(ps->label), "fentry:%s", name);
 		ps->info.name = ps->label;
 		ps->info.role = def->first >= 0 ? "counter" : "marker";
 		choose_backend(p, ps, def);
