@@ -676,7 +676,8 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		if (!opts->skip_preflight) {
 			k = preflight_run(&in, &q, err);
 			if (k < 0) {
-				h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+				h->qemu_binary = strdup(q.path ? q.path : opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+				qemu_info_done(&q);
 				finish_run(&run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
 				ret = k;
 				goto out;
