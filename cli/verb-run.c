@@ -80,19 +80,21 @@ enum {
 	OPT_PRINT_SPEC,
 	OPT_QUIET,
 	OPT_HELP,
+	OPT_LOCAL,
 	OPT_FIELD = 2000,
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench run [--spec FILE] [FLAGS] [--output DIR] [--json]\n"
+		"usage: snapbench run --local [--spec FILE] [FLAGS] [--output DIR] [--json]\n"
 		"\n"
 		"Runs the benchmark here (without the daemon): arms x repetitions of the\n"
 		"background-snapshot scenario with the built-in micro guest, and writes\n"
 		"DIR/RUN-ID/report.json. Flags override the spec file field by field\n"
 		"(docs/running.md lists every field).\n"
 		"\n"
+		"  --local               run here, without the daemon (today the only mode)\n"
 		"  --spec FILE           the run spec (JSON)\n"
 		"  --output DIR          results directory (default %s)\n"
 		"  --label LABEL         label of the single arm (default \"default\")\n",
@@ -306,6 +308,7 @@ static int run_main(int argc, char **argv)
 	longopts[k++] = (struct option){ "print-spec", no_argument, NULL, OPT_PRINT_SPEC };
 	longopts[k++] = (struct option){ "quiet", no_argument, NULL, OPT_QUIET };
 	longopts[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	longopts[k++] = (struct option){ "local", no_argument, NULL, OPT_LOCAL };
 	longopts[k] = (struct option){ 0 };
 
 	ret = EXIT_USAGE;
@@ -315,6 +318,8 @@ static int run_main(int argc, char **argv)
 		switch (c) {
 		case OPT_SPEC:
 			break; /* applied above */
+		case OPT_LOCAL:
+			break; /* runs are local until snapbenchd sits in front */
 		case 'o':
 		case OPT_OUTPUT:
 			output = optarg;

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `snapbench run --local` (without the daemon) as users and CI call it: exit codes (0, 2 bad flags or
+ * spec, 4 preflight, 6 cancelled by SIGTERM), --json and --print-spec
+ * output, and the crash path: snapbench SIGKILLed mid-run with a knob set
+ * takes its QEMU with it (PR_SET_PDEATHSIG) and leaves the knob journal,
+ * and the next `snapbench run` on the same results directory restores the
+ * knob before anything else.
+ *
+ * argv: validate-report.py schema snapbench [case]
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "run-test.h"
+
+#define KNOB_FILE "/proc/sys/kernel/printk_ratelimit"
+
+extern char **environ;
+
+static const char *snapbench;
+static const char *dir;
+static char out[PATH_MAX], errf[PATH_MAX];
+static long knob_original = -1;
+
+static void restore_knob(void)
+{
+	if (knob_original >= 0 && run_test_sysctl(KNOB_FILE) != knob_original)
+		run_test_write_sysctl(KNOB_FILE, knob_original);
+}
+
+static int sb(const char *const *args)
+{
+	char *argv[64];
+	size_t n = 0;
+
+	argv[n++] = (char *)snapbench;
+	argv[n++] = "run";
+	argv[n++] = "--local";
+	for (; *args && n < 62; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+	return run_test_spawn(argv, out, errf);
+}
+
+static pid_t sb_async(const char *const *args)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[64];
+	size_t n = 0;
+	pid_t pid;
+
+	argv[n++] = (char *)snapbench;
+	argv[n++] = "run";
+	argv[n++] = "--local";
+	for (; *args && n < 62; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0);
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+
+	CHECK(waitpid(pid, &st, 0) == pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The single run directory under results (its name is the run id). */
+static const char *only_run(const char *results)
+{
+	static char path[PATH_MAX];
+	DIR *d = opendir(results);
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d);
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", results, e->d_name);
+			n++;
+		}
+	closedir(d);
+	CHECK_MSG(n == 1, "%d run directories in %s", n, results);
+	return path;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Waits (bounded: a hang must fail, not stall CI) until cond() holds. */
+#define WAIT_FOR(cond, seconds, what)                                          \
+	do {                                                                   \
+		int _i;                                                        \
+		for (_i = 0; _i < (seconds) * 10 && !(cond); _i++)             \
+			sleep_ms(100);                                         \
+		CHECK_MSG((cond), "%s did not happen within %d s", what, seconds); \
+	} while (0)
+
+static const char *const quick[] = { "-n", "1", "--warmup", "0.5", "--pre", "1", "--post", "1", "--interval", "250", NULL };
+
+static void test_usage_errors(void)
+{
+	char spec[PATH_MAX];
+	FILE *f;
+
+	CHECK(sb((const char *const[]){ "--memory", "12Q", NULL }) == 2);
+	CHECK_MSG(strstr(run_test_read_file(errf), "--memory: must be a size"), "%s", run_test_read_file(errf));
+	CHECK(sb((const char *const[]){ "--pre", "-1", NULL }) == 2);
+	CHECK(strstr(run_test_read_file(errf), "--pre: must be > 0 (got -1)"));
+	CHECK(sb((const char *const[]){ "--bogus", NULL }) == 2);
+	CHECK(sb((const char *const[]){ "extra", NULL }) == 2);
+	CHECK(strstr(run_test_read_file(errf), "unexpected argument 'extra'"));
+
+	snprintf(spec, sizeof(spec), "%s/bad.json", dir);
+	f = fopen(spec, "w");
+	CHECK(f);
+	fputs("{\"vm\": {\"memroy\": \"1G\"}}\n", f);
+	fclose(f);
+	CHECK(sb((const char *const[]){ "--spec", spec, NULL }) == 2);
+	CHECK_MSG(strstr(run_test_read_file(errf), "spec.vm.memroy: unknown field") &&
+			  strstr(run_test_read_file(errf), "bad.json"),
+		  "%s", run_test_read_file(errf));
+
+	/* a spec file plus flags: the flags win, the result is printed */
+	f = fopen(spec, "w");
+	CHECK(f);
+	fputs("{\"repetitions\": 3, \"vm\": {\"memory\": \"512M\"}}\n", f);
+	fclose(f);
+	CHECK(sb((const char *const[]){ "--memory", "128M", "--spec", spec, "--print-spec", NULL }) == 0);
+	struct json_object *j = json_tokener_parse(run_test_read_file(out));
+	CHECK(j);
+	CHECK(jnum(j, "repetitions") == 3 && jnum(j, "vm/memory") == 128 << 20);
+	json_object_put(j);
+}
+
+static void test_preflight_exit(void)
+{
+	char results[PATH_MAX];
+
+	snprintf(results, sizeof(results), "%s/preflight", dir);
+	CHECK(sb((const char *const[]){ "--output", results, "--qemu", "/nonexistent/qemu", NULL }) == 4);
+	CHECK(strstr(run_test_read_file(errf), "/nonexistent/qemu"));
+	CHECK(strstr(run_test_read_file(out), "report: "));
+	char report[PATH_MAX + 16];
+	snprintf(report, sizeof(report), "%s/report.json", only_run(results));
+	run_test_validate(report);
+}
+
+static void test_json_run(void)
+{
+	char results[PATH_MAX];
+	const char *args[32] = { "--output", NULL, "--json", "--sink", "null", "--label", "v6.18", NULL };
+	size_t n = 7;
+
+	snprintf(results, sizeof(results), "%s/json", dir);
+	args[1] = results;
+	for (const char *const *q = quick; *q; q++)
+		args[n++] = *q;
+	args[n] = NULL;
+	CHECK_MSG(sb(args) == 0, "%s", run_test_read_file(errf));
+	struct json_object *j = json_tokener_parse(run_test_read_file(out));
+	CHECK_MSG(j, "stdout is not JSON: %s", run_test_read_file(out));
+	CHECK(!strcmp(jstr(j, "state"), "completed"));
+	CHECK(!strcmp(jstr(j, "arms/0/label"), "v6.18"));
+	CHECK(jnum(j, "arms/0/windows/snapshot/invalidations_per_s/median") > 0);
+	run_test_validate(jstr(j, "report"));
+	struct json_object *r = run_test_load(jstr(j, "report"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/sink"), "null"));
+	CHECK(jnull(r, "repetitions/0/snapshot/file_bytes"));
+	json_object_put(r);
+	json_object_put(j);
+	/* progress went to stderr */
+	CHECK(strstr(run_test_read_file(errf), "snapshot"));
+}
+
+static void test_sigterm(void)
+{
+	char results[PATH_MAX], report[PATH_MAX + 16];
+	const char *args[] = { "--output", NULL, "-n", "3", "--interval", "250", NULL };
+	pid_t pid;
+
+	snprintf(results, sizeof(results), "%s/sigterm", dir);
+	args[1] = results;
+	pid = sb_async(args);
+	WAIT_FOR(strstr(run_test_read_file(errf), ": pre"), 120, "the pre window");
+	CHECK(kill(pid, SIGTERM) == 0);
+	CHECK(wait_status(pid) == 6);
+	snprintf(report, sizeof(report), "%s/report.json", only_run(results));
+	run_test_validate(report);
+	struct json_object *r = run_test_load(report);
+	CHECK(!strcmp(jstr(r, "state"), "cancelled"));
+	char needle[128];
+	snprintf(needle, sizeof(needle), "snapbench-%s-rep", jstr(r, "id"));
+	CHECK(run_test_count_processes(needle) == 0);
+	json_object_put(r);
+}
+
+static void test_crash_recovery(void)
+{
+	char results[PATH_MAX], knob[64], journal[PATH_MAX + 32], needle[128];
+	const char *args[] = { "--output", NULL, "-n", "2", "--knob", NULL, "--interval", "250", NULL };
+	const char *run_dir;
+	pid_t pid;
+
+	knob_original = run_test_sysctl(KNOB_FILE);
+	CHECK(knob_original >= 0);
+	run_test_at_exit(restore_knob);
+	snprintf(results, sizeof(results), "%s/crash", dir);
+	snprintf(knob, sizeof(knob), "sysctl:kernel.printk_ratelimit=%ld", knob_original + 5);
+	args[1] = results;
+	args[5] = knob;
+	pid = sb_async(args);
+	WAIT_FOR(strstr(run_test_read_file(errf), ": pre"), 120, "the pre window");
+	CHECK(run_test_sysctl(KNOB_FILE) == knob_original + 5);
+	run_dir = only_run(results);
+	snprintf(needle, sizeof(needle), "snapbench-%s-rep", strrchr(run_dir, '/') + 1);
+	CHECK(run_test_count_processes(needle) == 1);
+
+	CHECK(kill(pid, SIGKILL) == 0);
+	CHECK(wait_status(pid) == 128 + SIGKILL);
+	/* its QEMU dies with it; the knob stays changed, and the journal says what to restore */
+	WAIT_FOR(run_test_count_processes(needle) == 0, 30, "QEMU's exit after snapbench was killed");
+	CHECK(run_test_sysctl(KNOB_FILE) == knob_original + 5);
+	snprintf(journal, sizeof(journal), "%s/knobs.journal", results);
+	CHECK(access(journal, F_OK) == 0);
+	/* the partial report is a valid document, still "running" */
+	char report[PATH_MAX + 16];
+	snprintf(report, sizeof(report), "%s/report.json", run_dir);
+	run_test_validate(report);
+
+	/* the next run on the same results directory restores it first (even one that fails preflight) */
+	CHECK(sb((const char *const[]){ "--output", results, "--qemu", "/nonexistent/qemu", NULL }) == 4);
+	CHECK_MSG(run_test_sysctl(KNOB_FILE) == knob_original, "the knob is %ld, expected %ld restored",
+		  run_test_sysctl(KNOB_FILE), knob_original);
+	CHECK(access(journal, F_OK) < 0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} cases[] = {
+		{ "usage", test_usage_errors }, { "preflight", test_preflight_exit }, { "json", test_json_run },
+		{ "sigterm", test_sigterm },    { "crash", test_crash_recovery },
+	};
+	const char *only = argc > 4 ? argv[4] : NULL;
+
+	run_test_init(argc, argv);
+	CHECK(argc > 3);
+	snapbench = argv[3];
+	run_test_require_kvm_root();
+	dir = run_test_tmpdir("cli-run");
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!only || !strcmp(only, cases[i].name)) {
+			printf("--- %s\n", cases[i].name);
+			cases[i].fn();
+		}
+	return 0;
+}
