@@ -52,6 +52,7 @@ void guest_params_init(struct guest_params *p, unsigned vcpus)
 		.probe_gap_us = 100,
 		.interval_ms = 100,
 		.seed = 1,
+		.populate = true,
 	};
 	for (unsigned i = 0; i < GUEST_MAX_VCPUS; i++)
 		p->vcpu_pattern[i] = GUEST_PATTERN_DEFAULT;
@@ -169,8 +170,8 @@ int guest_params_to_cmdline(const struct guest_params *p, char **out, struct sb_
 		sbuf_add(&b, " probe=none");
 	else
 		sbuf_add(&b, " probe=%d", p->probe_vcpu);
-	sbuf_add(&b, " probe-gap=%u run=%" PRIu64 " interval=%u seed=%" PRIu64 " clock=%s", p->probe_gap_us, p->run_ms,
-		 p->interval_ms, p->seed, clock_strings[p->clock]);
+	sbuf_add(&b, " probe-gap=%u run=%" PRIu64 " interval=%u seed=%" PRIu64 " populate=%s clock=%s", p->probe_gap_us,
+		 p->run_ms, p->interval_ms, p->seed, p->populate ? "on" : "off", clock_strings[p->clock]);
 	/* 255 vCPUs with a pattern each stays far below the limit; still, never
 	 * hand QEMU a command line the guest would cut. */
 	if (b.oom)

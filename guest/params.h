@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -27,12 +28,14 @@ struct guest_params {
 	uint64_t run_ms;           /* stop by itself after this long; 0: until asked */
 	unsigned interval_ms;      /* telemetry period */
 	uint64_t seed;             /* rand-set's generator */
+	bool populate;             /* write every 4 KiB page of the region before the workloads start */
 	int clock;                 /* 0: best available, else enum guest_clock_source */
 };
 
 /* Defaults: every vCPU but 0 runs write64 over half of free RAM with 4 KiB
- * pages, vCPU 0 runs the probe with a 100 us gap (vCPU 0 runs write64 too
- * when vcpus == 1 and no probe), telemetry every 100 ms, until stopped. */
+ * pages, populated first; vCPU 0 runs the probe with a 100 us gap (with one
+ * vCPU there is no probe and it runs write64); telemetry every 100 ms;
+ * until stopped. */
 void guest_params_init(struct guest_params *p, unsigned vcpus);
 
 /* 0, or -EINVAL with a message naming the field and the fix. */

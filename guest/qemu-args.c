@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "qemu-args.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 		return sb_error_set(err, -EINVAL, "guest VM: ram_mib=%u: give the VM at least 16 MiB", vm->ram_mib);
 	if (vm->telemetry_fd < 0 || vm->control_fd < 0 || vm->telemetry_fd == vm->control_fd)
 		return sb_error_set(err, -EINVAL,
-				    "guest VM: telemetry_fd=%d, control_fd=%d: give two distinct connected sockets", vm->telemetry_fd,
+				    "guest VM: telemetry_fd=%d, control_fd=%d: give a pipe's write end and a connected socket", vm->telemetry_fd,
 				    vm->control_fd);
 
 	s.v = calloc(MAX_ARGS, sizeof(char *));
@@ -91,8 +92,12 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 	add(&s, "%s", vm->image);
 	add(&s, "-append");
 	add(&s, "%s", vm->append);
+	/* the fdset's id is the fd number; append=on because QEMU refuses
+	 * O_TRUNC on a /dev/fdset path */
+	add(&s, "-add-fd");
+	add(&s, "fd=%d,set=%d", vm->telemetry_fd, vm->telemetry_fd);
 	add(&s, "-chardev");
-	add(&s, "socket,id=sbtel,fd=%d", vm->telemetry_fd);
+	add(&s, "file,id=sbtel,path=/dev/fdset/%d,append=on", vm->telemetry_fd);
 	add(&s, "-device");
 	add(&s, "isa-debugcon,iobase=0x%x,chardev=sbtel", GUEST_PORT_TELEMETRY);
 	add(&s, "-chardev");
@@ -111,6 +116,15 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 				    MAX_ARGS);
 	}
 	*out = s.v;
+	return 0;
+}
+
+int guest_telemetry_pipe(int fds[2], struct sb_error *err)
+{
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return sb_error_set(err, -errno, "telemetry pipe: %m");
+	/* best effort: an unprivileged caller may be held to fs.pipe-max-size */
+	(void)fcntl(fds[1], F_SETPIPE_SZ, GUEST_TELEMETRY_PIPE_SIZE);
 	return 0;
 }
 

@@ -3,15 +3,21 @@
  * How to run the micro guest under QEMU: the image's location and the
  * argument vector with the devices the guest expects (wire.h):
  *
- *   isa-debugcon at 0xe9    -> chardev "sbtel": socket, fd = telemetry_fd
+ *   isa-debugcon at 0xe9    -> chardev "sbtel": a file chardev on fd telemetry_fd
+ *                              (-add-fd, /dev/fdset/N), the write end of a pipe
  *   COM1 (-serial)          -> chardev "sbctl": socket, fd = control_fd
  *   isa-debug-exit at 0xf4  -> QEMU's exit status (guest_exit_status_to_string)
  *
- * Both chardevs take already connected stream sockets by number (e.g. one
- * end of a socketpair() each), so there are no socket paths to clean up and
- * nothing a shell ever parses. The caller starts QEMU with those fds open at
- * those numbers (without FD_CLOEXEC), reads telemetry from the peer of
- * telemetry_fd and writes GUEST_CMD_STOP to the peer of control_fd.
+ * The caller starts QEMU with those fds open at those numbers (without
+ * FD_CLOEXEC), reads telemetry from the pipe's read end and writes
+ * GUEST_CMD_STOP to the peer of control_fd (one end of a socketpair()). No
+ * paths to clean up, nothing a shell ever parses.
+ *
+ * Why a pipe: QEMU's isa-debugcon writes every byte with its own write(),
+ * from the vCPU thread, holding QEMU's global lock. On a socket each byte
+ * costs a whole buffer slot, so an unread socket fills after a few hundred
+ * bytes and QEMU stops answering QMP; a pipe packs the bytes into pages.
+ * Still, keep reading: when the pipe is full the guest and QMP stall.
  */
 #pragma once
 
@@ -24,10 +30,18 @@ struct guest_vm {
 	unsigned vcpus;       /* 1..GUEST_MAX_VCPUS */
 	unsigned ram_mib;     /* >= 16 */
 	const char *append;   /* guest_params_to_cmdline() */
-	int telemetry_fd;     /* fd number in QEMU */
+	int telemetry_fd;     /* fd number in QEMU: guest_telemetry_pipe()'s write end */
 	int control_fd;       /* fd number in QEMU */
 	const char *const *extra; /* more arguments (e.g. -qmp), NULL-terminated; may be NULL */
 };
+
+/*
+ * A pipe for telemetry, both ends O_CLOEXEC, grown to
+ * GUEST_TELEMETRY_PIPE_SIZE when the system allows (else the default
+ * 64 KiB). fds[0] is the host's read end, fds[1] goes to QEMU.
+ */
+#define GUEST_TELEMETRY_PIPE_SIZE (1 << 20) /* minutes of telemetry at the default interval */
+int guest_telemetry_pipe(int fds[2], struct sb_error *err);
 
 /* A NULL-terminated argv for execv(); free with guest_strv_free(). */
 int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err);

@@ -138,7 +138,7 @@ static void skip(struct guest_decoder *d, size_t n)
 static int decode_hello(struct guest_decoder *d, struct reader *r, struct sb_error *err)
 {
 	struct guest_hello *h = &d->rec.hello;
-	unsigned page_shift, buckets, sub_bits, probe;
+	unsigned page_shift, buckets, sub_bits, probe, flags;
 
 	if (d->have_hello)
 		return sb_error_set(err, -EBADMSG, "a second HELLO: the stream holds more than one guest boot");
@@ -153,7 +153,8 @@ static int decode_hello(struct guest_decoder *d, struct reader *r, struct sb_err
 	h->tsc_hz = rd(r, 8);
 	h->pvclock_mul = (uint32_t)rd(r, 4);
 	h->pvclock_shift = (int8_t)rd(r, 1);
-	rd(r, 3);
+	flags = (unsigned)rd(r, 1);
+	rd(r, 2);
 	h->ram_bytes = rd(r, 8);
 	h->region_base = rd(r, 8);
 	h->region_bytes = rd(r, 8);
@@ -178,6 +179,9 @@ static int decode_hello(struct guest_decoder *d, struct reader *r, struct sb_err
 		return sb_error_set(err, -EBADMSG,
 				    "HELLO announces a histogram of %u buckets, %u sub-bucket bits; this snapbench reads %d and %d",
 				    buckets, sub_bits, GUEST_HIST_BUCKETS, GUEST_HIST_SUB_BITS);
+	if (flags & ~(unsigned)GUEST_HELLO_POPULATED)
+		return sb_error_set(err, -EBADMSG, "HELLO with unknown flags %#x", flags);
+	h->populated = flags & GUEST_HELLO_POPULATED;
 	if (page_shift != 12 && page_shift != 21)
 		return sb_error_set(err, -EBADMSG, "HELLO with page shift %u (12 or 21)", page_shift);
 	h->page_size = 1u << page_shift;

@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,7 @@ struct guest_hello {
 	uint64_t tsc_hz;
 	uint32_t pvclock_mul; /* kvmclock's tsc_to_system_mul/tsc_shift, 0 otherwise */
 	int pvclock_shift;
+	bool populated;       /* the region was populated before the workloads (populate=on) */
 	uint64_t ram_bytes, region_base, region_bytes;
 	int probe_vcpu; /* -1: none */
 	unsigned probe_gap_us;

@@ -32,7 +32,7 @@ static void test_defaults(void)
 	CHECK(cfg.mem_bytes == 0 && cfg.mem_percent == 50);
 	CHECK(cfg.page_shift == 12 && cfg.pattern == GUEST_PATTERN_WRITE64);
 	CHECK(cfg.probe_vcpu == 0 && cfg.probe_gap_us == 100 && cfg.interval_ms == 100);
-	CHECK(cfg.run_ms == 0 && cfg.seed == 1 && cfg.clock == 0);
+	CHECK(cfg.run_ms == 0 && cfg.seed == 1 && cfg.clock == 0 && cfg.populate == 1);
 	for (unsigned i = 0; i < GUEST_MAX_VCPUS; i++)
 		CHECK(cfg.vcpu_pattern[i] == GUEST_PATTERN_UNSET);
 
@@ -59,7 +59,9 @@ static void test_everything_set(void)
 	p.interval_ms = 250;
 	p.seed = UINT64_MAX;
 	p.clock = GUEST_CLOCK_PIT;
+	p.populate = false;
 	roundtrip(&p, &cfg);
+	CHECK(cfg.populate == 0);
 	CHECK(cfg.mem_bytes == 6ull << 30);
 	CHECK(cfg.page_shift == 21 && cfg.pattern == GUEST_PATTERN_RAND_SET);
 	CHECK(cfg.vcpu_pattern[1] == GUEST_PATTERN_READ64 && cfg.vcpu_pattern[7] == GUEST_PATTERN_IDLE);
@@ -159,6 +161,7 @@ static void test_guest_parser(void)
 	expect_guest_rejects("-- interval=5", "bad interval=5");
 	expect_guest_rejects("-- seed=0x10", "bad seed=0x10");
 	expect_guest_rejects("-- clock=tsc", "bad clock=tsc");
+	expect_guest_rejects("-- populate=yes", "use populate=on or populate=off");
 	expect_guest_rejects("-- quiet", "'quiet' is not key=value");
 	expect_guest_rejects("-- probe=2 pattern.2=idle", "pattern.2 names the probe's vCPU");
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,7 +40,8 @@ int main(void)
 	/* paths and the command line stay single arguments: no shell in between */
 	CHECK(find(argv, "-kernel", vm.image) > 0);
 	CHECK(find(argv, "-append", vm.append) > 0);
-	CHECK(find(argv, "-chardev", "socket,id=sbtel,fd=3") > 0);
+	CHECK(find(argv, "-add-fd", "fd=3,set=3") > 0);
+	CHECK(find(argv, "-chardev", "file,id=sbtel,path=/dev/fdset/3,append=on") > 0);
 	CHECK(find(argv, "-device", "isa-debugcon,iobase=0xe9,chardev=sbtel") > 0);
 	CHECK(find(argv, "-chardev", "socket,id=sbctl,fd=4") > 0);
 	CHECK(find(argv, "-serial", "chardev:sbctl") > 0);
@@ -61,13 +63,25 @@ int main(void)
 	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "vcpus=0"));
 	vm.vcpus = 2;
 	vm.control_fd = 3;
-	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "two distinct"));
+	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "pipe's write end"));
 	vm.control_fd = 4;
 	vm.ram_mib = 8;
 	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "ram_mib=8"));
 	vm.ram_mib = 128;
 	vm.append = NULL;
 	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "guest_params_to_cmdline"));
+
+	/* the telemetry pipe */
+	{
+		int fds[2];
+
+		CHECK(guest_telemetry_pipe(fds, &err) == 0);
+		CHECK(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+		CHECK(fcntl(fds[1], F_GETFD) & FD_CLOEXEC);
+		CHECK(fcntl(fds[1], F_GETPIPE_SZ) >= 65536);
+		close(fds[0]);
+		close(fds[1]);
+	}
 
 	/* the image: from the environment, with a message naming the fix */
 	{

@@ -66,6 +66,7 @@ static size_t frame(struct buf *out, unsigned version, unsigned type, uint32_t s
 #define HZ 2500000000ull
 
 static struct buf pl; /* scratch payload */
+static unsigned hello_flags = GUEST_HELLO_POPULATED;
 
 static void hello(struct buf *out, uint32_t seq, unsigned vcpus, unsigned vcpus_announced)
 {
@@ -77,7 +78,8 @@ static void hello(struct buf *out, uint32_t seq, unsigned vcpus, unsigned vcpus_
 	put(&pl, HZ, 8);
 	put(&pl, 3435973837u, 4);
 	put(&pl, (uint8_t)-1, 1);
-	put(&pl, 0, 3);
+	put(&pl, hello_flags, 1);
+	put(&pl, 0, 2);
 	put(&pl, 128ull << 20, 8);
 	put(&pl, 2ull << 20, 8);
 	put(&pl, 62ull << 20, 8);
@@ -252,6 +254,7 @@ static void test_contents(void)
 	CHECK(rec->hello.vcpu[2].pattern == GUEST_PATTERN_WRITE64 && rec->hello.vcpu[2].apic_id == 2);
 	CHECK(rec->hello.vcpu[2].slice_base == (2ull << 20) + (64 << 10) && rec->hello.vcpu[2].slice_bytes == (64 << 10));
 	CHECK(rec->hello.region_bytes == (62ull << 20) && rec->hello.probe_overhead_cycles == 40);
+	CHECK(rec->hello.populated);
 	CHECK(guest_decoder_hello(d) && guest_decoder_hello(d)->vcpus == 3);
 
 	CHECK(guest_decoder_next(d, &rec, &err) == 1 && rec->type == GUEST_RECORD_SAMPLE);
@@ -446,6 +449,18 @@ static void test_semantics(void)
 		sample(&stream, 0, 2, 1);
 		run(d, stream.b, stream.n, 0, &s);
 		CHECK(s.errors == 1 && s.n == 0 && strstr(s.first_error, "before HELLO"));
+	}
+	/* HELLO flags this decoder does not know */
+	{
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		struct seen s = { 0 };
+
+		stream.n = 0;
+		hello_flags = 0x80;
+		hello(&stream, 0, 2, 2);
+		hello_flags = GUEST_HELLO_POPULATED;
+		run(d, stream.b, stream.n, 0, &s);
+		CHECK(s.errors == 1 && s.n == 0 && strstr(s.first_error, "unknown flags 0x80"));
 	}
 	/* vCPU count disagreeing with HELLO; a second HELLO */
 	{

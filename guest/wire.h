@@ -85,7 +85,7 @@ enum guest_record_type {
 	 * HELLO, once after boot, before any SAMPLE:
 	 *   u16 vcpus, u8 page_shift (12 or 21), u8 clock_source,
 	 *   u32 interval_ms, u64 tsc_hz, u32 pvclock_mul, i8 pvclock_shift,
-	 *   u8 pad[3], u64 ram_bytes, u64 region_base, u64 region_bytes,
+	 *   u8 flags (GUEST_HELLO_*), u8 pad[2], u64 ram_bytes, u64 region_base, u64 region_bytes,
 	 *   u16 probe_vcpu (0xffff: none), u16 pad, u32 probe_gap_us,
 	 *   u64 run_ms (0: until stopped), u64 seed, u64 boot_tsc, u64 tsc,
 	 *   u32 probe_overhead_cycles, u16 hist_buckets, u8 hist_sub_bits, u8 pad,
@@ -115,6 +115,9 @@ enum guest_record_type {
 	 */
 	GUEST_RECORD_LOG = 4,
 };
+
+/* HELLO flags */
+#define GUEST_HELLO_POPULATED 0x01 /* every 4 KiB page of the region was written before the workloads */
 
 enum guest_end_reason {
 	GUEST_END_HOST_REQUEST = 1, /* the host sent GUEST_CMD_STOP */

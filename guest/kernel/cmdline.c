@@ -26,6 +26,7 @@ void guest_config_defaults(struct guest_config *cfg)
 		.probe_gap_us = 100,
 		.interval_ms = 100,
 		.seed = 1,
+		.populate = 1,
 	};
 	for (unsigned i = 0; i < GUEST_MAX_VCPUS; i++)
 		cfg->vcpu_pattern[i] = GUEST_PATTERN_UNSET;
@@ -167,6 +168,13 @@ static int parse_one(struct token key, struct token val, struct guest_config *cf
 	} else if (tok_eq(key, "seed")) {
 		if (parse_u64(val, &cfg->seed) < 0)
 			return fail(err, errlen, key, val, "give a decimal seed for rand-set");
+	} else if (tok_eq(key, "populate")) {
+		if (tok_eq(val, "on"))
+			cfg->populate = 1;
+		else if (tok_eq(val, "off"))
+			cfg->populate = 0;
+		else
+			return fail(err, errlen, key, val, "use populate=on or populate=off");
 	} else if (tok_eq(key, "clock")) {
 		if (tok_eq(val, "auto"))
 			cfg->clock = 0;
@@ -180,7 +188,7 @@ static int parse_one(struct token key, struct token val, struct guest_config *cf
 			return fail(err, errlen, key, val, "use auto, kvmclock, cpuid or pit");
 	} else {
 		return fail(err, errlen, key, val,
-			    "unknown parameter; known: mem, page, pattern, pattern.N, probe, probe-gap, run, interval, seed, clock");
+			    "unknown parameter; known: mem, page, pattern, pattern.N, probe, probe-gap, run, interval, seed, populate, clock");
 	}
 	return 0;
 }

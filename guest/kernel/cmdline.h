@@ -29,6 +29,7 @@ struct guest_config {
 	uint64_t run_ms;      /* 0: until stopped */
 	uint32_t interval_ms; /* telemetry period */
 	uint64_t seed;
+	uint8_t populate;     /* write every page of the region before starting */
 	uint8_t vcpu_pattern[GUEST_MAX_VCPUS]; /* GUEST_PATTERN_UNSET: use pattern */
 };
 

@@ -77,6 +77,7 @@ extern volatile uint64_t probe_sum_cycles, probe_max_cycles;
 extern uint32_t probe_overhead_cycles;
 void probe_measure_overhead(void);
 int workload_assign(char *err, size_t errlen);
+void region_populate(void);
 void run_role(struct vcpu *v);
 
 /* telemetry.c */

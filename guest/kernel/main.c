@@ -167,6 +167,8 @@ void kmain(void)
 	if (workload_assign(err, sizeof(err)) < 0)
 		bad_params("%s", err);
 	probe_measure_overhead();
+	if (cfg.populate)
+		region_populate();
 
 	now = rdtsc();
 	interval_cycles = us_to_cycles((uint64_t)cfg.interval_ms * 1000);

@@ -118,7 +118,7 @@ void tel_hello(uint64_t now)
 	put64(tsc_hz);
 	put32(pvclock_mul);
 	put8((uint8_t)pvclock_shift);
-	put8(0);
+	put8(cfg.populate ? GUEST_HELLO_POPULATED : 0);
 	put16(0);
 	put64(ram_bytes);
 	put64(region_base);

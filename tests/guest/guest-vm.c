@@ -185,7 +185,15 @@ void test_guest_start(struct test_guest *g, unsigned ram_mib, const struct guest
 	guests[slot] = g;
 	logfd = test_guest_temp_file(g, "qemu.log", g->log_path, sizeof(g->log_path));
 
-	g->tel = pair(&q_tel);
+	{
+		int fds[2];
+
+		CHECK_MSG(guest_telemetry_pipe(fds, &err) == 0, "%s", err.msg);
+		g->tel = fds[0];
+		q_tel = fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
+		CHECK(q_tel >= 10);
+		close(fds[1]);
+	}
 	g->ctl = pair(&q_ctl);
 	if (with_qmp)
 		g->qmp = pair(&q_qmp);

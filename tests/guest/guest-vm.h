@@ -2,8 +2,8 @@
 /*
  * For tests: run the micro guest under a real QEMU with KVM, built from
  * guest_params_to_cmdline() and guest_qemu_argv() as the runner does, with
- * telemetry, control and (optionally) QMP on socketpairs passed as fds 3, 4
- * and 5. QEMU's stderr goes to a temp file that is printed if the test
+ * telemetry on a pipe, control and (optionally) QMP on socketpairs, passed
+ * as fds 3, 4 and 5. QEMU's stderr goes to a temp file that is printed if the test
  * fails. Every QEMU started here is killed and its temp files removed when
  * the test exits, also on a failed CHECK (atexit) or meson's SIGTERM, and
  * QEMU gets SIGKILL if the test dies outright (PR_SET_PDEATHSIG).

@@ -50,6 +50,7 @@ int main(void)
 	CHECK(hello.region_base >= (1ull << 20) && hello.region_base + hello.region_bytes <= hello.ram_bytes + (1ull << 20));
 	CHECK(hello.vcpu[1].slice_base == hello.region_base && hello.vcpu[1].slice_bytes == hello.region_bytes);
 	CHECK(hello.vcpu[0].slice_bytes == 0);
+	CHECK(hello.populated);
 	CHECK(hello.tsc > hello.boot_tsc);
 	printf("HELLO after %.3f s: TSC %.3f GHz (%s), region %llu MiB at %#llx, boot to HELLO %.1f ms guest time\n",
 	       (double)hello_ns / 1e9, (double)hello.tsc_hz / 1e9, guest_clock_source_to_string(hello.clock_source),
