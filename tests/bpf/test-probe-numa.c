@@ -57,11 +57,35 @@ static void restore(void)
 		changed = false;
 }
 
+static struct sigaction prev_term, prev_int;
+
+/*
+ * Restore, then hand over to whoever handled the signal before us
+ * (tests/qmp's qemu-launch kills its QEMUs that way), then die of it.
+ */
 static void on_signal(int sig)
 {
+	struct sigaction *prev = sig == SIGTERM ? &prev_term : &prev_int;
+
 	restore(); /* open/write/close: async-signal-safe */
+	if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN && prev->sa_handler != on_signal)
+		prev->sa_handler(sig);
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* (Re)install after anything else that installs handlers, e.g. test_qemu_start(). */
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal }, old;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, &old);
+	if (old.sa_handler != on_signal)
+		prev_term = old;
+	sigaction(SIGINT, &sa, &old);
+	if (old.sa_handler != on_signal)
+		prev_int = old;
 }
 
 static void enable_numa_balancing(void)
@@ -76,8 +100,7 @@ static void enable_numa_balancing(void)
 	CHECK(n > 0);
 	saved[n] = '\0';
 	atexit(restore);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	install_signal_handlers();
 	changed = true;
 	CHECK_MSG(write_sysctl("1") == 0, "cannot set kernel.numa_balancing=1");
 }
@@ -154,6 +177,7 @@ static void qemu_observe(void)
 	struct sb_error err = { 0 };
 
 	test_qemu_start(&q, 512, 2, NULL);
+	install_signal_handlers(); /* restore numa_balancing first, then qemu-launch's cleanup */
 	/* QEMU is up (and its VM created) once QMP answers */
 	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
 	p = probes_start(q.pid, NULL);

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * probe-cost: what snapbench's probes cost, measured during a background
+ * snapshot of a 1 GiB KVM guest (about 270k kvm_unmap_hva_range events).
+ *
+ *   probe-cost [ROUNDS]      (default 5; run as root)
+ *
+ * Configurations, run interleaved round after round (none, minimal, ...,
+ * none, minimal, ...) so drift hits all alike:
+ *   none             no probes
+ *   minimal          a tp_btf program bumping one per-CPU counter on
+ *                    kvm_unmap_hva_range (bench/minimal.bpf.c): the floor
+ *   count            snapbench's probes, counting only (no attribution)
+ *   causes           snapbench's probes as shipped (causes, 1 in 1024 stacks)
+ *   stacks           snapbench's probes recording every event's stack
+ *   perf             perf stat -a -e on the same tracepoints
+ *   bpftrace         bpftrace count() on the same tracepoints
+ *   bpftrace-kstack  bpftrace @[kstack] = count() on kvm_unmap_hva_range
+ *
+ * Per-event cost comes from the kernel's own accounting: with sysctl
+ * kernel.bpf_stats_enabled=1 (restored on exit, also on SIGINT/SIGTERM)
+ * each program's run_time_ns / run_cnt, read with bpf_obj_get_info_by_fd.
+ * Wall time is from starting the snapshot to QEMU's MIGRATION completed
+ * event. Prints medians [min max] and ratios.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "check.h"
+#include "clock.h"
+#include "minimal.skel.h"
+#include "probes.h"
+#include "qemu-launch.h"
+#include "qmp-commands.h"
+#include "qmp.h"
+
+#define GUEST_MIB 1024
+#define MAX_ROUNDS 50
+#define SNAPSHOT_TIMEOUT_MS 600000
+#define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
+
+extern char **environ;
+
+enum cfg {
+	C_NONE,
+	C_MINIMAL,
+	C_COUNT,
+	C_CAUSES,
+	C_STACKS,
+	C_PERF,
+	C_BPFTRACE,
+	C_BPFTRACE_KSTACK,
+	C_MAX,
+};
+
+static const char *const cfg_names[C_MAX] = {
+	"none", "minimal", "count", "causes", "stacks", "perf", "bpftrace", "bpftrace-kstack",
+};
+
+static const char *const cfg_desc[C_MAX] = {
+	"no probes",
+	"minimal tp_btf per-CPU counter",
+	"snapbench, counting only",
+	"snapbench, with causes (default)",
+	"snapbench, stack of every event",
+	"perf stat -e, same tracepoints",
+	"bpftrace count(), same tracepoints",
+	"bpftrace @[kstack] = count()",
+};
+
+/* The tracepoints snapbench attaches (bpf/probes.c), for perf and bpftrace. */
+static const char *const tracepoints[] = {
+	"kvm:kvm_unmap_hva_range",    "kvm:kvm_age_hva",          "kvm:kvm_test_age_hva",
+	"kvm:kvm_page_fault",         "kvmmmu:fast_page_fault",   "kvmmmu:kvm_mmu_prepare_zap_page",
+	"kvmmmu:kvm_tdp_mmu_spte_changed", "kvmmmu:kvm_mmu_set_spte", "kvmmmu:kvm_mmu_split_huge_page",
+	"tlb:tlb_flush",              "migrate:mm_migrate_pages_start", "migrate:mm_migrate_pages",
+};
+
+struct sample {
+	double wall_ms;
+	double ns_per_event;   /* the kvm_unmap_hva_range program; < 0: not a BPF config */
+	uint64_t events;       /* its run_cnt */
+	double bpf_ms;         /* all programs of the config, CPU time in BPF */
+	uint64_t uffd_wp, stack_walks, classified;
+};
+
+static struct sample samples[C_MAX][MAX_ROUNDS];
+static bool cfg_skipped[C_MAX];
+static char skip_reason[C_MAX][160];
+
+/* ---- bpf_stats_enabled, restored on every exit path ---- */
+
+static char stats_saved[16];
+static bool stats_changed;
+
+static int write_file(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, v, strlen(v));
+	close(fd);
+	return n == (ssize_t)strlen(v) ? 0 : -EIO;
+}
+
+static void stats_restore(void)
+{
+	if (stats_changed && write_file(STATS_SYSCTL, stats_saved) == 0)
+		stats_changed = false;
+}
+
+static pid_t helper_pid = -1; /* a running perf or bpftrace */
+
+static struct sigaction prev_term, prev_int;
+
+/*
+ * Restore, then hand over to whoever handled the signal before us
+ * (tests/qmp's qemu-launch kills its QEMUs that way), then die of it.
+ */
+static void on_signal(int sig)
+{
+	struct sigaction *prev = sig == SIGTERM ? &prev_term : &prev_int;
+
+	if (helper_pid > 0)
+		kill(helper_pid, SIGKILL);
+	stats_restore(); /* open/write/close: async-signal-safe */
+	if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN && prev->sa_handler != on_signal)
+		prev->sa_handler(sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* (Re)install after anything else that installs handlers, e.g. test_qemu_start(). */
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal }, old;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, &old);
+	if (old.sa_handler != on_signal)
+		prev_term = old;
+	sigaction(SIGINT, &sa, &old);
+	if (old.sa_handler != on_signal)
+		prev_int = old;
+}
+
+static void stats_enable(void)
+{
+	int fd = open(STATS_SYSCTL, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	CHECK_MSG(fd >= 0, "cannot read %s: %s", STATS_SYSCTL, strerror(errno));
+	n = read(fd, stats_saved, sizeof(stats_saved) - 1);
+	close(fd);
+	CHECK(n > 0);
+	stats_saved[n] = '\0';
+	atexit(stats_restore);
+	install_signal_handlers();
+	stats_changed = true;
+	CHECK_MSG(write_file(STATS_SYSCTL, "1") == 0, "cannot set kernel.bpf_stats_enabled=1");
+}
+
+/* ---- program stats by id (for bpftrace's programs) ---- */
+
+#define MAX_IDS 4096
+
+static size_t prog_ids(__u32 *ids, size_t max)
+{
+	__u32 id = 0;
+	size_t n = 0;
+
+	while (n < max && bpf_prog_get_next_id(id, &id) == 0)
+		ids[n++] = id;
+	return n;
+}
+
+static bool prog_info(__u32 id, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+	int fd = bpf_prog_get_fd_by_id(id);
+	int r;
+
+	if (fd < 0)
+		return false;
+	memset(info, 0, sizeof(*info));
+	r = bpf_obj_get_info_by_fd(fd, info, &len);
+	close(fd);
+	return r == 0;
+}
+
+/* ---- helpers: perf and bpftrace as children, argv only ---- */
+
+static int spawn(char *const argv[], int *out_fd)
+{
+	posix_spawn_file_actions_t fa;
+	int pipefd[2] = { -1, -1 }, r;
+
+	if (out_fd) {
+		CHECK(pipe2(pipefd, O_CLOEXEC) == 0);
+		CHECK(posix_spawn_file_actions_init(&fa) == 0);
+		CHECK(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1) == 0);
+		CHECK(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2) == 0);
+	}
+	r = posix_spawnp(&helper_pid, argv[0], out_fd ? &fa : NULL, NULL, argv, environ);
+	if (out_fd) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(pipefd[1]);
+		*out_fd = pipefd[0];
+	}
+	if (r) {
+		helper_pid = -1;
+		if (out_fd)
+			close(pipefd[0]);
+		return -r;
+	}
+	return 0;
+}
+
+/* Read the child's output until it contains want (or timeout); keeps the tail in buf. */
+static bool wait_output(int fd, const char *want, int timeout_ms, char *buf, size_t size)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
+	size_t len = strlen(buf);
+
+	while (!strstr(buf, want)) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, ms_until(deadline)) <= 0)
+			return false;
+		if (len + 1 >= size) {
+			memmove(buf, buf + size / 2, len - size / 2 + 1);
+			len -= size / 2;
+		}
+		n = read(fd, buf + len, size - len - 1);
+		if (n <= 0)
+			return false;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	return true;
+}
+
+static void stop_helper(int out_fd)
+{
+	char buf[4096];
+	int status;
+
+	if (helper_pid <= 0)
+		return;
+	kill(helper_pid, SIGINT);
+	/* drain (bpftrace prints its maps on exit) */
+	if (out_fd >= 0)
+		while (read(out_fd, buf, sizeof(buf)) > 0)
+			;
+	waitpid(helper_pid, &status, 0);
+	helper_pid = -1;
+	if (out_fd >= 0)
+		close(out_fd);
+}
+
+/* ---- one snapshot ---- */
+
+static double snapshot_ms(struct qmp_client *c, struct test_qemu *q)
+{
+	struct sb_error err = { 0 };
+	char path[256];
+	uint64_t t0;
+	int fd;
+
+	fd = open(test_qemu_path(q, "snapshot.bin", path, sizeof(path)), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		  0600);
+	CHECK(fd >= 0);
+	t0 = mono_ns();
+	CHECK_MSG(qmp_snapshot_background_start(c, fd, &err) == 0, "%s", err.msg);
+	close(fd);
+	CHECK_MSG(qmp_wait_migration(c, QMP_MIGRATION_COMPLETED, SNAPSHOT_TIMEOUT_MS, NULL, &err) == 0, "%s",
+		  err.msg);
+	return (double)(mono_ns() - t0) / 1e6;
+}
+
+static void run_ours(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, struct sample *s)
+{
+	struct sb_probe_options o;
+	struct sb_probes *p = NULL;
+	struct sb_prog_stats *st = NULL;
+	struct sb_probe_snapshot snap;
+	struct sb_error err = { 0 };
+	size_t n = 0;
+	uint64_t total_ns = 0;
+
+	sb_probe_options_init(&o);
+	if (cfg == C_COUNT)
+		o.attribution = false;
+	if (cfg == C_STACKS)
+		o.stack_sample_every = 1;
+	CHECK_MSG(sb_probes_open(q->pid, &o, &p, &err) == 0, "%s", err.msg);
+	CHECK_MSG(sb_probes_attach(p, &err) == 0, "%s", err.msg);
+	s->wall_ms = snapshot_ms(c, q);
+	CHECK_MSG(sb_probes_prog_stats(p, &st, &n, &err) == 0, "%s", err.msg);
+	CHECK_MSG(sb_probes_read(p, &snap, &err) == 0, "%s", err.msg);
+	s->ns_per_event = -1;
+	for (size_t i = 0; i < n; i++) {
+		total_ns += st[i].run_time_ns;
+		if (strstr(st[i].name, "kvm_unmap_hva_range") && st[i].run_cnt) {
+			s->events = st[i].run_cnt;
+			s->ns_per_event = (double)st[i].run_time_ns / (double)st[i].run_cnt;
+		}
+	}
+	s->bpf_ms = (double)total_ns / 1e6;
+	s->uffd_wp = snap.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_UFFD_WP];
+	s->classified = 0;
+	for (int k = 0; k < SB_CAUSE_MAX; k++)
+		s->classified += snap.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][k];
+	s->stack_walks = snap.c.how[SB_ATTR_UNMAP][SB_HOW_STACK] + snap.c.how[SB_ATTR_UNMAP][SB_HOW_STACK_NONE];
+	free(st);
+	sb_probes_close(p);
+}
+
+static void run_minimal(struct qmp_client *c, struct test_qemu *q, struct sample *s)
+{
+	struct minimal_bpf *skel = minimal_bpf__open_and_load();
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	CHECK_MSG(skel, "cannot load the minimal program: %s", strerror(errno));
+	CHECK(minimal_bpf__attach(skel) == 0);
+	s->wall_ms = snapshot_ms(c, q);
+	memset(&info, 0, sizeof(info));
+	CHECK(bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.minimal_unmap), &info, &len) == 0);
+	s->events = info.run_cnt;
+	s->ns_per_event = info.run_cnt ? (double)info.run_time_ns / (double)info.run_cnt : -1;
+	s->bpf_ms = (double)info.run_time_ns / 1e6;
+	minimal_bpf__destroy(skel);
+}
+
+static void run_perf(struct qmp_client *c, struct test_qemu *q, struct sample *s)
+{
+	char events[1024] = "";
+	/* no workload: perf stat -a counts until SIGINT */
+	char *argv[] = { "perf", "stat", "-a", "-e", events, NULL };
+	int fd;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tracepoints); i++)
+		snprintf(events + strlen(events), sizeof(events) - strlen(events), "%s%s", i ? "," : "",
+			 tracepoints[i]);
+	if (spawn(argv, &fd) < 0) {
+		cfg_skipped[C_PERF] = true;
+		snprintf(skip_reason[C_PERF], sizeof(skip_reason[C_PERF]), "perf not found (install linux-perf)");
+		return;
+	}
+	usleep(1500 * 1000); /* perf opens its events */
+	s->wall_ms = snapshot_ms(c, q);
+	s->ns_per_event = -1;
+	stop_helper(fd);
+}
+
+static void run_bpftrace(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, struct sample *s)
+{
+	char script[2048] = "";
+	char *argv[] = { "bpftrace", "-e", script, NULL };
+	static __u32 before[MAX_IDS], after[MAX_IDS];
+	size_t nb, na;
+	char out[8192] = "";
+	int fd;
+
+	if (cfg == C_BPFTRACE) {
+		for (size_t i = 0; i < ARRAY_SIZE(tracepoints); i++)
+			snprintf(script + strlen(script), sizeof(script) - strlen(script), "%stracepoint:%s",
+				 i ? "," : "", tracepoints[i]);
+		snprintf(script + strlen(script), sizeof(script) - strlen(script), " { @[probe] = count(); }");
+	} else {
+		snprintf(script, sizeof(script), "tracepoint:kvm:kvm_unmap_hva_range { @[kstack] = count(); }");
+	}
+	nb = prog_ids(before, MAX_IDS);
+	if (spawn(argv, &fd) < 0) {
+		cfg_skipped[cfg] = true;
+		snprintf(skip_reason[cfg], sizeof(skip_reason[cfg]), "bpftrace not found (install bpftrace)");
+		return;
+	}
+	if (!wait_output(fd, "Attaching", 60000, out, sizeof(out))) {
+		stop_helper(fd);
+		CHECK_MSG(false, "bpftrace did not attach: %s", out);
+	}
+	usleep(500 * 1000);
+	s->wall_ms = snapshot_ms(c, q);
+	/* bpftrace's programs: the ids that appeared; the hot one is kvm_unmap_hva_range's */
+	na = prog_ids(after, MAX_IDS);
+	s->ns_per_event = -1;
+	s->bpf_ms = 0;
+	for (size_t i = 0; i < na; i++) {
+		struct bpf_prog_info info;
+		bool old = false;
+
+		for (size_t j = 0; j < nb && !old; j++)
+			old = before[j] == after[i];
+		if (old || !prog_info(after[i], &info) || !info.run_cnt)
+			continue;
+		s->bpf_ms += (double)info.run_time_ns / 1e6;
+		if (info.run_cnt > s->events) {
+			s->events = info.run_cnt;
+			s->ns_per_event = (double)info.run_time_ns / (double)info.run_cnt;
+		}
+	}
+	stop_helper(fd);
+}
+
+/* ---- statistics ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct summary {
+	double median, min, max;
+};
+
+static struct summary summarize(double *v, int n)
+{
+	struct summary s;
+	double tmp[MAX_ROUNDS];
+
+	memcpy(tmp, v, sizeof(double) * (size_t)n);
+	qsort(tmp, (size_t)n, sizeof(double), cmp_double);
+	s.min = tmp[0];
+	s.max = tmp[n - 1];
+	s.median = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	struct test_qemu q;
+	struct qmp_client *c = NULL;
+	struct sb_error err = { 0 };
+	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	double v[MAX_ROUNDS];
+	struct summary none_wall, min_cost = { 0 };
+
+	CHECK_MSG(rounds >= 1 && rounds <= MAX_ROUNDS, "ROUNDS: 1 to %d", MAX_ROUNDS);
+	if (geteuid() != 0)
+		SKIP_TEST("root (BPF, sysctl)");
+	stats_enable();
+	test_qemu_start(&q, GUEST_MIB, 1, NULL);
+	install_signal_handlers(); /* ours first, then qemu-launch's */
+	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
+	qmp_client_set_command_timeout(c, 60000);
+	sleep(2);
+	/* one unmeasured snapshot: first-touch effects in QEMU and the page cache */
+	snapshot_ms(c, &q);
+
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < C_MAX; k++) {
+			struct sample *s = &samples[k][r];
+
+			if (cfg_skipped[k])
+				continue;
+			memset(s, 0, sizeof(*s));
+			switch (k) {
+			case C_NONE:
+				s->wall_ms = snapshot_ms(c, &q);
+				s->ns_per_event = -1;
+				break;
+			case C_MINIMAL:
+				run_minimal(c, &q, s);
+				break;
+			case C_COUNT:
+			case C_CAUSES:
+			case C_STACKS:
+				run_ours(c, &q, k, s);
+				break;
+			case C_PERF:
+				run_perf(c, &q, s);
+				break;
+			default:
+				run_bpftrace(c, &q, k, s);
+				break;
+			}
+			fprintf(stderr, "round %d %-16s %8.1f ms", r + 1, cfg_names[k], s->wall_ms);
+			if (s->ns_per_event >= 0)
+				fprintf(stderr, "  %7.1f ns/event over %llu events", s->ns_per_event,
+					(unsigned long long)s->events);
+			fprintf(stderr, "\n");
+		}
+
+	printf("probe-cost: background snapshot of a %d MiB guest, %d rounds interleaved; median [min max]\n",
+	       GUEST_MIB, rounds);
+	printf("host: %ld CPUs online; kernel.bpf_stats_enabled=1 during the run\n\n", sysconf(_SC_NPROCESSORS_ONLN));
+
+	for (int r = 0; r < rounds; r++)
+		v[r] = samples[C_NONE][r].wall_ms;
+	none_wall = summarize(v, rounds);
+	printf("%-18s %-36s %10s %19s %8s\n", "config", "", "wall ms", "[min max]", "vs none");
+	for (int k = 0; k < C_MAX; k++) {
+		struct summary w;
+
+		if (cfg_skipped[k]) {
+			printf("%-18s %-36s skipped: %s\n", cfg_names[k], cfg_desc[k], skip_reason[k]);
+			continue;
+		}
+		for (int r = 0; r < rounds; r++)
+			v[r] = samples[k][r].wall_ms;
+		w = summarize(v, rounds);
+		printf("%-18s %-36s %10.0f   [%6.0f %6.0f] %8.3f\n", cfg_names[k], cfg_desc[k], w.median, w.min, w.max,
+		       w.median / none_wall.median);
+	}
+
+	printf("\nper-event cost of the kvm_unmap_hva_range program (run_time_ns / run_cnt)\n");
+	printf("%-18s %10s %19s %11s %14s %12s\n", "config", "ns/event", "[min max]", "vs minimal", "events/snap",
+	       "BPF ms/snap");
+	for (int r = 0; r < rounds; r++)
+		v[r] = samples[C_MINIMAL][r].ns_per_event;
+	min_cost = summarize(v, rounds);
+	for (int k = 0; k < C_MAX; k++) {
+		struct summary cst, ms;
+		double ev[MAX_ROUNDS];
+
+		if (cfg_skipped[k] || samples[k][0].ns_per_event < 0)
+			continue;
+		for (int r = 0; r < rounds; r++) {
+			v[r] = samples[k][r].ns_per_event;
+			ev[r] = (double)samples[k][r].events;
+		}
+		cst = summarize(v, rounds);
+		for (int r = 0; r < rounds; r++)
+			v[r] = samples[k][r].bpf_ms;
+		ms = summarize(v, rounds);
+		printf("%-18s %10.1f   [%6.1f %6.1f] %11.2f %14.0f %12.1f\n", cfg_names[k], cst.median, cst.min, cst.max,
+		       cst.median / min_cost.median, summarize(ev, rounds).median, ms.median);
+	}
+
+	printf("\nclassifier (config causes, last round): %llu of %llu invalidations uffd-wp, %llu needed a stack "
+	       "walk\n",
+	       (unsigned long long)samples[C_CAUSES][rounds - 1].uffd_wp,
+	       (unsigned long long)samples[C_CAUSES][rounds - 1].classified,
+	       (unsigned long long)samples[C_CAUSES][rounds - 1].stack_walks);
+
+	qmp_client_free(c);
+	test_qemu_stop(&q);
+	stats_restore();
+	CHECK_MSG(!stats_changed, "could not restore kernel.bpf_stats_enabled=%s", stats_saved);
+	return 0;
+}
