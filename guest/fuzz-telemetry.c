@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target for the telemetry decoder. The first input byte picks
- * the feed chunk size, the rest is the stream. Every record that comes out
- * is used the way the runner uses it (percentiles, rates, windows), so
- * whatever the decoder accepts must be safe to compute with.
+ * the feed chunk size (low 7 bits) and whether to fix up checksums (high
+ * bit), the rest is the stream. Mutations rarely keep a CRC-32 valid, so
+ * with the fix-up every record found in the input gets correct checksums
+ * first, and the fuzzer reaches the checks behind them. Every record that
+ * comes out is used the way the runner uses it (percentiles, rates,
+ * windows), so whatever the decoder accepts must be safe to compute with.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
  *   build-fuzz/guest/fuzz-telemetry -max_total_time=60 corpus/
@@ -17,6 +20,48 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct guest_sample prev;
+static uint8_t fixed[1 << 20];
+
+static uint32_t crc32_ieee(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Correct CRCs for every frame that starts with the magic and fits. */
+static void fix_checksums(uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i + GUEST_WIRE_HEADER_SIZE <= n; i++) {
+		uint32_t len;
+
+		if (get32(p + i) != GUEST_WIRE_MAGIC)
+			continue;
+		put32(p + i + 16, crc32_ieee(p + i, 16));
+		len = get32(p + i + 12);
+		if (len <= GUEST_WIRE_MAX_PAYLOAD &&
+		    i + GUEST_WIRE_HEADER_SIZE + len + GUEST_WIRE_TRAILER_SIZE <= n) {
+			put32(p + i + GUEST_WIRE_HEADER_SIZE + len, crc32_ieee(p + i + GUEST_WIRE_HEADER_SIZE, len));
+			i += GUEST_WIRE_HEADER_SIZE + len + GUEST_WIRE_TRAILER_SIZE - 1;
+		}
+	}
+}
 static uint64_t window[GUEST_HIST_BUCKETS];
 
 static void use(struct guest_decoder *d, const struct guest_record *rec, int *have_prev)
@@ -45,9 +90,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t chunk, off = 1;
 	int have_prev = 0;
 
-	if (size < 1 || guest_decoder_new(&d) < 0)
+	if (size < 1 || size > sizeof(fixed) || guest_decoder_new(&d) < 0)
 		return 0;
-	chunk = (size_t)data[0] * 37 + 1;
+	chunk = (size_t)(data[0] & 0x7f) * 37 + 1;
+	if (data[0] & 0x80) {
+		memcpy(fixed, data, size);
+		fix_checksums(fixed + 1, size - 1);
+		data = fixed;
+	}
 	while (off < size) {
 		size_t want = size - off < chunk ? size - off : chunk;
 		size_t took = guest_decoder_feed(d, data + off, want);
