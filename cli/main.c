@@ -10,6 +10,11 @@
 
 static const struct verb *const verbs[] = {
 	&verb_run,
+	&verb_status,
+	&verb_list,
+	&verb_show,
+	&verb_cancel,
+	&verb_logs,
 	&verb_qmp,
 	&verb_compare,
 	&verb_probe,

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* snapbench run: one benchmark run, here and now (without the daemon). */
+/*
+ * snapbench run: one benchmark run, submitted to snapbenchd (run-remote.c),
+ * or with --local here and now, without the daemon.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
@@ -16,6 +19,7 @@
 #include "exit-codes.h"
 #include "macro.h"
 #include "report.h"
+#include "run-remote.h"
 #include "runner.h"
 #include "spec.h"
 #include "verbs.h"
@@ -79,24 +83,34 @@ enum {
 	OPT_STATE_DIR,
 	OPT_PRINT_SPEC,
 	OPT_QUIET,
-	OPT_HELP,
 	OPT_LOCAL,
+	OPT_WAIT,
+	OPT_SOCKET,
+	OPT_HELP,
 	OPT_FIELD = 2000,
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench run --local [--spec FILE] [FLAGS] [--output DIR] [--json]\n"
+		"usage: snapbench run [--spec FILE] [FLAGS] [--wait] [--json]\n"
+		"       snapbench run --local [--spec FILE] [FLAGS] [--output DIR] [--json]\n"
 		"\n"
-		"Runs the benchmark here (without the daemon): arms x repetitions of the\n"
-		"background-snapshot scenario with the built-in micro guest, and writes\n"
-		"DIR/RUN-ID/report.json. Flags override the spec file field by field\n"
+		"Runs the benchmark: arms x repetitions of the background-snapshot scenario\n"
+		"with the built-in micro guest. Flags override the spec file field by field\n"
 		"(docs/running.md lists every field).\n"
 		"\n"
-		"  --local               run here, without the daemon (today the only mode)\n"
+		"By default the run is submitted to snapbenchd, which queues it and keeps its\n"
+		"report in its state directory; snapbench prints the run id (--wait: follows\n"
+		"the run and exits with its outcome). With --local it runs here and now,\n"
+		"without the daemon, and writes DIR/RUN-ID/report.json.\n"
+		"\n"
 		"  --spec FILE           the run spec (JSON)\n"
-		"  --output DIR          results directory (default %s)\n"
+		"  --wait                follow the run to its end (progress on stderr; Ctrl-C cancels it)\n"
+		"  --socket PATH         snapbenchd's socket (default $SNAPBENCH_SOCKET, else\n"
+		"                        /run/snapbench/snapbenchd.sock)\n"
+		"  --local               run here, without the daemon; the options below are for it\n"
+		"  --output DIR          --local: results directory (default %s)\n"
 		"  --label LABEL         label of the single arm (default \"default\")\n",
 		runner_default_results_dir());
 	for (size_t i = 0; i < ARRAY_SIZE(field_flags); i++) {
@@ -106,17 +120,18 @@ static void usage(FILE *out)
 	}
 	fprintf(out,
 		"  --no-bpf              no BPF probes (their counters are reported unavailable)\n"
-		"  --qemu PATH           QEMU binary (default qemu-system-x86_64 in PATH)\n"
-		"  --guest-image PATH    micro guest image (default: the build's, else installed)\n"
-		"  --state-dir DIR       knob journal and lock (default: the results directory)\n"
-		"  --no-preflight        run even when preflight checks fail\n"
+		"  --qemu PATH           --local: QEMU binary (default qemu-system-x86_64 in PATH)\n"
+		"  --guest-image PATH    --local: micro guest image (default: the build's, else installed)\n"
+		"  --state-dir DIR       --local: knob journal and lock (default: the results directory)\n"
+		"  --no-preflight        --local: run even when preflight checks fail\n"
 		"  --print-spec          print the validated spec as JSON and exit\n"
 		"  --json                print the outcome as JSON on stdout (progress stays on stderr)\n"
 		"  -q, --quiet           no progress\n"
 		"\n"
-		"Exit codes: 0 completed, 1 the run failed, 2 bad spec or flags, 4 preflight\n"
-		"failed (a missing host feature; the message says how to fix it), 6 cancelled\n"
-		"(SIGINT/SIGTERM: the VM is stopped and knobs are restored first).\n");
+		"Exit codes: 0 completed (without --wait: queued), 1 the run failed, 2 bad spec\n"
+		"or flags, 4 preflight failed (--local: a missing host feature; the message says\n"
+		"how to fix it) or snapbenchd not reachable, 5 not authorized to submit,\n"
+		"6 cancelled (SIGINT/SIGTERM: the VM is stopped and knobs are restored first).\n");
 }
 
 struct progress_state {
@@ -266,7 +281,8 @@ static int run_main(int argc, char **argv)
 	struct sb_error err = {};
 	const char *spec_file = NULL, *output = NULL, *qemu = NULL, *guest_image = NULL, *label = NULL,
 		   *state_dir = NULL;
-	bool json = false, no_preflight = false, print_spec = false, quiet = false;
+	bool json = false, no_preflight = false, print_spec = false, quiet = false, local = false, wait = false;
+	const char *socket_path = NULL;
 	size_t n_opts = ARRAY_SIZE(field_flags) + 16, k = 0;
 	int c, r, ret;
 
@@ -307,8 +323,10 @@ static int run_main(int argc, char **argv)
 	longopts[k++] = (struct option){ "state-dir", required_argument, NULL, OPT_STATE_DIR };
 	longopts[k++] = (struct option){ "print-spec", no_argument, NULL, OPT_PRINT_SPEC };
 	longopts[k++] = (struct option){ "quiet", no_argument, NULL, OPT_QUIET };
-	longopts[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
 	longopts[k++] = (struct option){ "local", no_argument, NULL, OPT_LOCAL };
+	longopts[k++] = (struct option){ "wait", no_argument, NULL, OPT_WAIT };
+	longopts[k++] = (struct option){ "socket", required_argument, NULL, OPT_SOCKET };
+	longopts[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
 	longopts[k] = (struct option){ 0 };
 
 	ret = EXIT_USAGE;
@@ -318,8 +336,6 @@ static int run_main(int argc, char **argv)
 		switch (c) {
 		case OPT_SPEC:
 			break; /* applied above */
-		case OPT_LOCAL:
-			break; /* runs are local until snapbenchd sits in front */
 		case 'o':
 		case OPT_OUTPUT:
 			output = optarg;
@@ -351,6 +367,15 @@ static int run_main(int argc, char **argv)
 		case 'q':
 		case OPT_QUIET:
 			quiet = true;
+			break;
+		case OPT_LOCAL:
+			local = true;
+			break;
+		case OPT_WAIT:
+			wait = true;
+			break;
+		case OPT_SOCKET:
+			socket_path = optarg;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -410,6 +435,24 @@ static int run_main(int argc, char **argv)
 		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(j);
 		ret = EXIT_OK;
+		goto out;
+	}
+
+	if (!local) {
+		const char *local_only = output ? "--output" : qemu ? "--qemu" : guest_image ? "--guest-image"
+				       : state_dir ? "--state-dir" : no_preflight ? "--no-preflight" : NULL;
+		if (local_only) {
+			fprintf(stderr, "snapbench run: %s applies to --local runs; snapbenchd keeps runs in its state directory and uses its own settings (see snapbenchd(8))\n",
+				local_only);
+			goto out;
+		}
+		struct remote_run_options ro = { .socket_path = socket_path, .wait = wait, .json = json, .quiet = quiet };
+		ret = remote_run(&spec, &ro);
+		goto out;
+	}
+	if (wait || socket_path) {
+		fprintf(stderr, "snapbench run: %s is for runs through snapbenchd; a --local run always runs to its end\n",
+			wait ? "--wait" : "--socket");
 		goto out;
 	}
 
@@ -485,6 +528,6 @@ out:
 
 const struct verb verb_run = {
 	.name = "run",
-	.summary = "run the benchmark here and write a report",
+	.summary = "run the benchmark through snapbenchd (or --local, here)",
 	.run = run_main,
 };

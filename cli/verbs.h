@@ -14,3 +14,8 @@ extern const struct verb verb_qmp;
 extern const struct verb verb_compare;
 extern const struct verb verb_probe;
 extern const struct verb verb_run;
+extern const struct verb verb_status;
+extern const struct verb verb_list;
+extern const struct verb verb_show;
+extern const struct verb verb_cancel;
+extern const struct verb verb_logs;

@@ -525,10 +525,12 @@ static int build_report(struct run *run, const char *id, struct sb_error *err)
 	struct json_object *sj = NULL;
 	int k;
 
-	k = report_new(id, realtime_ns(), &run->report);
+	uint64_t now = realtime_ns();
+
+	k = report_new(id, run->opts->created_ns ? run->opts->created_ns : now, &run->report);
 	if (k < 0)
 		return sb_error_set(err, k, "out of memory");
-	run->report->started_ns = run->report->created_ns;
+	run->report->started_ns = now;
 	k = spec_to_json(spec, &sj);
 	if (k < 0)
 		return sb_error_set(err, k, "out of memory");

@@ -18,6 +18,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "spec.h"
@@ -48,6 +49,7 @@ struct runner_options {
 	void *userdata;
 	unsigned report_every_ms;  /* rewrite the report this often during a repetition; 0: 5000 */
 	unsigned stop_timeout_ms;  /* for stopping a VM; 0: 10000 */
+	uint64_t created_ns;       /* the report's "created" (CLOCK_REALTIME; snapbenchd: when it was submitted); 0: now */
 };
 
 /*

@@ -58,7 +58,7 @@ def run(argv, **kw):
 
 
 def snapbench_run(snapbench, store, label, pattern):
-    p = run([snapbench, "run", "--output", store, "--label", label, "--pattern", pattern] + RUN_ARGS)
+    p = run([snapbench, "run", "--local", "--output", store, "--label", label, "--pattern", pattern] + RUN_ARGS)
     if p.returncode == 4:  # preflight: a host feature is missing, and the message names it
         skip("a feature snapbench run needs: %s" % p.stderr.strip().splitlines()[-1])
     check(p.returncode == 0, "snapbench run (%s) exited %d:\n%s" % (label, p.returncode, p.stderr))

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Text output for the daemon verbs. */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "daemon-format.h"
+#include "macro.h"
+
+void fmt_rate(char *buf, size_t len, double v)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else if (fabs(v) >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else if (fabs(v) >= 1e4)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, len, "%.4g", v);
+}
+
+void fmt_json_rate(char *buf, size_t len, struct json_object *v)
+{
+	if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+		snprintf(buf, len, "-");
+	else
+		fmt_rate(buf, len, json_object_get_double(v));
+}
+
+void fmt_duration(char *buf, size_t len, double s)
+{
+	if (!isfinite(s) || s < 0)
+		snprintf(buf, len, "-");
+	else if (s >= 3600)
+		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+	else if (s >= 60)
+		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(buf, len, "%.1fs", s);
+}
+
+static double num(struct json_object *o, const char *key)
+{
+	struct json_object *v = client_get(o, key, NULL, NULL);
+
+	if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+		return NAN;
+	return json_object_get_double(v);
+}
+
+void fmt_progress(char *buf, size_t len, struct json_object *p)
+{
+	char pf[16], tlb[16], inv[16], ops[16], el[16];
+	const char *step = client_get_string(p, "step", "-");
+	double frac = num(p, "fraction"), snap = num(p, "snapshot_fraction");
+	size_t n;
+
+	fmt_duration(el, sizeof(el), num(p, "elapsed_s"));
+	if (!strcmp(step, "preflight") || !strcmp(step, "done")) {
+		snprintf(buf, len, "[%s] %s", el, step);
+		return;
+	}
+	fmt_json_rate(pf, sizeof(pf), client_get(p, "pf_per_s", NULL, NULL));
+	fmt_json_rate(tlb, sizeof(tlb), client_get(p, "tlb_per_s", NULL, NULL));
+	fmt_json_rate(inv, sizeof(inv), client_get(p, "invalidations_per_s", NULL, NULL));
+	fmt_json_rate(ops, sizeof(ops), client_get(p, "guest_ops_per_s", NULL, NULL));
+	snprintf(buf, len, "[%s %3.0f%%] rep %d/%d %s: %-8s pf/s %s  tlb/s %s  inval/s %s  ops/s %s", el,
+		 isfinite(frac) ? frac * 100 : 0.0, (int)num(p, "rep") + 1, (int)num(p, "reps"),
+		 client_get_string(p, "arm", ""), step, pf, tlb, inv, ops);
+	n = strlen(buf);
+	if (isfinite(snap) && n < len)
+		snprintf(buf + n, len - n, "  snapshot %.0f%%", snap * 100);
+}
+
+void progress_printer_init(struct progress_printer *p, FILE *out)
+{
+	*p = (struct progress_printer){ .out = out, .tty = isatty(fileno(out)) };
+}
+
+void progress_printer_update(struct progress_printer *p, const char *run, struct json_object *progress)
+{
+	char line[256], key[96];
+
+	if (!progress)
+		return;
+	fmt_progress(line, sizeof(line), progress);
+	if (p->tty) {
+		/* a bar of the whole run's fraction, then the line, cut to a terminal's width */
+		double frac = num(progress, "fraction");
+		char bar[21];
+		int fill = isfinite(frac) ? (int)(frac * 20 + 0.5) : 0;
+		if (fill > 20)
+			fill = 20;
+		for (int i = 0; i < 20; i++)
+			bar[i] = i < fill ? '#' : '.';
+		bar[20] = '\0';
+		fprintf(p->out, "\r\033[K[%s] %.*s", bar, 110, line);
+		fflush(p->out);
+		p->drawn = true;
+		return;
+	}
+	snprintf(key, sizeof(key), "%d/%s", (int)num(progress, "rep"), client_get_string(progress, "step", "-"));
+	if (!strcmp(key, p->last_key))
+		return;
+	snprintf(p->last_key, sizeof(p->last_key), "%s", key);
+	fprintf(p->out, "%s %s\n", run, line);
+	fflush(p->out);
+}
+
+void progress_printer_note(struct progress_printer *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	progress_printer_done(p);
+	va_start(ap, fmt);
+	vfprintf(p->out, fmt, ap);
+	va_end(ap);
+	fputc('\n', p->out);
+	fflush(p->out);
+}
+
+void progress_printer_done(struct progress_printer *p)
+{
+	if (p->drawn) {
+		fputc('\n', p->out);
+		p->drawn = false;
+	}
+}
+
+static void labels_string(struct json_object *sum, char *buf, size_t len)
+{
+	struct json_object *l = client_get(sum, "labels", NULL, NULL);
+
+	buf[0] = '\0';
+	for (size_t i = 0; l && json_object_is_type(l, json_type_array) && i < json_object_array_length(l); i++) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, "%s%s", i ? "," : "", json_object_get_string(json_object_array_get_idx(l, i)));
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+void print_summary_header(FILE *out)
+{
+	fprintf(out, "%-24s %-10s %-20s %-24s %-9s %s\n", "ID", "STATE", "SCENARIO", "LABELS", "REPS", "CREATED");
+}
+
+void print_summary_row(FILE *out, struct json_object *sum)
+{
+	char labels[128], reps[32];
+	struct json_object *r = client_get(sum, "repetitions", NULL, NULL);
+
+	labels_string(sum, labels, sizeof(labels));
+	if (r)
+		snprintf(reps, sizeof(reps), "%d/%d", json_object_get_int(client_get(r, "completed", NULL, NULL)),
+			 json_object_get_int(client_get(r, "total", NULL, NULL)));
+	else
+		snprintf(reps, sizeof(reps), "-");
+	fprintf(out, "%-24s %-10s %-20s %-24s %-9s %s\n", client_get_string(sum, "id", "?"),
+		client_get_string(sum, "state", client_get(sum, "problem", NULL, NULL) ? "unreadable" : "?"),
+		client_get_string(sum, "scenario", "-"), labels, reps, client_get_string(sum, "created", "-"));
+}
+
+void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
+{
+	struct json_object *arms = client_get(sum, "arms", NULL, NULL), *reps = client_get(sum, "repetitions", NULL, NULL);
+	const char *msg = client_get_string(client_get(sum, "error", NULL, NULL), "message", NULL);
+	const char *phase = client_get_string(client_get(sum, "error", NULL, NULL), "phase", NULL);
+	const char *desc = client_get_string(sum, "description", NULL);
+
+	fprintf(out, "%srun %s: %s\n", indent, client_get_string(sum, "id", "?"), client_get_string(sum, "state", "?"));
+	if (desc)
+		fprintf(out, "%s  description: %s\n", indent, desc);
+	fprintf(out, "%s  created %s, started %s, finished %s\n", indent, client_get_string(sum, "created", "-"),
+		client_get_string(sum, "started", "-"), client_get_string(sum, "finished", "-"));
+	if (reps)
+		fprintf(out, "%s  repetitions: %d of %d completed, %d failed\n", indent,
+			json_object_get_int(client_get(reps, "completed", NULL, NULL)),
+			json_object_get_int(client_get(reps, "total", NULL, NULL)),
+			json_object_get_int(client_get(reps, "failed", NULL, NULL)));
+	if (msg)
+		fprintf(out, "%s  error%s%s%s: %s\n", indent, phase ? " (" : "", phase ? phase : "", phase ? ")" : "", msg);
+	for (size_t i = 0; arms && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms); i++) {
+		struct json_object *a = json_object_array_get_idx(arms, i), *s = client_get(a, "snapshot", NULL, NULL);
+		char pf[16], tlb[16], inv[16], ops[16], p99[16], dur[16];
+
+		fmt_json_rate(pf, sizeof(pf), client_get(s, "pf_per_s", NULL, NULL));
+		fmt_json_rate(tlb, sizeof(tlb), client_get(s, "tlb_per_s", NULL, NULL));
+		fmt_json_rate(inv, sizeof(inv), client_get(s, "invalidations_per_s", NULL, NULL));
+		fmt_json_rate(ops, sizeof(ops), client_get(s, "guest_ops_per_s", NULL, NULL));
+		fmt_json_rate(p99, sizeof(p99), client_get(s, "latency_p99_ns", NULL, NULL));
+		fmt_json_rate(dur, sizeof(dur), client_get(s, "snapshot_duration_s", NULL, NULL));
+		fprintf(out, "%s  arm %s, during the snapshot (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  snapshot %s s\n",
+			indent, client_get_string(a, "label", "?"), pf, tlb, inv, ops, p99, dur);
+	}
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Text output of the verbs that talk to snapbenchd: rates, run summaries
+ * (docs/protocol.md "run summary"), live progress (a bar on a terminal,
+ * plain lines otherwise).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct json_object;
+
+/* "1.23M", "45.6k", "812", "-" for null/NAN */
+void fmt_rate(char *buf, size_t len, double v);
+/* the number of a JSON value as a rate, "-" for null */
+void fmt_json_rate(char *buf, size_t len, struct json_object *v);
+/* "1h02m", "3m05s", "12.3s" */
+void fmt_duration(char *buf, size_t len, double s);
+
+/* "rep 2/6 base: snapshot  43%  pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%" */
+void fmt_progress(char *buf, size_t len, struct json_object *progress);
+
+struct progress_printer {
+	FILE *out;
+	bool tty;
+	bool drawn;           /* a bar is on the current line */
+	char last_key[96];    /* rep and step of the last plain line */
+};
+
+void progress_printer_init(struct progress_printer *p, FILE *out);
+/* A progress event: redraws the bar, or prints a line when the step changed. */
+void progress_printer_update(struct progress_printer *p, const char *run, struct json_object *progress);
+/* A line of its own (clears the bar first). */
+void progress_printer_note(struct progress_printer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Leaves the bar's line. */
+void progress_printer_done(struct progress_printer *p);
+
+/* One line of `snapbench list`: ID STATE SCENARIO LABELS REPS CREATED */
+void print_summary_header(FILE *out);
+void print_summary_row(FILE *out, struct json_object *summary);
+
+/* The several lines of a summary (status, run --wait): state, error, arms' headline figures. */
+void print_summary_block(FILE *out, struct json_object *summary, const char *indent);

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* snapbench run through snapbenchd: submit, then print the id or follow the run. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "daemon-format.h"
+#include "exit-codes.h"
+#include "macro.h"
+#include "run-remote.h"
+#include "spec.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void cancel_through_new_connection(const char *socket_path, const char *id)
+{
+	_cleanup_client_ struct client *c = NULL;
+	struct json_object *reply = NULL;
+	struct sb_error err = {};
+	const char *code, *msg;
+
+	if (client_connect(socket_path, &c, &err) < 0 || client_call_op(c, "cancel", id, 0, &reply, &err) < 0) {
+		fprintf(stderr, "snapbench: could not cancel run %s: %s\n", id, err.msg);
+		return;
+	}
+	msg = client_reply_error(reply, &code);
+	if (msg)
+		fprintf(stderr, "snapbench: could not cancel run %s: %s\n", id, msg);
+	else
+		fprintf(stderr, "snapbench: cancelling run %s (the VM is stopped and knobs restored first)\n", id);
+	json_object_put(reply);
+}
+
+int remote_follow(struct client *c, const char *socket_path, const char *id, bool quiet, bool cancel_on_signal,
+		  struct json_object **final, struct sb_error *err)
+{
+	struct progress_printer pp;
+	struct json_object *reply = NULL;
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	const char *code, *msg;
+	bool cancel_sent = false;
+	int r;
+
+	r = client_call_op(c, "watch", id, 0, &reply, err);
+	if (r < 0)
+		return r;
+	msg = client_reply_error(reply, &code);
+	if (msg) {
+		r = sb_error_set(err, client_exit_code(code) == EXIT_USAGE ? -EINVAL : -EIO, "%s", msg);
+		json_object_put(reply);
+		return r;
+	}
+	progress_printer_init(&pp, stderr);
+	if (!quiet && client_get(reply, "run", "progress", NULL))
+		progress_printer_update(&pp, id, client_get(reply, "run", "progress", NULL));
+	json_object_put(reply);
+
+	/* no SA_RESTART: a signal interrupts the wait, and the run gets cancelled */
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	for (;;) {
+		struct json_object *ev, *name;
+
+		if (interrupted && cancel_on_signal && !cancel_sent) {
+			progress_printer_done(&pp);
+			cancel_through_new_connection(socket_path, id);
+			cancel_sent = true;
+		}
+		r = client_read(c, -1, &ev, err);
+		if (r == -EINTR)
+			continue;
+		if (r < 0) {
+			progress_printer_done(&pp);
+			if (r == -ECONNRESET)
+				sb_error_set(err, r, "snapbenchd closed the connection before run %s ended (did it stop?); 'snapbench show %s' tells its state",
+					     id, id);
+			break;
+		}
+		name = client_get(ev, "event", NULL, NULL);
+		if (!name || strcmp(client_get_string(ev, "run", ""), id)) {
+			json_object_put(ev);
+			continue;
+		}
+		const char *e = json_object_get_string(name);
+		if (!strcmp(e, "progress")) {
+			if (!quiet)
+				progress_printer_update(&pp, id, client_get(ev, "progress", NULL, NULL));
+		} else if (!strcmp(e, "state")) {
+			if (!quiet && client_get_string(ev, "state", NULL))
+				progress_printer_note(&pp, "%s %s", id, client_get_string(ev, "state", ""));
+		} else if (!strcmp(e, "end")) {
+			progress_printer_done(&pp);
+			*final = json_object_get(client_get(ev, "summary", NULL, NULL));
+			if (!*final) {
+				*final = json_object_new_object();
+				json_object_object_add(*final, "id", json_object_new_string(id));
+				json_object_object_add(*final, "state", json_object_get(client_get(ev, "state", NULL, NULL)));
+			}
+			json_object_put(ev);
+			r = 0;
+			break;
+		}
+		json_object_put(ev);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return r;
+}
+
+int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
+{
+	_cleanup_client_ struct client *c = NULL;
+	struct json_object *req = NULL, *reply = NULL, *spec_json = NULL, *final = NULL;
+	struct sb_error err = {};
+	const char *code, *msg, *id;
+	int r, ret = EXIT_FAIL;
+
+	if (spec_to_json(spec, &spec_json) < 0 || !(req = json_object_new_object())) {
+		fprintf(stderr, "snapbench run: out of memory\n");
+		json_object_put(spec_json);
+		return EXIT_FAIL;
+	}
+	json_object_object_add(req, "op", json_object_new_string("submit"));
+	json_object_object_add(req, "spec", spec_json);
+
+	r = client_connect(o->socket_path, &c, &err);
+	if (r >= 0)
+		r = client_call(c, req, 0, &reply, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench run: %s\n", err.msg);
+		ret = client_exit_code_errno(r);
+		goto out;
+	}
+	msg = client_reply_error(reply, &code);
+	if (msg) {
+		fprintf(stderr, "snapbench run: %s\n", msg);
+		ret = client_exit_code(code);
+		goto out;
+	}
+	id = client_get_string(client_get(reply, "run", NULL, NULL), "id", NULL);
+	if (!id) {
+		fprintf(stderr, "snapbench run: snapbenchd's reply names no run\n");
+		goto out;
+	}
+	if (!o->wait) {
+		if (o->json)
+			client_print_json(reply);
+		else {
+			printf("%s\n", id);
+			if (!o->quiet)
+				fprintf(stderr, "snapbench run: queued as %s, position %d; follow it with 'snapbench status', read it with 'snapbench show %s'\n",
+					id, json_object_get_int(client_get(reply, "position", NULL, NULL)), id);
+		}
+		ret = EXIT_OK;
+		goto out;
+	}
+
+	if (!o->quiet)
+		fprintf(stderr, "snapbench run: %s queued (position %d); waiting for it (Ctrl-C cancels it)\n", id,
+			json_object_get_int(client_get(reply, "position", NULL, NULL)));
+	r = remote_follow(c, o->socket_path, id, o->quiet, true, &final, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench run: %s\n", err.msg);
+		ret = client_exit_code_errno(r);
+		goto out;
+	}
+	if (o->json)
+		client_print_json(final);
+	else
+		print_summary_block(stdout, final, "");
+	ret = client_exit_code_state(client_get_string(final, "state", NULL));
+	if (!o->json && ret != EXIT_OK)
+		fprintf(stderr, "snapbench run: run %s %s; 'snapbench show %s' and 'snapbench logs %s' tell more\n", id,
+			client_get_string(final, "state", "?"), id, id);
+out:
+	json_object_put(final);
+	json_object_put(req);
+	json_object_put(reply);
+	return ret;
+}

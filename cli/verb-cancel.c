@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* snapbench cancel: cancel a queued or running run. */
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "daemon-format.h"
+#include "exit-codes.h"
+#include "run-remote.h"
+#include "verbs.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbench cancel ID [--wait] [--socket PATH] [--json]\n"
+		"\n"
+		"Cancels run ID. A queued run is cancelled at once; a running one stops cleanly:\n"
+		"the VM is stopped, knobs are restored and the report is marked cancelled (with\n"
+		"what was measured until then). Root and members of snapbenchd's group may cancel.\n"
+		"\n"
+		"  --wait          return once the run has ended\n"
+		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
+		"  --json          print the run's summary as JSON\n"
+		"\n"
+		"Exit codes: 0 cancelled (or cancelling, without --wait), 1 the run had already\n"
+		"ended, 2 bad flags or no such run, 4 snapbenchd not reachable, 5 not authorized.\n",
+		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
+}
+
+static int cancel_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "wait", no_argument, NULL, 'w' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	_cleanup_client_ struct client *c = NULL;
+	struct json_object *reply = NULL, *final = NULL;
+	struct sb_error err = {};
+	const char *socket_path = NULL, *code, *msg, *id;
+	bool json = false, wait = false;
+	int opt, r, ret = EXIT_FAIL;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+		switch (opt) {
+		case 'w':
+			wait = true;
+			break;
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "snapbench cancel: give one run ID ('snapbench list' shows them); see 'snapbench cancel --help'\n");
+		return EXIT_USAGE;
+	}
+	id = argv[optind];
+	r = client_connect(socket_path, &c, &err);
+	if (r >= 0)
+		r = client_call_op(c, "cancel", id, 0, &reply, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench cancel: %s\n", err.msg);
+		return client_exit_code_errno(r);
+	}
+	msg = client_reply_error(reply, &code);
+	if (msg) {
+		fprintf(stderr, "snapbench cancel: %s\n", msg);
+		ret = client_exit_code(code);
+		goto out;
+	}
+	if (wait && json_object_get_boolean(client_get(reply, "cancelling", NULL, NULL))) {
+		r = remote_follow(c, socket_path, id, true, false, &final, &err);
+		if (r < 0) {
+			fprintf(stderr, "snapbench cancel: %s\n", err.msg);
+			ret = client_exit_code_errno(r);
+			goto out;
+		}
+	} else {
+		final = json_object_get(client_get(reply, "run", NULL, NULL));
+	}
+	if (json)
+		client_print_json(final);
+	else if (json_object_get_boolean(client_get(reply, "cancelling", NULL, NULL)) && !wait)
+		printf("run %s: cancelling; the VM is being stopped and knobs restored ('snapbench status' shows when it is done)\n",
+		       id);
+	else
+		printf("run %s: %s\n", id, client_get_string(final, "state", "?"));
+	ret = EXIT_OK;
+out:
+	json_object_put(final);
+	json_object_put(reply);
+	return ret;
+}
+
+const struct verb verb_cancel = {
+	.name = "cancel",
+	.summary = "cancel a queued or running run",
+	.run = cancel_main,
+};

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* snapbench status: the daemon, the run it executes (with progress) and the queue. */
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "daemon-format.h"
+#include "exit-codes.h"
+#include "verbs.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbench status [--socket PATH] [--json]\n"
+		"\n"
+		"Shows snapbenchd: its version and uptime, the run it executes with its progress,\n"
+		"and the queued runs. Anyone who can reach the socket may ask.\n"
+		"\n"
+		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
+		"  --json          print the daemon's reply as JSON (docs/protocol.md, op status)\n"
+		"\n"
+		"Exit codes: 0 done, 4 snapbenchd not reachable (see snapbench(1)).\n",
+		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
+}
+
+static int status_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	_cleanup_client_ struct client *c = NULL;
+	struct json_object *reply = NULL;
+	struct sb_error err = {};
+	const char *socket_path = NULL, *code, *msg;
+	bool json = false;
+	int opt, r;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+		switch (opt) {
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "snapbench status: unexpected argument '%s'; see 'snapbench status --help'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+
+	r = client_connect(socket_path, &c, &err);
+	if (r >= 0)
+		r = client_call_op(c, "status", NULL, 0, &reply, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench status: %s\n", err.msg);
+		return client_exit_code_errno(r);
+	}
+	msg = client_reply_error(reply, &code);
+	if (msg) {
+		fprintf(stderr, "snapbench status: %s\n", msg);
+		json_object_put(reply);
+		return client_exit_code(code);
+	}
+	if (json) {
+		client_print_json(reply);
+		json_object_put(reply);
+		return EXIT_OK;
+	}
+
+	struct json_object *d = client_get(reply, "daemon", NULL, NULL), *cur = client_get(reply, "current", NULL, NULL);
+	struct json_object *queue = client_get(reply, "queue", NULL, NULL), *you = client_get(reply, "you", NULL, NULL);
+	char up[32];
+
+	fmt_duration(up, sizeof(up), json_object_get_double(client_get(d, "uptime_s", NULL, NULL)));
+	printf("snapbenchd %s, pid %d, up %s%s; state in %s\n", client_get_string(d, "version", "?"),
+	       json_object_get_int(client_get(d, "pid", NULL, NULL)), up,
+	       json_object_get_boolean(client_get(d, "socket_activated", NULL, NULL)) ? ", socket-activated" : "",
+	       client_get_string(d, "state_dir", "?"));
+	if (json_object_get_boolean(client_get(d, "stopping", NULL, NULL)))
+		printf("stopping: the current run is being cancelled; queued runs wait for the next start\n");
+	printf("you: uid %d, %s\n", json_object_get_int(client_get(you, "uid", NULL, NULL)),
+	       json_object_get_boolean(client_get(you, "may_submit", NULL, NULL))
+		       ? "may submit and cancel runs"
+		       : "may read (submitting needs root or group membership)");
+	if (cur) {
+		char line[256];
+		printf("\nrunning:\n");
+		print_summary_block(stdout, cur, "  ");
+		if (client_get(cur, "progress", NULL, NULL)) {
+			fmt_progress(line, sizeof(line), client_get(cur, "progress", NULL, NULL));
+			printf("    progress: %s\n", line);
+		}
+		if (json_object_get_boolean(client_get(cur, "cancelling", NULL, NULL)))
+			printf("    cancelling: the VM is being stopped and knobs restored\n");
+	} else {
+		printf("\nno run executing\n");
+	}
+	size_t n = queue ? json_object_array_length(queue) : 0;
+	if (n) {
+		printf("\nqueued (%zu):\n", n);
+		print_summary_header(stdout);
+		for (size_t i = 0; i < n; i++)
+			print_summary_row(stdout, json_object_array_get_idx(queue, i));
+	} else {
+		printf("queue empty\n");
+	}
+	json_object_put(reply);
+	return EXIT_OK;
+}
+
+const struct verb verb_status = {
+	.name = "status",
+	.summary = "show snapbenchd, the current run's progress and the queue",
+	.run = status_main,
+};

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Start-up recovery: old worker, leftover QEMU, knobs, the queue. */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "knobs.h"
+#include "macro.h"
+#include "proc.h"
+#include "queue.h"
+#include "recover.h"
+#include "store.h"
+#include "vm.h"
+
+static void note(struct recover_result *res, const char *fmt, ...) _printf_(2, 3);
+static void note(struct recover_result *res, const char *fmt, ...)
+{
+	size_t len = strlen(res->notes);
+	va_list ap;
+
+	if (len + 3 >= sizeof(res->notes))
+		return;
+	if (len) {
+		strcat(res->notes, "; ");
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(res->notes + len, sizeof(res->notes) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* The argv of the last repetition of the run's report, for matching QEMU (a new reference or NULL). */
+static struct json_object *last_rep_argv(const char *run_dir, pid_t pid)
+{
+	char path[PATH_MAX];
+	struct json_object *report, *reps, *argv = NULL;
+	struct sb_error err = {};
+
+	snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+	if (report_read(path, &report, &err) < 0)
+		return NULL;
+	if (json_object_object_get_ex(report, "repetitions", &reps) && json_object_is_type(reps, json_type_array)) {
+		for (size_t i = json_object_array_length(reps); i-- > 0;) {
+			struct json_object *rep = json_object_array_get_idx(reps, i), *vm, *p, *a;
+			if (json_object_object_get_ex(rep, "vm", &vm) && json_object_object_get_ex(vm, "pid", &p) &&
+			    json_object_is_type(p, json_type_int) && json_object_get_int64(p) == pid &&
+			    json_object_object_get_ex(vm, "argv", &a) && json_object_is_type(a, json_type_array)) {
+				argv = json_object_get(a);
+				break;
+			}
+		}
+	}
+	json_object_put(report);
+	return argv;
+}
+
+int recover_kill_run_qemu(const char *run_dir, const char *run_id)
+{
+	char path[PATH_MAX], buf[32];
+	_cleanup_close_ int fd = -1, pidfd = -1;
+	struct json_object *argv;
+	ssize_t n;
+	long pid;
+	char *end;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", run_dir, VM_PID_FILE);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	errno = 0;
+	pid = strtol(buf, &end, 10);
+	if (errno || end == buf || pid <= 1 || pid > INT_MAX)
+		return 0;
+
+	/* open the pidfd first: the process we then check is the one we signal */
+	pidfd = proc_pidfd_open((pid_t)pid);
+	if (pidfd < 0) {
+		unlink(path); /* gone already */
+		return 0;
+	}
+	argv = last_rep_argv(run_dir, (pid_t)pid);
+	bool ours = proc_is_run_qemu((pid_t)pid, run_id, argv);
+	json_object_put(argv);
+	if (!ours)
+		return 0; /* the pid was reused by something else: leave it alone */
+	r = proc_pidfd_signal(pidfd, SIGKILL);
+	if (r < 0 && r != -ESRCH)
+		return r;
+	proc_pidfd_wait(pidfd, 5000);
+	unlink(path);
+	return 1;
+}
+
+static void handle_running(struct store *store, struct queue *q, int wait_ms, struct recover_result *res)
+{
+	char run_dir[PATH_MAX];
+	struct sb_error e = {};
+	int r;
+
+	if (store_run_dir(store, q->running.id, run_dir, sizeof(run_dir)) < 0)
+		return;
+
+	if (q->running.worker_pid > 0) {
+		uint64_t start = 0;
+		int pidfd = proc_pidfd_open(q->running.worker_pid);
+
+		if (pidfd >= 0 && proc_starttime(q->running.worker_pid, &start) == 0 && start == q->running.worker_start) {
+			/* the old worker got SIGHUP when its daemon died and is stopping its run */
+			if (proc_pidfd_wait(pidfd, wait_ms) == 0) {
+				proc_pidfd_signal(pidfd, SIGKILL);
+				proc_pidfd_wait(pidfd, 5000);
+				res->killed_worker = 1;
+				note(res, "the previous worker (pid %d) of run %s did not stop within %d ms and was killed",
+				     (int)q->running.worker_pid, q->running.id, wait_ms);
+			}
+		}
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+
+	r = recover_kill_run_qemu(run_dir, q->running.id);
+	if (r > 0) {
+		res->killed_qemu = 1;
+		note(res, "killed the QEMU run %s left running", q->running.id);
+	} else if (r < 0) {
+		note(res, "run %s: could not kill its QEMU: %s", q->running.id, strerror(-r));
+	}
+
+	r = store_end_run_interrupted(run_dir, &e);
+	if (r > 0)
+		snprintf(res->interrupted, sizeof(res->interrupted), "%s", q->running.id);
+	else if (r < 0 && r != -ENOENT)
+		note(res, "run %s: could not mark it interrupted: %s", q->running.id, e.msg);
+}
+
+int recover_state(struct store *store, struct queue *q, int wait_ms, struct recover_result *res,
+		  struct sb_error *err)
+{
+	char(*queued)[REPORT_ID_MAX] = NULL;
+	size_t n_queued = 0;
+	struct sb_error e = {};
+	int r;
+
+	*res = (struct recover_result){ 0 };
+	if (q->has_running)
+		handle_running(store, q, wait_ms, res);
+	q->has_running = false;
+
+	r = knobs_recover(store_runs_dir(store), NULL, &e);
+	if (r > 0)
+		res->knobs_restored = r;
+	else if (r == -EBUSY)
+		note(res, "knobs: a run outside the daemon holds the knob lock in %s; it restores its own knobs",
+		     store_runs_dir(store));
+	else if (r < 0)
+		note(res, "knobs: %s", e.msg);
+
+	r = store_ids_in_state(store, REPORT_QUEUED, &queued, &n_queued, err);
+	if (r < 0)
+		return r;
+	/* drop entries whose run is no longer queued */
+	for (size_t i = q->n; i-- > 0;) {
+		bool found = false;
+		for (size_t k = 0; k < n_queued && !found; k++)
+			found = !strcmp(q->ids[i], queued[k]);
+		if (!found) {
+			queue_remove_at(q, i);
+			res->dropped++;
+		}
+	}
+	/* append queued runs the file did not know (a crash between writing the run and the queue) */
+	for (size_t k = 0; k < n_queued; k++)
+		if (queue_find(q, queued[k]) < 0) {
+			if (queue_push(q, queued[k]) < 0)
+				break;
+			res->requeued++;
+		}
+	free(queued);
+	return queue_save(q, err);
+}

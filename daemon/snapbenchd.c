@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* snapbenchd: options, background start, then the loop of daemon.c. snapbenchd(8). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "macro.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbenchd [OPTIONS...]\n"
+		"\n"
+		"The snapbench service: queues runs submitted over a unix socket and executes\n"
+		"them one at a time, keeping their reports in the state directory.\n"
+		"\n"
+		"  --socket PATH            listen here (default %s);\n"
+		"                           ignored when systemd passes the socket\n"
+		"  --state-dir DIR          queue and results (default %s)\n"
+		"  --group NAME             who may submit and cancel, besides root (default %s)\n"
+		"  --foreground             stay in the foreground (under systemd: always);\n"
+		"                           without it snapbenchd returns once it is ready\n"
+		"  --worker PATH            the run worker (default: next to snapbenchd, else\n"
+		"                           %s/snapbench-worker)\n"
+		"  --qemu PATH              the QEMU binary runs use (default: qemu-system-x86_64 in PATH)\n"
+		"  --max-connections N      clients at once (default 64)\n"
+		"  --max-queue N            queued runs (default 64)\n"
+		"  --request-timeout SEC    a request must arrive whole within this (default 10)\n"
+		"  --idle-timeout SEC       close connections idle this long (default 60)\n"
+		"  --connection-lifetime SEC  close connections that watch nothing after this (default 600)\n"
+		"  --write-timeout SEC      drop clients that read none of their replies this long (default 30)\n"
+		"  --cancel-timeout SEC     a cancelled run must stop within this, else it is killed (default 45)\n"
+		"  --recover-wait SEC       at start, wait this long for a previous worker to stop (default 60)\n"
+		"  --version, --help\n",
+		PROTOCOL_DEFAULT_SOCKET, DAEMON_DEFAULT_STATE_DIR, DAEMON_DEFAULT_GROUP, LIBEXECDIR);
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
+		fprintf(stderr, "snapbenchd: %s '%s': expected a whole number from %u to %u\n", opt, s, min, max);
+		return -EINVAL;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int parse_seconds(const char *opt, const char *s, unsigned *ret_ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0.1 || v > 86400) {
+		fprintf(stderr, "snapbenchd: %s '%s': expected seconds from 0.1 to 86400\n", opt, s);
+		return -EINVAL;
+	}
+	*ret_ms = (unsigned)(v * 1000 + 0.5);
+	return 0;
+}
+
+/*
+ * Without --foreground the daemon runs in a child; the parent returns when
+ * the child is serving (exit 0) or failed to start (exit 1, with the reason),
+ * so scripts can use the socket as soon as snapbenchd returns.
+ */
+static int background(int *ready_fd)
+{
+	int p[2];
+	pid_t pid;
+	char buf[SB_ERROR_MAX + 2];
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		fprintf(stderr, "snapbenchd: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "snapbenchd: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			if (isatty(1))
+				dup2(null, 1);
+			close(null);
+		}
+		*ready_fd = p[1];
+		return 0;
+	}
+	close(p[1]);
+	do
+		n = read(p[0], buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	if (n > 0 && buf[0] == '+') {
+		buf[n] = '\0';
+		printf("snapbenchd: started (pid %d)\n", (int)pid);
+		exit(0);
+	}
+	/* the child said why (it also logged it) or died without a word */
+	int st;
+	waitpid(pid, &st, 0);
+	exit(1);
+}
+
+static void tell_parent(int *ready_fd, bool ok)
+{
+	if (*ready_fd < 0)
+		return;
+	ssize_t n = write(*ready_fd, ok ? "+" : "-", 1);
+	(void)n;
+	close(*ready_fd);
+	*ready_fd = -1;
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		OPT_SOCKET = 0x100,
+		OPT_STATE_DIR,
+		OPT_GROUP,
+		OPT_FOREGROUND,
+		OPT_WORKER,
+		OPT_QEMU,
+		OPT_MAX_CONNECTIONS,
+		OPT_MAX_QUEUE,
+		OPT_REQUEST_TIMEOUT,
+		OPT_IDLE_TIMEOUT,
+		OPT_LIFETIME,
+		OPT_WRITE_TIMEOUT,
+		OPT_CANCEL_TIMEOUT,
+		OPT_RECOVER_WAIT,
+		OPT_VERSION,
+	};
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+		{ "worker", required_argument, NULL, OPT_WORKER },
+		{ "qemu", required_argument, NULL, OPT_QEMU },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+		{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
+		{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
+		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+		{ "connection-lifetime", required_argument, NULL, OPT_LIFETIME },
+		{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
+		{ "cancel-timeout", required_argument, NULL, OPT_CANCEL_TIMEOUT },
+		{ "recover-wait", required_argument, NULL, OPT_RECOVER_WAIT },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct daemon_config cfg;
+	struct daemon d;
+	struct sb_error err = {};
+	bool foreground = false;
+	int ready_fd = -1, c, r;
+
+	daemon_config_defaults(&cfg);
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+		switch (c) {
+		case OPT_SOCKET:
+			cfg.socket_path = optarg;
+			break;
+		case OPT_STATE_DIR:
+			cfg.state_dir = optarg;
+			break;
+		case OPT_GROUP:
+			if (!*optarg) {
+				fprintf(stderr, "snapbenchd: --group: empty name\n");
+				return 2;
+			}
+			cfg.group = optarg;
+			break;
+		case OPT_FOREGROUND:
+			foreground = true;
+			break;
+		case OPT_WORKER:
+			cfg.worker_path = optarg;
+			break;
+		case OPT_QEMU:
+			cfg.qemu = optarg;
+			break;
+		case OPT_MAX_CONNECTIONS:
+			if (parse_uint("--max-connections", optarg, 1, 10000, &cfg.max_connections) < 0)
+				return 2;
+			break;
+		case OPT_MAX_QUEUE:
+			if (parse_uint("--max-queue", optarg, 1, 4096, &cfg.max_queue) < 0)
+				return 2;
+			break;
+		case OPT_REQUEST_TIMEOUT:
+			if (parse_seconds("--request-timeout", optarg, &cfg.request_timeout_ms) < 0)
+				return 2;
+			break;
+		case OPT_IDLE_TIMEOUT:
+			if (parse_seconds("--idle-timeout", optarg, &cfg.idle_timeout_ms) < 0)
+				return 2;
+			break;
+		case OPT_LIFETIME:
+			if (parse_seconds("--connection-lifetime", optarg, &cfg.lifetime_ms) < 0)
+				return 2;
+			break;
+		case OPT_WRITE_TIMEOUT:
+			if (parse_seconds("--write-timeout", optarg, &cfg.write_timeout_ms) < 0)
+				return 2;
+			break;
+		case OPT_CANCEL_TIMEOUT:
+			if (parse_seconds("--cancel-timeout", optarg, &cfg.cancel_timeout_ms) < 0)
+				return 2;
+			break;
+		case OPT_RECOVER_WAIT:
+			if (parse_seconds("--recover-wait", optarg, &cfg.recover_wait_ms) < 0)
+				return 2;
+			break;
+		case OPT_VERSION:
+			printf("snapbenchd %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "snapbenchd: unexpected argument '%s'; see snapbenchd --help\n", argv[optind]);
+		return 2;
+	}
+
+	/* under systemd (socket activation or Type=notify) there is nothing to detach from */
+	if (getenv("NOTIFY_SOCKET") || getenv("LISTEN_FDS"))
+		foreground = true;
+	if (!foreground && background(&ready_fd) < 0)
+		return 1;
+
+	r = daemon_setup(&d, &cfg, &err);
+	if (r < 0) {
+		log_error("%s", err.msg);
+		tell_parent(&ready_fd, false);
+		daemon_teardown(&d);
+		return 1;
+	}
+	tell_parent(&ready_fd, true);
+	r = daemon_loop(&d);
+	daemon_teardown(&d);
+	return r < 0 ? 1 : 0;
+}

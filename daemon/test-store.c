@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit test: the results store. Runs are created queued with a spec the
+ * worker can read back, summaries follow report changes, list filters,
+ * ending a run keeps its partial timeline, logs are tails, ids are checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "clock.h"
+#include "spec.h"
+#include "store.h"
+
+static char dir[] = "/tmp/snapbench-test-store.XXXXXX";
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void cleanup(void)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	json_object_object_get_ex(o, key, &v);
+	return v;
+}
+
+static const char *gets(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static struct json_object *make_spec(const char *arm1, const char *arm2, unsigned reps)
+{
+	struct run_spec spec;
+	struct sb_error err = {};
+	struct json_object *j;
+	char buf[16];
+
+	CHECK(spec_init(&spec) == 0);
+	if (arm1)
+		CHECK_MSG(spec_add_arm(&spec, arm1, "--arm", &err) == 0, "%s", err.msg);
+	if (arm2)
+		CHECK_MSG(spec_add_arm(&spec, arm2, "--arm", &err) == 0, "%s", err.msg);
+	snprintf(buf, sizeof(buf), "%u", reps);
+	CHECK_MSG(spec_set(&spec, "repetitions", buf, "--repetitions", &err) == 0, "%s", err.msg);
+	CHECK(spec_validate(&spec, &err) == 0);
+	CHECK(spec_to_json(&spec, &j) == 0);
+	spec_done(&spec);
+	return j;
+}
+
+static void write_text(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, len) == (ssize_t)len);
+	close(fd);
+}
+
+static void test_create_and_summary(struct store *s, char ids[3][REPORT_ID_MAX])
+{
+	struct sb_error err = {};
+	struct json_object *spec, *sum, *report, *v;
+	char path[4096];
+
+	spec = make_spec("base", "thp:sysctl:kernel.numa_balancing=0", 3);
+	CHECK_MSG(store_create_run(s, spec, ids[0], &err) == 0, "%s", err.msg);
+	json_object_put(spec);
+	spec = make_spec("base", NULL, 1);
+	CHECK(store_create_run(s, spec, ids[1], &err) == 0);
+	json_object_put(spec);
+	spec = make_spec("patched", NULL, 2);
+	CHECK(store_create_run(s, spec, ids[2], &err) == 0);
+	json_object_put(spec);
+	CHECK(report_id_valid(ids[0]) && strcmp(ids[0], ids[1]) && strcmp(ids[1], ids[2]));
+
+	/* the report reads back through the reports/ reader, queued, with its spec */
+	CHECK(store_read_report(s, ids[0], &report, &err) == 0);
+	CHECK(!strcmp(gets(report, "state"), "queued"));
+	CHECK(!strcmp(gets(report, "id"), ids[0]));
+	CHECK(get(report, "started") == NULL && get(report, "finished") == NULL);
+	json_object_put(report);
+
+	/* the worker's spec file validates */
+	struct run_spec back;
+	CHECK(spec_init(&back) == 0);
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), ids[0], STORE_SPEC);
+	CHECK_MSG(spec_apply_file(&back, path, &err) == 0, "%s", err.msg);
+	CHECK(spec_validate(&back, &err) == 0);
+	CHECK(back.n_arms == 2 && back.repetitions == 3);
+	spec_done(&back);
+
+	CHECK(store_summary(s, ids[0], &sum, &err) == 0);
+	CHECK(!strcmp(gets(sum, "state"), "queued"));
+	CHECK(!strcmp(gets(sum, "scenario"), "background-snapshot"));
+	v = get(sum, "labels");
+	CHECK(json_object_array_length(v) == 2);
+	CHECK(!strcmp(json_object_get_string(json_object_array_get_idx(v, 1)), "thp"));
+	CHECK(json_object_get_int(get(get(sum, "repetitions"), "total")) == 6);
+	json_object_put(sum);
+
+	/* bad and unknown ids */
+	CHECK(store_summary(s, "../../etc/passwd", &sum, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "not a run id"));
+	CHECK(store_summary(s, "20200101T000000Z-000000", &sum, &err) == -ENOENT);
+	CHECK(strstr(err.msg, "no such run"));
+	CHECK(store_read_report(s, "20200101T000000Z-000000", &sum, &err) == -ENOENT);
+}
+
+static void test_list(struct store *s, char ids[3][REPORT_ID_MAX])
+{
+	struct sb_error err = {};
+	struct json_object *list;
+	struct store_filter f = { .state = -1 };
+
+	CHECK(store_list(s, &f, &list, &err) == 0);
+	CHECK(json_object_array_length(list) == 3);
+	/* oldest first */
+	for (int i = 0; i < 2; i++)
+		CHECK(strcmp(gets(json_object_array_get_idx(list, i), "id"), gets(json_object_array_get_idx(list, i + 1), "id")) < 0);
+	json_object_put(list);
+
+	f.label = "base";
+	CHECK(store_list(s, &f, &list, &err) == 0);
+	CHECK(json_object_array_length(list) == 2);
+	json_object_put(list);
+
+	f.label = NULL;
+	f.limit = 1;
+	CHECK(store_list(s, &f, &list, &err) == 0);
+	CHECK(json_object_array_length(list) == 1);
+	/* the newest */
+	const char *newest = ids[0];
+	for (int i = 1; i < 3; i++)
+		if (strcmp(ids[i], newest) > 0)
+			newest = ids[i];
+	CHECK(!strcmp(gets(json_object_array_get_idx(list, 0), "id"), newest));
+	json_object_put(list);
+
+	f.limit = 0;
+	f.scenario = "dirty-log";
+	CHECK(store_list(s, &f, &list, &err) == 0);
+	CHECK(json_object_array_length(list) == 0);
+	json_object_put(list);
+
+	char(*q)[REPORT_ID_MAX];
+	size_t n;
+	CHECK(store_ids_in_state(s, REPORT_QUEUED, &q, &n, &err) == 0);
+	CHECK(n == 3);
+	free(q);
+}
+
+/* A report as the run engine leaves it when killed mid-repetition. */
+static void write_running_report(struct store *s, const char *id, enum report_rep_state last, enum report_state state)
+{
+	struct report *r;
+	struct report_rep *rep;
+	struct report_row *row;
+	struct sb_error err = {};
+	char path[4096];
+
+	CHECK(report_new(id, realtime_ns(), &r) == 0);
+	report_set_spec(r, make_spec("base", NULL, 2));
+	r->started_ns = realtime_ns();
+	r->state = state;
+	CHECK(report_add_arm(r, "base", NULL, 2) == 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK(report_add_rep(r, 0, realtime_ns(), &rep) == 0);
+		CHECK(report_rep_append_row(rep, 1.0, 1.0, REPORT_WINDOW_PRE, &row) == 0);
+		CHECK(report_row_set(rep, row, "kvm.pf_taken", 10 + (uint64_t)i) == 0);
+		rep->state = i == 0 ? REPORT_REP_COMPLETED : last;
+		if (i == 0)
+			rep->finished_ns = realtime_ns();
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), id, STORE_REPORT);
+	CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
+	report_free(r);
+}
+
+static void test_end(struct store *s, char ids[3][REPORT_ID_MAX])
+{
+	struct sb_error err = {};
+	struct json_object *report, *sum, *reps, *rep;
+	char run_dir[4096];
+
+	/* a summary is cached, and refreshed when the report changes */
+	CHECK(store_summary(s, ids[1], &sum, &err) == 0);
+	CHECK(!strcmp(gets(sum, "state"), "queued"));
+	json_object_put(sum);
+
+	write_running_report(s, ids[1], REPORT_REP_RUNNING, REPORT_RUNNING);
+	CHECK(store_summary(s, ids[1], &sum, &err) == 0);
+	CHECK(!strcmp(gets(sum, "state"), "running"));
+	json_object_put(sum);
+
+	CHECK(store_run_dir(s, ids[1], run_dir, sizeof(run_dir)) == 0);
+	CHECK_MSG(store_end_run_interrupted(run_dir, &err) == 1, "%s", err.msg);
+	CHECK(store_read_report(s, ids[1], &report, &err) == 0);
+	CHECK(!strcmp(gets(report, "state"), "failed"));
+	CHECK(!strcmp(gets(get(report, "error"), "phase"), STORE_INTERRUPTED_PHASE));
+	CHECK(strstr(gets(get(report, "error"), "message"), "interrupted"));
+	CHECK(gets(report, "finished"));
+	reps = get(report, "repetitions");
+	CHECK(json_object_array_length(reps) == 2);
+	rep = json_object_array_get_idx(reps, 0);
+	CHECK(!strcmp(gets(rep, "state"), "completed")); /* untouched */
+	rep = json_object_array_get_idx(reps, 1);
+	CHECK(!strcmp(gets(rep, "state"), "failed"));
+	CHECK(json_object_array_length(get(rep, "timeline")) == 1); /* the partial timeline stays */
+	CHECK(json_object_get_int(get(get(json_object_array_get_idx(get(report, "arms"), 0), "repetitions"), "failed")) == 1);
+	json_object_put(report);
+
+	CHECK(store_summary(s, ids[1], &sum, &err) == 0);
+	CHECK(!strcmp(gets(sum, "state"), "failed"));
+	json_object_put(sum);
+
+	/* a final report is left alone */
+	CHECK(store_end_run(run_dir, REPORT_CANCELLED, "x", "y", 0, &err) == 0);
+
+	/* a run the worker cancelled because its daemon died becomes interrupted */
+	write_running_report(s, ids[1], REPORT_REP_CANCELLED, REPORT_CANCELLED);
+	CHECK(store_end_run(run_dir, REPORT_FAILED, "x", "y", 0, &err) == 0);
+	CHECK(store_end_run_interrupted(run_dir, &err) == 1);
+	CHECK(store_read_report(s, ids[1], &report, &err) == 0);
+	CHECK(!strcmp(gets(report, "state"), "failed"));
+	rep = json_object_array_get_idx(get(report, "repetitions"), 1);
+	CHECK(!strcmp(gets(rep, "state"), "failed"));
+	CHECK(!strcmp(gets(get(rep, "error"), "phase"), STORE_INTERRUPTED_PHASE));
+	json_object_put(report);
+
+	/* cancelling a queued run */
+	CHECK(store_run_dir(s, ids[2], run_dir, sizeof(run_dir)) == 0);
+	CHECK(store_end_run(run_dir, REPORT_CANCELLED, "queued", "cancelled by uid 0 before it started", 0, &err) == 1);
+	CHECK(store_summary(s, ids[2], &sum, &err) == 0);
+	CHECK(!strcmp(gets(sum, "state"), "cancelled"));
+	CHECK(!strcmp(gets(get(sum, "error"), "message"), "cancelled by uid 0 before it started"));
+	json_object_put(sum);
+
+	struct store_filter f = { .state = REPORT_CANCELLED };
+	struct json_object *list;
+	CHECK(store_list(s, &f, &list, &err) == 0);
+	CHECK(json_object_array_length(list) == 1);
+	json_object_put(list);
+}
+
+static void test_strip(struct store *s, char ids[3][REPORT_ID_MAX])
+{
+	struct sb_error err = {};
+	struct json_object *report;
+
+	CHECK(store_read_report(s, ids[1], &report, &err) == 0);
+	store_strip_timelines(report);
+	CHECK(get(json_object_array_get_idx(get(report, "repetitions"), 1), "timeline") == NULL);
+	CHECK(get(json_object_array_get_idx(get(report, "repetitions"), 1), "state") != NULL);
+	json_object_put(report);
+}
+
+static void test_logs(struct store *s, char ids[3][REPORT_ID_MAX])
+{
+	struct sb_error err = {};
+	struct json_object *logs, *e;
+	char path[4096], big[5000];
+
+	CHECK(store_logs(s, ids[0], 1024, &logs, &err) == 0);
+	CHECK(json_object_array_length(logs) == 0);
+	json_object_put(logs);
+
+	memset(big, 'a', sizeof(big));
+	memcpy(big + sizeof(big) - 6, "\xff" "tail", 5);
+	big[sizeof(big) - 1] = '\n';
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), ids[0], STORE_WORKER_LOG);
+	write_text(path, big, sizeof(big));
+	snprintf(path, sizeof(path), "%s/%s/qemu-rep1-base.log", store_runs_dir(s), ids[0]);
+	write_text(path, "second\n", 7);
+	snprintf(path, sizeof(path), "%s/%s/qemu-rep0-base.log", store_runs_dir(s), ids[0]);
+	write_text(path, "first\n", 6);
+	snprintf(path, sizeof(path), "%s/%s/snapshot.bin", store_runs_dir(s), ids[0]);
+	write_text(path, "not a log", 9);
+
+	CHECK(store_logs(s, ids[0], 1024, &logs, &err) == 0);
+	CHECK(json_object_array_length(logs) == 3);
+	e = json_object_array_get_idx(logs, 0);
+	CHECK(!strcmp(gets(e, "name"), STORE_WORKER_LOG));
+	CHECK(json_object_get_int(get(e, "bytes")) == (int)sizeof(big));
+	CHECK(json_object_get_boolean(get(e, "truncated")));
+	CHECK(strlen(gets(e, "text")) == 1024);
+	CHECK(strstr(gets(e, "text"), "?tail\n"));
+	CHECK(!strcmp(gets(json_object_array_get_idx(logs, 1), "name"), "qemu-rep0-base.log"));
+	CHECK(!strcmp(gets(json_object_array_get_idx(logs, 1), "text"), "first\n"));
+	CHECK(!json_object_get_boolean(get(json_object_array_get_idx(logs, 1), "truncated")));
+	CHECK(!strcmp(gets(json_object_array_get_idx(logs, 2), "name"), "qemu-rep1-base.log"));
+	json_object_put(logs);
+
+	CHECK(store_logs(s, "20200101T000000Z-000000", 1024, &logs, &err) == -ENOENT);
+	CHECK(store_logs(s, "..", 1024, &logs, &err) == -EINVAL);
+}
+
+static void test_unreadable(struct store *s)
+{
+	struct sb_error err = {};
+	struct json_object *list, *e = NULL;
+	struct store_filter f = { .state = -1 };
+	const char *id = "20200101T000000Z-0000ff";
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", store_runs_dir(s), id);
+	CHECK(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), id, STORE_REPORT);
+	write_text(path, "{ truncated", 11);
+	/* a directory that is no run is ignored */
+	snprintf(path, sizeof(path), "%s/not-a-run", store_runs_dir(s));
+	CHECK(mkdir(path, 0755) == 0);
+
+	CHECK(store_list(s, &f, &list, &err) == 0);
+	CHECK(json_object_array_length(list) == 4);
+	for (size_t i = 0; i < json_object_array_length(list); i++)
+		if (!strcmp(gets(json_object_array_get_idx(list, i), "id"), id))
+			e = json_object_array_get_idx(list, i);
+	CHECK(e && get(e, "state") == NULL && strstr(gets(e, "problem"), "not valid JSON"));
+	json_object_put(list);
+}
+
+int main(void)
+{
+	struct store *s;
+	struct sb_error err = {};
+	char ids[3][REPORT_ID_MAX];
+
+	CHECK(mkdtemp(dir));
+	atexit(cleanup);
+	CHECK_MSG(store_open(dir, &s, &err) == 0, "%s", err.msg);
+	test_create_and_summary(s, ids);
+	test_list(s, ids);
+	test_end(s, ids);
+	test_strip(s, ids);
+	test_logs(s, ids);
+	test_unreadable(s);
+	store_free(s);
+	return 0;
+}
