@@ -3,12 +3,13 @@
  * A thread that reads a stream as fast as it arrives into a bounded buffer.
  *
  * Why: the micro guest writes its telemetry with one port write per byte,
- * so QEMU sends it one byte per write() and every byte becomes its own
- * socket buffer (~1 KiB of accounting each): a unix socket's 208 KiB send
- * budget is full after ~0.1 s without a read. QEMU then spins in the vCPU
- * thread holding its big lock, its monitor stops answering, and a runner
- * waiting for a QMP reply would deadlock with it. Draining on its own
- * thread keeps QEMU running whatever the main thread is waiting for.
+ * and QEMU passes each byte on with its own write() from the vCPU thread,
+ * holding its big lock. When the stream is not read, the pipe (or socket)
+ * fills, QEMU spins in that write, its monitor stops answering, and a
+ * runner waiting for a QMP reply would deadlock with it (seen with a
+ * socket, which fills after ~0.1 s: each byte costs a whole buffer slot).
+ * Draining on its own thread keeps QEMU running whatever the main thread
+ * is waiting for.
  */
 #pragma once
 

@@ -323,8 +323,10 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	log_fd = open(vm->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 	if (log_fd < 0)
 		return sb_error_set(err, -errno, "%s: cannot create QEMU's log: %s", vm->log_path, strerror(errno));
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, tel) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
+	r = guest_telemetry_pipe(tel, err);
+	if (r < 0)
+		goto fail;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qmp) < 0 || pipe2(errpipe, O_CLOEXEC) < 0) {
 		r = sb_error_set(err, -errno, "cannot create QEMU's sockets: %s", strerror(errno));
 		goto fail;

@@ -5,11 +5,12 @@
  * itself (an argv vector, never a shell); a libvirt backend (existing
  * domains) will sit behind the same interface.
  *
- * The qemu backend talks to QEMU over three socketpairs whose far ends
- * QEMU inherits: QMP (-mon on "-chardev socket,fd=N"), the micro guest's
- * telemetry (isa-debugcon) and its control line (COM1). Nothing has a path,
- * so no other local user can connect, nothing is left to clean up, and run
- * directories of any length work. While QEMU lives its pid is in
+ * The qemu backend talks to QEMU over descriptors QEMU inherits: QMP on a
+ * socketpair (-mon on "-chardev socket,fd=N"), the micro guest's telemetry
+ * on a pipe (isa-debugcon; guest/qemu-args.h says why a pipe) and its
+ * control line (COM1) on a socketpair. Nothing has a path, so no other
+ * local user can connect, nothing is left to clean up, and run directories
+ * of any length work. While QEMU lives its pid is in
  * RUN_DIR/qemu.pid (for a supervisor after a crash); QEMU's stdout and
  * stderr go to RUN_DIR/qemu-TAG.log. QEMU gets PR_SET_PDEATHSIG(SIGKILL),
  * so it dies with the runner (not when it drops to vm.user: the kernel
@@ -53,7 +54,7 @@ struct vm {
 	const struct vm_backend *backend;
 	pid_t pid;
 	struct qmp_client *qmp;
-	int telemetry_fd;       /* our end of the guest's telemetry stream ... */
+	int telemetry_fd;       /* the read end of the guest's telemetry pipe ... */
 	struct drain *telemetry; /* ... drained by a thread from the start (drain.h): read it here */
 	int control_fd;         /* our end: write GUEST_CMD_STOP to stop the guest */
 	char **argv;            /* as started (NULL-terminated) */
