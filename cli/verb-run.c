@@ -507,7 +507,7 @@ static int run_main(int argc, char **argv)
 		print_json(report, report_path);
 	else
 		print_summary(report, report_path);
-	if (r < 0 && !json)
+	if (r < 0) /* also with --json: stdout is for the JSON, the reason goes to stderr */
 		fprintf(stderr, "snapbench run: %s\n", err.msg);
 
 	struct json_object *phase = jget(report, "error", "phase", NULL);
