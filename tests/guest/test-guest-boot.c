@@ -24,7 +24,7 @@ int main(void)
 	struct guest_hello hello;
 	struct guest_params p;
 	struct test_guest g;
-	uint64_t hello_ns;
+	uint64_t hello_ns, stop_ns;
 	double ns[3];
 	static const double pct[] = { 50, 99, 99.9 };
 	struct sb_error err = { 0 };
@@ -85,9 +85,13 @@ int main(void)
 
 	/* stop: a final SAMPLE, END, and QEMU exits with the clean-stop status */
 	test_guest_request_stop(&g);
+	stop_ns = mono_ns();
 	rec = test_guest_expect(&g, GUEST_RECORD_SAMPLE, SAMPLE_TIMEOUT_MS);
 	while (rec->type == GUEST_RECORD_SAMPLE) {
 		CHECK(rec->sample.ops[1] >= samples[SAMPLES - 1].ops[1]);
+		/* the guest polls every 10 ms; samples already in the pipe may come first */
+		CHECK_MSG(mono_ns() - stop_ns < (uint64_t)SAMPLE_TIMEOUT_MS * NSEC_PER_MSEC,
+			  "the guest still sends samples %d s after the stop request", SAMPLE_TIMEOUT_MS / 1000);
 		rec = test_guest_next(&g, SAMPLE_TIMEOUT_MS);
 		CHECK_MSG(rec, "no END after the stop request");
 	}
