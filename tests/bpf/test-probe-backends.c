@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,6 +146,58 @@ static void fentry_state(void)
 	sb_probes_close(p);
 }
 
+/*
+ * Classic tracepoints without tracefs mounted: in a private mount
+ * namespace (the host's mounts are untouched) with tracefs and debugfs
+ * unmounted, the loader mounts tracefs itself.
+ */
+static void tracefs_not_mounted(void)
+{
+	pid_t parent = getpid(), child;
+	int status;
+
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		struct sb_probe_options o;
+		struct sb_error err = { 0 };
+		struct sb_probes *p = NULL;
+		struct stat st;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+			fprintf(stderr, "private mount namespace: %s\n", strerror(errno));
+			_exit(77);
+		}
+		umount2("/sys/kernel/debug", MNT_DETACH);
+		while (umount2("/sys/kernel/tracing", MNT_DETACH) == 0)
+			;
+		if (stat("/sys/kernel/tracing/events", &st) == 0) {
+			fprintf(stderr, "tracefs still mounted\n");
+			_exit(1);
+		}
+		sb_probe_options_init(&o);
+		o.backends = SB_BACKEND_BIT(SB_BACKEND_TRACEPOINT);
+		if (sb_probes_open(parent, &o, &p, &err) < 0) {
+			fprintf(stderr, "%s\n", err.msg);
+			_exit(1);
+		}
+		if (!sb_probes_counter(p, SB_C_UNMAP_HVA)->available ||
+		    sb_probes_counter(p, SB_C_UNMAP_HVA)->probe->backend != SB_BACKEND_TRACEPOINT ||
+		    stat("/sys/kernel/tracing/events/kvm", &st) < 0) {
+			fprintf(stderr, "classic tracepoints did not come up: %s\n",
+				sb_probes_counter(p, SB_C_UNMAP_HVA)->probe->reason);
+			_exit(1);
+		}
+		sb_probes_close(p);
+		_exit(0);
+	}
+	CHECK(waitpid(child, &status, 0) == child);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		SKIP_TEST("private mount namespaces (CLONE_NEWNS)");
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	printf("tracefs unmounted: the loader mounted it and attached classic tracepoints\n");
+}
+
 static void *idle_thread(void *arg)
 {
 	pid_t *tid = arg;
@@ -232,6 +287,7 @@ int main(void)
 	missing_tracepoint();
 	fallback_when_disallowed();
 	fentry_state();
+	tracefs_not_mounted();
 	bad_inputs();
 	self_vm_destroy(&vm);
 	printf("ok\n");
