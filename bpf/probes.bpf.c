@@ -62,10 +62,14 @@ struct {
 	__type(value, struct sb_counts);
 } counts SEC(".maps");
 
-/* Per-CPU room for one stack (too big for the 512-byte BPF stack). */
+/*
+ * Per-CPU room for one stack (too big for the 512-byte BPF stack), one per
+ * attributed counter: a program that interrupts another on the same CPU
+ * (an IPI's tlb_flush inside an invalidation) never shares its buffer.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, SB_ATTR_MAX);
 	__type(key, __u32);
 	__type(value, struct sb_stack_val);
 } scratch SEC(".maps");
@@ -234,13 +238,14 @@ static __always_inline void attribute(void *ctx, struct task_struct *task, int e
 {
 	struct sb_stack_val *sv = NULL;
 	int cause = -1, how = SB_HOW_STACK;
-	__u32 zero = 0;
+	__u32 slot;
 
 	if (!attribution || ectx == SB_CTX_OTHER)
 		return;
 	if (!task)
 		task = bpf_get_current_task_btf();
 	attr &= SB_ATTR_MAX - 1;
+	slot = (__u32)attr;
 
 	if (ectx == SB_CTX_KTHREAD) {
 		cause = kthread_cause(task);
@@ -297,7 +302,7 @@ static __always_inline void attribute(void *ctx, struct task_struct *task, int e
 		}
 	}
 	if (cause < 0) {
-		sv = bpf_map_lookup_elem(&scratch, &zero);
+		sv = bpf_map_lookup_elem(&scratch, &slot);
 		if (sv) {
 			stack_take(ctx, sv);
 			cause = stack_cause(sv);
@@ -318,7 +323,7 @@ static __always_inline void attribute(void *ctx, struct task_struct *task, int e
 		if (c->sample_countdown[attr] == 0) {
 			c->sample_countdown[attr] = sample_every - 1;
 			if (!sv) {
-				sv = bpf_map_lookup_elem(&scratch, &zero);
+				sv = bpf_map_lookup_elem(&scratch, &slot);
 				if (!sv)
 					return;
 				stack_take(ctx, sv);
