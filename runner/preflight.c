@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "vm-libvirt.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -126,8 +127,8 @@ static void check_userfaultfd(struct failures *f, const struct run_spec *spec, c
 		unpriv = 0;
 	if (unpriv == 1)
 		return;
-	/* QEMU 8.1 and later open /dev/userfaultfd when the syscall is refused */
-	bool devnode = q && (q->major > 8 || (q->major == 8 && q->minor >= 1));
+	/* QEMU 8.0 and later open /dev/userfaultfd (util/userfaultfd.c: uffd_open(), merged February 2023) */
+	bool devnode = q && q->major >= 8;
 	if (devnode) {
 		struct stat st;
 		if (stat("/dev/userfaultfd", &st) == 0 && (st.st_uid == uid || (st.st_mode & 0006) == 0006))
@@ -136,7 +137,7 @@ static void check_userfaultfd(struct failures *f, const struct run_spec *spec, c
 	fail(f, -EPERM,
 	     "QEMU runs as '%s' (uid %u), which may not use userfaultfd: vm.unprivileged_userfaultfd is 0%s, and background snapshots need userfaultfd write-protect; fix: set the knob sysctl:vm.unprivileged_userfaultfd=1 for the run, or run QEMU as root (drop spec.vm.user)",
 	     user ? user : "the invoking user", (unsigned)uid,
-	     devnode ? " and /dev/userfaultfd is not accessible to it" : " and this QEMU does not use /dev/userfaultfd (8.1+ does)");
+	     devnode ? " and /dev/userfaultfd is not accessible to it" : " and this QEMU does not use /dev/userfaultfd (8.0+ does)");
 }
 
 static void check_qemu(struct failures *f, const struct preflight_input *in, struct qemu_info *q, bool *ok)
@@ -227,6 +228,11 @@ static void check_hugetlb(struct failures *f, const struct run_spec *spec)
 		     (unsigned long long)(hp >> 10));
 }
 
+static void fail_msg(void *ctx, int code, const char *msg)
+{
+	fail(ctx, code, "%s", msg);
+}
+
 int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, struct sb_error *err)
 {
 	struct failures f = { .err = err };
@@ -236,7 +242,10 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 	sb_error_clear(err);
 	check_kvm(&f);
 	check_qemu(&f, in, &q, &qemu_ok);
-	check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL);
+	if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
+		libvirt_preflight(in->spec, fail_msg, &f); /* libvirt's QEMU user, not ours */
+	else
+		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL);
 	check_bpf(&f, in->spec);
 	check_space(&f, in);
 	check_hugetlb(&f, in->spec);

@@ -25,7 +25,7 @@ static const char *const scenario_names[] = { "background-snapshot", NULL };
 static const char *const backing_names[] = { "anon", "anon-nothp", "hugetlb", NULL };
 static const char *const page_size_names[] = { "4k", "2m", NULL };
 static const char *const sink_names[] = { "file", "null", NULL };
-static const char *const backend_names[] = { "qemu", NULL };
+static const char *const backend_names[] = { "qemu", "libvirt", NULL };
 static const char *const kind_names[] = { "micro", NULL };
 static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", NULL };
 static const char *const clock_names[] = { "auto", "kvmclock", "cpuid", "pit", NULL };
@@ -73,7 +73,7 @@ static const struct field fields[] = {
 	{ .path = "description", .type = F_STRING, .offset = OFF(description), .nullable = true, .max_len = 1024 },
 	{ .path = "repetitions", .type = F_UINT, .offset = OFF(repetitions), .min = 1, .max = SPEC_MAX_REPETITIONS },
 	{ .path = "vm", .type = F_OBJECT },
-	{ .path = "vm.backend", .type = F_CONST, .offset = 0, .choices = backend_names },
+	{ .path = "vm.backend", .type = F_ENUM, .offset = OFF(vm.backend), .choices = backend_names },
 	{ .path = "vm.memory", .type = F_SIZE, .offset = OFF(vm.memory), .min = (double)SPEC_MIN_MEMORY, .max = (double)SPEC_MAX_MEMORY },
 	{ .path = "vm.vcpus", .type = F_UINT, .offset = OFF(vm.vcpus), .min = 1, .max = SPEC_MAX_VCPUS },
 	{ .path = "vm.machine", .type = F_STRING, .offset = OFF(vm.machine), .charset = machine_chars, .max_len = 64 },
@@ -83,6 +83,8 @@ static const struct field fields[] = {
 	{ .path = "vm.prealloc", .type = F_BOOL, .offset = OFF(vm.prealloc) },
 	{ .path = "vm.user", .type = F_STRING, .offset = OFF(vm.user), .nullable = true, .charset = user_chars, .max_len = 32 },
 	{ .path = "vm.extra_args", .type = F_STRV, .offset = OFF(vm.extra_args) },
+	{ .path = "vm.libvirt", .type = F_OBJECT },
+	{ .path = "vm.libvirt.uri", .type = F_STRING, .offset = OFF(vm.libvirt.uri), .max_len = 1024 },
 	{ .path = "guest", .type = F_OBJECT },
 	{ .path = "guest.kind", .type = F_CONST, .offset = 0, .choices = kind_names },
 	{ .path = "guest.pattern", .type = F_CHOICE, .offset = OFF(guest.pattern), .choices = pattern_names },
@@ -213,6 +215,7 @@ void spec_done(struct run_spec *spec)
 	free(spec->vm.machine);
 	free(spec->vm.cpu);
 	free(spec->vm.user);
+	free(spec->vm.libvirt.uri);
 	strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
 	free(spec->guest.pattern);
 	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
@@ -271,9 +274,10 @@ int spec_init(struct run_spec *spec)
 		.bpf = { .enabled = true },
 	};
 	spec->vm.machine = strdup("pc");
+	spec->vm.libvirt.uri = strdup("qemu:///system");
 	spec->guest.pattern = strdup("write64");
 	spec->guest.clock = strdup("auto");
-	if (!spec->vm.machine || !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
+	if (!spec->vm.machine || !spec->vm.libvirt.uri || !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
 		spec_done(spec);
 		return -ENOMEM;
 	}
@@ -1089,6 +1093,20 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 	if (spec->vm.memory % (1ull << 20))
 		return sb_error_set(err, -EINVAL, "spec.vm.memory: must be a whole number of MiB (got %llu bytes); round it",
 				    (unsigned long long)spec->vm.memory);
+	if (spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
+		const char *u = spec->vm.libvirt.uri, *auth = strstr(u, "://");
+		/* BPF probes and knobs act on this host: the domain must run here */
+		if (strncmp(u, "qemu", 4) || !auth || auth[3] != '/')
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.libvirt.uri: \"%.200s\" is not a local QEMU connection; the domain must run on this host (its QEMU is probed here): use qemu:///system or qemu:///session",
+					    u);
+		if (spec->vm.user)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.user: libvirt runs QEMU as the user of its own configuration (qemu.conf 'user'); drop vm.user with the libvirt backend");
+		if (spec->vm.backing == SPEC_BACKING_ANON_NOTHP)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.backing: \"anon-nothp\" needs QEMU started by snapbench (it disables THP for that process); use the qemu backend, or backing \"anon\" or \"hugetlb\"");
+	}
 	if (spec->snapshot.keep && spec->snapshot.sink_null)
 		return sb_error_set(err, -EINVAL,
 				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
@@ -1167,7 +1185,7 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 		add(&b, o, "description", json_object_new_string(spec->description));
 	add(&b, o, "repetitions", json_object_new_int(spec->repetitions));
 
-	add(&b, vm, "backend", json_object_new_string("qemu"));
+	add(&b, vm, "backend", json_object_new_string(backend_names[spec->vm.backend]));
 	add(&b, vm, "memory", json_object_new_uint64(spec->vm.memory));
 	add(&b, vm, "vcpus", json_object_new_int(spec->vm.vcpus));
 	add(&b, vm, "machine", json_object_new_string(spec->vm.machine));
@@ -1184,6 +1202,11 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 		if (json_object_array_add(a, json_object_new_string(spec->vm.extra_args[i])) < 0)
 			b.oom = true;
 	add(&b, vm, "extra_args", a);
+	if (spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
+		struct json_object *lv = json_object_new_object();
+		add(&b, lv, "uri", json_object_new_string(spec->vm.libvirt.uri));
+		add(&b, vm, "libvirt", lv);
+	}
 	add(&b, o, "vm", vm);
 
 	add(&b, g, "kind", json_object_new_string("micro"));

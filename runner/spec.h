@@ -38,6 +38,11 @@ enum spec_backing {
 	SPEC_BACKING_HUGETLB,     /* memfd on hugetlbfs, hugepage_size pages */
 };
 
+enum spec_backend {
+	SPEC_BACKEND_QEMU,        /* QEMU launched by snapbench (runner/vm-qemu.c) */
+	SPEC_BACKEND_LIBVIRT,     /* a libvirt domain (runner/vm-libvirt.c) */
+};
+
 enum spec_page_size {
 	SPEC_PAGE_4K,
 	SPEC_PAGE_2M,
@@ -67,6 +72,7 @@ struct run_spec {
 	unsigned repetitions;
 
 	struct {
+		enum spec_backend backend;
 		uint64_t memory;
 		unsigned vcpus;
 		char *machine;
@@ -77,6 +83,9 @@ struct run_spec {
 		char *user;               /* NULL: QEMU runs as the invoking user */
 		size_t n_extra_args;
 		char **extra_args;
+		struct {
+			char *uri;        /* libvirt connection URI; a local one (no host part) */
+		} libvirt;
 	} vm;
 
 	struct {

@@ -22,6 +22,7 @@
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "vm.h"
+#include "vm-libvirt.h"
 #include "wire.h"
 
 /* fd numbers QEMU gets (named in its argv) */
@@ -129,7 +130,7 @@ static bool reap(struct vm *vm, bool block)
 	return false;
 }
 
-bool vm_exited(struct vm *vm, char *desc, size_t len)
+static bool qemu_exited(struct vm *vm, char *desc, size_t len)
 {
 	char tail[512];
 
@@ -457,17 +458,36 @@ static void qemu_free(struct vm *vm)
 	free(vm);
 }
 
+static void qemu_exit_summary(const struct vm *vm, char *buf, size_t len)
+{
+	vm_describe_status(vm->wait_status, buf, len);
+}
+
 static const struct vm_backend qemu_backend = {
 	.name = "qemu",
 	.start = qemu_start,
 	.stop = qemu_stop,
 	.kill = qemu_kill,
 	.free = qemu_free,
+	.exited = qemu_exited,
+	.exit_summary = qemu_exit_summary,
 };
 
 int vm_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
 {
+	if (cfg->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
+		return vm_backend_libvirt.start(cfg, ret, err);
 	return qemu_backend.start(cfg, ret, err);
+}
+
+bool vm_exited(struct vm *vm, char *desc, size_t len)
+{
+	return vm->backend->exited(vm, desc, len);
+}
+
+void vm_exit_summary(const struct vm *vm, char *buf, size_t len)
+{
+	vm->backend->exit_summary(vm, buf, len);
 }
 
 int vm_stop(struct vm *vm, int timeout_ms, struct sb_error *err)

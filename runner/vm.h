@@ -2,8 +2,9 @@
 /*
  * The VM a repetition runs in, behind a small backend interface: start,
  * its QMP client, its pid, stop, kill. The qemu backend launches QEMU
- * itself (an argv vector, never a shell); a libvirt backend (existing
- * domains) will sit behind the same interface.
+ * itself (an argv vector, never a shell); the libvirt backend
+ * (vm-libvirt.h) runs it as a libvirt domain. vm_start() picks the one
+ * spec.vm.backend names.
  *
  * The qemu backend talks to QEMU over descriptors QEMU inherits: QMP on a
  * socketpair (-mon on "-chardev socket,fd=N"), the micro guest's telemetry
@@ -48,6 +49,8 @@ struct vm_backend {
 	int (*stop)(struct vm *vm, int timeout_ms, struct sb_error *err);
 	void (*kill)(struct vm *vm);
 	void (*free)(struct vm *vm);
+	bool (*exited)(struct vm *vm, char *desc, size_t len);         /* vm_exited() */
+	void (*exit_summary)(const struct vm *vm, char *buf, size_t len); /* vm_exit_summary() */
 };
 
 struct vm {
@@ -63,6 +66,8 @@ struct vm {
 	char *pid_path;
 	bool exited;            /* reaped */
 	int wait_status;        /* when exited */
+	char *domain;           /* libvirt: the domain's name; NULL for the qemu backend */
+	char **taints;          /* libvirt: why it marked the domain tainted ("custom monitor ..."), NULL-terminated; may be NULL */
 };
 
 /* Starts the VM of cfg->spec's backend and connects QMP. On failure nothing is left running. */
@@ -92,6 +97,9 @@ static inline void vm_freep(struct vm **vm)
  * lines of its log, for messages.
  */
 bool vm_exited(struct vm *vm, char *desc, size_t len);
+
+/* How the VM ended, short, for the report: "exit status 33 (...)" (qemu), "domain shut down" (libvirt). */
+void vm_exit_summary(const struct vm *vm, char *buf, size_t len);
 
 /* "exit status 1" / "killed by signal 9 (Killed)" for a wait status. */
 void vm_describe_status(int wait_status, char *buf, size_t len);
