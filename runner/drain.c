@@ -91,6 +91,11 @@ static void *drain_thread(void *arg)
 		if (n == 0)
 			break;
 		append(d, tmp, (size_t)n);
+		/* the guest writes byte by byte: take the stream in batches, not per byte
+		 * (the pipe holds minutes of it), so neither thread wakes hundreds of times a second */
+		struct pollfd stop = { .fd = d->stop, .events = POLLIN };
+		if (poll(&stop, 1, DRAIN_BATCH_MS) > 0)
+			break;
 	}
 	pthread_mutex_lock(&d->lock);
 	d->eof = true;

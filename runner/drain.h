@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #define DRAIN_MAX_BUFFERED (64u << 20) /* beyond this, bytes are dropped and counted */
+#define DRAIN_BATCH_MS 10              /* at most one read per this long */
 
 struct drain;
 
