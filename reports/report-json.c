@@ -462,6 +462,14 @@ int report_to_json(const struct report *r, struct json_object **ret, struct sb_e
 	for (size_t i = 0; i < r->n_reps; i++)
 		b_push(&b, reps, b_rep(&b, r, r->reps[i], &summaries[i * N_SUMMARY_WINDOWS]));
 	b_add(&b, o, "repetitions", reps);
+	if (r->usage.set) {
+		struct json_object *u = b_obj(&b);
+		b_add(&b, u, "cpu_user_s", json_number_new(r->usage.cpu_user_s));
+		b_add(&b, u, "cpu_system_s", json_number_new(r->usage.cpu_system_s));
+		b_add(&b, u, "wall_s", json_number_new(r->usage.wall_s));
+		b_add(&b, u, "samples", b_u64(&b, r->usage.samples));
+		b_add(&b, o, "runner", u);
+	}
 
 	for (size_t i = 0; i < n_sum; i++)
 		json_object_put(summaries[i]);

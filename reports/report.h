@@ -173,6 +173,13 @@ struct report {
 	struct report_arm *arms;
 	size_t n_reps;
 	struct report_rep **reps;
+
+	/* the run engine's own cost ("runner" in the JSON); written when set */
+	struct {
+		bool set;
+		double cpu_user_s, cpu_system_s, wall_s;
+		uint64_t samples;
+	} usage;
 };
 
 /* ---- building ---- */

@@ -203,7 +203,12 @@ static void test_report(const char *validator, const char *schema)
 	fill_rep(r, rep, 1000, false);
 	CHECK(report_add_rep(r, 7, r->created_ns, &rep) == -EINVAL);
 
+	r->usage.set = true;
+	r->usage.cpu_user_s = 0.25;
+	r->usage.wall_s = 10;
+	r->usage.samples = 21;
 	CHECK(report_to_json(r, &j, &err) == 0);
+	CHECK(near(num(j, "runner/samples"), 21) && near(num(j, "runner/cpu_user_s"), 0.25));
 
 	/* per-window summaries */
 	CHECK(near(num(j, "repetitions/0/windows/pre/duration_s"), 2));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,10 +76,26 @@ static bool cancelled(const struct run *run)
 	return run->opts->cancel && *run->opts->cancel;
 }
 
+static void record_usage(struct run *run)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return;
+	run->report->usage.set = true;
+	run->report->usage.cpu_user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	run->report->usage.cpu_system_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	run->report->usage.wall_s = (double)(mono_ns() - run->start_ns) / 1e9;
+	run->report->usage.samples = 0;
+	for (size_t i = 0; i < run->report->n_reps; i++)
+		run->report->usage.samples += run->report->reps[i]->n_rows;
+}
+
 static void write_report(struct run *run)
 {
 	struct sb_error e = {};
 
+	record_usage(run);
 	/* a failed write is retried at the next occasion; the final one is checked */
 	report_write(run->report, run->report_path, &e);
 	run->last_write_ns = mono_ns();
@@ -793,6 +810,7 @@ out:
 		struct sb_error e = {};
 		if (run.report->state == REPORT_RUNNING)
 			finish_run(&run, REPORT_FAILED, "run", err && *err->msg ? err->msg : "internal error");
+		record_usage(&run);
 		if (report_write(run.report, run.report_path, &e) < 0 && ret == 0) {
 			ret = e.code;
 			if (err)

@@ -133,7 +133,8 @@ int main(int argc, char **argv)
 			snprintf(p, sizeof(p), "windows/%s/metrics/latency_p99_ns", *w);
 			CHECK_MSG(jnum(rep, p) > 0, "no probe latency in rep %d's %s window", i, *w);
 		}
-		CHECK(jnum(rep, "windows/pre/duration_s") > 2.9 && jnum(rep, "windows/pre/duration_s") < 3.5);
+		/* the window lasts its length (a slow last sample on a loaded host may add to it, never take away) */
+	CHECK(jnum(rep, "windows/pre/duration_s") >= 2.99);
 		/* invalidations during the snapshot, mostly uffd-wp */
 		inval = window_sum(rep, "snapshot", "bpf.invalidations");
 		uffd = window_sum(rep, "snapshot", "bpf.invalidations.uffd-wp");
