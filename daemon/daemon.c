@@ -63,7 +63,7 @@ void daemon_config_defaults(struct daemon_config *cfg)
 
 /* ---- the socket ---- */
 
-static int mkdir_parents(const char *path, mode_t mode)
+int daemon_mkdir_parents(const char *path, mode_t mode)
 {
 	char buf[PATH_MAX];
 
@@ -128,7 +128,7 @@ static int socket_create(struct daemon *d, struct sb_error *err)
 	char *slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		r = mkdir_parents(dir, 0755);
+		r = daemon_mkdir_parents(dir, 0755);
 		if (r < 0)
 			return sb_error_set(err, r, "--socket %s: cannot create directory %s: %s", path, dir, strerror(-r));
 	}
@@ -176,7 +176,7 @@ static int lock_state_dir(struct daemon *d, struct sb_error *err)
 	char path[PATH_MAX];
 	int r;
 
-	r = mkdir_parents(d->cfg.state_dir, 0755);
+	r = daemon_mkdir_parents(d->cfg.state_dir, 0755);
 	if (r < 0)
 		return sb_error_set(err, r, "--state-dir %s: cannot create it: %s", d->cfg.state_dir, strerror(-r));
 	snprintf(path, sizeof(path), "%s/%s", d->cfg.state_dir, DAEMON_LOCK_FILE);
@@ -264,8 +264,8 @@ int daemon_setup(struct daemon *d, const struct daemon_config *cfg, struct sb_er
 	if (r < 0)
 		return r;
 	if (*res.interrupted)
-		log_warning("run %s was executing when the previous snapbenchd stopped; marked failed (interrupted), its partial data kept",
-			    res.interrupted);
+		log_warning("run %s was executing when the previous snapbenchd stopped: now %s, its partial data kept",
+			    res.interrupted, res.interrupted_state);
 	if (res.killed_worker || res.killed_qemu)
 		log_warning("killed what the interrupted run left running: %u worker, %u QEMU", res.killed_worker,
 			    res.killed_qemu);
@@ -720,12 +720,14 @@ int daemon_loop(struct daemon *d)
 			pfd[n++] = (struct pollfd){ .fd = d->cur.w.progress_fd, .events = POLLIN };
 		}
 		now = mono_ns();
+		for (size_t i = 0; i < d->n_conns; i++)
+			timeout = min_timeout(timeout, conn_check_deadlines(d, d->conns[i], now));
+		drop_dead(d);
 		first_conn = n;
 		for (size_t i = 0; i < d->n_conns; i++) {
 			struct conn *c = d->conns[i];
 			short ev = 0;
 
-			timeout = min_timeout(timeout, conn_check_deadlines(d, c, now));
 			if (!c->dead && !c->closing && !c->peer_eof && c->out_len - c->out_off <= DAEMON_OUT_HIGH_WATER)
 				ev |= POLLIN;
 			if (c->out_len > c->out_off)

@@ -137,11 +137,28 @@ static void handle_running(struct store *store, struct queue *q, int wait_ms, st
 		note(res, "run %s: could not kill its QEMU: %s", q->running.id, strerror(-r));
 	}
 
+	/* the worker marks its run interrupted when it saw its daemon die; else it is done here */
 	r = store_end_run_interrupted(run_dir, &e);
-	if (r > 0)
-		snprintf(res->interrupted, sizeof(res->interrupted), "%s", q->running.id);
-	else if (r < 0 && r != -ENOENT)
+	if (r < 0 && r != -ENOENT)
 		note(res, "run %s: could not mark it interrupted: %s", q->running.id, e.msg);
+	if (r >= 0) {
+		struct json_object *report, *v;
+		char path[PATH_MAX + 16];
+
+		snprintf(res->interrupted, sizeof(res->interrupted), "%s", q->running.id);
+		snprintf(res->interrupted_state, sizeof(res->interrupted_state), "unknown");
+		snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+		if (report_read(path, &report, &e) == 0) {
+			const char *phase = NULL;
+			if (json_object_object_get_ex(report, "error", &v) && v &&
+			    json_object_object_get_ex(v, "phase", &v) && json_object_is_type(v, json_type_string))
+				phase = json_object_get_string(v);
+			json_object_object_get_ex(report, "state", &v);
+			snprintf(res->interrupted_state, sizeof(res->interrupted_state), "%s%s%s%s",
+				 json_object_get_string(v), phase ? " (" : "", phase ? phase : "", phase ? ")" : "");
+			json_object_put(report);
+		}
+	}
 }
 
 int recover_state(struct store *store, struct queue *q, int wait_ms, struct recover_result *res,

@@ -25,7 +25,8 @@ struct queue;
 struct store;
 
 struct recover_result {
-	char interrupted[64];  /* the run marked interrupted, "" if none */
+	char interrupted[64];  /* the run the previous daemon was executing, "" if none */
+	char interrupted_state[96]; /* its state now: "failed (interrupted)" */
 	int knobs_restored;    /* knobs put back */
 	unsigned requeued;     /* queued runs found only in the run directories */
 	unsigned dropped;      /* queue entries dropped */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +28,11 @@ static void usage(FILE *out)
 		"                           ignored when systemd passes the socket\n"
 		"  --state-dir DIR          queue and results (default %s)\n"
 		"  --group NAME             who may submit and cancel, besides root (default %s)\n"
-		"  --foreground             stay in the foreground (under systemd: always);\n"
-		"                           without it snapbenchd returns once it is ready\n"
+		"  --foreground             stay in the foreground, logging to stderr (under\n"
+		"                           systemd: always); without it snapbenchd returns once\n"
+		"                           it serves and logs to --log-file\n"
+		"  --log-file PATH          the log of a background snapbenchd (default\n"
+		"                           STATE_DIR/snapbenchd.log)\n"
 		"  --worker PATH            the run worker (default: next to snapbenchd, else\n"
 		"                           %s/snapbench-worker)\n"
 		"  --qemu PATH              the QEMU binary runs use (default: qemu-system-x86_64 in PATH)\n"
@@ -75,58 +80,69 @@ static int parse_seconds(const char *opt, const char *s, unsigned *ret_ms)
 
 /*
  * Without --foreground the daemon runs in a child; the parent returns when
- * the child is serving (exit 0) or failed to start (exit 1, with the reason),
- * so scripts can use the socket as soon as snapbenchd returns.
+ * the child is serving (exit 0) or failed to start (exit 1, with the
+ * reason), so scripts can use the socket as soon as snapbenchd returns. The
+ * child logs to log_path (appended), not to the caller's terminal or pipes.
  */
-static int background(int *ready_fd)
+static int background(const char *log_path, int *ready_fd)
 {
-	int p[2];
+	int p[2], log_fd;
 	pid_t pid;
 	char buf[SB_ERROR_MAX + 2];
 	ssize_t n;
 
+	log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (log_fd < 0) {
+		fprintf(stderr, "snapbenchd: log file %s: %s; pass --log-file PATH or --foreground\n", log_path,
+			strerror(errno));
+		return -1;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		fprintf(stderr, "snapbenchd: pipe: %s\n", strerror(errno));
 		return -1;
 	}
+	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "snapbenchd: fork: %s\n", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		close(p[0]);
 		setsid();
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null >= 0) {
-			dup2(null, 0);
-			if (isatty(1))
-				dup2(null, 1);
-			close(null);
-		}
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(log_fd, 2) < 0)
+			_exit(1);
+		close(null);
+		close(log_fd);
 		*ready_fd = p[1];
 		return 0;
 	}
 	close(p[1]);
+	close(log_fd);
 	do
 		n = read(p[0], buf, sizeof(buf) - 1);
 	while (n < 0 && errno == EINTR);
 	if (n > 0 && buf[0] == '+') {
-		buf[n] = '\0';
-		printf("snapbenchd: started (pid %d)\n", (int)pid);
+		printf("snapbenchd: started (pid %d), logging to %s\n", (int)pid, log_path);
 		exit(0);
 	}
-	/* the child said why (it also logged it) or died without a word */
+	buf[n > 0 ? n : 0] = '\0';
+	fprintf(stderr, "snapbenchd: %s\n", n > 1 ? buf + 1 : "failed to start; see its log");
 	int st;
 	waitpid(pid, &st, 0);
 	exit(1);
 }
 
-static void tell_parent(int *ready_fd, bool ok)
+static void tell_parent(int *ready_fd, const char *error)
 {
+	char buf[SB_ERROR_MAX + 2];
+	int len;
+
 	if (*ready_fd < 0)
 		return;
-	ssize_t n = write(*ready_fd, ok ? "+" : "-", 1);
+	len = snprintf(buf, sizeof(buf), "%c%s", error ? '-' : '+', error ? error : "");
+	ssize_t n = write(*ready_fd, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
 	(void)n;
 	close(*ready_fd);
 	*ready_fd = -1;
@@ -149,6 +165,7 @@ int main(int argc, char **argv)
 		OPT_WRITE_TIMEOUT,
 		OPT_CANCEL_TIMEOUT,
 		OPT_RECOVER_WAIT,
+		OPT_LOG_FILE,
 		OPT_VERSION,
 	};
 	static const struct option options[] = {
@@ -166,6 +183,7 @@ int main(int argc, char **argv)
 		{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
 		{ "cancel-timeout", required_argument, NULL, OPT_CANCEL_TIMEOUT },
 		{ "recover-wait", required_argument, NULL, OPT_RECOVER_WAIT },
+		{ "log-file", required_argument, NULL, OPT_LOG_FILE },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -174,6 +192,8 @@ int main(int argc, char **argv)
 	struct daemon d;
 	struct sb_error err = {};
 	bool foreground = false;
+	const char *log_file = NULL;
+	char default_log[PATH_MAX];
 	int ready_fd = -1, c, r;
 
 	daemon_config_defaults(&cfg);
@@ -233,6 +253,9 @@ int main(int argc, char **argv)
 			if (parse_seconds("--recover-wait", optarg, &cfg.recover_wait_ms) < 0)
 				return 2;
 			break;
+		case OPT_LOG_FILE:
+			log_file = optarg;
+			break;
 		case OPT_VERSION:
 			printf("snapbenchd %s\n", PACKAGE_VERSION);
 			return 0;
@@ -252,17 +275,29 @@ int main(int argc, char **argv)
 	/* under systemd (socket activation or Type=notify) there is nothing to detach from */
 	if (getenv("NOTIFY_SOCKET") || getenv("LISTEN_FDS"))
 		foreground = true;
-	if (!foreground && background(&ready_fd) < 0)
-		return 1;
+	if (!foreground) {
+		if (!log_file) {
+			/* the state directory holds the log of a daemon started by hand */
+			r = daemon_mkdir_parents(cfg.state_dir, 0755);
+			if (r < 0) {
+				fprintf(stderr, "snapbenchd: --state-dir %s: cannot create it: %s\n", cfg.state_dir, strerror(-r));
+				return 1;
+			}
+			snprintf(default_log, sizeof(default_log), "%s/snapbenchd.log", cfg.state_dir);
+			log_file = default_log;
+		}
+		if (background(log_file, &ready_fd) < 0)
+			return 1;
+	}
 
 	r = daemon_setup(&d, &cfg, &err);
 	if (r < 0) {
 		log_error("%s", err.msg);
-		tell_parent(&ready_fd, false);
+		tell_parent(&ready_fd, err.msg);
 		daemon_teardown(&d);
 		return 1;
 	}
-	tell_parent(&ready_fd, true);
+	tell_parent(&ready_fd, NULL);
 	r = daemon_loop(&d);
 	daemon_teardown(&d);
 	return r < 0 ? 1 : 0;
