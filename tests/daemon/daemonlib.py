@@ -1,0 +1,375 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Shared helpers of the snapbenchd integration tests (tests/daemon/).
+
+Each test starts its own snapbenchd on a private socket and state directory
+(under a fresh temporary directory), talks to it with the real snapbench CLI
+and with raw sockets, and cleans up on every path: the daemons it started,
+any QEMU whose command line names one of its runs, the temporary directory.
+Processes are only ever signalled by the pids this harness started or read
+from its own runs' reports, never by name.
+
+Usage from a test: env = Env("name", sys.argv); ...; env.finish().
+The build paths come from argv: SNAPBENCHD SNAPBENCH WORKER VALIDATOR SCHEMA.
+"""
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+# Short runs: the micro guest with 64 MiB, one-second windows.
+SHORT_SPEC = {
+    "repetitions": 1,
+    "vm": {"memory": 64 << 20, "vcpus": 1},
+    "timing": {"warmup_s": 1, "pre_s": 1, "post_s": 1, "interval_ms": 250},
+}
+
+
+def log(*args):
+    print("[%7.2f]" % (time.monotonic() - _T0), *args, flush=True)
+
+
+_T0 = time.monotonic()
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def skip(feature):
+    print("SKIP: this machine lacks %s" % feature, flush=True)
+    sys.exit(SKIP)
+
+
+def spec(**over):
+    """SHORT_SPEC with top-level or "section.field" overrides."""
+    s = json.loads(json.dumps(SHORT_SPEC))
+    for k, v in over.items():
+        k = k.replace("__", ".")
+        if "." in k:
+            sec, field = k.split(".", 1)
+            s.setdefault(sec, {})[field] = v
+        else:
+            s[k] = v
+    return s
+
+
+def wait_for(cond, timeout, what, interval=0.2):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise Fail("timed out after %gs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie is dead for our purposes
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def processes_naming(needle):
+    """Pids of the processes whose command line contains needle."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != os.getpid():
+            if any(needle in a for a in cmdline(int(d))):
+                out.append(int(d))
+    return out
+
+
+class Conn:
+    """A raw protocol connection (newline-delimited JSON)."""
+
+    def __init__(self, path, timeout=30):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(timeout)
+        self.s.connect(path)
+        self.buf = b""
+        self.next_id = 1
+
+    def send_raw(self, data):
+        self.s.sendall(data)
+
+    def read(self, timeout=30):
+        self.s.settimeout(timeout)
+        while b"\n" not in self.buf:
+            chunk = self.s.recv(1 << 16)
+            if not chunk:
+                raise EOFError("snapbenchd closed the connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def call(self, op, **fields):
+        rid = self.next_id
+        self.next_id += 1
+        req = {"v": 1, "id": rid, "op": op}
+        req.update(fields)
+        self.send_raw((json.dumps(req) + "\n").encode())
+        while True:
+            m = self.read()
+            if "ok" in m and m.get("id") in (rid, None):
+                return m
+
+    def closed_by_peer(self, timeout=10):
+        """True once the daemon closed the connection (after any pending lines)."""
+        self.s.settimeout(timeout)
+        try:
+            while True:
+                chunk = self.s.recv(1 << 16)
+                if not chunk:
+                    return True
+                self.buf += chunk
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+    def close(self):
+        self.s.close()
+
+
+class Daemon:
+    def __init__(self, env, state_dir, sock, args=(), activate=False, name="snapbenchd"):
+        self.env, self.state_dir, self.sock = env, state_dir, sock
+        self.args, self.activate, self.name = list(args), activate, name
+        self.proc = None
+        self.log_path = os.path.join(env.tmp, "%s.log" % name)
+
+    def start(self, wait=True):
+        os.makedirs(self.state_dir, exist_ok=True)
+        argv = [self.env.snapbenchd, "--foreground", "--state-dir", self.state_dir] + self.args
+        if self.activate:
+            argv = ["systemd-socket-activate", "-l", self.sock, "--fdname=snapbenchd"] + argv
+        else:
+            argv += ["--socket", self.sock]
+        logf = open(self.log_path, "a")
+        self.proc = subprocess.Popen(argv, stdout=logf, stderr=logf, env=self.env.daemon_env(),
+                                     start_new_session=True)
+        logf.close()
+        self.env.daemons.append(self)
+        if wait:
+            wait_for(self.connectable, 90, "snapbenchd to listen on %s" % self.sock)
+        return self
+
+    def connectable(self):
+        if self.proc.poll() is not None and not self.activate:
+            raise Fail("snapbenchd exited with %s:\n%s" % (self.proc.returncode, self.log()))
+        try:
+            c = Conn(self.sock, timeout=5)
+            c.close()
+            return True
+        except OSError:
+            return False
+
+    def log(self):
+        try:
+            with open(self.log_path) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def conn(self):
+        return Conn(self.sock)
+
+    def status(self):
+        c = self.conn()
+        try:
+            r = c.call("status")
+        finally:
+            c.close()
+        check(r["ok"], "status failed: %s" % r)
+        return r
+
+    def stop(self, timeout=120):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise Fail("snapbenchd did not stop within %ds of SIGTERM" % timeout)
+        return self.proc.returncode if self.proc else None
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class Env:
+    def __init__(self, name, argv):
+        if len(argv) < 6:
+            print("usage: %s SNAPBENCHD SNAPBENCH WORKER VALIDATOR SCHEMA" % argv[0])
+            sys.exit(2)
+        self.snapbenchd, self.snapbench, self.worker, self.validator, self.schema = argv[1:6]
+        self.extra = argv[6:]
+        if os.geteuid() != 0:
+            skip("root (snapbenchd runs QEMU with KVM, BPF probes and knobs as root)")
+        self.tmp = tempfile.mkdtemp(prefix="snapbench-test-daemon-%s-" % name)
+        os.chmod(self.tmp, 0o755)  # other users' clients must reach the socket
+        self.daemons = []
+        self.run_ids = set()
+        self.cleanups = []
+        self.failed = False
+        atexit.register(self.cleanup)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, sig, frame):
+        self.cleanup()
+        sys.exit(128 + sig)
+
+    def daemon_env(self):
+        e = dict(os.environ)
+        e["SNAPBENCH_WORKER"] = self.worker
+        e.pop("NOTIFY_SOCKET", None)
+        e.pop("LISTEN_FDS", None)
+        return e
+
+    def daemon(self, sub="d", args=(), activate=False):
+        state = os.path.join(self.tmp, sub, "state")
+        sock = os.path.join(self.tmp, sub, "sock")
+        return Daemon(self, state, sock, args, activate, name=sub)
+
+    def cli(self, d, *args, user=None, check_rc=None, timeout=600, stdin=None, extra_env=None):
+        """Runs snapbench with the daemon's socket; returns (rc, stdout, stderr)."""
+        e = dict(os.environ)
+        e["SNAPBENCH_SOCKET"] = d.sock
+        e.update(extra_env or {})
+        argv = [self.snapbench] + list(args)
+        kw = {}
+        if user is not None:
+            kw["user"], kw["group"], kw["extra_groups"] = user
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=e, stdin=stdin, **kw)
+        if check_rc is not None and p.returncode != check_rc:
+            raise Fail("snapbench %s exited %d, expected %d:\nstdout: %s\nstderr: %s" %
+                       (" ".join(args), p.returncode, check_rc, p.stdout, p.stderr))
+        return p.returncode, p.stdout, p.stderr
+
+    def submit(self, d, spec_obj, conn=None):
+        c = conn or d.conn()
+        try:
+            r = c.call("submit", spec=spec_obj)
+        finally:
+            if conn is None:
+                c.close()
+        check(r["ok"], "submit failed: %s" % r)
+        rid = r["run"]["id"]
+        self.run_ids.add(rid)
+        return rid
+
+    def report(self, d, rid):
+        with open(os.path.join(d.state_dir, "runs", rid, "report.json")) as f:
+            return json.load(f)
+
+    def validate(self, d, rid):
+        path = os.path.join(d.state_dir, "runs", rid, "report.json")
+        p = subprocess.run(["/usr/bin/python3", self.validator, self.schema, path],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "report %s does not validate:\n%s%s" % (path, p.stdout, p.stderr))
+
+    def qemu_pids_of(self, rid):
+        """QEMU processes of run rid: by the -name the runner gives them (snapbench-ID-repN)."""
+        return [p for p in processes_naming(rid) if os.path.basename(cmdline(p)[0]).startswith("qemu-system")]
+
+    def check_no_qemu(self, d, rid):
+        left = self.qemu_pids_of(rid)
+        check(not left, "QEMU of run %s still running: pids %s" % (rid, left))
+        try:
+            rep = self.report(d, rid)
+        except (OSError, ValueError):
+            return
+        for r in rep.get("repetitions", []):
+            pid = (r.get("vm") or {}).get("pid")
+            check(not (pid and pid_alive(pid) and rid in " ".join(cmdline(pid))),
+                  "QEMU pid %s of run %s is alive" % (pid, rid))
+
+    def cleanup(self):
+        for fn in reversed(self.cleanups):
+            try:
+                fn()
+            except Exception as e:  # cleanup goes on whatever happened
+                print("cleanup: %s" % e, file=sys.stderr)
+        self.cleanups = []
+        for d in self.daemons:
+            if d.proc and d.proc.poll() is None:
+                d.proc.kill()
+                d.proc.wait()
+        # workers and QEMUs of our runs that survived (they should not)
+        for rid in self.run_ids:
+            for pid in processes_naming(rid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    print("cleanup: killed pid %d of run %s" % (pid, rid), file=sys.stderr)
+                except OSError:
+                    pass
+        self.run_ids = set()
+        self.daemons = []
+        if self.tmp and os.path.isdir(self.tmp):
+            if self.failed and os.environ.get("SNAPBENCH_TEST_KEEP"):
+                print("kept %s" % self.tmp, file=sys.stderr)
+            else:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+        self.tmp = None
+
+    def run(self, fn):
+        """Runs the test body; prints daemon logs on failure; exits 0/1/77."""
+        try:
+            fn(self)
+        except Fail as e:
+            self.failed = True
+            print("FAIL: %s" % e, flush=True)
+            for d in self.daemons:
+                print("--- %s log:\n%s" % (d.name, d.log()), flush=True)
+            self.cleanup()
+            sys.exit(1)
+        except Exception:
+            self.failed = True
+            for d in self.daemons:
+                print("--- %s log:\n%s" % (d.name, d.log()), flush=True)
+            self.cleanup()
+            raise
+        self.cleanup()
+        sys.exit(0)
+
+
+def kvm_or_skip():
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        skip("/dev/kvm (KVM)")
+    if not shutil.which("qemu-system-x86_64"):
+        skip("qemu-system-x86_64")
