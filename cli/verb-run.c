@@ -41,6 +41,8 @@ static const struct {
 } field_flags[] = {
 	{ "repetitions", "repetitions", "N", "repetitions per arm (default 5)" },
 	{ "description", "description", "TEXT", "free text kept in the report" },
+	{ "backend", "vm.backend", "B", "qemu (QEMU started by snapbench, default) or libvirt (a transient domain)" },
+	{ "libvirt-uri", "vm.libvirt.uri", "URI", "libvirt backend: the connection (default qemu:///system)" },
 	{ "memory", "vm.memory", "SIZE", "guest RAM, e.g. 256M (default 256M)" },
 	{ "vcpus", "vm.vcpus", "N", "vCPUs (default 2)" },
 	{ "machine", "vm.machine", "TYPE", "QEMU machine type (default pc)" },

@@ -380,7 +380,7 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 	b_add(b, o, "started", b_time(b, rep->started_ns));
 	b_add(b, o, "finished", b_time(b, rep->finished_ns));
 
-	b_add(b, vm, "backend", b_str(b, "qemu"));
+	b_add(b, vm, "backend", b_str(b, rep->backend ? rep->backend : "qemu"));
 	b_add(b, vm, "pid", rep->pid > 0 ? b_i64(b, rep->pid) : NULL);
 	b_add(b, vm, "memory_bytes", b_u64(b, rep->memory_bytes));
 	b_add(b, vm, "vcpus", b_u64(b, rep->vcpus ? rep->vcpus : 1));
@@ -388,6 +388,15 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 		b_push(b, argv, b_str(b, rep->argv[i]));
 	b_add(b, vm, "argv", argv);
 	b_add(b, vm, "exit", b_str(b, rep->vm_exit));
+	if (rep->libvirt_domain) {
+		struct json_object *lv = b_obj(b), *taints = b_arr(b);
+		b_add(b, lv, "uri", b_str(b, str_or_empty(rep->libvirt_uri)));
+		b_add(b, lv, "domain", b_str(b, rep->libvirt_domain));
+		for (size_t i = 0; rep->libvirt_taints && rep->libvirt_taints[i]; i++)
+			b_push(b, taints, b_str(b, rep->libvirt_taints[i]));
+		b_add(b, lv, "taints", taints);
+		b_add(b, vm, "libvirt", lv);
+	}
 	b_add(b, o, "vm", vm);
 
 	b_add(b, g, "kind", b_str(b, "micro"));

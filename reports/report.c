@@ -133,6 +133,10 @@ static void rep_free(struct report_rep *rep)
 	report_error_clear(&rep->error);
 	strv_free(rep->argv);
 	free(rep->vm_exit);
+	free(rep->backend);
+	free(rep->libvirt_uri);
+	free(rep->libvirt_domain);
+	strv_free(rep->libvirt_taints);
 	free(rep->guest_clock);
 	free(rep->pattern);
 	free(rep->snapshot.path);

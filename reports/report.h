@@ -136,6 +136,10 @@ struct report_rep {
 	unsigned vcpus;
 	char **argv;                   /* NULL-terminated, may be NULL */
 	char *vm_exit;                 /* "exit status 1", "killed by signal 9", or NULL */
+	char *backend;                 /* the VM backend: "qemu" when NULL, "libvirt" */
+	char *libvirt_uri;             /* libvirt backend: the connection URI ... */
+	char *libvirt_domain;          /* ... the domain's name ... */
+	char **libvirt_taints;         /* ... and why libvirt marked it tainted (NULL-terminated, may be NULL) */
 
 	/* guest */
 	char *guest_clock;

@@ -250,7 +250,7 @@ static int check_vm(struct rep_run *rr, struct sb_error *err)
 	if (!vm_exited(rr->vm, desc, sizeof(desc)))
 		return 0;
 	free(rr->rep->vm_exit);
-	vm_describe_status(rr->vm->wait_status, desc, sizeof(desc));
+	vm_exit_summary(rr->vm, desc, sizeof(desc));
 	rr->rep->vm_exit = strdup(desc);
 	vm_exited(rr->vm, desc, sizeof(desc));
 	return sb_error_set(err, -ECHILD, "QEMU (pid %d) exited during the %s window: %s", rr->vm->pid, rr->step,
@@ -422,6 +422,13 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		goto fatal;
 	rr.rep->pid = rr.vm->pid;
 	rr.rep->argv = strv_copy(rr.vm->argv);
+	rr.rep->backend = strdup(rr.vm->backend->name);
+	if (rr.vm->domain) {
+		/* libvirt records monitor passthrough as a taint: the report says so */
+		rr.rep->libvirt_uri = strdup(spec->vm.libvirt.uri);
+		rr.rep->libvirt_domain = strdup(rr.vm->domain);
+		rr.rep->libvirt_taints = strv_copy(rr.vm->taints);
+	}
 	rr.sctx = (struct scenario_ctx){
 		.spec = spec,
 		.vm = rr.vm,
