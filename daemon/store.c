@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "atomic-file.h"
 #include "clock.h"
 #include "config.h"
-#include "host.h"
 #include "macro.h"
 #include "protocol.h"
 #include "store.h"
@@ -153,8 +153,14 @@ int store_create_run(struct store *s, struct json_object *spec_json, char id[sta
 	}
 	rep->state = REPORT_QUEUED;
 	report_set_spec(rep, json_object_get(spec_json));
-	/* The host as it is now; the run engine records it again when the run starts. */
-	host_collect(&rep->host);
+	/* Where it was submitted; the run engine records the whole host when the run starts.
+	 * (Not host_collect(): it would drag the VM backends, libvirt included, into snapbenchd.) */
+	struct utsname u;
+	if (uname(&u) == 0) {
+		rep->host.kernel_release = strdup(u.release);
+		rep->host.kernel_version = strdup(u.version);
+		rep->host.hostname = strdup(u.nodename);
+	}
 	rep->snapbench_version = strdup(PACKAGE_VERSION);
 	snprintf(path, sizeof(path), "%s/%s", dir, STORE_REPORT);
 	r = report_write(rep, path, err);
