@@ -227,6 +227,14 @@ static int read_value(struct qga_client *c, bool skip_to_sentinel, uint64_t dead
 		json_tokener_reset(tok);
 		struct json_object *v = json_tokener_parse_ex(tok, c->buf, (int)c->len);
 		enum json_tokener_error je = json_tokener_get_error(tok);
+		if (v && json_tokener_get_parse_end(tok) > c->opts.max_reply) {
+			json_object_put(v);
+			c->synced = false;
+			c->len = 0;
+			r = sb_error_set(err, -EMSGSIZE, "%s: a reply longer than %zu bytes; refusing it", c->label,
+					 c->opts.max_reply);
+			goto out;
+		}
 		if (v) {
 			consume(c, json_tokener_get_parse_end(tok));
 			*ret = v;
