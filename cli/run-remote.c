@@ -101,6 +101,8 @@ int remote_follow(struct client *c, const char *socket_path, const char *id, boo
 		} else if (!strcmp(e, "state")) {
 			if (!quiet && client_get_string(ev, "state", NULL))
 				progress_printer_note(&pp, "%s %s", id, client_get_string(ev, "state", ""));
+			else if (!quiet && client_get(ev, "cancelling", NULL, NULL))
+				progress_printer_note(&pp, "%s cancelling: the VM is being stopped and knobs restored", id);
 		} else if (!strcmp(e, "end")) {
 			progress_printer_done(&pp);
 			*final = json_object_get(client_get(ev, "summary", NULL, NULL));

@@ -452,7 +452,11 @@ int daemon_cancel_current(struct daemon *d, const char *by)
 	log_info("run %s: cancel requested by %s; the worker has %u ms to stop it", d->cur.id, by,
 		 d->cfg.cancel_timeout_ms);
 	daemon_update_status(d, true);
-	broadcast(d, d->cur.id, "state", NULL, NULL, false);
+	{
+		struct json_object *yes = json_object_new_boolean(true);
+		broadcast(d, d->cur.id, "state", yes, "cancelling", false);
+		json_object_put(yes);
+	}
 	return 0;
 }
 
