@@ -185,7 +185,7 @@ static int decode_hello(struct guest_decoder *d, struct reader *r, struct sb_err
 	if (page_shift != 12 && page_shift != 21)
 		return sb_error_set(err, -EBADMSG, "HELLO with page shift %u (12 or 21)", page_shift);
 	h->page_size = 1u << page_shift;
-	if (h->clock_source < GUEST_CLOCK_KVMCLOCK || h->clock_source > GUEST_CLOCK_PIT)
+	if (h->clock_source < GUEST_CLOCK_KVMCLOCK || h->clock_source > GUEST_CLOCK_OS)
 		return sb_error_set(err, -EBADMSG, "HELLO with unknown clock source %d", h->clock_source);
 	if (h->tsc_hz < 1000000 || h->tsc_hz > 100000000000ull)
 		return sb_error_set(err, -EBADMSG, "HELLO with a TSC of %" PRIu64 " Hz (1 MHz to 100 GHz)", h->tsc_hz);
@@ -564,6 +564,7 @@ const char *guest_clock_source_to_string(int source)
 	case GUEST_CLOCK_KVMCLOCK: return "kvmclock";
 	case GUEST_CLOCK_CPUID: return "cpuid";
 	case GUEST_CLOCK_PIT: return "pit";
+	case GUEST_CLOCK_OS: return "os";
 	}
 	return "unknown";
 }

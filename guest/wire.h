@@ -52,6 +52,7 @@ enum guest_clock_source {
 	GUEST_CLOCK_KVMCLOCK = 1, /* pvclock tsc_to_system_mul/tsc_shift */
 	GUEST_CLOCK_CPUID = 2,    /* CPUID 0x15 (or 0x16) */
 	GUEST_CLOCK_PIT = 3,      /* calibrated against PIT channel 2 */
+	GUEST_CLOCK_OS = 4,       /* calibrated against the OS's monotonic clock (the Linux guests' probe, guest/linux-probe/) */
 };
 
 /* ---- telemetry records -------------------------------------------------- */
