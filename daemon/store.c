@@ -430,11 +430,12 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 		n++;
 	}
 	closedir(d);
-	qsort(ids, n, sizeof(*ids), cmp_ids);
+	if (n)
+		qsort(ids, n, sizeof(*ids), cmp_ids);
 
 	/* forget runs whose directory went away */
 	for (size_t i = s->n; i-- > 0;)
-		if (!bsearch(&(const char *){ s->entries[i].id }, ids, n, sizeof(*ids), cmp_ids))
+		if (!n || !bsearch(&(const char *){ s->entries[i].id }, ids, n, sizeof(*ids), cmp_ids))
 			entry_remove(s, i);
 	*ret = ids;
 	*n_ret = n;
@@ -763,7 +764,8 @@ int store_logs(struct store *s, const char *id, size_t max_bytes, struct json_ob
 			n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 
 	out = json_object_new_array();
 	if (!out) {
