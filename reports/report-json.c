@@ -399,7 +399,7 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 	}
 	b_add(b, o, "vm", vm);
 
-	b_add(b, g, "kind", b_str(b, "micro"));
+	b_add(b, g, "kind", b_str(b, rep->guest_kind ? rep->guest_kind : "micro"));
 	b_add(b, g, "clock", b_str(b, rep->guest_clock));
 	b_add(b, g, "tsc_khz", rep->tsc_khz ? b_u64(b, rep->tsc_khz) : NULL);
 	b_add(b, g, "pattern", b_str(b, str_or_empty(rep->pattern)));

@@ -134,6 +134,7 @@ static void rep_free(struct report_rep *rep)
 	strv_free(rep->argv);
 	free(rep->vm_exit);
 	free(rep->backend);
+	free(rep->guest_kind);
 	free(rep->libvirt_uri);
 	free(rep->libvirt_domain);
 	strv_free(rep->libvirt_taints);

@@ -142,6 +142,7 @@ struct report_rep {
 	char **libvirt_taints;         /* ... and why libvirt marked it tainted (NULL-terminated, may be NULL) */
 
 	/* guest */
+	char *guest_kind;              /* "micro" when NULL, "linux" */
 	char *guest_clock;
 	uint32_t tsc_khz;              /* 0: unknown */
 	char *pattern;

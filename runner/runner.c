@@ -395,6 +395,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	rr.rep->memory_bytes = spec->vm.memory;
 	rr.rep->vcpus = spec->vm.vcpus;
 	rr.rep->pattern = strdup(spec->guest.pattern);
+	rr.rep->guest_kind = strdup(spec->guest.kind == SPEC_GUEST_LINUX ? "linux" : "micro");
 	rr.rep->snapshot.sink_null = spec->snapshot.sink_null;
 	run->progress.rep = index;
 	run->progress.arm = spec->arms[arm].label;

@@ -213,10 +213,16 @@ int sampler_new(struct report *r, struct report_rep *rep, struct vm *vm, struct 
 			return sb_error_set(err, -ENOMEM, "out of memory");
 		}
 	}
-	k = report_set_probe(r, "guest.ops", true, "micro guest telemetry: worker operations", "guest", NULL);
+	if (spec->guest.kind == SPEC_GUEST_LINUX)
+		k = report_set_probe(r, "guest.ops", false, NULL, NULL,
+				     "stress-ng in a Linux guest reports no operation counts while it runs");
+	else
+		k = report_set_probe(r, "guest.ops", true, "micro guest telemetry: worker operations", "guest", NULL);
 	if (k >= 0)
 		k = spec->guest.probe_vcpu >= 0
-			    ? report_set_probe(r, "guest.probe_reads", true, "micro guest telemetry: latency probe",
+			    ? report_set_probe(r, "guest.probe_reads", true,
+					       spec->guest.kind == SPEC_GUEST_LINUX ? "Linux guest probe telemetry (guest-file-read)"
+										    : "micro guest telemetry: latency probe",
 					       "guest", NULL)
 			    : report_set_probe(r, "guest.probe_reads", false, NULL, NULL,
 					       "the guest latency probe is off (spec.guest.probe.vcpu is null)");
@@ -459,9 +465,11 @@ static int collect_guest(struct sampler *s)
 		if (k < 0)
 			return k;
 	}
-	k = emit(s, "guest.ops", ops);
-	if (k < 0)
-		return k;
+	if (s->spec->guest.kind != SPEC_GUEST_LINUX) {
+		k = emit(s, "guest.ops", ops);
+		if (k < 0)
+			return k;
+	}
 	if (s->hello.probe_vcpu < 0)
 		return 0;
 	k = emit(s, "guest.probe_reads", s->have_sample ? g->probe_reads : 0);

@@ -26,7 +26,7 @@ static const char *const backing_names[] = { "anon", "anon-nothp", "hugetlb", NU
 static const char *const page_size_names[] = { "4k", "2m", NULL };
 static const char *const sink_names[] = { "file", "null", NULL };
 static const char *const backend_names[] = { "qemu", "libvirt", NULL };
-static const char *const kind_names[] = { "micro", NULL };
+static const char *const kind_names[] = { "micro", "linux", NULL };
 static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", NULL };
 static const char *const clock_names[] = { "auto", "kvmclock", "cpuid", "pit", NULL };
 
@@ -66,6 +66,9 @@ struct field {
 
 static const char machine_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789._-";
 static const char cpu_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-,=+";
+static const char domain_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-";
+static const char path_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-/";
+static const char vm_bytes_chars[] = "0123456789KMGTkmgtbB%";
 static const char user_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 
 static const struct field fields[] = {
@@ -85,8 +88,11 @@ static const struct field fields[] = {
 	{ .path = "vm.extra_args", .type = F_STRV, .offset = OFF(vm.extra_args) },
 	{ .path = "vm.libvirt", .type = F_OBJECT },
 	{ .path = "vm.libvirt.uri", .type = F_STRING, .offset = OFF(vm.libvirt.uri), .max_len = 1024 },
+	{ .path = "vm.libvirt.domain", .type = F_STRING, .offset = OFF(vm.libvirt.domain), .nullable = true, .charset = domain_chars, .max_len = 200 },
+	{ .path = "vm.libvirt.xml", .type = F_STRING, .offset = OFF(vm.libvirt.xml), .nullable = true, .max_len = 4096 },
+	{ .path = "vm.libvirt.restart", .type = F_BOOL, .offset = OFF(vm.libvirt.restart) },
 	{ .path = "guest", .type = F_OBJECT },
-	{ .path = "guest.kind", .type = F_CONST, .offset = 0, .choices = kind_names },
+	{ .path = "guest.kind", .type = F_ENUM, .offset = OFF(guest.kind), .choices = kind_names },
 	{ .path = "guest.pattern", .type = F_CHOICE, .offset = OFF(guest.pattern), .choices = pattern_names },
 	{ .path = "guest.vcpu_patterns", .type = F_VCPU_PATTERNS, .offset = OFF(guest.vcpu_pattern) },
 	{ .path = "guest.region", .type = F_REGION, .offset = 0 },
@@ -96,6 +102,14 @@ static const struct field fields[] = {
 	{ .path = "guest.probe.gap_us", .type = F_UINT, .offset = OFF(guest.probe_gap_us), .min = 0, .max = 10000000 },
 	{ .path = "guest.seed", .type = F_U64, .offset = OFF(guest.seed) },
 	{ .path = "guest.clock", .type = F_CHOICE, .offset = OFF(guest.clock), .choices = clock_names },
+	{ .path = "guest.linux", .type = F_OBJECT },
+	{ .path = "guest.linux.stress_ng", .type = F_STRING, .offset = OFF(guest.linux_guest.stress_ng), .charset = path_chars, .max_len = 1024 },
+	{ .path = "guest.linux.method", .type = F_STRING, .offset = OFF(guest.linux_guest.method), .charset = machine_chars, .max_len = 32 },
+	{ .path = "guest.linux.workers", .type = F_UINT, .offset = OFF(guest.linux_guest.workers), .min = 1, .max = 4096 },
+	{ .path = "guest.linux.vm_bytes", .type = F_STRING, .offset = OFF(guest.linux_guest.vm_bytes), .charset = vm_bytes_chars, .max_len = 32 },
+	{ .path = "guest.linux.probe_region", .type = F_SIZE, .offset = OFF(guest.linux_guest.probe_region), .min = 1 << 20, .max = (double)(64ull << 30) },
+	{ .path = "guest.linux.dir", .type = F_STRING, .offset = OFF(guest.linux_guest.dir), .charset = path_chars, .max_len = 1024 },
+	{ .path = "guest.linux.agent_timeout_s", .type = F_SECONDS, .offset = OFF(guest.linux_guest.agent_timeout_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "guest.telemetry_interval_ms", .type = F_UINT, .offset = OFF(guest.telemetry_interval_ms), .min = 10, .max = 60000 },
 	{ .path = "snapshot", .type = F_OBJECT },
 	{ .path = "snapshot.sink", .type = F_SINK, .offset = 0, .choices = sink_names },
@@ -216,6 +230,12 @@ void spec_done(struct run_spec *spec)
 	free(spec->vm.cpu);
 	free(spec->vm.user);
 	free(spec->vm.libvirt.uri);
+	free(spec->vm.libvirt.domain);
+	free(spec->vm.libvirt.xml);
+	free(spec->guest.linux_guest.stress_ng);
+	free(spec->guest.linux_guest.method);
+	free(spec->guest.linux_guest.vm_bytes);
+	free(spec->guest.linux_guest.dir);
 	strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
 	free(spec->guest.pattern);
 	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
@@ -275,9 +295,19 @@ int spec_init(struct run_spec *spec)
 	};
 	spec->vm.machine = strdup("pc");
 	spec->vm.libvirt.uri = strdup("qemu:///system");
+	spec->vm.libvirt.restart = true;
+	spec->guest.linux_guest.stress_ng = strdup("/usr/bin/stress-ng");
+	spec->guest.linux_guest.method = strdup("write64");
+	spec->guest.linux_guest.workers = 1;
+	spec->guest.linux_guest.vm_bytes = strdup("128M");
+	spec->guest.linux_guest.probe_region = 64ull << 20;
+	spec->guest.linux_guest.dir = strdup("/tmp");
+	spec->guest.linux_guest.agent_timeout_s = 300;
 	spec->guest.pattern = strdup("write64");
 	spec->guest.clock = strdup("auto");
-	if (!spec->vm.machine || !spec->vm.libvirt.uri || !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
+	if (!spec->vm.machine || !spec->vm.libvirt.uri || !spec->guest.linux_guest.stress_ng ||
+	    !spec->guest.linux_guest.method || !spec->guest.linux_guest.vm_bytes || !spec->guest.linux_guest.dir ||
+	    !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
 		spec_done(spec);
 		return -ENOMEM;
 	}
@@ -1106,7 +1136,29 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		if (spec->vm.backing == SPEC_BACKING_ANON_NOTHP)
 			return sb_error_set(err, -EINVAL,
 					    "spec.vm.backing: \"anon-nothp\" needs QEMU started by snapbench (it disables THP for that process); use the qemu backend, or backing \"anon\" or \"hugetlb\"");
+		if (spec->vm.libvirt.domain && spec->vm.libvirt.xml)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.libvirt: give an existing domain (domain) or a domain XML file (xml), not both");
+		bool own = spec->vm.libvirt.domain || spec->vm.libvirt.xml;
+		if (spec->guest.kind == SPEC_GUEST_MICRO && own)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.libvirt.%s: the micro guest runs in snapbench's own domain template; drop it, or set spec.guest.kind \"linux\" for a Linux guest in that domain",
+					    spec->vm.libvirt.domain ? "domain" : "xml");
+		if (spec->guest.kind == SPEC_GUEST_LINUX && !own)
+			return sb_error_set(err, -EINVAL,
+					    "spec.guest.kind \"linux\": name the guest's domain (spec.vm.libvirt.domain) or its domain XML (spec.vm.libvirt.xml)");
+		if (spec->vm.libvirt.xml && !spec->vm.libvirt.restart)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.libvirt.restart: a domain from spec.vm.libvirt.xml is transient and started for each repetition; set restart true or use an existing domain");
+		if (spec->vm.libvirt.xml && spec->vm.libvirt.xml[0] != '/')
+			return sb_error_set(err, -EINVAL, "spec.vm.libvirt.xml: \"%.200s\" must be an absolute path", spec->vm.libvirt.xml);
+	} else if (spec->guest.kind == SPEC_GUEST_LINUX) {
+		return sb_error_set(err, -EINVAL,
+				    "spec.guest.kind \"linux\": Linux guests run in libvirt domains (spec.vm.backend \"libvirt\" with vm.libvirt.domain or vm.libvirt.xml); the qemu backend boots the micro guest only");
 	}
+	if (spec->guest.kind == SPEC_GUEST_LINUX && spec->guest.linux_guest.dir[0] != '/')
+		return sb_error_set(err, -EINVAL, "spec.guest.linux.dir: \"%.200s\" must be an absolute path in the guest",
+				    spec->guest.linux_guest.dir);
 	if (spec->snapshot.keep && spec->snapshot.sink_null)
 		return sb_error_set(err, -EINVAL,
 				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
@@ -1205,11 +1257,25 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 	if (spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
 		struct json_object *lv = json_object_new_object();
 		add(&b, lv, "uri", json_object_new_string(spec->vm.libvirt.uri));
+		add(&b, lv, "domain", str_or_null(spec->vm.libvirt.domain));
+		add(&b, lv, "xml", str_or_null(spec->vm.libvirt.xml));
+		add(&b, lv, "restart", json_object_new_boolean(spec->vm.libvirt.restart));
 		add(&b, vm, "libvirt", lv);
 	}
 	add(&b, o, "vm", vm);
 
-	add(&b, g, "kind", json_object_new_string("micro"));
+	add(&b, g, "kind", json_object_new_string(kind_names[spec->guest.kind]));
+	if (spec->guest.kind == SPEC_GUEST_LINUX) {
+		struct json_object *lg = json_object_new_object();
+		add(&b, lg, "stress_ng", json_object_new_string(spec->guest.linux_guest.stress_ng));
+		add(&b, lg, "method", json_object_new_string(spec->guest.linux_guest.method));
+		add(&b, lg, "workers", json_object_new_int((int)spec->guest.linux_guest.workers));
+		add(&b, lg, "vm_bytes", json_object_new_string(spec->guest.linux_guest.vm_bytes));
+		add(&b, lg, "probe_region", json_object_new_uint64(spec->guest.linux_guest.probe_region));
+		add(&b, lg, "dir", json_object_new_string(spec->guest.linux_guest.dir));
+		add(&b, lg, "agent_timeout_s", seconds(spec->guest.linux_guest.agent_timeout_s));
+		add(&b, g, "linux", lg);
+	}
 	add(&b, g, "pattern", json_object_new_string(spec->guest.pattern));
 	for (unsigned i = 0; i < SPEC_MAX_VCPUS; i++)
 		if (spec->guest.vcpu_pattern[i]) {

@@ -43,6 +43,11 @@ enum spec_backend {
 	SPEC_BACKEND_LIBVIRT,     /* a libvirt domain (runner/vm-libvirt.c) */
 };
 
+enum spec_guest_kind {
+	SPEC_GUEST_MICRO,         /* the built-in micro guest (docs/guest.md) */
+	SPEC_GUEST_LINUX,         /* a Linux guest driven through qemu-guest-agent (docs/linux-guests.md) */
+};
+
 enum spec_page_size {
 	SPEC_PAGE_4K,
 	SPEC_PAGE_2M,
@@ -85,10 +90,14 @@ struct run_spec {
 		char **extra_args;
 		struct {
 			char *uri;        /* libvirt connection URI; a local one (no host part) */
+			char *domain;     /* an existing domain (Linux guests), or NULL */
+			char *xml;        /* a domain XML file for a transient domain (Linux guests), or NULL */
+			bool restart;     /* start the domain fresh for each repetition (else use it running) */
 		} libvirt;
 	} vm;
 
 	struct {
+		enum spec_guest_kind kind;
 		char *pattern;            /* every worker's pattern */
 		char *vcpu_pattern[SPEC_MAX_VCPUS]; /* per-vCPU override, NULL: pattern */
 		uint64_t region_bytes;    /* 0: region_percent of the free RAM */
@@ -99,6 +108,15 @@ struct run_spec {
 		uint64_t seed;
 		char *clock;              /* auto, kvmclock, cpuid, pit */
 		unsigned telemetry_interval_ms;
+		struct {
+			char *stress_ng;          /* stress-ng's path in the guest */
+			char *method;             /* stress-ng --vm-method */
+			unsigned workers;         /* stress-ng --vm */
+			char *vm_bytes;           /* stress-ng --vm-bytes: "128M", "50%" */
+			uint64_t probe_region;    /* bytes the probe reads */
+			char *dir;                /* where the probe and its telemetry go in the guest */
+			double agent_timeout_s;   /* for the agent to answer after the guest starts */
+		} linux_guest;            /* guest.linux */
 	} guest;
 
 	struct {

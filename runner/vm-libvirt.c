@@ -22,8 +22,10 @@
 
 #include "clock.h"
 #include "drain.h"
+#include "guest-linux.h"
 #include "macro.h"
 #include "qmp-commands.h"
+#include "qga.h"
 #include "qmp.h"
 #include "vm.h"
 #include "wire.h"
@@ -33,6 +35,7 @@
 #define TELEMETRY_NAME "telemetry"
 #define KERNEL_NAME "guest.elf"
 #define TAINT_MAX 16
+#define DOMAIN_XML_MAX (1u << 20)
 
 /* ---- the process-wide event loop ----------------------------------------- */
 
@@ -240,6 +243,10 @@ struct lv_vm {
 	int cb_qmp, cb_lifecycle, cb_job;
 	bool loop_held;
 	bool gone;             /* the domain no longer runs */
+	bool ours;             /* we started it (transient, or an existing one started fresh): we stop it */
+	bool stopped;          /* lv_stop() ran */
+	struct qga_client *agent;          /* Linux guests */
+	struct linux_workload *workload;   /* Linux guests */
 	char exit_desc[256];
 	int command_timeout_ms;
 };
@@ -838,6 +845,131 @@ static void read_taints(struct lv_vm *lv)
 	lv->vm.taints = v;
 }
 
+/* ---- the guest agent through libvirt ------------------------------------------ */
+
+static int lv_agent_execute(void *opaque, const char *command_json, int timeout_ms, char **reply_json,
+			    struct sb_error *err)
+{
+	struct lv_vm *lv = opaque;
+	int secs = timeout_ms < 0 ? VIR_DOMAIN_QEMU_AGENT_COMMAND_BLOCK : timeout_ms < 1000 ? 1 : (timeout_ms + 999) / 1000;
+	char *r = virDomainQemuAgentCommand(lv->dom, command_json, secs, 0);
+	virErrorPtr e;
+
+	if (r) {
+		*reply_json = r;
+		return 0;
+	}
+	e = virGetLastError();
+	int code = e ? e->code : VIR_ERR_INTERNAL_ERROR;
+	if (code == VIR_ERR_ARGUMENT_UNSUPPORTED || code == VIR_ERR_OPERATION_UNSUPPORTED)
+		return sb_error_set(err, -ENOTCONN,
+				    "libvirt domain %s: the guest agent is not configured (%s): add a channel <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel> to the domain",
+				    lv->name, lv_error());
+	if (code == VIR_ERR_AGENT_UNRESPONSIVE || code == VIR_ERR_AGENT_UNSYNCED)
+		return sb_error_set(err, -ENOTCONN, "libvirt domain %s: %s", lv->name, lv_error());
+	if (code == VIR_ERR_OPERATION_TIMEOUT)
+		return sb_error_set(err, -ETIMEDOUT, "libvirt domain %s: %s", lv->name, lv_error());
+	if (code == VIR_ERR_OPERATION_INVALID)
+		return sb_error_set(err, -ECONNRESET, "libvirt domain %s: %s", lv->name, lv_error());
+	return sb_error_set(err, -EREMOTEIO, "libvirt domain %s: guest agent: %s", lv->name, lv_error());
+}
+
+static const struct qga_transport_ops lv_agent_ops = {
+	.execute = lv_agent_execute,
+};
+
+static int read_domain_xml(const char *path, char **ret, struct sb_error *err)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return sb_error_set(err, -errno, "spec.vm.libvirt.xml %s: %s", path, strerror(errno));
+	buf = malloc(DOMAIN_XML_MAX + 1);
+	if (!buf)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	n = fread(buf, 1, DOMAIN_XML_MAX + 1, f);
+	if (n > DOMAIN_XML_MAX || n == 0) {
+		free(buf);
+		return sb_error_set(err, -EFBIG, "spec.vm.libvirt.xml %s: %s", path,
+				    n ? "larger than 1 MiB; is it a domain XML?" : "empty");
+	}
+	buf[n] = '\0';
+	*ret = buf;
+	return 0;
+}
+
+/* A Linux guest's domain: a transient one from XML, or an existing one by name. */
+static int start_linux_domain(const struct vm_config *cfg, struct lv_vm *lv, struct sb_error *err)
+{
+	const struct run_spec *s = cfg->spec;
+	int r;
+
+	if (s->vm.libvirt.xml) {
+		_cleanup_free_ char *xml = NULL;
+		r = read_domain_xml(s->vm.libvirt.xml, &xml, err);
+		if (r < 0)
+			return r;
+		lv->dom = virDomainCreateXML(lv->conn, xml, VIR_DOMAIN_START_AUTODESTROY);
+		if (!lv->dom)
+			return sb_error_set(err, -ECHILD, "libvirt at %s could not start a domain from %s: %s", lv->uri,
+					    s->vm.libvirt.xml, lv_error());
+		lv->ours = true;
+	} else {
+		lv->dom = virDomainLookupByName(lv->conn, s->vm.libvirt.domain);
+		if (!lv->dom)
+			return sb_error_set(err, -ENOENT, "spec.vm.libvirt.domain %s: %s; list the domains with virsh list --all",
+					    s->vm.libvirt.domain, lv_error());
+		int active = virDomainIsActive(lv->dom);
+		if (s->vm.libvirt.restart) {
+			if (active == 1)
+				return sb_error_set(err, -EBUSY,
+						    "libvirt domain %s is running: shut it down so each repetition boots it fresh, or set spec.vm.libvirt.restart false to use it as it runs",
+						    s->vm.libvirt.domain);
+			if (virDomainCreate(lv->dom) < 0)
+				return sb_error_set(err, -ECHILD, "libvirt domain %s could not start: %s", s->vm.libvirt.domain,
+						    lv_error());
+			lv->ours = true;
+		} else if (active != 1) {
+			return sb_error_set(err, -ESRCH,
+					    "libvirt domain %s is not running: start it, or set spec.vm.libvirt.restart true to have snapbench start it",
+					    s->vm.libvirt.domain);
+		}
+	}
+	free(lv->name);
+	lv->name = strdup(virDomainGetName(lv->dom));
+	free(lv->vm.domain);
+	lv->vm.domain = lv->name ? strdup(lv->name) : NULL;
+	if (!lv->name || !lv->vm.domain)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (asprintf(&lv->vm.log_path, "%s/%s.log", LOG_DIR, lv->name) < 0)
+		lv->vm.log_path = NULL;
+	return 0;
+}
+
+/* After the domain runs: the agent, the probe copied in, stress-ng and the probe started. */
+static int start_linux_workload(const struct vm_config *cfg, struct lv_vm *lv, struct sb_error *err)
+{
+	_cleanup_free_ char *probe = NULL;
+	int r;
+
+	r = linux_probe_find(&probe, err);
+	if (r < 0)
+		return r;
+	r = qga_client_new_with_ops(&lv_agent_ops, lv, lv->name, NULL, &lv->agent, err);
+	if (r < 0)
+		return r;
+	r = linux_workload_start(lv->agent, cfg->spec, probe, (int)(cfg->spec->guest.linux_guest.agent_timeout_s * 1000),
+				 &lv->workload, &lv->vm.telemetry_fd, err);
+	if (r < 0)
+		return r;
+	r = drain_start(lv->vm.telemetry_fd, &lv->vm.telemetry);
+	if (r < 0)
+		return sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r));
+	return 0;
+}
+
 /* ---- the backend ------------------------------------------------------------------ */
 
 static void lv_free(struct vm *vm);
@@ -878,6 +1010,12 @@ static int lv_start(const struct vm_config *cfg, struct vm **ret, struct sb_erro
 	if (r < 0) {
 		r = sb_error_set(err, r, "libvirt at %s: cannot read its capabilities: %s", lv->uri, lv_error());
 		goto fail;
+	}
+	if (cfg->spec->guest.kind == SPEC_GUEST_LINUX) {
+		r = start_linux_domain(cfg, lv, err);
+		if (r < 0)
+			goto fail;
+		goto domain_started;
 	}
 	if (geteuid() != 0 && uid != geteuid()) {
 		r = sb_error_set(err, -EPERM,
@@ -942,8 +1080,10 @@ static int lv_start(const struct vm_config *cfg, struct vm **ret, struct sb_erro
 		r = sb_error_set(err, -ECHILD, "libvirt at %s could not start domain %s: %s", lv->uri, lv->name, lv_error());
 		goto fail;
 	}
+	lv->ours = true;
 	close(TAKE_FD(fifo_w));
 
+domain_started:
 	snprintf(label, sizeof(label), "libvirt domain %s", lv->name);
 	r = qmp_client_new_with_ops(&lv_qmp_ops, lv, label, NULL, &lv->vm.qmp, err);
 	if (r < 0)
@@ -983,6 +1123,11 @@ static int lv_start(const struct vm_config *cfg, struct vm **ret, struct sb_erro
 		goto fail;
 	read_proc(lv);
 	read_taints(lv);
+	if (cfg->spec->guest.kind == SPEC_GUEST_LINUX) {
+		r = start_linux_workload(cfg, lv, err);
+		if (r < 0)
+			goto fail;
+	}
 	*ret = &lv->vm;
 	return 0;
 fail:
@@ -1084,12 +1229,24 @@ static int lv_stop(struct vm *vm, int timeout_ms, struct sb_error *err)
 	struct lv_vm *lv = LV(vm);
 	uint64_t start = mono_ns(), span = (uint64_t)(timeout_ms > 0 ? timeout_ms : 10000) * NSEC_PER_MSEC;
 
-	if (lv_gone(lv))
+	int r = 0;
+
+	if (lv->stopped || lv_gone(lv))
 		return 0;
-	/* 1. the guest stops itself: its last telemetry record goes out, QEMU exits */
-	ask_guest_to_stop(lv);
-	if (wait_gone(lv, start + span / 2))
-		return 0;
+	lv->stopped = true;
+	if (lv->workload) {
+		/* the probe's last records, stress-ng's summary; then the domain as below */
+		r = linux_workload_stop(lv->workload, (int)(span / 2 / NSEC_PER_MSEC), err);
+		if (!lv->ours)
+			return r; /* a domain we found running stays running */
+		if (virDomainShutdown(lv->dom) == 0 && wait_gone(lv, start + span / 2 + span / 4))
+			return r;
+	} else {
+		/* 1. the guest stops itself: its last telemetry record goes out, QEMU exits */
+		ask_guest_to_stop(lv);
+		if (wait_gone(lv, start + span / 2))
+			return 0;
+	}
 	/* 2. SIGTERM (libvirt waits for QEMU), 3. SIGKILL */
 	if (virDomainDestroyFlags(lv->dom, VIR_DOMAIN_DESTROY_GRACEFUL) == 0 && wait_gone(lv, mono_ns() + NSEC_PER_SEC))
 		return sb_error_set(err, -ETIMEDOUT, "libvirt domain %s did not stop when asked; it was destroyed gracefully (SIGTERM)",
@@ -1104,7 +1261,7 @@ static void lv_kill(struct vm *vm)
 {
 	struct lv_vm *lv = LV(vm);
 
-	if (!lv->dom || lv_gone(lv))
+	if (!lv->dom || !lv->ours || lv_gone(lv))
 		return;
 	virDomainDestroy(lv->dom);
 	wait_gone(lv, mono_ns() + 5 * NSEC_PER_SEC);
@@ -1116,6 +1273,12 @@ static void lv_free(struct vm *vm)
 
 	if (!lv)
 		return;
+	if (lv->workload) {
+		linux_workload_free(lv->workload);
+		lv->workload = NULL;
+	}
+	qga_client_free(lv->agent);
+	lv->agent = NULL;
 	if (lv->dom)
 		lv_kill(vm);
 	if (lv->shared) {
