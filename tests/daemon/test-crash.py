@@ -14,6 +14,8 @@ Each time: the interrupted run is failed (phase "interrupted") with its
 partial data (a completed first repetition, the second's timeline so far),
 the queued run proceeds and completes, and no QEMU is left (checked by the
 pids in the reports and by command line).
+Then SIGTERM mid-run: the run is cancelled in order (knob restored, no QEMU
+left), the daemon exits 0, and the queued run executes after the restart.
 """
 
 import os
@@ -96,6 +98,36 @@ def crash(env, sub, kill_worker):
     log("%s: interrupted run failed with its partial data, queued run completed, no QEMU left" % sub)
 
 
+def sigterm(env):
+    """SIGTERM mid-run: the run is cancelled in order, the queued run waits for the next start."""
+    original = read_knob()
+    flipped = "0" if original != "0" else "1"
+    d = env.daemon("sigterm").start()
+    a = env.submit(d, spec(timing__pre_s=30, knobs={"sysctl:kernel.numa_balancing": flipped}))
+    b = env.submit(d, spec())
+    wait_for(lambda: ((d.status()["current"] or {}).get("progress") or {}).get("step") == "pre", 120,
+             "run %s's pre window" % a)
+    check(read_knob() == flipped, "the run did not set the knob")
+    qemus = env.qemu_pids_of(a)
+    rc = d.stop(timeout=90)
+    check(rc == 0, "snapbenchd exited %s after SIGTERM" % rc)
+    rep = env.report(d, a)
+    check(rep["state"] == "cancelled", "run %s after SIGTERM: %s %s" % (a, rep["state"], rep.get("error")))
+    check(read_knob() == original, "knob not restored after SIGTERM")
+    env.check_no_qemu(d, a)
+    for q in qemus:
+        check(not pid_alive(q), "QEMU %d alive after SIGTERM" % q)
+    check(env.report(d, b)["state"] == "queued", "the queued run after SIGTERM: %s" % env.report(d, b)["state"])
+    with open(os.path.join(d.state_dir, "queue.json")) as f:
+        check(b in f.read(), "queue.json lost the queued run")
+    d2 = env.daemon("sigterm").start()
+    end = wait_for(lambda: env.report(d2, b)["state"] not in ("queued", "running") and env.report(d2, b), 300,
+                   "the queued run to execute after the restart")
+    check(end["state"] == "completed", "queued run %s: %s" % (b, end["state"]))
+    check(d2.stop() == 0, "exit status after SIGTERM")
+    log("sigterm: the run was cancelled in order (knob restored, no QEMU left), the queued run ran after the restart")
+
+
 def body(env):
     kvm_or_skip()
     if not os.path.exists(KNOB):
@@ -110,6 +142,7 @@ def body(env):
     env.cleanups.append(restore)
     crash(env, "daemon-only", kill_worker=False)
     crash(env, "daemon-and-worker", kill_worker=True)
+    sigterm(env)
 
 
 if __name__ == "__main__":
