@@ -179,6 +179,8 @@ static int read_more(struct qga_client *c, uint64_t deadline, struct sb_error *e
 
 static void consume(struct qga_client *c, size_t n)
 {
+	if (n == 0)
+		return;
 	memmove(c->buf, c->buf + n, c->len - n);
 	c->len -= n;
 }
@@ -197,7 +199,7 @@ static int read_value(struct qga_client *c, bool skip_to_sentinel, uint64_t dead
 
 	if (skip_to_sentinel) {
 		for (;;) {
-			char *s = memchr(c->buf, QGA_SENTINEL, c->len);
+			char *s = c->len ? memchr(c->buf, QGA_SENTINEL, c->len) : NULL;
 			if (s) {
 				consume(c, (size_t)(s - c->buf) + 1);
 				break;
