@@ -427,6 +427,8 @@ void daemon_notify_end(struct daemon *d, const char *run)
 		c->watching = false;
 		json_object_put(c->watch_id);
 		c->watch_id = NULL;
+		/* the idle and lifetime bounds start again from here, as for a new connection */
+		c->accepted_ns = c->last_activity_ns = mono_ns();
 		if (c->peer_eof)
 			c->closing = true;
 		if (c->closing && c->out_len == c->out_off)

@@ -74,11 +74,12 @@ static _Noreturn void child(char *const argv[], int progress, int log_fd, int de
 	    dup2(progress, CHILD_PROGRESS_FD) < 0)
 		_exit(127);
 	syscall(SYS_close_range, CHILD_PROGRESS_FD + 1, ~0u, 0);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
+			sigaction(sig, &dfl, NULL);
 	execv(argv[0], argv);
 	{
 		static const char msg[] = "snapbenchd: cannot execute the run worker\n";
