@@ -111,7 +111,7 @@ static void usage(FILE *out)
 		"  --wait                follow the run to its end (progress on stderr; Ctrl-C cancels it)\n"
 		"  --socket PATH         snapbenchd's socket (default $SNAPBENCH_SOCKET, else\n"
 		"                        /run/snapbench/snapbenchd.sock)\n"
-		"  --local               run here, without the daemon; the options below are for it\n"
+		"  --local               run here, without the daemon (options marked --local: only then)\n"
 		"  --output DIR          --local: results directory (default %s)\n"
 		"  --label LABEL         label of the single arm (default \"default\")\n",
 		runner_default_results_dir());
