@@ -36,6 +36,7 @@ struct linux_workload {
 	int stop;                   /* asks the reader to end (atomic) */
 	char reader_error[SB_ERROR_MAX];
 	char *stress_output;
+	char *buf;                  /* QGA_FILE_CHUNK bytes for guest-file-read */
 };
 
 int linux_probe_find(char **ret, struct sb_error *err)
@@ -115,7 +116,6 @@ static int write_all(int fd, const char *p, size_t n)
 /* Moves what the probe wrote since the last call into the pipe. 1 at the file's current end. */
 static int pump(struct linux_workload *w, struct sb_error *err)
 {
-	static char buf[QGA_FILE_CHUNK];
 	size_t got;
 	bool eof = false;
 	int r;
@@ -128,10 +128,10 @@ static int pump(struct linux_workload *w, struct sb_error *err)
 		}
 	}
 	do {
-		r = qga_file_read(w->agent, w->handle, buf, sizeof(buf), &got, &eof, err);
+		r = qga_file_read(w->agent, w->handle, w->buf, QGA_FILE_CHUNK, &got, &eof, err);
 		if (r < 0)
 			return r;
-		if (got && write_all(w->pipe_w, buf, got) < 0)
+		if (got && write_all(w->pipe_w, w->buf, got) < 0)
 			return sb_error_set(err, -EPIPE, "the telemetry reader stopped reading");
 	} while (!eof && got);
 	return 1;
@@ -213,6 +213,11 @@ int linux_workload_start(struct qga_client *agent, const struct run_spec *spec, 
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	w->agent = agent;
 	w->handle = -1;
+	w->buf = malloc(QGA_FILE_CHUNK);
+	if (!w->buf) {
+		free(w);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
 	w->pipe_w = -1;
 	w->interval_ms = spec->guest.telemetry_interval_ms;
 	snprintf(w->probe_path, sizeof(w->probe_path), "%s/snapbench-linux-probe", spec->guest.linux_guest.dir);
@@ -336,5 +341,6 @@ void linux_workload_free(struct linux_workload *w)
 	if (w->pipe_w >= 0)
 		close(w->pipe_w);
 	free(w->stress_output);
+	free(w->buf);
 	free(w);
 }

@@ -1145,11 +1145,12 @@ static bool lv_gone(struct lv_vm *lv)
 	pthread_mutex_unlock(&lv->shared->lock);
 	if (stopped) {
 		snprintf(lv->exit_desc, sizeof(lv->exit_desc), "domain %s", stop_reason(ev, detail));
-	} else if (lv->vm.pid > 0 && kill(lv->vm.pid, 0) < 0 && errno == ESRCH) {
+	} else if (lv->vm.pid > 0) {
+		/* polled every few ms by the runner: a signal 0, not a call into libvirtd */
+		if (kill(lv->vm.pid, 0) == 0 || errno != ESRCH)
+			return false;
 		snprintf(lv->exit_desc, sizeof(lv->exit_desc), "domain stopped: QEMU pid %d is gone", lv->vm.pid);
 	} else if (!lv->dom || virDomainIsActive(lv->dom) != 1) {
-		if (lv->vm.pid > 0 && kill(lv->vm.pid, 0) == 0)
-			return false; /* libvirt is busy; QEMU still runs */
 		snprintf(lv->exit_desc, sizeof(lv->exit_desc), "domain is no longer active");
 	} else {
 		return false;
