@@ -43,6 +43,8 @@ static const struct {
 	{ "description", "description", "TEXT", "free text kept in the report" },
 	{ "backend", "vm.backend", "B", "qemu (QEMU started by snapbench, default) or libvirt (a transient domain)" },
 	{ "libvirt-uri", "vm.libvirt.uri", "URI", "libvirt backend: the connection (default qemu:///system)" },
+	{ "guest-kind", "guest.kind", "KIND", "micro (the built-in guest, default) or linux (through qemu-guest-agent)" },
+	{ "disk", "vm.disk", "PATH", "qemu backend, Linux guests: the guest's disk image (opened snapshot=on)" },
 	{ "memory", "vm.memory", "SIZE", "guest RAM, e.g. 256M (default 256M)" },
 	{ "vcpus", "vm.vcpus", "N", "vCPUs (default 2)" },
 	{ "machine", "vm.machine", "TYPE", "QEMU machine type (default pc)" },

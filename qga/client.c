@@ -356,6 +356,20 @@ int qga_connect(const char *path, int timeout_ms, const struct qga_options *opts
 	return qga_connect_fd(fd, path, deadline_ms(deadline), opts, ret, err);
 }
 
+int qga_client_new_fd(int fd, const char *label, const struct qga_options *opts, struct qga_client **ret,
+		      struct sb_error *err)
+{
+	struct qga_client *c = client_new(label, opts);
+
+	if (!c) {
+		close(fd);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	c->fd = fd;
+	*ret = c;
+	return 0;
+}
+
 int qga_connect_fd(int fd, const char *label, int timeout_ms, const struct qga_options *opts,
 		   struct qga_client **ret, struct sb_error *err)
 {

@@ -67,6 +67,14 @@ int qga_connect_fd(int fd, const char *label, int timeout_ms, const struct qga_o
 		   struct qga_client **ret, struct sb_error *err);
 
 /*
+ * A stream client on fd (owned from here on, also on failure) that does
+ * not sync yet: the first command, or qga_sync(), does. For a guest that
+ * is still booting, whose agent is not there to answer.
+ */
+int qga_client_new_fd(int fd, const char *label, const struct qga_options *opts, struct qga_client **ret,
+		      struct sb_error *err);
+
+/*
  * A transport the owner drives: execute sends one command (JSON text of
  * {"execute": ..., "arguments": ...}) and returns the agent's whole reply
  * ({"return": ...} or {"error": {...}}) as malloc'ed JSON text in

@@ -176,8 +176,8 @@ static int wait_agent(struct qga_client *agent, int timeout_ms, struct sb_error 
 			return sb_error_set(err, r, "%s", e.msg);
 		if (mono_ns() >= deadline)
 			return sb_error_set(err, -ENOTCONN,
-					    "%s: the guest agent did not answer within %d s of the guest's start (%s); install and start qemu-guest-agent in the guest (docs/linux-guests.md) or raise spec.guest.linux.agent_timeout_s",
-					    qga_client_label(agent), timeout_ms / 1000, e.msg);
+					    "the guest agent did not answer within %d s of the guest's start (%s); install and start qemu-guest-agent in the guest (docs/linux-guests.md) or raise spec.guest.linux.agent_timeout_s",
+					    timeout_ms / 1000, e.msg);
 		struct timespec ts = { 1, 0 };
 		nanosleep(&ts, NULL);
 	}

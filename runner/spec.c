@@ -28,6 +28,7 @@ static const char *const sink_names[] = { "file", "null", NULL };
 static const char *const backend_names[] = { "qemu", "libvirt", NULL };
 static const char *const kind_names[] = { "micro", "linux", NULL };
 static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", NULL };
+static const char *const disk_format_names[] = { "qcow2", "raw", NULL };
 static const char *const clock_names[] = { "auto", "kvmclock", "cpuid", "pit", NULL };
 
 enum ftype {
@@ -86,6 +87,8 @@ static const struct field fields[] = {
 	{ .path = "vm.prealloc", .type = F_BOOL, .offset = OFF(vm.prealloc) },
 	{ .path = "vm.user", .type = F_STRING, .offset = OFF(vm.user), .nullable = true, .charset = user_chars, .max_len = 32 },
 	{ .path = "vm.extra_args", .type = F_STRV, .offset = OFF(vm.extra_args) },
+	{ .path = "vm.disk", .type = F_STRING, .offset = OFF(vm.disk), .nullable = true, .charset = path_chars, .max_len = 4096 },
+	{ .path = "vm.disk_format", .type = F_CHOICE, .offset = OFF(vm.disk_format), .choices = disk_format_names },
 	{ .path = "vm.libvirt", .type = F_OBJECT },
 	{ .path = "vm.libvirt.uri", .type = F_STRING, .offset = OFF(vm.libvirt.uri), .max_len = 1024 },
 	{ .path = "vm.libvirt.domain", .type = F_STRING, .offset = OFF(vm.libvirt.domain), .nullable = true, .charset = domain_chars, .max_len = 200 },
@@ -230,6 +233,8 @@ void spec_done(struct run_spec *spec)
 	free(spec->vm.cpu);
 	free(spec->vm.user);
 	free(spec->vm.libvirt.uri);
+	free(spec->vm.disk);
+	free(spec->vm.disk_format);
 	free(spec->vm.libvirt.domain);
 	free(spec->vm.libvirt.xml);
 	free(spec->guest.linux_guest.stress_ng);
@@ -296,6 +301,7 @@ int spec_init(struct run_spec *spec)
 	spec->vm.machine = strdup("pc");
 	spec->vm.libvirt.uri = strdup("qemu:///system");
 	spec->vm.libvirt.restart = true;
+	spec->vm.disk_format = strdup("qcow2");
 	spec->guest.linux_guest.stress_ng = strdup("/usr/bin/stress-ng");
 	spec->guest.linux_guest.method = strdup("write64");
 	spec->guest.linux_guest.workers = 1;
@@ -305,7 +311,7 @@ int spec_init(struct run_spec *spec)
 	spec->guest.linux_guest.agent_timeout_s = 300;
 	spec->guest.pattern = strdup("write64");
 	spec->guest.clock = strdup("auto");
-	if (!spec->vm.machine || !spec->vm.libvirt.uri || !spec->guest.linux_guest.stress_ng ||
+	if (!spec->vm.machine || !spec->vm.libvirt.uri || !spec->vm.disk_format || !spec->guest.linux_guest.stress_ng ||
 	    !spec->guest.linux_guest.method || !spec->guest.linux_guest.vm_bytes || !spec->guest.linux_guest.dir ||
 	    !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
 		spec_done(spec);
@@ -1152,10 +1158,18 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 					    "spec.vm.libvirt.restart: a domain from spec.vm.libvirt.xml is transient and started for each repetition; set restart true or use an existing domain");
 		if (spec->vm.libvirt.xml && spec->vm.libvirt.xml[0] != '/')
 			return sb_error_set(err, -EINVAL, "spec.vm.libvirt.xml: \"%.200s\" must be an absolute path", spec->vm.libvirt.xml);
-	} else if (spec->guest.kind == SPEC_GUEST_LINUX) {
+		if (spec->vm.disk)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.disk: the libvirt backend takes the guest's disks from its domain (vm.libvirt.domain or vm.libvirt.xml); drop vm.disk");
+	} else if (spec->guest.kind == SPEC_GUEST_LINUX && !spec->vm.disk) {
 		return sb_error_set(err, -EINVAL,
-				    "spec.guest.kind \"linux\": Linux guests run in libvirt domains (spec.vm.backend \"libvirt\" with vm.libvirt.domain or vm.libvirt.xml); the qemu backend boots the micro guest only");
+				    "spec.guest.kind \"linux\" with the qemu backend: give the guest's disk image (spec.vm.disk, --disk), or use the libvirt backend with a domain");
+	} else if (spec->guest.kind == SPEC_GUEST_MICRO && spec->vm.disk) {
+		return sb_error_set(err, -EINVAL,
+				    "spec.vm.disk: the micro guest boots without a disk; drop vm.disk, or set spec.guest.kind \"linux\"");
 	}
+	if (spec->vm.disk && spec->vm.disk[0] != '/')
+		return sb_error_set(err, -EINVAL, "spec.vm.disk: \"%.200s\" must be an absolute path", spec->vm.disk);
 	if (spec->guest.kind == SPEC_GUEST_LINUX && spec->guest.linux_guest.dir[0] != '/')
 		return sb_error_set(err, -EINVAL, "spec.guest.linux.dir: \"%.200s\" must be an absolute path in the guest",
 				    spec->guest.linux_guest.dir);
@@ -1254,6 +1268,10 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 		if (json_object_array_add(a, json_object_new_string(spec->vm.extra_args[i])) < 0)
 			b.oom = true;
 	add(&b, vm, "extra_args", a);
+	if (spec->vm.disk) {
+		add(&b, vm, "disk", json_object_new_string(spec->vm.disk));
+		add(&b, vm, "disk_format", json_object_new_string(spec->vm.disk_format));
+	}
 	if (spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
 		struct json_object *lv = json_object_new_object();
 		add(&b, lv, "uri", json_object_new_string(spec->vm.libvirt.uri));

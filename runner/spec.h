@@ -88,6 +88,8 @@ struct run_spec {
 		char *user;               /* NULL: QEMU runs as the invoking user */
 		size_t n_extra_args;
 		char **extra_args;
+		char *disk;               /* qemu backend, Linux guests: the guest's disk image (opened snapshot=on), or NULL */
+		char *disk_format;        /* "qcow2" or "raw" */
 		struct {
 			char *uri;        /* libvirt connection URI; a local one (no host part) */
 			char *domain;     /* an existing domain (Linux guests), or NULL */

@@ -245,8 +245,6 @@ struct lv_vm {
 	bool gone;             /* the domain no longer runs */
 	bool ours;             /* we started it (transient, or an existing one started fresh): we stop it */
 	bool stopped;          /* lv_stop() ran */
-	struct qga_client *agent;          /* Linux guests */
-	struct linux_workload *workload;   /* Linux guests */
 	char exit_desc[256];
 	int command_timeout_ms;
 };
@@ -957,11 +955,11 @@ static int start_linux_workload(const struct vm_config *cfg, struct lv_vm *lv, s
 	r = linux_probe_find(&probe, err);
 	if (r < 0)
 		return r;
-	r = qga_client_new_with_ops(&lv_agent_ops, lv, lv->name, NULL, &lv->agent, err);
+	r = qga_client_new_with_ops(&lv_agent_ops, lv, lv->name, NULL, &lv->vm.agent, err);
 	if (r < 0)
 		return r;
-	r = linux_workload_start(lv->agent, cfg->spec, probe, (int)(cfg->spec->guest.linux_guest.agent_timeout_s * 1000),
-				 &lv->workload, &lv->vm.telemetry_fd, err);
+	r = linux_workload_start(lv->vm.agent, cfg->spec, probe, (int)(cfg->spec->guest.linux_guest.agent_timeout_s * 1000),
+				 &lv->vm.workload, &lv->vm.telemetry_fd, err);
 	if (r < 0)
 		return r;
 	r = drain_start(lv->vm.telemetry_fd, &lv->vm.telemetry);
@@ -1235,9 +1233,9 @@ static int lv_stop(struct vm *vm, int timeout_ms, struct sb_error *err)
 	if (lv->stopped || lv_gone(lv))
 		return 0;
 	lv->stopped = true;
-	if (lv->workload) {
+	if (lv->vm.workload) {
 		/* the probe's last records, stress-ng's summary; then the domain as below */
-		r = linux_workload_stop(lv->workload, (int)(span / 2 / NSEC_PER_MSEC), err);
+		r = linux_workload_stop(lv->vm.workload, (int)(span / 2 / NSEC_PER_MSEC), err);
 		if (!lv->ours)
 			return r; /* a domain we found running stays running */
 		if (virDomainShutdown(lv->dom) == 0 && wait_gone(lv, start + span / 2 + span / 4))
@@ -1274,12 +1272,12 @@ static void lv_free(struct vm *vm)
 
 	if (!lv)
 		return;
-	if (lv->workload) {
-		linux_workload_free(lv->workload);
-		lv->workload = NULL;
+	if (lv->vm.workload) {
+		linux_workload_free(lv->vm.workload);
+		lv->vm.workload = NULL;
 	}
-	qga_client_free(lv->agent);
-	lv->agent = NULL;
+	qga_client_free(lv->vm.agent);
+	lv->vm.agent = NULL;
 	if (lv->dom)
 		lv_kill(vm);
 	if (lv->shared) {

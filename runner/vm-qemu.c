@@ -16,8 +16,10 @@
 
 #include "clock.h"
 #include "drain.h"
+#include "guest-linux.h"
 #include "macro.h"
 #include "qemu-args.h"
+#include "qga.h"
 #include "telemetry.h"
 #include "qmp-commands.h"
 #include "qmp.h"
@@ -235,6 +237,71 @@ static int extra_args(const struct vm_config *cfg, char ***ret)
 	return 0;
 }
 
+/*
+ * A Linux guest's argv: its disk (snapshot=on: every repetition boots the
+ * same image, nothing is written to it) and qemu-guest-agent's port,
+ * org.qemu.guest_agent.0 on virtio-serial, whose host side is the socket
+ * on fd agent_fd. Then our additions (extra) as for the micro guest.
+ */
+static int linux_argv(const struct vm_config *cfg, const char *qemu, int agent_fd, char **extra, char ***ret)
+{
+	const struct run_spec *s = cfg->spec;
+	char **v = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	r |= strv_push(&v, &n, "%s", qemu);
+	r |= strv_push(&v, &n, "-machine");
+	r |= strv_push(&v, &n, "accel=kvm");
+	r |= strv_push(&v, &n, "-m");
+	r |= strv_push(&v, &n, "%llu", (unsigned long long)(s->vm.memory >> 20));
+	r |= strv_push(&v, &n, "-smp");
+	r |= strv_push(&v, &n, "%u", s->vm.vcpus);
+	r |= strv_push(&v, &n, "-nodefaults");
+	r |= strv_push(&v, &n, "-no-user-config");
+	r |= strv_push(&v, &n, "-display");
+	r |= strv_push(&v, &n, "none");
+	r |= strv_push(&v, &n, "-no-reboot");
+	r |= strv_push(&v, &n, "-drive");
+	r |= strv_push(&v, &n, "file=%s,format=%s,if=virtio,snapshot=on", s->vm.disk, s->vm.disk_format);
+	r |= strv_push(&v, &n, "-chardev");
+	r |= strv_push(&v, &n, "socket,id=sbqga,fd=%d", agent_fd);
+	r |= strv_push(&v, &n, "-device");
+	r |= strv_push(&v, &n, "virtio-serial-pci,id=sbvser");
+	r |= strv_push(&v, &n, "-device");
+	r |= strv_push(&v, &n, "virtserialport,bus=sbvser.0,chardev=sbqga,name=org.qemu.guest_agent.0");
+	for (size_t i = 0; extra && extra[i]; i++)
+		r |= strv_push(&v, &n, "%s", extra[i]);
+	if (r) {
+		strv_free(v);
+		return -ENOMEM;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* A Linux guest once QEMU runs: its agent, then stress-ng and the probe (guest-linux.h). */
+static int start_linux_workload(const struct vm_config *cfg, struct vm *vm, struct sb_error *err)
+{
+	_cleanup_free_ char *probe = NULL;
+	char label[64];
+	int r;
+
+	r = linux_probe_find(&probe, err);
+	if (r < 0)
+		return r;
+	snprintf(label, sizeof(label), "guest agent of QEMU pid %d", vm->pid);
+	r = qga_client_new_fd(TAKE_FD(vm->control_fd), label, NULL, &vm->agent, err);
+	if (r < 0)
+		return r;
+	r = linux_workload_start(vm->agent, cfg->spec, probe, (int)(cfg->spec->guest.linux_guest.agent_timeout_s * 1000),
+				 &vm->workload, &vm->telemetry_fd, err);
+	if (r < 0)
+		return r;
+	r = drain_start(vm->telemetry_fd, &vm->telemetry);
+	return r < 0 ? sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r)) : 0;
+}
+
 /* In the child, between fork and exec: only async-signal-safe calls. */
 static _Noreturn void child(const struct vm_config *cfg, const char *path, char **argv, int tel, int ctl, int qmp,
 			    int log_fd, int errpipe, pid_t parent)
@@ -286,6 +353,7 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	int tel[2] = { -1, -1 }, ctl[2] = { -1, -1 }, qmp[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
 	_cleanup_close_ int log_fd = -1;
 	char buf[256], desc[768];
+	bool linux_guest = cfg->spec->guest.kind == SPEC_GUEST_LINUX;
 	int r, e = 0;
 	pid_t pid;
 
@@ -306,6 +374,13 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	r = extra_args(cfg, &extra);
 	if (r < 0)
 		return sb_error_set(err, r, "out of memory");
+	if (linux_guest) {
+		r = linux_argv(cfg, vm->qemu_path, CHILD_CONTROL_FD, extra, &vm->argv);
+		strv_free(extra);
+		if (r < 0)
+			return sb_error_set(err, r, "out of memory");
+		goto argv_done;
+	}
 	gvm = (struct guest_vm){
 		.qemu = vm->qemu_path,
 		.image = cfg->guest_image,
@@ -320,6 +395,7 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	strv_free(extra);
 	if (r < 0)
 		return r;
+argv_done:
 
 	log_fd = open(vm->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 	if (log_fd < 0)
@@ -348,9 +424,16 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	close(qmp[1]);
 	close(errpipe[1]);
 	tel[1] = ctl[1] = qmp[1] = errpipe[1] = -1;
-	vm->telemetry_fd = TAKE_FD(tel[0]);
-	vm->control_fd = TAKE_FD(ctl[0]);
-	r = drain_start(vm->telemetry_fd, &vm->telemetry);
+	vm->control_fd = TAKE_FD(ctl[0]); /* a Linux guest's: the agent's socket */
+	if (linux_guest) {
+		/* the telemetry comes from the probe in the guest, through the agent */
+		close(tel[0]);
+		tel[0] = -1;
+		r = 0;
+	} else {
+		vm->telemetry_fd = TAKE_FD(tel[0]);
+		r = drain_start(vm->telemetry_fd, &vm->telemetry);
+	}
 	if (r < 0) {
 		close(qmp[0]);
 		close(errpipe[0]);
@@ -389,6 +472,14 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 			return sb_error_set(err, -ECHILD, "QEMU (%s) exited at start-up: %s", vm->qemu_path, desc);
 		return sb_error_prefix(err, "QEMU (%s) started but its monitor did not answer", vm->qemu_path);
 	}
+	if (linux_guest) {
+		r = start_linux_workload(cfg, vm, err);
+		if (r < 0) {
+			if (vm_exited(vm, desc, sizeof(desc)))
+				return sb_error_set(err, -ECHILD, "QEMU (%s) exited while the Linux guest booted: %s", vm->qemu_path, desc);
+			return r;
+		}
+	}
 	*ret = TAKE_PTR(vm);
 	return 0;
 fail:
@@ -413,9 +504,17 @@ static int qemu_stop(struct vm *vm, int timeout_ms, struct sb_error *err)
 
 	if (reap(vm, false))
 		return 0;
+	if (vm->workload) {
+		/* a Linux guest: the probe's last records and stress-ng's summary, then an ACPI power-off */
+		int r = linux_workload_stop(vm->workload, (int)(span / 4 / NSEC_PER_MSEC), err);
+		qmp_client_set_command_timeout(vm->qmp, (int)(span / 8 / NSEC_PER_MSEC) + 1);
+		if (qmp_execute(vm->qmp, "system_powerdown", NULL, -1, qmp_client_command_timeout(vm->qmp), NULL, NULL) >= 0 &&
+		    wait_exit(vm, start + span / 2))
+			return r;
+	}
 	/* 1. the guest stops itself: its last telemetry record goes out */
-	if (vm->control_fd >= 0 && send(vm->control_fd, &cmd, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 &&
-	    wait_exit(vm, start + span / 2))
+	else if (vm->control_fd >= 0 && send(vm->control_fd, &cmd, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 &&
+		 wait_exit(vm, start + span / 2))
 		return 0;
 	/* 2. QEMU quits */
 	if (vm->qmp) {
@@ -444,6 +543,8 @@ static void qemu_kill(struct vm *vm)
 
 static void qemu_free(struct vm *vm)
 {
+	linux_workload_free(vm->workload); /* while the guest may still answer */
+	qga_client_free(vm->agent);
 	qemu_kill(vm);
 	drain_free(vm->telemetry);
 	qmp_client_free(vm->qmp);

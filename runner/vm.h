@@ -26,6 +26,8 @@
 #include "spec.h"
 
 struct qmp_client;
+struct qga_client;
+struct linux_workload;
 struct drain;
 
 #define VM_PID_FILE "qemu.pid"
@@ -66,6 +68,8 @@ struct vm {
 	char *pid_path;
 	bool exited;            /* reaped */
 	int wait_status;        /* when exited */
+	struct qga_client *agent;          /* Linux guests: their qemu-guest-agent (qga.h) ... */
+	struct linux_workload *workload;   /* ... and the workload driven through it (guest-linux.h) */
 	char *domain;           /* libvirt: the domain's name; NULL for the qemu backend */
 	char **taints;          /* libvirt: why it marked the domain tainted ("custom monitor ..."), NULL-terminated; may be NULL */
 };

@@ -15,6 +15,12 @@
  *                  domain (spec.vm.libvirt.xml) that has no agent channel:
  *                  the run fails, naming the missing channel and how to add
  *                  it; no domain is left.
+ *
+ *   qemu-no-agent  a Linux-guest run on the qemu backend whose disk holds no
+ *                  system: QEMU starts with the disk and the agent's
+ *                  virtio-serial port, nobody answers on it, and after
+ *                  spec.guest.linux.agent_timeout_s the run fails naming
+ *                  qemu-guest-agent; QEMU is gone and the disk untouched.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -235,6 +241,51 @@ static void test_agent_missing(void)
 	spec_done(&spec);
 }
 
+static void test_qemu_no_agent(void)
+{
+	struct run_spec spec;
+	struct sb_error err = {};
+	char disk[PATH_MAX], report[PATH_MAX], run_dir[PATH_MAX];
+	const char *dir = run_test_tmpdir("qemu-noagent");
+	struct stat before, after;
+	int fd, k;
+
+	run_test_require_kvm_root();
+	snprintf(disk, sizeof(disk), "%s/empty.img", dir);
+	fd = open(disk, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0);
+	close(fd);
+	CHECK(stat(disk, &before) == 0);
+
+	CHECK(spec_init(&spec) == 0);
+	CHECK(spec_set(&spec, "repetitions", "1", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "vm.memory", "64M", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "vm.vcpus", "1", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "vm.disk", disk, NULL, &err) == 0);
+	CHECK(spec_set(&spec, "vm.disk_format", "raw", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "guest.kind", "linux", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "guest.linux.agent_timeout_s", "8", NULL, &err) == 0);
+	CHECK_MSG(spec_validate(&spec, &err) == 0, "%s", err.msg);
+	snprintf(run_dir, sizeof(run_dir), "%s/20261130T000000Z-c00001", dir);
+	struct runner_options opts = { .run_dir = run_dir };
+	k = runner_execute(&spec, &opts, report, &err);
+	printf("%s\n", err.msg);
+	CHECK(k < 0);
+	CHECK(strstr(err.msg, "did not answer within 8 s") && strstr(err.msg, "qemu-guest-agent"));
+	run_test_validate(report);
+	struct json_object *r = run_test_load(report);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/guest/kind"), "linux"));
+	/* QEMU took the disk and the agent's port (it would have exited at start-up otherwise) */
+	CHECK(!strstr(err.msg, "exited"));
+	char needle[96];
+	snprintf(needle, sizeof(needle), "snapbench-%s-rep", jstr(r, "id"));
+	CHECK(run_test_count_processes(needle) == 0);
+	json_object_put(r);
+	CHECK(stat(disk, &after) == 0 && after.st_mtime == before.st_mtime && after.st_size == before.st_size);
+	spec_done(&spec);
+}
+
 int main(int argc, char **argv)
 {
 	run_test_init(argc, argv);
@@ -244,6 +295,8 @@ int main(int argc, char **argv)
 		test_workload();
 	else if (!strcmp(argv[3], "agent-missing"))
 		test_agent_missing();
+	else if (!strcmp(argv[3], "qemu-no-agent"))
+		test_qemu_no_agent();
 	else
 		CHECK_MSG(false, "unknown case %s", argv[3]);
 	return 0;
