@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Drain a stream on its own thread into a bounded buffer. */
+/* Drain a stream on its own thread (a pump, pump.h) into a bounded buffer. */
 #include "drain.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "pump.h"
+
+#define DRAIN_READ_MAX 65536
+
 struct drain {
-	int fd;
+	struct pump *pump;
 	int notify;     /* eventfd: readable while bytes or the end wait */
-	int stop;       /* eventfd: asks the thread to end */
-	pthread_t thread;
+	uint64_t next_read_ns; /* the pump's thread only */
 	pthread_mutex_t lock;
 	char *buf;
 	size_t start, len, cap;
@@ -68,41 +71,44 @@ static void append(struct drain *d, const char *data, size_t n)
 	signal_fd(d->notify);
 }
 
-static void *drain_thread(void *arg)
+/* the guest writes byte by byte: take the stream in batches, not per byte
+ * (the pipe holds minutes of it), so neither thread wakes hundreds of times a second */
+static size_t drain_budget(void *userdata, uint64_t now_ns, uint64_t *wait_ns)
 {
-	struct drain *d = arg;
-	char tmp[65536];
+	struct drain *d = userdata;
 
-	for (;;) {
-		struct pollfd p[2] = { { .fd = d->fd, .events = POLLIN }, { .fd = d->stop, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[1].revents)
-			break;
-		ssize_t n = read(d->fd, tmp, sizeof(tmp));
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			break;
-		}
-		if (n == 0)
-			break;
-		append(d, tmp, (size_t)n);
-		/* the guest writes byte by byte: take the stream in batches, not per byte
-		 * (the pipe holds minutes of it), so neither thread wakes hundreds of times a second */
-		struct pollfd stop = { .fd = d->stop, .events = POLLIN };
-		if (poll(&stop, 1, DRAIN_BATCH_MS) > 0)
-			break;
+	if (now_ns < d->next_read_ns) {
+		*wait_ns = d->next_read_ns - now_ns;
+		return 0;
 	}
+	return SIZE_MAX;
+}
+
+static int drain_deliver(void *userdata, const void *buf, size_t n)
+{
+	struct drain *d = userdata;
+
+	append(d, buf, n);
+	d->next_read_ns = mono_ns() + DRAIN_BATCH_MS * NSEC_PER_MSEC;
+	return 0;
+}
+
+static void drain_end(void *userdata, int reason)
+{
+	struct drain *d = userdata;
+
+	(void)reason; /* stopped, read error or end of stream: the reader sees the end alike */
 	pthread_mutex_lock(&d->lock);
 	d->eof = true;
 	pthread_mutex_unlock(&d->lock);
 	signal_fd(d->notify);
-	return NULL;
 }
+
+static const struct pump_ops drain_ops = {
+	.budget = drain_budget,
+	.deliver = drain_deliver,
+	.end = drain_end,
+};
 
 int drain_start(int fd, struct drain **ret)
 {
@@ -111,39 +117,31 @@ int drain_start(int fd, struct drain **ret)
 
 	if (!d)
 		return -ENOMEM;
-	d->fd = fd;
 	d->notify = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	d->stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->notify < 0 || d->stop < 0) {
+	if (d->notify < 0) {
 		r = -errno;
-		goto fail;
+		free(d);
+		return r;
 	}
 	pthread_mutex_init(&d->lock, NULL);
-	r = -pthread_create(&d->thread, NULL, drain_thread, d);
+	r = pump_start(fd, DRAIN_READ_MAX, &drain_ops, d, &d->pump);
 	if (r < 0) {
 		pthread_mutex_destroy(&d->lock);
-		goto fail;
+		close(d->notify);
+		free(d);
+		return r;
 	}
 	*ret = d;
 	return 0;
-fail:
-	if (d->notify >= 0)
-		close(d->notify);
-	if (d->stop >= 0)
-		close(d->stop);
-	free(d);
-	return r;
 }
 
 void drain_free(struct drain *d)
 {
 	if (!d)
 		return;
-	signal_fd(d->stop);
-	pthread_join(d->thread, NULL);
+	pump_free(d->pump);
 	pthread_mutex_destroy(&d->lock);
 	close(d->notify);
-	close(d->stop);
 	free(d->buf);
 	free(d);
 }
