@@ -419,6 +419,17 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 	b_add(b, s, "kept", b_bool(b, sn->kept));
 	b_add(b, s, "file_bytes", sn->file_bytes >= 0 ? b_i64(b, sn->file_bytes) : NULL);
 	b_add(b, s, "error", b_str(b, sn->error));
+	if (sn->throttle_rate) {
+		struct json_object *t = b_obj(b);
+		b_add(b, t, "by", b_str(b, "sink"));
+		b_add(b, t, "rate", b_u64(b, sn->throttle_rate));
+		b_add(b, t, "burst", b_u64(b, sn->throttle_burst));
+		b_add(b, t, "bytes", sn->throttle_bytes >= 0 ? b_i64(b, sn->throttle_bytes) : NULL);
+		b_add(b, t, "waited_s", json_number_new(sn->throttle_waited_s));
+		b_add(b, s, "throttle", t);
+	} else {
+		b_add(b, s, "throttle", NULL);
+	}
 	b_add(b, o, "snapshot", s);
 
 	for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++)

@@ -293,6 +293,7 @@ int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct rep
 		.bytes = -1,
 		.pages = -1,
 		.file_bytes = -1,
+		.throttle_bytes = -1,
 	};
 	r->reps[r->n_reps++] = rep;
 	*ret = rep;

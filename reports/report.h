@@ -121,6 +121,10 @@ struct report_snapshot {
 	bool kept;
 	int64_t file_bytes;            /* < 0: not known or null sink */
 	char *error;
+	/* spec.snapshot.max_bandwidth as applied: by snapbench's sink at throttle_rate; 0: no limit */
+	uint64_t throttle_rate, throttle_burst; /* bytes/s, bytes */
+	int64_t throttle_bytes;        /* bytes the throttled sink moved; < 0: not known */
+	double throttle_waited_s;      /* time the sink waited for the rate */
 };
 
 struct report_rep {

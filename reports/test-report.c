@@ -199,6 +199,10 @@ static void test_report(const char *validator, const char *schema)
 	fill_rep(r, rep, 10, true);
 	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
 	fill_rep(r, rep, 30, true);
+	rep->snapshot.throttle_rate = 8 << 20; /* spec.snapshot.max_bandwidth, applied by the sink */
+	rep->snapshot.throttle_burst = 419430;
+	rep->snapshot.throttle_bytes = 268500000;
+	rep->snapshot.throttle_waited_s = 1.5;
 	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
 	fill_rep(r, rep, 1000, false);
 	CHECK(report_add_rep(r, 7, r->created_ns, &rep) == -EINVAL);
@@ -233,6 +237,13 @@ static void test_report(const char *validator, const char *schema)
 		      "KVM does not export it"));
 	/* metrics whose counter was never probed are not in the report */
 	CHECK(!get_path(j, "repetitions/0/windows/pre/metrics/exits_per_s"));
+	/* how the bandwidth limit was applied: not at all, or by the sink */
+	CHECK(json_object_object_get_ex(get_path(j, "repetitions/0/snapshot"), "throttle", &v) && !v);
+	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/1/snapshot/throttle/by")), "sink"));
+	CHECK(near(num(j, "repetitions/1/snapshot/throttle/rate"), 8 << 20));
+	CHECK(near(num(j, "repetitions/1/snapshot/throttle/burst"), 419430));
+	CHECK(near(num(j, "repetitions/1/snapshot/throttle/bytes"), 268500000));
+	CHECK(near(num(j, "repetitions/1/snapshot/throttle/waited_s"), 1.5));
 	/* the failed rep's snapshot metrics are unavailable */
 	CHECK(get_path(j, "repetitions/2/windows/snapshot/unavailable/snapshot_duration_s"));
 	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/2/error/phase")), "rep 2 snapshot"));
