@@ -4,6 +4,11 @@
  * state to an fd while the guest runs; userfaultfd write-protects guest RAM
  * and every page QEMU saves is unprotected again, which is what reaches
  * KVM as MMU-notifier invalidations.
+ *
+ * spec.snapshot.max_bandwidth is applied by snapbench's own sink
+ * (sink-throttle.h): QEMU writes into a pipe that a thread empties into the
+ * sink at the rate. QEMU's max-bandwidth is not used for it: QEMU ignores
+ * it for background snapshots (docs/running.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,18 +24,30 @@
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "scenario.h"
+#include "sink-throttle.h"
 #include "vm.h"
 
-/* "no limit": QEMU's own default would be 128 MiB/s */
+/*
+ * QEMU's max-bandwidth, always: "no limit". QEMU's default (128 MiB/s) does
+ * not bind a background snapshot today, but would if a QEMU ever applied it
+ * there, on top of the sink's rate.
+ */
 #define UNLIMITED_BANDWIDTH (1ull << 40)
 
+/* After the sink failed, how long QEMU gets to notice (its next write fails with EPIPE) before it is cancelled. */
+#define SINK_ERROR_GRACE_NS (5 * NSEC_PER_SEC)
+
 struct snap {
-	int fd;
+	int fd;                       /* for QEMU: the sink itself, or the throttle's pipe */
 	char *path;
+	struct sink_throttle *throttle; /* spec.snapshot.max_bandwidth: the sink moves the bytes at the rate */
+	struct sink_throttle_stats throttle_st; /* its figures, kept when it is freed */
 	bool started, done, failed;
-	uint64_t start_ns, end_ns;
-	enum report_snapshot_status status;
+	bool qemu_ended;              /* QEMU's migration reached completed, failed or cancelled */
+	uint64_t start_ns, migrate_ns, end_ns, qemu_end_ns, sink_error_ns;
+	enum report_snapshot_status status, qemu_status;
 	char error[SB_ERROR_MAX];
+	char qemu_error[SB_ERROR_MAX];
 	int64_t bytes, pages, total_ms;
 	int64_t last_pages;
 	uint64_t last_ns;
@@ -38,16 +55,20 @@ struct snap {
 	bool kept;
 };
 
+static const char *sink_name(const struct snap *s)
+{
+	return s->path ? s->path : "/dev/null";
+}
+
 static int snap_prepare(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
 {
 	struct snap *s = state;
 	const struct run_spec *spec = ctx->spec;
-	uint64_t bw = spec->snapshot.max_bandwidth ? spec->snapshot.max_bandwidth : UNLIMITED_BANDWIDTH;
 	int k;
 
 	s->fd = -1;
 	s->bytes = s->pages = s->total_ms = s->file_bytes = -1;
-	s->status = REPORT_SNAPSHOT_NOT_STARTED;
+	s->status = s->qemu_status = REPORT_SNAPSHOT_NOT_STARTED;
 	if (spec->snapshot.sink_null) {
 		s->fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (s->fd < 0)
@@ -62,9 +83,18 @@ static int snap_prepare(void *state, const struct scenario_ctx *ctx, struct sb_e
 			return sb_error_set(err, -errno, "snapshot file %s: %s; check the run directory (--output)", s->path,
 					    strerror(errno));
 	}
-	k = qmp_migrate_set_max_bandwidth(ctx->vm->qmp, (int64_t)bw, err);
+	if (spec->snapshot.max_bandwidth) {
+		int sink = s->fd;
+
+		s->fd = -1;
+		k = sink_throttle_start(sink, spec->snapshot.max_bandwidth, &s->fd, &s->throttle);
+		if (k < 0)
+			return sb_error_set(err, k, "starting the snapshot's throttled sink (spec.snapshot.max_bandwidth): %s",
+					    strerror(-k));
+	}
+	k = qmp_migrate_set_max_bandwidth(ctx->vm->qmp, (int64_t)UNLIMITED_BANDWIDTH, err);
 	if (k < 0)
-		return sb_error_prefix(err, "setting the snapshot's max-bandwidth (spec.snapshot.max_bandwidth)");
+		return sb_error_prefix(err, "lifting QEMU's own max-bandwidth for the snapshot");
 	return 0;
 }
 
@@ -103,6 +133,7 @@ static int snap_start(void *state, const struct scenario_ctx *ctx, struct sb_err
 			err->code = SNAP_REFUSED;
 		return SNAP_REFUSED;
 	}
+	s->migrate_ns = mono_ns();
 	k = qmp_migrate_to_fd(ctx->vm->qmp, s->fd, "sbsnapshot", err);
 	if (k < 0) {
 		s->status = REPORT_SNAPSHOT_FAILED;
@@ -123,38 +154,93 @@ static void fetch_error(struct snap *s, const struct scenario_ctx *ctx)
 	struct qmp_migration_info mi = {};
 
 	if (qmp_query_migrate(ctx->vm->qmp, &mi, NULL) >= 0 && mi.error_desc)
-		snprintf(s->error, sizeof(s->error), "%s", mi.error_desc);
+		snprintf(s->qemu_error, sizeof(s->qemu_error), "%s", mi.error_desc);
 	qmp_migration_info_clear(&mi);
+}
+
+/* Takes QEMU's MIGRATION events until its migration ended or none is waiting. */
+static int read_events(struct snap *s, const struct scenario_ctx *ctx)
+{
+	while (!s->qemu_ended) {
+		_cleanup_qmp_event_ struct qmp_event *e = NULL;
+		struct json_object *st;
+		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, NULL);
+		if (k == -ETIMEDOUT)
+			return 0;
+		if (k < 0)
+			return k;
+		if (!e->data || !json_object_object_get_ex(e->data, "status", &st))
+			continue;
+		const char *status = json_object_get_string(st);
+		if (!strcmp(status, "completed"))
+			s->qemu_status = REPORT_SNAPSHOT_COMPLETED;
+		else if (!strcmp(status, "failed"))
+			s->qemu_status = REPORT_SNAPSHOT_FAILED;
+		else if (!strcmp(status, "cancelled"))
+			s->qemu_status = REPORT_SNAPSHOT_CANCELLED;
+		else
+			continue;
+		s->qemu_ended = true;
+		s->qemu_end_ns = e->recv_mono_ns;
+		if (s->qemu_status != REPORT_SNAPSHOT_COMPLETED)
+			fetch_error(s, ctx);
+	}
+	return 0;
+}
+
+static void snapshot_ended(struct snap *s, enum report_snapshot_status status, uint64_t end_ns)
+{
+	s->done = true;
+	s->failed = status != REPORT_SNAPSHOT_COMPLETED;
+	s->status = status;
+	s->end_ns = end_ns;
+}
+
+/*
+ * Without a throttle the snapshot ends with QEMU's migration. With one it
+ * ends when the sink has moved the last byte (QEMU completes once the rest
+ * fits in the pipe), or fails when the sink failed: then QEMU's next write
+ * fails too, and its error is added to the sink's.
+ */
+static void check_end(struct snap *s)
+{
+	struct sink_throttle_stats *ts = &s->throttle_st;
+
+	if (s->throttle) {
+		sink_throttle_stats(s->throttle, ts);
+		if (ts->error < 0 && !s->sink_error_ns) {
+			s->sink_error_ns = mono_ns();
+			snprintf(s->error, sizeof(s->error), "%s %s: %s",
+				 ts->sink_error ? "writing the snapshot to" : "reading QEMU's stream for", sink_name(s),
+				 strerror(-ts->error));
+		}
+	}
+	if (s->sink_error_ns) {
+		if (s->qemu_ended || mono_ns() - s->sink_error_ns > SINK_ERROR_GRACE_NS) {
+			size_t len = strlen(s->error);
+			if (*s->qemu_error)
+				snprintf(s->error + len, sizeof(s->error) - len, " (QEMU: %s)", s->qemu_error);
+			snapshot_ended(s, REPORT_SNAPSHOT_FAILED, s->qemu_ended ? s->qemu_end_ns : mono_ns());
+		}
+	} else if (s->qemu_ended && s->qemu_status != REPORT_SNAPSHOT_COMPLETED) {
+		snprintf(s->error, sizeof(s->error), "%s", s->qemu_error);
+		snapshot_ended(s, s->qemu_status, s->qemu_end_ns);
+	} else if (s->qemu_ended && !s->throttle) {
+		snapshot_ended(s, REPORT_SNAPSHOT_COMPLETED, s->qemu_end_ns);
+	} else if (s->qemu_ended && ts->ended) {
+		snapshot_ended(s, REPORT_SNAPSHOT_COMPLETED, ts->end_ns > s->qemu_end_ns ? ts->end_ns : s->qemu_end_ns);
+	}
 }
 
 static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err)
 {
 	struct snap *s = state;
-	struct qmp_event *e = NULL;
 
-	*done = s->done;
-	while (!s->done) {
-		struct json_object *st;
-		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, NULL);
-		if (k == -ETIMEDOUT)
-			break;
+	if (!s->done) {
+		int k = read_events(s, ctx);
 		if (k < 0)
 			return sb_error_set(err, k, "QMP connection lost during the snapshot");
-		if (e->data && json_object_object_get_ex(e->data, "status", &st)) {
-			const char *status = json_object_get_string(st);
-			if (!strcmp(status, "completed")) {
-				s->done = true;
-				s->end_ns = e->recv_mono_ns;
-				s->status = REPORT_SNAPSHOT_COMPLETED;
-			} else if (!strcmp(status, "failed") || !strcmp(status, "cancelled")) {
-				s->done = s->failed = true;
-				s->end_ns = e->recv_mono_ns;
-				s->status = !strcmp(status, "failed") ? REPORT_SNAPSHOT_FAILED : REPORT_SNAPSHOT_CANCELLED;
-				fetch_error(s, ctx);
-			}
-		}
-		qmp_event_free(e);
-		e = NULL;
+		check_end(s);
 	}
 	*done = s->done;
 	if (s->failed)
@@ -163,13 +249,12 @@ static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, st
 				    *s->error ? s->error : "QEMU gave no reason");
 	if (!s->done && mono_ns() - s->start_ns > (uint64_t)(ctx->spec->snapshot.timeout_s * 1e9)) {
 		qmp_migrate_cancel(ctx->vm->qmp, NULL);
-		s->done = s->failed = true;
+		snapshot_ended(s, REPORT_SNAPSHOT_FAILED, mono_ns());
 		*done = true;
-		s->status = REPORT_SNAPSHOT_FAILED;
 		snprintf(s->error, sizeof(s->error), "did not complete within %g s (spec.snapshot.timeout_s)",
 			 ctx->spec->snapshot.timeout_s);
-		return sb_error_set(err, -ETIMEDOUT, "the snapshot %s; raise the timeout or lower the guest's memory",
-				    s->error);
+		return sb_error_set(err, -ETIMEDOUT, "the snapshot %s; raise the timeout or lower the guest's memory%s",
+				    s->error, s->throttle ? " (or raise spec.snapshot.max_bandwidth)" : "");
 	}
 	return 0;
 }
@@ -219,6 +304,8 @@ static int snap_finish(void *state, const struct scenario_ctx *ctx, struct sb_er
 	if (mi.ram_normal >= 0 || mi.ram_duplicate >= 0)
 		s->pages = (mi.ram_normal > 0 ? mi.ram_normal : 0) + (mi.ram_duplicate > 0 ? mi.ram_duplicate : 0);
 	qmp_migration_info_clear(&mi);
+	if (s->throttle)
+		sink_throttle_stats(s->throttle, &s->throttle_st);
 	if (s->path && stat(s->path, &st) == 0)
 		s->file_bytes = st.st_size;
 	return 0;
@@ -227,16 +314,26 @@ static int snap_finish(void *state, const struct scenario_ctx *ctx, struct sb_er
 static void snap_cleanup(void *state, const struct scenario_ctx *ctx)
 {
 	struct snap *s = state;
+	bool cancelling = false;
 
-	if (s->started && !s->done && ctx->vm && ctx->vm->qmp) {
+	if (s->started && !s->qemu_ended && ctx->vm && ctx->vm->qmp) {
 		/* stop QEMU writing before the file goes; bounded */
 		struct sb_error e;
-		if (qmp_migrate_cancel(ctx->vm->qmp, &e) >= 0) {
-			enum qmp_migration_status last;
-			qmp_wait_migration(ctx->vm->qmp, QMP_MIGRATION_CANCELLED, 2000, &last, NULL);
-		}
-		s->status = REPORT_SNAPSHOT_CANCELLED;
+		cancelling = qmp_migrate_cancel(ctx->vm->qmp, &e) >= 0;
 	}
+	if (s->throttle) {
+		/* after the cancel, so that a QEMU blocked on the pipe sees EPIPE while cancelling, not as a failure */
+		sink_throttle_stop(s->throttle);
+		sink_throttle_stats(s->throttle, &s->throttle_st);
+		sink_throttle_free(s->throttle);
+		s->throttle = NULL;
+	}
+	if (cancelling) {
+		enum qmp_migration_status last;
+		qmp_wait_migration(ctx->vm->qmp, QMP_MIGRATION_CANCELLED, 2000, &last, NULL);
+	}
+	if (s->started && !s->done)
+		s->status = REPORT_SNAPSHOT_CANCELLED;
 	if (s->fd >= 0) {
 		close(s->fd);
 		s->fd = -1;
@@ -259,13 +356,21 @@ static void snap_summarize(void *state, const struct scenario_ctx *ctx, struct r
 	o->sink_null = ctx->spec->snapshot.sink_null;
 	if (s->started) {
 		o->started_s = (double)(s->start_ns - ctx->rep_start_ns) / 1e9;
-		if (s->status == REPORT_SNAPSHOT_COMPLETED)
-			o->duration_s = s->total_ms > 0 ? (double)s->total_ms / 1e3 : (double)(s->end_ns - s->start_ns) / 1e9;
+		if (s->status == REPORT_SNAPSHOT_COMPLETED && s->throttle_st.rate)
+			/* QEMU completes while the pipe still holds the tail: time it to the sink's last byte */
+			o->duration_s = (double)(s->end_ns - s->migrate_ns) / 1e9;
+		else if (s->status == REPORT_SNAPSHOT_COMPLETED)
+			o->duration_s = s->total_ms > 0 ? (double)s->total_ms / 1e3
+							: (double)(s->qemu_end_ns - s->start_ns) / 1e9;
 	}
 	o->bytes = s->bytes;
 	o->pages = s->pages;
 	o->file_bytes = s->file_bytes;
 	o->kept = s->kept;
+	o->throttle_rate = s->throttle_st.rate;
+	o->throttle_burst = s->throttle_st.burst;
+	o->throttle_bytes = s->throttle_st.rate ? (int64_t)s->throttle_st.bytes : -1;
+	o->throttle_waited_s = (double)s->throttle_st.waited_ns / 1e9;
 	free(o->path);
 	o->path = s->kept && s->path ? strdup(s->path) : NULL;
 	free(o->error);
