@@ -124,7 +124,7 @@ int drain_start(int fd, struct drain **ret)
 		return r;
 	}
 	pthread_mutex_init(&d->lock, NULL);
-	r = pump_start(fd, DRAIN_READ_MAX, &drain_ops, d, &d->pump);
+	r = pump_start(fd, DRAIN_READ_MAX, "sb-drain", &drain_ops, d, &d->pump);
 	if (r < 0) {
 		pthread_mutex_destroy(&d->lock);
 		close(d->notify);

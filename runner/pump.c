@@ -89,7 +89,8 @@ static void *pump_thread(void *arg)
 	return NULL;
 }
 
-int pump_start(int fd, size_t chunk, const struct pump_ops *ops, void *userdata, struct pump **ret)
+int pump_start(int fd, size_t chunk, const char *name, const struct pump_ops *ops, void *userdata,
+	       struct pump **ret)
 {
 	struct pump *p;
 	sigset_t all, old;
@@ -117,6 +118,8 @@ int pump_start(int fd, size_t chunk, const struct pump_ops *ops, void *userdata,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
 		goto fail;
+	if (name)
+		pthread_setname_np(p->thread, name); /* a name too long is refused: it stays unnamed */
 	*ret = p;
 	return 0;
 fail:

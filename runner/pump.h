@@ -32,8 +32,12 @@ struct pump_ops {
 	void (*end)(void *userdata, int reason);
 };
 
-/* Starts pumping fd (not owned: end() may close it) with reads of at most chunk bytes. */
-int pump_start(int fd, size_t chunk, const struct pump_ops *ops, void *userdata, struct pump **ret);
+/*
+ * Starts pumping fd (not owned: end() may close it) with reads of at most
+ * chunk bytes, on a thread named name (at most 15 characters; ps -L shows it).
+ */
+int pump_start(int fd, size_t chunk, const char *name, const struct pump_ops *ops, void *userdata,
+	       struct pump **ret);
 
 /* Stops the thread (if it still runs), joins it and frees p; NULL is fine. */
 void pump_free(struct pump *p);

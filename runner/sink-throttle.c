@@ -114,7 +114,7 @@ int sink_throttle_start(int sink_fd, uint64_t rate, int *write_fd, struct sink_t
 	t->st.rate = rate;
 	token_bucket_init(&t->bucket, rate, t->st.burst, mono_ns());
 	pthread_mutex_init(&t->lock, NULL);
-	r = pump_start(t->read_fd, SINK_READ_MAX, &throttle_ops, t, &t->pump);
+	r = pump_start(t->read_fd, SINK_READ_MAX, SINK_THROTTLE_THREAD, &throttle_ops, t, &t->pump);
 	if (r < 0) {
 		close(fds[1]);
 		close(t->read_fd);

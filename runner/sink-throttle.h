@@ -20,6 +20,8 @@
 
 struct sink_throttle;
 
+#define SINK_THROTTLE_THREAD "sb-sink" /* the pump's thread name */
+
 struct sink_throttle_stats {
 	uint64_t rate, burst;  /* bytes/s, bytes */
 	uint64_t bytes;        /* moved to the sink */
