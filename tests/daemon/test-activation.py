@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemonlib import Conn, Env, check, log, skip, wait_for  # noqa: E402
+from daemonlib import Conn, Env, check, cmdline, log, skip, wait_for  # noqa: E402
 
 
 def activated(env):
@@ -98,12 +98,22 @@ def background(env):
     """Without --foreground snapbenchd returns once it serves, and a second one on the same state refuses."""
     d = env.daemon("bg")
     os.makedirs(d.state_dir)
+
+    def kill_background():
+        # whatever answers on our socket and holds our state directory is the one we started
+        try:
+            bg = Conn(d.sock, timeout=5).call("status")["daemon"]["pid"]
+        except (OSError, KeyError, ValueError):
+            return
+        if d.state_dir in " ".join(cmdline(bg)):
+            os.kill(bg, signal.SIGKILL)
+
+    env.cleanups.append(kill_background)
     p = subprocess.run([env.snapbenchd, "--state-dir", d.state_dir, "--socket", d.sock], capture_output=True,
                        text=True, env=env.daemon_env(), timeout=120)
     check(p.returncode == 0 and "started (pid" in p.stdout and not p.stderr,
           "background start: %s %s" % (p.stdout, p.stderr))
     pid = int(p.stdout.split("pid ")[1].split(")")[0])
-    env.cleanups.append(lambda: os.kill(pid, signal.SIGKILL) if os.path.exists("/proc/%d" % pid) else None)
     st = Conn(d.sock).call("status")
     check(st["daemon"]["pid"] == pid, "status pid %s, printed %d" % (st["daemon"]["pid"], pid))
     p2 = subprocess.run([env.snapbenchd, "--foreground", "--state-dir", d.state_dir, "--socket", d.sock + "2"],
