@@ -204,6 +204,36 @@ static void *agent_main(void *p)
 	return NULL;
 }
 
+/* Directories of agents not stopped yet: removed at exit, also after a failed CHECK. */
+static char live_dirs[16][64];
+
+static void remove_live_dirs(void)
+{
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(live_dirs) / sizeof(live_dirs[0]); i++)
+		if (live_dirs[i][0]) {
+			snprintf(path, sizeof(path), "%.63s/qga.sock", live_dirs[i]);
+			unlink(path);
+			rmdir(live_dirs[i]);
+		}
+}
+
+static void track_dir(const char *dir, bool add)
+{
+	static bool registered;
+
+	if (!registered) {
+		atexit(remove_live_dirs);
+		registered = true;
+	}
+	for (size_t i = 0; i < sizeof(live_dirs) / sizeof(live_dirs[0]); i++)
+		if (add ? !live_dirs[i][0] : !strcmp(live_dirs[i], dir)) {
+			snprintf(live_dirs[i], sizeof(live_dirs[i]), "%s", add ? dir : "");
+			return;
+		}
+}
+
 struct fake_agent *fake_agent_start(enum fake_agent_mode mode)
 {
 	struct fake_agent *a = calloc(1, sizeof(*a));
@@ -213,6 +243,7 @@ struct fake_agent *fake_agent_start(enum fake_agent_mode mode)
 	a->mode = mode;
 	snprintf(a->dir, sizeof(a->dir), "/tmp/snapbench-fake-qga-XXXXXX");
 	CHECK(mkdtemp(a->dir));
+	track_dir(a->dir, true);
 	snprintf(a->path, sizeof(a->path), "%s/qga.sock", a->dir);
 	memcpy(sa.sun_path, a->path, strlen(a->path) + 1);
 	a->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -289,6 +320,7 @@ unsigned fake_agent_stop(struct fake_agent *a, bool require_all)
 	close(a->stop_fd);
 	unlink(a->path);
 	rmdir(a->dir);
+	track_dir(a->dir, false);
 	for (size_t i = 0; i < a->n_steps; i++) {
 		free(a->steps[i].command);
 		free(a->steps[i].want_args);

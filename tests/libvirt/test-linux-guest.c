@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -55,12 +56,20 @@ static void stop_agent(void)
 	char p[128];
 
 	if (agent_pid > 0) {
+		/* SIGTERM, two seconds, then SIGKILL; always reaped */
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		kill(agent_pid, SIGTERM);
-		waitpid(agent_pid, NULL, 0);
+		for (int i = 0; i < 100 && waitpid(agent_pid, NULL, WNOHANG) != agent_pid; i++)
+			nanosleep(&ts, NULL);
+		if (kill(agent_pid, 0) == 0) {
+			kill(agent_pid, SIGKILL);
+			waitpid(agent_pid, NULL, 0);
+		}
 		agent_pid = -1;
 	}
 	if (*agent_dir) {
-		static const char *const names[] = { "qga.sock", "qga.pid", "qga.log", "snapbench-linux-probe", "snapbench-telemetry" };
+		static const char *const names[] = { "qga.sock", "qga.pid", "qga.log", "qga.state", "snapbench-linux-probe",
+						     "snapbench-telemetry" };
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			snprintf(p, sizeof(p), "%s/%s", agent_dir, names[i]);
 			unlink(p);

@@ -42,17 +42,30 @@ extern char **environ;
 static char tmpdir[64];
 static pid_t agent_pid = -1;
 
+/* SIGTERM, two seconds, then SIGKILL; always reaped. */
+static void stop_process(pid_t pid)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 100; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static void cleanup(void)
 {
 	char cmd[128];
 
-	if (agent_pid > 0) {
-		kill(agent_pid, SIGTERM);
-		waitpid(agent_pid, NULL, 0);
-	}
+	if (agent_pid > 0)
+		stop_process(agent_pid);
 	if (*tmpdir) {
-		/* only files this test made, in its own directory */
-		static const char *const names[] = { "tel", "tel2", "probe", "qga.sock", "qga.pid", "qga.log", "bad.out" };
+		/* only files this test and the agent made, in its own directory */
+		static const char *const names[] = { "tel", "tel2", "probe", "qga.sock", "qga.pid", "qga.log", "qga.state", "bad.out" };
 		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 			snprintf(cmd, sizeof(cmd), "%s/%s", tmpdir, names[i]);
 			unlink(cmd);
