@@ -44,6 +44,9 @@ enum sb_counter {
 	SB_C_TLB_LOCAL_MM,    /* reason 3: local mm shootdown */
 	SB_C_TLB_SEND_IPI,    /* reason 4: remote shootdown sent (initiator side) */
 	SB_C_TLB_WRONG_CPU,   /* reason 5: remote wrong CPU */
+	SB_C_KVM_EXIT,        /* kvm:kvm_exit: VM exits (== KVM's exits stat) */
+	SB_C_INJ_VIRQ,        /* kvm:kvm_inj_virq (== irq_injections); detail = reinjected */
+	SB_C_EMULATE_INSN,    /* kvm:kvm_emulate_insn (== insn_emulation + insn_emulation_fail); detail = failed */
 	SB_C_MN_INVALIDATE,   /* fentry kvm_mmu_notifier_invalidate_range_start */
 	SB_C_KVM_FLUSH,       /* fentry kvm_flush_remote_tlbs */
 	SB_C_KVM_FLUSH_RANGE, /* fentry kvm_flush_remote_tlbs_range; pages = gfns */

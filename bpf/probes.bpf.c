@@ -685,6 +685,104 @@ int tp_tlb_flush(struct trace_event_raw_tlb_flush *ctx)
 }
 
 /*
+ * --- KVM's exit path, counted where KVM bumps its own vCPU stats, so each
+ * counter equals a query-stats value exactly (docs/probes.md says why):
+ * kvm:kvm_exit fires once per return from the guest, like stat.exits
+ * (fastpath re-entries included); kvm:kvm_inj_virq once per interrupt
+ * injected, beside stat.irq_injections; kvm:kvm_emulate_insn beside
+ * stat.insn_emulation (failed = 0) and stat.insn_emulation_fail
+ * (failed = 1). These fire on vCPU threads only, so the target context is
+ * the VM's own. Hot: the loader enables them by option. ---
+ */
+
+static __always_inline void on_kvm_exit(void)
+{
+	struct task_struct *task = NULL;
+	int ectx;
+
+	count(SB_C_KVM_EXIT, &task, &ectx, 0, 0);
+}
+
+SEC("?tp_btf/kvm_exit")
+int BPF_PROG(tpbtf_kvm_exit, struct kvm_vcpu *vcpu, u32 isa)
+{
+	on_kvm_exit();
+	return 0;
+}
+
+SEC("?raw_tp/kvm_exit")
+int BPF_PROG(rawtp_kvm_exit, struct kvm_vcpu *vcpu, u32 isa)
+{
+	on_kvm_exit();
+	return 0;
+}
+
+SEC("?tp/kvm/kvm_exit")
+int tp_kvm_exit(void *ctx)
+{
+	on_kvm_exit();
+	return 0;
+}
+
+static __always_inline void on_inj_virq(bool reinjected)
+{
+	struct task_struct *task = NULL;
+	int ectx;
+
+	count(SB_C_INJ_VIRQ, &task, &ectx, 0, reinjected ? 1 : 0);
+}
+
+SEC("?tp_btf/kvm_inj_virq")
+int BPF_PROG(tpbtf_kvm_inj_virq, unsigned int vector, bool soft, bool reinjected)
+{
+	on_inj_virq(reinjected);
+	return 0;
+}
+
+SEC("?raw_tp/kvm_inj_virq")
+int BPF_PROG(rawtp_kvm_inj_virq, unsigned int vector, bool soft, bool reinjected)
+{
+	on_inj_virq(reinjected);
+	return 0;
+}
+
+SEC("?tp/kvm/kvm_inj_virq")
+int tp_kvm_inj_virq(struct trace_event_raw_kvm_inj_virq *ctx)
+{
+	on_inj_virq(ctx->reinjected);
+	return 0;
+}
+
+static __always_inline void on_emulate_insn(__u8 failed)
+{
+	struct task_struct *task = NULL;
+	int ectx;
+
+	count(SB_C_EMULATE_INSN, &task, &ectx, 0, failed ? 1 : 0);
+}
+
+SEC("?tp_btf/kvm_emulate_insn")
+int BPF_PROG(tpbtf_kvm_emulate_insn, struct kvm_vcpu *vcpu, __u8 failed)
+{
+	on_emulate_insn(failed);
+	return 0;
+}
+
+SEC("?raw_tp/kvm_emulate_insn")
+int BPF_PROG(rawtp_kvm_emulate_insn, struct kvm_vcpu *vcpu, __u8 failed)
+{
+	on_emulate_insn(failed);
+	return 0;
+}
+
+SEC("?tp/kvm/kvm_emulate_insn")
+int tp_kvm_emulate_insn(struct trace_event_raw_kvm_emulate_insn *ctx)
+{
+	on_emulate_insn(ctx->failed);
+	return 0;
+}
+
+/*
  * --- migrate:mm_migrate_pages_start / mm_migrate_pages: a marker around
  * migrate_pages(), so invalidations inside it count as migration whoever
  * runs it (kcompactd, direct compaction, NUMA-misplaced page migration,

@@ -34,10 +34,18 @@
 
 /* ---- what we probe ---- */
 
+/* Probes that only run when an option asks for them (hot paths). */
+enum probe_gate {
+	GATE_NONE = 0,  /* always */
+	GATE_EXITS,     /* sb_probe_options.exit_counters */
+	GATE_EMULATION, /* sb_probe_options.emulation_counter */
+};
+
 struct probe_def {
 	const char *category; /* tracepoint category; NULL for an fentry probe */
 	const char *name;     /* tracepoint or kernel function */
 	int first, last;      /* counters fed, or -1 for a marker */
+	enum probe_gate gate;
 };
 
 enum {
@@ -51,6 +59,9 @@ enum {
 	P_SET_SPTE,
 	P_SPLIT_HUGE,
 	P_TLB_FLUSH,
+	P_KVM_EXIT,
+	P_INJ_VIRQ,
+	P_EMULATE_INSN,
 	P_MIGRATE_START,
 	P_MIGRATE_END,
 	P_MN_INVALIDATE,
@@ -70,6 +81,9 @@ static const struct probe_def probe_defs[P_MAX] = {
 	[P_SET_SPTE] = { "kvmmmu", "kvm_mmu_set_spte", SB_C_SET_SPTE, SB_C_SET_SPTE },
 	[P_SPLIT_HUGE] = { "kvmmmu", "kvm_mmu_split_huge_page", SB_C_SPLIT_HUGE, SB_C_SPLIT_HUGE },
 	[P_TLB_FLUSH] = { "tlb", "tlb_flush", SB_C_TLB_TASK_SWITCH, SB_C_TLB_WRONG_CPU },
+	[P_KVM_EXIT] = { "kvm", "kvm_exit", SB_C_KVM_EXIT, SB_C_KVM_EXIT, GATE_EXITS },
+	[P_INJ_VIRQ] = { "kvm", "kvm_inj_virq", SB_C_INJ_VIRQ, SB_C_INJ_VIRQ, GATE_EXITS },
+	[P_EMULATE_INSN] = { "kvm", "kvm_emulate_insn", SB_C_EMULATE_INSN, SB_C_EMULATE_INSN, GATE_EMULATION },
 	[P_MIGRATE_START] = { "migrate", "mm_migrate_pages_start", -1, -1 },
 	[P_MIGRATE_END] = { "migrate", "mm_migrate_pages", -1, -1 },
 	[P_MN_INVALIDATE] = { NULL, "kvm_mmu_notifier_invalidate_range_start", SB_C_MN_INVALIDATE,
@@ -108,6 +122,12 @@ static const struct counter_def counter_defs[SB_C_MAX] = {
 				P_TLB_FLUSH },
 	[SB_C_TLB_WRONG_CPU] = { "tlb_wrong_cpu", "host TLB remote flush on a CPU that left the mm", "pages",
 				 "full", P_TLB_FLUSH },
+	[SB_C_KVM_EXIT] = { "kvm_exit", "VM exits (KVM's exits stat counts the same)", NULL, NULL, P_KVM_EXIT },
+	[SB_C_INJ_VIRQ] = { "inj_virq", "interrupts KVM injected (KVM's irq_injections stat counts the same)", NULL,
+			    "reinjected", P_INJ_VIRQ },
+	[SB_C_EMULATE_INSN] = { "emulate_insn",
+				"instructions KVM emulated (KVM's insn_emulation + insn_emulation_fail stats)", NULL,
+				"failed", P_EMULATE_INSN },
 	[SB_C_MN_INVALIDATE] = { "mn_invalidate", "KVM MMU-notifier invalidate_range_start calls for the target VM",
 				 "pages", NULL, P_MN_INVALIDATE },
 	[SB_C_KVM_FLUSH] = { "kvm_remote_flush", "KVM remote TLB flushes for the target VM", NULL, NULL,
@@ -301,6 +321,8 @@ void sb_probe_options_init(struct sb_probe_options *o)
 		.attribution = true,
 		.stack_sample_every = SB_PROBE_DEFAULT_SAMPLE_EVERY,
 		.max_stacks = SB_PROBE_DEFAULT_MAX_STACKS,
+		.exit_counters = true,
+		.emulation_counter = false,
 		.test_counter = SB_C_MAX,
 	};
 }
@@ -861,7 +883,13 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 			snprintf(ps->label, sizeof(ps->label), "fentry:%s", name);
 		ps->info.name = ps->label;
 		ps->info.role = def->first >= 0 ? "counter" : "marker";
-		choose_backend(p, ps, def);
+		if (def->gate == GATE_EXITS && !p->opts.exit_counters)
+			reason_add(ps, "off: it fires on every VM exit; turn it on with the exit_counters option");
+		else if (def->gate == GATE_EMULATION && !p->opts.emulation_counter)
+			reason_add(ps, "off: it fires on every instruction KVM emulates (millions per second where "
+				       "guests run under KVM's emulator); turn it on with the emulation_counter option");
+		else
+			choose_backend(p, ps, def);
 	}
 
 	/* Load; when one program fails, drop its backend for that probe and retry. */

@@ -69,6 +69,19 @@ struct sb_probe_options {
 	/* Distinct stacks kept (1..65536); further ones are counted as dropped. */
 	unsigned int max_stacks;
 	/*
+	 * KVM's exit path: kvm:kvm_exit (one event per VM exit) and
+	 * kvm:kvm_inj_virq (one per interrupt injected), equal to KVM's
+	 * exits and irq_injections stats. Default on (cost: docs/probes.md).
+	 */
+	bool exit_counters;
+	/*
+	 * kvm:kvm_emulate_insn, one event per instruction KVM emulates, equal
+	 * to KVM's insn_emulation + insn_emulation_fail. Default off: where
+	 * guests run under KVM's emulator that is millions of events a second.
+	 * An option that is off leaves its counters unavailable, saying so.
+	 */
+	bool emulation_counter;
+	/*
 	 * Tests only: probe this tracepoint ("category:name") instead of the
 	 * one that feeds test_counter, to exercise the fallback and
 	 * unavailable paths with a tracepoint that does not exist.
@@ -81,7 +94,7 @@ struct sb_probe_options {
 #define SB_PROBE_DEFAULT_MAX_STACKS 1024
 #define SB_PROBE_MAX_STACKS 65536
 
-/* Defaults: every backend, attribution on, 1 in 1024 stacks, 1024 stacks. */
+/* Defaults: every backend, attribution on, 1 in 1024 stacks, 1024 stacks, exit counters on, emulation counter off. */
 void sb_probe_options_init(struct sb_probe_options *o);
 
 /* One probe: a tracepoint or kernel function that feeds counters or the classifier. */

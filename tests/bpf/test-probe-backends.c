@@ -8,6 +8,7 @@
  *    counter unavailable, with a message naming every backend tried, while
  *    the others work;
  *  - a disallowed backend falls back to the next one and says so;
+ *  - a probe its option leaves off is unavailable and names the option;
  *  - fentry is available or says why not;
  *  - bad targets and options fail with messages naming the input.
  */
@@ -60,6 +61,7 @@ static void one_backend(enum sb_backend b, __u64 *events)
 
 	sb_probe_options_init(&o);
 	o.backends = SB_BACKEND_BIT(b);
+	o.emulation_counter = true; /* every tracepoint, the opt-in one too */
 	p = probes_start(getpid(), &o);
 	for (size_t i = 0; i < sb_probes_probe_count(p); i++) {
 		const struct sb_probe_info *pi = sb_probes_probe(p, i);
@@ -116,6 +118,34 @@ static void fallback_when_disallowed(void)
 	ci = sb_probes_counter(p, SB_C_UNMAP_HVA);
 	CHECK(ci->available && ci->probe->backend == SB_BACKEND_RAW_TP);
 	CHECK_MSG(strstr(ci->probe->reason, "tp_btf: not allowed by the backend option"), "%s", ci->probe->reason);
+	sb_probes_close(p);
+}
+
+/* Hot probes that an option leaves off are unavailable, saying which option turns them on. */
+static void gated_off(void)
+{
+	struct sb_probe_options o;
+	const struct sb_counter_info *ci;
+	struct sb_probes *p;
+
+	p = probes_start(getpid(), NULL); /* defaults: exit counters on, emulation off */
+	CHECK(sb_probes_counter(p, SB_C_KVM_EXIT)->available);
+	CHECK(sb_probes_counter(p, SB_C_INJ_VIRQ)->available);
+	ci = sb_probes_counter(p, SB_C_EMULATE_INSN);
+	CHECK(!ci->available && ci->probe->backend == SB_BACKEND_NONE);
+	CHECK_MSG(strstr(ci->probe->reason, "off:") && strstr(ci->probe->reason, "emulation_counter option"), "%s",
+		  ci->probe->reason);
+	sb_probes_close(p);
+
+	sb_probe_options_init(&o);
+	o.exit_counters = false;
+	p = probes_start(getpid(), &o);
+	for (int c = SB_C_KVM_EXIT; c <= SB_C_INJ_VIRQ; c++) {
+		ci = sb_probes_counter(p, c);
+		CHECK(!ci->available);
+		CHECK_MSG(strstr(ci->probe->reason, "exit_counters option"), "%s", ci->probe->reason);
+	}
+	CHECK(sb_probes_counter(p, SB_C_UNMAP_HVA)->available);
 	sb_probes_close(p);
 }
 
@@ -286,6 +316,7 @@ int main(void)
 	CHECK(events[0] == events[1] && events[1] == events[2]);
 	missing_tracepoint();
 	fallback_when_disallowed();
+	gated_off();
 	fentry_state();
 	tracefs_not_mounted();
 	bad_inputs();

@@ -191,6 +191,30 @@ struct trace_event_raw_kvm_page_fault {
 	u64 error_code;
 };
 
+struct trace_event_raw_kvm_exit {
+	struct trace_entry ent;
+	unsigned int exit_reason;
+	unsigned long guest_rip;
+	u32 isa;
+};
+
+struct trace_event_raw_kvm_inj_virq {
+	struct trace_entry ent;
+	unsigned int vector;
+	bool soft;
+	bool reinjected;
+};
+
+struct trace_event_raw_kvm_emulate_insn {
+	struct trace_entry ent;
+	__u64 rip;
+	__u32 csbase;
+	__u8 len;
+	__u8 insn[15];
+	__u8 flags;
+	__u8 failed;
+};
+
 struct trace_event_raw_fast_page_fault {
 	struct trace_entry ent;
 	int vcpu_id;
