@@ -184,20 +184,54 @@ int client_call(struct client *c, struct json_object *req, int timeout_ms, struc
 	}
 }
 
-int client_call_op(struct client *c, const char *op, const char *run, int timeout_ms, struct json_object **reply,
-		   struct sb_error *err)
+struct json_object *client_request_new(const char *op, const char *run)
 {
 	struct json_object *req = json_object_new_object();
-	int r;
 
 	if (!req)
-		return sb_error_set(err, -ENOMEM, "out of memory");
+		return NULL;
 	json_object_object_add(req, "op", json_object_new_string(op));
 	if (run)
 		json_object_object_add(req, "run", json_object_new_string(run));
-	r = client_call(c, req, timeout_ms, reply, err);
-	json_object_put(req);
-	return r;
+	return req;
+}
+
+int client_call_op(struct client *c, const char *op, const char *run, int timeout_ms, struct json_object **reply,
+		   struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *req = client_request_new(op, run);
+
+	if (!req)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	return client_call(c, req, timeout_ms, reply, err);
+}
+
+int client_request(const char *who, const char *socket_path, struct json_object *req, int timeout_ms,
+		   struct client **ret_client, struct json_object **ret_reply)
+{
+	_cleanup_json_ struct json_object *request = req, *reply = NULL;
+	_cleanup_client_ struct client *c = NULL;
+	struct sb_error err = {};
+	const char *code, *msg;
+	int r;
+
+	if (!request)
+		r = sb_error_set(&err, -ENOMEM, "out of memory");
+	else if ((r = client_connect(socket_path, &c, &err)) >= 0)
+		r = client_call(c, request, timeout_ms, &reply, &err);
+	if (r < 0) {
+		fprintf(stderr, "%s: %s\n", who, err.msg);
+		return client_exit_code_errno(r);
+	}
+	msg = client_reply_error(reply, &code);
+	if (msg) {
+		fprintf(stderr, "%s: %s\n", who, msg);
+		return client_exit_code(code);
+	}
+	*ret_reply = TAKE_PTR(reply);
+	if (ret_client)
+		*ret_client = TAKE_PTR(c);
+	return EXIT_OK;
 }
 
 struct json_object *client_get(struct json_object *o, const char *a, const char *b, const char *c)

@@ -6,12 +6,12 @@
  */
 #pragma once
 
+#include <json-c/json.h>
 #include <stdbool.h>
 
 #include "error.h"
 #include "protocol.h"
 
-struct json_object;
 struct client;
 
 #define CLIENT_DEFAULT_TIMEOUT_MS 60000
@@ -38,9 +38,22 @@ static inline void client_freep(struct client **c)
 int client_call(struct client *c, struct json_object *req, int timeout_ms, struct json_object **reply,
 		struct sb_error *err);
 
-/* Shorthand: {"op": op} plus, if not NULL, "run": run. */
+/* A request {"op": op} plus, if not NULL, "run": run; NULL on ENOMEM. */
+struct json_object *client_request_new(const char *op, const char *run);
+
+/* Shorthand: client_call() of client_request_new(op, run). */
 int client_call_op(struct client *c, const char *op, const char *run, int timeout_ms, struct json_object **reply,
 		   struct sb_error *err);
+
+/*
+ * A verb's request: connects to socket_path (see client_connect()) and makes
+ * the call (timeout_ms as for client_call()). req is taken; NULL means it
+ * could not be built (out of memory). Returns 0 with *reply (and, if c is
+ * not NULL, the connection in *c for more); else it prints "who: why" on
+ * stderr and returns the exit code of the failure or of the error reply.
+ */
+int client_request(const char *who, const char *socket_path, struct json_object *req, int timeout_ms,
+		   struct client **c, struct json_object **reply);
 
 /*
  * The next message from the daemon (a reply or an event), waiting up to
@@ -65,6 +78,13 @@ int client_exit_code_state(const char *state);
 struct json_object *client_get(struct json_object *o, const char *a, const char *b, const char *c);
 /* The string of a field, or dflt. */
 const char *client_get_string(struct json_object *o, const char *key, const char *dflt);
+
+/* _cleanup_json_: json_object_put() when the variable goes out of scope */
+static inline void json_putp(struct json_object **o)
+{
+	json_object_put(*o);
+}
+#define _cleanup_json_ _cleanup_(json_putp)
 
 /* Prints o as JSON on stdout (pretty), with a newline. */
 void client_print_json(struct json_object *o);

@@ -42,6 +42,38 @@ void fmt_duration(char *buf, size_t len, double s)
 		snprintf(buf, len, "%.1fs", s);
 }
 
+void fmt_stat(struct json_object *st, char *buf, size_t len)
+{
+	struct json_object *med = client_get(st, "median", NULL, NULL);
+	char a[24], b[24], c[24];
+
+	if (!st || !med) {
+		snprintf(buf, len, "%s", st ? "n/a" : "");
+		return;
+	}
+	fmt_json_rate(a, sizeof(a), med);
+	fmt_json_rate(b, sizeof(b), client_get(st, "min", NULL, NULL));
+	fmt_json_rate(c, sizeof(c), client_get(st, "max", NULL, NULL));
+	if (json_object_get_int(client_get(st, "n", NULL, NULL)) > 1)
+		snprintf(buf, len, "%s [%s %s]", a, b, c);
+	else
+		snprintf(buf, len, "%s", a);
+}
+
+const struct metric_row metric_rows[] = {
+	{ "pf_per_s", "pf/s" },
+	{ "tlb_per_s", "tlb/s" },
+	{ "invalidations_per_s", "invalidations/s" },
+	{ "invalidations_per_s.uffd-wp", "  of which uffd-wp" },
+	{ "guest_ops_per_s", "guest ops/s" },
+	{ "latency_p50_ns", "latency p50 (ns)" },
+	{ "latency_p99_ns", "latency p99 (ns)" },
+	{ "latency_p999_ns", "latency p99.9 (ns)" },
+	{ "snapshot_duration_s", "snapshot (s)" },
+	{ "snapshot_pages_per_s", "snapshot pages/s" },
+};
+const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
+
 static double num(struct json_object *o, const char *key)
 {
 	struct json_object *v = client_get(o, key, NULL, NULL);

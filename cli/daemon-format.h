@@ -2,7 +2,8 @@
 /*
  * Text output of the verbs that talk to snapbenchd: rates, run summaries
  * (docs/protocol.md "run summary"), live progress (a bar on a terminal,
- * plain lines otherwise).
+ * plain lines otherwise), the per-window tables of reports (also for
+ * `snapbench run --local`).
  */
 #pragma once
 
@@ -18,6 +19,16 @@ void fmt_rate(char *buf, size_t len, double v);
 void fmt_json_rate(char *buf, size_t len, struct json_object *v);
 /* "1h02m", "3m05s", "12.3s" */
 void fmt_duration(char *buf, size_t len, double s);
+
+/* "950k [901k 990k]" from a report's arm statistic (median [min max]); "n/a" without a median, "" for NULL */
+void fmt_stat(struct json_object *st, char *buf, size_t len);
+
+/* The rows of the per-window tables of a report's arms: metric (key in an arm's windows) and label. */
+struct metric_row {
+	const char *metric, *label;
+};
+extern const struct metric_row metric_rows[];
+extern const size_t n_metric_rows;
 
 /* "rep 2/6 base: snapshot  43%  pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%" */
 void fmt_progress(char *buf, size_t len, struct json_object *progress);

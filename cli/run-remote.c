@@ -24,21 +24,12 @@ static void on_signal(int sig)
 
 static void cancel_through_new_connection(const char *socket_path, const char *id)
 {
-	_cleanup_client_ struct client *c = NULL;
-	struct json_object *reply = NULL;
-	struct sb_error err = {};
-	const char *code, *msg;
+	_cleanup_json_ struct json_object *reply = NULL;
+	char who[128];
 
-	if (client_connect(socket_path, &c, &err) < 0 || client_call_op(c, "cancel", id, 0, &reply, &err) < 0) {
-		fprintf(stderr, "snapbench: could not cancel run %s: %s\n", id, err.msg);
-		return;
-	}
-	msg = client_reply_error(reply, &code);
-	if (msg)
-		fprintf(stderr, "snapbench: could not cancel run %s: %s\n", id, msg);
-	else
+	snprintf(who, sizeof(who), "snapbench: could not cancel run %s", id);
+	if (client_request(who, socket_path, client_request_new("cancel", id), 0, NULL, &reply) == EXIT_OK)
 		fprintf(stderr, "snapbench: cancelling run %s (the VM is stopped and knobs restored first)\n", id);
-	json_object_put(reply);
 }
 
 int remote_follow(struct client *c, const char *socket_path, const char *id, bool quiet, bool cancel_on_signal,
@@ -125,37 +116,28 @@ int remote_follow(struct client *c, const char *socket_path, const char *id, boo
 int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 {
 	_cleanup_client_ struct client *c = NULL;
-	struct json_object *req = NULL, *reply = NULL, *spec_json = NULL, *final = NULL;
+	_cleanup_json_ struct json_object *reply = NULL, *final = NULL;
+	struct json_object *req, *spec_json = NULL;
 	struct sb_error err = {};
-	const char *code, *msg, *id;
-	int r, ret = EXIT_FAIL;
+	const char *id;
+	int r, ret;
 
-	if (spec_to_json(spec, &spec_json) < 0 || !(req = json_object_new_object())) {
+	if (spec_to_json(spec, &spec_json) < 0) {
 		fprintf(stderr, "snapbench run: out of memory\n");
-		json_object_put(spec_json);
 		return EXIT_FAIL;
 	}
-	json_object_object_add(req, "op", json_object_new_string("submit"));
-	json_object_object_add(req, "spec", spec_json);
-
-	r = client_connect(o->socket_path, &c, &err);
-	if (r >= 0)
-		r = client_call(c, req, 0, &reply, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench run: %s\n", err.msg);
-		ret = client_exit_code_errno(r);
-		goto out;
-	}
-	msg = client_reply_error(reply, &code);
-	if (msg) {
-		fprintf(stderr, "snapbench run: %s\n", msg);
-		ret = client_exit_code(code);
-		goto out;
-	}
+	req = client_request_new("submit", NULL);
+	if (req)
+		json_object_object_add(req, "spec", spec_json);
+	else
+		json_object_put(spec_json);
+	ret = client_request("snapbench run", o->socket_path, req, 0, &c, &reply);
+	if (ret)
+		return ret;
 	id = client_get_string(client_get(reply, "run", NULL, NULL), "id", NULL);
 	if (!id) {
 		fprintf(stderr, "snapbench run: snapbenchd's reply names no run\n");
-		goto out;
+		return EXIT_FAIL;
 	}
 	if (!o->wait) {
 		if (o->json)
@@ -166,8 +148,7 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 				fprintf(stderr, "snapbench run: queued as %s, position %d; follow it with 'snapbench status', read it with 'snapbench show %s'\n",
 					id, json_object_get_int(client_get(reply, "position", NULL, NULL)), id);
 		}
-		ret = EXIT_OK;
-		goto out;
+		return EXIT_OK;
 	}
 
 	if (!o->quiet)
@@ -176,8 +157,7 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 	r = remote_follow(c, o->socket_path, id, o->quiet, true, &final, &err);
 	if (r < 0) {
 		fprintf(stderr, "snapbench run: %s\n", err.msg);
-		ret = client_exit_code_errno(r);
-		goto out;
+		return client_exit_code_errno(r);
 	}
 	if (o->json)
 		client_print_json(final);
@@ -187,9 +167,5 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 	if (!o->json && ret != EXIT_OK)
 		fprintf(stderr, "snapbench run: run %s %s; 'snapbench show %s' and 'snapbench logs %s' tell more\n", id,
 			client_get_string(final, "state", "?"), id, id);
-out:
-	json_object_put(final);
-	json_object_put(req);
-	json_object_put(reply);
 	return ret;
 }

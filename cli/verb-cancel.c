@@ -39,11 +39,11 @@ static int cancel_main(int argc, char **argv)
 		{},
 	};
 	_cleanup_client_ struct client *c = NULL;
-	struct json_object *reply = NULL, *final = NULL;
+	_cleanup_json_ struct json_object *reply = NULL, *final = NULL;
 	struct sb_error err = {};
-	const char *socket_path = NULL, *code, *msg, *id;
-	bool json = false, wait = false;
-	int opt, r, ret = EXIT_FAIL;
+	const char *socket_path = NULL, *id;
+	bool json = false, wait = false, cancelling;
+	int opt, r, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -70,41 +70,27 @@ static int cancel_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	id = argv[optind];
-	r = client_connect(socket_path, &c, &err);
-	if (r >= 0)
-		r = client_call_op(c, "cancel", id, 0, &reply, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench cancel: %s\n", err.msg);
-		return client_exit_code_errno(r);
-	}
-	msg = client_reply_error(reply, &code);
-	if (msg) {
-		fprintf(stderr, "snapbench cancel: %s\n", msg);
-		ret = client_exit_code(code);
-		goto out;
-	}
-	if (wait && json_object_get_boolean(client_get(reply, "cancelling", NULL, NULL))) {
+	ret = client_request("snapbench cancel", socket_path, client_request_new("cancel", id), 0, &c, &reply);
+	if (ret)
+		return ret;
+	cancelling = json_object_get_boolean(client_get(reply, "cancelling", NULL, NULL));
+	if (wait && cancelling) {
 		r = remote_follow(c, socket_path, id, true, false, &final, &err);
 		if (r < 0) {
 			fprintf(stderr, "snapbench cancel: %s\n", err.msg);
-			ret = client_exit_code_errno(r);
-			goto out;
+			return client_exit_code_errno(r);
 		}
 	} else {
 		final = json_object_get(client_get(reply, "run", NULL, NULL));
 	}
 	if (json)
 		client_print_json(final);
-	else if (json_object_get_boolean(client_get(reply, "cancelling", NULL, NULL)) && !wait)
+	else if (cancelling && !wait)
 		printf("run %s: cancelling; the VM is being stopped and knobs restored ('snapbench status' shows when it is done)\n",
 		       id);
 	else
 		printf("run %s: %s\n", id, client_get_string(final, "state", "?"));
-	ret = EXIT_OK;
-out:
-	json_object_put(final);
-	json_object_put(reply);
-	return ret;
+	return EXIT_OK;
 }
 
 const struct verb verb_cancel = {

@@ -43,17 +43,14 @@ static int list_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_client_ struct client *c = NULL;
-	struct json_object *req = NULL, *reply = NULL, *runs;
-	struct sb_error err = {};
-	const char *socket_path = NULL, *code, *msg;
+	_cleanup_json_ struct json_object *req = client_request_new("list", NULL), *reply = NULL;
+	struct json_object *runs;
+	const char *socket_path = NULL;
 	bool json = false;
-	int opt, r, ret = EXIT_USAGE;
+	int opt, ret;
 
-	req = json_object_new_object();
 	if (!req)
 		return EXIT_FAIL;
-	json_object_object_add(req, "op", json_object_new_string("list"));
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "hn:", options, NULL)) >= 0) {
 		char *end;
@@ -73,7 +70,7 @@ static int list_main(int argc, char **argv)
 			n = strtoll(optarg, &end, 10);
 			if (errno || *end || end == optarg || n < 1 || n > 1000000) {
 				fprintf(stderr, "snapbench list: --limit '%s': expected a number from 1 to 1000000\n", optarg);
-				goto out;
+				return EXIT_USAGE;
 			}
 			json_object_object_add(req, "limit", json_object_new_int64(n));
 			break;
@@ -85,32 +82,19 @@ static int list_main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			ret = EXIT_OK;
-			goto out;
+			return EXIT_OK;
 		default:
 			usage(stderr);
-			goto out;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "snapbench list: unexpected argument '%s'; see 'snapbench list --help'\n", argv[optind]);
-		goto out;
+		return EXIT_USAGE;
 	}
-
-	r = client_connect(socket_path, &c, &err);
-	if (r >= 0)
-		r = client_call(c, req, 0, &reply, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench list: %s\n", err.msg);
-		ret = client_exit_code_errno(r);
-		goto out;
-	}
-	msg = client_reply_error(reply, &code);
-	if (msg) {
-		fprintf(stderr, "snapbench list: %s\n", msg);
-		ret = client_exit_code(code);
-		goto out;
-	}
+	ret = client_request("snapbench list", socket_path, TAKE_PTR(req), 0, NULL, &reply);
+	if (ret)
+		return ret;
 	runs = client_get(reply, "runs", NULL, NULL);
 	if (json) {
 		client_print_json(runs);
@@ -121,11 +105,7 @@ static int list_main(int argc, char **argv)
 	} else {
 		fprintf(stderr, "snapbench list: no runs match\n");
 	}
-	ret = EXIT_OK;
-out:
-	json_object_put(req);
-	json_object_put(reply);
-	return ret;
+	return EXIT_OK;
 }
 
 const struct verb verb_list = {

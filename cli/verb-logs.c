@@ -36,13 +36,12 @@ static int logs_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_client_ struct client *c = NULL;
-	struct json_object *req = NULL, *reply = NULL, *logs;
-	struct sb_error err = {};
-	const char *socket_path = NULL, *code, *msg;
+	_cleanup_json_ struct json_object *reply = NULL;
+	struct json_object *req, *logs;
+	const char *socket_path = NULL;
 	long long bytes = -1;
 	bool json = false;
-	int opt, r, ret = EXIT_USAGE;
+	int opt, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -74,27 +73,12 @@ static int logs_main(int argc, char **argv)
 		fprintf(stderr, "snapbench logs: give one run ID ('snapbench list' shows them); see 'snapbench logs --help'\n");
 		return EXIT_USAGE;
 	}
-	req = json_object_new_object();
-	if (!req)
-		return EXIT_FAIL;
-	json_object_object_add(req, "op", json_object_new_string("logs"));
-	json_object_object_add(req, "run", json_object_new_string(argv[optind]));
-	if (bytes > 0)
+	req = client_request_new("logs", argv[optind]);
+	if (req && bytes > 0)
 		json_object_object_add(req, "max_bytes", json_object_new_int64(bytes));
-	r = client_connect(socket_path, &c, &err);
-	if (r >= 0)
-		r = client_call(c, req, 0, &reply, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench logs: %s\n", err.msg);
-		ret = client_exit_code_errno(r);
-		goto out;
-	}
-	msg = client_reply_error(reply, &code);
-	if (msg) {
-		fprintf(stderr, "snapbench logs: %s\n", msg);
-		ret = client_exit_code(code);
-		goto out;
-	}
+	ret = client_request("snapbench logs", socket_path, req, 0, NULL, &reply);
+	if (ret)
+		return ret;
 	if (json) {
 		client_print_json(reply);
 	} else {
@@ -112,11 +96,7 @@ static int logs_main(int argc, char **argv)
 		if (!logs || !json_object_array_length(logs))
 			fprintf(stderr, "snapbench logs: run %s has no logs yet\n", argv[optind]);
 	}
-	ret = EXIT_OK;
-out:
-	json_object_put(req);
-	json_object_put(reply);
-	return ret;
+	return EXIT_OK;
 }
 
 const struct verb verb_logs = {

@@ -15,7 +15,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "clock.h"
+#include "daemon-format.h"
 #include "exit-codes.h"
 #include "macro.h"
 #include "report.h"
@@ -145,18 +147,6 @@ struct progress_state {
 	uint64_t last_print;
 };
 
-static void fmt_rate(char *buf, size_t len, double v)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (v >= 1e6)
-		snprintf(buf, len, "%.2fM", v / 1e6);
-	else if (v >= 1e4)
-		snprintf(buf, len, "%.1fk", v / 1e3);
-	else
-		snprintf(buf, len, "%.4g", v);
-}
-
 static void on_progress(const struct runner_progress *p, void *userdata)
 {
 	struct progress_state *s = userdata;
@@ -189,74 +179,31 @@ static void on_progress(const struct runner_progress *p, void *userdata)
 		fprintf(stderr, "%s\n", line);
 }
 
-static struct json_object *jget(struct json_object *o, const char *a, const char *b, const char *c)
-{
-	const char *keys[] = { a, b, c };
-
-	for (size_t i = 0; i < 3 && keys[i] && o; i++)
-		if (!json_object_object_get_ex(o, keys[i], &o))
-			return NULL;
-	return o;
-}
-
-/* "950,015 [901,000 990,000]" from an arm statistic */
-static void fmt_stat(struct json_object *st, char *buf, size_t len)
-{
-	struct json_object *med = jget(st, "median", NULL, NULL), *mn = jget(st, "min", NULL, NULL),
-			   *mx = jget(st, "max", NULL, NULL);
-	char a[24], b[24], c[24];
-
-	if (!st || !med) {
-		snprintf(buf, len, "n/a");
-		return;
-	}
-	fmt_rate(a, sizeof(a), json_object_get_double(med));
-	fmt_rate(b, sizeof(b), json_object_get_double(mn));
-	fmt_rate(c, sizeof(c), json_object_get_double(mx));
-	if (jget(st, "n", NULL, NULL) && json_object_get_int(jget(st, "n", NULL, NULL)) > 1)
-		snprintf(buf, len, "%s [%s %s]", a, b, c);
-	else
-		snprintf(buf, len, "%s", a);
-}
-
 static void print_summary(struct json_object *report, const char *path)
 {
-	static const struct {
-		const char *metric, *label;
-	} rows[] = {
-		{ "pf_per_s", "pf/s" },
-		{ "tlb_per_s", "tlb/s" },
-		{ "invalidations_per_s", "invalidations/s" },
-		{ "invalidations_per_s.uffd-wp", "  of which uffd-wp" },
-		{ "guest_ops_per_s", "guest ops/s" },
-		{ "latency_p50_ns", "latency p50 (ns)" },
-		{ "latency_p99_ns", "latency p99 (ns)" },
-		{ "latency_p999_ns", "latency p99.9 (ns)" },
-		{ "snapshot_duration_s", "snapshot (s)" },
-		{ "snapshot_pages_per_s", "snapshot pages/s" },
-	};
-	struct json_object *arms = jget(report, "arms", NULL, NULL), *err = jget(report, "error", "message", NULL);
+	struct json_object *arms = client_get(report, "arms", NULL, NULL);
+	struct json_object *err = client_get(report, "error", "message", NULL);
 	char pre[96], snap[96];
 
-	printf("run %s %s\n", json_object_get_string(jget(report, "id", NULL, NULL)),
-	       json_object_get_string(jget(report, "state", NULL, NULL)));
+	printf("run %s %s\n", json_object_get_string(client_get(report, "id", NULL, NULL)),
+	       json_object_get_string(client_get(report, "state", NULL, NULL)));
 	if (err)
 		printf("  error: %s\n", json_object_get_string(err));
 	for (size_t a = 0; a < json_object_array_length(arms); a++) {
 		struct json_object *arm = json_object_array_get_idx(arms, a);
 		printf("\narm %s: %d of %d repetitions completed, median [min max]\n",
-		       json_object_get_string(jget(arm, "label", NULL, NULL)),
-		       json_object_get_int(jget(arm, "repetitions", "completed", NULL)),
-		       json_object_get_int(jget(arm, "repetitions", "total", NULL)));
+		       json_object_get_string(client_get(arm, "label", NULL, NULL)),
+		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
+		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
 		printf("  %-20s %-28s %s\n", "", "before (pre)", "during the snapshot");
-		for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-			struct json_object *p = jget(arm, "windows", "pre", rows[i].metric);
-			struct json_object *s = jget(arm, "windows", "snapshot", rows[i].metric);
+		for (size_t i = 0; i < n_metric_rows; i++) {
+			struct json_object *p = client_get(arm, "windows", "pre", metric_rows[i].metric);
+			struct json_object *s = client_get(arm, "windows", "snapshot", metric_rows[i].metric);
 			if (!p && !s)
 				continue;
 			fmt_stat(p, pre, sizeof(pre));
 			fmt_stat(s, snap, sizeof(snap));
-			printf("  %-20s %-28s %s\n", rows[i].label, p ? pre : "", snap);
+			printf("  %-20s %-28s %s\n", metric_rows[i].label, pre, s ? snap : "n/a");
 		}
 	}
 	printf("\nreport: %s\n", path);
@@ -268,11 +215,11 @@ static int print_json(struct json_object *report, const char *path)
 
 	if (!o)
 		return -ENOMEM;
-	json_object_object_add(o, "id", json_object_get(jget(report, "id", NULL, NULL)));
-	json_object_object_add(o, "state", json_object_get(jget(report, "state", NULL, NULL)));
+	json_object_object_add(o, "id", json_object_get(client_get(report, "id", NULL, NULL)));
+	json_object_object_add(o, "state", json_object_get(client_get(report, "state", NULL, NULL)));
 	json_object_object_add(o, "report", json_object_new_string(path));
-	json_object_object_add(o, "error", json_object_get(jget(report, "error", NULL, NULL)));
-	json_object_object_add(o, "arms", json_object_get(jget(report, "arms", NULL, NULL)));
+	json_object_object_add(o, "error", json_object_get(client_get(report, "error", NULL, NULL)));
+	json_object_object_add(o, "arms", json_object_get(client_get(report, "arms", NULL, NULL)));
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return 0;
@@ -514,7 +461,7 @@ static int run_main(int argc, char **argv)
 	if (r < 0) /* also with --json: stdout is for the JSON, the reason goes to stderr */
 		fprintf(stderr, "snapbench run: %s\n", err.msg);
 
-	struct json_object *phase = jget(report, "error", "phase", NULL);
+	struct json_object *phase = client_get(report, "error", "phase", NULL);
 	if (r == 0)
 		ret = EXIT_OK;
 	else if (r == -ECANCELED)

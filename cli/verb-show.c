@@ -29,40 +29,8 @@ static void usage(FILE *out)
 		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
-static void fmt_stat(struct json_object *st, char *buf, size_t len)
-{
-	struct json_object *med = client_get(st, "median", NULL, NULL);
-	char a[24], b[24], c[24];
-
-	if (!st || !med) {
-		snprintf(buf, len, "%s", st ? "n/a" : "");
-		return;
-	}
-	fmt_json_rate(a, sizeof(a), med);
-	fmt_json_rate(b, sizeof(b), client_get(st, "min", NULL, NULL));
-	fmt_json_rate(c, sizeof(c), client_get(st, "max", NULL, NULL));
-	if (json_object_get_int(client_get(st, "n", NULL, NULL)) > 1)
-		snprintf(buf, len, "%s [%s %s]", a, b, c);
-	else
-		snprintf(buf, len, "%s", a);
-}
-
 static void print_report(struct json_object *report)
 {
-	static const struct {
-		const char *metric, *label;
-	} rows[] = {
-		{ "pf_per_s", "pf/s" },
-		{ "tlb_per_s", "tlb/s" },
-		{ "invalidations_per_s", "invalidations/s" },
-		{ "invalidations_per_s.uffd-wp", "  of which uffd-wp" },
-		{ "guest_ops_per_s", "guest ops/s" },
-		{ "latency_p50_ns", "latency p50 (ns)" },
-		{ "latency_p99_ns", "latency p99 (ns)" },
-		{ "latency_p999_ns", "latency p99.9 (ns)" },
-		{ "snapshot_duration_s", "snapshot (s)" },
-		{ "snapshot_pages_per_s", "snapshot pages/s" },
-	};
 	static const char *const windows[] = { "pre", "snapshot", "post" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
@@ -72,16 +40,16 @@ static void print_report(struct json_object *report)
 		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
 		printf("  %-20s %-26s %-26s %s\n", "", "before (pre)", "during the snapshot", "after (post)");
-		for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		for (size_t i = 0; i < n_metric_rows; i++) {
 			char cell[3][80];
 			bool any = false;
 			for (size_t w = 0; w < ARRAY_SIZE(windows); w++) {
-				struct json_object *st = client_get(arm, "windows", windows[w], rows[i].metric);
+				struct json_object *st = client_get(arm, "windows", windows[w], metric_rows[i].metric);
 				any |= st != NULL;
 				fmt_stat(st, cell[w], sizeof(cell[w]));
 			}
 			if (any)
-				printf("  %-20s %-26s %-26s %s\n", rows[i].label, cell[0], cell[1], cell[2]);
+				printf("  %-20s %-26s %-26s %s\n", metric_rows[i].label, cell[0], cell[1], cell[2]);
 		}
 	}
 	if (reps && json_object_array_length(reps)) {
@@ -107,12 +75,11 @@ static int show_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_client_ struct client *c = NULL;
-	struct json_object *req = NULL, *reply = NULL;
-	struct sb_error err = {};
-	const char *socket_path = NULL, *code, *msg;
+	_cleanup_json_ struct json_object *reply = NULL;
+	struct json_object *req;
+	const char *socket_path = NULL;
 	bool json = false, timeline = false;
-	int opt, r, ret = EXIT_USAGE;
+	int opt, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -143,27 +110,12 @@ static int show_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	req = json_object_new_object();
-	if (!req)
-		return EXIT_FAIL;
-	json_object_object_add(req, "op", json_object_new_string("show"));
-	json_object_object_add(req, "run", json_object_new_string(argv[optind]));
-	if (timeline)
+	req = client_request_new("show", argv[optind]);
+	if (req && timeline)
 		json_object_object_add(req, "timeline", json_object_new_boolean(true));
-	r = client_connect(socket_path, &c, &err);
-	if (r >= 0)
-		r = client_call(c, req, SHOW_TIMEOUT_MS, &reply, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench show: %s\n", err.msg);
-		ret = client_exit_code_errno(r);
-		goto out;
-	}
-	msg = client_reply_error(reply, &code);
-	if (msg) {
-		fprintf(stderr, "snapbench show: %s\n", msg);
-		ret = client_exit_code(code);
-		goto out;
-	}
+	ret = client_request("snapbench show", socket_path, req, SHOW_TIMEOUT_MS, NULL, &reply);
+	if (ret)
+		return ret;
 	if (json) {
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {
@@ -177,11 +129,7 @@ static int show_main(int argc, char **argv)
 		print_report(client_get(reply, "report", NULL, NULL));
 		printf("\nreport: %s\n", client_get_string(reply, "path", "-"));
 	}
-	ret = EXIT_OK;
-out:
-	json_object_put(req);
-	json_object_put(reply);
-	return ret;
+	return EXIT_OK;
 }
 
 const struct verb verb_show = {

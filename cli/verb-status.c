@@ -33,12 +33,10 @@ static int status_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_client_ struct client *c = NULL;
-	struct json_object *reply = NULL;
-	struct sb_error err = {};
-	const char *socket_path = NULL, *code, *msg;
+	_cleanup_json_ struct json_object *reply = NULL;
+	const char *socket_path = NULL;
 	bool json = false;
-	int opt, r;
+	int opt, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -62,22 +60,11 @@ static int status_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	r = client_connect(socket_path, &c, &err);
-	if (r >= 0)
-		r = client_call_op(c, "status", NULL, 0, &reply, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench status: %s\n", err.msg);
-		return client_exit_code_errno(r);
-	}
-	msg = client_reply_error(reply, &code);
-	if (msg) {
-		fprintf(stderr, "snapbench status: %s\n", msg);
-		json_object_put(reply);
-		return client_exit_code(code);
-	}
+	ret = client_request("snapbench status", socket_path, client_request_new("status", NULL), 0, NULL, &reply);
+	if (ret)
+		return ret;
 	if (json) {
 		client_print_json(reply);
-		json_object_put(reply);
 		return EXIT_OK;
 	}
 
@@ -118,7 +105,6 @@ static int status_main(int argc, char **argv)
 	} else {
 		printf("queue empty\n");
 	}
-	json_object_put(reply);
 	return EXIT_OK;
 }
 
