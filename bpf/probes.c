@@ -887,7 +887,8 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 			reason_add(ps, "off: it fires on every VM exit; turn it on with the exit_counters option");
 		else if (def->gate == GATE_EMULATION && !p->opts.emulation_counter)
 			reason_add(ps, "off: it fires on every instruction KVM emulates (millions per second where "
-				       "guests run under KVM's emulator); turn it on with the emulation_counter option");
+				       "guests run under KVM's emulator), and KVM's insn_emulation and insn_emulation_fail "
+				       "stats count the same events; turn it on with the emulation_counter option");
 		else
 			choose_backend(p, ps, def);
 	}

@@ -2,7 +2,9 @@
 /*
  * bpf/: BPF probes for one target QEMU process. Counts what KVM's secondary
  * MMU and the host TLB see (MMU-notifier invalidations, aging, guest page
- * faults, SPTE changes, TLB flushes) and classifies invalidations and
+ * faults, SPTE changes, TLB flushes), KVM's vCPU events (exits, interrupt
+ * injections, emulated instructions, which equal KVM's own stats where the
+ * kernel says so) and classifies invalidations and
  * remote TLB shootdowns into causes (uffd-wp, numa-hinting, migration,
  * reclaim, munmap/madvise, mprotect, thp, ksm, other). Knows nothing of
  * QMP; docs/probes.md lists every counter, its probe and its backends.
