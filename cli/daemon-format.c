@@ -86,7 +86,7 @@ static double num(struct json_object *o, const char *key)
 void fmt_progress(char *buf, size_t len, struct json_object *p)
 {
 	char pf[16], tlb[16], inv[16], ops[16], el[16];
-	const char *step = client_get_string(p, "step", "-");
+	const char *step = client_get_string(p, "step", "-"), *win = client_get_string(p, "sample_window", NULL);
 	double frac = num(p, "fraction"), snap = num(p, "snapshot_fraction");
 	size_t n;
 
@@ -99,9 +99,12 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 	fmt_json_rate(tlb, sizeof(tlb), client_get(p, "tlb_per_s", NULL, NULL));
 	fmt_json_rate(inv, sizeof(inv), client_get(p, "invalidations_per_s", NULL, NULL));
 	fmt_json_rate(ops, sizeof(ops), client_get(p, "guest_ops_per_s", NULL, NULL));
-	snprintf(buf, len, "[%s %3.0f%%] rep %d/%d %s: %-8s pf/s %s  tlb/s %s  inval/s %s  ops/s %s", el,
+	/* a step's first lines carry the previous window's sample: say whose figures they are */
+	if (win && !strcmp(win, step))
+		win = NULL;
+	snprintf(buf, len, "[%s %3.0f%%] rep %d/%d %s: %-8s %s%spf/s %s  tlb/s %s  inval/s %s  ops/s %s", el,
 		 isfinite(frac) ? frac * 100 : 0.0, (int)num(p, "rep") + 1, (int)num(p, "reps"),
-		 client_get_string(p, "arm", ""), step, pf, tlb, inv, ops);
+		 client_get_string(p, "arm", ""), step, win ? win : "", win ? ": " : "", pf, tlb, inv, ops);
 	n = strlen(buf);
 	if (isfinite(snap) && n < len)
 		snprintf(buf + n, len - n, "  snapshot %.0f%%", snap * 100);
@@ -138,7 +141,7 @@ void progress_printer_update(struct progress_printer *p, const char *run, struct
 	if (!strcmp(key, p->last_key))
 		return;
 	snprintf(p->last_key, sizeof(p->last_key), "%s", key);
-	fprintf(p->out, "%s %s\n", run, line);
+	fprintf(p->out, "%s%s%s\n", run ? run : "", run ? " " : "", line);
 	fflush(p->out);
 }
 

@@ -30,7 +30,10 @@ struct metric_row {
 extern const struct metric_row metric_rows[];
 extern const size_t n_metric_rows;
 
-/* "rep 2/6 base: snapshot  43%  pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%" */
+/*
+ * "[41.2s  31%] rep 2/6 base: snapshot pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%";
+ * rates of another window than the step are preceded by it: "... base: post     snapshot: pf/s 12 ..."
+ */
 void fmt_progress(char *buf, size_t len, struct json_object *progress);
 
 struct progress_printer {
@@ -41,7 +44,7 @@ struct progress_printer {
 };
 
 void progress_printer_init(struct progress_printer *p, FILE *out);
-/* A progress event: redraws the bar, or prints a line when the step changed. */
+/* A progress event: redraws the bar, or prints a line ("run line"; run may be NULL) when the step changed. */
 void progress_printer_update(struct progress_printer *p, const char *run, struct json_object *progress);
 /* A line of its own (clears the bar first). */
 void progress_printer_note(struct progress_printer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,7 +7,6 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "progress.h"
 #include "report.h"
 #include "run-remote.h"
 #include "runner.h"
@@ -140,43 +140,12 @@ static void usage(FILE *out)
 		"6 cancelled (SIGINT/SIGTERM: the VM is stopped and knobs are restored first).\n");
 }
 
-struct progress_state {
-	bool tty, quiet;
-	char last_step[32];
-	unsigned last_rep;
-	uint64_t last_print;
-};
-
+/* the run engine's progress, printed as snapbenchd's clients print it */
 static void on_progress(const struct runner_progress *p, void *userdata)
 {
-	struct progress_state *s = userdata;
-	char pf[16], tlb[16], inv[16], ops[16], line[256];
-	bool step_changed = strcmp(s->last_step, p->step) || s->last_rep != p->rep;
+	_cleanup_json_ struct json_object *o = progress_to_json(p);
 
-	if (s->quiet)
-		return;
-	if (!s->tty && !step_changed)
-		return;
-	snprintf(s->last_step, sizeof(s->last_step), "%s", p->step);
-	s->last_rep = p->rep;
-	fmt_rate(pf, sizeof(pf), p->pf_per_s);
-	fmt_rate(tlb, sizeof(tlb), p->tlb_per_s);
-	fmt_rate(inv, sizeof(inv), p->invalidations_per_s);
-	fmt_rate(ops, sizeof(ops), p->guest_ops_per_s);
-	if (!strcmp(p->step, "preflight") || !strcmp(p->step, "done"))
-		snprintf(line, sizeof(line), "[%5.1fs] %s", p->elapsed_s, p->step);
-	else
-		snprintf(line, sizeof(line), "[%5.1fs %3.0f%%] rep %u/%u %s: %-8s pf/s %s  tlb/s %s  inval/s %s  ops/s %s",
-			 p->elapsed_s, p->fraction * 100, p->rep + 1, p->reps, p->arm ? p->arm : "", p->step, pf, tlb,
-			 inv, ops);
-	if (!isnan(p->snapshot_fraction)) {
-		size_t n = strlen(line);
-		snprintf(line + n, sizeof(line) - n, "  snapshot %.0f%%", p->snapshot_fraction * 100);
-	}
-	if (s->tty)
-		fprintf(stderr, "\r\033[K%s%s", line, !strcmp(p->step, "done") ? "\n" : "");
-	else
-		fprintf(stderr, "%s\n", line);
+	progress_printer_update(userdata, NULL, o);
 }
 
 static void print_summary(struct json_object *report, const char *path)
@@ -420,7 +389,8 @@ static int run_main(int argc, char **argv)
 		goto out;
 	}
 
-	struct progress_state ps = { .tty = isatty(STDERR_FILENO), .quiet = quiet };
+	struct progress_printer pp;
+	progress_printer_init(&pp, stderr);
 	struct runner_options opts = {
 		.run_dir = run_dir,
 		.state_dir = state_dir ? state_dir : output,
@@ -429,8 +399,8 @@ static int run_main(int argc, char **argv)
 		.guest_image = guest_image,
 		.skip_preflight = no_preflight,
 		.cancel = &cancel_requested,
-		.progress = on_progress,
-		.userdata = &ps,
+		.progress = quiet ? NULL : on_progress,
+		.userdata = &pp,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
@@ -443,8 +413,7 @@ static int run_main(int argc, char **argv)
 		fprintf(stderr, "snapbench run: %s, %u repetition(s) x %zu arm(s), results in %s\n", id,
 			spec.repetitions, spec.n_arms, run_dir);
 	r = runner_execute(&spec, &opts, report_path, &err);
-	if (ps.tty && !quiet)
-		fputc('\n', stderr);
+	progress_printer_done(&pp);
 
 	struct json_object *report = NULL;
 	struct sb_error rerr = {};

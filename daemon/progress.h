@@ -5,9 +5,12 @@
  *
  *   {"rep": 1, "reps": 6, "arm": "base", "step": "snapshot", "elapsed_s": 41.2,
  *    "rep_elapsed_s": 9.1, "fraction": 0.31, "pf_per_s": 120.5, "tlb_per_s": 3.0,
- *    "invalidations_per_s": 812.0, "guest_ops_per_s": 1.2e6, "snapshot_fraction": 0.4}
+ *    "invalidations_per_s": 812.0, "guest_ops_per_s": 1.2e6, "sample_window": "snapshot",
+ *    "snapshot_fraction": 0.4}
  *
- * Rates and snapshot_fraction are null when not measured. The daemon does not
+ * Rates and snapshot_fraction are null when not measured; the rates are of
+ * the latest sample, taken in sample_window (at a step's start still the
+ * previous window's; null before the repetition's first). The daemon does not
  * pass a worker's line on as it is: progress_sanitize() keeps the known
  * fields with their types, so a confused worker cannot feed clients junk.
  */

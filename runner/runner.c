@@ -281,6 +281,7 @@ static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
 		}
 		return sb_error_prefix(err, "sampling");
 	}
+	rr->run->progress.sample_window = report_window_to_string(w);
 	progress(rr->run, rr->step, rr, &fig);
 	return 0;
 }
@@ -401,6 +402,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	run->progress.arm = spec->arms[arm].label;
 	run->progress.pf_per_s = run->progress.tlb_per_s = NAN;
 	run->progress.invalidations_per_s = run->progress.guest_ops_per_s = NAN;
+	run->progress.sample_window = NULL;
 
 	snprintf(rr.step, sizeof(rr.step), "vm-start");
 	progress(run, rr.step, &rr, NULL);

@@ -33,6 +33,10 @@ struct runner_progress {
 	double fraction;       /* 0..1 of the whole run (planned windows; the snapshot counted as its timeout/10) */
 	/* the latest sample, per second; NAN when not measured */
 	double pf_per_s, tlb_per_s, invalidations_per_s, guest_ops_per_s;
+	/* the window that sample was taken in ("warmup", "pre", "snapshot", "post"): a step's
+	 * first callbacks still carry the previous window's last sample; NULL before the
+	 * repetition's first sample */
+	const char *sample_window;
 	double snapshot_fraction; /* 0..1 during the snapshot (transferred / total), else NAN */
 };
 
