@@ -603,7 +603,9 @@ static void finish_current(struct daemon *d)
 		k = knobs_recover(store_runs_dir(d->store), NULL, &e2);
 		if (k > 0)
 			log_warning("run %s: restored %d knobs its worker left set", cur->id, k);
-		else if (k < 0 && k != -EBUSY)
+		else if (k == -EBUSY)
+			log_warning("run %s: knobs: %s", cur->id, e2.msg);
+		else if (k < 0)
 			log_error("run %s: knobs: %s", cur->id, e2.msg);
 		if (cur->killed)
 			snprintf(msg, sizeof(msg),

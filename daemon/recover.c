@@ -178,8 +178,7 @@ int recover_state(struct store *store, struct queue *q, int wait_ms, struct reco
 	if (r > 0)
 		res->knobs_restored = r;
 	else if (r == -EBUSY)
-		note(res, "knobs: a run outside the daemon holds the knob lock in %s; it restores its own knobs",
-		     store_runs_dir(store));
+		note(res, "knobs: %s", e.msg);
 	else if (r < 0)
 		note(res, "knobs: %s", e.msg);
 

@@ -10,13 +10,19 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "clock.h"
 #include "macro.h"
 
 #define KNOB_VALUE_MAX 4096
 #define JOURNAL_SCHEMA "snapbench.knobs/1"
+#define JOURNAL_MAX (256 * 1024)
+#define HOLDER_MAX 8192
+/* how often a wait for the host-wide lock tries again */
+#define WAIT_STEP_MS 100
 
 struct knob_entry {
 	char *name;
@@ -27,7 +33,8 @@ struct knob_entry {
 struct knobs_session {
 	char *state_dir;
 	char *root;
-	int lock_fd;
+	int host_fd;     /* the host-wide lock */
+	int lock_fd;     /* the state directory's lock */
 	size_t n;
 	struct knob_entry *items;
 };
@@ -116,6 +123,257 @@ static int write_value(const char *path, const char *value)
 	return 0;
 }
 
+static int mkdir_parents(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(buf, mode) < 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (c == '\0')
+				return 0;
+		}
+	}
+}
+
+static int host_lock_path(const char *root, char *dir, size_t dlen, char *file, size_t flen)
+{
+	const char *r = root && *root ? root : "/";
+	const char *sep = r[strlen(r) - 1] == '/' ? "" : "/";
+	const char *slash = strrchr(KNOBS_HOST_LOCK, '/');
+	int n = snprintf(dir, dlen, "%s%s%.*s", r, sep, (int)(slash - KNOBS_HOST_LOCK), KNOBS_HOST_LOCK);
+	int m = snprintf(file, flen, "%s%s%s", r, sep, KNOBS_HOST_LOCK);
+
+	return n < 0 || (size_t)n >= dlen || m < 0 || (size_t)m >= flen ? -ENAMETOOLONG : 0;
+}
+
+/* Only we (or root, for the directory) may be able to replace what these files say. */
+static bool owned_safely(const struct stat *st, bool dir)
+{
+	return (st->st_uid == geteuid() || (dir && st->st_uid == 0)) && (st->st_mode & 022) == 0;
+}
+
+/*
+ * Opens the host-wide lock file (creating it and its directory when create).
+ * -ENOENT without create when there is none.
+ */
+static int host_lock_open(const char *root, bool create, int *ret, char *path, size_t plen, struct sb_error *err)
+{
+	char dir[PATH_MAX];
+	_cleanup_close_ int dfd = -1;
+	struct stat st;
+	int fd, r;
+
+	r = host_lock_path(root, dir, sizeof(dir), path, plen);
+	if (r < 0)
+		return sb_error_set(err, r, "the host-wide knob lock: root %s: path too long", root);
+	if (create) {
+		r = mkdir_parents(dir, 0755);
+		if (r < 0)
+			return sb_error_set(err, r,
+					    "%s: cannot create the directory of the host-wide knob lock: %s; changing knobs needs root, and snapbenchd's unit must let it write there (ReadWritePaths=)",
+					    dir, strerror(-r));
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return sb_error_set(err, -errno, "%s: %s", dir, strerror(errno));
+	if (fstat(dfd, &st) < 0)
+		return sb_error_set(err, -errno, "%s: %s", dir, strerror(errno));
+	if (!owned_safely(&st, true))
+		return sb_error_set(err, -EPERM,
+				    "%s: the directory of the host-wide knob lock must belong to root (or you) and be writable by its owner only (mode 0755 or stricter); fix its owner and mode",
+				    dir);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | (create ? O_CREAT : 0), 0644);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT && !create)
+			return r;
+		return sb_error_set(err, r, "%s: cannot open the host-wide knob lock: %s%s", path, strerror(-r),
+				    r == -EACCES || r == -EPERM || r == -EROFS
+					    ? "; changing knobs needs root, and snapbenchd's unit must let it write there (ReadWritePaths=)"
+					    : "");
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !owned_safely(&st, false)) {
+		close(fd);
+		return sb_error_set(err, -EPERM,
+				    "%s: the host-wide knob lock must be a regular file that belongs to you and only you may write; remove it (no run may be running)",
+				    path);
+	}
+	*ret = fd;
+	return 0;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* The record in the host-wide lock file: 1 with one, 0 when empty, -EBADMSG when unreadable. */
+static int holder_read(int fd, struct knobs_holder *h)
+{
+	char buf[HOLDER_MAX + 1];
+	struct json_object *o, *v;
+	ssize_t n = pread(fd, buf, HOLDER_MAX, 0);
+
+	memset(h, 0, sizeof(*h));
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0;
+	buf[n] = '\0';
+	o = json_tokener_parse(buf);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return -EBADMSG;
+	}
+	if (json_object_object_get_ex(o, "pid", &v) && json_object_is_type(v, json_type_int))
+		h->pid = (pid_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "run", &v) && json_object_is_type(v, json_type_string))
+		snprintf(h->run_id, sizeof(h->run_id), "%s", json_object_get_string(v));
+	if (json_object_object_get_ex(o, "state_dir", &v) && json_object_is_type(v, json_type_string))
+		snprintf(h->state_dir, sizeof(h->state_dir), "%s", json_object_get_string(v));
+	json_object_put(o);
+	return 1;
+}
+
+/* One pwrite, then the length: a reader sees the old record or the new one, never an empty file in between. */
+static int holder_write(int fd, const char *run_id, const char *state_dir)
+{
+	struct json_object *o = json_object_new_object();
+	char abs[PATH_MAX];
+	const char *text;
+	size_t len;
+	int r = 0;
+
+	if (!o)
+		return -ENOMEM;
+	if (state_dir && *state_dir && !realpath(state_dir, abs))
+		snprintf(abs, sizeof(abs), "%s", state_dir);
+	json_object_object_add(o, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(o, "run", json_object_new_string(run_id ? run_id : ""));
+	json_object_object_add(o, "state_dir", json_object_new_string(state_dir && *state_dir ? abs : ""));
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = text ? strlen(text) : 0;
+	if (!text || len > HOLDER_MAX)
+		r = -ENOMEM;
+	else {
+		ssize_t w = pwrite(fd, text, len, 0);
+		if (w < 0)
+			r = -errno;
+		else if ((size_t)w != len)
+			r = -EIO;
+		else if (ftruncate(fd, (off_t)len) < 0)
+			r = -errno;
+	}
+	json_object_put(o);
+	return r;
+}
+
+/* A holder that ends in order leaves an empty file: a record found by the next holder is a dead run's. */
+static void holder_clear(int fd)
+{
+	if (fd >= 0 && ftruncate(fd, 0) < 0) {
+		/* the next holder then takes us for dead and looks for a journal: harmless */
+	}
+}
+
+static void holder_describe(const struct knobs_holder *h, char *buf, size_t len)
+{
+	if (h->pid <= 0) {
+		snprintf(buf, len, "a process that left no record of itself");
+		return;
+	}
+	int n = snprintf(buf, len, "pid %d", (int)h->pid);
+	if (n >= 0 && (size_t)n < len && *h->run_id)
+		n += snprintf(buf + n, len - (size_t)n, ", run %s", h->run_id);
+	if (n >= 0 && (size_t)n < len && *h->state_dir)
+		snprintf(buf + n, len - (size_t)n, ", state directory %s", h->state_dir);
+}
+
+int knobs_host_holder(const char *root, struct knobs_holder *ret)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	int r = host_lock_open(root, false, &fd, path, sizeof(path), NULL);
+
+	memset(ret, 0, sizeof(*ret));
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	return holder_read(fd, ret);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL); /* a signal only ends the nap early */
+}
+
+/*
+ * Takes the host-wide lock, waiting as o says. *stale gets the record found
+ * once it is ours (*had_stale): a holder that died without ending in order.
+ */
+static int host_lock_take(const struct knobs_options *o, int *ret, struct knobs_holder *stale, bool *had_stale,
+			  struct sb_error *err)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	uint64_t start = mono_ns();
+	bool told = false;
+	int r;
+
+	*had_stale = false;
+	r = host_lock_open(o->root, true, &fd, path, sizeof(path), err);
+	if (r < 0)
+		return r;
+	for (;;) {
+		struct knobs_holder h;
+		char who[PATH_MAX + 128];
+		uint64_t waited_ms;
+
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return sb_error_set(err, -errno, "%s: cannot lock: %s", path, strerror(errno));
+		if (holder_read(fd, &h) <= 0 || !pid_alive(h.pid))
+			memset(&h, 0, sizeof(h));
+		if (!told && o->wait_ms > 0 && o->waiting)
+			o->waiting(&h, o->userdata);
+		told = true;
+		waited_ms = (mono_ns() - start) / NSEC_PER_MSEC;
+		if (o->cancel && *o->cancel)
+			return sb_error_set(err, -ECANCELED, "cancelled while waiting for the host-wide knob lock %s", path);
+		if (waited_ms >= (uint64_t)(o->wait_ms > 0 ? o->wait_ms : 0)) {
+			holder_describe(&h, who, sizeof(who));
+			if (o->wait_ms > 0)
+				return sb_error_set(err, -EBUSY,
+						    "knobs: %s holds the host-wide knob lock %s and did not release it within %.0f s; knobs belong to the host, so runs that set them go one at a time: run again when it has ended, or run without knobs",
+						    who, path, o->wait_ms / 1000.0);
+			return sb_error_set(err, -EBUSY,
+					    "knobs: %s holds the host-wide knob lock %s; knobs belong to the host, so runs that set them go one at a time: run again when it has ended, or run without knobs",
+					    who, path);
+		}
+		uint64_t left = (uint64_t)o->wait_ms - waited_ms;
+		sleep_ms(left < WAIT_STEP_MS ? (unsigned)left : WAIT_STEP_MS);
+	}
+	r = holder_read(fd, stale);
+	*had_stale = r > 0 || r == -EBADMSG;
+	if (r < 0)
+		memset(stale, 0, sizeof(*stale));
+	*ret = TAKE_FD(fd);
+	return 0;
+}
+
 static int lock_state_dir(const char *state_dir, bool wait, int *ret, struct sb_error *err)
 {
 	char path[4096];
@@ -132,7 +390,7 @@ static int lock_state_dir(const char *state_dir, bool wait, int *ret, struct sb_
 		close(fd);
 		if (e == EWOULDBLOCK)
 			return sb_error_set(err, -EBUSY,
-					    "%s: another snapbench run is changing knobs right now; wait for it to end, or run without knobs",
+					    "%s: another snapbench run is changing knobs with this state directory right now; wait for it to end, or run without knobs",
 					    path);
 		return sb_error_set(err, -e, "%s: cannot lock: %s", path, strerror(e));
 	}
@@ -175,6 +433,140 @@ static int journal_write(struct knobs_session *s, struct sb_error *err)
 	return r;
 }
 
+/*
+ * Reads the journal at path: it must be ours (root writes every value it
+ * names), and small. -ENOENT when there is none.
+ */
+static int journal_read(const char *path, struct json_object **ret, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	_cleanup_free_ char *buf = NULL;
+	struct json_object *o, *a;
+	struct stat st;
+	size_t len = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || !owned_safely(&st, false))
+		return sb_error_set(err, -EPERM,
+				    "%s: a knob journal must be a regular file that belongs to you and only you may write; it is not restored: check it, restore the knobs it names by hand, then delete it",
+				    path);
+	if (st.st_size > JOURNAL_MAX)
+		return sb_error_set(err, -EFBIG, "%s: the knob journal is larger than %d bytes; restore the knobs it names by hand, then delete it",
+				    path, JOURNAL_MAX);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	while (len < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	o = json_tokener_parse(buf);
+	if (!o || !json_object_object_get_ex(o, "knobs", &a) || !json_object_is_type(a, json_type_array)) {
+		json_object_put(o);
+		return sb_error_set(err, -EBADMSG,
+				    "%s: the knob journal is unreadable; restore the knobs it names by hand, then delete it",
+				    path);
+	}
+	*ret = o;
+	return 0;
+}
+
+/* Restores state_dir's journal and removes it; the caller holds both locks. Returns the knobs restored. */
+static int journal_restore(const char *state_dir, const char *root, struct sb_error *err)
+{
+	struct json_object *o = NULL, *a;
+	char path[4096], kpath[4096];
+	int r, restored = 0, failed = 0;
+	struct sb_error first = {};
+
+	journal_path(state_dir, path, sizeof(path));
+	r = journal_read(path, &o, err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	json_object_object_get_ex(o, "knobs", &a);
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *e = json_object_array_get_idx(a, i), *n, *v;
+		if (!json_object_object_get_ex(e, "name", &n) || !json_object_object_get_ex(e, "original", &v) ||
+		    !json_object_is_type(n, json_type_string) || !json_object_is_type(v, json_type_string))
+			continue;
+		const char *name = json_object_get_string(n);
+		/* the path comes from the name, never from the file */
+		r = knobs_path(root, name, kpath, sizeof(kpath));
+		if (r >= 0)
+			r = write_value(kpath, json_object_get_string(v));
+		if (r < 0) {
+			if (!failed++)
+				sb_error_set(&first, r, "knob %s: restoring \"%.64s\" to %s failed: %s", name,
+					     json_object_get_string(v), kpath, strerror(-r));
+			continue;
+		}
+		restored++;
+	}
+	json_object_put(o);
+	if (failed) {
+		if (err) {
+			*err = first;
+			sb_error_prefix(err, "%s: %d knob(s) could not be restored; the journal stays", path, failed);
+		}
+		return first.code;
+	}
+	if (unlink(path) < 0 && errno != ENOENT)
+		return sb_error_set(err, -errno, "%s: cannot remove the knob journal: %s", path, strerror(errno));
+	return restored;
+}
+
+/* With the host-wide lock held: restores state_dir's journal unless a live run holds that directory. */
+static int recover_dir(const char *state_dir, const char *root, struct sb_error *err)
+{
+	_cleanup_close_ int lock_fd = -1;
+	char path[4096];
+	int r;
+
+	journal_path(state_dir, path, sizeof(path));
+	if (access(path, F_OK) < 0)
+		return 0;
+	r = lock_state_dir(state_dir, false, &lock_fd, err);
+	if (r < 0)
+		return r;
+	return journal_restore(state_dir, root, err);
+}
+
+/*
+ * With the host-wide lock just taken: the record says a run died holding
+ * it; restore what it left set (its journal), unless that is own_dir, which
+ * the caller handles. A directory that is gone or busy is left alone.
+ */
+static int recover_stale(const char *root, const struct knobs_holder *stale, const char *own_dir, struct sb_error *err)
+{
+	char own[PATH_MAX], who[PATH_MAX + 128];
+	int r;
+
+	if (!*stale->state_dir)
+		return 0;
+	if (own_dir && realpath(own_dir, own) && !strcmp(own, stale->state_dir))
+		return 0;
+	r = recover_dir(stale->state_dir, root, err);
+	if (r == -EBUSY || r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		holder_describe(stale, who, sizeof(who));
+		return sb_error_prefix(err, "knobs: a run that ended without restoring its knobs (%s) left them set", who);
+	}
+	return r;
+}
+
 static void session_free(struct knobs_session *s)
 {
 	if (!s)
@@ -187,25 +579,40 @@ static void session_free(struct knobs_session *s)
 	free(s->items);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
+	if (s->host_fd >= 0)
+		close(s->host_fd);
 	free(s->state_dir);
 	free(s->root);
 	free(s);
 }
 
-int knobs_begin(const char *state_dir, const char *root, const struct spec_knobs *all,
+/* Before any knob changed: nothing to restore, so the next holder must not take us for dead. */
+static int session_abort(struct knobs_session *s, int r)
+{
+	holder_clear(s->host_fd);
+	session_free(s);
+	return r;
+}
+
+int knobs_begin(const char *state_dir, const struct knobs_options *o, const struct spec_knobs *all,
 		struct knobs_session **ret, struct sb_error *err)
 {
+	static const struct knobs_options defaults = {};
 	struct knobs_session *s;
+	struct knobs_holder stale;
+	bool had_stale;
 	char path[4096];
 	int r;
 
+	if (!o)
+		o = &defaults;
 	*ret = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	s->lock_fd = -1;
+	s->lock_fd = s->host_fd = -1;
 	s->state_dir = strdup(state_dir);
-	s->root = strdup(root && *root ? root : "/");
+	s->root = strdup(o->root && *o->root ? o->root : "/");
 	s->items = calloc(all->n ? all->n : 1, sizeof(*s->items));
 	if (!s->state_dir || !s->root || !s->items) {
 		session_free(s);
@@ -215,20 +622,30 @@ int knobs_begin(const char *state_dir, const char *root, const struct spec_knobs
 		*ret = s;
 		return 0;
 	}
-	r = lock_state_dir(state_dir, false, &s->lock_fd, err);
+	r = host_lock_take(o, &s->host_fd, &stale, &had_stale, err);
 	if (r < 0) {
 		session_free(s);
 		return r;
 	}
-	/* a journal left by a run that died: put those values back first */
-	journal_path(state_dir, path, sizeof(path));
-	if (access(path, F_OK) == 0) {
-		session_free(s);
-		r = knobs_recover(state_dir, root, err);
-		if (r < 0)
+	if (had_stale) {
+		r = recover_stale(s->root, &stale, state_dir, err);
+		if (r < 0) {
+			session_free(s); /* the record stays for the next run to try again */
 			return r;
-		return knobs_begin(state_dir, root, all, ret, err);
+		}
 	}
+	r = lock_state_dir(state_dir, false, &s->lock_fd, err);
+	if (r < 0)
+		return session_abort(s, r);
+	r = holder_write(s->host_fd, o->run_id, state_dir);
+	if (r < 0) {
+		sb_error_set(err, r, "the host-wide knob lock: cannot write its record: %s", strerror(-r));
+		return session_abort(s, r);
+	}
+	/* a journal left by a run that died: put those values back first */
+	r = journal_restore(state_dir, s->root, err);
+	if (r < 0)
+		return session_abort(s, r);
 	for (size_t i = 0; i < all->n; i++) {
 		const char *name = all->items[i].name;
 		bool dup = false;
@@ -237,39 +654,28 @@ int knobs_begin(const char *state_dir, const char *root, const struct spec_knobs
 		if (dup)
 			continue;
 		r = knobs_path(s->root, name, path, sizeof(path));
-		if (r < 0) {
-			session_free(s);
-			return sb_error_set(err, r, "knob %s: not a valid knob name", name);
-		}
+		if (r < 0)
+			return session_abort(s, sb_error_set(err, r, "knob %s: not a valid knob name", name));
 		s->items[s->n].name = strdup(name);
-		if (!s->items[s->n].name) {
-			session_free(s);
-			return sb_error_set(err, -ENOMEM, "out of memory");
-		}
+		if (!s->items[s->n].name)
+			return session_abort(s, sb_error_set(err, -ENOMEM, "out of memory"));
 		r = read_value(path, &s->items[s->n].original);
 		if (r < 0) {
 			sb_error_set(err, r, "knob %s: cannot read %s: %s; %s", name, path, strerror(-r), knob_fix(name, -r));
 			free(s->items[s->n].name);
-			session_free(s);
-			return r;
+			return session_abort(s, r);
 		}
+		s->n++;
 		if (access(path, W_OK) < 0) {
 			r = -errno;
 			sb_error_set(err, r, "knob %s: %s is not writable: %s; %s", name, path, strerror(-r),
 				     knob_fix(name, -r));
-			s->n++;
-			session_free(s);
-			return r;
-		}
-		s->n++;
-	}
-	if (s->n) {
-		r = journal_write(s, err);
-		if (r < 0) {
-			session_free(s);
-			return r;
+			return session_abort(s, r);
 		}
 	}
+	r = journal_write(s, err);
+	if (r < 0)
+		return session_abort(s, r);
 	*ret = s;
 	return 0;
 }
@@ -347,58 +753,88 @@ int knobs_end(struct knobs_session *s, struct sb_error *err)
 	} else if (ret < 0) {
 		sb_error_prefix(err, "restoring knobs (the journal in %s stays for the next start)", s->state_dir);
 	}
+	if (ret == 0) /* else the record keeps naming the journal for the next holder */
+		holder_clear(s->host_fd);
 	session_free(s);
 	return ret;
 }
 
+
 int knobs_recover(const char *state_dir, const char *root, struct sb_error *err)
 {
-	_cleanup_close_ int lock_fd = -1;
-	struct json_object *o = NULL, *a;
-	char path[4096], kpath[4096];
-	int r, restored = 0, failed = 0;
-	struct sb_error first = {};
+	_cleanup_close_ int host_fd = -1;
+	struct knobs_holder stale;
+	char path[4096], lock[PATH_MAX], who[PATH_MAX + 128];
+	bool own;
+	int r, restored = 0;
 
 	journal_path(state_dir, path, sizeof(path));
-	if (access(path, F_OK) < 0)
-		return 0;
-	r = lock_state_dir(state_dir, false, &lock_fd, err);
+	own = access(path, F_OK) == 0;
+	/* without a journal of our own this is a courtesy to a dead run elsewhere: any obstacle ends it */
+	r = host_lock_open(root, own, &host_fd, lock, sizeof(lock), own ? err : NULL);
+	if (r < 0)
+		return own ? r : 0;
+	if (flock(host_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (!own)
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return sb_error_set(err, -errno, "%s: cannot lock: %s", lock, strerror(errno));
+		if (holder_read(host_fd, &stale) <= 0 || !pid_alive(stale.pid))
+			memset(&stale, 0, sizeof(stale));
+		holder_describe(&stale, who, sizeof(who));
+		return sb_error_set(err, -EBUSY,
+				    "%s: not restored now: %s holds the host-wide knob lock %s; the next run with this state directory restores it",
+				    path, who, lock);
+	}
+	r = holder_read(host_fd, &stale);
+	if (r > 0 || r == -EBADMSG) {
+		struct sb_error e = {};
+		if (r < 0)
+			memset(&stale, 0, sizeof(stale));
+		r = recover_stale(root, &stale, state_dir, own ? err : &e);
+		if (r < 0)
+			return own ? r : 0; /* the record stays for the next run to try again */
+		restored += r;
+	}
+	if (own) {
+		r = recover_dir(state_dir, root, err);
+		if (r < 0)
+			return r;
+		restored += r;
+	}
+	holder_clear(host_fd);
+	return restored;
+}
+
+int knobs_host_lock(const struct knobs_options *o, int *ret_fd, struct sb_error *err)
+{
+	static const struct knobs_options defaults = {};
+	_cleanup_close_ int fd = -1;
+	struct knobs_holder stale;
+	bool had_stale;
+	int r;
+
+	if (!o)
+		o = &defaults;
+	r = host_lock_take(o, &fd, &stale, &had_stale, err);
 	if (r < 0)
 		return r;
-	o = json_object_from_file(path);
-	if (!o || !json_object_object_get_ex(o, "knobs", &a) || !json_object_is_type(a, json_type_array)) {
-		json_object_put(o);
-		return sb_error_set(err, -EBADMSG,
-				    "%s: the knob journal is unreadable; restore the knobs it names by hand, then delete it",
-				    path);
+	if (had_stale) {
+		r = recover_stale(o->root, &stale, NULL, err);
+		if (r < 0)
+			return r;
 	}
-	for (size_t i = 0; i < json_object_array_length(a); i++) {
-		struct json_object *e = json_object_array_get_idx(a, i), *n, *v;
-		if (!json_object_object_get_ex(e, "name", &n) || !json_object_object_get_ex(e, "original", &v) ||
-		    !json_object_is_type(n, json_type_string) || !json_object_is_type(v, json_type_string))
-			continue;
-		const char *name = json_object_get_string(n);
-		/* the path comes from the name, never from the file */
-		r = knobs_path(root, name, kpath, sizeof(kpath));
-		if (r >= 0)
-			r = write_value(kpath, json_object_get_string(v));
-		if (r < 0) {
-			if (!failed++)
-				sb_error_set(&first, r, "knob %s: restoring \"%.64s\" to %s failed: %s", name,
-					     json_object_get_string(v), kpath, strerror(-r));
-			continue;
-		}
-		restored++;
-	}
-	json_object_put(o);
-	if (failed) {
-		if (err) {
-			*err = first;
-			sb_error_prefix(err, "%s: %d knob(s) could not be restored; the journal stays", path, failed);
-		}
-		return first.code;
-	}
-	if (unlink(path) < 0 && errno != ENOENT)
-		return sb_error_set(err, -errno, "%s: cannot remove the knob journal: %s", path, strerror(errno));
-	return restored;
+	r = holder_write(fd, o->run_id, NULL);
+	if (r < 0)
+		return sb_error_set(err, r, "the host-wide knob lock: cannot write its record: %s", strerror(-r));
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+void knobs_host_unlock(int fd)
+{
+	if (fd < 0)
+		return;
+	holder_clear(fd);
+	close(fd);
 }

@@ -604,6 +604,13 @@ static int all_knobs(const struct run_spec *spec, struct spec_knobs *all)
 	return 0;
 }
 
+/* Another run holds the host-wide knob lock: say so while we wait for it. */
+static void knobs_waiting(const struct knobs_holder *holder, void *userdata)
+{
+	(void)holder;
+	progress(userdata, "knobs", NULL, NULL);
+}
+
 static void finish_run(struct run *run, enum report_state state, const char *phase, const char *msg)
 {
 	run->report->state = state;
@@ -733,7 +740,22 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		finish_run(&run, REPORT_FAILED, "knobs", err ? err->msg : "out of memory");
 		goto out;
 	}
-	k = knobs_begin(state_dir, opts->sysroot, &all, &knobs, err);
+	{
+		struct knobs_options ko = {
+			.root = opts->sysroot,
+			.run_id = id,
+			.wait_ms = opts->knobs_wait_ms < 0 ? 0 : opts->knobs_wait_ms ? opts->knobs_wait_ms : KNOBS_WAIT_DEFAULT_MS,
+			.cancel = opts->cancel,
+			.waiting = knobs_waiting,
+			.userdata = &run,
+		};
+		k = knobs_begin(state_dir, &ko, &all, &knobs, err);
+	}
+	if (k == -ECANCELED) {
+		finish_run(&run, REPORT_CANCELLED, "cancel", "the run was cancelled while it waited for the host-wide knob lock");
+		ret = k;
+		goto out;
+	}
 	if (k < 0) {
 		finish_run(&run, REPORT_FAILED, "knobs", err ? err->msg : "knobs");
 		ret = k;

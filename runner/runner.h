@@ -27,7 +27,7 @@ struct runner_progress {
 	unsigned rep;          /* 0-based index of the current repetition */
 	unsigned reps;         /* total repetitions of the run */
 	const char *arm;       /* label of the current repetition's arm */
-	const char *step;      /* "preflight", "vm-start", "guest", "warmup", "pre", "snapshot", "post", "stop", "done" */
+	const char *step;      /* "preflight", "knobs" (waiting for another run's knobs), "vm-start", "guest", "warmup", "pre", "snapshot", "post", "stop", "done" */
 	double elapsed_s;      /* since the run started */
 	double rep_elapsed_s;  /* since the repetition started */
 	double fraction;       /* 0..1 of the whole run (planned windows; the snapshot counted as its timeout/10) */
@@ -46,7 +46,8 @@ struct runner_options {
 	const char *run_id;        /* NULL: the run directory's name if it is a run id, else a new id */
 	const char *qemu_binary;   /* NULL: qemu-system-x86_64 from PATH */
 	const char *guest_image;   /* NULL: runner_find_guest_image() */
-	const char *sysroot;       /* where /proc and /sys are, for knobs (tests); NULL: "/" */
+	const char *sysroot;       /* where /proc, /sys and /run are, for knobs (tests); NULL: "/" */
+	int knobs_wait_ms;         /* another run holds the host-wide knob lock (knobs.h): wait this long; 0: 5 minutes; < 0: do not wait */
 	bool skip_preflight;       /* run even when preflight checks fail (the run then fails where they said) */
 	volatile sig_atomic_t *cancel; /* non-zero: stop the run (VM stopped, knobs restored, report cancelled) */
 	void (*progress)(const struct runner_progress *p, void *userdata);

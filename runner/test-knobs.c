@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Knobs against a fake /proc/sys and /sys/module tree in a temp directory
- * (the real ones cannot be crashed on demand without disturbing the host;
- * tests/runner/ exercises a real sysctl): values set per arm, originals
- * restored at the end, and after a SIGKILL mid-run by knobs_recover().
+ * Knobs against a fake /proc/sys, /sys/module and /run tree in a temp
+ * directory (the real ones cannot be crashed on demand without disturbing
+ * the host; tests/runner/ exercises a real sysctl and the real
+ * /run/snapbench/knobs.lock): values set per arm, originals restored at the
+ * end, and after a SIGKILL mid-run by knobs_recover(); the host-wide lock
+ * across state directories: a second run waits for the first (or is
+ * refused, naming it), reads the true originals, a cancel ends its wait,
+ * and the next run anywhere restores what a killed run left set.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +23,8 @@
 #include "knobs.h"
 
 static char base[] = "/tmp/test-knobs-XXXXXX";
-static char root[300], state[300];
+static char root[300], state[300], state_b[300], state_c[300];
+static struct knobs_options ko = { .run_id = "test-run" };
 
 static void rm_tree(void)
 {
@@ -69,12 +74,17 @@ static void expect(const char *rel, const char *value)
 	CHECK_MSG(!strcmp(buf, value), "%s is \"%s\", expected \"%s\"", rel, buf, value);
 }
 
-static bool journal_exists(void)
+static bool journal_in(const char *dir)
 {
 	char path[600];
 
-	snprintf(path, sizeof(path), "%s/%s", state, KNOBS_JOURNAL);
+	snprintf(path, sizeof(path), "%s/%s", dir, KNOBS_JOURNAL);
 	return access(path, F_OK) == 0;
+}
+
+static bool journal_exists(void)
+{
+	return journal_in(state);
 }
 
 static void add(struct spec_knobs *k, const char *name, const char *value)
@@ -119,13 +129,15 @@ static void test_arms_and_restore(void)
 	add(&arm_a, "sysctl:kernel.numa_balancing", "0");
 	add(&arm_b, "module:kvm.halt_poll_ns", "0");
 
-	CHECK_MSG(knobs_begin(state, root, &all, &s, &err) == 0, "%s", err.msg);
+	CHECK_MSG(knobs_begin(state, &ko, &all, &s, &err) == 0, "%s", err.msg);
 	CHECK(journal_exists()); /* before anything changed */
 	expect("proc/sys/kernel/numa_balancing", "1");
 
-	/* a second run cannot take knobs meanwhile */
-	CHECK(knobs_begin(state, root, &all, &s2, &err) == -EBUSY);
-	CHECK(strstr(err.msg, "another snapbench run"));
+	/* a second run cannot take knobs meanwhile, and is told who has them */
+	CHECK(knobs_begin(state, &ko, &all, &s2, &err) == -EBUSY);
+	char pid[32];
+	snprintf(pid, sizeof(pid), "pid %d, run test-run", (int)getpid());
+	CHECK_MSG(strstr(err.msg, "host-wide knob lock") && strstr(err.msg, pid), "%s", err.msg);
 	/* and recovery leaves a live run alone */
 	CHECK(knobs_recover(state, root, &err) == -EBUSY);
 
@@ -143,9 +155,9 @@ static void test_arms_and_restore(void)
 
 	/* no knobs: no lock, no journal */
 	struct spec_knobs none = {};
-	CHECK(knobs_begin(state, root, &none, &s, &err) == 0);
+	CHECK(knobs_begin(state, &ko, &none, &s, &err) == 0);
 	CHECK(!journal_exists());
-	CHECK(knobs_begin(state, root, &none, &s2, &err) == 0);
+	CHECK(knobs_begin(state, &ko, &none, &s2, &err) == 0);
 	CHECK(knobs_end(s2, &err) == 0);
 	CHECK(knobs_end(s, &err) == 0);
 	CHECK(knobs_end(NULL, &err) == 0);
@@ -163,14 +175,14 @@ static void test_errors(void)
 
 	reset_tree();
 	add(&k, "sysctl:kernel.no_such_knob", "1");
-	CHECK(knobs_begin(state, root, &k, &s, &err) == -ENOENT);
+	CHECK(knobs_begin(state, &ko, &k, &s, &err) == -ENOENT);
 	CHECK(strstr(err.msg, "sysctl:kernel.no_such_knob") && strstr(err.msg, "sysctl -a"));
 	CHECK(!journal_exists());
 	spec_knobs_done(&k);
 
 	if (geteuid() != 0) { /* root writes through 0444 files */
 		add(&k, "module:kvm.tdp_mmu", "N");
-		CHECK(knobs_begin(state, root, &k, &s, &err) == -EACCES);
+		CHECK(knobs_begin(state, &ko, &k, &s, &err) == -EACCES);
 		CHECK(strstr(err.msg, "module:kvm.tdp_mmu") && strstr(err.msg, "read-only"));
 		CHECK(!journal_exists());
 		spec_knobs_done(&k);
@@ -195,7 +207,7 @@ static void test_crash_recovery(void)
 	if (pid == 0) {
 		struct knobs_session *s;
 		close(pipefd[0]);
-		if (knobs_begin(state, root, &all, &s, &err) < 0 || knobs_set_arm(s, &all, &err) < 0)
+		if (knobs_begin(state, &ko, &all, &s, &err) < 0 || knobs_set_arm(s, &all, &err) < 0)
 			_exit(1);
 		if (write(pipefd[1], "x", 1) != 1)
 			_exit(1);
@@ -231,22 +243,223 @@ static void test_crash_recovery(void)
 	CHECK(journal_exists());
 	/* knobs_begin refuses to start over a journal it cannot restore */
 	struct knobs_session *s = NULL;
-	CHECK(knobs_begin(state, root, &all, &s, &err) == -EBADMSG);
+	CHECK(knobs_begin(state, &ko, &all, &s, &err) == -EBADMSG);
 	unlink(path);
+	spec_knobs_done(&all);
+}
+
+/*
+ * A run in another state directory: takes knobs and says so on *ready_fd,
+ * then holds them until a byte arrives on release (forever if release < 0).
+ */
+static pid_t other_run(const char *dir, const char *run_id, int release, int *ready_fd)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	CHECK(pipe(pipefd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct knobs_options o = { .root = root, .run_id = run_id };
+		struct spec_knobs k = {};
+		struct knobs_session *s;
+		struct sb_error err = {};
+		close(pipefd[0]);
+		add(&k, "sysctl:kernel.numa_balancing", "0");
+		if (knobs_begin(dir, &o, &k, &s, &err) < 0 || knobs_set_arm(s, &k, &err) < 0) {
+			fprintf(stderr, "other run: %s\n", err.msg);
+			_exit(1);
+		}
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		if (release < 0)
+			for (;;)
+				pause(); /* killed here */
+		if (read(release, &c, 1) != 1)
+			_exit(1);
+		_exit(knobs_end(s, &err) == 0 ? 0 : 1);
+	}
+	close(pipefd[1]);
+	*ready_fd = pipefd[0];
+	return pid;
+}
+
+static void wait_ready(int fd)
+{
+	char c;
+
+	CHECK(read(fd, &c, 1) == 1);
+	close(fd);
+}
+
+static int waits_seen, release_fd = -1;
+static pid_t waited_for;
+
+/* The wait began: cancel it (userdata), or let the holder end (release_fd). */
+static void on_wait(const struct knobs_holder *h, void *userdata)
+{
+	waits_seen++;
+	waited_for = h->pid;
+	if (userdata)
+		*(volatile sig_atomic_t *)userdata = 1;
+	if (release_fd >= 0)
+		CHECK(write(release_fd, "x", 1) == 1);
+}
+
+static void test_host_lock_across_state_dirs(void)
+{
+	struct spec_knobs all = {}, arm = {};
+	struct knobs_session *s = NULL;
+	struct knobs_holder h;
+	struct sb_error err = {};
+	char needle[600];
+	int ready, status;
+	pid_t pid;
+
+	reset_tree();
+	add(&all, "sysctl:kernel.numa_balancing", "");
+	add(&arm, "sysctl:kernel.numa_balancing", "0");
+
+	/* another run, with its own state directory, holds knobs: refused at once, naming it */
+	pid = other_run(state, "run-a", -1, &ready);
+	wait_ready(ready);
+	expect("proc/sys/kernel/numa_balancing", "0");
+	struct knobs_options o = { .root = root, .run_id = "run-b" };
+	CHECK(knobs_begin(state_b, &o, &all, &s, &err) == -EBUSY);
+	snprintf(needle, sizeof(needle), "pid %d, run run-a, state directory ", (int)pid);
+	CHECK_MSG(strstr(err.msg, needle) && strstr(err.msg, "run again when it has ended"), "%s", err.msg);
+	printf("refused: %s\n", err.msg);
+	CHECK(!journal_in(state_b));
+	CHECK(knobs_host_holder(root, &h) == 1 && h.pid == pid && !strcmp(h.run_id, "run-a"));
+
+	/* a bounded wait ends with the same message */
+	o.wait_ms = 300;
+	CHECK(knobs_begin(state_b, &o, &all, &s, &err) == -EBUSY);
+	CHECK_MSG(strstr(err.msg, "did not release it within") && strstr(err.msg, needle), "%s", err.msg);
+
+	/* a cancel ends the wait */
+	volatile sig_atomic_t cancel = 0;
+	o.wait_ms = 60000;
+	o.cancel = &cancel;
+	o.waiting = on_wait;
+	o.userdata = (void *)&cancel;
+	waits_seen = 0;
+	CHECK(knobs_begin(state_b, &o, &all, &s, &err) == -ECANCELED);
+	CHECK(waits_seen == 1 && waited_for == pid);
+	o.cancel = NULL;
+	o.userdata = NULL;
+
+	/* the holder dies with the knob set: the next run, whatever its state directory, puts it back first */
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	expect("proc/sys/kernel/numa_balancing", "0");
+	CHECK(journal_in(state));
+	CHECK_MSG(knobs_begin(state_b, &o, &all, &s, &err) == 0, "%s", err.msg);
+	CHECK(!journal_in(state));
+	expect("proc/sys/kernel/numa_balancing", "1");
+	CHECK(knobs_set_arm(s, &arm, &err) == 0);
+	CHECK(knobs_end(s, &err) == 0);
+	expect("proc/sys/kernel/numa_balancing", "1"); /* the true original, not the dead run's 0 */
+	CHECK(knobs_host_holder(root, &h) == 0);      /* ended in order: no record left */
+
+	/* two runs at once: the second waits for the first, then reads the true original */
+	int release[2];
+	CHECK(pipe(release) == 0);
+	pid = other_run(state, "run-a", release[0], &ready);
+	close(release[0]);
+	wait_ready(ready);
+	waits_seen = 0;
+	release_fd = release[1];
+	o.wait_ms = 60000;
+	CHECK_MSG(knobs_begin(state_b, &o, &all, &s, &err) == 0, "%s", err.msg);
+	CHECK(waits_seen == 1 && waited_for == pid);
+	close(release[1]);
+	release_fd = -1;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	expect("proc/sys/kernel/numa_balancing", "1"); /* the first run restored it before we read it */
+	CHECK(knobs_set_arm(s, &arm, &err) == 0);
+	expect("proc/sys/kernel/numa_balancing", "0");
+	CHECK(knobs_end(s, &err) == 0);
+	expect("proc/sys/kernel/numa_balancing", "1");
+
+	/* a run killed holding knobs; a run without knobs of its own (knobs_recover) cleans up after it */
+	pid = other_run(state, "run-a", -1, &ready);
+	wait_ready(ready);
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	expect("proc/sys/kernel/numa_balancing", "0");
+	CHECK_MSG(knobs_recover(state_c, root, &err) == 1, "%s", err.msg);
+	expect("proc/sys/kernel/numa_balancing", "1");
+	CHECK(!journal_in(state) && !journal_in(state_c));
+	CHECK(knobs_host_holder(root, &h) == 0);
+
+	/* a program that writes a knob itself holds the same lock */
+	int fd = -1;
+	o.run_id = "direct-writer";
+	o.wait_ms = 0;
+	CHECK_MSG(knobs_host_lock(&o, &fd, &err) == 0, "%s", err.msg);
+	CHECK(knobs_begin(state_b, &ko, &all, &s, &err) == -EBUSY);
+	snprintf(needle, sizeof(needle), "pid %d, run direct-writer", (int)getpid());
+	CHECK_MSG(strstr(err.msg, needle), "%s", err.msg);
+	knobs_host_unlock(fd);
+	CHECK(knobs_begin(state_b, &ko, &all, &s, &err) == 0);
+	CHECK(knobs_end(s, &err) == 0);
+
+	spec_knobs_done(&all);
+	spec_knobs_done(&arm);
+}
+
+/* Files others could write are never trusted: root would write whatever they say. */
+static void test_unsafe_files(void)
+{
+	struct spec_knobs all = {};
+	struct knobs_session *s = NULL;
+	struct sb_error err = {};
+	char lock[600], journal[600];
+	FILE *f;
+
+	reset_tree();
+	add(&all, "sysctl:kernel.numa_balancing", "0");
+	snprintf(lock, sizeof(lock), "%s/%s", root, KNOBS_HOST_LOCK);
+	CHECK(chmod(lock, 0666) == 0);
+	CHECK(knobs_begin(state, &ko, &all, &s, &err) == -EPERM);
+	CHECK_MSG(strstr(err.msg, lock) && strstr(err.msg, "remove it"), "%s", err.msg);
+	CHECK(chmod(lock, 0644) == 0);
+
+	snprintf(journal, sizeof(journal), "%s/%s", state, KNOBS_JOURNAL);
+	f = fopen(journal, "w");
+	CHECK(f);
+	fputs("{\"knobs\": [{\"name\": \"sysctl:kernel.numa_balancing\", \"original\": \"7\"}]}", f);
+	fclose(f);
+	CHECK(chmod(journal, 0666) == 0);
+	CHECK(knobs_recover(state, root, &err) == -EPERM);
+	CHECK_MSG(strstr(err.msg, "belongs to you"), "%s", err.msg);
+	expect("proc/sys/kernel/numa_balancing", "1");
+	CHECK(chmod(journal, 0600) == 0);
+	CHECK(knobs_recover(state, root, &err) == 1);
+	expect("proc/sys/kernel/numa_balancing", "7");
 	spec_knobs_done(&all);
 }
 
 int main(void)
 {
+	umask(022);
 	CHECK(mkdtemp(base));
 	atexit(rm_tree);
 	snprintf(root, sizeof(root), "%s/root", base);
 	snprintf(state, sizeof(state), "%s/state", base);
+	snprintf(state_b, sizeof(state_b), "%s/state-b", base);
+	snprintf(state_c, sizeof(state_c), "%s/state-c", base);
 	CHECK(mkdir(root, 0755) == 0);
+	ko.root = root;
 
 	test_paths();
 	test_arms_and_restore();
 	test_errors();
 	test_crash_recovery();
+	test_host_lock_across_state_dirs();
+	test_unsafe_files();
 	return 0;
 }

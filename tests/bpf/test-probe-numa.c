@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * NUMA hinting with kernel.numa_balancing=1 (restored afterwards, also
- * when a check fails or meson's timeout sends SIGTERM).
+ * when a check fails or meson's timeout sends SIGTERM). The test holds the
+ * host-wide knob lock (runner/knobs.h) from before it reads the original
+ * value until it has restored it, so no snapbench run on this host changes
+ * the sysctl meanwhile, nor takes our 1 for its original.
  *
  * NUMA hinting's scanner (task_numa_work) runs as task_work when a task
  * that has used enough CPU returns to user space, and change_prot_numa()
@@ -36,6 +39,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "knobs.h"
 #include "probe-test.h"
 #include "qemu-launch.h"
 #include "qmp.h"
@@ -45,6 +49,7 @@
 
 static char saved[32];
 static bool changed;
+static int knob_lock = -1;
 
 static int write_sysctl(const char *v)
 {
@@ -62,6 +67,16 @@ static void restore(void)
 {
 	if (changed && write_sysctl(saved) == 0)
 		changed = false;
+}
+
+/* At exit: restored first, then the lock goes (on a signal the kernel drops it when we die). */
+static void restore_and_unlock(void)
+{
+	restore();
+	if (!changed) {
+		knobs_host_unlock(knob_lock);
+		knob_lock = -1;
+	}
 }
 
 static struct sigaction prev_term, prev_int;
@@ -97,16 +112,21 @@ static void install_signal_handlers(void)
 
 static void enable_numa_balancing(void)
 {
-	int fd = open(SYSCTL, O_RDONLY | O_CLOEXEC);
+	struct knobs_options o = { .run_id = "test probe-numa", .wait_ms = 10 * 60 * 1000 };
+	struct sb_error err = { 0 };
+	int fd;
 	ssize_t n;
 
-	if (fd < 0)
+	if (access(SYSCTL, F_OK) < 0)
 		SKIP_TEST("kernel.numa_balancing (CONFIG_NUMA_BALANCING)");
+	CHECK_MSG(knobs_host_lock(&o, &knob_lock, &err) == 0, "%s", err.msg);
+	atexit(restore_and_unlock);
+	fd = open(SYSCTL, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
 	n = read(fd, saved, sizeof(saved) - 1);
 	close(fd);
 	CHECK(n > 0);
 	saved[n] = '\0';
-	atexit(restore);
 	install_signal_handlers();
 	changed = true;
 	CHECK_MSG(write_sysctl("1") == 0, "cannot set kernel.numa_balancing=1");
@@ -274,7 +294,7 @@ int main(void)
 	enable_numa_balancing();
 	self_scan();
 	qemu_observe();
-	restore();
+	restore_and_unlock();
 	CHECK_MSG(!changed, "could not restore kernel.numa_balancing=%s", saved);
 	printf("ok\n");
 	return 0;

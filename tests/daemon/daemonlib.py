@@ -13,6 +13,7 @@ The build paths come from argv: SNAPBENCHD SNAPBENCH WORKER VALIDATOR SCHEMA.
 """
 
 import atexit
+import fcntl
 import json
 import os
 import shutil
@@ -109,6 +110,64 @@ def processes_naming(needle):
             if any(needle in a for a in cmdline(int(d))):
                 out.append(int(d))
     return out
+
+
+KNOB_LOCK = "/run/snapbench/knobs.lock"
+
+
+class KnobLock:
+    """The host-wide knob lock (runner/knobs.h), which every run that sets knobs
+    holds meanwhile, whatever its state directory. A test reads an original
+    value, checks a restored one or writes one itself only while holding it,
+    so that no run on this host (the test's daemon's, or another one) changes
+    the knob meanwhile. Waits up to timeout seconds for it."""
+
+    def __init__(self, who, timeout=600):
+        self.who, self.timeout, self.fd, self.wrote = who, timeout, None, False
+
+    def __enter__(self):
+        os.makedirs(os.path.dirname(KNOB_LOCK), mode=0o755, exist_ok=True)
+        self.fd = os.open(KNOB_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    holder = os.pread(self.fd, 8192, 0).decode(errors="replace")
+                    os.close(self.fd)
+                    raise Fail("the host-wide knob lock %s stayed held for %d s (record: %s)" %
+                               (KNOB_LOCK, self.timeout, holder or "none"))
+                time.sleep(0.1)
+        # a record left by a run that died stays: the next run restores that run's knobs from it
+        if os.fstat(self.fd).st_size == 0:
+            os.pwrite(self.fd, json.dumps({"pid": os.getpid(), "run": self.who, "state_dir": ""}).encode(), 0)
+            self.wrote = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.wrote:
+            os.ftruncate(self.fd, 0)
+        os.close(self.fd)
+        return False
+
+
+def read_knob_locked(path, who):
+    """A sysctl's value while no run on this host has it changed."""
+    with KnobLock(who):
+        with open(path) as f:
+            return f.read().strip()
+
+
+def restore_knob(path, value, who):
+    """Writes value unless the sysctl has it already, under the host-wide knob lock."""
+    with KnobLock(who):
+        with open(path) as f:
+            if f.read().strip() == value:
+                return
+        with open(path, "w") as f:
+            f.write(value)
 
 
 class Conn:
@@ -245,6 +304,7 @@ class Env:
         self.daemons = []
         self.run_ids = set()
         self.cleanups = []
+        self.restores = []  # after the daemons and their runs are gone: put back what a killed run left set
         self.failed = False
         atexit.register(self.cleanup)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -340,6 +400,12 @@ class Env:
                     pass
         self.run_ids = set()
         self.daemons = []
+        for fn in reversed(self.restores):
+            try:
+                fn()
+            except Exception as e:
+                print("cleanup: %s" % e, file=sys.stderr)
+        self.restores = []
         if self.tmp and os.path.isdir(self.tmp):
             if self.failed and os.environ.get("SNAPBENCH_TEST_KEEP"):
                 print("kept %s" % self.tmp, file=sys.stderr)

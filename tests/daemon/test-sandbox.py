@@ -15,8 +15,8 @@ of the unit:
  - every device node opened is one DeviceAllow= or DevicePolicy=closed lets
    through;
  - files opened for writing are under the state directory, /proc, /sys,
-   /dev or /tmp (ProtectSystem=strict with the unit's ReadWritePaths=,
-   PrivateTmp=).
+   /dev, /tmp or the unit's ReadWritePaths= (ProtectSystem=strict,
+   PrivateTmp=), and the host-wide knob lock is among them.
 Arguments: the usual five, then the generated service.
 """
 
@@ -29,9 +29,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemonlib import Env, check, kvm_or_skip, log, skip, spec, wait_for  # noqa: E402
+from daemonlib import (KNOB_LOCK, Env, check, kvm_or_skip, log, read_knob_locked, restore_knob, skip,  # noqa: E402
+                       spec, wait_for)
 
 KNOB = "/proc/sys/kernel/numa_balancing"
+WHO = "test tests/daemon/test-sandbox.py"
 # DevicePolicy=closed: "/dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty, /dev/pts/ptmx"
 CLOSED_POLICY_DEVICES = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
                          "/dev/ptmx", "/dev/pts/ptmx"}
@@ -94,15 +96,10 @@ def body(env):
     check(unit.get("NoNewPrivileges") == ["yes"] and unit.get("DevicePolicy") == ["closed"],
           "the unit's NoNewPrivileges/DevicePolicy changed: update this test")
 
-    original = open(KNOB).read().strip()
+    # under the host-wide knob lock: no run on this host has it changed right now
+    original = read_knob_locked(KNOB, WHO)
     flipped = "0" if original != "0" else "1"
-
-    def restore():
-        if open(KNOB).read().strip() != original:
-            with open(KNOB, "w") as f:
-                f.write(original)
-
-    env.cleanups.append(restore)
+    env.restores.append(lambda: restore_knob(KNOB, original, WHO))
 
     d = env.daemon("sandbox")
     trace = os.path.join(env.tmp, "strace.txt")
@@ -135,7 +132,7 @@ def body(env):
     bpf = [c for c, p in probes.items() if c.startswith("bpf.") and p["available"]]
     check(bpf, "no BPF counter available under the bounding set: %s" %
           {c: p.get("reason") for c, p in probes.items() if c.startswith("bpf.")})
-    check(open(KNOB).read().strip() == original, "knob not restored")
+    check(read_knob_locked(KNOB, WHO) == original, "knob not restored")
     # SIGTERM to snapbenchd itself: strace would only detach on one of its own
     os.kill(daemon_pid, signal.SIGTERM)
     check(d.proc.wait(120) == 0, "exit status after SIGTERM")
@@ -169,11 +166,15 @@ def body(env):
     bad_devs = sorted(p for p in devs if p not in devices and p not in CLOSED_POLICY_DEVICES
                       and not p.startswith("/dev/pts/"))
     check(not bad_devs, "devices the unit's DeviceAllow= refuses: %s" % bad_devs)
-    allowed_prefixes = (d.state_dir + "/", "/proc/", "/sys/", "/dev/", "/tmp/")
+    read_write = [p.lstrip("-").rstrip("/") + "/" for v in unit.get("ReadWritePaths", []) for p in v.split()]
+    allowed_prefixes = tuple([d.state_dir + "/", "/proc/", "/sys/", "/dev/", "/tmp/"] + read_write)
     bad_writes = sorted(p for p in writes if not p.startswith(allowed_prefixes))
     check(not bad_writes, "writes outside the unit's writable paths: %s" % bad_writes)
-    log("sockets %s, devices %s, writes only under the state directory, /proc, /sys, /dev, /tmp"
-        % (sorted(socks), sorted(devs)))
+    check(KNOB_LOCK in writes, "the run did not open the host-wide knob lock %s" % KNOB_LOCK)
+    check(KNOB_LOCK.startswith(tuple(read_write)), "the unit's ReadWritePaths= %s do not cover the host-wide knob lock %s"
+          % (read_write, KNOB_LOCK))
+    log("sockets %s, devices %s, writes only under the state directory, /proc, /sys, /dev, /tmp and %s"
+        % (sorted(socks), sorted(devs), " ".join(read_write)))
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ def body(env):
     p = subprocess.run(["systemd-tmpfiles", "--create", "--root", root, os.path.join(src, "tmpfiles-snapbench.conf")],
                        capture_output=True, text=True)
     check(p.returncode == 0, "systemd-tmpfiles: %s%s" % (p.stdout, p.stderr))
-    for d in ("var/lib/snapbench", "var/lib/snapbench/runs"):
+    for d in ("var/lib/snapbench", "var/lib/snapbench/runs", "run/snapbench"):
         st = os.stat(os.path.join(root, d))
         check(stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o755, "%s: mode %o" % (d, st.st_mode))
     p = subprocess.run(["systemd-sysusers", "--root", root, os.path.join(src, "sysusers-snapbench.conf")],
@@ -70,7 +70,7 @@ def body(env):
     check(p.returncode == 0, "systemd-sysusers: %s%s" % (p.stdout, p.stderr))
     with open(os.path.join(root, "etc", "group")) as f:
         check(any(l.startswith("snapbench:") for l in f), "sysusers did not create group snapbench")
-    log("tmpfiles.d creates /var/lib/snapbench{,/runs} 0755; sysusers.d creates group snapbench")
+    log("tmpfiles.d creates /var/lib/snapbench{,/runs} and /run/snapbench 0755; sysusers.d creates group snapbench")
 
 
 if __name__ == "__main__":

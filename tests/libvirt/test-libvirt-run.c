@@ -12,11 +12,13 @@
  *         for monitor passthrough; no domain, QEMU or work file is left.
  *
  *   uffd  libvirt's QEMU runs unprivileged: with
- *         vm.unprivileged_userfaultfd=0 preflight refuses the run and
- *         names the fix; without preflight QEMU refuses the snapshot and
- *         the run stops with the fix named; with the knob
- *         sysctl:vm.unprivileged_userfaultfd=1 it runs. The sysctl is
- *         restored at exit, also when a check fails.
+ *         vm.unprivileged_userfaultfd=0 (a knob of the run, never a write
+ *         of our own) preflight refuses the run and names the fix; without
+ *         preflight QEMU refuses the snapshot and the run stops with the
+ *         fix named; with the knob sysctl:vm.unprivileged_userfaultfd=1 it
+ *         runs. The sysctl ends at the value it had, read under the
+ *         host-wide knob lock (no run changes it meanwhile); restored at
+ *         exit if a run failed to, also when a check fails.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,10 +39,10 @@
 
 static long uffd_original = -1;
 
+/* only if a run failed to: the test then fails anyway */
 static void restore_uffd(void)
 {
-	if (uffd_original >= 0 && run_test_sysctl(UFFD_SYSCTL) != uffd_original)
-		run_test_write_sysctl(UFFD_SYSCTL, uffd_original);
+	run_test_restore_sysctl(UFFD_SYSCTL, uffd_original);
 }
 
 static void quiet(void *opaque, virErrorPtr e)
@@ -280,9 +282,9 @@ static void test_uffd(void)
 	struct json_object *r;
 	int k;
 
-	run_test_write_sysctl(UFFD_SYSCTL, 0);
-	CHECK(run_test_sysctl(UFFD_SYSCTL) == 0);
 	base_spec(&s, "libvirt");
+	/* the runs set it to 0 themselves, journaled and restored like any knob */
+	CHECK(spec_set(&s, "knobs", "sysctl:vm.unprivileged_userfaultfd=0", NULL, &err) == 0);
 
 	/* preflight refuses, naming the fix */
 	k = run(&s, dir, "20261130T000000Z-b00000", false, report, &err);
@@ -308,7 +310,7 @@ static void test_uffd(void)
 	json_object_put(r);
 	CHECK(count_domains("snapbench-20261130T000000Z-b00001") == 0);
 
-	/* with the knob, the same run goes through, and the sysctl is back to 0 afterwards */
+	/* with the knob, the same run goes through, and the sysctl is back to its value afterwards */
 	CHECK(spec_set(&s, "knobs", "sysctl:vm.unprivileged_userfaultfd=1", NULL, &err) == 0);
 	k = run(&s, dir, "20261130T000000Z-b00002", false, report, &err);
 	CHECK_MSG(k == 0, "the run with the knob failed: %s", err.msg);
@@ -316,7 +318,7 @@ static void test_uffd(void)
 	r = run_test_load(report);
 	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "completed"));
 	json_object_put(r);
-	CHECK_MSG(run_test_sysctl(UFFD_SYSCTL) == 0, "the knob was not restored");
+	CHECK_MSG(run_test_sysctl_locked(UFFD_SYSCTL) == uffd_original, "the knob was not restored");
 	spec_done(&s);
 }
 
@@ -329,7 +331,8 @@ int main(int argc, char **argv)
 	which = argv[3];
 	run_test_require_kvm_root();
 	require_libvirt();
-	uffd_original = run_test_sysctl(UFFD_SYSCTL);
+	/* under the host-wide knob lock: no run on this host has it changed right now */
+	uffd_original = run_test_sysctl_locked(UFFD_SYSCTL);
 	CHECK(uffd_original >= 0);
 	run_test_at_exit(restore_uffd);
 	if (!strcmp(which, "e2e"))

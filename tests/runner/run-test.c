@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "knobs.h"
 
 extern char **environ;
 
@@ -210,4 +211,55 @@ void run_test_write_sysctl(const char *path, long value)
 	CHECK_MSG(fd >= 0, "%s: %s", path, strerror(errno));
 	CHECK(write(fd, buf, (size_t)n) == n);
 	close(fd);
+}
+
+int run_test_knobs_lock(void)
+{
+	char who[64];
+	struct knobs_options o = { .run_id = who, .wait_ms = 10 * 60 * 1000 };
+	struct sb_error err = {};
+	int fd = -1;
+
+	snprintf(who, sizeof(who), "test %s", program_invocation_short_name);
+	CHECK_MSG(knobs_host_lock(&o, &fd, &err) == 0, "%s", err.msg);
+	return fd;
+}
+
+void run_test_knobs_unlock(int fd)
+{
+	knobs_host_unlock(fd);
+}
+
+long run_test_sysctl_locked(const char *path)
+{
+	int fd = run_test_knobs_lock();
+	long v = run_test_sysctl(path);
+
+	run_test_knobs_unlock(fd);
+	return v;
+}
+
+/* Also called at exit, where a failed CHECK (exit() again) must not happen. */
+void run_test_restore_sysctl(const char *path, long value)
+{
+	struct knobs_options o = { .run_id = "test: restoring a sysctl", .wait_ms = 10 * 60 * 1000 };
+	struct sb_error err = {};
+	char buf[32];
+	int fd = -1, n;
+
+	if (value < 0)
+		return;
+	if (knobs_host_lock(&o, &fd, &err) < 0) {
+		fprintf(stderr, "cannot restore %s to %ld: %s\n", path, value, err.msg);
+		return;
+	}
+	if (run_test_sysctl(path) != value) {
+		int w = open(path, O_WRONLY | O_CLOEXEC);
+		n = snprintf(buf, sizeof(buf), "%ld", value);
+		if (w < 0 || write(w, buf, (size_t)n) != n)
+			fprintf(stderr, "cannot restore %s to %ld: %s\n", path, value, strerror(errno));
+		if (w >= 0)
+			close(w);
+	}
+	knobs_host_unlock(fd);
 }

@@ -47,3 +47,19 @@ const char *run_test_read_file(const char *path);
 /* Integer in a /proc/sys file, or -1. */
 long run_test_sysctl(const char *path);
 void run_test_write_sysctl(const char *path, long value);
+
+/*
+ * The host-wide knob lock (runner/knobs.h), which every snapbench run that
+ * sets knobs holds meanwhile: a test reads an original value, checks a
+ * restored one, or writes a sysctl itself only while holding it, so that no
+ * run (its own, or another one on this host) changes the value meanwhile.
+ * Waits up to 10 minutes for it. Never hold it across a run that sets knobs.
+ */
+int run_test_knobs_lock(void);
+void run_test_knobs_unlock(int fd);
+
+/* run_test_sysctl() under the host-wide knob lock. */
+long run_test_sysctl_locked(const char *path);
+
+/* Under the lock: writes value unless the sysctl already has it (at exit: the value the test found). */
+void run_test_restore_sysctl(const char *path, long value);

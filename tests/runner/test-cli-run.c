@@ -5,7 +5,9 @@
  * output, and the crash path: snapbench SIGKILLed mid-run with a knob set
  * takes its QEMU with it (PR_SET_PDEATHSIG) and leaves the knob journal,
  * and the next `snapbench run` on the same results directory restores the
- * knob before anything else.
+ * knob before anything else; two runs with different results (and state)
+ * directories that set the same sysctl go one after the other (the
+ * host-wide knob lock), and the sysctl ends at its original value.
  *
  * argv: validate-report.py schema snapbench [case]
  */
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "knobs.h"
 #include "run-test.h"
 
 #define KNOB_FILE "/proc/sys/kernel/printk_ratelimit"
@@ -36,8 +39,7 @@ static long knob_original = -1;
 
 static void restore_knob(void)
 {
-	if (knob_original >= 0 && run_test_sysctl(KNOB_FILE) != knob_original)
-		run_test_write_sysctl(KNOB_FILE, knob_original);
+	run_test_restore_sysctl(KNOB_FILE, knob_original);
 }
 
 static int sb(const char *const *args)
@@ -54,7 +56,7 @@ static int sb(const char *const *args)
 	return run_test_spawn(argv, out, errf);
 }
 
-static pid_t sb_async(const char *const *args)
+static pid_t sb_async_to(const char *const *args, const char *out_path, const char *err_path)
 {
 	posix_spawn_file_actions_t fa;
 	char *argv[64];
@@ -68,11 +70,16 @@ static pid_t sb_async(const char *const *args)
 		argv[n++] = (char *)*args;
 	argv[n] = NULL;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 2, errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0);
 	posix_spawn_file_actions_destroy(&fa);
 	return pid;
+}
+
+static pid_t sb_async(const char *const *args)
+{
+	return sb_async_to(args, out, errf);
 }
 
 static int wait_status(pid_t pid)
@@ -224,7 +231,7 @@ static void test_crash_recovery(void)
 	const char *run_dir;
 	pid_t pid;
 
-	knob_original = run_test_sysctl(KNOB_FILE);
+	knob_original = run_test_sysctl_locked(KNOB_FILE);
 	CHECK(knob_original >= 0);
 	run_test_at_exit(restore_knob);
 	snprintf(results, sizeof(results), "%s/crash", dir);
@@ -242,9 +249,14 @@ static void test_crash_recovery(void)
 	CHECK(wait_status(pid) == 128 + SIGKILL);
 	/* its QEMU dies with it; the knob stays changed, and the journal says what to restore */
 	WAIT_FOR(run_test_count_processes(needle) == 0, 30, "QEMU's exit after snapbench was killed");
-	CHECK(run_test_sysctl(KNOB_FILE) == knob_original + 5);
 	snprintf(journal, sizeof(journal), "%s/knobs.journal", results);
-	CHECK(access(journal, F_OK) == 0);
+	if (access(journal, F_OK) < 0) {
+		/* the first run on this host to take the knob lock restores a dead holder's journal: another one did */
+		CHECK(run_test_sysctl_locked(KNOB_FILE) == knob_original);
+		printf("another run on this host restored the knob first\n");
+		return;
+	}
+	CHECK(run_test_sysctl(KNOB_FILE) == knob_original + 5);
 	/* the partial report is a valid document, still "running" */
 	char report[PATH_MAX + 16];
 	snprintf(report, sizeof(report), "%s/report.json", run_dir);
@@ -252,9 +264,77 @@ static void test_crash_recovery(void)
 
 	/* the next run on the same results directory restores it first (even one that fails preflight) */
 	CHECK(sb((const char *const[]){ "--output", results, "--qemu", "/nonexistent/qemu", NULL }) == 4);
-	CHECK_MSG(run_test_sysctl(KNOB_FILE) == knob_original, "the knob is %ld, expected %ld restored",
-		  run_test_sysctl(KNOB_FILE), knob_original);
+	CHECK_MSG(run_test_sysctl_locked(KNOB_FILE) == knob_original, "the knob is %ld, expected %ld restored",
+		  run_test_sysctl_locked(KNOB_FILE), knob_original);
 	CHECK(access(journal, F_OK) < 0);
+}
+
+/*
+ * Two runs, each with its own results and state directory, set the same
+ * sysctl: the second waits for the first to end (the host-wide knob lock),
+ * reads the true original then, and the sysctl ends where it started.
+ * Without the lock the second would take the first run's value for the
+ * original and leave it set.
+ */
+static pid_t lock_runs[2];
+
+/* On a failed check: no run is left stopped, holding the knob lock (their QEMUs die with them). */
+static void kill_lock_runs(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (lock_runs[i] > 0 && kill(lock_runs[i], SIGKILL) == 0)
+			waitpid(lock_runs[i], NULL, 0);
+}
+
+static void test_knob_lock(void)
+{
+	char results_a[PATH_MAX], results_b[PATH_MAX], knob_a[64], knob_b[64], out_b[PATH_MAX], err_b[PATH_MAX];
+	const char *args_a[] = { "--output", NULL, "--knob", NULL, "-n", "1", "--warmup", "0.5", "--pre", "2",
+				 "--post", "1", "--interval", "250", NULL };
+	const char *args_b[] = { "--output", NULL, "--knob", NULL, "-n", "1", "--warmup", "0.5", "--pre", "1",
+				 "--post", "1", "--interval", "250", NULL };
+	struct knobs_holder h;
+	pid_t a, b;
+
+	knob_original = run_test_sysctl_locked(KNOB_FILE);
+	CHECK(knob_original >= 0);
+	run_test_at_exit(restore_knob);
+	snprintf(results_a, sizeof(results_a), "%s/lock-a", dir);
+	snprintf(results_b, sizeof(results_b), "%s/lock-b", dir);
+	snprintf(knob_a, sizeof(knob_a), "sysctl:kernel.printk_ratelimit=%ld", knob_original + 5);
+	snprintf(knob_b, sizeof(knob_b), "sysctl:kernel.printk_ratelimit=%ld", knob_original + 7);
+	snprintf(out_b, sizeof(out_b), "%s/stdout-b", dir);
+	snprintf(err_b, sizeof(err_b), "%s/stderr-b", dir);
+	args_a[1] = results_a;
+	args_a[3] = knob_a;
+	args_b[1] = results_b;
+	args_b[3] = knob_b;
+
+	run_test_at_exit(kill_lock_runs); /* runs before restore_knob */
+	a = lock_runs[0] = sb_async(args_a);
+	WAIT_FOR(strstr(run_test_read_file(errf), ": pre"), 120, "the first run's pre window");
+	/* held still (SIGSTOP) with its knob set, so that the second run meets it for sure */
+	CHECK(kill(a, SIGSTOP) == 0);
+	CHECK(run_test_sysctl(KNOB_FILE) == knob_original + 5);
+	CHECK(knobs_host_holder(NULL, &h) == 1);
+	CHECK_MSG(h.pid == a && !strcmp(h.run_id, strrchr(only_run(results_a), '/') + 1),
+		  "the host-wide knob lock names pid %d run %s", (int)h.pid, h.run_id);
+
+	b = lock_runs[1] = sb_async_to(args_b, out_b, err_b);
+	WAIT_FOR(strstr(run_test_read_file(err_b), "knobs"), 300, "the second run's wait for the knob lock");
+	CHECK(run_test_sysctl(KNOB_FILE) == knob_original + 5); /* the second has not touched it */
+	CHECK(knobs_host_holder(NULL, &h) == 1 && h.pid == a);
+	CHECK(kill(a, SIGCONT) == 0);
+
+	int st_a = wait_status(a), st_b;
+	lock_runs[0] = 0;
+	CHECK_MSG(st_a == 0, "the first run: %s", run_test_read_file(errf));
+	st_b = wait_status(b);
+	lock_runs[1] = 0;
+	CHECK_MSG(st_b == 0, "the second run: %s", run_test_read_file(err_b));
+	CHECK_MSG(run_test_sysctl_locked(KNOB_FILE) == knob_original, "the sysctl is %ld after both runs, expected %ld",
+		  run_test_sysctl_locked(KNOB_FILE), knob_original);
+	printf("second run:\n%s", run_test_read_file(err_b));
 }
 
 int main(int argc, char **argv)
@@ -264,7 +344,7 @@ int main(int argc, char **argv)
 		void (*fn)(void);
 	} cases[] = {
 		{ "usage", test_usage_errors }, { "preflight", test_preflight_exit }, { "json", test_json_run },
-		{ "sigterm", test_sigterm },    { "crash", test_crash_recovery },
+		{ "sigterm", test_sigterm },    { "crash", test_crash_recovery }, { "knob-lock", test_knob_lock },
 	};
 	const char *only = argc > 4 ? argv[4] : NULL;
 

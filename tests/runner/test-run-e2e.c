@@ -37,8 +37,7 @@ static void on_progress(const struct runner_progress *p, void *userdata)
 static void restore_knob(void)
 {
 	/* only if the runner failed to: the test then fails anyway */
-	if (run_test_sysctl(KNOB_FILE) != knob_original)
-		run_test_write_sysctl(KNOB_FILE, knob_original);
+	run_test_restore_sysctl(KNOB_FILE, knob_original);
 }
 
 static double window_sum(struct json_object *rep, const char *window, const char *counter)
@@ -67,7 +66,8 @@ int main(int argc, char **argv)
 
 	run_test_init(argc, argv);
 	run_test_require_kvm_root();
-	knob_original = run_test_sysctl(KNOB_FILE);
+	/* under the host-wide knob lock: no run on this host has the knob changed right now */
+	knob_original = run_test_sysctl_locked(KNOB_FILE);
 	CHECK(knob_original >= 0);
 	run_test_at_exit(restore_knob);
 
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	/* the knob was set during the run and is back now */
 	CHECK_MSG(knob_during == knob_original + 3, "the knob read %ld during the run, expected %ld", knob_during,
 		  knob_original + 3);
-	CHECK_MSG(run_test_sysctl(KNOB_FILE) == knob_original, "the knob was not restored");
+	CHECK_MSG(run_test_sysctl_locked(KNOB_FILE) == knob_original, "the knob was not restored");
 
 	for (int i = 0; i < 2; i++) {
 		char p[64];

@@ -10,9 +10,12 @@
  *   sink-full       the snapshot file on a full (tiny) tmpfs: preflight says
  *                   so; without preflight the snapshot fails with QEMU's
  *                   error and the partial file is removed
- *   uffd-refused    QEMU as an unprivileged user without userfaultfd:
- *                   preflight says so; without preflight QEMU refuses the
- *                   background snapshot and the run stops
+ *   uffd-refused    QEMU as an unprivileged user without userfaultfd (the
+ *                   knob sysctl:vm.unprivileged_userfaultfd=0 for the run,
+ *                   never a write of our own): preflight says so; without
+ *                   preflight QEMU refuses the background snapshot and the
+ *                   run stops; with the knob at 1 it runs, and the sysctl
+ *                   ends at the value it had
  *   cancel          cancelled mid-run: VM stopped, report cancelled
  *
  * argv[3] (optional) runs one case only.
@@ -211,10 +214,10 @@ static void test_sink_full(void)
 #define UFFD_SYSCTL "/proc/sys/vm/unprivileged_userfaultfd"
 static long uffd_original = -1;
 
+/* only if a run failed to: the test then fails anyway */
 static void restore_uffd(void)
 {
-	if (uffd_original >= 0 && run_test_sysctl(UFFD_SYSCTL) != uffd_original)
-		run_test_write_sysctl(UFFD_SYSCTL, uffd_original);
+	run_test_restore_sysctl(UFFD_SYSCTL, uffd_original);
 }
 
 static void test_uffd_refused(void)
@@ -224,15 +227,17 @@ static void test_uffd_refused(void)
 	struct sb_error err = {};
 	struct json_object *r;
 
-	uffd_original = run_test_sysctl(UFFD_SYSCTL);
-	if (uffd_original < 0)
+	if (access(UFFD_SYSCTL, F_OK) < 0)
 		SKIP_TEST("%s", UFFD_SYSCTL);
+	/* under the host-wide knob lock: no run on this host has it changed right now */
+	uffd_original = run_test_sysctl_locked(UFFD_SYSCTL);
+	CHECK(uffd_original >= 0);
 	run_test_at_exit(restore_uffd);
-	if (uffd_original != 0)
-		run_test_write_sysctl(UFFD_SYSCTL, 0); /* restored at exit, also on failure */
 
 	small_spec(&spec, "2");
 	CHECK(spec_set(&spec, "vm.user", "nobody", NULL, &err) == 0);
+	/* the runs set it to 0 themselves, journaled and restored like any knob */
+	CHECK(spec_set(&spec, "knobs", "sysctl:vm.unprivileged_userfaultfd=0", NULL, &err) == 0);
 	CHECK(run("uffd-refused", &spec, &opts, &r, &err) < 0);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
 	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
@@ -262,10 +267,10 @@ static void test_uffd_refused(void)
 	CHECK_MSG(run("uffd-knob", &spec, &opts, &r, &err) == 0, "%s", err.msg);
 	CHECK(!strcmp(jstr(r, "state"), "completed"));
 	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "completed"));
-	CHECK(run_test_sysctl(UFFD_SYSCTL) == 0);
+	CHECK_MSG(run_test_sysctl_locked(UFFD_SYSCTL) == uffd_original, "vm.unprivileged_userfaultfd is %ld, expected %ld",
+		  run_test_sysctl_locked(UFFD_SYSCTL), uffd_original);
 	json_object_put(r);
 	spec_done(&spec);
-	restore_uffd();
 }
 
 static volatile sig_atomic_t cancel_flag;
