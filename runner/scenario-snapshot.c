@@ -9,6 +9,11 @@
  * (sink-throttle.h): QEMU writes into a pipe that a thread empties into the
  * sink at the rate. QEMU's max-bandwidth is not used for it: QEMU ignores
  * it for background snapshots (docs/running.md).
+ *
+ * QEMU's end is taken from its MIGRATION event, or from query-migrate's
+ * status (asked at every sample for the progress figures), whichever comes
+ * first: an event can be lost, the status cannot. A snapshot that stays in
+ * "setup" longer than SETUP_TIMEOUT_MS fails with the likely cause.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,13 @@
 /* After the sink failed, how long QEMU gets to notice (its next write fails with EPIPE) before it is cancelled. */
 #define SINK_ERROR_GRACE_NS (5 * NSEC_PER_SEC)
 
+/*
+ * How long QEMU may stay in "setup". Its background snapshot leaves setup
+ * once it has write-protected guest RAM with userfaultfd: the first sample
+ * 100 ms after migrate already says "active" for a 256 MiB guest here.
+ */
+#define SETUP_TIMEOUT_MS 60000
+
 struct snap {
 	int fd;                       /* for QEMU: the sink itself, or the throttle's pipe */
 	char *path;
@@ -44,6 +56,9 @@ struct snap {
 	struct sink_throttle_stats throttle_st; /* its figures, kept when it is freed */
 	bool started, done, failed;
 	bool qemu_ended;              /* QEMU's migration reached completed, failed or cancelled */
+	bool cancel_sent;
+	enum qmp_migration_status query_status; /* query-migrate's last answer ... */
+	uint64_t query_ns;                      /* ... and when */
 	uint64_t start_ns, migrate_ns, end_ns, qemu_end_ns, sink_error_ns;
 	enum report_snapshot_status status, qemu_status;
 	char error[SB_ERROR_MAX];
@@ -188,6 +203,38 @@ static int read_events(struct snap *s, const struct scenario_ctx *ctx)
 	return 0;
 }
 
+/*
+ * query-migrate's status: a terminal one ends QEMU's part even when its
+ * MIGRATION event never arrived (the event queue is not the only witness).
+ */
+static void note_query(struct snap *s, const struct qmp_migration_info *mi, uint64_t now)
+{
+	s->query_status = mi->status;
+	s->query_ns = now;
+	if (s->qemu_ended)
+		return;
+	switch (mi->status) {
+	case QMP_MIGRATION_COMPLETED:
+		s->qemu_status = REPORT_SNAPSHOT_COMPLETED;
+		break;
+	case QMP_MIGRATION_FAILED:
+		s->qemu_status = REPORT_SNAPSHOT_FAILED;
+		snprintf(s->qemu_error, sizeof(s->qemu_error), "%s", mi->error_desc ? mi->error_desc : "");
+		break;
+	case QMP_MIGRATION_CANCELLED:
+		s->qemu_status = REPORT_SNAPSHOT_CANCELLED;
+		break;
+	default:
+		return;
+	}
+	s->qemu_ended = true;
+	/* QEMU's own total time dates the end better than our query did */
+	s->qemu_end_ns = now;
+	if (mi->status == QMP_MIGRATION_COMPLETED && mi->total_time_ms > 0 &&
+	    s->migrate_ns + (uint64_t)mi->total_time_ms * NSEC_PER_MSEC < now)
+		s->qemu_end_ns = s->migrate_ns + (uint64_t)mi->total_time_ms * NSEC_PER_MSEC;
+}
+
 static void snapshot_ended(struct snap *s, enum report_snapshot_status status, uint64_t end_ns)
 {
 	s->done = true;
@@ -232,9 +279,16 @@ static void check_end(struct snap *s)
 	}
 }
 
+static void cancel_migration(struct snap *s, const struct scenario_ctx *ctx)
+{
+	if (!s->cancel_sent)
+		s->cancel_sent = qmp_migrate_cancel(ctx->vm->qmp, NULL) >= 0;
+}
+
 static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err)
 {
 	struct snap *s = state;
+	uint64_t setup_ns = (uint64_t)(ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS) * NSEC_PER_MSEC;
 
 	if (!s->done) {
 		int k = read_events(s, ctx);
@@ -242,13 +296,21 @@ static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, st
 			return sb_error_set(err, k, "QMP connection lost during the snapshot");
 		check_end(s);
 	}
+	if (!s->done && !s->qemu_ended && s->query_status == QMP_MIGRATION_SETUP && s->query_ns > s->migrate_ns &&
+	    s->query_ns - s->migrate_ns > setup_ns) {
+		cancel_migration(s, ctx);
+		snapshot_ended(s, REPORT_SNAPSHOT_FAILED, mono_ns());
+		snprintf(s->error, sizeof(s->error),
+			 "QEMU's snapshot was still in \"setup\" %.1f s after migrate (query-migrate), so it never started; the likely cause is userfaultfd: QEMU write-protects guest RAM with it before it saves a page, and its user may not use userfaultfd (vm.unprivileged_userfaultfd changed during the run?) or the kernel refuses write-protection for this memory; see QEMU's log in the run directory",
+			 (double)(s->query_ns - s->migrate_ns) / 1e9);
+	}
 	*done = s->done;
 	if (s->failed)
 		return sb_error_set(err, -EIO, "the snapshot %s: %s",
 				    s->status == REPORT_SNAPSHOT_CANCELLED ? "was cancelled" : "failed",
 				    *s->error ? s->error : "QEMU gave no reason");
 	if (!s->done && mono_ns() - s->start_ns > (uint64_t)(ctx->spec->snapshot.timeout_s * 1e9)) {
-		qmp_migrate_cancel(ctx->vm->qmp, NULL);
+		cancel_migration(s, ctx);
 		snapshot_ended(s, REPORT_SNAPSHOT_FAILED, mono_ns());
 		*done = true;
 		snprintf(s->error, sizeof(s->error), "did not complete within %g s (spec.snapshot.timeout_s)",
@@ -271,6 +333,7 @@ static int snap_progress(void *state, const struct scenario_ctx *ctx, struct rep
 	if (k < 0)
 		return k;
 	now = mono_ns();
+	note_query(s, &mi, now);
 	memset(m, 0, sizeof(*m));
 	snprintf(m->status, sizeof(m->status), "%s", mi.status_name);
 	m->transferred = mi.ram_transferred > 0 ? (uint64_t)mi.ram_transferred : 0;
@@ -318,8 +381,8 @@ static void snap_cleanup(void *state, const struct scenario_ctx *ctx)
 
 	if (s->started && !s->qemu_ended && ctx->vm && ctx->vm->qmp) {
 		/* stop QEMU writing before the file goes; bounded */
-		struct sb_error e;
-		cancelling = qmp_migrate_cancel(ctx->vm->qmp, &e) >= 0;
+		cancel_migration(s, ctx);
+		cancelling = s->cancel_sent;
 	}
 	if (s->throttle) {
 		/* after the cancel, so that a QEMU blocked on the pipe sees EPIPE while cancelling, not as a failure */

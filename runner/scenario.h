@@ -33,6 +33,7 @@ struct scenario_ctx {
 	const char *run_dir;
 	unsigned rep_index;
 	uint64_t rep_start_ns; /* mono_ns() at the repetition's start */
+	unsigned setup_timeout_ms; /* how long the action may stay in its setup state; 0: the scenario's default */
 };
 
 struct scenario_ops {

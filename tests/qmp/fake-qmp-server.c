@@ -241,6 +241,32 @@ static void run_script(struct fake_server *s)
 		case FAKE_SLEEP:
 			sleep_ms((long)st->n);
 			break;
+		case FAKE_FD_WRITE: {
+			char chunk[1 << 16];
+			size_t left = st->n;
+
+			if (s->received_fd < 0) {
+				fail(s, "FD_WRITE: no fd received yet");
+				return;
+			}
+			memset(chunk, 's', sizeof(chunk));
+			while (left > 0) {
+				ssize_t w = write(s->received_fd, chunk, left < sizeof(chunk) ? left : sizeof(chunk));
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0) {
+					fail(s, "FD_WRITE: %s", w < 0 ? strerror(errno) : "short write");
+					return;
+				}
+				left -= (size_t)w;
+			}
+			break;
+		}
+		case FAKE_FD_CLOSE:
+			if (s->received_fd >= 0)
+				close(s->received_fd);
+			s->received_fd = -1;
+			break;
 		case FAKE_CLOSE:
 			return;
 		case FAKE_DRAIN:

@@ -20,6 +20,8 @@ enum fake_op {
 	FAKE_SLEEP,       /* n: milliseconds */
 	FAKE_CLOSE,       /* close the connection now */
 	FAKE_DRAIN,       /* read and discard until the client hangs up, then close */
+	FAKE_FD_WRITE,    /* n: bytes ('s') written to the fd a FAKE_RECV_FD step received, as QEMU writes a stream */
+	FAKE_FD_CLOSE,    /* close that fd now, as QEMU does when a migration ends */
 };
 
 struct fake_step {
@@ -42,6 +44,8 @@ struct fake_step {
 #define PAUSE(ms) { .op = FAKE_SLEEP, .n = (ms) }
 #define HANG_UP { .op = FAKE_CLOSE }
 #define DRAIN { .op = FAKE_DRAIN }
+#define FD_WRITE(bytes) { .op = FAKE_FD_WRITE, .n = (bytes) }
+#define FD_CLOSE { .op = FAKE_FD_CLOSE }
 #define END { .op = FAKE_END }
 
 #define FAKE_OK "{\"return\": {}, \"id\": %ID%}\r\n"
@@ -60,6 +64,7 @@ const char *fake_server_path(const struct fake_server *s);
 /*
  * Wait for the script to end and the client to hang up (close the client
  * first), CHECK that nothing went wrong, return the fd a FAKE_RECV_FD step
- * received (the caller closes it) or -1, and free everything.
+ * received (the caller closes it) or -1 (none, or FAKE_FD_CLOSE closed it),
+ * and free everything.
  */
 int fake_server_finish(struct fake_server *s);
