@@ -165,6 +165,15 @@ static bool owned_safely(const struct stat *st, bool dir)
  * Opens the host-wide lock file (creating it and its directory when create).
  * -ENOENT without create when there is none.
  */
+/* Why the host-wide lock cannot be written, and the fix. */
+static const char *host_lock_fix(int r)
+{
+	if (r != -EACCES && r != -EPERM && r != -EROFS)
+		return "";
+	return geteuid() != 0 ? "; changing knobs needs root"
+			      : "; /run/snapbench must be writable (snapbenchd's unit: ReadWritePaths=-/run/snapbench)";
+}
+
 static int host_lock_open(const char *root, bool create, int *ret, char *path, size_t plen, struct sb_error *err)
 {
 	char dir[PATH_MAX];
@@ -178,13 +187,17 @@ static int host_lock_open(const char *root, bool create, int *ret, char *path, s
 	if (create) {
 		r = mkdir_parents(dir, 0755);
 		if (r < 0)
-			return sb_error_set(err, r,
-					    "%s: cannot create the directory of the host-wide knob lock: %s; changing knobs needs root, and snapbenchd's unit must let it write there (ReadWritePaths=)",
-					    dir, strerror(-r));
+			return sb_error_set(err, r, "%s: cannot create the directory of the host-wide knob lock: %s%s", dir,
+					    strerror(-r), host_lock_fix(r));
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (dfd < 0)
-		return sb_error_set(err, -errno, "%s: %s", dir, strerror(errno));
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0) {
+		r = -errno;
+		if (r == -ENOENT && !create)
+			return r;
+		return sb_error_set(err, r, "%s: the directory of the host-wide knob lock: %s%s", dir, strerror(-r),
+				    host_lock_fix(r));
+	}
 	if (fstat(dfd, &st) < 0)
 		return sb_error_set(err, -errno, "%s: %s", dir, strerror(errno));
 	if (!owned_safely(&st, true))
@@ -197,9 +210,7 @@ static int host_lock_open(const char *root, bool create, int *ret, char *path, s
 		if (r == -ENOENT && !create)
 			return r;
 		return sb_error_set(err, r, "%s: cannot open the host-wide knob lock: %s%s", path, strerror(-r),
-				    r == -EACCES || r == -EPERM || r == -EROFS
-					    ? "; changing knobs needs root, and snapbenchd's unit must let it write there (ReadWritePaths=)"
-					    : "");
+				    host_lock_fix(r));
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !owned_safely(&st, false)) {
 		close(fd);
