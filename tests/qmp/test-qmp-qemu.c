@@ -137,7 +137,7 @@ static void test_errors(struct qmp_client *c)
 	json_object_put(args);
 	CHECK(!strcmp(qmp_client_last_error_class(c), "GenericError"));
 	CHECK_MSG(strstr(err.msg, "QMP command 'migrate' failed: GenericError: ") == err.msg, "%s", err.msg);
-	CHECK(strstr(qmp_client_last_error_desc(c), "not-passed"));
+	CHECK_MSG(strstr(qmp_client_last_error_desc(c), "not-passed"), "%s", qmp_client_last_error_desc(c));
 
 	/* The client is still usable, and the error is gone after a good command. */
 	CHECK(qmp_execute(c, "query-status", NULL, -1, 10000, NULL, &err) == 0);
@@ -151,6 +151,37 @@ static void test_errors(struct qmp_client *c)
 	CHECK_MSG(qmp_closefd(c, "probe", &err) == 0, "%s", err.msg);
 	CHECK(qmp_closefd(c, "probe", &err) == -EREMOTEIO);
 	CHECK(qmp_getfd(c, fd, "12", &err) == -EINVAL && strstr(err.msg, "fd name '12'"));
+}
+
+/*
+ * QEMU finishes a migration in a bottom half after its last MIGRATION event:
+ * migrate_fd_cleanup() unregisters the "migration" yank instance, and a new
+ * migrate before that fails with "duplicate yank instance" (seen here on a
+ * loaded machine). Wait for it with a deadline, through query-yank.
+ */
+static void wait_migration_cleanup(struct qmp_client *c)
+{
+	uint64_t start = mono_ns(), deadline = start + CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
+	struct sb_error err = { 0 };
+
+	for (;;) {
+		struct json_object *ret = NULL;
+		bool migration = false;
+
+		CHECK_MSG(qmp_execute(c, "query-yank", NULL, -1, 10000, &ret, &err) == 0, "%s", err.msg);
+		CHECK(json_object_is_type(ret, json_type_array));
+		for (size_t i = 0; i < json_object_array_length(ret); i++) {
+			struct json_object *type;
+			if (json_object_object_get_ex(json_object_array_get_idx(ret, i), "type", &type))
+				migration |= !strcmp(json_object_get_string(type), "migration");
+		}
+		json_object_put(ret);
+		if (!migration)
+			return;
+		CHECK_MSG(mono_ns() < deadline, "QEMU still had its migration yank instance %d s after the migration ended",
+			  CONNECT_TIMEOUT_MS / 1000);
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000000L }, NULL);
+	}
 }
 
 static const char *migration_status_of(const struct qmp_event *e)
@@ -217,6 +248,7 @@ static void test_background_snapshot(struct qmp_client *c, struct test_qemu *q)
 	unlink(path);
 
 	/* A second one, bandwidth-capped, waited for with qmp_wait_migration(). */
+	wait_migration_cleanup(c);
 	CHECK_MSG(qmp_migrate_set_max_bandwidth(c, 512LL << 20, &err) == 0, "%s", err.msg);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	CHECK(fd >= 0);
@@ -228,6 +260,7 @@ static void test_background_snapshot(struct qmp_client *c, struct test_qemu *q)
 	CHECK(last == QMP_MIGRATION_COMPLETED);
 	CHECK(stat(path, &st) == 0 && st.st_size > 0);
 	unlink(path);
+	wait_migration_cleanup(c); /* test_errors() migrates next */
 }
 
 struct killer {
