@@ -91,7 +91,8 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 	size_t n;
 
 	fmt_duration(el, sizeof(el), num(p, "elapsed_s"));
-	if (!strcmp(step, "preflight") || !strcmp(step, "done")) {
+	/* run-level steps, before or after every repetition: no rep, arm or figures yet */
+	if (!strcmp(step, "preflight") || !strcmp(step, "knobs") || !strcmp(step, "done")) {
 		snprintf(buf, len, "[%s] %s", el, step);
 		return;
 	}
