@@ -17,6 +17,7 @@
 #include "config.h"
 #include "macro.h"
 #include "qga.h"
+#include "runner.h"
 
 #define PROBE_ENV "SNAPBENCH_LINUX_PROBE"
 #define PROBE_NAME "snapbench-linux-probe"
@@ -42,8 +43,8 @@ struct linux_workload {
 int linux_probe_find(char **ret, struct sb_error *err)
 {
 	const char *env = getenv(PROBE_ENV);
-	char exe[PATH_MAX], cand[PATH_MAX + 64];
-	ssize_t n;
+	char cand[PATH_MAX + 64];
+	int r;
 
 	if (env && *env) {
 		if (access(env, R_OK) < 0)
@@ -51,25 +52,9 @@ int linux_probe_find(char **ret, struct sb_error *err)
 		*ret = strdup(env);
 		return *ret ? 0 : -ENOMEM;
 	}
-	/* a binary of a build tree uses that build's probe */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		static const char *const ups[] = { "/..", "/../.." };
-		for (size_t i = 0; i < ARRAY_SIZE(ups); i++) {
-			snprintf(cand, sizeof(cand), "%s%s/build.ninja", exe, ups[i]);
-			if (access(cand, F_OK) < 0)
-				continue;
-			snprintf(cand, sizeof(cand), "%s%s/guest/linux-probe/%s", exe, ups[i], PROBE_NAME);
-			if (access(cand, R_OK) == 0) {
-				*ret = realpath(cand, NULL);
-				return *ret ? 0 : sb_error_set(err, -errno, "%s: %s", cand, strerror(errno));
-			}
-		}
-	}
+	r = runner_find_in_build_tree("guest/linux-probe/" PROBE_NAME, ret, err);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	snprintf(cand, sizeof(cand), "%s/snapbench/%s", LIBEXECDIR, PROBE_NAME);
 	if (access(cand, R_OK) < 0)
 		return sb_error_set(err, -ENOENT, "Linux guest probe %s: %s; install snapbench (meson install) or set $%s",

@@ -83,26 +83,6 @@ static int read_int_file(const char *path, long *ret)
 	return fscanf(f, "%ld", ret) == 1 ? 0 : -EINVAL;
 }
 
-/* The value every arm gives knob name, or NULL when arms differ or one does not set it. */
-static const char *knob_value_all_arms(const struct run_spec *spec, const char *name)
-{
-	const char *base = NULL, *v = NULL;
-
-	for (size_t i = 0; i < spec->knobs.n; i++)
-		if (!strcmp(spec->knobs.items[i].name, name))
-			base = spec->knobs.items[i].value;
-	for (size_t a = 0; a < spec->n_arms; a++) {
-		const char *this = base;
-		for (size_t i = 0; i < spec->arms[a].knobs.n; i++)
-			if (!strcmp(spec->arms[a].knobs.items[i].name, name))
-				this = spec->arms[a].knobs.items[i].value;
-		if (!this || (v && strcmp(v, this)))
-			return NULL;
-		v = this;
-	}
-	return v;
-}
-
 static void check_userfaultfd(struct failures *f, const struct run_spec *spec, const struct qemu_info *q)
 {
 	const char *user = spec->vm.user;
@@ -120,7 +100,7 @@ static void check_userfaultfd(struct failures *f, const struct run_spec *spec, c
 	}
 	if (uid == 0)
 		return; /* root may use userfaultfd() whatever the sysctl says */
-	const char *knob = knob_value_all_arms(spec, "sysctl:vm.unprivileged_userfaultfd");
+	const char *knob = spec_knob_all_arms(spec, "sysctl:vm.unprivileged_userfaultfd");
 	if (knob)
 		unpriv = atol(knob);
 	else if (read_int_file("/proc/sys/vm/unprivileged_userfaultfd", &unpriv) < 0)
@@ -212,7 +192,7 @@ static void check_hugetlb(struct failures *f, const struct run_spec *spec)
 
 	if (spec->vm.backing != SPEC_BACKING_HUGETLB)
 		return;
-	if (knob_value_all_arms(spec, "sysctl:vm.nr_hugepages"))
+	if (spec_knob_all_arms(spec, "sysctl:vm.nr_hugepages"))
 		return; /* the run reserves them itself */
 	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
 		 (unsigned long long)(hp >> 10));

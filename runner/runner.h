@@ -75,5 +75,12 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
  */
 int runner_find_guest_image(char **ret, struct sb_error *err);
 
+/*
+ * When the running binary sits in a meson build tree (BUILD/cli/, BUILD/tests/X/),
+ * BUILD/relpath if it is readable: returns 1 with *ret malloc'ed; 0 when not in
+ * a build tree or the file is not there.
+ */
+int runner_find_in_build_tree(const char *relpath, char **ret, struct sb_error *err);
+
 /* The default results directory: /var/lib/snapbench/runs for root, else ./snapbench-runs. */
 const char *runner_default_results_dir(void);

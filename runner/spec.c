@@ -1375,3 +1375,22 @@ fail:
 	spec_knobs_done(&k);
 	return r;
 }
+
+const char *spec_knob_all_arms(const struct run_spec *spec, const char *name)
+{
+	const char *base = NULL, *v = NULL;
+
+	for (size_t i = 0; i < spec->knobs.n; i++)
+		if (!strcmp(spec->knobs.items[i].name, name))
+			base = spec->knobs.items[i].value;
+	for (size_t a = 0; a < spec->n_arms; a++) {
+		const char *this = base;
+		for (size_t i = 0; i < spec->arms[a].knobs.n; i++)
+			if (!strcmp(spec->arms[a].knobs.items[i].name, name))
+				this = spec->arms[a].knobs.items[i].value;
+		if (!this || (v && strcmp(v, this)))
+			return NULL;
+		v = this;
+	}
+	return v;
+}

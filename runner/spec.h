@@ -178,6 +178,9 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret);
 int spec_arm_knobs(const struct run_spec *spec, size_t arm, struct spec_knobs *ret);
 void spec_knobs_done(struct spec_knobs *k);
 
+/* The value every arm gives knob name (its own or the run's), or NULL when arms differ or one leaves it alone. */
+const char *spec_knob_all_arms(const struct run_spec *spec, const char *name);
+
 /* The total number of repetitions (arms x repetitions). */
 static inline unsigned spec_total_repetitions(const struct run_spec *spec)
 {

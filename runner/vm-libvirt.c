@@ -506,26 +506,6 @@ static bool may_rw(const char *path, unsigned uid, unsigned gid)
 	return (st.st_mode & 0006) == 0006;
 }
 
-/* The value every arm gives a knob, or NULL when arms differ or one leaves it alone. */
-static const char *knob_all_arms(const struct run_spec *spec, const char *name)
-{
-	const char *base = NULL, *v = NULL;
-
-	for (size_t i = 0; i < spec->knobs.n; i++)
-		if (!strcmp(spec->knobs.items[i].name, name))
-			base = spec->knobs.items[i].value;
-	for (size_t a = 0; a < spec->n_arms; a++) {
-		const char *this = base;
-		for (size_t i = 0; i < spec->arms[a].knobs.n; i++)
-			if (!strcmp(spec->arms[a].knobs.items[i].name, name))
-				this = spec->arms[a].knobs.items[i].value;
-		if (!this || (v && strcmp(v, this)))
-			return NULL;
-		v = this;
-	}
-	return v;
-}
-
 static long read_long(const char *path, long dflt)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
@@ -573,7 +553,7 @@ int libvirt_preflight(const struct run_spec *spec, void (*fail)(void *ctx, int c
 		failures++;
 	}
 	if (uid != 0) {
-		const char *knob = knob_all_arms(spec, "sysctl:vm.unprivileged_userfaultfd");
+		const char *knob = spec_knob_all_arms(spec, "sysctl:vm.unprivileged_userfaultfd");
 		long unpriv = knob ? atol(knob) : read_long("/proc/sys/vm/unprivileged_userfaultfd", 0);
 		bool devnode = version >= LIBVIRT_QEMU_UFFD_DEV_VERSION && may_rw("/dev/userfaultfd", uid, gid);
 		if (unpriv != 1 && !devnode) {
