@@ -22,6 +22,32 @@
 #define SEL_DATA 0x10
 #define SEL_CODE32 0x18
 
+/* The BSP and the APs take the same way into long mode: page tables from
+ * %eax, PAE, EFER.LME, then paging (the far jump that follows enters 64-bit
+ * code). */
+.macro ENABLE_LONG_MODE
+	movl %eax, %cr3
+	movl %cr4, %eax
+	orl $CR4_PAE, %eax
+	movl %eax, %cr4
+	movl $MSR_EFER, %ecx
+	rdmsr
+	orl $EFER_LME, %eax
+	wrmsr
+	movl %cr0, %eax
+	orl $(CR0_PG | CR0_PE), %eax
+	movl %eax, %cr0
+.endm
+
+.macro LOAD_DATA_SEGMENTS
+	movw $SEL_DATA, %ax
+	movw %ax, %ds
+	movw %ax, %es
+	movw %ax, %ss
+	movw %ax, %fs
+	movw %ax, %gs
+.endm
+
 	.section .multiboot, "a"
 	.balign 4
 	.long MB_MAGIC
@@ -61,17 +87,7 @@ _start:
 	jb 2b
 
 	movl $boot_pml4, %eax
-	movl %eax, %cr3
-	movl %cr4, %eax
-	orl $CR4_PAE, %eax
-	movl %eax, %cr4
-	movl $MSR_EFER, %ecx
-	rdmsr
-	orl $EFER_LME, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $(CR0_PG | CR0_PE), %eax
-	movl %eax, %cr0
+	ENABLE_LONG_MODE
 	lgdt gdt64_ptr
 	ljmp $SEL_CODE64, $bsp_entry64
 
@@ -101,28 +117,13 @@ ap_entry32:
 	movw %ax, %es
 	movw %ax, %ss
 	movl ap_cr3, %eax
-	movl %eax, %cr3
-	movl %cr4, %eax
-	orl $CR4_PAE, %eax
-	movl %eax, %cr4
-	movl $MSR_EFER, %ecx
-	rdmsr
-	orl $EFER_LME, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $(CR0_PG | CR0_PE), %eax
-	movl %eax, %cr0
+	ENABLE_LONG_MODE
 	ljmp $SEL_CODE64, $ap_entry64
 
 /* ---- 64-bit ------------------------------------------------------------- */
 	.code64
 bsp_entry64:
-	movw $SEL_DATA, %ax
-	movw %ax, %ds
-	movw %ax, %es
-	movw %ax, %ss
-	movw %ax, %fs
-	movw %ax, %gs
+	LOAD_DATA_SEGMENTS
 	movq $boot_stack_top, %rsp
 	xorl %ebp, %ebp
 	call kmain
@@ -131,12 +132,7 @@ bsp_entry64:
 	jmp 3b
 
 ap_entry64:
-	movw $SEL_DATA, %ax
-	movw %ax, %ds
-	movw %ax, %es
-	movw %ax, %ss
-	movw %ax, %fs
-	movw %ax, %gs
+	LOAD_DATA_SEGMENTS
 	/* A slot per AP in arrival order; slot 0 is the BSP. */
 	movl $1, %eax
 	lock xaddl %eax, ap_next_slot
