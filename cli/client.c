@@ -196,29 +196,15 @@ struct json_object *client_request_new(const char *op, const char *run)
 	return req;
 }
 
-int client_call_op(struct client *c, const char *op, const char *run, int timeout_ms, struct json_object **reply,
-		   struct sb_error *err)
-{
-	_cleanup_json_ struct json_object *req = client_request_new(op, run);
-
-	if (!req)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	return client_call(c, req, timeout_ms, reply, err);
-}
-
-int client_request(const char *who, const char *socket_path, struct json_object *req, int timeout_ms,
-		   struct client **ret_client, struct json_object **ret_reply)
+int client_request_on(struct client *c, const char *who, struct json_object *req, int timeout_ms,
+		      struct json_object **ret_reply)
 {
 	_cleanup_json_ struct json_object *request = req, *reply = NULL;
-	_cleanup_client_ struct client *c = NULL;
 	struct sb_error err = {};
 	const char *code, *msg;
 	int r;
 
-	if (!request)
-		r = sb_error_set(&err, -ENOMEM, "out of memory");
-	else if ((r = client_connect(socket_path, &c, &err)) >= 0)
-		r = client_call(c, request, timeout_ms, &reply, &err);
+	r = request ? client_call(c, request, timeout_ms, &reply, &err) : sb_error_set(&err, -ENOMEM, "out of memory");
 	if (r < 0) {
 		fprintf(stderr, "%s: %s\n", who, err.msg);
 		return client_exit_code_errno(r);
@@ -229,9 +215,26 @@ int client_request(const char *who, const char *socket_path, struct json_object 
 		return client_exit_code(code);
 	}
 	*ret_reply = TAKE_PTR(reply);
-	if (ret_client)
-		*ret_client = TAKE_PTR(c);
 	return EXIT_OK;
+}
+
+int client_request(const char *who, const char *socket_path, struct json_object *req, int timeout_ms,
+		   struct client **ret_client, struct json_object **ret_reply)
+{
+	_cleanup_json_ struct json_object *request = req;
+	_cleanup_client_ struct client *c = NULL;
+	struct sb_error err = {};
+	int r;
+
+	r = client_connect(socket_path, &c, &err);
+	if (r < 0) {
+		fprintf(stderr, "%s: %s\n", who, err.msg);
+		return client_exit_code_errno(r);
+	}
+	r = client_request_on(c, who, TAKE_PTR(request), timeout_ms, ret_reply);
+	if (r == EXIT_OK && ret_client)
+		*ret_client = TAKE_PTR(c);
+	return r;
 }
 
 struct json_object *client_get(struct json_object *o, const char *a, const char *b, const char *c)

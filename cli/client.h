@@ -41,16 +41,18 @@ int client_call(struct client *c, struct json_object *req, int timeout_ms, struc
 /* A request {"op": op} plus, if not NULL, "run": run; NULL on ENOMEM. */
 struct json_object *client_request_new(const char *op, const char *run);
 
-/* Shorthand: client_call() of client_request_new(op, run). */
-int client_call_op(struct client *c, const char *op, const char *run, int timeout_ms, struct json_object **reply,
-		   struct sb_error *err);
+/*
+ * A verb's request on connection c: makes the call (timeout_ms as for
+ * client_call()). req is taken; NULL means it could not be built (out of
+ * memory). Returns 0 with *reply; else it prints "who: why" on stderr and
+ * returns the exit code of the failure or of the error reply.
+ */
+int client_request_on(struct client *c, const char *who, struct json_object *req, int timeout_ms,
+		      struct json_object **reply);
 
 /*
- * A verb's request: connects to socket_path (see client_connect()) and makes
- * the call (timeout_ms as for client_call()). req is taken; NULL means it
- * could not be built (out of memory). Returns 0 with *reply (and, if c is
- * not NULL, the connection in *c for more); else it prints "who: why" on
- * stderr and returns the exit code of the failure or of the error reply.
+ * The same on a new connection to socket_path (see client_connect()); if c
+ * is not NULL, *c gets the connection for more.
  */
 int client_request(const char *who, const char *socket_path, struct json_object *req, int timeout_ms,
 		   struct client **c, struct json_object **reply);

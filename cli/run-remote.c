@@ -32,25 +32,19 @@ static void cancel_through_new_connection(const char *socket_path, const char *i
 		fprintf(stderr, "snapbench: cancelling run %s (the VM is stopped and knobs restored first)\n", id);
 }
 
-int remote_follow(struct client *c, const char *socket_path, const char *id, bool quiet, bool cancel_on_signal,
-		  struct json_object **final, struct sb_error *err)
+int remote_follow(struct client *c, const char *who, const char *socket_path, const char *id, bool quiet,
+		  bool cancel_on_signal, struct json_object **final)
 {
 	struct progress_printer pp;
 	struct json_object *reply = NULL;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	const char *code, *msg;
+	struct sb_error err = {};
 	bool cancel_sent = false;
 	int r;
 
-	r = client_call_op(c, "watch", id, 0, &reply, err);
-	if (r < 0)
+	r = client_request_on(c, who, client_request_new("watch", id), 0, &reply);
+	if (r != EXIT_OK)
 		return r;
-	msg = client_reply_error(reply, &code);
-	if (msg) {
-		r = sb_error_set(err, client_exit_code(code) == EXIT_USAGE ? -EINVAL : -EIO, "%s", msg);
-		json_object_put(reply);
-		return r;
-	}
 	progress_printer_init(&pp, stderr);
 	if (!quiet && client_get(reply, "run", "progress", NULL))
 		progress_printer_update(&pp, id, client_get(reply, "run", "progress", NULL));
@@ -70,14 +64,16 @@ int remote_follow(struct client *c, const char *socket_path, const char *id, boo
 			cancel_through_new_connection(socket_path, id);
 			cancel_sent = true;
 		}
-		r = client_read(c, -1, &ev, err);
+		r = client_read(c, -1, &ev, &err);
 		if (r == -EINTR)
 			continue;
 		if (r < 0) {
 			progress_printer_done(&pp);
 			if (r == -ECONNRESET)
-				sb_error_set(err, r, "snapbenchd closed the connection before run %s ended (did it stop?); 'snapbench show %s' tells its state",
+				sb_error_set(&err, r, "snapbenchd closed the connection before run %s ended (did it stop?); 'snapbench show %s' tells its state",
 					     id, id);
+			fprintf(stderr, "%s: %s\n", who, err.msg);
+			r = client_exit_code_errno(r);
 			break;
 		}
 		name = client_get(ev, "event", NULL, NULL);
@@ -103,7 +99,7 @@ int remote_follow(struct client *c, const char *socket_path, const char *id, boo
 				json_object_object_add(*final, "state", json_object_get(client_get(ev, "state", NULL, NULL)));
 			}
 			json_object_put(ev);
-			r = 0;
+			r = EXIT_OK;
 			break;
 		}
 		json_object_put(ev);
@@ -118,9 +114,8 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 	_cleanup_client_ struct client *c = NULL;
 	_cleanup_json_ struct json_object *reply = NULL, *final = NULL;
 	struct json_object *req, *spec_json = NULL;
-	struct sb_error err = {};
 	const char *id;
-	int r, ret;
+	int ret;
 
 	if (spec_to_json(spec, &spec_json) < 0) {
 		fprintf(stderr, "snapbench run: out of memory\n");
@@ -154,11 +149,9 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 	if (!o->quiet)
 		fprintf(stderr, "snapbench run: %s queued (position %d); waiting for it (Ctrl-C cancels it)\n", id,
 			json_object_get_int(client_get(reply, "position", NULL, NULL)));
-	r = remote_follow(c, o->socket_path, id, o->quiet, true, &final, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench run: %s\n", err.msg);
-		return client_exit_code_errno(r);
-	}
+	ret = remote_follow(c, "snapbench run", o->socket_path, id, o->quiet, true, &final);
+	if (ret != EXIT_OK)
+		return ret;
 	if (o->json)
 		client_print_json(final);
 	else

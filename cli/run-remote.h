@@ -9,8 +9,6 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "error.h"
-
 struct client;
 struct json_object;
 struct run_spec;
@@ -29,7 +27,8 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o);
  * Follows run id on c until it ends: progress on stderr (a bar on a
  * terminal), unless quiet. SIGINT/SIGTERM cancel the run (through a second
  * connection) if cancel_on_signal, and the wait goes on until it ended.
- * *final gets the run's final summary. Returns 0 or -errno (err set).
+ * Returns 0 with *final, the run's final summary; else it prints "who: why"
+ * on stderr and returns the exit code (cli/exit-codes.h).
  */
-int remote_follow(struct client *c, const char *socket_path, const char *id, bool quiet, bool cancel_on_signal,
-		  struct json_object **final, struct sb_error *err);
+int remote_follow(struct client *c, const char *who, const char *socket_path, const char *id, bool quiet,
+		  bool cancel_on_signal, struct json_object **final);

@@ -40,10 +40,9 @@ static int cancel_main(int argc, char **argv)
 	};
 	_cleanup_client_ struct client *c = NULL;
 	_cleanup_json_ struct json_object *reply = NULL, *final = NULL;
-	struct sb_error err = {};
 	const char *socket_path = NULL, *id;
 	bool json = false, wait = false, cancelling;
-	int opt, r, ret;
+	int opt, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -75,11 +74,9 @@ static int cancel_main(int argc, char **argv)
 		return ret;
 	cancelling = json_object_get_boolean(client_get(reply, "cancelling", NULL, NULL));
 	if (wait && cancelling) {
-		r = remote_follow(c, socket_path, id, true, false, &final, &err);
-		if (r < 0) {
-			fprintf(stderr, "snapbench cancel: %s\n", err.msg);
-			return client_exit_code_errno(r);
-		}
+		ret = remote_follow(c, "snapbench cancel", socket_path, id, true, false, &final);
+		if (ret != EXIT_OK)
+			return ret;
 	} else {
 		final = json_object_get(client_get(reply, "run", NULL, NULL));
 	}
