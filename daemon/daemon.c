@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "knobs.h"
 #include "macro.h"
+#include "mkdir-p.h"
 #include "progress.h"
 #include "recover.h"
 #include "store.h"
@@ -62,24 +63,6 @@ void daemon_config_defaults(struct daemon_config *cfg)
 }
 
 /* ---- the socket ---- */
-
-int daemon_mkdir_parents(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, mode) < 0 && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
 
 static int socket_from_systemd(struct daemon *d, struct sb_error *err)
 {
@@ -128,7 +111,7 @@ static int socket_create(struct daemon *d, struct sb_error *err)
 	char *slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		r = daemon_mkdir_parents(dir, 0755);
+		r = mkdir_p(dir, 0755);
 		if (r < 0)
 			return sb_error_set(err, r, "--socket %s: cannot create directory %s: %s", path, dir, strerror(-r));
 	}
@@ -176,7 +159,7 @@ static int lock_state_dir(struct daemon *d, struct sb_error *err)
 	char path[PATH_MAX];
 	int r;
 
-	r = daemon_mkdir_parents(d->cfg.state_dir, 0755);
+	r = mkdir_p(d->cfg.state_dir, 0755);
 	if (r < 0)
 		return sb_error_set(err, r, "--state-dir %s: cannot create it: %s", d->cfg.state_dir, strerror(-r));
 	snprintf(path, sizeof(path), "%s/%s", d->cfg.state_dir, DAEMON_LOCK_FILE);

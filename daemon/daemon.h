@@ -124,9 +124,6 @@ int daemon_loop(struct daemon *d);
 
 void daemon_teardown(struct daemon *d);
 
-/* mkdir -p with mode for what it creates; -errno. */
-int daemon_mkdir_parents(const char *path, mode_t mode);
-
 /* ---- used across daemon.c, conn.c and ops.c ---- */
 
 /* Queues a message on conn (serialized as one line); drops the connection on ENOMEM. */

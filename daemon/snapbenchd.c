@@ -15,6 +15,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "macro.h"
+#include "mkdir-p.h"
 
 static void usage(FILE *out)
 {
@@ -278,7 +279,7 @@ int main(int argc, char **argv)
 	if (!foreground) {
 		if (!log_file) {
 			/* the state directory holds the log of a daemon started by hand */
-			r = daemon_mkdir_parents(cfg.state_dir, 0755);
+			r = mkdir_p(cfg.state_dir, 0755);
 			if (r < 0) {
 				fprintf(stderr, "snapbenchd: --state-dir %s: cannot create it: %s\n", cfg.state_dir, strerror(-r));
 				return 1;

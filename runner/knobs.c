@@ -16,6 +16,7 @@
 #include "atomic-file.h"
 #include "clock.h"
 #include "macro.h"
+#include "mkdir-p.h"
 
 #define KNOB_VALUE_MAX 4096
 #define JOURNAL_SCHEMA "snapbench.knobs/1"
@@ -123,27 +124,6 @@ static int write_value(const char *path, const char *value)
 	return 0;
 }
 
-static int mkdir_parents(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(buf, mode) < 0 && errno != EEXIST)
-				return -errno;
-			*p = c;
-			if (c == '\0')
-				return 0;
-		}
-	}
-}
-
 static int host_lock_path(const char *root, char *dir, size_t dlen, char *file, size_t flen)
 {
 	const char *r = root && *root ? root : "/";
@@ -185,7 +165,7 @@ static int host_lock_open(const char *root, bool create, int *ret, char *path, s
 	if (r < 0)
 		return sb_error_set(err, r, "the host-wide knob lock: root %s: path too long", root);
 	if (create) {
-		r = mkdir_parents(dir, 0755);
+		r = mkdir_p(dir, 0755);
 		if (r < 0)
 			return sb_error_set(err, r, "%s: cannot create the directory of the host-wide knob lock: %s%s", dir,
 					    strerror(-r), host_lock_fix(r));

@@ -23,6 +23,7 @@
 #include "host.h"
 #include "knobs.h"
 #include "macro.h"
+#include "mkdir-p.h"
 #include "params.h"
 #include "preflight.h"
 #include "qemu-args.h"
@@ -125,26 +126,6 @@ static void progress(struct run *run, const char *step, const struct rep_run *rr
 	}
 	p->snapshot_fraction = rr && !strcmp(step, "snapshot") ? rr->snapshot_fraction : NAN;
 	run->opts->progress(p, run->opts->userdata);
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, mode) < 0 && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
 const char *runner_default_results_dir(void)
