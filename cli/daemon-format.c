@@ -206,6 +206,7 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 	const char *msg = client_get_string(client_get(sum, "error", NULL, NULL), "message", NULL);
 	const char *phase = client_get_string(client_get(sum, "error", NULL, NULL), "phase", NULL);
 	const char *desc = client_get_string(sum, "description", NULL);
+	struct json_object *progress = client_get(sum, "progress", NULL, NULL);
 
 	fprintf(out, "%srun %s: %s\n", indent, client_get_string(sum, "id", "?"), client_get_string(sum, "state", "?"));
 	if (desc)
@@ -231,5 +232,10 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 		fmt_json_rate(dur, sizeof(dur), client_get(s, "snapshot_duration_s", NULL, NULL));
 		fprintf(out, "%s  arm %s, during the snapshot (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  snapshot %s s\n",
 			indent, client_get_string(a, "label", "?"), pf, tlb, inv, ops, p99, dur);
+	}
+	if (progress) {
+		char line[256];
+		fmt_progress(line, sizeof(line), progress);
+		fprintf(out, "%s  progress: %s\n", indent, line);
 	}
 }

@@ -55,5 +55,5 @@ void progress_printer_done(struct progress_printer *p);
 void print_summary_header(FILE *out);
 void print_summary_row(FILE *out, struct json_object *summary);
 
-/* The several lines of a summary (status, run --wait): state, error, arms' headline figures. */
+/* The several lines of a summary (status, show, run --wait): state, error, arms' headline figures, progress. */
 void print_summary_block(FILE *out, struct json_object *summary, const char *indent);

@@ -119,13 +119,7 @@ static int show_main(int argc, char **argv)
 	if (json) {
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {
-		struct json_object *sum = client_get(reply, "run", NULL, NULL);
-		print_summary_block(stdout, sum, "");
-		if (client_get(sum, "progress", NULL, NULL)) {
-			char line[256];
-			fmt_progress(line, sizeof(line), client_get(sum, "progress", NULL, NULL));
-			printf("  progress: %s\n", line);
-		}
+		print_summary_block(stdout, client_get(reply, "run", NULL, NULL), "");
 		print_report(client_get(reply, "report", NULL, NULL));
 		printf("\nreport: %s\n", client_get_string(reply, "path", "-"));
 	}

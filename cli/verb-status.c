@@ -84,13 +84,8 @@ static int status_main(int argc, char **argv)
 		       ? "may submit and cancel runs"
 		       : "may read (submitting needs root or group membership)");
 	if (cur) {
-		char line[256];
 		printf("\nrunning:\n");
 		print_summary_block(stdout, cur, "  ");
-		if (client_get(cur, "progress", NULL, NULL)) {
-			fmt_progress(line, sizeof(line), client_get(cur, "progress", NULL, NULL));
-			printf("    progress: %s\n", line);
-		}
 		if (json_object_get_boolean(client_get(cur, "cancelling", NULL, NULL)))
 			printf("    cancelling: the VM is being stopped and knobs restored\n");
 	} else {
