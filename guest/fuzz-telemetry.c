@@ -16,23 +16,14 @@
 #include <string.h>
 
 #include "telemetry.h"
+#include "wire-crc32.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct guest_sample prev;
 static uint8_t fixed[1 << 20];
-
-static uint32_t crc32_ieee(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		c ^= p[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
-	}
-	return ~c;
-}
+static struct wire_crc32 crc;
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -53,11 +44,11 @@ static void fix_checksums(uint8_t *p, size_t n)
 
 		if (get32(p + i) != GUEST_WIRE_MAGIC)
 			continue;
-		put32(p + i + 16, crc32_ieee(p + i, 16));
+		put32(p + i + 16, wire_crc32(&crc, p + i, 16));
 		len = get32(p + i + 12);
 		if (len <= GUEST_WIRE_MAX_PAYLOAD &&
 		    i + GUEST_WIRE_HEADER_SIZE + len + GUEST_WIRE_TRAILER_SIZE <= n) {
-			put32(p + i + GUEST_WIRE_HEADER_SIZE + len, crc32_ieee(p + i + GUEST_WIRE_HEADER_SIZE, len));
+			put32(p + i + GUEST_WIRE_HEADER_SIZE + len, wire_crc32(&crc, p + i + GUEST_WIRE_HEADER_SIZE, len));
 			i += GUEST_WIRE_HEADER_SIZE + len + GUEST_WIRE_TRAILER_SIZE - 1;
 		}
 	}
@@ -82,6 +73,14 @@ static void use(struct guest_decoder *d, const struct guest_record *rec, int *ha
 	(void)guest_cycles_to_ns(h, (double)rec->sample.probe_max_cycles);
 	prev = rec->sample;
 	*have_prev = 1;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	wire_crc32_init(&crc);
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

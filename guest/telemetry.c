@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire-crc32.h"
+
 #define FRAME_MAX (GUEST_WIRE_HEADER_SIZE + GUEST_WIRE_MAX_PAYLOAD + GUEST_WIRE_TRAILER_SIZE)
 #define BUF_SIZE (2 * FRAME_MAX)
 
@@ -19,34 +21,9 @@ struct guest_decoder {
 	struct guest_hello hello;
 	struct guest_sample prev;
 	struct guest_record rec;
+	struct wire_crc32 crc;
 	uint8_t buf[BUF_SIZE];
 };
-
-/* ---- CRC-32 (IEEE), as zlib's crc32() ------------------------------------ */
-
-static uint32_t crc_table[256];
-
-static void crc_table_init(void)
-{
-	if (crc_table[1])
-		return;
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc32_ieee(const uint8_t *p, size_t len)
-{
-	uint32_t crc = 0xffffffffu;
-
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
 
 /* ---- little-endian reader ------------------------------------------------ */
 
@@ -81,7 +58,7 @@ int guest_decoder_new(struct guest_decoder **out)
 
 	if (!d)
 		return -ENOMEM;
-	crc_table_init();
+	wire_crc32_init(&d->crc);
 	*out = d;
 	return 0;
 }
@@ -388,7 +365,7 @@ int guest_decoder_next(struct guest_decoder *d, const struct guest_record **rec,
 		}
 		if (avail < GUEST_WIRE_HEADER_SIZE)
 			return 0;
-		if (crc32_ieee(h, 16) != le32(h + 16)) {
+		if (wire_crc32(&d->crc, h, 16) != le32(h + 16)) {
 			ret = resync(d, -EBADMSG);
 			if (ret < 0)
 				return sb_error_set(err, ret,
@@ -416,7 +393,7 @@ int guest_decoder_next(struct guest_decoder *d, const struct guest_record **rec,
 		/* The header checksum held, so the length is trusted: a bad
 		 * record is skipped whole. */
 		d->scanning = 0;
-		if (crc32_ieee(h + GUEST_WIRE_HEADER_SIZE, len) != le32(h + GUEST_WIRE_HEADER_SIZE + len)) {
+		if (wire_crc32(&d->crc, h + GUEST_WIRE_HEADER_SIZE, len) != le32(h + GUEST_WIRE_HEADER_SIZE + len)) {
 			skip(d, frame);
 			return sb_error_set(err, -EBADMSG,
 					    "telemetry: record at stream offset %" PRIu64 " fails its payload checksum; skipped",

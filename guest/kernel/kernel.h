@@ -82,7 +82,6 @@ void run_role(struct vcpu *v);
 
 /* telemetry.c */
 void crc32_init(void);
-uint32_t crc32(uint32_t crc, const void *buf, size_t len);
 void tel_hello(uint64_t now);
 void tel_sample(uint64_t now);
 void tel_end(uint64_t now, unsigned reason, unsigned stopped);

@@ -8,31 +8,16 @@
  */
 #include "fmt.h"
 #include "kernel.h"
+#include "wire-crc32.h"
 
-static uint32_t crc_table[256];
+static struct wire_crc32 crc;
 static uint8_t tx[GUEST_WIRE_HEADER_SIZE + GUEST_WIRE_MAX_PAYLOAD + GUEST_WIRE_TRAILER_SIZE];
 static uint32_t tx_len, tx_seq;
 static volatile uint32_t tx_owner; /* APIC ID + 1 of the sender, 0 when free */
 
 void crc32_init(void)
 {
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-uint32_t crc32(uint32_t crc, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	crc = ~crc;
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	wire_crc32_init(&crc);
 }
 
 static void put8(uint8_t v)
@@ -102,8 +87,8 @@ static void send(void)
 	uint32_t len = tx_len - GUEST_WIRE_HEADER_SIZE;
 
 	wr32(12, len);
-	wr32(16, crc32(0, tx, 16));
-	put32(crc32(0, tx + GUEST_WIRE_HEADER_SIZE, len));
+	wr32(16, wire_crc32(&crc, tx, 16));
+	put32(wire_crc32(&crc, tx + GUEST_WIRE_HEADER_SIZE, len));
 	outsb(GUEST_PORT_TELEMETRY, tx, tx_len);
 }
 

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wire-crc32.h"
 #include "wire.h"
 
 #define PAGE 4096u
@@ -64,26 +65,7 @@ static uint64_t mono_raw_ns(void)
 
 /* ---- records ---- */
 
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc32(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	while (n--)
-		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return ~c;
-}
+static struct wire_crc32 crc;
 
 struct rec {
 	uint8_t buf[GUEST_WIRE_HEADER_SIZE + GUEST_WIRE_MAX_PAYLOAD + GUEST_WIRE_TRAILER_SIZE];
@@ -123,8 +105,8 @@ static int send_rec(struct rec *r)
 	uint32_t payload = (uint32_t)(r->len - GUEST_WIRE_HEADER_SIZE);
 
 	put_at(r, 12, payload);
-	put_at(r, 16, crc32(r->buf, 16));
-	put(r, crc32(r->buf + GUEST_WIRE_HEADER_SIZE, payload), 4);
+	put_at(r, 16, wire_crc32(&crc, r->buf, 16));
+	put(r, wire_crc32(&crc, r->buf + GUEST_WIRE_HEADER_SIZE, payload), 4);
 	seq++;
 	for (size_t off = 0; off < r->len;) {
 		ssize_t k = write(out_fd, r->buf + off, r->len - off);
@@ -252,7 +234,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	crc_init();
+	wire_crc32_init(&crc);
 	s.boot_tsc = rdtsc_ordered();
 	out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (out_fd < 0) {
