@@ -28,6 +28,8 @@ char *sbuf_steal(struct sbuf *b);
 /* Appends a copy of s to a NULL-free string vector; -ENOMEM on failure. */
 int strv_push(char ***v, size_t *n, const char *s);
 _printf_(3, 4) int strv_pushf(char ***v, size_t *n, const char *fmt, ...);
+/* Sorts by strcmp(). */
+void strv_sort(char **v, size_t n);
 void strv_free(char **v, size_t n);
 
 /* JSON field access that tells missing from null from the wrong type. */

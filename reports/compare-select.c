@@ -230,11 +230,6 @@ oom:
 	return r;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Every run directory in store, loaded; those that do not load are noted and skipped. */
 static int scan_store(struct compare_pool *pool, const char *store, const struct compare_report ***out,
 		      size_t *n_out, char ***notes, size_t *n_notes, struct sb_error *err)
@@ -267,8 +262,7 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 	closedir(d);
 	if (r < 0)
 		goto out;
-	if (n_names > 1)
-		qsort(names, n_names, sizeof(*names), cmp_str);
+	strv_sort(names, n_names);
 
 	for (size_t i = 0; i < n_names; i++) {
 		_cleanup_free_ char *file = NULL;

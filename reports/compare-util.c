@@ -103,6 +103,17 @@ int strv_pushf(char ***v, size_t *n, const char *fmt, ...)
 	return strv_push(v, n, s);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort(char **v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_str);
+}
+
 void strv_free(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -183,11 +183,6 @@ static int diff_add(struct diff_list *l, const char *field, struct json_object *
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Metric names in natural order: latency_p50, p99, p999; numbers by value. */
 static int cmp_metric_name(const void *a, const void *b)
 {
@@ -220,8 +215,7 @@ static int diff_json(struct diff_list *l, const char *field, struct json_object 
 		if (!json_get(a, kb) && !json_object_object_get_ex(a, kb, NULL) && strv_push(&keys, &n, kb) < 0)
 			r = -ENOMEM;
 	}
-	if (n > 1)
-		qsort(keys, n, sizeof(*keys), cmp_str);
+	strv_sort(keys, n);
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		_cleanup_free_ char *sub = NULL;
 		struct json_object *x = NULL, *y = NULL;
@@ -428,23 +422,6 @@ static int side_values(const struct compare_side *side, const char *window, cons
 	return 0;
 }
 
-static int metric_note(struct compare_metric *m, const char *fmt, ...) _printf_(2, 3);
-static int metric_note(struct compare_metric *m, const char *fmt, ...)
-{
-	_cleanup_free_ char *s = NULL;
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0) {
-		s = NULL;
-		return -ENOMEM;
-	}
-	return strv_push(&m->notes, &m->n_notes, s);
-}
-
 /* reps: the sides' repetition counts; when the metric has a value in every
  * repetition, the run-wide warning already explains a small n. */
 static int decide(struct compare_metric *m, double alpha, const size_t reps[2])
@@ -455,15 +432,17 @@ static int decide(struct compare_metric *m, double alpha, const size_t reps[2])
 	if (m->mwu.p_floor > alpha) {
 		m->verdict = COMPARE_INSUFFICIENT_DATA;
 		if (m->arm[0].n != reps[0] || m->arm[1].n != reps[1])
-			r = metric_note(m, "n = %zu vs %zu: the exact Mann-Whitney U test cannot reach p <= %g with so "
-					"few values (smallest possible p %.3g); run at least %zu repetitions per arm",
-					m->arm[0].n, m->arm[1].n, alpha, m->mwu.p_floor, reps_needed(alpha));
+			r = strv_pushf(&m->notes, &m->n_notes,
+				       "n = %zu vs %zu: the exact Mann-Whitney U test cannot reach p <= %g with so few "
+				       "values (smallest possible p %.3g); run at least %zu repetitions per arm",
+				       m->arm[0].n, m->arm[1].n, alpha, m->mwu.p_floor, reps_needed(alpha));
 	} else if (m->mwu.p > alpha) {
 		m->verdict = COMPARE_NO_CHANGE;
 	} else if (isnan(magnitude) || magnitude < m->threshold_pct) {
 		m->verdict = COMPARE_NO_CHANGE;
-		r = metric_note(m, "significant (p = %.2g) but the change of medians (%+.1f%%) is within the %g%% "
-				"threshold", m->mwu.p, isnan(m->pct_change) ? 0.0 : m->pct_change, m->threshold_pct);
+		r = strv_pushf(&m->notes, &m->n_notes,
+			       "significant (p = %.2g) but the change of medians (%+.1f%%) is within the %g%% threshold",
+			       m->mwu.p, isnan(m->pct_change) ? 0.0 : m->pct_change, m->threshold_pct);
 	} else {
 		bool up = m->from_zero || m->pct_change > 0;
 		switch (m->better) {
@@ -512,14 +491,14 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 	if (!m.unit)
 		goto oom;
 	m.better = parse_better(json_get_string(info, "better"), &known);
-	if (!known && metric_note(&m, "no direction (metric_info.better) in the reports: a change is reported "
-				  "as changed, never as a regression") < 0)
+	if (!known && strv_pushf(&m.notes, &m.n_notes, "no direction (metric_info.better) in the reports: a change is "
+				 "reported as changed, never as a regression") < 0)
 		goto oom;
 	struct json_object *pinfo = find_metric_info(res->side[1], name);
 	if (info && pinfo && json_get_string(pinfo, "better") && json_get_string(info, "better") &&
 	    strcmp(json_get_string(pinfo, "better"), json_get_string(info, "better")) &&
-	    metric_note(&m, "the reports disagree on the direction: %s side says better is %s; using %s",
-			res->side[1]->role, json_get_string(pinfo, "better"), compare_better_name(m.better)) < 0)
+	    strv_pushf(&m.notes, &m.n_notes, "the reports disagree on the direction: %s side says better is %s; using %s",
+		       res->side[1]->role, json_get_string(pinfo, "better"), compare_better_name(m.better)) < 0)
 		goto oom;
 
 	for (int s = 0; s < 2; s++) {
@@ -527,9 +506,9 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		if (r < 0)
 			goto fail_stats;
 		if (m.arm[s].n_missing &&
-		    metric_note(&m, "%s: %zu of %zu repetitions %s no value (%s)", res->side[s]->role,
-				m.arm[s].n_missing, m.arm[s].n + m.arm[s].n_missing, m.arm[s].n_missing == 1 ? "has" : "have",
-				reason[s]) < 0)
+		    strv_pushf(&m.notes, &m.n_notes, "%s: %zu of %zu repetitions %s no value (%s)", res->side[s]->role,
+			       m.arm[s].n_missing, m.arm[s].n + m.arm[s].n_missing, m.arm[s].n_missing == 1 ? "has" : "have",
+			       reason[s]) < 0)
 			goto oom;
 	}
 
@@ -544,8 +523,9 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		m.ratio = NAN;
 		m.pct_change = NAN;
 		m.from_zero = true;
-		if (metric_note(&m, "the %s median is 0: the change has no ratio and counts as beyond any threshold",
-				res->side[0]->role) < 0)
+		if (strv_pushf(&m.notes, &m.n_notes,
+			       "the %s median is 0: the change has no ratio and counts as beyond any threshold",
+			       res->side[0]->role) < 0)
 			goto oom;
 	}
 
