@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The QMP protocol: greeting, capabilities negotiation, command ids, reply
- * matching, the event queue, QMP errors. Bytes come from transport-unix.c
- * (stream) or from the owner's ops table; framing is json-stream.c.
+ * matching, the event queue, QMP errors. Bytes come from common/unix-stream.c
+ * (stream) or from the owner's ops table; framing is common/json-stream.c.
  */
 #include "qmp.h"
 
@@ -17,7 +17,7 @@
 #include "json-stream.h"
 #include "macro.h"
 #include "qmp-internal.h"
-#include "transport-unix.h"
+#include "unix-stream.h"
 
 #define READ_BUFFER_SIZE (64u << 10)
 /* Ids of timed-out commands whose late replies we still recognise and drop. */
@@ -250,30 +250,9 @@ int qmp_version_from_json(struct json_object *info, struct qmp_version *ret)
 static int parse_bounded(struct qmp_client *c, const char *text, const char *what, struct json_object **ret,
 			 struct sb_error *err)
 {
-	struct json_stream *s = json_stream_new(c->opts.max_message, c->opts.max_depth);
-	size_t len = strlen(text), used = 0;
-	struct json_object *obj = NULL;
-	int r;
+	int r = json_parse_bounded(text, strlen(text), c->opts.max_message, c->opts.max_depth, c->label, ret, err);
 
-	if (!s)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	r = json_stream_feed(s, text, len, &used, &obj, c->label, err);
-	json_stream_free(s);
-	if (r < 0)
-		return sb_error_prefix(err, "%s", what);
-	if (r == 0) {
-		if (len > c->opts.max_message)
-			return sb_error_set(err, -EMSGSIZE, "%s: %s is larger than the limit of %zu bytes", what,
-					    c->label, c->opts.max_message);
-		return sb_error_set(err, -EBADMSG, "%s: %s gave truncated JSON (%zu bytes)", what, c->label, len);
-	}
-	for (size_t i = used; i < len; i++)
-		if (!strchr(" \t\r\n", text[i])) {
-			json_object_put(obj);
-			return sb_error_set(err, -EBADMSG, "%s: %s gave text after the JSON value", what, c->label);
-		}
-	*ret = obj;
-	return 0;
+	return r < 0 ? sb_error_prefix(err, "%s", what) : 0;
 }
 
 static struct qmp_event *event_new(const char *name, struct json_object *data, int64_t qemu_time_us,
@@ -865,12 +844,14 @@ int qmp_connect(const char *path, int timeout_ms, const struct qmp_options *opts
 		struct sb_error *err)
 {
 	uint64_t deadline = deadline_after(timeout_ms);
+	char hint[256]; /* a longer path fails with -ENAMETOOLONG before the hint is used */
 	int fd;
 
 	*ret = NULL;
-	if (!path)
-		return sb_error_set(err, -EINVAL, "no QMP socket path given");
-	fd = unix_stream_connect(path, deadline, err);
+	if (!path || !path[0])
+		return sb_error_set(err, -EINVAL, "no QMP socket path given: pass the path of QEMU's -qmp unix socket");
+	snprintf(hint, sizeof(hint), "is QEMU running with -qmp unix:%s,server=on,wait=off?", path);
+	fd = unix_stream_connect(path, "QMP socket", hint, deadline, err);
 	if (fd < 0)
 		return fd;
 	return stream_client_new(fd, path, deadline, timeout_ms, opts, ret, err);

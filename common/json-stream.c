@@ -50,6 +50,14 @@ size_t json_stream_pending(const struct json_stream *s)
 	return s->pending;
 }
 
+void json_stream_reset(struct json_stream *s)
+{
+	json_tokener_reset(s->tok);
+	s->fed = 0;
+	s->pending = 0;
+	s->failed = false;
+}
+
 static bool is_json_space(char ch)
 {
 	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
@@ -119,4 +127,30 @@ too_big:
 	s->failed = true;
 	return sb_error_set(err, -EMSGSIZE, "%s sent a message larger than the limit of %zu bytes", label,
 			    s->max_message);
+}
+
+int json_parse_bounded(const char *text, size_t len, size_t max_message, int max_depth, const char *label,
+		       struct json_object **ret, struct sb_error *err)
+{
+	struct json_stream *s = json_stream_new(max_message, max_depth);
+	struct json_object *obj = NULL;
+	size_t used = 0;
+	int r;
+
+	if (!s)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	r = json_stream_feed(s, text, len, &used, &obj, label, err);
+	json_stream_free(s);
+	if (r < 0)
+		return r;
+	/* (a text above max_message failed in json_stream_feed already) */
+	if (r == 0)
+		return sb_error_set(err, -EBADMSG, "%s gave truncated JSON (%zu bytes)", label, len);
+	for (size_t i = used; i < len; i++)
+		if (!is_json_space(text[i])) {
+			json_object_put(obj);
+			return sb_error_set(err, -EBADMSG, "%s gave text after the JSON value", label);
+		}
+	*ret = obj;
+	return 0;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "transport-unix.h"
+#include "unix-stream.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,19 +25,20 @@ static void sleep_ms(int ms)
 		;
 }
 
-int unix_stream_connect(const char *path, uint64_t deadline, struct sb_error *err)
+int unix_stream_connect(const char *path, const char *what, const char *hint, uint64_t deadline,
+			struct sb_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t len = strlen(path);
 	int backoff_ms = 10;
 
 	if (len == 0)
-		return sb_error_set(err, -EINVAL, "QMP socket path is empty: pass the path of QEMU's -qmp unix socket");
+		return sb_error_set(err, -EINVAL, "%s: no path given", what);
 	if (len >= sizeof(sa.sun_path))
 		return sb_error_set(err, -ENAMETOOLONG,
-				    "QMP socket path %s is %zu bytes, longer than the %zu a unix socket allows: "
+				    "%s path %s is %zu bytes, longer than the %zu a unix socket allows: "
 				    "use a shorter directory",
-				    path, len, sizeof(sa.sun_path) - 1);
+				    what, path, len, sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, path, len + 1);
 
 	for (;;) {
@@ -50,16 +51,15 @@ int unix_stream_connect(const char *path, uint64_t deadline, struct sb_error *er
 			return TAKE_FD(fd);
 		r = -errno;
 		/*
-		 * Missing or refusing: QEMU has not created or not yet listens
-		 * on the socket. Full backlog: it listens but is busy. Retry.
+		 * Missing or refusing: the peer (QEMU, say) has not created or
+		 * not yet listens on the socket. Full backlog: it listens but
+		 * is busy. Retry.
 		 */
 		if (r != -ENOENT && r != -ECONNREFUSED && r != -EAGAIN && r != -EINTR)
-			return sb_error_set(err, r, "cannot connect to QMP socket %s: %s", path, strerror(-r));
+			return sb_error_set(err, r, "cannot connect to %s %s: %s", what, path, strerror(-r));
 		if (deadline != UNIX_STREAM_NO_DEADLINE && ms_until(deadline) == 0)
-			return sb_error_set(err, r == -ENOENT ? -ENOENT : -ETIMEDOUT,
-					    "cannot connect to QMP socket %s: %s; is QEMU running with "
-					    "-qmp unix:%s,server=on,wait=off?",
-					    path, strerror(-r), path);
+			return sb_error_set(err, r == -ENOENT ? -ENOENT : -ETIMEDOUT, "cannot connect to %s %s: %s%s%s",
+					    what, path, strerror(-r), hint ? "; " : "", hint ? hint : "");
 		r = poll_timeout(deadline);
 		sleep_ms(r < 0 || backoff_ms < r ? backoff_ms : r);
 		if (backoff_ms < 100)
@@ -122,7 +122,7 @@ int unix_stream_send(int fd, const void *buf, size_t len, int pass_fd, uint64_t 
 			memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
 		}
 
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			int r = -errno;
 
@@ -176,7 +176,7 @@ long unix_stream_recv(int fd, void *buf, size_t cap, uint64_t deadline, const ch
 			.msg_control = control.buf,
 			.msg_controllen = sizeof(control.buf),
 		};
-		ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+		ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
 		if (n >= 0) {
 			close_passed_fds(&msg);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The stream transport: bytes in and out of a connected unix stream socket,
- * with deadlines (mono_ns() values; UNIX_STREAM_NO_DEADLINE for none), EOF detection and fd passing
- * (SCM_RIGHTS). It knows nothing of JSON or QMP. Internal to qmp/.
+ * Bytes in and out of a connected unix stream socket, for the clients of
+ * QEMU's monitor (qmp/) and guest agent (qga/): deadlines (mono_ns() values;
+ * UNIX_STREAM_NO_DEADLINE for none), EOF detection and fd passing
+ * (SCM_RIGHTS). Blocking and non-blocking sockets alike. Knows nothing of
+ * what the bytes mean.
  */
 #pragma once
 
@@ -13,8 +15,16 @@
 
 #define UNIX_STREAM_NO_DEADLINE UINT64_MAX
 
-/* Connect to path, retrying while it is missing or refuses until deadline. Returns the fd. */
-int unix_stream_connect(const char *path, uint64_t deadline, struct sb_error *err);
+/*
+ * Connect to path, retrying while it is missing or refuses until deadline.
+ * Returns the fd (non-blocking, close-on-exec), or a negative errno:
+ * -ENOENT (still no socket at the deadline), -ETIMEDOUT (still refusing),
+ * -ENAMETOOLONG, -EINVAL (empty path) or what connect() said. what names
+ * the socket in messages ("QMP socket"); hint (or NULL) ends the message
+ * when the deadline passes, e.g. how to make the peer listen.
+ */
+int unix_stream_connect(const char *path, const char *what, const char *hint, uint64_t deadline,
+			struct sb_error *err);
 
 /* Make fd non-blocking and close-on-exec, for a socket the caller handed in. */
 int unix_stream_adopt(int fd, const char *label, struct sb_error *err);
