@@ -178,20 +178,18 @@ static void print_summary(struct json_object *report, const char *path)
 	printf("\nreport: %s\n", path);
 }
 
-static int print_json(struct json_object *report, const char *path)
+static void print_json(struct json_object *report, const char *path)
 {
-	struct json_object *o = json_object_new_object();
+	_cleanup_json_ struct json_object *o = json_object_new_object();
 
 	if (!o)
-		return -ENOMEM;
+		return;
 	json_object_object_add(o, "id", json_object_get(client_get(report, "id", NULL, NULL)));
 	json_object_object_add(o, "state", json_object_get(client_get(report, "state", NULL, NULL)));
 	json_object_object_add(o, "report", json_object_new_string(path));
 	json_object_object_add(o, "error", json_object_get(client_get(report, "error", NULL, NULL)));
 	json_object_object_add(o, "arms", json_object_get(client_get(report, "arms", NULL, NULL)));
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-	return 0;
+	client_print_json(o);
 }
 
 static int run_main(int argc, char **argv)
@@ -347,13 +345,12 @@ static int run_main(int argc, char **argv)
 		goto out;
 	}
 	if (print_spec) {
-		struct json_object *j = NULL;
+		_cleanup_json_ struct json_object *j = NULL;
 		if (spec_to_json(&spec, &j) < 0) {
 			ret = EXIT_FAIL;
 			goto out;
 		}
-		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(j);
+		client_print_json(j);
 		ret = EXIT_OK;
 		goto out;
 	}
