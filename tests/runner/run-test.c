@@ -4,15 +4,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "knobs.h"
+#include "runner.h"
 
 extern char **environ;
 
@@ -21,11 +25,15 @@ static char dirs[16][256];
 static unsigned n_dirs;
 static void (*exit_fns[8])(void);
 static unsigned n_exit_fns;
+static char mounts[4][256];
+static unsigned n_mounts;
 
 static void cleanup(void)
 {
 	for (unsigned i = n_exit_fns; i-- > 0;)
 		exit_fns[i]();
+	for (unsigned i = n_mounts; i-- > 0;)
+		umount2(mounts[i], MNT_DETACH);
 	for (unsigned i = 0; i < n_dirs; i++) {
 		char *argv[] = { "/bin/rm", "-rf", "--", dirs[i], NULL };
 		pid_t pid;
@@ -34,12 +42,22 @@ static void cleanup(void)
 	}
 }
 
+/* Once, before anything it removes exists: the directories go at exit, also after a failed CHECK. */
+static void cleanup_at_exit(void)
+{
+	static bool registered;
+
+	if (!registered)
+		atexit(cleanup);
+	registered = true;
+}
+
 void run_test_init(int argc, char **argv)
 {
 	CHECK_MSG(argc >= 3, "usage: %s VALIDATE-REPORT.py SCHEMA.json", argv[0]);
 	validator = argv[1];
 	schema = argv[2];
-	atexit(cleanup);
+	cleanup_at_exit();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
@@ -56,14 +74,29 @@ void run_test_require_kvm_root(void)
 
 const char *run_test_tmpdir(const char *name)
 {
+	cleanup_at_exit();
 	CHECK(n_dirs < 16);
 	snprintf(dirs[n_dirs], sizeof(dirs[n_dirs]), "/tmp/snapbench-test-%s-XXXXXX", name);
 	CHECK(mkdtemp(dirs[n_dirs]));
 	return dirs[n_dirs++];
 }
 
+const char *run_test_tmpfs(const char *name, const char *size)
+{
+	const char *dir = run_test_tmpdir(name);
+	char opts[64];
+
+	CHECK(n_mounts < 4);
+	snprintf(opts, sizeof(opts), "size=%s,mode=0755", size);
+	if (mount("snapbench-test", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		SKIP_TEST("mounting a tmpfs (%s)", strerror(errno));
+	snprintf(mounts[n_mounts++], sizeof(mounts[0]), "%s", dir);
+	return dir;
+}
+
 void run_test_at_exit(void (*fn)(void))
 {
+	cleanup_at_exit();
 	CHECK(n_exit_fns < 8);
 	exit_fns[n_exit_fns++] = fn;
 }
@@ -85,6 +118,33 @@ struct json_object *run_test_load(const char *report_path)
 
 	CHECK_MSG(o, "cannot read %s", report_path);
 	return o;
+}
+
+int run_test_run(const char *name, const struct run_spec *spec, struct runner_options *opts,
+		 struct json_object **report, struct sb_error *err)
+{
+	static char run_dir[PATH_MAX];
+	char path[PATH_MAX];
+	uint64_t t0 = mono_ns();
+	int k;
+
+	if (!opts->run_dir) {
+		snprintf(run_dir, sizeof(run_dir), "%s/run", run_test_tmpdir(name));
+		opts->run_dir = run_dir;
+	}
+	k = runner_execute(spec, opts, path, err);
+	printf("%s: runner_execute = %d after %.1f s (%s)\n", name, k, (double)(mono_ns() - t0) / 1e9, err->msg);
+	run_test_validate(path);
+	*report = run_test_load(path);
+	return k;
+}
+
+void run_test_expect_no_qemu(struct json_object *report)
+{
+	char needle[128];
+
+	snprintf(needle, sizeof(needle), "snapbench-%s-rep", jstr(report, "id"));
+	CHECK_MSG(run_test_count_processes(needle) == 0, "a QEMU of run %s is still running", jstr(report, "id"));
 }
 
 struct json_object *jp(struct json_object *o, const char *path)
@@ -163,11 +223,10 @@ unsigned run_test_count_processes(const char *needle)
 	return n;
 }
 
-int run_test_spawn(char *const argv[], const char *out_path, const char *err_path)
+pid_t run_test_spawn_async(char *const argv[], const char *out_path, const char *err_path)
 {
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
-	int st;
 
 	posix_spawn_file_actions_init(&fa);
 	if (out_path)
@@ -176,8 +235,20 @@ int run_test_spawn(char *const argv[], const char *out_path, const char *err_pat
 		posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0);
 	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+int run_test_wait(pid_t pid)
+{
+	int st;
+
 	CHECK(waitpid(pid, &st, 0) == pid);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int run_test_spawn(char *const argv[], const char *out_path, const char *err_path)
+{
+	return run_test_wait(run_test_spawn_async(argv, out_path, err_path));
 }
 
 const char *run_test_read_file(const char *path)
@@ -262,4 +333,13 @@ void run_test_restore_sysctl(const char *path, long value)
 			close(w);
 	}
 	knobs_host_unlock(fd);
+}
+
+void run_test_cases(const struct run_test_case *cases, size_t n, const char *only)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!only || !strcmp(only, cases[i].name)) {
+			printf("--- %s\n", cases[i].name);
+			cases[i].fn();
+		}
 }

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Helpers for the run engine's integration tests: temp directories removed
- * at exit (also after a failed CHECK), report validation against the JSON
- * Schema, JSON paths, and checks that no QEMU is left behind.
+ * Helpers for the run engine's integration tests: temp directories (and
+ * tmpfs mounts) removed at exit (also after a failed CHECK), runs whose
+ * report is validated against the JSON Schema, JSON paths, checks that no
+ * QEMU is left behind, and the cases of a test program.
  */
 #pragma once
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
+
+struct run_spec;
+struct runner_options;
+struct sb_error;
 
 /* argv[1] = validate-report.py, argv[2] = run-1.schema.json (from meson). */
 void run_test_init(int argc, char **argv);
@@ -19,6 +25,12 @@ void run_test_require_kvm_root(void);
 /* A fresh temp directory, removed with everything in it at exit. */
 const char *run_test_tmpdir(const char *name);
 
+/*
+ * A tmpfs of size (mount's size=, "16m") on a fresh temp directory, unmounted
+ * at exit. Skips (77) when this machine refuses to mount one.
+ */
+const char *run_test_tmpfs(const char *name, const char *size);
+
 /* Registers a command run at exit, before the directories go (e.g. umount). */
 void run_test_at_exit(void (*fn)(void));
 
@@ -27,6 +39,18 @@ void run_test_validate(const char *report_path);
 
 /* Loads a report (fails the test if it cannot). */
 struct json_object *run_test_load(const char *report_path);
+
+/*
+ * runner_execute(spec, opts) into opts->run_dir, or (when that is NULL) into
+ * RUN under a fresh temp directory named name; prints its result and how
+ * long it took, validates the report and loads it into *report. Returns
+ * runner_execute()'s result.
+ */
+int run_test_run(const char *name, const struct run_spec *spec, struct runner_options *opts,
+		 struct json_object **report, struct sb_error *err);
+
+/* Fails the test if a QEMU of the run of report (named snapbench-RUNID-repN) still runs. */
+void run_test_expect_no_qemu(struct json_object *report);
 
 /* "a/b/0/c": object keys and array indexes. NULL if absent (or JSON null). */
 struct json_object *jp(struct json_object *o, const char *path);
@@ -40,6 +64,12 @@ unsigned run_test_count_processes(const char *needle);
 
 /* Runs argv, stdout/stderr to files under dir; returns the exit status (or 128+signal). */
 int run_test_spawn(char *const argv[], const char *out_path, const char *err_path);
+
+/* The same without waiting: the child's pid, for run_test_wait(). */
+pid_t run_test_spawn_async(char *const argv[], const char *out_path, const char *err_path);
+
+/* Reaps pid: its exit status (or 128+signal). */
+int run_test_wait(pid_t pid);
 
 /* Reads a whole (small) file into a static buffer; "" if missing. */
 const char *run_test_read_file(const char *path);
@@ -63,3 +93,12 @@ long run_test_sysctl_locked(const char *path);
 
 /* Under the lock: writes value unless the sysctl already has it (at exit: the value the test found). */
 void run_test_restore_sysctl(const char *path, long value);
+
+/* A test program's cases, one meson test() each (the case's name in its arguments). */
+struct run_test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+/* Runs the case named only, or every case when only is NULL, each after a "--- NAME" line. */
+void run_test_cases(const struct run_test_case *cases, size_t n, const char *only);

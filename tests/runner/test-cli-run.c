@@ -13,10 +13,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +24,10 @@
 
 #include "check.h"
 #include "knobs.h"
+#include "macro.h"
 #include "run-test.h"
 
 #define KNOB_FILE "/proc/sys/kernel/printk_ratelimit"
-
-extern char **environ;
 
 static const char *snapbench;
 static const char *dir;
@@ -42,26 +39,11 @@ static void restore_knob(void)
 	run_test_restore_sysctl(KNOB_FILE, knob_original);
 }
 
-static int sb(const char *const *args)
-{
-	char *argv[64];
-	size_t n = 0;
-
-	argv[n++] = (char *)snapbench;
-	argv[n++] = "run";
-	argv[n++] = "--local";
-	for (; *args && n < 62; args++)
-		argv[n++] = (char *)*args;
-	argv[n] = NULL;
-	return run_test_spawn(argv, out, errf);
-}
-
+/* Starts `snapbench run --local ARGS...`, its stdout and stderr to out_path and err_path. */
 static pid_t sb_async_to(const char *const *args, const char *out_path, const char *err_path)
 {
-	posix_spawn_file_actions_t fa;
 	char *argv[64];
 	size_t n = 0;
-	pid_t pid;
 
 	argv[n++] = (char *)snapbench;
 	argv[n++] = "run";
@@ -69,12 +51,7 @@ static pid_t sb_async_to(const char *const *args, const char *out_path, const ch
 	for (; *args && n < 62; args++)
 		argv[n++] = (char *)*args;
 	argv[n] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0);
-	posix_spawn_file_actions_destroy(&fa);
-	return pid;
+	return run_test_spawn_async(argv, out_path, err_path);
 }
 
 static pid_t sb_async(const char *const *args)
@@ -82,12 +59,10 @@ static pid_t sb_async(const char *const *args)
 	return sb_async_to(args, out, errf);
 }
 
-static int wait_status(pid_t pid)
+/* Runs it to its end: its exit status (or 128+signal). */
+static int sb(const char *const *args)
 {
-	int st;
-
-	CHECK(waitpid(pid, &st, 0) == pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return run_test_wait(sb_async(args));
 }
 
 /* The single run directory under results (its name is the run id). */
@@ -213,7 +188,7 @@ static void test_sigterm(void)
 	pid = sb_async(args);
 	WAIT_FOR(strstr(run_test_read_file(errf), ": pre"), 120, "the pre window");
 	CHECK(kill(pid, SIGTERM) == 0);
-	CHECK(wait_status(pid) == 6);
+	CHECK(run_test_wait(pid) == 6);
 	snprintf(report, sizeof(report), "%s/report.json", only_run(results));
 	run_test_validate(report);
 	struct json_object *r = run_test_load(report);
@@ -246,7 +221,7 @@ static void test_crash_recovery(void)
 	CHECK(run_test_count_processes(needle) == 1);
 
 	CHECK(kill(pid, SIGKILL) == 0);
-	CHECK(wait_status(pid) == 128 + SIGKILL);
+	CHECK(run_test_wait(pid) == 128 + SIGKILL);
 	/* its QEMU dies with it; the knob stays changed, and the journal says what to restore */
 	WAIT_FOR(run_test_count_processes(needle) == 0, 30, "QEMU's exit after snapbench was killed");
 	snprintf(journal, sizeof(journal), "%s/knobs.journal", results);
@@ -326,10 +301,10 @@ static void test_knob_lock(void)
 	CHECK(knobs_host_holder(NULL, &h) == 1 && h.pid == a);
 	CHECK(kill(a, SIGCONT) == 0);
 
-	int st_a = wait_status(a), st_b;
+	int st_a = run_test_wait(a), st_b;
 	lock_runs[0] = 0;
 	CHECK_MSG(st_a == 0, "the first run: %s", run_test_read_file(errf));
-	st_b = wait_status(b);
+	st_b = run_test_wait(b);
 	lock_runs[1] = 0;
 	CHECK_MSG(st_b == 0, "the second run: %s", run_test_read_file(err_b));
 	CHECK_MSG(run_test_sysctl_locked(KNOB_FILE) == knob_original, "the sysctl is %ld after both runs, expected %ld",
@@ -339,14 +314,10 @@ static void test_knob_lock(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} cases[] = {
+	static const struct run_test_case cases[] = {
 		{ "usage", test_usage_errors }, { "preflight", test_preflight_exit }, { "json", test_json_run },
 		{ "sigterm", test_sigterm },    { "crash", test_crash_recovery }, { "knob-lock", test_knob_lock },
 	};
-	const char *only = argc > 4 ? argv[4] : NULL;
 
 	run_test_init(argc, argv);
 	CHECK(argc > 3);
@@ -355,10 +326,6 @@ int main(int argc, char **argv)
 	dir = run_test_tmpdir("cli-run");
 	snprintf(out, sizeof(out), "%s/stdout", dir);
 	snprintf(errf, sizeof(errf), "%s/stderr", dir);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!only || !strcmp(only, cases[i].name)) {
-			printf("--- %s\n", cases[i].name);
-			cases[i].fn();
-		}
+	run_test_cases(cases, ARRAY_SIZE(cases), argc > 4 ? argv[4] : NULL);
 	return 0;
 }

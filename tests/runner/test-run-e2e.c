@@ -25,7 +25,6 @@
 #define KNOB_FILE "/proc/sys/kernel/printk_ratelimit"
 
 static long knob_original, knob_during = -1;
-static char qemu_name[128];
 
 static void on_progress(const struct runner_progress *p, void *userdata)
 {
@@ -60,7 +59,7 @@ int main(int argc, char **argv)
 {
 	struct run_spec spec;
 	struct sb_error err = {};
-	char run_dir[PATH_MAX], report[PATH_MAX], knob[64], path[PATH_MAX + 32];
+	char run_dir[PATH_MAX], knob[64], path[PATH_MAX + 32];
 	struct json_object *r;
 	int k;
 
@@ -92,12 +91,8 @@ int main(int argc, char **argv)
 		.run_dir = run_dir,
 		.progress = on_progress,
 	};
-	k = runner_execute(&spec, &opts, report, &err);
+	k = run_test_run("e2e", &spec, &opts, &r, &err);
 	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
-	printf("report: %s\n", report);
-
-	run_test_validate(report);
-	r = run_test_load(report);
 	CHECK(!strcmp(jstr(r, "state"), "completed"));
 	CHECK(jnull(r, "error"));
 	CHECK(!strcmp(jstr(r, "id"), "20261130T000000Z-e2e000"));
@@ -160,8 +155,7 @@ int main(int argc, char **argv)
 	CHECK(jnum(r, "arms/0/windows/snapshot/invalidations_per_s/n") == 2);
 
 	/* nothing left behind: QEMU gone, pid file and snapshot files removed */
-	snprintf(qemu_name, sizeof(qemu_name), "snapbench-%s-rep", jstr(r, "id"));
-	CHECK(run_test_count_processes(qemu_name) == 0);
+	run_test_expect_no_qemu(r);
 	snprintf(path, sizeof(path), "%s/qemu.pid", run_dir);
 	CHECK(access(path, F_OK) < 0);
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", run_dir);

@@ -26,10 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "macro.h"
 #include "run-test.h"
 #include "runner.h"
 #include "spec.h"
@@ -47,33 +47,6 @@ static void small_spec(struct run_spec *spec, const char *reps)
 	CHECK(spec_set(spec, "timing.interval_ms", "200", NULL, &err) == 0);
 }
 
-/* Runs spec into a fresh directory; returns runner_execute's result, the report loaded. */
-static int run(const char *name, struct run_spec *spec, struct runner_options *opts, struct json_object **report,
-	       struct sb_error *err)
-{
-	static char run_dir[PATH_MAX];
-	char path[PATH_MAX];
-	int k;
-
-	if (!opts->run_dir) {
-		snprintf(run_dir, sizeof(run_dir), "%s/run", run_test_tmpdir(name));
-		opts->run_dir = run_dir;
-	}
-	k = runner_execute(spec, opts, path, err);
-	printf("%s: runner_execute = %d (%s)\n", name, k, err->msg);
-	run_test_validate(path);
-	*report = run_test_load(path);
-	return k;
-}
-
-static void expect_no_qemu(struct json_object *r)
-{
-	char needle[128];
-
-	snprintf(needle, sizeof(needle), "snapbench-%s-rep", jstr(r, "id"));
-	CHECK_MSG(run_test_count_processes(needle) == 0, "a QEMU of run %s is still running", jstr(r, "id"));
-}
-
 static void test_qemu_missing(void)
 {
 	struct run_spec spec;
@@ -82,7 +55,7 @@ static void test_qemu_missing(void)
 	struct json_object *r;
 
 	small_spec(&spec, "2");
-	CHECK(run("qemu-missing", &spec, &opts, &r, &err) < 0);
+	CHECK(run_test_run("qemu-missing", &spec, &opts, &r, &err) < 0);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
 	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
 	CHECK_MSG(strstr(jstr(r, "error/message"), "/nonexistent/qemu-system-x86_64") &&
@@ -95,7 +68,7 @@ static void test_qemu_missing(void)
 
 	/* without preflight: the first repetition fails at vm-start, the run stops there */
 	opts = (struct runner_options){ .qemu_binary = "/nonexistent/qemu-system-x86_64", .skip_preflight = true };
-	CHECK(run("qemu-missing-nopf", &spec, &opts, &r, &err) < 0);
+	CHECK(run_test_run("qemu-missing-nopf", &spec, &opts, &r, &err) < 0);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
 	CHECK(json_object_array_length(jp(r, "repetitions")) == 1);
 	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
@@ -136,7 +109,7 @@ static void test_qemu_killed(void)
 	CHECK(spec_set(&spec, "snapshot.max_bandwidth", "32M", NULL, &err) == 0);
 	snprintf(killed_run_dir, sizeof(killed_run_dir), "%s/run", run_test_tmpdir("qemu-killed"));
 	opts.run_dir = killed_run_dir;
-	CHECK(run("qemu-killed", &spec, &opts, &r, &err) < 0);
+	CHECK(run_test_run("qemu-killed", &spec, &opts, &r, &err) < 0);
 	CHECK_MSG(killed_pid > 0, "the snapshot window was never reached");
 	CHECK(kill(killed_pid, 0) < 0 && errno == ESRCH);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
@@ -154,7 +127,7 @@ static void test_qemu_killed(void)
 	CHECK(!strcmp(jstr(r, "repetitions/1/state"), "completed"));
 	CHECK(jnum(r, "arms/0/repetitions/completed") == 1 && jnum(r, "arms/0/repetitions/failed") == 1);
 	CHECK(jnum(r, "arms/0/windows/snapshot/pf_per_s/n") == 1);
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", killed_run_dir);
 	CHECK(access(path, F_OK) < 0);
@@ -162,31 +135,19 @@ static void test_qemu_killed(void)
 	spec_done(&spec);
 }
 
-static char tmpfs_dir[256];
-
-static void unmount_tmpfs(void)
-{
-	if (*tmpfs_dir)
-		umount2(tmpfs_dir, MNT_DETACH);
-}
-
 static void test_sink_full(void)
 {
+	const char *tmpfs_dir = run_test_tmpfs("sink-full", "16m");
 	struct run_spec spec;
 	struct runner_options opts = {};
 	struct sb_error err = {};
 	struct json_object *r;
 	char dir[PATH_MAX];
 
-	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "%s", run_test_tmpdir("sink-full"));
-	if (mount("snapbench-test", tmpfs_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") < 0)
-		SKIP_TEST("mounting a tmpfs (%s)", strerror(errno));
-	run_test_at_exit(unmount_tmpfs);
-
 	small_spec(&spec, "1");
 	snprintf(dir, sizeof(dir), "%s/preflight", tmpfs_dir);
 	opts.run_dir = dir;
-	CHECK(run("sink-full", &spec, &opts, &r, &err) < 0);
+	CHECK(run_test_run("sink-full", &spec, &opts, &r, &err) < 0);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
 	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
 	CHECK_MSG(strstr(jstr(r, "error/message"), "MiB free") && strstr(jstr(r, "error/message"), "--sink null"),
@@ -196,7 +157,7 @@ static void test_sink_full(void)
 	/* without preflight: QEMU's write fails, the snapshot fails, the file goes */
 	snprintf(dir, sizeof(dir), "%s/nopf", tmpfs_dir);
 	opts = (struct runner_options){ .run_dir = dir, .skip_preflight = true };
-	CHECK(run("sink-full", &spec, &opts, &r, &err) < 0);
+	CHECK(run_test_run("sink-full", &spec, &opts, &r, &err) < 0);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
 	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
 	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 snapshot"));
@@ -206,7 +167,7 @@ static void test_sink_full(void)
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", dir);
 	CHECK(access(path, F_OK) < 0);
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
 }
@@ -238,7 +199,7 @@ static void test_uffd_refused(void)
 	CHECK(spec_set(&spec, "vm.user", "nobody", NULL, &err) == 0);
 	/* the runs set it to 0 themselves, journaled and restored like any knob */
 	CHECK(spec_set(&spec, "knobs", "sysctl:vm.unprivileged_userfaultfd=0", NULL, &err) == 0);
-	CHECK(run("uffd-refused", &spec, &opts, &r, &err) < 0);
+	CHECK(run_test_run("uffd-refused", &spec, &opts, &r, &err) < 0);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
 	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
 	CHECK_MSG(strstr(jstr(r, "error/message"), "nobody") &&
@@ -248,7 +209,7 @@ static void test_uffd_refused(void)
 
 	/* without preflight: QEMU (as nobody) starts, then refuses the snapshot */
 	opts = (struct runner_options){ .skip_preflight = true };
-	CHECK(run("uffd-refused-nopf", &spec, &opts, &r, &err) < 0);
+	CHECK(run_test_run("uffd-refused-nopf", &spec, &opts, &r, &err) < 0);
 	CHECK(!strcmp(jstr(r, "state"), "failed"));
 	CHECK(json_object_array_length(jp(r, "repetitions")) == 1); /* the run stopped: it would fail alike */
 	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 snapshot"));
@@ -257,14 +218,14 @@ static void test_uffd_refused(void)
 	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "migrate-set-capabilities"));
 	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "failed"));
 	CHECK(jnum(r, "repetitions/0/windows/pre/duration_s") > 0); /* what it measured before stays */
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 
 	/* the fix the message gives works: the knob for the run, restored after */
 	CHECK(spec_set(&spec, "repetitions", "1", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "knobs", "sysctl:vm.unprivileged_userfaultfd=1", NULL, &err) == 0);
 	opts = (struct runner_options){};
-	CHECK_MSG(run("uffd-knob", &spec, &opts, &r, &err) == 0, "%s", err.msg);
+	CHECK_MSG(run_test_run("uffd-knob", &spec, &opts, &r, &err) == 0, "%s", err.msg);
 	CHECK(!strcmp(jstr(r, "state"), "completed"));
 	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/status"), "completed"));
 	CHECK_MSG(run_test_sysctl_locked(UFFD_SYSCTL) == uffd_original, "vm.unprivileged_userfaultfd is %ld, expected %ld",
@@ -290,36 +251,28 @@ static void test_cancel(void)
 	struct json_object *r;
 
 	small_spec(&spec, "3");
-	CHECK(run("cancel", &spec, &opts, &r, &err) == -ECANCELED);
+	CHECK(run_test_run("cancel", &spec, &opts, &r, &err) == -ECANCELED);
 	CHECK(!strcmp(jstr(r, "state"), "cancelled"));
 	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "completed"));
 	CHECK(!strcmp(jstr(r, "repetitions/1/state"), "cancelled"));
 	CHECK(json_object_array_length(jp(r, "repetitions")) == 2);
 	CHECK(jnum(r, "arms/0/repetitions/completed") == 1);
 	CHECK(jnum(r, "arms/0/repetitions/total") == 3);
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} cases[] = {
+	static const struct run_test_case cases[] = {
 		{ "qemu-missing", test_qemu_missing }, { "qemu-killed", test_qemu_killed },
 		{ "sink-full", test_sink_full },       { "uffd-refused", test_uffd_refused },
 		{ "cancel", test_cancel },
 	};
-	const char *only = argc > 3 ? argv[3] : NULL;
 
 	run_test_init(argc, argv);
 	run_test_require_kvm_root();
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!only || !strcmp(only, cases[i].name)) {
-			printf("--- %s\n", cases[i].name);
-			cases[i].fn();
-		}
+	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
 	return 0;
 }

@@ -27,11 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "clock.h"
+#include "macro.h"
 #include "run-test.h"
 #include "runner.h"
 #include "sink-throttle.h"
@@ -75,29 +75,14 @@ static unsigned count_threads(const char *prefix)
 	return n;
 }
 
-/* Runs spec in run_dir; returns runner_execute's result, the report loaded and validated. */
+/* run_test_run(), then: the sink's thread (and the telemetry drain's) ended with the run. */
 static int run(const char *name, const struct run_spec *spec, struct runner_options *opts, struct json_object **report,
 	       struct sb_error *err)
 {
-	char path[PATH_MAX];
-	uint64_t t0 = mono_ns();
-	int k;
+	int k = run_test_run(name, spec, opts, report, err);
 
-	k = runner_execute(spec, opts, path, err);
-	printf("%s: runner_execute = %d after %.1f s (%s)\n", name, k, (double)(mono_ns() - t0) / 1e9, err->msg);
-	/* the sink's thread (and the telemetry drain's) ended with the run */
 	CHECK_MSG(count_threads("sb-") == 0, "%u of the run's threads are left", count_threads("sb-"));
-	run_test_validate(path);
-	*report = run_test_load(path);
 	return k;
-}
-
-static void expect_no_qemu(struct json_object *r)
-{
-	char needle[128];
-
-	snprintf(needle, sizeof(needle), "snapbench-%s-rep", jstr(r, "id"));
-	CHECK_MSG(run_test_count_processes(needle) == 0, "a QEMU of run %s is still running", jstr(r, "id"));
 }
 
 /* The throttle section and the lower bound on the duration; returns the bytes the sink moved. */
@@ -180,7 +165,7 @@ static void test_file(void)
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", dir);
 	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/path"), path));
 	check_stream_whole(path, bytes);
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
 }
@@ -201,31 +186,19 @@ static void test_null(void)
 	check_throttled(r, 16 << 20);
 	CHECK(!strcmp(jstr(r, "repetitions/0/snapshot/sink"), "null"));
 	CHECK(jnull(r, "repetitions/0/snapshot/file_bytes"));
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
 }
 
-static char tmpfs_dir[256];
-
-static void unmount_tmpfs(void)
-{
-	if (*tmpfs_dir)
-		umount2(tmpfs_dir, MNT_DETACH);
-}
-
 static void test_sink_full(void)
 {
+	const char *tmpfs_dir = run_test_tmpfs("throttle-sink-full", "16m");
 	struct run_spec spec;
 	struct sb_error err = {};
 	struct runner_options opts = { .skip_preflight = true };
 	struct json_object *r;
 	char dir[PATH_MAX], path[PATH_MAX + 32];
-
-	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "%s", run_test_tmpdir("throttle-sink-full"));
-	if (mount("snapbench-test", tmpfs_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") < 0)
-		SKIP_TEST("mounting a tmpfs (%s)", strerror(errno));
-	run_test_at_exit(unmount_tmpfs);
 
 	throttled_spec(&spec, "32M");
 	snprintf(dir, sizeof(dir), "%s/run", tmpfs_dir);
@@ -249,7 +222,7 @@ static void test_sink_full(void)
 	CHECK(jnull(r, "repetitions/0/snapshot/duration_s"));
 	/* no half-written file left to pass for a snapshot */
 	CHECK(access(path, F_OK) < 0);
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
 }
@@ -293,30 +266,22 @@ static void test_cancel(void)
 	CHECK(jnum(r, "repetitions/0/snapshot/throttle/bytes") > 0);
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", dir);
 	CHECK(access(path, F_OK) < 0);
-	expect_no_qemu(r);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} cases[] = {
+	static const struct run_test_case cases[] = {
 		{ "file", test_file },
 		{ "null", test_null },
 		{ "sink-full", test_sink_full },
 		{ "cancel", test_cancel },
 	};
-	const char *only = argc > 3 ? argv[3] : NULL;
 
 	run_test_init(argc, argv);
 	run_test_require_kvm_root();
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!only || !strcmp(only, cases[i].name)) {
-			printf("--- %s\n", cases[i].name);
-			cases[i].fn();
-		}
+	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
 	return 0;
 }

@@ -19,38 +19,27 @@
  * argv[1] (optional) runs one case only.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "clock.h"
 #include "fake-qmp-server.h"
+#include "macro.h"
 #include "qmp.h"
+#include "run-test.h"
 #include "scenario.h"
 #include "spec.h"
 #include "vm.h"
 
 #define T 30000
 
-static char dir[] = "/tmp/snapbench-test-snapshot-status-XXXXXX";
-
-static void rm_dir(void)
-{
-	char *argv[] = { "rm", "-rf", "--", dir, NULL };
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execv("/bin/rm", argv);
-		_exit(127);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-}
+static const char *dir; /* the run directory: run_test_tmpdir() */
 
 /* What prepare and start send: QEMU's own limit lifted, the capabilities set and checked, the fd, migrate. */
 #define CAPS_REPLY                                                                                        \
@@ -255,7 +244,7 @@ static void test_throttled(void)
 	struct harness h;
 	struct sb_error err = {};
 	struct stat st;
-	char path[sizeof(dir) + 32];
+	char path[PATH_MAX];
 	bool done;
 
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", dir);
@@ -302,22 +291,13 @@ static void test_event(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} cases[] = {
+	static const struct run_test_case cases[] = {
 		{ "event-lost", test_event_lost }, { "failed", test_failed }, { "setup-stuck", test_setup_stuck },
 		{ "throttled", test_throttled },   { "event", test_event },
 	};
-	const char *only = argc > 1 ? argv[1] : NULL;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	CHECK(mkdtemp(dir));
-	atexit(rm_dir);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!only || !strcmp(only, cases[i].name)) {
-			printf("--- %s\n", cases[i].name);
-			cases[i].fn();
-		}
+	dir = run_test_tmpdir("snapshot-status");
+	run_test_cases(cases, ARRAY_SIZE(cases), argc > 1 ? argv[1] : NULL);
 	return 0;
 }
