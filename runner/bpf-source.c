@@ -65,7 +65,12 @@ static int set_probe(struct report *r, const char *counter, const struct sb_coun
 		return report_set_probe(r, counter, false, ci->probe ? ci->probe->name : NULL,
 					ci->probe ? sb_backend_name(ci->probe->backend) : NULL,
 					ci->probe && ci->probe->reason[0] ? ci->probe->reason : "the probe is unavailable");
-	snprintf(source, sizeof(source), "%s%s", ci->probe->name, suffix ? suffix : "");
+	/* a target found in a module's BTF (KVM built as modules) is named; vmlinux's is the default */
+	if (!strncmp(ci->probe->btf, "module ", 7))
+		snprintf(source, sizeof(source), "%s%s (BTF of %s)", ci->probe->name, suffix ? suffix : "",
+			 ci->probe->btf);
+	else
+		snprintf(source, sizeof(source), "%s%s", ci->probe->name, suffix ? suffix : "");
 	return report_set_probe(r, counter, true, source, sb_backend_name(ci->probe->backend), NULL);
 }
 
