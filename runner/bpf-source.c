@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "probes.h"
 
@@ -59,8 +60,11 @@ static const struct {
 
 static int set_probe(struct report *r, const char *counter, const struct sb_counter_info *ci, const char *suffix)
 {
+	const char *cannot = kvm_flavour_cannot_count(kvm_flavour_host(), counter);
 	char source[256];
 
+	if (ci->available && cannot)
+		return report_set_probe(r, counter, false, ci->probe->name, sb_backend_name(ci->probe->backend), cannot);
 	if (!ci->available)
 		return report_set_probe(r, counter, false, ci->probe ? ci->probe->name : NULL,
 					ci->probe ? sb_backend_name(ci->probe->backend) : NULL,
