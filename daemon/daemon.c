@@ -26,6 +26,7 @@
 #include "mkdir-p.h"
 #include "progress.h"
 #include "recover.h"
+#include "run-dir.h"
 #include "store.h"
 
 void log_msg(int priority, const char *fmt, ...)
@@ -571,7 +572,7 @@ static void finish_current(struct daemon *d)
 
 	read_progress(d);
 	worker_describe_status(cur->wait_status, status, sizeof(status));
-	snprintf(path, sizeof(path), "%s/%s", cur->run_dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", cur->run_dir, RUN_DIR_REPORT);
 	if (report_read(path, &report, &err) == 0) {
 		state = report_json_state(report);
 		json_object_put(report);

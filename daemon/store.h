@@ -25,11 +25,6 @@
 struct json_object;
 struct store;
 
-#define STORE_RUNS_DIR "runs"
-#define STORE_REPORT "report.json"
-#define STORE_SPEC "spec.json"
-#define STORE_WORKER_LOG "worker.log"
-
 /* Opens (creating runs/ 0755 if missing) the store under state_dir. */
 int store_open(const char *state_dir, struct store **ret, struct sb_error *err);
 void store_free(struct store *s);

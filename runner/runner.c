@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The run engine: preflight, knobs, arms x repetitions, windows, report. */
+#include "run-dir.h"
 #include "runner.h"
 
 #include <errno.h>
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -631,7 +631,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	run.run_dir = opts->run_dir;
 	run.start_ns = mono_ns();
 	run.report_every_ms = opts->report_every_ms ? opts->report_every_ms : 5000;
-	snprintf(run.report_path, sizeof(run.report_path), "%s/report.json", opts->run_dir);
+	snprintf(run.report_path, sizeof(run.report_path), "%s/" RUN_DIR_REPORT, opts->run_dir);
 	if (report_path)
 		snprintf(report_path, PATH_MAX, "%s", run.report_path);
 
@@ -642,10 +642,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	} else if (report_id_valid(base)) {
 		snprintf(id, sizeof(id), "%s", base);
 	} else {
-		uint32_t rnd = 0;
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = (uint32_t)mono_ns();
-		report_make_id(realtime_ns(), rnd, id);
+		report_new_id(realtime_ns(), id);
 	}
 	k = build_report(&run, id, err);
 	if (k < 0)

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "qemu-args.h"
 #include "qga.h"
+#include "run-dir.h"
 #include "telemetry.h"
 #include "qmp-commands.h"
 #include "qmp.h"
@@ -366,8 +367,8 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64", &vm->qemu_path, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&vm->log_path, "%s/qemu-%s.log", cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
-	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, VM_PID_FILE) < 0) {
+	if (asprintf(&vm->log_path, "%s/" RUN_DIR_QEMU_LOG_PREFIX "%s" RUN_DIR_QEMU_LOG_SUFFIX, cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
+	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, RUN_DIR_QEMU_PID) < 0) {
 		vm->log_path = vm->pid_path = NULL;
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}

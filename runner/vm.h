@@ -30,8 +30,6 @@ struct qga_client;
 struct linux_workload;
 struct drain;
 
-#define VM_PID_FILE "qemu.pid"
-
 struct vm_config {
 	const struct run_spec *spec;  /* vm section: memory, vcpus, machine, cpu, backing, user, extra_args */
 	const char *qemu_binary;      /* path, or a name looked up in PATH */
