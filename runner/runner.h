@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "locate.h"
 #include "run-progress.h"
 #include "spec.h"
 
@@ -50,21 +51,3 @@ struct runner_options {
  */
 int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
 		   struct sb_error *err);
-
-/*
- * The micro guest image: $SNAPBENCH_GUEST_IMAGE; else guest/snapbench-guest.elf
- * next to the running binary's build tree (a binary in BUILD/cli/ or
- * BUILD/tests/X/ finds BUILD/guest/); else the installed PKGDATADIR copy.
- * *ret is malloc'ed.
- */
-int runner_find_guest_image(char **ret, struct sb_error *err);
-
-/*
- * When the running binary sits in a meson build tree (BUILD/cli/, BUILD/tests/X/),
- * BUILD/relpath if it is readable: returns 1 with *ret malloc'ed; 0 when not in
- * a build tree or the file is not there.
- */
-int runner_find_in_build_tree(const char *relpath, char **ret, struct sb_error *err);
-
-/* The default results directory: /var/lib/snapbench/runs for root, else ./snapbench-runs. */
-const char *runner_default_results_dir(void);
