@@ -269,9 +269,16 @@ fail:
 	_exit(127);
 }
 
+static void qemu_free(struct vm *vm);
+static void qemu_freep(struct vm **vm)
+{
+	if (*vm)
+		qemu_free(*vm);
+}
+
 static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
 {
-	_cleanup_(vm_freep) struct vm *vm = NULL;
+	_cleanup_(qemu_freep) struct vm *vm = NULL;
 	struct guest_vm gvm;
 	char **extra = NULL;
 	int tel[2] = { -1, -1 }, ctl[2] = { -1, -1 }, qmp[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
@@ -392,14 +399,14 @@ argv_done:
 	if (r < 0) {
 		/* most often QEMU refused its arguments and exited: say what it said */
 		wait_exit(vm, mono_ns() + 2 * NSEC_PER_SEC);
-		if (vm_exited(vm, desc, sizeof(desc)))
+		if (qemu_exited(vm, desc, sizeof(desc)))
 			return sb_error_set(err, -ECHILD, "QEMU (%s) exited at start-up: %s", vm->qemu_path, desc);
 		return sb_error_prefix(err, "QEMU (%s) started but its monitor did not answer", vm->qemu_path);
 	}
 	if (linux_guest) {
 		r = start_linux_workload(cfg, vm, err);
 		if (r < 0) {
-			if (vm_exited(vm, desc, sizeof(desc)))
+			if (qemu_exited(vm, desc, sizeof(desc)))
 				return sb_error_set(err, -ECHILD, "QEMU (%s) exited while the Linux guest booted: %s", vm->qemu_path, desc);
 			return r;
 		}
