@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The libvirt backend's monitors: QMP and the guest agent through libvirt, each command with a timeout. */
-#include "vm-libvirt.h"
+#include "vm-libvirt-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,6 @@
 #include "macro.h"
 #include "qga.h"
 #include "qmp.h"
-#include "vm-libvirt-private.h"
 
 /* ---- QMP through libvirt, with a timeout ----------------------------------- */
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The libvirt backend's domain XML: the micro guest's transient domain, a Linux guest's file. */
-#include "vm-libvirt.h"
+#include "vm-libvirt-private.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,6 @@
 
 #include "macro.h"
 #include "qemu-args.h"
-#include "vm-libvirt-private.h"
 
 #define DOMAIN_XML_MAX (1u << 20)
 
