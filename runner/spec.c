@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "strv.h"
 
 #define SPEC_MAX_DEPTH 16
 
@@ -197,13 +198,6 @@ static const char *json_got(struct json_object *v, char *buf, size_t len)
 	return buf;
 }
 
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void spec_knobs_done(struct spec_knobs *k)
 {
 	for (size_t i = 0; i < k->n; i++) {
@@ -241,7 +235,7 @@ void spec_done(struct run_spec *spec)
 	free(spec->guest.linux_guest.method);
 	free(spec->guest.linux_guest.vm_bytes);
 	free(spec->guest.linux_guest.dir);
-	strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+	strv_free(spec->vm.extra_args);
 	free(spec->guest.pattern);
 	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
 		free(spec->guest.vcpu_pattern[i]);
@@ -595,10 +589,8 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 	return 0;
 }
 
-static int strv_append(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
+static int extra_args_push(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
 {
-	char **n;
-
 	if (spec->vm.n_extra_args >= SPEC_MAX_EXTRA_ARGS)
 		return sb_error_set(err, -E2BIG, "%s: more than %d extra arguments", where, SPEC_MAX_EXTRA_ARGS);
 	if (strlen(s) > SPEC_MAX_STRING)
@@ -611,14 +603,9 @@ static int strv_append(struct run_spec *spec, const char *s, const char *where, 
 			return sb_error_set(err, -EINVAL,
 					    "%s: '%s' is managed by snapbench (it keeps QEMU in the foreground with its own monitor; use vm.user for -runas); drop it",
 					    where, s);
-	n = realloc(spec->vm.extra_args, (spec->vm.n_extra_args + 2) * sizeof(*n));
-	if (!n)
+	if (strv_push(&spec->vm.extra_args, s) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	spec->vm.extra_args = n;
-	n[spec->vm.n_extra_args] = strdup(s);
-	if (!n[spec->vm.n_extra_args])
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	n[++spec->vm.n_extra_args] = NULL;
+	spec->vm.n_extra_args++;
 	return 0;
 }
 
@@ -837,7 +824,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 		if (t != json_type_array)
 			return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)",
 					    where, g);
-		strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+		strv_free(spec->vm.extra_args);
 		spec->vm.extra_args = NULL;
 		spec->vm.n_extra_args = 0;
 		n = json_object_array_length(v);
@@ -848,7 +835,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 			if (!json_object_is_type(e, json_type_string))
 				return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub,
 						    json_got(e, got, sizeof(got)));
-			int r = strv_append(spec, json_object_get_string(e), sub, err);
+			int r = extra_args_push(spec, json_object_get_string(e), sub, err);
 			if (r < 0)
 				return r;
 		}
@@ -1063,7 +1050,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	case F_SINK:
 		return set_enum(spec, f, value, where, err);
 	case F_STRV:
-		return strv_append(spec, value, where, err);
+		return extra_args_push(spec, value, where, err);
 	case F_KNOBS:
 		return knob_arg(&spec->knobs, value, where, err);
 	case F_ARMS:
