@@ -43,7 +43,7 @@ int json_parse_text(const char *text, size_t len, int max_depth, unsigned flags,
 		return -EBADMSG;
 	}
 	/* (o is NULL for the document "null": a value, not a failure) */
-	for (; end < len; end++)
+	for (; !(flags & JSON_PARSE_ALLOW_TRAILING) && end < len; end++)
 		if (!strchr(" \t\r\n", text[end]) || text[end] == '\0') {
 			json_object_put(o);
 			*info = (struct json_parse_info){ .status = JSON_PARSE_TRAILING, .reason = "", .offset = end };

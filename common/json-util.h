@@ -41,8 +41,10 @@ struct json_parse_info {
 	size_t offset;      /* the byte where parsing stopped, or of the trailing text */
 };
 
-/* JSON_PARSE_STRICT: strict JSON (no comments, single quotes ...) and valid UTF-8. */
+/* JSON_PARSE_STRICT: strict JSON (no trailing commas, comments ...) and valid UTF-8. */
 #define JSON_PARSE_STRICT 1u
+/* JSON_PARSE_ALLOW_TRAILING: what follows the value is not looked at (a record rewritten in place). */
+#define JSON_PARSE_ALLOW_TRAILING 2u
 
 /*
  * Parses text (len bytes) as exactly one JSON value; whitespace (space, tab,

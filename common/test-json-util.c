@@ -38,6 +38,10 @@ int main(void)
 		CHECK(parse("{} x", 8, 0, &o, &info) == -EBADMSG);
 		CHECK(info.status == JSON_PARSE_TRAILING && info.offset == 3);
 		CHECK(parse("{} {}", 8, JSON_PARSE_STRICT, &o, &info) == -EBADMSG && info.status == JSON_PARSE_TRAILING);
+		CHECK(parse("{} x}", 8, JSON_PARSE_STRICT | JSON_PARSE_ALLOW_TRAILING, &o, &info) == 0);
+		CHECK(info.status == JSON_PARSE_OK && json_object_is_type(o, json_type_object));
+		json_object_put(o);
+		o = NULL;
 		/* a NUL byte is not whitespace */
 		CHECK(json_parse_text("{}\0", 3, 8, 0, &o, &info) == -EBADMSG && info.status == JSON_PARSE_TRAILING);
 		/* strict: no trailing comma; the default takes one */

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
+#include "json-util.h"
 #include "macro.h"
 #include "strv.h"
 
@@ -925,35 +927,24 @@ static int apply_object(struct run_spec *spec, struct json_object *o, const char
 
 int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const char *origin, struct sb_error *err)
 {
-	struct json_tokener *tok = json_tokener_new_ex(SPEC_MAX_DEPTH);
-	struct json_object *o;
+	const char *what = origin ? origin : "spec";
+	struct json_parse_info info;
+	struct json_object *o = NULL;
 	int r;
 
-	if (!tok)
+	if (len > SPEC_MAX_FILE_BYTES)
+		return sb_error_set(err, -EFBIG, "%s: a spec is at most %u bytes", what, SPEC_MAX_FILE_BYTES);
+	r = json_parse_text(text, len, SPEC_MAX_DEPTH, 0, &o, &info);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (len > SPEC_MAX_FILE_BYTES) {
-		json_tokener_free(tok);
-		return sb_error_set(err, -EFBIG, "%s: a spec is at most %u bytes", origin ? origin : "spec",
-				    SPEC_MAX_FILE_BYTES);
-	}
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	if (!o) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
-		json_tokener_free(tok);
-		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", origin ? origin : "spec",
-				    e == json_tokener_continue ? "unexpected end of input" : json_tokener_error_desc(e));
-	}
-	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
-		if (!strchr(" \t\r\n", text[i])) {
-			json_tokener_free(tok);
-			json_object_put(o);
-			return sb_error_set(err, -EINVAL, "%s: text after the JSON object; a spec is one object",
-					    origin ? origin : "spec");
-		}
-	json_tokener_free(tok);
+	if (r < 0 && info.status == JSON_PARSE_TRAILING)
+		return sb_error_set(err, -EINVAL, "%s: text after the JSON object; a spec is one object", what);
+	if (r < 0)
+		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", what,
+				    info.status == JSON_PARSE_TRUNCATED ? "unexpected end of input" : info.reason);
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", origin ? origin : "spec");
+		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", what);
 	}
 	r = apply_object(spec, o, "", origin, err);
 	json_object_put(o);
@@ -966,6 +957,7 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
+	int r;
 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "%s: cannot open the spec: %s", path, strerror(errno));
@@ -973,23 +965,13 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 		return sb_error_set(err, -errno, "%s: cannot stat the spec: %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return sb_error_set(err, -EISDIR, "%s: is a directory; give a spec file", path);
-	buf = malloc(SPEC_MAX_FILE_BYTES + 1);
-	if (!buf)
+	r = read_full_fd(fd, SPEC_MAX_FILE_BYTES, &buf, &len);
+	if (r == -EFBIG)
+		return sb_error_set(err, -EFBIG, "%s: larger than %u bytes; a spec is small", path, SPEC_MAX_FILE_BYTES);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	for (;;) {
-		ssize_t n = read(fd, buf + len, SPEC_MAX_FILE_BYTES + 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return sb_error_set(err, -errno, "%s: cannot read the spec: %s", path, strerror(errno));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > SPEC_MAX_FILE_BYTES)
-			return sb_error_set(err, -EFBIG, "%s: larger than %u bytes; a spec is small", path,
-					    SPEC_MAX_FILE_BYTES);
-	}
+	if (r < 0)
+		return sb_error_set(err, r, "%s: cannot read the spec: %s", path, strerror(-r));
 	return spec_apply_json(spec, buf, len, path, err);
 }
 
