@@ -23,9 +23,10 @@ int json_parse_text(const char *text, size_t len, int max_depth, unsigned flags,
 	tok = json_tokener_new_ex(max_depth);
 	if (!tok)
 		return -ENOMEM;
+	/* strict: json-c itself refuses text after the value (JSON_PARSE_INVALID), whitespace aside */
 	if (flags & JSON_PARSE_STRICT)
-		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
-						    JSON_TOKENER_VALIDATE_UTF8);
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8 |
+						    (flags & JSON_PARSE_ALLOW_TRAILING ? JSON_TOKENER_ALLOW_TRAILING_CHARS : 0));
 	o = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
@@ -59,8 +60,9 @@ const char *json_type_phrase(struct json_object *o)
 	case json_type_boolean:
 		return "a boolean";
 	case json_type_double:
+		return "a fractional number";
 	case json_type_int:
-		return "a number";
+		return "an integer";
 	case json_type_string:
 		return "a string";
 	case json_type_array:

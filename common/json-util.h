@@ -41,7 +41,11 @@ struct json_parse_info {
 	size_t offset;      /* the byte where parsing stopped, or of the trailing text */
 };
 
-/* JSON_PARSE_STRICT: strict JSON (no trailing commas, comments ...) and valid UTF-8. */
+/*
+ * JSON_PARSE_STRICT: strict JSON (no trailing commas, comments ...) and valid
+ * UTF-8; json-c then reports text after the value itself, as
+ * JSON_PARSE_INVALID at its first byte.
+ */
 #define JSON_PARSE_STRICT 1u
 /* JSON_PARSE_ALLOW_TRAILING: what follows the value is not looked at (a record rewritten in place). */
 #define JSON_PARSE_ALLOW_TRAILING 2u
@@ -58,7 +62,7 @@ int json_parse_text(const char *text, size_t len, int max_depth, unsigned flags,
 
 /* ---- field access ---- */
 
-/* "a string", "an object", "null" ...: for messages. */
+/* "a string", "an integer", "a fractional number", "an object", "null" ...: for messages. */
 const char *json_type_phrase(struct json_object *o);
 
 /* The member key of o, or NULL when o is not an object or has no such member (or it is null). */

@@ -37,7 +37,10 @@ int main(void)
 		CHECK(info.offset == 5 && *info.reason);
 		CHECK(parse("{} x", 8, 0, &o, &info) == -EBADMSG);
 		CHECK(info.status == JSON_PARSE_TRAILING && info.offset == 3);
-		CHECK(parse("{} {}", 8, JSON_PARSE_STRICT, &o, &info) == -EBADMSG && info.status == JSON_PARSE_TRAILING);
+		CHECK(parse("{} {}", 8, JSON_PARSE_STRICT, &o, &info) == -EBADMSG && info.status == JSON_PARSE_INVALID);
+		CHECK(parse("{} \r\n", 8, JSON_PARSE_STRICT, &o, &info) == 0);
+		json_object_put(o);
+		o = NULL;
 		CHECK(parse("{} x}", 8, JSON_PARSE_STRICT | JSON_PARSE_ALLOW_TRAILING, &o, &info) == 0);
 		CHECK(info.status == JSON_PARSE_OK && json_object_is_type(o, json_type_object));
 		json_object_put(o);
@@ -74,11 +77,11 @@ int main(void)
 		s = "kept";
 		CHECK(json_get_string(o, "missing", &s, &err) == -ENOENT && !strcmp(err.msg, "missing \"missing\""));
 		CHECK(json_get_string(o, "i", &s, &err) == -EINVAL);
-		CHECK_MSG(!strcmp(err.msg, "\"i\" is a number, not a string"), "%s", err.msg);
+		CHECK_MSG(!strcmp(err.msg, "\"i\" is an integer, not a string"), "%s", err.msg);
 		CHECK(json_get_string(o, "n", &s, &err) == -EINVAL && !strcmp(err.msg, "\"n\" is null, not a string"));
 		CHECK(!strcmp(s, "kept"));
 		i = 7;
-		CHECK(json_get_int64(o, "d", &i, &err) == -EINVAL && !strcmp(err.msg, "\"d\" is a number, not an integer"));
+		CHECK(json_get_int64(o, "d", &i, &err) == -EINVAL && !strcmp(err.msg, "\"d\" is a fractional number, not an integer"));
 		CHECK(json_get_int64(o, "big", &i, &err) == -ERANGE && i == 7);
 		CHECK(json_get_bool(o, "s", &b, &err) == -EINVAL && !strcmp(err.msg, "\"s\" is a string, not true or false"));
 		CHECK(json_get_object(o, "a", &v, &err) == -EINVAL && !strcmp(err.msg, "\"a\" is an array, not an object"));
