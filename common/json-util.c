@@ -30,13 +30,18 @@ int json_parse_text(const char *text, size_t len, int max_depth, unsigned flags,
 	o = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue && end == len) {
+		/* the text ends here: that completes a bare number or literal, or leaves a value truncated */
+		o = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+	}
 	json_tokener_free(tok);
 
 	if (jerr != json_tokener_success) {
 		json_object_put(o);
 		*info = (struct json_parse_info){
 			.status = jerr == json_tokener_error_depth ? JSON_PARSE_TOO_DEEP
-				  : jerr == json_tokener_continue  ? JSON_PARSE_TRUNCATED
+				  : jerr == json_tokener_error_parse_eof ? JSON_PARSE_TRUNCATED
 								   : JSON_PARSE_INVALID,
 			.reason = json_tokener_error_desc(jerr),
 			.offset = end,

@@ -29,7 +29,7 @@ static inline void json_putp(struct json_object **o)
 enum json_parse_status {
 	JSON_PARSE_OK,
 	JSON_PARSE_TOO_DEEP,  /* containers nested deeper than max_depth */
-	JSON_PARSE_TRUNCATED, /* the text ends inside the value (or is empty) */
+	JSON_PARSE_TRUNCATED, /* the text ends inside the value (or is empty); reason "unexpected end of data" */
 	JSON_PARSE_INVALID,   /* not JSON: reason says why, offset where */
 	JSON_PARSE_TRAILING,  /* text other than whitespace after the value, at offset */
 };
@@ -52,7 +52,8 @@ struct json_parse_info {
 
 /*
  * Parses text (len bytes) as exactly one JSON value; whitespace (space, tab,
- * CR, LF) may follow it. max_depth is json-c's depth: the top-level value
+ * CR, LF) may follow it. The text's end ends the value: "12" is a number,
+ * "{" is truncated. max_depth is json-c's depth: the top-level value
  * counts as a level. Returns 0 with *ret set, -ENOMEM, -EMSGSIZE when len
  * exceeds what json-c takes (INT_MAX), or -EBADMSG with info filled. info
  * may be NULL; it is filled (status JSON_PARSE_OK) on success too.

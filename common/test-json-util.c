@@ -22,6 +22,18 @@ int main(void)
 		CHECK(parse(" {\"a\": [1, 2]}\r\n\t ", 3, 0, &o, &info) == 0);
 		CHECK(info.status == JSON_PARSE_OK && json_object_is_type(o, json_type_object));
 	}
+	/* a bare number or literal is a whole document; "null" gives NULL */
+	{
+		struct json_object *o = NULL;
+		CHECK(parse("12", 3, 0, &o, &info) == 0 && json_object_get_int(o) == 12);
+		json_object_put(o);
+		CHECK(parse(" true ", 3, JSON_PARSE_STRICT, &o, &info) == 0 && json_object_get_boolean(o));
+		json_object_put(o);
+		o = (struct json_object *)&info;
+		CHECK(parse("null", 3, 0, &o, &info) == 0 && o == NULL);
+		CHECK(parse("tru", 3, 0, &o, &info) == -EBADMSG && info.status == JSON_PARSE_TRUNCATED);
+		CHECK(!strcmp(info.reason, "unexpected end of data"));
+	}
 	/* depth: json-c's, the top level counts */
 	{
 		struct json_object *o = NULL;
