@@ -9,17 +9,19 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "strv.h"
 #include "wire.h"
 
 #define MAX_ARGS 64
 
-struct strv {
+/* The argv being built; the first failure latches (-E2BIG or -ENOMEM) and later adds do nothing. */
+struct args {
 	char **v;
 	size_t n;
 	int oom;
 };
 
-static _printf_(2, 3) void add(struct strv *s, const char *fmt, ...)
+static _printf_(2, 3) void add(struct args *s, const char *fmt, ...)
 {
 	va_list ap;
 	char *arg;
@@ -36,17 +38,10 @@ static _printf_(2, 3) void add(struct strv *s, const char *fmt, ...)
 		arg = NULL;
 	}
 	va_end(ap);
-	if (arg)
-		s->v[s->n++] = arg;
-}
-
-void guest_strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
+	if (arg && strv_consume(&s->v, arg) < 0)
+		s->oom = -ENOMEM;
+	else if (arg)
+		s->n++;
 }
 
 /*
@@ -54,7 +49,7 @@ void guest_strv_free(char **v)
  * chardev writes to telemetry_path, the control line on COM1 when
  * control_fd is given (else the caller provides COM1), the exit port.
  */
-static void add_devices(struct strv *s, const char *telemetry_path, int control_fd)
+static void add_devices(struct args *s, const char *telemetry_path, int control_fd)
 {
 	add(s, "-chardev");
 	add(s, "file,id=sbtel,path=%s,append=on", telemetry_path);
@@ -70,11 +65,11 @@ static void add_devices(struct strv *s, const char *telemetry_path, int control_
 	add(s, "isa-debug-exit,iobase=0x%x,iosize=4", GUEST_PORT_EXIT);
 }
 
-static int finish(struct strv *s, char ***out, struct sb_error *err)
+static int finish(struct args *s, char ***out, struct sb_error *err)
 {
 	if (s->oom) {
 		int r = s->oom;
-		guest_strv_free(s->v);
+		strv_free(s->v);
 		return sb_error_set(err, r,
 				    r == -E2BIG ? "guest VM: more than %d QEMU arguments: pass fewer extra ones"
 						: "guest VM: out of memory (%d arguments)",
@@ -86,13 +81,10 @@ static int finish(struct strv *s, char ***out, struct sb_error *err)
 
 int guest_qemu_device_args(const char *telemetry_path, char ***out, struct sb_error *err)
 {
-	struct strv s = { 0 };
+	struct args s = { 0 };
 
 	if (!telemetry_path || !*telemetry_path)
 		return sb_error_set(err, -EINVAL, "guest VM: no telemetry path given");
-	s.v = calloc(MAX_ARGS, sizeof(char *));
-	if (!s.v)
-		return sb_error_set(err, -ENOMEM, "guest VM: out of memory");
 	add(&s, "-bios");
 	add(&s, "%s", GUEST_FIRMWARE_DEFAULT);
 	add_devices(&s, telemetry_path, -1);
@@ -101,7 +93,7 @@ int guest_qemu_device_args(const char *telemetry_path, char ***out, struct sb_er
 
 int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err)
 {
-	struct strv s = { 0 };
+	struct args s = { 0 };
 	const char *firmware = vm->firmware ? vm->firmware : GUEST_FIRMWARE_DEFAULT;
 	char telemetry_path[32];
 
@@ -118,10 +110,6 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 		return sb_error_set(err, -EINVAL,
 				    "guest VM: telemetry_fd=%d, control_fd=%d: give a pipe's write end and a connected socket", vm->telemetry_fd,
 				    vm->control_fd);
-
-	s.v = calloc(MAX_ARGS, sizeof(char *));
-	if (!s.v)
-		return sb_error_set(err, -ENOMEM, "guest VM: out of memory");
 
 	add(&s, "%s", vm->qemu ? vm->qemu : "qemu-system-x86_64");
 	add(&s, "-machine");

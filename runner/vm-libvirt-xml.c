@@ -9,6 +9,7 @@
 
 #include "macro.h"
 #include "qemu-args.h"
+#include "strv.h"
 
 #define DOMAIN_XML_MAX (1u << 20)
 
@@ -37,7 +38,7 @@ static void qemu_arg(FILE *f, const char *s)
 int lv_domain_xml(const struct vm_config *cfg, const struct lv_vm *lv, const char *emulator, char **ret)
 {
 	const struct run_spec *s = cfg->spec;
-	_cleanup_strv_ char **devices = NULL;
+	_cleanup_strv_free_ char **devices = NULL;
 	char *xml = NULL;
 	size_t len = 0;
 	FILE *f;

@@ -17,7 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
+#include "json-util.h"
 #include "macro.h"
+#include "strv.h"
 
 #define SPEC_MAX_DEPTH 16
 
@@ -197,13 +200,6 @@ static const char *json_got(struct json_object *v, char *buf, size_t len)
 	return buf;
 }
 
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void spec_knobs_done(struct spec_knobs *k)
 {
 	for (size_t i = 0; i < k->n; i++) {
@@ -241,7 +237,7 @@ void spec_done(struct run_spec *spec)
 	free(spec->guest.linux_guest.method);
 	free(spec->guest.linux_guest.vm_bytes);
 	free(spec->guest.linux_guest.dir);
-	strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+	strv_free(spec->vm.extra_args);
 	free(spec->guest.pattern);
 	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
 		free(spec->guest.vcpu_pattern[i]);
@@ -595,10 +591,8 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 	return 0;
 }
 
-static int strv_append(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
+static int extra_args_push(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
 {
-	char **n;
-
 	if (spec->vm.n_extra_args >= SPEC_MAX_EXTRA_ARGS)
 		return sb_error_set(err, -E2BIG, "%s: more than %d extra arguments", where, SPEC_MAX_EXTRA_ARGS);
 	if (strlen(s) > SPEC_MAX_STRING)
@@ -611,14 +605,9 @@ static int strv_append(struct run_spec *spec, const char *s, const char *where, 
 			return sb_error_set(err, -EINVAL,
 					    "%s: '%s' is managed by snapbench (it keeps QEMU in the foreground with its own monitor; use vm.user for -runas); drop it",
 					    where, s);
-	n = realloc(spec->vm.extra_args, (spec->vm.n_extra_args + 2) * sizeof(*n));
-	if (!n)
+	if (strv_push(&spec->vm.extra_args, s) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	spec->vm.extra_args = n;
-	n[spec->vm.n_extra_args] = strdup(s);
-	if (!n[spec->vm.n_extra_args])
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	n[++spec->vm.n_extra_args] = NULL;
+	spec->vm.n_extra_args++;
 	return 0;
 }
 
@@ -837,7 +826,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 		if (t != json_type_array)
 			return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)",
 					    where, g);
-		strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+		strv_free(spec->vm.extra_args);
 		spec->vm.extra_args = NULL;
 		spec->vm.n_extra_args = 0;
 		n = json_object_array_length(v);
@@ -848,7 +837,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 			if (!json_object_is_type(e, json_type_string))
 				return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub,
 						    json_got(e, got, sizeof(got)));
-			int r = strv_append(spec, json_object_get_string(e), sub, err);
+			int r = extra_args_push(spec, json_object_get_string(e), sub, err);
 			if (r < 0)
 				return r;
 		}
@@ -938,35 +927,24 @@ static int apply_object(struct run_spec *spec, struct json_object *o, const char
 
 int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const char *origin, struct sb_error *err)
 {
-	struct json_tokener *tok = json_tokener_new_ex(SPEC_MAX_DEPTH);
-	struct json_object *o;
+	const char *what = origin ? origin : "spec";
+	struct json_parse_info info;
+	struct json_object *o = NULL;
 	int r;
 
-	if (!tok)
+	if (len > SPEC_MAX_FILE_BYTES)
+		return sb_error_set(err, -EFBIG, "%s: a spec is at most %u bytes", what, SPEC_MAX_FILE_BYTES);
+	r = json_parse_text(text, len, SPEC_MAX_DEPTH, 0, &o, &info);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (len > SPEC_MAX_FILE_BYTES) {
-		json_tokener_free(tok);
-		return sb_error_set(err, -EFBIG, "%s: a spec is at most %u bytes", origin ? origin : "spec",
-				    SPEC_MAX_FILE_BYTES);
-	}
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	if (!o) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
-		json_tokener_free(tok);
-		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", origin ? origin : "spec",
-				    e == json_tokener_continue ? "unexpected end of input" : json_tokener_error_desc(e));
-	}
-	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
-		if (!strchr(" \t\r\n", text[i])) {
-			json_tokener_free(tok);
-			json_object_put(o);
-			return sb_error_set(err, -EINVAL, "%s: text after the JSON object; a spec is one object",
-					    origin ? origin : "spec");
-		}
-	json_tokener_free(tok);
+	if (r < 0 && info.status == JSON_PARSE_TRAILING)
+		return sb_error_set(err, -EINVAL, "%s: text after the JSON object; a spec is one object", what);
+	if (r < 0)
+		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", what,
+				    info.status == JSON_PARSE_TRUNCATED ? "unexpected end of input" : info.reason);
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", origin ? origin : "spec");
+		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", what);
 	}
 	r = apply_object(spec, o, "", origin, err);
 	json_object_put(o);
@@ -979,6 +957,7 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
+	int r;
 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "%s: cannot open the spec: %s", path, strerror(errno));
@@ -986,23 +965,13 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 		return sb_error_set(err, -errno, "%s: cannot stat the spec: %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return sb_error_set(err, -EISDIR, "%s: is a directory; give a spec file", path);
-	buf = malloc(SPEC_MAX_FILE_BYTES + 1);
-	if (!buf)
+	r = read_full_fd(fd, SPEC_MAX_FILE_BYTES, &buf, &len);
+	if (r == -EFBIG)
+		return sb_error_set(err, -EFBIG, "%s: larger than %u bytes; a spec is small", path, SPEC_MAX_FILE_BYTES);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	for (;;) {
-		ssize_t n = read(fd, buf + len, SPEC_MAX_FILE_BYTES + 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return sb_error_set(err, -errno, "%s: cannot read the spec: %s", path, strerror(errno));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > SPEC_MAX_FILE_BYTES)
-			return sb_error_set(err, -EFBIG, "%s: larger than %u bytes; a spec is small", path,
-					    SPEC_MAX_FILE_BYTES);
-	}
+	if (r < 0)
+		return sb_error_set(err, r, "%s: cannot read the spec: %s", path, strerror(-r));
 	return spec_apply_json(spec, buf, len, path, err);
 }
 
@@ -1063,7 +1032,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	case F_SINK:
 		return set_enum(spec, f, value, where, err);
 	case F_STRV:
-		return strv_append(spec, value, where, err);
+		return extra_args_push(spec, value, where, err);
 	case F_KNOBS:
 		return knob_arg(&spec->knobs, value, where, err);
 	case F_ARMS:
