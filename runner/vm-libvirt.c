@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The libvirt VM backend: the micro guest in a transient domain (vm-libvirt.h). */
+/* The libvirt VM backend: the micro guest in a transient domain (vm-libvirt.h); its other concerns are vm-libvirt-*.c (vm-libvirt-private.h). */
 #include "vm-libvirt.h"
 
 #include <errno.h>
