@@ -373,12 +373,108 @@ static int start_linux_workload(const struct vm_config *cfg, struct lv_vm *lv, s
 
 static void lv_free(struct vm *vm);
 
+/* The micro guest's kernel and telemetry FIFO where libvirt's QEMU user (uid, gid) can reach them, then its transient domain. */
+static int start_micro_domain(const struct vm_config *cfg, struct lv_vm *lv, unsigned uid, unsigned gid,
+			      struct sb_error *err)
+{
+	_cleanup_free_ char *xml = NULL;
+	_cleanup_close_ int fifo_w = -1;
+	char base[4096];
+	int r;
+
+	if (geteuid() != 0 && uid != geteuid())
+		return sb_error_set(err, -EPERM,
+				    "libvirt at %s runs QEMU as uid %u: only root can hand it the guest's files; run snapbench as root or use qemu:///session",
+				    lv->uri, uid);
+
+	/* the guest's kernel and telemetry FIFO, where QEMU's user can reach them */
+	r = work_base(base, sizeof(base), err);
+	if (r < 0)
+		return r;
+	if (asprintf(&lv->work_dir, "%s/vm-XXXXXX", base) < 0) {
+		lv->work_dir = NULL;
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (!mkdtemp(lv->work_dir)) {
+		r = sb_error_set(err, -errno, "%s: cannot create it: %s", lv->work_dir, strerror(errno));
+		free(lv->work_dir);
+		lv->work_dir = NULL;
+		return r;
+	}
+	if (chmod(lv->work_dir, 0711) < 0 || asprintf(&lv->kernel_path, "%s/%s", lv->work_dir, KERNEL_NAME) < 0 ||
+	    asprintf(&lv->fifo_path, "%s/%s", lv->work_dir, TELEMETRY_NAME) < 0)
+		return sb_error_set(err, -ENOMEM, "%s: cannot prepare it", lv->work_dir);
+	r = copy_file(cfg->guest_image, lv->kernel_path, err);
+	if (r < 0)
+		return r;
+	if (mkfifo(lv->fifo_path, 0600) < 0 || (geteuid() == 0 && chown(lv->fifo_path, uid, gid) < 0))
+		return sb_error_set(err, -errno, "telemetry FIFO %s: %s", lv->fifo_path, strerror(errno));
+	/* our read end, and a write end held until QEMU has opened its own, so the reader sees no early EOF */
+	lv->vm.telemetry_fd = open(lv->fifo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (lv->vm.telemetry_fd >= 0)
+		fifo_w = open(lv->fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (lv->vm.telemetry_fd < 0 || fifo_w < 0)
+		return sb_error_set(err, -errno, "telemetry FIFO %s: %s", lv->fifo_path, strerror(errno));
+	(void)fcntl(lv->vm.telemetry_fd, F_SETPIPE_SZ, 1 << 20);
+	r = drain_start(lv->vm.telemetry_fd, &lv->vm.telemetry);
+	if (r < 0)
+		return sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r));
+
+	r = lv_domain_xml(cfg, lv, cfg->qemu_binary && strchr(cfg->qemu_binary, '/') ? cfg->qemu_binary : NULL, &xml);
+	if (r < 0)
+		return sb_error_set(err, r, "out of memory");
+	if (asprintf(&lv->vm.log_path, "%s/%s.log", LOG_DIR, lv->name) < 0)
+		lv->vm.log_path = NULL;
+
+	/* AUTODESTROY: if snapbench dies, libvirtd destroys the domain when our connection drops */
+	lv->dom = virDomainCreateXML(lv->conn, xml, VIR_DOMAIN_START_AUTODESTROY);
+	if (!lv->dom)
+		return sb_error_set(err, -ECHILD, "libvirt at %s could not start domain %s: %s", lv->uri, lv->name, lv_error());
+	lv->ours = true;
+	return 0;
+}
+
+/* QMP through libvirt, and the events: each registration holds a reference to the shared state, dropped by libvirt. */
+static int connect_monitor(struct lv_vm *lv, struct sb_error *err)
+{
+	char label[300];
+	int r;
+
+	snprintf(label, sizeof(label), "libvirt domain %s", lv->name);
+	r = qmp_client_new_with_ops(&lv_qmp_ops, lv, label, NULL, &lv->vm.qmp, err);
+	if (r < 0)
+		return r;
+	qmp_client_set_command_timeout(lv->vm.qmp, lv->command_timeout_ms);
+	pthread_mutex_lock(&lv->shared->lock);
+	lv->shared->qmp = lv->vm.qmp;
+	pthread_mutex_unlock(&lv->shared->lock);
+
+	shared_ref(lv->shared);
+	lv->cb_lifecycle = virConnectDomainEventRegisterAny(lv->conn, lv->dom, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+							    VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), lv->shared, shared_unref);
+	if (lv->cb_lifecycle < 0)
+		shared_unref(lv->shared);
+	shared_ref(lv->shared);
+	lv->cb_job = virConnectDomainEventRegisterAny(lv->conn, lv->dom, VIR_DOMAIN_EVENT_ID_JOB_COMPLETED,
+						      VIR_DOMAIN_EVENT_CALLBACK(on_job_completed), lv->shared, shared_unref);
+	if (lv->cb_job < 0)
+		shared_unref(lv->shared);
+	shared_ref(lv->shared);
+	lv->cb_qmp = virConnectDomainQemuMonitorEventRegister(lv->conn, lv->dom, NULL, on_qmp_event, lv->shared,
+							      shared_unref, 0);
+	if (lv->cb_qmp < 0) {
+		shared_unref(lv->shared);
+		return sb_error_set(err, -EIO, "libvirt domain %s: cannot subscribe to QMP events: %s", lv->name, lv_error());
+	}
+	if (lv->cb_lifecycle < 0)
+		return sb_error_set(err, -EIO, "libvirt domain %s: cannot subscribe to lifecycle events: %s", lv->name,
+				    lv_error());
+	return 0;
+}
+
 static int lv_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
 {
 	struct lv_vm *lv;
-	_cleanup_free_ char *xml = NULL;
-	_cleanup_close_ int fifo_w = -1;
-	char base[4096], label[300];
 	unsigned uid, gid;
 	int r;
 
@@ -410,113 +506,15 @@ static int lv_start(const struct vm_config *cfg, struct vm **ret, struct sb_erro
 		r = sb_error_set(err, r, "libvirt at %s: cannot read its capabilities: %s", lv->uri, lv_error());
 		goto fail;
 	}
-	if (cfg->spec->guest.kind == SPEC_GUEST_LINUX) {
+	if (cfg->spec->guest.kind == SPEC_GUEST_LINUX)
 		r = start_linux_domain(cfg, lv, err);
-		if (r < 0)
-			goto fail;
-		goto domain_started;
-	}
-	if (geteuid() != 0 && uid != geteuid()) {
-		r = sb_error_set(err, -EPERM,
-				 "libvirt at %s runs QEMU as uid %u: only root can hand it the guest's files; run snapbench as root or use qemu:///session",
-				 lv->uri, uid);
-		goto fail;
-	}
-
-	/* the guest's kernel and telemetry FIFO, where QEMU's user can reach them */
-	r = work_base(base, sizeof(base), err);
+	else
+		r = start_micro_domain(cfg, lv, uid, gid, err);
 	if (r < 0)
 		goto fail;
-	if (asprintf(&lv->work_dir, "%s/vm-XXXXXX", base) < 0) {
-		lv->work_dir = NULL;
-		r = sb_error_set(err, -ENOMEM, "out of memory");
-		goto fail;
-	}
-	if (!mkdtemp(lv->work_dir)) {
-		r = sb_error_set(err, -errno, "%s: cannot create it: %s", lv->work_dir, strerror(errno));
-		free(lv->work_dir);
-		lv->work_dir = NULL;
-		goto fail;
-	}
-	if (chmod(lv->work_dir, 0711) < 0 || asprintf(&lv->kernel_path, "%s/%s", lv->work_dir, KERNEL_NAME) < 0 ||
-	    asprintf(&lv->fifo_path, "%s/%s", lv->work_dir, TELEMETRY_NAME) < 0) {
-		r = sb_error_set(err, -ENOMEM, "%s: cannot prepare it", lv->work_dir);
-		goto fail;
-	}
-	r = copy_file(cfg->guest_image, lv->kernel_path, err);
+	r = connect_monitor(lv, err);
 	if (r < 0)
 		goto fail;
-	if (mkfifo(lv->fifo_path, 0600) < 0 || (geteuid() == 0 && chown(lv->fifo_path, uid, gid) < 0)) {
-		r = sb_error_set(err, -errno, "telemetry FIFO %s: %s", lv->fifo_path, strerror(errno));
-		goto fail;
-	}
-	/* our read end, and a write end held until QEMU has opened its own, so the reader sees no early EOF */
-	lv->vm.telemetry_fd = open(lv->fifo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (lv->vm.telemetry_fd >= 0)
-		fifo_w = open(lv->fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (lv->vm.telemetry_fd < 0 || fifo_w < 0) {
-		r = sb_error_set(err, -errno, "telemetry FIFO %s: %s", lv->fifo_path, strerror(errno));
-		goto fail;
-	}
-	(void)fcntl(lv->vm.telemetry_fd, F_SETPIPE_SZ, 1 << 20);
-	r = drain_start(lv->vm.telemetry_fd, &lv->vm.telemetry);
-	if (r < 0) {
-		sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r));
-		goto fail;
-	}
-
-	r = lv_domain_xml(cfg, lv, cfg->qemu_binary && strchr(cfg->qemu_binary, '/') ? cfg->qemu_binary : NULL, &xml);
-	if (r < 0) {
-		sb_error_set(err, r, "out of memory");
-		goto fail;
-	}
-	if (asprintf(&lv->vm.log_path, "%s/%s.log", LOG_DIR, lv->name) < 0)
-		lv->vm.log_path = NULL;
-
-	/* AUTODESTROY: if snapbench dies, libvirtd destroys the domain when our connection drops */
-	lv->dom = virDomainCreateXML(lv->conn, xml, VIR_DOMAIN_START_AUTODESTROY);
-	if (!lv->dom) {
-		r = sb_error_set(err, -ECHILD, "libvirt at %s could not start domain %s: %s", lv->uri, lv->name, lv_error());
-		goto fail;
-	}
-	lv->ours = true;
-	close(TAKE_FD(fifo_w));
-
-domain_started:
-	snprintf(label, sizeof(label), "libvirt domain %s", lv->name);
-	r = qmp_client_new_with_ops(&lv_qmp_ops, lv, label, NULL, &lv->vm.qmp, err);
-	if (r < 0)
-		goto fail;
-	qmp_client_set_command_timeout(lv->vm.qmp, lv->command_timeout_ms);
-	pthread_mutex_lock(&lv->shared->lock);
-	lv->shared->qmp = lv->vm.qmp;
-	pthread_mutex_unlock(&lv->shared->lock);
-
-	/* events: each registration holds a reference to the shared state, dropped by libvirt */
-	shared_ref(lv->shared);
-	lv->cb_lifecycle = virConnectDomainEventRegisterAny(lv->conn, lv->dom, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-							    VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), lv->shared, shared_unref);
-	if (lv->cb_lifecycle < 0)
-		shared_unref(lv->shared);
-	shared_ref(lv->shared);
-	lv->cb_job = virConnectDomainEventRegisterAny(lv->conn, lv->dom, VIR_DOMAIN_EVENT_ID_JOB_COMPLETED,
-						      VIR_DOMAIN_EVENT_CALLBACK(on_job_completed), lv->shared, shared_unref);
-	if (lv->cb_job < 0)
-		shared_unref(lv->shared);
-	shared_ref(lv->shared);
-	lv->cb_qmp = virConnectDomainQemuMonitorEventRegister(lv->conn, lv->dom, NULL, on_qmp_event, lv->shared,
-							      shared_unref, 0);
-	if (lv->cb_qmp < 0) {
-		shared_unref(lv->shared);
-		r = sb_error_set(err, -EIO, "libvirt domain %s: cannot subscribe to QMP events: %s", lv->name, lv_error());
-		goto fail;
-	}
-	if (lv->cb_lifecycle < 0) {
-		r = sb_error_set(err, -EIO, "libvirt domain %s: cannot subscribe to lifecycle events: %s", lv->name,
-				 lv_error());
-		goto fail;
-	}
-
 	r = find_pid(lv, err);
 	if (r < 0)
 		goto fail;
