@@ -728,6 +728,28 @@ static int run_repetitions(struct run *run, struct knobs_session *knobs, struct 
 	return ret;
 }
 
+/* The run's state from how its repetitions went (ret: run_repetitions() or knobs_end()); the run's return value. */
+static int run_end(struct run *run, int ret, const struct run_failures *f, unsigned total, struct sb_error *err)
+{
+	if (ret == -ECANCELED) {
+		finish_run(run, REPORT_CANCELLED, "cancel", "the run was cancelled");
+		sb_error_set(err, ret, "the run was cancelled in repetition %u of %u", run->reps_done ? run->reps_done : 1, total);
+	} else if (ret < 0 || f->failed) {
+		char msg[SB_ERROR_MAX];
+		/* truncating a long message is fine; using the result keeps -Wformat-truncation quiet */
+		if (snprintf(msg, sizeof(msg), "%u of %u repetitions failed; first: %s: %s", f->failed, total, f->phase,
+			     f->error) < 0)
+			msg[0] = '\0';
+		finish_run(run, REPORT_FAILED, f->phase, msg);
+		sb_error_set(err, ret < 0 ? ret : -EIO, "%s", msg);
+		if (ret == 0)
+			ret = -EIO;
+	} else {
+		finish_run(run, REPORT_COMPLETED, NULL, NULL);
+	}
+	return ret;
+}
+
 int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
 		   struct sb_error *err)
 {
@@ -797,21 +819,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		}
 	}
 	progress(&run, "done", NULL, NULL);
-	if (ret == -ECANCELED) {
-		finish_run(&run, REPORT_CANCELLED, "cancel", "the run was cancelled");
-		sb_error_set(err, ret, "the run was cancelled in repetition %u of %u", run.reps_done ? run.reps_done : 1, total);
-	} else if (ret < 0 || f.failed) {
-		char msg[SB_ERROR_MAX];
-		if (snprintf(msg, sizeof(msg), "%u of %u repetitions failed; first: %s: %s", f.failed, total, f.phase,
-			     f.error) < 0)
-			msg[0] = '\0';
-		finish_run(&run, REPORT_FAILED, f.phase, msg);
-		sb_error_set(err, ret < 0 ? ret : -EIO, "%s", msg);
-		if (ret == 0)
-			ret = -EIO;
-	} else {
-		finish_run(&run, REPORT_COMPLETED, NULL, NULL);
-	}
+	ret = run_end(&run, ret, &f, total, err);
 
 out:
 	knobs_end(knobs, NULL);
