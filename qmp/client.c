@@ -129,15 +129,6 @@ void qmp_client_free(struct qmp_client *c)
 	free(c);
 }
 
-void qmp_event_free(struct qmp_event *e)
-{
-	if (!e)
-		return;
-	free(e->name);
-	json_object_put(e->data);
-	free(e);
-}
-
 const char *qmp_client_label(const struct qmp_client *c)
 {
 	return c->label;
