@@ -14,6 +14,7 @@
 #include "atomic-file.h"
 #include "clock.h"
 #include "config.h"
+#include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
 #include "store.h"
@@ -534,7 +535,7 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		       struct sb_error *err)
 {
 	struct store_filter f = { .state = (int)state };
-	struct json_object *list = NULL;
+	_cleanup_json_ struct json_object *list = NULL;
 	char(*ids)[REPORT_ID_MAX];
 	size_t n;
 	int r;
@@ -544,14 +545,11 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		return r;
 	n = json_object_array_length(list);
 	ids = calloc(n ? n : 1, sizeof(*ids));
-	if (!ids) {
-		json_object_put(list);
+	if (!ids)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < n; i++)
 		snprintf(ids[i], sizeof(ids[i]), "%s",
 			 json_object_get_string(get(json_object_array_get_idx(list, i), "id")));
-	json_object_put(list);
 	*ret = ids;
 	*n_ret = n;
 	return 0;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "json-util.h"
 #include "macro.h"
 #include "qga.h"
 
@@ -123,17 +124,15 @@ static struct json_object *strv_json(const char *const *v)
 
 int qga_info(struct qga_client *c, char *version, size_t len, struct sb_error *err)
 {
-	struct json_object *ret = NULL, *v;
+	_cleanup_json_ struct json_object *ret = NULL;
+	struct json_object *v;
 	int r = qga_execute(c, "guest-info", NULL, qga_client_command_timeout(c), &ret, err);
 
 	if (r < 0)
 		return r;
-	if (!json_object_object_get_ex(ret, "version", &v) || !json_object_is_type(v, json_type_string)) {
-		json_object_put(ret);
+	if (!json_object_object_get_ex(ret, "version", &v) || !json_object_is_type(v, json_type_string))
 		return sb_error_set(err, -EPROTO, "%s: guest-info without a version", qga_client_label(c));
-	}
 	snprintf(version, len, "%s", json_object_get_string(v));
-	json_object_put(ret);
 	return 0;
 }
 

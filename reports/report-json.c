@@ -506,7 +506,7 @@ int report_to_json(const struct report *r, struct json_object **ret, struct sb_e
 
 int report_write(const struct report *r, const char *path, struct sb_error *err)
 {
-	struct json_object *o = NULL;
+	_cleanup_json_ struct json_object *o = NULL;
 	const char *text;
 	size_t len;
 	int k;
@@ -515,18 +515,13 @@ int report_write(const struct report *r, const char *path, struct sb_error *err)
 	if (k < 0)
 		return k;
 	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	if (!text) {
-		json_object_put(o);
+	if (!text)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
-	}
 	_cleanup_free_ char *buf = malloc(len + 1);
-	if (!buf) {
-		json_object_put(o);
+	if (!buf)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
-	}
 	memcpy(buf, text, len);
 	buf[len] = '\n';
-	json_object_put(o);
 	return atomic_file_write(path, buf, len + 1, 0644, err);
 }
 

@@ -466,7 +466,8 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 /* Restores state_dir's journal and removes it; the caller holds both locks. Returns the knobs restored. */
 static int journal_restore(const char *state_dir, const char *root, struct sb_error *err)
 {
-	struct json_object *o = NULL, *a;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *a;
 	char path[4096], kpath[4096];
 	int r, restored = 0, failed = 0;
 	struct sb_error first = {};
@@ -496,7 +497,6 @@ static int journal_restore(const char *state_dir, const char *root, struct sb_er
 		}
 		restored++;
 	}
-	json_object_put(o);
 	if (failed) {
 		if (err) {
 			*err = first;
