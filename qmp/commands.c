@@ -211,7 +211,7 @@ int qmp_migrate_set_capabilities(struct qmp_client *c, const struct qmp_migrate_
 				 struct sb_error *err)
 {
 	struct json_object *list = json_object_new_array();
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	if (!list)
@@ -236,7 +236,6 @@ int qmp_migrate_set_capabilities(struct qmp_client *c, const struct qmp_migrate_
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = execute(c, "migrate-set-capabilities", args, NULL, err);
-	json_object_put(args);
 	if (r < 0)
 		return r;
 
@@ -266,7 +265,8 @@ int qmp_migrate_set_parameters(struct qmp_client *c, struct json_object *params,
 
 int qmp_migrate_set_max_bandwidth(struct qmp_client *c, int64_t bytes_per_second, struct sb_error *err)
 {
-	struct json_object *args, *reply = NULL;
+	_cleanup_json_ struct json_object *args = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	int64_t now;
 	int r;
 
@@ -277,14 +277,12 @@ int qmp_migrate_set_max_bandwidth(struct qmp_client *c, int64_t bytes_per_second
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = qmp_migrate_set_parameters(c, args, err);
-	json_object_put(args);
 	if (r < 0)
 		return r;
 	r = execute(c, "query-migrate-parameters", NULL, &reply, err);
 	if (r < 0)
 		return r;
 	now = int_member(reply, "max-bandwidth");
-	json_object_put(reply);
 	if (now != bytes_per_second)
 		return sb_error_set(err, -EOPNOTSUPP, "%s: max-bandwidth is %lld after setting it to %lld",
 				    qmp_client_label(c), (long long)now, (long long)bytes_per_second);
@@ -316,7 +314,7 @@ bad:
 
 int qmp_getfd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
 {
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	r = check_fdname(fdname, err);
@@ -328,13 +326,12 @@ int qmp_getfd(struct qmp_client *c, int fd, const char *fdname, struct sb_error 
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = qmp_execute(c, "getfd", args, fd, qmp_client_command_timeout(c), NULL, err);
-	json_object_put(args);
 	return r;
 }
 
 int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err)
 {
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	r = check_fdname(fdname, err);
@@ -344,14 +341,13 @@ int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err)
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = execute(c, "closefd", args, NULL, err);
-	json_object_put(args);
 	return r;
 }
 
 int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
 {
 	char uri[FDNAME_MAX + 4];
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	r = qmp_getfd(c, fd, fdname, err);
@@ -362,7 +358,6 @@ int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct s
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = execute(c, "migrate", args, NULL, err);
-	json_object_put(args);
 	if (r == -EREMOTEIO) {
 		/* QEMU did not take the fd over: do not leave it open there. */
 		struct sb_error ignored = { 0 };
