@@ -13,6 +13,7 @@
 #include "exit-codes.h"
 #include "json-util.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "qmp.h"
 #include "verbs.h"
 
@@ -51,12 +52,9 @@ static void usage(FILE *out)
 
 static int parse_timeout(const char *s, int *ms)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0 && v <= MAX_TIMEOUT_S)) {
+	if (parse_double(s, 0, MAX_TIMEOUT_S, &v, NULL) < 0 || v == 0) {
 		fprintf(stderr,
 			"snapbench qmp: --timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)\n",
 			s, MAX_TIMEOUT_S);

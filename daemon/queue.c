@@ -55,7 +55,8 @@ static int read_bounded(const char *path, char **ret, size_t *len, struct sb_err
 int queue_load(const char *state_dir, struct queue *q, struct sb_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	struct json_object *o = NULL, *v;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *v;
 	size_t len = 0;
 	int r;
 
@@ -118,10 +119,8 @@ int queue_load(const char *state_dir, struct queue *q, struct sb_error *err)
 			q->running.worker_start = (uint64_t)json_object_get_int64(start);
 		}
 	}
-	json_object_put(o);
 	return 0;
 fail:
-	json_object_put(o);
 	queue_done(q);
 	return r;
 }

@@ -13,10 +13,12 @@
 #include "atomic-file.h"
 #include "clock.h"
 #include "config.h"
+#include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
 #include "run-dir.h"
 #include "store.h"
+#include "strv.h"
 
 struct store_entry {
 	char id[REPORT_ID_MAX];
@@ -397,7 +399,7 @@ static int cmp_ids(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The run ids in runs/, sorted; *ret is one malloc'ed block. */
+/* The run ids in runs/, sorted, NULL-terminated (strv_free()); *n_ret counts them. */
 static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error *err)
 {
 	DIR *d = opendir(s->runs_dir);
@@ -414,7 +416,7 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 			continue;
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 64;
-			char **p = realloc(ids, c * sizeof(*p));
+			char **p = realloc(ids, (c + 1) * sizeof(*p));
 			if (!p)
 				goto oom;
 			ids = p;
@@ -423,7 +425,7 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 		ids[n] = strdup(de->d_name);
 		if (!ids[n])
 			goto oom;
-		n++;
+		ids[++n] = NULL;
 	}
 	closedir(d);
 	if (n)
@@ -438,17 +440,8 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 	return 0;
 oom:
 	closedir(d);
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
+	strv_free(ids);
 	return sb_error_set(err, -ENOMEM, "out of memory");
-}
-
-static void free_ids(char **ids, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
 }
 
 static bool summary_matches(struct json_object *sum, const struct store_filter *f)
@@ -490,7 +483,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		return r;
 	out = json_object_new_array();
 	if (!out) {
-		free_ids(ids, n);
+		strv_free(ids);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	/* newest first while collecting, so limit keeps the newest; reversed at the end */
@@ -506,7 +499,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		}
 		if (r < 0) {
 			json_object_put(out);
-			free_ids(ids, n);
+			strv_free(ids);
 			return r;
 		}
 		if (summary_matches(sum, f))
@@ -514,7 +507,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		else
 			json_object_put(sum);
 	}
-	free_ids(ids, n);
+	strv_free(ids);
 	size_t len = json_object_array_length(out);
 	for (size_t i = 0; i < len / 2; i++) {
 		struct json_object *a = json_object_get(json_object_array_get_idx(out, i));
@@ -530,7 +523,7 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		       struct sb_error *err)
 {
 	struct store_filter f = { .state = (int)state };
-	struct json_object *list = NULL;
+	_cleanup_json_ struct json_object *list = NULL;
 	char(*ids)[REPORT_ID_MAX];
 	size_t n;
 	int r;
@@ -540,14 +533,11 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		return r;
 	n = json_object_array_length(list);
 	ids = calloc(n ? n : 1, sizeof(*ids));
-	if (!ids) {
-		json_object_put(list);
+	if (!ids)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < n; i++)
 		snprintf(ids[i], sizeof(ids[i]), "%s",
 			 json_object_get_string(get(json_object_array_get_idx(list, i), "id")));
-	json_object_put(list);
 	*ret = ids;
 	*n_ret = n;
 	return 0;

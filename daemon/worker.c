@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "parse-number.h"
 #include "progress.h"
 #include "protocol.h"
 #include "run-dir.h"
@@ -128,7 +129,7 @@ int main(int argc, char **argv)
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		char *end;
+		int64_t v;
 		switch (c) {
 		case 'r':
 			run_dir = optarg;
@@ -137,16 +138,14 @@ int main(int argc, char **argv)
 			knobs_dir = optarg;
 			break;
 		case 'p':
-			errno = 0;
-			sink.fd = (int)strtol(optarg, &end, 10);
-			if (errno || *end || sink.fd < 3)
+			if (parse_int64(optarg, 3, INT_MAX, &v, NULL) < 0)
 				usage(WORKER_EXIT_USAGE);
+			sink.fd = (int)v;
 			break;
 		case 'P':
-			errno = 0;
-			parent = strtol(optarg, &end, 10);
-			if (errno || *end || parent <= 1)
+			if (parse_int64(optarg, 2, LONG_MAX, &v, NULL) < 0)
 				usage(WORKER_EXIT_USAGE);
+			parent = (long)v;
 			break;
 		case 'q':
 			qemu = optarg;

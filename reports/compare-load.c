@@ -10,6 +10,7 @@
 
 #include "compare.h"
 #include "compare-private.h"
+#include "fileio.h"
 #include "run-dir.h"
 
 static void timeline_free(struct compare_timeline *t)
@@ -43,60 +44,45 @@ void compare_pool_done(struct compare_pool *pool)
 
 static int read_bounded(int fd, const char *path, size_t size, char **out, size_t *len, struct sb_error *err)
 {
-	_cleanup_free_ char *buf = malloc(size + 1);
-	size_t got = 0;
+	/* a file that shrank while we read is parsed as it is; one that grew is read to the bound */
+	int r = read_full_fd(fd, COMPARE_REPORT_MAX_BYTES, out, len);
 
-	if (!buf)
+	if (r == -EFBIG)
+		return sb_error_set(err, -EFBIG, "%s: larger than the %u MiB compare reads", path,
+				    COMPARE_REPORT_MAX_BYTES >> 20);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "%s: out of memory reading %zu bytes", path, size);
-	while (got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return sb_error_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
-		}
-		if (n == 0)
-			break; /* shrank while we read: parse what is there */
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = TAKE_PTR(buf);
-	*len = got;
+	if (r < 0)
+		return sb_error_set(err, r, "cannot read %s: %s", path, strerror(-r));
 	return 0;
 }
 
 static int parse_json(const char *path, const char *text, size_t len, struct json_object **out,
 		      struct sb_error *err)
 {
-	struct json_tokener *tok = json_tokener_new_ex(COMPARE_JSON_MAX_DEPTH);
-	struct json_object *o;
+	struct json_parse_info info;
+	int r = json_parse_text(text, len, COMPARE_JSON_MAX_DEPTH, 0, out, &info);
 
-	if (!tok)
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-
-	if (!o || jerr != json_tokener_success) {
-		json_object_put(o);
-		if (jerr == json_tokener_error_depth)
-			return sb_error_set(err, -EINVAL, "%s: JSON nested deeper than %d levels; not a run report",
-					    path, COMPARE_JSON_MAX_DEPTH);
-		if (jerr == json_tokener_continue)
-			return sb_error_set(err, -EINVAL, "%s: truncated JSON (the file ends mid-document); "
-					    "is the run still being written?", path);
+	if (r == -EMSGSIZE)
+		return sb_error_set(err, -EFBIG, "%s: too large to parse", path);
+	if (r == 0)
+		return 0;
+	switch (info.status) {
+	case JSON_PARSE_TOO_DEEP:
+		return sb_error_set(err, -EINVAL, "%s: JSON nested deeper than %d levels; not a run report", path,
+				    COMPARE_JSON_MAX_DEPTH);
+	case JSON_PARSE_TRUNCATED:
+		return sb_error_set(err, -EINVAL, "%s: truncated JSON (the file ends mid-document); "
+				    "is the run still being written?", path);
+	case JSON_PARSE_TRAILING:
+		return sb_error_set(err, -EINVAL, "%s: trailing data after the JSON document at byte %zu", path,
+				    info.offset);
+	default:
 		return sb_error_set(err, -EINVAL, "%s: not JSON (%s near byte %zu); give a snapbench run report "
-				    "(a run directory's report.json)", path, json_tokener_error_desc(jerr), end);
+				    "(a run directory's report.json)", path, info.reason, info.offset);
 	}
-	for (; end < len; end++)
-		if (!strchr(" \t\r\n", text[end])) {
-			json_object_put(o);
-			return sb_error_set(err, -EINVAL, "%s: trailing data after the JSON document at byte %zu",
-					    path, end);
-		}
-	*out = o;
-	return 0;
 }
 
 /* The fields compare reads, checked once so that later code can trust their types. */
@@ -249,7 +235,7 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 		       struct sb_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	struct json_object *root = NULL;
+	_cleanup_json_ struct json_object *root = NULL;
 	struct compare_report *rep;
 	size_t len = 0;
 	int r;
@@ -269,21 +255,18 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 	if (r < 0)
 		return r;
 	r = check_report(path, root, err);
-	if (r < 0) {
-		json_object_put(root);
+	if (r < 0)
 		return r;
-	}
 	rep = calloc(1, sizeof(*rep));
 	if (!rep || !(rep->path = strdup(path))) {
 		free(rep);
-		json_object_put(root);
 		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
 	}
-	rep->root = root;
+	rep->root = TAKE_PTR(root);
 	rep->dev = st->st_dev;
 	rep->ino = st->st_ino;
-	rep->id = json_lookup_string(root, "id");
-	rep->state = json_lookup_string(root, "state");
+	rep->id = json_lookup_string(rep->root, "id");
+	rep->state = json_lookup_string(rep->root, "state");
 	r = extract_timelines(path, rep, err);
 	if (r < 0) {
 		report_free(rep);

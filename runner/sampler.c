@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
+#include "json-util.h"
 #include "spec.h"
 #include "strv.h"
 #include "telemetry.h"
@@ -91,7 +92,8 @@ static bool names_has(const struct name_list *l, const char *name)
 /* The cumulative KVM stats of each target, from query-stats-schemas. */
 static int learn_kvm_schemas(struct sampler *s, struct sb_error *err)
 {
-	struct json_object *args = json_object_new_object(), *ret = NULL;
+	_cleanup_json_ struct json_object *ret = NULL;
+	struct json_object *args = json_object_new_object();
 	char source[160], counter[160];
 	int r;
 
@@ -150,7 +152,6 @@ static int learn_kvm_schemas(struct sampler *s, struct sb_error *err)
 	s->kvm_ok = true;
 	r = 0;
 out:
-	json_object_put(ret);
 	return r < 0 ? sb_error_set(err, r, "out of memory") : 0;
 }
 

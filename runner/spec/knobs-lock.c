@@ -108,7 +108,8 @@ bool knobs_pid_alive(pid_t pid)
 int knobs_holder_read(int fd, struct knobs_holder *h)
 {
 	char buf[HOLDER_MAX + 1];
-	struct json_object *o, *v;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *v;
 	ssize_t n = pread(fd, buf, HOLDER_MAX, 0);
 
 	memset(h, 0, sizeof(*h));
@@ -118,19 +119,15 @@ int knobs_holder_read(int fd, struct knobs_holder *h)
 		return 0;
 	buf[n] = '\0';
 	/* an older, longer record's tail may follow until the writer's ftruncate() */
-	if (json_parse_text(buf, (size_t)n, KNOBS_JSON_MAX_DEPTH, JSON_PARSE_ALLOW_TRAILING, &o, NULL) < 0)
-		o = NULL;
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
+	if (json_parse_text(buf, (size_t)n, KNOBS_JSON_MAX_DEPTH, JSON_PARSE_ALLOW_TRAILING, &o, NULL) < 0 ||
+	    !json_object_is_type(o, json_type_object))
 		return -EBADMSG;
-	}
 	if (json_object_object_get_ex(o, "pid", &v) && json_object_is_type(v, json_type_int))
 		h->pid = (pid_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "run", &v) && json_object_is_type(v, json_type_string))
 		snprintf(h->run_id, sizeof(h->run_id), "%s", json_object_get_string(v));
 	if (json_object_object_get_ex(o, "state_dir", &v) && json_object_is_type(v, json_type_string))
 		snprintf(h->state_dir, sizeof(h->state_dir), "%s", json_object_get_string(v));
-	json_object_put(o);
 	return 1;
 }
 

@@ -156,7 +156,8 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	_cleanup_free_ char *buf = NULL;
-	struct json_object *o = NULL, *a;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *a;
 	struct stat st;
 	size_t len = 0;
 	int r;
@@ -177,22 +178,20 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	if (r < 0)
 		return sb_error_set(err, r, "%s: %s", path, strerror(-r));
-	if (json_parse_text(buf, len, KNOBS_JSON_MAX_DEPTH, 0, &o, NULL) < 0)
-		o = NULL;
-	if (!o || !json_object_object_get_ex(o, "knobs", &a) || !json_object_is_type(a, json_type_array)) {
-		json_object_put(o);
+	if (json_parse_text(buf, len, KNOBS_JSON_MAX_DEPTH, 0, &o, NULL) < 0 || !json_object_object_get_ex(o, "knobs", &a) ||
+	    !json_object_is_type(a, json_type_array))
 		return sb_error_set(err, -EBADMSG,
 				    "%s: the knob journal is unreadable; restore the knobs it names by hand, then delete it",
 				    path);
-	}
-	*ret = o;
+	*ret = TAKE_PTR(o);
 	return 0;
 }
 
 /* Restores state_dir's journal and removes it; the caller holds both locks. Returns the knobs restored. */
 static int journal_restore(const char *state_dir, const char *root, struct sb_error *err)
 {
-	struct json_object *o = NULL, *a;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *a;
 	char path[4096], kpath[4096];
 	int r, restored = 0, failed = 0;
 	struct sb_error first = {};
@@ -222,7 +221,6 @@ static int journal_restore(const char *state_dir, const char *root, struct sb_er
 		}
 		restored++;
 	}
-	json_object_put(o);
 	if (failed) {
 		if (err) {
 			*err = first;

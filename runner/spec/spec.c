@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #include "fileio.h"
 #include "json-util.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "strv.h"
 
 #define SPEC_MAX_DEPTH 16
@@ -320,46 +323,9 @@ int spec_init(struct run_spec *spec)
 
 int spec_parse_size(const char *s, uint64_t *ret)
 {
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (!s || !*s || *s < '0' || *s > '9')
+	if (!s)
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		mul = 1ull << 10;
-		end++;
-		break;
-	case 'M':
-		mul = 1ull << 20;
-		end++;
-		break;
-	case 'G':
-		mul = 1ull << 30;
-		end++;
-		break;
-	case 'T':
-		mul = 1ull << 40;
-		end++;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (mul > 1 && (!strcmp(end, "iB") || !strcmp(end, "B")))
-		end += strlen(end);
-	if (*end)
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*ret = (uint64_t)v * mul;
-	return 0;
+	return parse_size(s, 0, UINT64_MAX, ret, NULL);
 }
 
 static bool name_chars(const char *s, const char *allowed)
@@ -617,12 +583,17 @@ static int set_region(struct run_spec *spec, const char *s, const char *where, s
 	uint64_t v;
 
 	if (n > 1 && s[n - 1] == '%') {
-		char *end;
-		unsigned long p = strtoul(s, &end, 10);
-		if (end == s + n - 1 && s[0] >= '0' && s[0] <= '9' && p >= 1 && p <= 100) {
-			spec->guest.region_bytes = 0;
-			spec->guest.region_percent = (unsigned)p;
-			return 0;
+		char num[16];
+		unsigned p;
+
+		if (n - 1 < sizeof(num)) {
+			memcpy(num, s, n - 1);
+			num[n - 1] = '\0';
+			if (parse_unsigned(num, 1, 100, &p, NULL) == 0) {
+				spec->guest.region_bytes = 0;
+				spec->guest.region_percent = p;
+				return 0;
+			}
 		}
 	} else if (spec_parse_size(s, &v) == 0 && v >= 4096) {
 		spec->guest.region_bytes = v;
@@ -637,37 +608,22 @@ static int set_region(struct run_spec *spec, const char *s, const char *where, s
 static int set_vcpu_pattern(struct run_spec *spec, const char *vcpu, const char *pattern, const char *where,
 			    struct sb_error *err)
 {
-	char *end, names[128];
-	unsigned long i;
+	char names[128];
+	uint64_t i;
 
-	errno = 0;
-	i = strtoul(vcpu, &end, 10);
-	if (!*vcpu || *end || errno || i >= SPEC_MAX_VCPUS || vcpu[0] < '0' || vcpu[0] > '9')
+	if (parse_uint64(vcpu, 0, SPEC_MAX_VCPUS - 1, &i, NULL) < 0)
 		return sb_error_set(err, -EINVAL, "%s: '%.32s' is not a vCPU index; use 0 to %d", where, vcpu,
 				    SPEC_MAX_VCPUS - 1);
 	if (choice_index(pattern_names, pattern) < 0) {
 		choices_list(pattern_names, names, sizeof(names));
-		return sb_error_set(err, -EINVAL, "%s.%lu: must be one of %s (got \"%.32s\")", where, i, names, pattern);
+		return sb_error_set(err, -EINVAL, "%s.%" PRIu64 ": must be one of %s (got \"%.32s\")", where, i, names,
+				    pattern);
 	}
 	char *c = strdup(pattern);
 	if (!c)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	free(spec->guest.vcpu_pattern[i]);
 	spec->guest.vcpu_pattern[i] = c;
-	return 0;
-}
-
-/* A number from a flag: decimal, all of it. */
-static int parse_number(const char *s, double *ret)
-{
-	char *end;
-
-	if (!*s)
-		return -EINVAL;
-	errno = 0;
-	*ret = strtod(s, &end);
-	if (*end || errno || !isfinite(*ret))
-		return -EINVAL;
 	return 0;
 }
 
@@ -929,7 +885,7 @@ int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const c
 {
 	const char *what = origin ? origin : "spec";
 	struct json_parse_info info;
-	struct json_object *o = NULL;
+	_cleanup_json_ struct json_object *o = NULL;
 	int r;
 
 	if (len > SPEC_MAX_FILE_BYTES)
@@ -942,12 +898,9 @@ int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const c
 	if (r < 0)
 		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", what,
 				    info.status == JSON_PARSE_TRUNCATED ? "unexpected end of input" : info.reason);
-	if (!json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
+	if (!json_object_is_type(o, json_type_object))
 		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", what);
-	}
 	r = apply_object(spec, o, "", origin, err);
-	json_object_put(o);
 	return r;
 }
 
@@ -991,15 +944,13 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	}
 	switch (f->type) {
 	case F_UINT:
-		if (parse_number(value, &d) < 0)
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0)
 			return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
 					    f->max, got);
 		return set_uint(spec, f, d, got, where, err);
 	case F_U64: {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(value, &end, 10);
-		if (!*value || *end || errno || value[0] == '-')
+		uint64_t v;
+		if (parse_uint64(value, 0, UINT64_MAX, &v, NULL) < 0)
 			return sb_error_set(err, -EINVAL, "%s: must be a non-negative integer (got %s)", where, got);
 		*(uint64_t *)((char *)spec + f->offset) = v;
 		return 0;
@@ -1013,7 +964,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 		return set_size(spec, f, b, got, where, err);
 	}
 	case F_SECONDS:
-		if (parse_number(value, &d) < 0)
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0)
 			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds (got %s)", where, got);
 		return set_seconds(spec, f, d, got, where, err);
 	case F_BOOL:
@@ -1049,7 +1000,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 		return set_vcpu_pattern(spec, idx, eq + 1, where, err);
 	}
 	case F_PROBE_VCPU:
-		if (parse_number(value, &d) < 0 || d != floor(d) || d < 0 || d > f->max)
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0 || d != floor(d) || d < 0 || d > f->max)
 			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or none (got %s)", where,
 					    f->max, got);
 		spec->guest.probe_vcpu = (int)d;
