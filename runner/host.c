@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "json-util.h"
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
@@ -88,6 +89,8 @@ int host_collect(struct report_host *h)
 				break;
 			}
 	}
+	snprintf(h->kvm_module, sizeof(h->kvm_module), "%s", kvm_flavour_host()->module);
+	snprintf(h->kvm_context, sizeof(h->kvm_context), "%s", kvm_flavour_host()->context);
 	if (!h->kernel_release || !h->kernel_version || !h->hostname || !h->cmdline)
 		return -ENOMEM;
 	return 0;
