@@ -17,6 +17,9 @@ checks every arrow of the source tree against its "may use" column:
     cc.find_library() is that library.
 
 A component may use itself, libc (and threads), and what its row lists.
+A unit test (a test-*.c beside its code, and a meson target built from
+such files only) may also use the tests' shared library when the table
+has a row for it (TEST_LIBRARY).
 A folder with C files or a meson.build that the table does not list is an
 error too, as is a "may use" entry that names neither a folder of the
 table nor a library: a new arrow has to be written down before it builds.
@@ -44,6 +47,13 @@ ALWAYS = {"libc", "threads"}
 GENERATED = {"config.h": "common", "vmlinux.h": "bpf"}
 GENERATED_SUFFIXES = {".skel.h": "bpf"}
 SOURCE_EXT = (".c", ".h", ".S")
+# The test scaffolding several unit tests share, if the table lists it.
+TEST_LIBRARY = "tests/lib"
+
+
+def is_unit_test(relpath):
+    name = os.path.basename(relpath)
+    return name.startswith("test-") and name.endswith(".c")
 SKIP_DIRS = {".git", "build", "subprojects"}
 
 
@@ -140,9 +150,11 @@ def check(root, fail):
         if p.endswith(".h"):
             headers.setdefault(os.path.basename(p), []).append(p)
 
-    def allowed(comp, target):
+    def allowed(comp, target, unit_test=False):
         if target != comp and target not in ALWAYS:
             fail.used.setdefault(comp, set()).add(target)
+        if unit_test and target == TEST_LIBRARY and TEST_LIBRARY in rows:
+            return True
         return target == comp or target in ALWAYS or target in rows[comp]
 
     # every folder with code or a meson.build is in the table
@@ -198,7 +210,7 @@ def check(root, fail):
                     if target is None:
                         fail.add(f"{p}:{line}: #include \"{name}\": {hdr} is in no folder of the table")
                         continue
-            if not allowed(comp, target):
+            if not allowed(comp, target, is_unit_test(p)):
                 fail.add(f"{p}:{line}: {label(comp)} includes \"{name}\" of "
                          f"{label(target) if target in rows else target}, which its row in docs/architecture.md "
                          f"does not allow (may use: {', '.join(sorted(rows[comp])) or 'nothing'})")
@@ -235,7 +247,8 @@ def check(root, fail):
         text = texts[p]
         for m in dep_re.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
-            comp = target_component(p, text, m.start(), rows) or comp_file
+            comp, unit_test = target_component(p, text, m.start(), rows)
+            comp = comp or comp_file
             body = m.group(1)
             entries = re.findall(r"dependency\s*\(\s*'([^']+)'|\b(\w+)\b", body)
             for inline, var in entries:
@@ -253,7 +266,7 @@ def check(root, fail):
                     fail.add(f"{p}:{line}: dependency {var or inline} is {target!r}, "
                              f"which is neither a folder of the table nor a known library")
                     continue
-                if not allowed(comp, target):
+                if not allowed(comp, target, unit_test):
                     fail.add(f"{p}:{line}: {label(comp)} depends on {var or inline} ({target}), which its row "
                              f"in docs/architecture.md does not allow "
                              f"(may use: {', '.join(sorted(rows[comp])) or 'nothing'})")
@@ -290,18 +303,21 @@ def target_component(meson_path, text, pos, rows):
     """
     The component of a build target's sources, when a row of the table is
     more specific than the meson.build's folder (a row naming one file, as
-    daemon/worker.c): the dependencies of that target are its arrows.
+    daemon/worker.c): the dependencies of that target are its arrows. And
+    whether the target is built from unit tests only.
     """
     call = enclosing_call(text, pos)
     if not call:
-        return None
+        return None, False
     base = os.path.dirname(meson_path)
     comps = set()
-    for src in re.findall(r"'([^']+\.(?:c|S))'", call):
+    srcs = re.findall(r"'([^']+\.(?:c|S))'", call)
+    for src in srcs:
         comps.add(component_of(os.path.normpath(os.path.join(base, src)), rows))
+    unit_test = bool(srcs) and all(is_unit_test(src) for src in srcs)
     if len(comps) == 1 and None not in comps:
-        return comps.pop()
-    return None
+        return comps.pop(), unit_test
+    return None, unit_test
 
 
 def write(root, rel, text):
@@ -323,6 +339,7 @@ def self_test():
 | `lib/` | a library | base, json-c |
 | `app/` | the program | lib, base |
 | `app/tool.c` | a tool of its own | lib, base, json-c |
+| `tests/lib/` | test scaffolding | base |
 
 ## Dependency rules
 """
@@ -331,12 +348,16 @@ def self_test():
         "meson.build": "jsonc_dep = dependency('json-c')\nsubdir('base')\n",
         "base/meson.build": "base_dep = declare_dependency()\n",
         "base/macro.h": "#pragma once\n#include <stddef.h>\n",
-        "lib/meson.build": "lib_dep = declare_dependency(dependencies : [base_dep, jsonc_dep, dependency('threads')])\n",
+        "lib/meson.build": "lib_dep = declare_dependency(dependencies : [base_dep, jsonc_dep, dependency('threads')])\n"
+                           "test('lib', executable('test-lib', 'test-lib.c', dependencies : [lib_dep, tl_dep]))\n",
         "lib/lib.h": '#pragma once\n#include "macro.h"\n',
         "lib/lib.c": '#include "lib.h"\n#include <json-c/json.h>\n#include <pthread.h>\n',
         "app/meson.build": "executable('app', 'main.c', dependencies : lib_dep)\n"
                            "executable('tool', 'tool.c', dependencies : [lib_dep, jsonc_dep])\n",
         "app/tool.c": '#include <json-c/json.h>\n',
+        "tests/lib/meson.build": "tl_dep = declare_dependency(dependencies : base_dep)\n",
+        "tests/lib/tl.h": "#pragma once\n",
+        "lib/test-lib.c": '#include "lib.h"\n#include "tl.h"\n',
         "app/main.c": '#include "lib.h"\n#include "macro.h"\n',
     }
     bad_cases = [
@@ -358,6 +379,9 @@ def self_test():
         ("a file row's arrow taken by another target of the folder",
          {"app/meson.build": "executable('app', 'main.c', dependencies : [lib_dep, jsonc_dep])\n"},
          "app/ depends on jsonc_dep (json-c)"),
+        ("the test library taken by code that is not a unit test",
+         {"lib/lib.c": '#include "lib.h"\n#include "tl.h"\n'},
+         'lib/ includes "tl.h" of tests/lib/'),
         ("folder missing from the table",
          {"extra/x.c": "int x;\n"},
          "extra/x.c: its folder is not in the table"),
