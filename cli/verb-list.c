@@ -10,6 +10,7 @@
 #include "client.h"
 #include "daemon-format.h"
 #include "exit-codes.h"
+#include "parse-number.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -53,8 +54,7 @@ static int list_main(int argc, char **argv)
 		return EXIT_FAIL;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "hn:", options, NULL)) >= 0) {
-		char *end;
-		long long n;
+		int64_t n;
 		switch (opt) {
 		case 'l':
 			json_object_object_add(req, "label", json_object_new_string(optarg));
@@ -66,9 +66,7 @@ static int list_main(int argc, char **argv)
 			json_object_object_add(req, "state", json_object_new_string(optarg));
 			break;
 		case 'n':
-			errno = 0;
-			n = strtoll(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 || n > 1000000) {
+			if (parse_int64(optarg, 1, 1000000, &n, NULL) < 0) {
 				fprintf(stderr, "snapbench list: --limit '%s': expected a number from 1 to 1000000\n", optarg);
 				return EXIT_USAGE;
 			}

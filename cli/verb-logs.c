@@ -9,6 +9,7 @@
 
 #include "client.h"
 #include "exit-codes.h"
+#include "parse-number.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -39,18 +40,15 @@ static int logs_main(int argc, char **argv)
 	_cleanup_json_ struct json_object *reply = NULL;
 	struct json_object *req, *logs;
 	const char *socket_path = NULL;
-	long long bytes = -1;
+	int64_t bytes = -1;
 	bool json = false;
 	int opt, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		char *end;
 		switch (opt) {
 		case 'b':
-			errno = 0;
-			bytes = strtoll(optarg, &end, 10);
-			if (errno || *end || end == optarg || bytes < 1 || bytes > (1 << 20)) {
+			if (parse_int64(optarg, 1, 1 << 20, &bytes, NULL) < 0) {
 				fprintf(stderr, "snapbench logs: --bytes '%s': expected a number from 1 to 1048576\n", optarg);
 				return EXIT_USAGE;
 			}

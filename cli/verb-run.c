@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -375,10 +374,7 @@ static int run_main(int argc, char **argv)
 
 	/* the run directory: RESULTS/RUN-ID */
 	char id[REPORT_ID_MAX], run_dir[PATH_MAX], report_path[PATH_MAX];
-	uint32_t rnd = 0;
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = (uint32_t)mono_ns();
-	report_make_id(realtime_ns(), rnd, id);
+	report_new_id(realtime_ns(), id);
 	if (!output)
 		output = runner_default_results_dir();
 	if ((size_t)snprintf(run_dir, sizeof(run_dir), "%s/%s", output, id) >= sizeof(run_dir)) {

@@ -21,11 +21,13 @@
 #include "clock.h"
 #include "config.h"
 #include "daemon.h"
+#include "json-util.h"
 #include "knobs.h"
 #include "macro.h"
 #include "mkdir-p.h"
 #include "progress.h"
 #include "recover.h"
+#include "run-dir.h"
 #include "store.h"
 
 void log_msg(int priority, const char *fmt, ...)
@@ -565,17 +567,15 @@ static void finish_current(struct daemon *d)
 	struct current_run *cur = &d->cur;
 	struct sb_error err = {};
 	char status[128], msg[512];
-	struct json_object *report = NULL;
+	_cleanup_json_ struct json_object *report = NULL;
 	char path[PATH_MAX + 16];
 	int state = -1;
 
 	read_progress(d);
 	worker_describe_status(cur->wait_status, status, sizeof(status));
-	snprintf(path, sizeof(path), "%s/%s", cur->run_dir, STORE_REPORT);
-	if (report_read(path, &report, &err) == 0) {
+	snprintf(path, sizeof(path), "%s/%s", cur->run_dir, RUN_DIR_REPORT);
+	if (report_read(path, &report, &err) == 0)
 		state = report_json_state(report);
-		json_object_put(report);
-	}
 
 	if (state != REPORT_COMPLETED && state != REPORT_FAILED && state != REPORT_CANCELLED) {
 		/* the worker did not end its run: whatever it left behind goes now */

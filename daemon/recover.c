@@ -10,13 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json-util.h"
 #include "knobs.h"
 #include "macro.h"
 #include "proc.h"
 #include "queue.h"
 #include "recover.h"
+#include "run-dir.h"
 #include "store.h"
-#include "vm.h"
 
 static void note(struct recover_result *res, const char *fmt, ...) _printf_(2, 3);
 static void note(struct recover_result *res, const char *fmt, ...)
@@ -39,10 +40,11 @@ static void note(struct recover_result *res, const char *fmt, ...)
 static struct json_object *last_rep_argv(const char *run_dir, pid_t pid)
 {
 	char path[PATH_MAX];
-	struct json_object *report, *reps, *argv = NULL;
+	_cleanup_json_ struct json_object *report = NULL;
+	struct json_object *reps, *argv = NULL;
 	struct sb_error err = {};
 
-	snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT);
 	if (report_read(path, &report, &err) < 0)
 		return NULL;
 	if (json_object_object_get_ex(report, "repetitions", &reps) && json_object_is_type(reps, json_type_array)) {
@@ -56,7 +58,6 @@ static struct json_object *last_rep_argv(const char *run_dir, pid_t pid)
 			}
 		}
 	}
-	json_object_put(report);
 	return argv;
 }
 
@@ -64,13 +65,13 @@ int recover_kill_run_qemu(const char *run_dir, const char *run_id)
 {
 	char path[PATH_MAX], buf[32];
 	_cleanup_close_ int fd = -1, pidfd = -1;
-	struct json_object *argv;
+	_cleanup_json_ struct json_object *argv = NULL;
 	ssize_t n;
 	long pid;
 	char *end;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/%s", run_dir, VM_PID_FILE);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_QEMU_PID);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
@@ -91,7 +92,6 @@ int recover_kill_run_qemu(const char *run_dir, const char *run_id)
 	}
 	argv = last_rep_argv(run_dir, (pid_t)pid);
 	bool ours = proc_is_run_qemu((pid_t)pid, run_id, argv);
-	json_object_put(argv);
 	if (!ours)
 		return 0; /* the pid was reused by something else: leave it alone */
 	r = proc_pidfd_signal(pidfd, SIGKILL);
@@ -142,12 +142,13 @@ static void handle_running(struct store *store, struct queue *q, int wait_ms, st
 	if (r < 0 && r != -ENOENT)
 		note(res, "run %s: could not mark it interrupted: %s", q->running.id, e.msg);
 	if (r >= 0) {
-		struct json_object *report, *v;
+		_cleanup_json_ struct json_object *report = NULL;
+		struct json_object *v;
 		char path[PATH_MAX + 16];
 
 		snprintf(res->interrupted, sizeof(res->interrupted), "%s", q->running.id);
 		snprintf(res->interrupted_state, sizeof(res->interrupted_state), "unknown");
-		snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+		snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT);
 		if (report_read(path, &report, &e) == 0) {
 			const char *phase = NULL;
 			if (json_object_object_get_ex(report, "error", &v) && v &&
@@ -156,7 +157,6 @@ static void handle_running(struct store *store, struct queue *q, int wait_ms, st
 			json_object_object_get_ex(report, "state", &v);
 			snprintf(res->interrupted_state, sizeof(res->interrupted_state), "%s%s%s%s",
 				 json_object_get_string(v), phase ? " (" : "", phase ? phase : "", phase ? ")" : "");
-			json_object_put(report);
 		}
 	}
 }

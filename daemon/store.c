@@ -6,7 +6,6 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -14,9 +13,12 @@
 #include "atomic-file.h"
 #include "clock.h"
 #include "config.h"
+#include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
+#include "run-dir.h"
 #include "store.h"
+#include "strv.h"
 
 struct store_entry {
 	char id[REPORT_ID_MAX];
@@ -44,7 +46,7 @@ int store_open(const char *state_dir, struct store **ret, struct sb_error *err)
 	if (!s)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	s->state_dir = strdup(state_dir);
-	if (!s->state_dir || asprintf(&s->runs_dir, "%s/%s", state_dir, STORE_RUNS_DIR) < 0) {
+	if (!s->state_dir || asprintf(&s->runs_dir, "%s/%s", state_dir, RUN_DIR_STORE_RUNS) < 0) {
 		s->runs_dir = NULL;
 		store_free(s);
 		return sb_error_set(err, -ENOMEM, "out of memory");
@@ -95,9 +97,9 @@ static void remove_run_dir(const char *dir)
 {
 	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_SPEC);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_SPEC);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_REPORT);
 	unlink(path);
 	rmdir(dir);
 }
@@ -111,11 +113,7 @@ int store_create_run(struct store *s, struct json_object *spec_json, char id[sta
 	int r;
 
 	for (int attempt = 0;; attempt++) {
-		uint32_t rnd;
-
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			return sb_error_set(err, -errno, "getrandom: %s", strerror(errno));
-		report_make_id(now, rnd & 0xffffff, id);
+		report_new_id(now, id);
 		r = store_run_dir(s, id, dir, sizeof(dir));
 		if (r < 0)
 			return sb_error_set(err, r, "results directory %s: path too long", s->runs_dir);
@@ -125,7 +123,7 @@ int store_create_run(struct store *s, struct json_object *spec_json, char id[sta
 			return sb_error_set(err, -errno, "run directory %s: cannot create it: %s", dir, strerror(errno));
 	}
 
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_SPEC);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_SPEC);
 	{
 		size_t n;
 		const char *text = json_object_to_json_string_length(spec_json, JSON_C_TO_STRING_PRETTY |
@@ -162,7 +160,7 @@ int store_create_run(struct store *s, struct json_object *spec_json, char id[sta
 		rep->host.hostname = strdup(u.nodename);
 	}
 	rep->snapbench_version = strdup(PACKAGE_VERSION);
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_REPORT);
 	r = report_write(rep, path, err);
 	if (r < 0) {
 		remove_run_dir(dir);
@@ -179,7 +177,7 @@ int store_read_report(struct store *s, const char *id, struct json_object **ret,
 	if (!report_id_valid(id))
 		return sb_error_set(err, -EINVAL, "run: '%.64s' is not a run id (YYYYMMDDTHHMMSSZ-xxxxxx); 'snapbench list' shows them",
 				    id);
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, STORE_REPORT) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, RUN_DIR_REPORT) >= sizeof(path))
 		return sb_error_set(err, -ENAMETOOLONG, "path too long");
 	if (stat(path, &st) < 0 && errno == ENOENT)
 		return sb_error_set(err, -ENOENT, "run %s: no such run in %s; 'snapbench list' shows the runs", id,
@@ -320,7 +318,7 @@ static int entry_refresh(struct store *s, const char *id, struct json_object **r
 	size_t pos;
 	int found, r;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, STORE_REPORT) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, RUN_DIR_REPORT) >= sizeof(path))
 		return sb_error_set(err, -ENAMETOOLONG, "path too long");
 	found = entry_find(s, id, &pos);
 	if (stat(path, &st) < 0) {
@@ -401,7 +399,7 @@ static int cmp_ids(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The run ids in runs/, sorted; *ret is one malloc'ed block. */
+/* The run ids in runs/, sorted, NULL-terminated (strv_free()); *n_ret counts them. */
 static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error *err)
 {
 	DIR *d = opendir(s->runs_dir);
@@ -418,7 +416,7 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 			continue;
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 64;
-			char **p = realloc(ids, c * sizeof(*p));
+			char **p = realloc(ids, (c + 1) * sizeof(*p));
 			if (!p)
 				goto oom;
 			ids = p;
@@ -427,7 +425,7 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 		ids[n] = strdup(de->d_name);
 		if (!ids[n])
 			goto oom;
-		n++;
+		ids[++n] = NULL;
 	}
 	closedir(d);
 	if (n)
@@ -442,17 +440,8 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 	return 0;
 oom:
 	closedir(d);
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
+	strv_free(ids);
 	return sb_error_set(err, -ENOMEM, "out of memory");
-}
-
-static void free_ids(char **ids, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
 }
 
 static bool summary_matches(struct json_object *sum, const struct store_filter *f)
@@ -494,7 +483,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		return r;
 	out = json_object_new_array();
 	if (!out) {
-		free_ids(ids, n);
+		strv_free(ids);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	/* newest first while collecting, so limit keeps the newest; reversed at the end */
@@ -510,7 +499,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		}
 		if (r < 0) {
 			json_object_put(out);
-			free_ids(ids, n);
+			strv_free(ids);
 			return r;
 		}
 		if (summary_matches(sum, f))
@@ -518,7 +507,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		else
 			json_object_put(sum);
 	}
-	free_ids(ids, n);
+	strv_free(ids);
 	size_t len = json_object_array_length(out);
 	for (size_t i = 0; i < len / 2; i++) {
 		struct json_object *a = json_object_get(json_object_array_get_idx(out, i));
@@ -534,7 +523,7 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		       struct sb_error *err)
 {
 	struct store_filter f = { .state = (int)state };
-	struct json_object *list = NULL;
+	_cleanup_json_ struct json_object *list = NULL;
 	char(*ids)[REPORT_ID_MAX];
 	size_t n;
 	int r;
@@ -544,14 +533,11 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		return r;
 	n = json_object_array_length(list);
 	ids = calloc(n ? n : 1, sizeof(*ids));
-	if (!ids) {
-		json_object_put(list);
+	if (!ids)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < n; i++)
 		snprintf(ids[i], sizeof(ids[i]), "%s",
 			 json_object_get_string(get(json_object_array_get_idx(list, i), "id")));
-	json_object_put(list);
 	*ret = ids;
 	*n_ret = n;
 	return 0;
@@ -646,7 +632,7 @@ int store_end_run(const char *run_dir, enum report_state state, const char *phas
 	struct json_object *report;
 	int r;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT) >= sizeof(path))
 		return sb_error_set(err, -ENAMETOOLONG, "path too long");
 	r = report_read(path, &report, err);
 	if (r < 0)
@@ -757,7 +743,9 @@ int store_logs(struct store *s, const char *id, size_t max_bytes, struct json_ob
 	/* qemu-*.log: one per repetition; bounded by the spec's repetitions, and here by the array */
 	while ((de = readdir(d)) && n < ARRAY_SIZE(names)) {
 		size_t len = strlen(de->d_name);
-		if (strncmp(de->d_name, "qemu-", 5) || len < 9 || strcmp(de->d_name + len - 4, ".log"))
+		if (strncmp(de->d_name, RUN_DIR_QEMU_LOG_PREFIX, strlen(RUN_DIR_QEMU_LOG_PREFIX)) ||
+		    len < strlen(RUN_DIR_QEMU_LOG_PREFIX) + strlen(RUN_DIR_QEMU_LOG_SUFFIX) ||
+		    strcmp(de->d_name + len - strlen(RUN_DIR_QEMU_LOG_SUFFIX), RUN_DIR_QEMU_LOG_SUFFIX))
 			continue;
 		names[n] = strdup(de->d_name);
 		if (names[n])
@@ -772,7 +760,7 @@ int store_logs(struct store *s, const char *id, size_t max_bytes, struct json_ob
 		r = sb_error_set(err, -ENOMEM, "out of memory");
 		goto done;
 	}
-	r = log_tail(dir, STORE_WORKER_LOG, max_bytes, &o, err);
+	r = log_tail(dir, RUN_DIR_WORKER_LOG, max_bytes, &o, err);
 	if (r == 0)
 		json_object_array_add(out, o);
 	else if (r != -ENOENT)

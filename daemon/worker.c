@@ -29,8 +29,10 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "parse-number.h"
 #include "progress.h"
 #include "protocol.h"
+#include "run-dir.h"
 #include "runner.h"
 #include "spec.h"
 #include "store.h"
@@ -85,7 +87,7 @@ static uint64_t submitted_ns(const char *run_dir)
 	struct tm tm = {};
 	uint64_t ns = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT);
 	if (report_read(path, &report, &err) < 0)
 		return 0;
 	if (json_object_object_get_ex(report, "created", &v) && json_object_is_type(v, json_type_string)) {
@@ -127,7 +129,7 @@ int main(int argc, char **argv)
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		char *end;
+		int64_t v;
 		switch (c) {
 		case 'r':
 			run_dir = optarg;
@@ -136,16 +138,14 @@ int main(int argc, char **argv)
 			knobs_dir = optarg;
 			break;
 		case 'p':
-			errno = 0;
-			sink.fd = (int)strtol(optarg, &end, 10);
-			if (errno || *end || sink.fd < 3)
+			if (parse_int64(optarg, 3, INT_MAX, &v, NULL) < 0)
 				usage(WORKER_EXIT_USAGE);
+			sink.fd = (int)v;
 			break;
 		case 'P':
-			errno = 0;
-			parent = strtol(optarg, &end, 10);
-			if (errno || *end || parent <= 1)
+			if (parse_int64(optarg, 2, LONG_MAX, &v, NULL) < 0)
 				usage(WORKER_EXIT_USAGE);
+			parent = (long)v;
 			break;
 		case 'q':
 			qemu = optarg;
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 		return WORKER_EXIT_USAGE;
 	}
 
-	snprintf(spec_path, sizeof(spec_path), "%s/%s", run_dir, STORE_SPEC);
+	snprintf(spec_path, sizeof(spec_path), "%s/%s", run_dir, RUN_DIR_SPEC);
 	if (spec_init(&spec) < 0) {
 		fprintf(stderr, "snapbench-worker: out of memory\n");
 		return WORKER_EXIT_FAILED;

@@ -47,7 +47,7 @@ int main(void)
 	CHECK(find(argv, "-serial", "chardev:sbctl") > 0);
 	CHECK(find(argv, "-device", "isa-debug-exit,iobase=0xf4,iosize=4") > 0);
 	CHECK(find(argv, "-qmp", extra[1]) == n - 2);
-	guest_strv_free(argv);
+	strv_free(argv);
 
 	/* firmware "" leaves QEMU's default */
 	vm.firmware = "";
@@ -57,7 +57,7 @@ int main(void)
 	CHECK(!strcmp(argv[0], vm.qemu));
 	for (int i = 0; argv[i]; i++)
 		CHECK(strcmp(argv[i], "-bios"));
-	guest_strv_free(argv);
+	strv_free(argv);
 
 	vm.vcpus = 0;
 	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "vcpus=0"));
@@ -70,6 +70,22 @@ int main(void)
 	vm.ram_mib = 128;
 	vm.append = NULL;
 	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "guest_params_to_cmdline"));
+
+	/* the device list alone (the libvirt backend's domain XML), in the order the argv has it */
+	{
+		static const char *const want[] = {
+			"-bios", "qboot.rom", "-chardev", "file,id=sbtel,path=/run/x/telemetry,append=on",
+			"-device", "isa-debugcon,iobase=0xe9,chardev=sbtel", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+		};
+		size_t k = 0;
+
+		CHECK_MSG(guest_qemu_device_args("/run/x/telemetry", &argv, &err) == 0, "%s", err.msg);
+		for (; argv[k]; k++)
+			CHECK_MSG(k < sizeof(want) / sizeof(want[0]) && !strcmp(argv[k], want[k]), "argument %zu: %s", k, argv[k]);
+		CHECK(k == sizeof(want) / sizeof(want[0]));
+		strv_free(argv);
+		CHECK(guest_qemu_device_args("", &argv, &err) == -EINVAL && strstr(err.msg, "telemetry path"));
+	}
 
 	/* the telemetry pipe */
 	{

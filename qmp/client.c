@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "event-queue.h"
+#include "json-util.h"
 #include "json-stream.h"
 #include "macro.h"
 #include "qmp-internal.h"
@@ -129,15 +130,6 @@ void qmp_client_free(struct qmp_client *c)
 	pthread_mutex_destroy(&c->lock);
 	free(c->label);
 	free(c);
-}
-
-void qmp_event_free(struct qmp_event *e)
-{
-	if (!e)
-		return;
-	free(e->name);
-	json_object_put(e->data);
-	free(e);
 }
 
 const char *qmp_client_label(const struct qmp_client *c)
@@ -802,7 +794,7 @@ static int parse_greeting(struct qmp_client *c, struct json_object *msg, struct 
 
 static int stream_handshake(struct qmp_client *c, uint64_t deadline, int timeout_ms, struct sb_error *err)
 {
-	struct json_object *msg = NULL;
+	_cleanup_json_ struct json_object *msg = NULL;
 	size_t wire = 0;
 	int r, left;
 
@@ -819,7 +811,6 @@ static int stream_handshake(struct qmp_client *c, uint64_t deadline, int timeout
 				 json_type_to_name(json_object_get_type(msg)));
 	else
 		r = parse_greeting(c, msg, err);
-	json_object_put(msg);
 	if (r < 0)
 		return mark_broken(c, r, err);
 
@@ -909,7 +900,7 @@ int qmp_client_new_with_ops(const struct qmp_transport_ops *ops, void *opaque, c
 
 int qmp_client_version(struct qmp_client *c, struct qmp_version *ret, struct sb_error *err)
 {
-	struct json_object *reply = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	int r;
 
 	if (c->have_version) {
@@ -920,7 +911,6 @@ int qmp_client_version(struct qmp_client *c, struct qmp_version *ret, struct sb_
 	if (r < 0)
 		return r;
 	r = qmp_version_from_json(reply, &c->version);
-	json_object_put(reply);
 	if (r < 0)
 		return sb_error_set(err, r, "%s: query-version returned no qemu version", c->label);
 	c->have_version = true;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "json-util.h"
 #include "kvm-flavour.h"
 #include "macro.h"
 #include "qmp-commands.h"
@@ -105,7 +106,9 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_qmp_client_ struct qmp_client *c = NULL;
-	struct json_object *cmds = NULL, *caps = NULL, *kvm = NULL;
+	_cleanup_json_ struct json_object *cmds = NULL;
+	_cleanup_json_ struct json_object *caps = NULL;
+	_cleanup_json_ struct json_object *kvm = NULL;
 	struct qmp_version v;
 	int sp[2], errpipe[2], r, e = 0, st;
 	pid_t pid;
@@ -199,9 +202,6 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 		struct json_object *en;
 		ret->kvm_present = json_object_object_get_ex(kvm, "enabled", &en) && json_object_get_boolean(en);
 	}
-	json_object_put(cmds);
-	json_object_put(caps);
-	json_object_put(kvm);
 	qmp_quit(c, NULL);
 	qmp_client_free(TAKE_PTR(c));
 	/* bounded: quit normally ends it at once */

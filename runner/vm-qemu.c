@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The qemu VM backend: QEMU launched by us with an argv vector. */
+/* The qemu VM backend: QEMU launched by us with an argv vector (vm-qemu.h). */
+#include "vm-qemu.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,11 +22,11 @@
 #include "macro.h"
 #include "qemu-args.h"
 #include "qga.h"
+#include "run-dir.h"
 #include "telemetry.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "vm.h"
-#include "vm-libvirt.h"
 #include "wire.h"
 
 /* fd numbers QEMU gets (named in its argv) */
@@ -33,84 +35,6 @@
 #define CHILD_QMP_FD 5
 #define CHILD_ERRPIPE_FD 6
 #define MEM_BACKEND_ID "sbram"
-
-static const struct vm_backend qemu_backend;
-
-int vm_find_binary(const char *name, char **ret, struct sb_error *err)
-{
-	const char *path = getenv("PATH");
-	_cleanup_free_ char *copy = NULL;
-	char *save = NULL, buf[4096];
-
-	if (!name || !*name)
-		return sb_error_set(err, -EINVAL, "QEMU binary: empty name; pass --qemu PATH");
-	if (strchr(name, '/')) {
-		if (access(name, X_OK) < 0)
-			return sb_error_set(err, -errno, "QEMU binary %s: %s; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
-					    name, strerror(errno));
-		*ret = strdup(name);
-		return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
-	}
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!copy)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		int n = snprintf(buf, sizeof(buf), "%s/%s", d, name);
-		if (n < 0 || (size_t)n >= sizeof(buf))
-			continue;
-		if (access(buf, X_OK) == 0) {
-			*ret = strdup(buf);
-			return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
-		}
-	}
-	return sb_error_set(err, -ENOENT, "QEMU binary %s: not found in PATH; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
-			    name);
-}
-
-void vm_describe_status(int st, char *buf, size_t len)
-{
-	if (WIFEXITED(st)) {
-		const char *m = guest_exit_status_to_string(WEXITSTATUS(st));
-		snprintf(buf, len, "exit status %d%s%s%s", WEXITSTATUS(st), m ? " (" : "", m ? m : "", m ? ")" : "");
-	} else if (WIFSIGNALED(st)) {
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-	} else {
-		snprintf(buf, len, "wait status 0x%x", st);
-	}
-}
-
-void vm_log_tail(const struct vm *vm, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = -1;
-	char tail[1024];
-	off_t size;
-	ssize_t n;
-
-	buf[0] = '\0';
-	if (!vm->log_path)
-		return;
-	fd = open(vm->log_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	size = lseek(fd, 0, SEEK_END);
-	if (size <= 0)
-		return;
-	n = pread(fd, tail, sizeof(tail) - 1, size > (off_t)sizeof(tail) - 1 ? size - (off_t)sizeof(tail) + 1 : 0);
-	if (n <= 0)
-		return;
-	tail[n] = '\0';
-	/* drop QEMU's harmless CPUID warnings, join the rest into one line */
-	size_t used = 0;
-	char *save = NULL;
-	for (char *line = strtok_r(tail, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strstr(line, "host doesn't support requested feature"))
-			continue;
-		int k = snprintf(buf + used, len - used, "%s%s", used ? " | " : "", line);
-		if (k < 0 || (size_t)k >= len - used)
-			break;
-		used += (size_t)k;
-	}
-}
 
 static bool reap(struct vm *vm, bool block)
 {
@@ -162,73 +86,42 @@ static bool wait_exit(struct vm *vm, uint64_t deadline_ns)
 	}
 }
 
-static int strv_push(char ***v, size_t *n, const char *fmt, ...) _printf_(3, 4);
-static int strv_push(char ***v, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	char *s, **nv;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (!s)
-		return -ENOMEM;
-	nv = realloc(*v, (*n + 2) * sizeof(**v));
-	if (!nv) {
-		free(s);
-		return -ENOMEM;
-	}
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Our additions to the guest library's argv: machine, memory backend, CPU, QMP, user, extras. */
 static int extra_args(const struct vm_config *cfg, char ***ret)
 {
 	const struct run_spec *s = cfg->spec;
 	char **v = NULL;
-	size_t n = 0;
 	int r = 0;
 
-	r |= strv_push(&v, &n, "-machine");
-	r |= strv_push(&v, &n, "%s,memory-backend=%s", s->vm.machine, MEM_BACKEND_ID);
-	r |= strv_push(&v, &n, "-object");
+	r |= strv_push(&v, "-machine");
+	r |= strv_pushf(&v, "%s,memory-backend=%s", s->vm.machine, MEM_BACKEND_ID);
+	r |= strv_push(&v, "-object");
 	if (s->vm.backing == SPEC_BACKING_HUGETLB)
-		r |= strv_push(&v, &n, "memory-backend-memfd,id=%s,size=%llu,hugetlb=on,hugetlbsize=%llu,prealloc=%s",
-			       MEM_BACKEND_ID, (unsigned long long)s->vm.memory,
-			       (unsigned long long)(s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20),
-			       s->vm.prealloc ? "on" : "off");
+		r |= strv_pushf(&v, "memory-backend-memfd,id=%s,size=%llu,hugetlb=on,hugetlbsize=%llu,prealloc=%s",
+				MEM_BACKEND_ID, (unsigned long long)s->vm.memory,
+				(unsigned long long)(s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20),
+				s->vm.prealloc ? "on" : "off");
 	else
-		r |= strv_push(&v, &n, "memory-backend-ram,id=%s,size=%llu,prealloc=%s", MEM_BACKEND_ID,
+		r |= strv_pushf(&v, "memory-backend-ram,id=%s,size=%llu,prealloc=%s", MEM_BACKEND_ID,
 			       (unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off");
 	if (s->vm.cpu) {
-		r |= strv_push(&v, &n, "-cpu");
-		r |= strv_push(&v, &n, "%s", s->vm.cpu);
+		r |= strv_push(&v, "-cpu");
+		r |= strv_push(&v, s->vm.cpu);
 	}
-	r |= strv_push(&v, &n, "-chardev");
-	r |= strv_push(&v, &n, "socket,id=sbqmp,fd=%d", CHILD_QMP_FD);
-	r |= strv_push(&v, &n, "-mon");
-	r |= strv_push(&v, &n, "chardev=sbqmp,mode=control");
+	r |= strv_push(&v, "-chardev");
+	r |= strv_pushf(&v, "socket,id=sbqmp,fd=%d", CHILD_QMP_FD);
+	r |= strv_push(&v, "-mon");
+	r |= strv_push(&v, "chardev=sbqmp,mode=control");
 	if (cfg->name) {
-		r |= strv_push(&v, &n, "-name");
-		r |= strv_push(&v, &n, "%s", cfg->name);
+		r |= strv_push(&v, "-name");
+		r |= strv_push(&v, cfg->name);
 	}
 	if (s->vm.user) {
-		r |= strv_push(&v, &n, "-runas");
-		r |= strv_push(&v, &n, "%s", s->vm.user);
+		r |= strv_push(&v, "-runas");
+		r |= strv_push(&v, s->vm.user);
 	}
 	for (size_t i = 0; i < s->vm.n_extra_args; i++)
-		r |= strv_push(&v, &n, "%s", s->vm.extra_args[i]);
+		r |= strv_push(&v, s->vm.extra_args[i]);
 	if (r) {
 		strv_free(v);
 		return -ENOMEM;
@@ -247,31 +140,30 @@ static int linux_argv(const struct vm_config *cfg, const char *qemu, int agent_f
 {
 	const struct run_spec *s = cfg->spec;
 	char **v = NULL;
-	size_t n = 0;
 	int r = 0;
 
-	r |= strv_push(&v, &n, "%s", qemu);
-	r |= strv_push(&v, &n, "-machine");
-	r |= strv_push(&v, &n, "accel=kvm");
-	r |= strv_push(&v, &n, "-m");
-	r |= strv_push(&v, &n, "%llu", (unsigned long long)(s->vm.memory >> 20));
-	r |= strv_push(&v, &n, "-smp");
-	r |= strv_push(&v, &n, "%u", s->vm.vcpus);
-	r |= strv_push(&v, &n, "-nodefaults");
-	r |= strv_push(&v, &n, "-no-user-config");
-	r |= strv_push(&v, &n, "-display");
-	r |= strv_push(&v, &n, "none");
-	r |= strv_push(&v, &n, "-no-reboot");
-	r |= strv_push(&v, &n, "-drive");
-	r |= strv_push(&v, &n, "file=%s,format=%s,if=virtio,snapshot=on", s->vm.disk, s->vm.disk_format);
-	r |= strv_push(&v, &n, "-chardev");
-	r |= strv_push(&v, &n, "socket,id=sbqga,fd=%d", agent_fd);
-	r |= strv_push(&v, &n, "-device");
-	r |= strv_push(&v, &n, "virtio-serial-pci,id=sbvser");
-	r |= strv_push(&v, &n, "-device");
-	r |= strv_push(&v, &n, "virtserialport,bus=sbvser.0,chardev=sbqga,name=org.qemu.guest_agent.0");
+	r |= strv_push(&v, qemu);
+	r |= strv_push(&v, "-machine");
+	r |= strv_push(&v, "accel=kvm");
+	r |= strv_push(&v, "-m");
+	r |= strv_pushf(&v, "%llu", (unsigned long long)(s->vm.memory >> 20));
+	r |= strv_push(&v, "-smp");
+	r |= strv_pushf(&v, "%u", s->vm.vcpus);
+	r |= strv_push(&v, "-nodefaults");
+	r |= strv_push(&v, "-no-user-config");
+	r |= strv_push(&v, "-display");
+	r |= strv_push(&v, "none");
+	r |= strv_push(&v, "-no-reboot");
+	r |= strv_push(&v, "-drive");
+	r |= strv_pushf(&v, "file=%s,format=%s,if=virtio,snapshot=on", s->vm.disk, s->vm.disk_format);
+	r |= strv_push(&v, "-chardev");
+	r |= strv_pushf(&v, "socket,id=sbqga,fd=%d", agent_fd);
+	r |= strv_push(&v, "-device");
+	r |= strv_push(&v, "virtio-serial-pci,id=sbvser");
+	r |= strv_push(&v, "-device");
+	r |= strv_push(&v, "virtserialport,bus=sbvser.0,chardev=sbqga,name=org.qemu.guest_agent.0");
 	for (size_t i = 0; extra && extra[i]; i++)
-		r |= strv_push(&v, &n, "%s", extra[i]);
+		r |= strv_push(&v, extra[i]);
 	if (r) {
 		strv_free(v);
 		return -ENOMEM;
@@ -345,9 +237,16 @@ fail:
 	_exit(127);
 }
 
+static void qemu_free(struct vm *vm);
+static void qemu_freep(struct vm **vm)
+{
+	if (*vm)
+		qemu_free(*vm);
+}
+
 static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
 {
-	_cleanup_(vm_freep) struct vm *vm = NULL;
+	_cleanup_(qemu_freep) struct vm *vm = NULL;
 	struct guest_vm gvm;
 	char **extra = NULL;
 	int tel[2] = { -1, -1 }, ctl[2] = { -1, -1 }, qmp[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
@@ -360,14 +259,14 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	vm->backend = &qemu_backend;
+	vm->backend = &vm_backend_qemu;
 	vm->telemetry_fd = vm->control_fd = -1;
 
 	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64", &vm->qemu_path, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&vm->log_path, "%s/qemu-%s.log", cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
-	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, VM_PID_FILE) < 0) {
+	if (asprintf(&vm->log_path, "%s/" RUN_DIR_QEMU_LOG_PREFIX "%s" RUN_DIR_QEMU_LOG_SUFFIX, cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
+	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, RUN_DIR_QEMU_PID) < 0) {
 		vm->log_path = vm->pid_path = NULL;
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -468,14 +367,14 @@ argv_done:
 	if (r < 0) {
 		/* most often QEMU refused its arguments and exited: say what it said */
 		wait_exit(vm, mono_ns() + 2 * NSEC_PER_SEC);
-		if (vm_exited(vm, desc, sizeof(desc)))
+		if (qemu_exited(vm, desc, sizeof(desc)))
 			return sb_error_set(err, -ECHILD, "QEMU (%s) exited at start-up: %s", vm->qemu_path, desc);
 		return sb_error_prefix(err, "QEMU (%s) started but its monitor did not answer", vm->qemu_path);
 	}
 	if (linux_guest) {
 		r = start_linux_workload(cfg, vm, err);
 		if (r < 0) {
-			if (vm_exited(vm, desc, sizeof(desc)))
+			if (qemu_exited(vm, desc, sizeof(desc)))
 				return sb_error_set(err, -ECHILD, "QEMU (%s) exited while the Linux guest booted: %s", vm->qemu_path, desc);
 			return r;
 		}
@@ -552,7 +451,7 @@ static void qemu_free(struct vm *vm)
 		close(vm->telemetry_fd);
 	if (vm->control_fd >= 0)
 		close(vm->control_fd);
-	guest_strv_free(vm->argv);
+	strv_free(vm->argv);
 	free(vm->qemu_path);
 	free(vm->log_path);
 	free(vm->pid_path);
@@ -564,7 +463,7 @@ static void qemu_exit_summary(const struct vm *vm, char *buf, size_t len)
 	vm_describe_status(vm->wait_status, buf, len);
 }
 
-static const struct vm_backend qemu_backend = {
+const struct vm_backend vm_backend_qemu = {
 	.name = "qemu",
 	.start = qemu_start,
 	.stop = qemu_stop,
@@ -573,36 +472,3 @@ static const struct vm_backend qemu_backend = {
 	.exited = qemu_exited,
 	.exit_summary = qemu_exit_summary,
 };
-
-int vm_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
-{
-	if (cfg->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
-		return vm_backend_libvirt.start(cfg, ret, err);
-	return qemu_backend.start(cfg, ret, err);
-}
-
-bool vm_exited(struct vm *vm, char *desc, size_t len)
-{
-	return vm->backend->exited(vm, desc, len);
-}
-
-void vm_exit_summary(const struct vm *vm, char *buf, size_t len)
-{
-	vm->backend->exit_summary(vm, buf, len);
-}
-
-int vm_stop(struct vm *vm, int timeout_ms, struct sb_error *err)
-{
-	return vm->backend->stop(vm, timeout_ms, err);
-}
-
-void vm_kill(struct vm *vm)
-{
-	vm->backend->kill(vm);
-}
-
-void vm_free(struct vm *vm)
-{
-	if (vm)
-		vm->backend->free(vm);
-}
