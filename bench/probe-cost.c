@@ -44,6 +44,7 @@
 #include "qemu-launch.h"
 #include "qmp-commands.h"
 #include "qmp.h"
+#include "test-sysctl.h"
 
 #define GUEST_MIB 1024
 #define MAX_ROUNDS 50
@@ -99,78 +100,21 @@ static struct sample samples[C_MAX][MAX_ROUNDS];
 static bool cfg_skipped[C_MAX];
 static char skip_reason[C_MAX][160];
 
-/* ---- bpf_stats_enabled, restored on every exit path ---- */
-
-static char stats_saved[16];
-static bool stats_changed;
-
-static int write_file(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, v, strlen(v));
-	close(fd);
-	return n == (ssize_t)strlen(v) ? 0 : -EIO;
-}
-
-static void stats_restore(void)
-{
-	if (stats_changed && write_file(STATS_SYSCTL, stats_saved) == 0)
-		stats_changed = false;
-}
+/* ---- bpf_stats_enabled, restored on every exit path (tests/lib/test-sysctl.h) ---- */
 
 static pid_t helper_pid = -1; /* a running perf or bpftrace */
 
-static struct sigaction prev_term, prev_int;
-
-/*
- * Restore, then hand over to whoever handled the signal before us
- * (tests/qmp's qemu-launch kills its QEMUs that way), then die of it.
- */
-static void on_signal(int sig)
+/* In the signal handler, before the restore: async-signal-safe */
+static void kill_helper(void)
 {
-	struct sigaction *prev = sig == SIGTERM ? &prev_term : &prev_int;
-
 	if (helper_pid > 0)
 		kill(helper_pid, SIGKILL);
-	stats_restore(); /* open/write/close: async-signal-safe */
-	if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN && prev->sa_handler != on_signal)
-		prev->sa_handler(sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* (Re)install after anything else that installs handlers, e.g. test_qemu_start(). */
-static void install_signal_handlers(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal }, old;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, &old);
-	if (old.sa_handler != on_signal)
-		prev_term = old;
-	sigaction(SIGINT, &sa, &old);
-	if (old.sa_handler != on_signal)
-		prev_int = old;
 }
 
 static void stats_enable(void)
 {
-	int fd = open(STATS_SYSCTL, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	CHECK_MSG(fd >= 0, "cannot read %s: %s", STATS_SYSCTL, strerror(errno));
-	n = read(fd, stats_saved, sizeof(stats_saved) - 1);
-	close(fd);
-	CHECK(n > 0);
-	stats_saved[n] = '\0';
-	atexit(stats_restore);
-	install_signal_handlers();
-	stats_changed = true;
-	CHECK_MSG(write_file(STATS_SYSCTL, "1") == 0, "cannot set kernel.bpf_stats_enabled=1");
+	test_sysctl_on_signal(kill_helper);
+	test_sysctl_set(STATS_SYSCTL, "1");
 }
 
 /* ---- program stats by id (for bpftrace's programs) ---- */
@@ -458,7 +402,7 @@ int main(int argc, char **argv)
 		SKIP_TEST("root (BPF, sysctl)");
 	stats_enable();
 	test_qemu_start(&q, GUEST_MIB, 1, NULL);
-	install_signal_handlers(); /* ours first, then qemu-launch's */
+	test_sysctl_install_signal_handlers(); /* ours first, then qemu-launch's */
 	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
 	qmp_client_set_command_timeout(c, 60000);
 	sleep(2);
@@ -553,7 +497,6 @@ int main(int argc, char **argv)
 
 	qmp_client_free(c);
 	test_qemu_stop(&q);
-	stats_restore();
-	CHECK_MSG(!stats_changed, "could not restore kernel.bpf_stats_enabled=%s", stats_saved);
+	CHECK_MSG(test_sysctl_restore(), "could not restore kernel.bpf_stats_enabled=%s", test_sysctl_saved(STATS_SYSCTL));
 	return 0;
 }
