@@ -149,7 +149,16 @@ static void tell_parent(int *ready_fd, const char *error)
 	*ready_fd = -1;
 }
 
-int main(int argc, char **argv)
+struct args {
+	struct daemon_config cfg;
+	bool foreground;
+	const char *log_file; /* NULL: STATE_DIR/snapbenchd.log */
+};
+
+#define ARGS_GO_ON (-1)
+
+/* Fills *ret; returns ARGS_GO_ON, or the exit code to stop with (0 after --help, --version). */
+static int parse_argv(int argc, char **argv, struct args *ret)
 {
 	enum {
 		OPT_SOCKET = 0x100,
@@ -190,12 +199,9 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct daemon_config cfg;
-	struct daemon d;
-	struct sb_error err = {};
 	bool foreground = false;
 	const char *log_file = NULL;
-	char default_log[PATH_MAX];
-	int ready_fd = -1, c, r;
+	int c;
 
 	daemon_config_defaults(&cfg);
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -272,26 +278,42 @@ int main(int argc, char **argv)
 		fprintf(stderr, "snapbenchd: unexpected argument '%s'; see snapbenchd --help\n", argv[optind]);
 		return 2;
 	}
+	*ret = (struct args){ .cfg = cfg, .foreground = foreground, .log_file = log_file };
+	return ARGS_GO_ON;
+}
+
+/* Without --foreground: returns in the child (*ready_fd its pipe to the parent), or -1. */
+static int detach(const struct args *a, int *ready_fd)
+{
+	const char *log_file = a->log_file;
+	char default_log[PATH_MAX];
+	int r;
+
+	if (!log_file) {
+		/* the state directory holds the log of a daemon started by hand */
+		r = mkdir_p(a->cfg.state_dir, 0755);
+		if (r < 0) {
+			fprintf(stderr, "snapbenchd: --state-dir %s: cannot create it: %s\n", a->cfg.state_dir,
+				strerror(-r));
+			return -1;
+		}
+		snprintf(default_log, sizeof(default_log), "%s/snapbenchd.log", a->cfg.state_dir);
+		log_file = default_log;
+	}
+	return background(log_file, ready_fd);
+}
+
+static int run(const struct args *a)
+{
+	struct daemon d;
+	struct sb_error err = {};
+	int ready_fd = -1, r;
 
 	/* under systemd (socket activation or Type=notify) there is nothing to detach from */
-	if (getenv("NOTIFY_SOCKET") || getenv("LISTEN_FDS"))
-		foreground = true;
-	if (!foreground) {
-		if (!log_file) {
-			/* the state directory holds the log of a daemon started by hand */
-			r = mkdir_p(cfg.state_dir, 0755);
-			if (r < 0) {
-				fprintf(stderr, "snapbenchd: --state-dir %s: cannot create it: %s\n", cfg.state_dir, strerror(-r));
-				return 1;
-			}
-			snprintf(default_log, sizeof(default_log), "%s/snapbenchd.log", cfg.state_dir);
-			log_file = default_log;
-		}
-		if (background(log_file, &ready_fd) < 0)
-			return 1;
-	}
+	if (!a->foreground && !getenv("NOTIFY_SOCKET") && !getenv("LISTEN_FDS") && detach(a, &ready_fd) < 0)
+		return 1;
 
-	r = daemon_setup(&d, &cfg, &err);
+	r = daemon_setup(&d, &a->cfg, &err);
 	if (r < 0) {
 		log_error("%s", err.msg);
 		tell_parent(&ready_fd, err.msg);
@@ -302,4 +324,15 @@ int main(int argc, char **argv)
 	r = daemon_loop(&d);
 	daemon_teardown(&d);
 	return r < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	int r;
+
+	r = parse_argv(argc, argv, &a);
+	if (r != ARGS_GO_ON)
+		return r;
+	return run(&a);
 }
