@@ -388,64 +388,43 @@ static struct summary summarize(double *v, int n)
 	return s;
 }
 
-int main(int argc, char **argv)
+/* One round of config k into samples[k][r], its figures on stderr. */
+static void run_round(struct qmp_client *c, struct test_qemu *q, int r, int k)
 {
-	struct test_qemu q;
-	struct qmp_client *c = NULL;
-	struct sb_error err = { 0 };
-	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	struct sample *s = &samples[k][r];
+
+	memset(s, 0, sizeof(*s));
+	switch (k) {
+	case C_NONE:
+		s->wall_ms = snapshot_ms(c, q);
+		s->ns_per_event = -1;
+		break;
+	case C_MINIMAL:
+		run_minimal(c, q, s);
+		break;
+	case C_COUNT:
+	case C_CAUSES:
+	case C_STACKS:
+		run_ours(c, q, k, s);
+		break;
+	case C_PERF:
+		run_perf(c, q, s);
+		break;
+	default:
+		run_bpftrace(c, q, k, s);
+		break;
+	}
+	fprintf(stderr, "round %d %-16s %8.1f ms", r + 1, cfg_names[k], s->wall_ms);
+	if (s->ns_per_event >= 0)
+		fprintf(stderr, "  %7.1f ns/event over %llu events", s->ns_per_event, (unsigned long long)s->events);
+	fprintf(stderr, "\n");
+}
+
+/* The snapshot's wall time per config against none. */
+static void print_wall_table(int rounds)
+{
 	double v[MAX_ROUNDS];
-	struct summary none_wall, min_cost = { 0 };
-
-	CHECK_MSG(rounds >= 1 && rounds <= MAX_ROUNDS, "ROUNDS: 1 to %d", MAX_ROUNDS);
-	if (geteuid() != 0)
-		SKIP_TEST("root (BPF, sysctl)");
-	stats_enable();
-	test_qemu_start(&q, GUEST_MIB, 1, NULL);
-	test_sysctl_install_signal_handlers(); /* ours first, then qemu-launch's */
-	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
-	qmp_client_set_command_timeout(c, 60000);
-	sleep(2);
-	/* one unmeasured snapshot: first-touch effects in QEMU and the page cache */
-	snapshot_ms(c, &q);
-
-	for (int r = 0; r < rounds; r++)
-		for (int k = 0; k < C_MAX; k++) {
-			struct sample *s = &samples[k][r];
-
-			if (cfg_skipped[k])
-				continue;
-			memset(s, 0, sizeof(*s));
-			switch (k) {
-			case C_NONE:
-				s->wall_ms = snapshot_ms(c, &q);
-				s->ns_per_event = -1;
-				break;
-			case C_MINIMAL:
-				run_minimal(c, &q, s);
-				break;
-			case C_COUNT:
-			case C_CAUSES:
-			case C_STACKS:
-				run_ours(c, &q, k, s);
-				break;
-			case C_PERF:
-				run_perf(c, &q, s);
-				break;
-			default:
-				run_bpftrace(c, &q, k, s);
-				break;
-			}
-			fprintf(stderr, "round %d %-16s %8.1f ms", r + 1, cfg_names[k], s->wall_ms);
-			if (s->ns_per_event >= 0)
-				fprintf(stderr, "  %7.1f ns/event over %llu events", s->ns_per_event,
-					(unsigned long long)s->events);
-			fprintf(stderr, "\n");
-		}
-
-	printf("probe-cost: background snapshot of a %d MiB guest, %d rounds interleaved; median [min max]\n",
-	       GUEST_MIB, rounds);
-	printf("host: %ld CPUs online; kernel.bpf_stats_enabled=1 during the run\n\n", sysconf(_SC_NPROCESSORS_ONLN));
+	struct summary none_wall;
 
 	for (int r = 0; r < rounds; r++)
 		v[r] = samples[C_NONE][r].wall_ms;
@@ -464,6 +443,13 @@ int main(int argc, char **argv)
 		printf("%-18s %-36s %10.0f   [%6.0f %6.0f] %8.3f\n", cfg_names[k], cfg_desc[k], w.median, w.min, w.max,
 		       w.median / none_wall.median);
 	}
+}
+
+/* The per-event cost of each config that has one, against the minimal program. */
+static void print_cost_table(int rounds)
+{
+	double v[MAX_ROUNDS];
+	struct summary min_cost;
 
 	printf("\nper-event cost of the kvm_unmap_hva_range program (run_time_ns / run_cnt)\n");
 	printf("%-18s %10s %19s %11s %14s %12s\n", "config", "ns/event", "[min max]", "vs minimal", "events/snap",
@@ -488,7 +474,37 @@ int main(int argc, char **argv)
 		printf("%-18s %10.1f   [%6.1f %6.1f] %11.2f %14.0f %12.1f\n", cfg_names[k], cst.median, cst.min, cst.max,
 		       cst.median / min_cost.median, summarize(ev, rounds).median, ms.median);
 	}
+}
 
+int main(int argc, char **argv)
+{
+	struct test_qemu q;
+	struct qmp_client *c = NULL;
+	struct sb_error err = { 0 };
+	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+
+	CHECK_MSG(rounds >= 1 && rounds <= MAX_ROUNDS, "ROUNDS: 1 to %d", MAX_ROUNDS);
+	if (geteuid() != 0)
+		SKIP_TEST("root (BPF, sysctl)");
+	stats_enable();
+	test_qemu_start(&q, GUEST_MIB, 1, NULL);
+	test_sysctl_install_signal_handlers(); /* ours first, then qemu-launch's */
+	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
+	qmp_client_set_command_timeout(c, 60000);
+	sleep(2);
+	/* one unmeasured snapshot: first-touch effects in QEMU and the page cache */
+	snapshot_ms(c, &q);
+
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < C_MAX; k++)
+			if (!cfg_skipped[k])
+				run_round(c, &q, r, k);
+
+	printf("probe-cost: background snapshot of a %d MiB guest, %d rounds interleaved; median [min max]\n",
+	       GUEST_MIB, rounds);
+	printf("host: %ld CPUs online; kernel.bpf_stats_enabled=1 during the run\n\n", sysconf(_SC_NPROCESSORS_ONLN));
+	print_wall_table(rounds);
+	print_cost_table(rounds);
 	printf("\nclassifier (config causes, last round): %llu of %llu invalidations uffd-wp, %llu needed a stack "
 	       "walk\n",
 	       (unsigned long long)samples[C_CAUSES][rounds - 1].uffd_wp,
