@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "json-util.h"
 #include "protocol.h"
 
 struct client;
@@ -80,13 +81,6 @@ int client_exit_code_state(const char *state);
 struct json_object *client_get(struct json_object *o, const char *a, const char *b, const char *c);
 /* The string of a field, or dflt. */
 const char *client_get_string(struct json_object *o, const char *key, const char *dflt);
-
-/* _cleanup_json_: json_object_put() when the variable goes out of scope */
-static inline void json_putp(struct json_object **o)
-{
-	json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_putp)
 
 /* Prints o as JSON on stdout (pretty), with a newline. */
 void client_print_json(struct json_object *o);

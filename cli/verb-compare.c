@@ -2,6 +2,7 @@
 /* snapbench compare: baseline against patched, with verdicts for CI. */
 #include <assert.h>
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "compare.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "runner.h"
 #include "verbs.h"
 
@@ -127,21 +129,12 @@ static int push_ptr(char ***v, size_t *n, char *s)
 	return 0;
 }
 
-static bool parse_double(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return *s && !*end && !errno && isfinite(*out);
-}
-
 static int parse_threshold(struct args *a, struct compare_options *o, char *arg)
 {
 	char *eq = strrchr(arg, '=');
 	double pct;
 
-	if (!parse_double(eq ? eq + 1 : arg, &pct) || pct < 0) {
+	if (parse_double(eq ? eq + 1 : arg, 0, DBL_MAX, &pct, NULL) < 0) {
 		fprintf(stderr, "snapbench compare: --threshold %s: give a percentage >= 0 (e.g. 5) or METRIC=PCT "
 			"(e.g. latency_p99_ns=10)\n", arg);
 		return -EINVAL;
@@ -230,7 +223,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct compare_opti
 				return -ENOMEM;
 			break;
 		case OPT_ALPHA:
-			if (!parse_double(optarg, &d) || !(d > 0 && d < 1)) {
+			if (parse_double(optarg, 0, 1, &d, NULL) < 0 || d == 0 || d == 1) {
 				fprintf(stderr, "snapbench compare: --alpha %s: give a level between 0 and 1 (e.g. 0.05)\n",
 					optarg);
 				return -EINVAL;
@@ -242,7 +235,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct compare_opti
 				return -EINVAL;
 			break;
 		case OPT_BOOTSTRAP:
-			if (!parse_double(optarg, &d) || d < 0 || d > 1000000 || d != floor(d)) {
+			if (parse_double(optarg, 0, 1000000, &d, NULL) < 0 || d != floor(d)) {
 				fprintf(stderr, "snapbench compare: --bootstrap %s: give a whole number of iterations "
 					"from 0 to 1000000\n", optarg);
 				return -EINVAL;

@@ -10,6 +10,7 @@
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "verb-args.h"
 #include "verbs.h"
 
@@ -35,14 +36,13 @@ static void usage(FILE *out)
 struct list_args {
 	struct daemon_args d;
 	const char *label, *scenario, *state;
-	long long limit; /* 0: all */
+	int64_t limit; /* 0: all */
 };
 
 static int parse_option(int opt, const char *arg, void *userdata)
 {
 	struct list_args *a = userdata;
-	char *end;
-	long long n;
+	int64_t n;
 
 	switch (opt) {
 	case 'l':
@@ -55,9 +55,7 @@ static int parse_option(int opt, const char *arg, void *userdata)
 		a->state = arg;
 		break;
 	case 'n':
-		errno = 0;
-		n = strtoll(arg, &end, 10);
-		if (errno || *end || end == arg || n < 1 || n > 1000000) {
+		if (parse_int64(arg, 1, 1000000, &n, NULL) < 0) {
 			fprintf(stderr, "snapbench list: --limit '%s': expected a number from 1 to 1000000\n", arg);
 			return EXIT_USAGE;
 		}

@@ -8,6 +8,7 @@
 
 #include "client.h"
 #include "exit-codes.h"
+#include "parse-number.h"
 #include "verb-args.h"
 #include "verbs.h"
 
@@ -29,18 +30,15 @@ static void usage(FILE *out)
 
 struct logs_args {
 	struct daemon_args d;
-	long long bytes; /* -1: the daemon's default */
+	int64_t bytes; /* -1: the daemon's default */
 };
 
 static int parse_option(int opt, const char *arg, void *userdata)
 {
 	struct logs_args *a = userdata;
-	char *end;
 
 	if (opt == 'b') {
-		errno = 0;
-		a->bytes = strtoll(arg, &end, 10);
-		if (errno || *end || end == arg || a->bytes < 1 || a->bytes > (1 << 20)) {
+		if (parse_int64(arg, 1, 1 << 20, &a->bytes, NULL) < 0) {
 			fprintf(stderr, "snapbench logs: --bytes '%s': expected a number from 1 to 1048576\n", arg);
 			return EXIT_USAGE;
 		}

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "probes.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -68,25 +69,21 @@ static void usage(FILE *out)
 
 static int parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max, unsigned long *v)
 {
-	char *end;
+	uint64_t u;
 
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || *v < min || *v > max) {
+	if (parse_uint64(s, min, max, &u, NULL) < 0) {
 		fprintf(stderr, "snapbench probe: %s '%s' is not a whole number from %lu to %lu\n", opt, s, min, max);
 		return -EINVAL;
 	}
+	*v = (unsigned long)u;
 	return 0;
 }
 
 static int parse_interval(const char *s, uint64_t *ns)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0.01 && v <= MAX_INTERVAL_S)) {
+	if (parse_double(s, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
 		fprintf(stderr, "snapbench probe: --interval '%s' is not a number of seconds from 0.01 to %g\n", s,
 			MAX_INTERVAL_S);
 		return -EINVAL;

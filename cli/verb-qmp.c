@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "exit-codes.h"
+#include "json-util.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "qmp.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -51,12 +53,9 @@ static void usage(FILE *out)
 
 static int parse_timeout(const char *s, int *ms)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0 && v <= MAX_TIMEOUT_S)) {
+	if (parse_double(s, 0, MAX_TIMEOUT_S, &v, NULL) < 0 || v == 0) {
 		fprintf(stderr,
 			"snapbench qmp: --timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)\n",
 			s, MAX_TIMEOUT_S);
@@ -71,23 +70,18 @@ static int parse_timeout(const char *s, int *ms)
 
 static int parse_args_json(const char *text, struct json_object **ret)
 {
-	struct json_tokener *tok = json_tokener_new_ex(ARGS_MAX_DEPTH);
-	size_t len = strlen(text);
-	struct json_object *obj;
-	enum json_tokener_error jerr;
+	struct json_parse_info info;
+	struct json_object *obj = NULL;
+	int r;
 
-	if (!tok)
+	r = json_parse_text(text, strlen(text), ARGS_MAX_DEPTH, JSON_PARSE_STRICT, &obj, &info);
+	if (r == -ENOMEM)
 		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	/* Include the terminating NUL: the input ends here. */
-	obj = json_tokener_parse_ex(tok, text, (int)len + 1);
-	jerr = json_tokener_get_error(tok);
-	json_tokener_free(tok);
-	if (jerr != json_tokener_success || !json_object_is_type(obj, json_type_object)) {
+	if (r < 0 || !json_object_is_type(obj, json_type_object)) {
 		fprintf(stderr,
 			"snapbench qmp: ARGS-JSON '%s' is not a JSON object (%s); give the arguments as one object, "
 			"e.g. '{\"target\": \"vm\"}'\n",
-			text, jerr != json_tokener_success ? json_tokener_error_desc(jerr) : "wrong type");
+			text, r < 0 ? info.reason : "wrong type");
 		json_object_put(obj);
 		return -EINVAL;
 	}

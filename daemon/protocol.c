@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
 
@@ -142,35 +143,12 @@ size_t linebuf_pending(const struct linebuf *b)
 
 /* ---- messages ---- */
 
-static const char *json_type_name(struct json_object *v)
-{
-	if (!v)
-		return "null";
-	switch (json_object_get_type(v)) {
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-		return "a fractional number";
-	case json_type_int:
-		return "an integer";
-	case json_type_string:
-		return "a string";
-	case json_type_array:
-		return "an array";
-	case json_type_object:
-		return "an object";
-	default:
-		return "null";
-	}
-}
-
 int protocol_parse_line(const char *line, size_t len, int max_depth, struct json_object **ret,
 			struct sb_error *err)
 {
-	struct json_tokener *tok;
-	struct json_object *o;
-	enum json_tokener_error jerr;
-	size_t end;
+	struct json_parse_info info;
+	struct json_object *o = NULL;
+	int r;
 
 	if (len == 0)
 		return sb_error_set(err, -EBADMSG, "empty line: send one JSON object per line");
@@ -178,27 +156,18 @@ int protocol_parse_line(const char *line, size_t len, int max_depth, struct json
 		return sb_error_set(err, -EBADMSG, "line too long");
 	if (memchr(line, '\0', len))
 		return sb_error_set(err, -EBADMSG, "the line contains a NUL byte: send one JSON object per line");
-	tok = json_tokener_new_ex(max_depth);
-	if (!tok)
+	r = json_parse_text(line, len, max_depth, JSON_PARSE_STRICT, &o, &info);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, line, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (!o && jerr == json_tokener_continue)
+	if (r < 0 && info.status == JSON_PARSE_TRUNCATED)
 		return sb_error_set(err, -EBADMSG, "invalid JSON: the line ends inside a value; send one whole JSON object per line");
-	if (!o && jerr != json_tokener_success)
-		return sb_error_set(err, -EBADMSG, "invalid JSON at byte %zu: %s", end,
-				    json_tokener_error_desc(jerr));
-	for (size_t i = end; i < len; i++)
-		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') {
-			json_object_put(o);
-			return sb_error_set(err, -EBADMSG,
-					    "invalid JSON: text after the object at byte %zu; send one JSON object per line", i);
-		}
+	if (r < 0 && info.status == JSON_PARSE_TRAILING)
+		return sb_error_set(err, -EBADMSG,
+				    "invalid JSON: text after the object at byte %zu; send one JSON object per line", info.offset);
+	if (r < 0)
+		return sb_error_set(err, -EBADMSG, "invalid JSON at byte %zu: %s", info.offset, info.reason);
 	if (!json_object_is_type(o, json_type_object)) {
-		sb_error_set(err, -EBADMSG, "the request must be a JSON object (got %s)", json_type_name(o));
+		sb_error_set(err, -EBADMSG, "the request must be a JSON object (got %s)", json_type_phrase(o));
 		json_object_put(o);
 		return -EBADMSG;
 	}
@@ -222,7 +191,7 @@ int protocol_check_envelope(struct json_object *req, enum protocol_op *op, struc
 			*field = "id";
 			return sb_error_set(err, -EINVAL,
 					    "id: must be an integer or a string of at most %d bytes (got %s)",
-					    PROTOCOL_MAX_ID_STRING, json_type_name(v));
+					    PROTOCOL_MAX_ID_STRING, json_type_phrase(v));
 		}
 	}
 
@@ -235,7 +204,7 @@ int protocol_check_envelope(struct json_object *req, enum protocol_op *op, struc
 		*code = PROTO_ERR_BAD_REQUEST;
 		*field = "v";
 		return sb_error_set(err, -EINVAL, "v: must be an integer, the protocol version %d (got %s)",
-				    PROTOCOL_VERSION, json_type_name(v));
+				    PROTOCOL_VERSION, json_type_phrase(v));
 	}
 	if (json_object_get_int64(v) != PROTOCOL_VERSION) {
 		*code = PROTO_ERR_VERSION;
@@ -254,7 +223,7 @@ int protocol_check_envelope(struct json_object *req, enum protocol_op *op, struc
 		*code = PROTO_ERR_BAD_REQUEST;
 		*field = "op";
 		return sb_error_set(err, -EINVAL, "op: must be a string, one of %s (got %s)", protocol_op_list(),
-				    json_type_name(v));
+				    json_type_phrase(v));
 	}
 	int o = protocol_op_from_string(json_object_get_string(v));
 	if (o < 0) {
@@ -331,7 +300,7 @@ int protocol_get_string(struct json_object *o, const char *key, size_t max_len, 
 	if (!json_object_object_get_ex(o, key, &v))
 		return 0;
 	if (!json_object_is_type(v, json_type_string))
-		return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", key, json_type_name(v));
+		return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", key, json_type_phrase(v));
 	if ((size_t)json_object_get_string_len(v) > max_len)
 		return sb_error_set(err, -EINVAL, "%s: longer than %zu bytes", key, max_len);
 	*ret = json_object_get_string(v);
@@ -345,7 +314,7 @@ int protocol_get_bool(struct json_object *o, const char *key, bool *ret, struct 
 	if (!json_object_object_get_ex(o, key, &v))
 		return 0;
 	if (!json_object_is_type(v, json_type_boolean))
-		return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", key, json_type_name(v));
+		return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", key, json_type_phrase(v));
 	*ret = json_object_get_boolean(v);
 	return 1;
 }
@@ -360,7 +329,7 @@ int protocol_get_uint(struct json_object *o, const char *key, unsigned long long
 		return 0;
 	if (!json_object_is_type(v, json_type_int))
 		return sb_error_set(err, -EINVAL, "%s: must be an integer from 0 to %llu (got %s)", key, max,
-				    json_type_name(v));
+				    json_type_phrase(v));
 	n = json_object_get_int64(v);
 	/* json-c clamps huge values to INT64_MAX; a uint64 above it reads as such */
 	if (n < 0 || (unsigned long long)n > max)

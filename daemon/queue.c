@@ -9,8 +9,13 @@
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "fileio.h"
+#include "json-util.h"
 #include "macro.h"
 #include "queue.h"
+
+/* {"queued": [...], "running": {...}} */
+#define QUEUE_MAX_DEPTH 8
 
 int queue_init_empty(const char *state_dir, struct queue *q)
 {
@@ -32,41 +37,26 @@ void queue_done(struct queue *q)
 static int read_bounded(const char *path, char **ret, size_t *len, struct sb_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t n = 0;
+	int r;
 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "queue file %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		return sb_error_set(err, -errno, "queue file %s: %s", path, strerror(errno));
-	if (st.st_size > QUEUE_MAX_FILE_BYTES)
+	r = read_full_fd(fd, QUEUE_MAX_FILE_BYTES, ret, len);
+	if (r == -EFBIG)
 		return sb_error_set(err, -EFBIG, "queue file %s: larger than %u bytes; it is not one this daemon wrote",
 				    path, QUEUE_MAX_FILE_BYTES);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	while (n < (size_t)st.st_size) {
-		ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return sb_error_set(err, -errno, "queue file %s: %s", path, strerror(errno));
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	buf[n] = '\0';
-	*ret = TAKE_PTR(buf);
-	*len = n;
+	if (r < 0)
+		return sb_error_set(err, r, "queue file %s: %s", path, strerror(-r));
 	return 0;
 }
 
 int queue_load(const char *state_dir, struct queue *q, struct sb_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	struct json_object *o = NULL, *v;
-	struct json_tokener *tok;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *v;
 	size_t len = 0;
 	int r;
 
@@ -78,14 +68,12 @@ int queue_load(const char *state_dir, struct queue *q, struct sb_error *err)
 	r = read_bounded(q->path, &text, &len, err);
 	if (r < 0)
 		goto fail;
-	tok = json_tokener_new_ex(8);
-	if (!tok) {
-		r = sb_error_set(err, -ENOMEM, "out of memory");
+	r = json_parse_text(text, len, QUEUE_MAX_DEPTH, 0, &o, NULL);
+	if (r == -ENOMEM) {
+		sb_error_set(err, r, "out of memory");
 		goto fail;
 	}
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	json_tokener_free(tok);
-	if (!o || !json_object_is_type(o, json_type_object)) {
+	if (r < 0 || !json_object_is_type(o, json_type_object)) {
 		r = sb_error_set(err, -EBADMSG, "queue file %s: not a JSON object", q->path);
 		goto fail;
 	}
@@ -131,10 +119,8 @@ int queue_load(const char *state_dir, struct queue *q, struct sb_error *err)
 			q->running.worker_start = (uint64_t)json_object_get_int64(start);
 		}
 	}
-	json_object_put(o);
 	return 0;
 fail:
-	json_object_put(o);
 	queue_done(q);
 	return r;
 }

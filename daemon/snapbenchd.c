@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "macro.h"
 #include "mkdir-p.h"
+#include "parse-number.h"
 
 static void usage(FILE *out)
 {
@@ -51,27 +52,18 @@ static void usage(FILE *out)
 
 static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, unsigned *ret)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max) {
+	if (parse_unsigned(s, min, max, ret, NULL) < 0) {
 		fprintf(stderr, "snapbenchd: %s '%s': expected a whole number from %u to %u\n", opt, s, min, max);
 		return -EINVAL;
 	}
-	*ret = (unsigned)v;
 	return 0;
 }
 
 static int parse_seconds(const char *opt, const char *s, unsigned *ret_ms)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0.1 || v > 86400) {
+	if (parse_double(s, 0.1, 86400, &v, NULL) < 0) {
 		fprintf(stderr, "snapbenchd: %s '%s': expected seconds from 0.1 to 86400\n", opt, s);
 		return -EINVAL;
 	}

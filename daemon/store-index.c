@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "store.h"
 #include "store-private.h"
@@ -351,7 +352,7 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		       struct sb_error *err)
 {
 	struct store_filter f = { .state = (int)state };
-	struct json_object *list = NULL;
+	_cleanup_json_ struct json_object *list = NULL;
 	char(*ids)[REPORT_ID_MAX];
 	size_t n;
 	int r;
@@ -361,14 +362,11 @@ int store_ids_in_state(struct store *s, enum report_state state, char (**ret)[RE
 		return r;
 	n = json_object_array_length(list);
 	ids = calloc(n ? n : 1, sizeof(*ids));
-	if (!ids) {
-		json_object_put(list);
+	if (!ids)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < n; i++)
 		snprintf(ids[i], sizeof(ids[i]), "%s",
 			 json_object_get_string(store_get(json_object_array_get_idx(list, i), "id")));
-	json_object_put(list);
 	*ret = ids;
 	*n_ret = n;
 	return 0;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "parse-number.h"
 #include "progress.h"
 #include "protocol.h"
 #include "runner.h"
@@ -130,7 +131,7 @@ static void parse_argv(int argc, char **argv, struct worker_args *ret)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		char *end;
+		int64_t v;
 		switch (c) {
 		case 'r':
 			run_dir = optarg;
@@ -139,16 +140,14 @@ static void parse_argv(int argc, char **argv, struct worker_args *ret)
 			knobs_dir = optarg;
 			break;
 		case 'p':
-			errno = 0;
-			sink.fd = (int)strtol(optarg, &end, 10);
-			if (errno || *end || sink.fd < 3)
+			if (parse_int64(optarg, 3, INT_MAX, &v, NULL) < 0)
 				usage(WORKER_EXIT_USAGE);
+			sink.fd = (int)v;
 			break;
 		case 'P':
-			errno = 0;
-			parent = strtol(optarg, &end, 10);
-			if (errno || *end || parent <= 1)
+			if (parse_int64(optarg, 2, LONG_MAX, &v, NULL) < 0)
 				usage(WORKER_EXIT_USAGE);
+			parent = (long)v;
 			break;
 		case 'q':
 			qemu = optarg;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmdline.h"
+#include "strbuf.h"
 
 #define PAGE_4K 4096u
 #define PAGE_2M (2u << 20)
@@ -118,63 +119,38 @@ int guest_params_validate(const struct guest_params *p, struct sb_error *err)
 	return 0;
 }
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
-
-static _printf_(2, 3) void sbuf_add(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= b->cap - b->len) {
-		b->oom = 1;
-		return;
-	}
-	b->len += (size_t)n;
-}
-
 int guest_params_to_cmdline(const struct guest_params *p, char **out, struct sb_error *err)
 {
 	_cleanup_free_ char *s = NULL;
-	struct strbuf b;
+	struct strbuf b = {};
 	int r;
 
 	r = guest_params_validate(p, err);
 	if (r < 0)
 		return r;
-	s = malloc(GUEST_CMDLINE_MAX);
-	if (!s)
-		return sb_error_set(err, -ENOMEM, "guest command line: out of memory");
-	b = (struct strbuf){ .s = s, .cap = GUEST_CMDLINE_MAX };
-	s[0] = '\0';
 
-	sbuf_add(&b, "--");
+	strbuf_append(&b, "--");
 	if (p->region_bytes)
-		sbuf_add(&b, " mem=%" PRIu64 "K", p->region_bytes >> 10);
+		strbuf_appendf(&b, " mem=%" PRIu64 "K", p->region_bytes >> 10);
 	else
-		sbuf_add(&b, " mem=%u%%", p->region_percent);
-	sbuf_add(&b, " page=%s", p->page_size == PAGE_2M ? "2m" : "4k");
-	sbuf_add(&b, " pattern=%s", pattern_strings[p->pattern]);
+		strbuf_appendf(&b, " mem=%u%%", p->region_percent);
+	strbuf_appendf(&b, " page=%s", p->page_size == PAGE_2M ? "2m" : "4k");
+	strbuf_appendf(&b, " pattern=%s", pattern_strings[p->pattern]);
 	for (unsigned i = 0; i < p->vcpus; i++)
 		if (p->vcpu_pattern[i] != GUEST_PATTERN_DEFAULT)
-			sbuf_add(&b, " pattern.%u=%s", i, pattern_strings[p->vcpu_pattern[i]]);
+			strbuf_appendf(&b, " pattern.%u=%s", i, pattern_strings[p->vcpu_pattern[i]]);
 	if (p->probe_vcpu < 0)
-		sbuf_add(&b, " probe=none");
+		strbuf_append(&b, " probe=none");
 	else
-		sbuf_add(&b, " probe=%d", p->probe_vcpu);
-	sbuf_add(&b, " probe-gap=%u run=%" PRIu64 " interval=%u seed=%" PRIu64 " populate=%s clock=%s", p->probe_gap_us,
-		 p->run_ms, p->interval_ms, p->seed, p->populate ? "on" : "off", clock_strings[p->clock]);
+		strbuf_appendf(&b, " probe=%d", p->probe_vcpu);
+	strbuf_appendf(&b, " probe-gap=%u run=%" PRIu64 " interval=%u seed=%" PRIu64 " populate=%s clock=%s", p->probe_gap_us,
+		       p->run_ms, p->interval_ms, p->seed, p->populate ? "on" : "off", clock_strings[p->clock]);
 	/* 255 vCPUs with a pattern each stays far below the limit; still, never
 	 * hand QEMU a command line the guest would cut. */
-	if (b.oom)
+	s = strbuf_steal(&b);
+	if (!s)
+		return sb_error_set(err, -ENOMEM, "guest command line: out of memory");
+	if (strlen(s) >= GUEST_CMDLINE_MAX)
 		return sb_error_set(err, -E2BIG, "guest command line longer than %d bytes: set fewer per-vCPU patterns",
 				    GUEST_CMDLINE_MAX - 1);
 	/* The guest's own parser must agree; if not, this file has a bug. */

@@ -9,17 +9,19 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "strv.h"
 #include "wire.h"
 
 #define MAX_ARGS 64
 
-struct strv {
+/* The argv being built; the first failure latches (-E2BIG or -ENOMEM) and later adds do nothing. */
+struct args {
 	char **v;
 	size_t n;
 	int oom;
 };
 
-static _printf_(2, 3) void add(struct strv *s, const char *fmt, ...)
+static _printf_(2, 3) void add(struct args *s, const char *fmt, ...)
 {
 	va_list ap;
 	char *arg;
@@ -36,22 +38,15 @@ static _printf_(2, 3) void add(struct strv *s, const char *fmt, ...)
 		arg = NULL;
 	}
 	va_end(ap);
-	if (arg)
-		s->v[s->n++] = arg;
-}
-
-void guest_strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
+	if (arg && strv_consume(&s->v, arg) < 0)
+		s->oom = -ENOMEM;
+	else if (arg)
+		s->n++;
 }
 
 int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err)
 {
-	struct strv s = { 0 };
+	struct args s = { 0 };
 	const char *firmware = vm->firmware ? vm->firmware : "qboot.rom";
 
 	if (!vm->image || !*vm->image)
@@ -67,10 +62,6 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 		return sb_error_set(err, -EINVAL,
 				    "guest VM: telemetry_fd=%d, control_fd=%d: give a pipe's write end and a connected socket", vm->telemetry_fd,
 				    vm->control_fd);
-
-	s.v = calloc(MAX_ARGS, sizeof(char *));
-	if (!s.v)
-		return sb_error_set(err, -ENOMEM, "guest VM: out of memory");
 
 	add(&s, "%s", vm->qemu ? vm->qemu : "qemu-system-x86_64");
 	add(&s, "-machine");
@@ -109,7 +100,7 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 	for (const char *const *e = vm->extra; e && *e; e++)
 		add(&s, "%s", *e);
 	if (s.oom) {
-		guest_strv_free(s.v);
+		strv_free(s.v);
 		return sb_error_set(err, s.oom,
 				    s.oom == -E2BIG ? "guest VM: more than %d QEMU arguments: pass fewer extra ones"
 						    : "guest VM: out of memory (%d arguments)",

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "error.h"
+#include "strv.h"
 
 struct guest_vm {
 	const char *qemu;     /* NULL: "qemu-system-x86_64", found in PATH */
@@ -43,14 +44,8 @@ struct guest_vm {
 #define GUEST_TELEMETRY_PIPE_SIZE (1 << 20) /* minutes of telemetry at the default interval */
 int guest_telemetry_pipe(int fds[2], struct sb_error *err);
 
-/* A NULL-terminated argv for execv(); free with guest_strv_free(). */
+/* A NULL-terminated argv for execv(); free with strv_free() (strv.h). */
 int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err);
-void guest_strv_free(char **v);
-static inline void guest_strv_freep(char ***v)
-{
-	guest_strv_free(*v);
-}
-#define _cleanup_strv_ _cleanup_(guest_strv_freep)
 
 /*
  * The guest image: $SNAPBENCH_GUEST_IMAGE when set (tests point it into

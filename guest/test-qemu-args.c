@@ -47,7 +47,7 @@ int main(void)
 	CHECK(find(argv, "-serial", "chardev:sbctl") > 0);
 	CHECK(find(argv, "-device", "isa-debug-exit,iobase=0xf4,iosize=4") > 0);
 	CHECK(find(argv, "-qmp", extra[1]) == n - 2);
-	guest_strv_free(argv);
+	strv_free(argv);
 
 	/* firmware "" leaves QEMU's default */
 	vm.firmware = "";
@@ -57,7 +57,7 @@ int main(void)
 	CHECK(!strcmp(argv[0], vm.qemu));
 	for (int i = 0; argv[i]; i++)
 		CHECK(strcmp(argv[i], "-bios"));
-	guest_strv_free(argv);
+	strv_free(argv);
 
 	vm.vcpus = 0;
 	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "vcpus=0"));

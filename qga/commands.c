@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "json-util.h"
 #include "macro.h"
 #include "qga.h"
 
@@ -123,17 +124,15 @@ static struct json_object *strv_json(const char *const *v)
 
 int qga_info(struct qga_client *c, char *version, size_t len, struct sb_error *err)
 {
-	struct json_object *ret = NULL, *v;
+	_cleanup_json_ struct json_object *ret = NULL;
+	struct json_object *v;
 	int r = qga_execute(c, "guest-info", NULL, qga_client_command_timeout(c), &ret, err);
 
 	if (r < 0)
 		return r;
-	if (!json_object_object_get_ex(ret, "version", &v) || !json_object_is_type(v, json_type_string)) {
-		json_object_put(ret);
+	if (!json_object_object_get_ex(ret, "version", &v) || !json_object_is_type(v, json_type_string))
 		return sb_error_set(err, -EPROTO, "%s: guest-info without a version", qga_client_label(c));
-	}
 	snprintf(version, len, "%s", json_object_get_string(v));
-	json_object_put(ret);
 	return 0;
 }
 
@@ -142,13 +141,12 @@ int qga_info(struct qga_client *c, char *version, size_t len, struct sb_error *e
 int qga_exec(struct qga_client *c, const char *path, const char *const *argv, const char *const *env, bool capture,
 	     int64_t *pid, struct sb_error *err)
 {
-	struct json_object *args = json_object_new_object(), *ret = NULL;
+	_cleanup_json_ struct json_object *args = json_object_new_object();
+	_cleanup_json_ struct json_object *ret = NULL;
 	int r;
 
-	if (!path || !*path) {
-		json_object_put(args);
+	if (!path || !*path)
 		return sb_error_set(err, -EINVAL, "guest-exec: no program path");
-	}
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	json_object_object_add(args, "path", json_object_new_string(path));
@@ -158,14 +156,10 @@ int qga_exec(struct qga_client *c, const char *path, const char *const *argv, co
 		json_object_object_add(args, "env", strv_json(env));
 	json_object_object_add(args, "capture-output", json_object_new_boolean(capture));
 	r = qga_execute(c, "guest-exec", args, qga_client_command_timeout(c), &ret, err);
-	json_object_put(args);
 	if (r < 0)
 		return sb_error_prefix(err, "starting %s in the guest", path);
-	if (get_int(ret, "pid", pid) < 0) {
-		json_object_put(ret);
+	if (get_int(ret, "pid", pid) < 0)
 		return sb_error_set(err, -EPROTO, "%s: guest-exec of %s returned no pid", qga_client_label(c), path);
-	}
-	json_object_put(ret);
 	return 0;
 }
 
@@ -205,7 +199,8 @@ static int decode_stream(struct json_object *o, const char *key, char **data, si
 
 int qga_exec_status(struct qga_client *c, int64_t pid, struct qga_exec_status *st, struct sb_error *err)
 {
-	struct json_object *args = json_object_new_object(), *ret = NULL;
+	_cleanup_json_ struct json_object *args = json_object_new_object();
+	_cleanup_json_ struct json_object *ret = NULL;
 	int64_t v;
 	int r;
 
@@ -214,11 +209,9 @@ int qga_exec_status(struct qga_client *c, int64_t pid, struct qga_exec_status *s
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	json_object_object_add(args, "pid", json_object_new_int64(pid));
 	r = qga_execute(c, "guest-exec-status", args, qga_client_command_timeout(c), &ret, err);
-	json_object_put(args);
 	if (r < 0)
 		return r;
 	if (get_bool(ret, "exited", &st->exited) < 0) {
-		json_object_put(ret);
 		return sb_error_set(err, -EPROTO, "%s: guest-exec-status of pid %lld has no 'exited'", qga_client_label(c),
 				    (long long)pid);
 	}
@@ -233,7 +226,6 @@ int qga_exec_status(struct qga_client *c, int64_t pid, struct qga_exec_status *s
 	r = decode_stream(ret, "out-data", &st->out, &st->out_len);
 	if (r >= 0)
 		r = decode_stream(ret, "err-data", &st->err, &st->err_len);
-	json_object_put(ret);
 	if (r < 0) {
 		qga_exec_status_clear(st);
 		return sb_error_set(err, r == -ENOMEM ? r : -EPROTO, "%s: guest-exec-status of pid %lld: %s",
@@ -300,7 +292,8 @@ out:
 
 int qga_file_open(struct qga_client *c, const char *path, const char *mode, int64_t *handle, struct sb_error *err)
 {
-	struct json_object *args = json_object_new_object(), *ret = NULL;
+	_cleanup_json_ struct json_object *args = json_object_new_object();
+	_cleanup_json_ struct json_object *ret = NULL;
 	int r;
 
 	if (!args)
@@ -308,28 +301,23 @@ int qga_file_open(struct qga_client *c, const char *path, const char *mode, int6
 	json_object_object_add(args, "path", json_object_new_string(path));
 	json_object_object_add(args, "mode", json_object_new_string(mode));
 	r = qga_execute(c, "guest-file-open", args, qga_client_command_timeout(c), &ret, err);
-	json_object_put(args);
 	if (r < 0)
 		return sb_error_prefix(err, "opening %s in the guest", path);
-	if (!json_object_is_type(ret, json_type_int)) {
-		json_object_put(ret);
+	if (!json_object_is_type(ret, json_type_int))
 		return sb_error_set(err, -EPROTO, "%s: guest-file-open of %s returned no handle", qga_client_label(c), path);
-	}
 	*handle = json_object_get_int64(ret);
-	json_object_put(ret);
 	return 0;
 }
 
 int qga_file_close(struct qga_client *c, int64_t handle, struct sb_error *err)
 {
-	struct json_object *args = json_object_new_object();
+	_cleanup_json_ struct json_object *args = json_object_new_object();
 	int r;
 
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	json_object_object_add(args, "handle", json_object_new_int64(handle));
 	r = qga_execute(c, "guest-file-close", args, qga_client_command_timeout(c), NULL, err);
-	json_object_put(args);
 	return r;
 }
 
@@ -369,7 +357,9 @@ int qga_file_write(struct qga_client *c, int64_t handle, const void *buf, size_t
 int qga_file_read(struct qga_client *c, int64_t handle, void *buf, size_t len, size_t *got, bool *eof,
 		  struct sb_error *err)
 {
-	struct json_object *args = json_object_new_object(), *ret = NULL, *b;
+	_cleanup_json_ struct json_object *args = json_object_new_object();
+	_cleanup_json_ struct json_object *ret = NULL;
+	struct json_object *b;
 	int64_t count;
 	int r;
 
@@ -382,17 +372,13 @@ int qga_file_read(struct qga_client *c, int64_t handle, void *buf, size_t len, s
 	json_object_object_add(args, "handle", json_object_new_int64(handle));
 	json_object_object_add(args, "count", json_object_new_int64((int64_t)len));
 	r = qga_execute(c, "guest-file-read", args, qga_client_command_timeout(c), &ret, err);
-	json_object_put(args);
 	if (r < 0)
 		return r;
 	if (get_int(ret, "count", &count) < 0 || get_bool(ret, "eof", eof) < 0 ||
 	    !json_object_object_get_ex(ret, "buf-b64", &b) || !json_object_is_type(b, json_type_string) || count < 0 ||
-	    (size_t)count > len || (size_t)json_object_get_string_len(b) > qga_base64_encoded_len(len)) {
-		json_object_put(ret);
+	    (size_t)count > len || (size_t)json_object_get_string_len(b) > qga_base64_encoded_len(len))
 		return sb_error_set(err, -EPROTO, "%s: guest-file-read reply of the wrong shape or size", qga_client_label(c));
-	}
 	ssize_t k = qga_base64_decode(json_object_get_string(b), (size_t)json_object_get_string_len(b), buf);
-	json_object_put(ret);
 	if (k < 0 || k != count)
 		return sb_error_set(err, -EPROTO, "%s: guest-file-read: buf-b64 does not decode to count (%lld) bytes",
 				    qga_client_label(c), (long long)count);

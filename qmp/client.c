@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "event-queue.h"
+#include "json-util.h"
 #include "json-stream.h"
 #include "macro.h"
 #include "qmp-internal.h"
@@ -894,7 +895,7 @@ int qmp_client_new_with_ops(const struct qmp_transport_ops *ops, void *opaque, c
 
 int qmp_client_version(struct qmp_client *c, struct qmp_version *ret, struct sb_error *err)
 {
-	struct json_object *reply = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	int r;
 
 	if (c->have_version) {
@@ -905,7 +906,6 @@ int qmp_client_version(struct qmp_client *c, struct qmp_version *ret, struct sb_
 	if (r < 0)
 		return r;
 	r = qmp_version_from_json(reply, &c->version);
-	json_object_put(reply);
 	if (r < 0)
 		return sb_error_set(err, r, "%s: query-version returned no qemu version", c->label);
 	c->have_version = true;

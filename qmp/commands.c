@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "json-util.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp-internal.h"
@@ -42,14 +43,13 @@ static struct json_object *args_with(const char *key, struct json_object *value)
 
 int qmp_query_version(struct qmp_client *c, struct qmp_version *ret, struct sb_error *err)
 {
-	struct json_object *reply = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	int r;
 
 	r = execute(c, "query-version", NULL, &reply, err);
 	if (r < 0)
 		return r;
 	r = qmp_version_from_json(reply, ret);
-	json_object_put(reply);
 	if (r < 0)
 		return shape_error(c, "query-version", "qemu version", err);
 	return 0;
@@ -57,7 +57,8 @@ int qmp_query_version(struct qmp_client *c, struct qmp_version *ret, struct sb_e
 
 int qmp_query_status(struct qmp_client *c, struct qmp_status *ret, struct sb_error *err)
 {
-	struct json_object *reply = NULL, *status, *running;
+	_cleanup_json_ struct json_object *reply = NULL;
+	struct json_object *status, *running;
 	int r;
 
 	r = execute(c, "query-status", NULL, &reply, err);
@@ -65,13 +66,10 @@ int qmp_query_status(struct qmp_client *c, struct qmp_status *ret, struct sb_err
 		return r;
 	status = qmp_json_member(reply, "status", json_type_string);
 	running = qmp_json_member(reply, "running", json_type_boolean);
-	if (!status || !running) {
-		json_object_put(reply);
+	if (!status || !running)
 		return shape_error(c, "query-status", "status and running", err);
-	}
 	snprintf(ret->status, sizeof(ret->status), "%s", json_object_get_string(status));
 	ret->running = json_object_get_boolean(running);
-	json_object_put(reply);
 	return 0;
 }
 
@@ -129,7 +127,8 @@ void qmp_migration_info_clear(struct qmp_migration_info *info)
 
 int qmp_query_migrate(struct qmp_client *c, struct qmp_migration_info *ret, struct sb_error *err)
 {
-	struct json_object *reply = NULL, *status, *ram, *desc;
+	_cleanup_json_ struct json_object *reply = NULL;
+	struct json_object *status, *ram, *desc;
 	struct qmp_migration_info info = { 0 };
 	int r;
 
@@ -137,10 +136,8 @@ int qmp_query_migrate(struct qmp_client *c, struct qmp_migration_info *ret, stru
 	r = execute(c, "query-migrate", NULL, &reply, err);
 	if (r < 0)
 		return r;
-	if (!json_object_is_type(reply, json_type_object)) {
-		json_object_put(reply);
+	if (!json_object_is_type(reply, json_type_object))
 		return shape_error(c, "query-migrate", "MigrationInfo object", err);
-	}
 	/* Before the first migration QEMU answers {}. */
 	status = qmp_json_member(reply, "status", json_type_string);
 	snprintf(info.status_name, sizeof(info.status_name), "%s", status ? json_object_get_string(status) : "none");
@@ -158,12 +155,9 @@ int qmp_query_migrate(struct qmp_client *c, struct qmp_migration_info *ret, stru
 	desc = qmp_json_member(reply, "error-desc", json_type_string);
 	if (desc) {
 		info.error_desc = strdup(json_object_get_string(desc));
-		if (!info.error_desc) {
-			json_object_put(reply);
+		if (!info.error_desc)
 			return sb_error_set(err, -ENOMEM, "out of memory");
-		}
 	}
-	json_object_put(reply);
 	*ret = info;
 	return 0;
 }
@@ -172,16 +166,14 @@ int qmp_query_migrate(struct qmp_client *c, struct qmp_migration_info *ret, stru
 
 int qmp_query_migrate_capability(struct qmp_client *c, const char *name, bool *ret, struct sb_error *err)
 {
-	struct json_object *reply = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	int r;
 
 	r = execute(c, "query-migrate-capabilities", NULL, &reply, err);
 	if (r < 0)
 		return r;
-	if (!json_object_is_type(reply, json_type_array)) {
-		json_object_put(reply);
+	if (!json_object_is_type(reply, json_type_array))
 		return shape_error(c, "query-migrate-capabilities", "list", err);
-	}
 	r = -ENOENT;
 	for (size_t i = 0; i < json_object_array_length(reply); i++) {
 		struct json_object *cap = json_object_array_get_idx(reply, i);
@@ -194,7 +186,6 @@ int qmp_query_migrate_capability(struct qmp_client *c, const char *name, bool *r
 			break;
 		}
 	}
-	json_object_put(reply);
 	if (r < 0)
 		return sb_error_set(err, r, "%s does not know migration capability '%s' (QEMU too old?)",
 				    qmp_client_label(c), name);
@@ -220,7 +211,7 @@ int qmp_migrate_set_capabilities(struct qmp_client *c, const struct qmp_migrate_
 				 struct sb_error *err)
 {
 	struct json_object *list = json_object_new_array();
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	if (!list)
@@ -245,7 +236,6 @@ int qmp_migrate_set_capabilities(struct qmp_client *c, const struct qmp_migrate_
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = execute(c, "migrate-set-capabilities", args, NULL, err);
-	json_object_put(args);
 	if (r < 0)
 		return r;
 
@@ -275,7 +265,8 @@ int qmp_migrate_set_parameters(struct qmp_client *c, struct json_object *params,
 
 int qmp_migrate_set_max_bandwidth(struct qmp_client *c, int64_t bytes_per_second, struct sb_error *err)
 {
-	struct json_object *args, *reply = NULL;
+	_cleanup_json_ struct json_object *args = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	int64_t now;
 	int r;
 
@@ -286,14 +277,12 @@ int qmp_migrate_set_max_bandwidth(struct qmp_client *c, int64_t bytes_per_second
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = qmp_migrate_set_parameters(c, args, err);
-	json_object_put(args);
 	if (r < 0)
 		return r;
 	r = execute(c, "query-migrate-parameters", NULL, &reply, err);
 	if (r < 0)
 		return r;
 	now = int_member(reply, "max-bandwidth");
-	json_object_put(reply);
 	if (now != bytes_per_second)
 		return sb_error_set(err, -EOPNOTSUPP, "%s: max-bandwidth is %lld after setting it to %lld",
 				    qmp_client_label(c), (long long)now, (long long)bytes_per_second);
@@ -325,7 +314,7 @@ bad:
 
 int qmp_getfd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
 {
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	r = check_fdname(fdname, err);
@@ -337,13 +326,12 @@ int qmp_getfd(struct qmp_client *c, int fd, const char *fdname, struct sb_error 
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = qmp_execute(c, "getfd", args, fd, qmp_client_command_timeout(c), NULL, err);
-	json_object_put(args);
 	return r;
 }
 
 int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err)
 {
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	r = check_fdname(fdname, err);
@@ -353,14 +341,13 @@ int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err)
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = execute(c, "closefd", args, NULL, err);
-	json_object_put(args);
 	return r;
 }
 
 int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
 {
 	char uri[FDNAME_MAX + 4];
-	struct json_object *args;
+	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
 	r = qmp_getfd(c, fd, fdname, err);
@@ -371,7 +358,6 @@ int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct s
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = execute(c, "migrate", args, NULL, err);
-	json_object_put(args);
 	if (r == -EREMOTEIO) {
 		/* QEMU did not take the fd over: do not leave it open there. */
 		struct sb_error ignored = { 0 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp-internal.h"
@@ -169,7 +170,7 @@ static int no_kvm_stats(struct qmp_client *c, const char *target, struct sb_erro
 int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qmp_stat_set *ret,
 		       struct sb_error *err)
 {
-	struct json_object *reply = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	struct qmp_stat_set set = { 0 };
 	bool found = false;
 	int r;
@@ -188,13 +189,11 @@ int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qm
 		if (r < 0)
 			goto fail;
 	}
-	json_object_put(reply);
 	if (!found)
 		return no_kvm_stats(c, "vm", err);
 	*ret = set;
 	return 0;
 fail:
-	json_object_put(reply);
 	qmp_stat_set_clear(&set);
 	return r;
 }
@@ -224,7 +223,7 @@ static int sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, co
 int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct qmp_vcpu_stats *ret,
 			 struct sb_error *err)
 {
-	struct json_object *reply = NULL;
+	_cleanup_json_ struct json_object *reply = NULL;
 	struct qmp_vcpu_stats out = { 0 };
 	const char *label = qmp_client_label(c);
 	size_t n;
@@ -264,7 +263,6 @@ int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct 
 			goto fail;
 		out.sum.n_skipped += set->n_skipped;
 	}
-	json_object_put(reply);
 	if (out.n_vcpus == 0) {
 		qmp_vcpu_stats_clear(&out);
 		return no_kvm_stats(c, "vcpu", err);
@@ -272,7 +270,6 @@ int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct 
 	*ret = out;
 	return 0;
 fail:
-	json_object_put(reply);
 	qmp_vcpu_stats_clear(&out);
 	return r;
 }

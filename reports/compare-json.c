@@ -56,12 +56,12 @@ static struct json_object *side_json(const struct compare_side *s)
 	for (size_t i = 0; i < s->n_reports; i++) {
 		const struct compare_report *rep = s->reports[i];
 		struct json_object *r = json_object_new_object(), *idx = json_object_new_array();
-		struct json_object *host = json_get(rep->root, "host");
+		struct json_object *host = json_lookup(rep->root, "host");
 
 		add(r, "id", str(rep->id));
 		add(r, "path", str(rep->path));
 		add(r, "state", str(rep->state));
-		add(r, "kernel_release", str(json_get_string(host, "kernel_release")));
+		add(r, "kernel_release", str(json_lookup_string(host, "kernel_release")));
 		for (size_t j = 0; j < s->n_reps; j++)
 			if (s->reps[j].report == rep)
 				json_object_array_add(idx, json_object_new_int64(s->reps[j].index));
@@ -69,7 +69,7 @@ static struct json_object *side_json(const struct compare_side *s)
 		json_object_array_add(reports, r);
 	}
 	add(o, "reports", reports);
-	add(o, "notes", strv(s->notes, s->n_notes));
+	add(o, "notes", strv(s->notes, strv_length(s->notes)));
 	return o;
 }
 
@@ -131,7 +131,7 @@ static struct json_object *metric_json(const struct compare_result *r, const str
 	add(o, "threshold_pct", num(m->threshold_pct));
 	add(o, "alpha", num(r->opts.alpha));
 	add(o, "verdict", str(compare_verdict_name(m->verdict)));
-	add(o, "notes", strv(m->notes, m->n_notes));
+	add(o, "notes", strv(m->notes, strv_length(m->notes)));
 	return o;
 }
 
@@ -207,7 +207,7 @@ struct json_object *compare_to_json(const struct compare_result *r)
 		json_object_array_add(skipped, e);
 	}
 	add(o, "skipped", skipped);
-	add(o, "warnings", strv(r->warnings, r->n_warnings));
+	add(o, "warnings", strv(r->warnings, strv_length(r->warnings)));
 	add(o, "verdict", str(compare_verdict_name(r->verdict)));
 	add(o, "exit_code", json_object_new_int(r->exit_code));
 	return o;

@@ -10,6 +10,7 @@
 
 #include "compare.h"
 #include "compare-private.h"
+#include "fileio.h"
 
 static void timeline_free(struct compare_timeline *t)
 {
@@ -42,60 +43,45 @@ void compare_pool_done(struct compare_pool *pool)
 
 static int read_bounded(int fd, const char *path, size_t size, char **out, size_t *len, struct sb_error *err)
 {
-	_cleanup_free_ char *buf = malloc(size + 1);
-	size_t got = 0;
+	/* a file that shrank while we read is parsed as it is; one that grew is read to the bound */
+	int r = read_full_fd(fd, COMPARE_REPORT_MAX_BYTES, out, len);
 
-	if (!buf)
+	if (r == -EFBIG)
+		return sb_error_set(err, -EFBIG, "%s: larger than the %u MiB compare reads", path,
+				    COMPARE_REPORT_MAX_BYTES >> 20);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "%s: out of memory reading %zu bytes", path, size);
-	while (got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return sb_error_set(err, -errno, "cannot read %s: %s", path, strerror(errno));
-		}
-		if (n == 0)
-			break; /* shrank while we read: parse what is there */
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = TAKE_PTR(buf);
-	*len = got;
+	if (r < 0)
+		return sb_error_set(err, r, "cannot read %s: %s", path, strerror(-r));
 	return 0;
 }
 
 static int parse_json(const char *path, const char *text, size_t len, struct json_object **out,
 		      struct sb_error *err)
 {
-	struct json_tokener *tok = json_tokener_new_ex(COMPARE_JSON_MAX_DEPTH);
-	struct json_object *o;
+	struct json_parse_info info;
+	int r = json_parse_text(text, len, COMPARE_JSON_MAX_DEPTH, 0, out, &info);
 
-	if (!tok)
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-
-	if (!o || jerr != json_tokener_success) {
-		json_object_put(o);
-		if (jerr == json_tokener_error_depth)
-			return sb_error_set(err, -EINVAL, "%s: JSON nested deeper than %d levels; not a run report",
-					    path, COMPARE_JSON_MAX_DEPTH);
-		if (jerr == json_tokener_continue)
-			return sb_error_set(err, -EINVAL, "%s: truncated JSON (the file ends mid-document); "
-					    "is the run still being written?", path);
+	if (r == -EMSGSIZE)
+		return sb_error_set(err, -EFBIG, "%s: too large to parse", path);
+	if (r == 0)
+		return 0;
+	switch (info.status) {
+	case JSON_PARSE_TOO_DEEP:
+		return sb_error_set(err, -EINVAL, "%s: JSON nested deeper than %d levels; not a run report", path,
+				    COMPARE_JSON_MAX_DEPTH);
+	case JSON_PARSE_TRUNCATED:
+		return sb_error_set(err, -EINVAL, "%s: truncated JSON (the file ends mid-document); "
+				    "is the run still being written?", path);
+	case JSON_PARSE_TRAILING:
+		return sb_error_set(err, -EINVAL, "%s: trailing data after the JSON document at byte %zu", path,
+				    info.offset);
+	default:
 		return sb_error_set(err, -EINVAL, "%s: not JSON (%s near byte %zu); give a snapbench run report "
-				    "(a run directory's report.json)", path, json_tokener_error_desc(jerr), end);
+				    "(a run directory's report.json)", path, info.reason, info.offset);
 	}
-	for (; end < len; end++)
-		if (!strchr(" \t\r\n", text[end])) {
-			json_object_put(o);
-			return sb_error_set(err, -EINVAL, "%s: trailing data after the JSON document at byte %zu",
-					    path, end);
-		}
-	*out = o;
-	return 0;
 }
 
 /* The fields compare reads, checked once so that later code can trust their types. */
@@ -106,7 +92,7 @@ static int check_report(const char *path, struct json_object *root, struct sb_er
 
 	if (!json_object_is_type(root, json_type_object))
 		return sb_error_set(err, -EINVAL, "%s: not a snapbench run report (the JSON is not an object)", path);
-	schema = json_get_string(root, "schema");
+	schema = json_lookup_string(root, "schema");
 	if (!schema)
 		return sb_error_set(err, -EINVAL, "%s: not a snapbench run report (no \"schema\" string; "
 				    "expected \"%s\")", path, COMPARE_RUN_SCHEMA);
@@ -126,45 +112,45 @@ static int check_report(const char *path, struct json_object *root, struct sb_er
 		{ "arms", json_type_array },         { "repetitions", json_type_array },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(top); i++) {
-		v = json_get(root, top[i].key);
+		v = json_lookup(root, top[i].key);
 		if (!v || !json_object_is_type(v, top[i].type))
 			return sb_error_set(err, -EINVAL, "%s: \"%s\" is missing or not a%s %s", path, top[i].key,
 					    top[i].type == json_type_object ? "n" : "",
 					    json_type_to_name(top[i].type));
 	}
-	const char *id = json_get_string(root, "id");
+	const char *id = json_lookup_string(root, "id");
 	if (!*id || strchr(id, '/'))
 		return sb_error_set(err, -EINVAL, "%s: \"id\" must be a non-empty run id without '/'", path);
 
-	struct json_object *arms = json_get(root, "arms");
+	struct json_object *arms = json_lookup(root, "arms");
 	size_t n = json_object_array_length(arms);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *a = json_object_array_get_idx(arms, i);
-		if (!json_get_string(a, "label"))
+		if (!json_lookup_string(a, "label"))
 			return sb_error_set(err, -EINVAL, "%s: arms[%zu].label is missing or not a string", path, i);
 	}
 
-	struct json_object *reps = json_get(root, "repetitions");
+	struct json_object *reps = json_lookup(root, "repetitions");
 	n = json_object_array_length(reps);
 	if (n > COMPARE_MAX_REPS)
 		return sb_error_set(err, -E2BIG, "%s: %zu repetitions, more than compare handles (%d)", path, n,
 				    COMPARE_MAX_REPS);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *r = json_object_array_get_idx(reps, i);
-		if (!json_get_string(r, "arm") || !json_get_string(r, "state"))
+		if (!json_lookup_string(r, "arm") || !json_lookup_string(r, "state"))
 			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu] needs \"arm\" and \"state\" strings",
 					    path, i);
-		v = json_get(r, "index");
+		v = json_lookup(r, "index");
 		if (!v || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
 			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu].index is missing or not a "
 					    "non-negative integer", path, i);
-		v = json_get(r, "windows");
+		v = json_lookup(r, "windows");
 		if (v && !json_object_is_type(v, json_type_object))
 			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu].windows is not an object", path, i);
-		if (!strcmp(json_get_string(r, "state"), "completed") && !v)
+		if (!strcmp(json_lookup_string(r, "state"), "completed") && !v)
 			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu] completed but has no \"windows\"",
 					    path, i);
-		v = json_get(r, "timeline");
+		v = json_lookup(r, "timeline");
 		if (v && !json_object_is_type(v, json_type_array))
 			return sb_error_set(err, -EINVAL, "%s: repetitions[%zu].timeline is not an array", path, i);
 	}
@@ -194,7 +180,7 @@ static unsigned char window_code(const char *w)
 
 static double counter(struct json_object *row, const char *name)
 {
-	struct json_object *v = json_get(json_get(row, "counters"), name);
+	struct json_object *v = json_lookup(json_lookup(row, "counters"), name);
 
 	return json_is_number(v) ? json_object_get_double(v) : NAN;
 }
@@ -203,7 +189,7 @@ static double counter(struct json_object *row, const char *name)
  * the rows. Rows without numeric t_s/dt_s are left out. */
 static int extract_timelines(const char *path, struct compare_report *rep, struct sb_error *err)
 {
-	struct json_object *reps = json_get(rep->root, "repetitions");
+	struct json_object *reps = json_lookup(rep->root, "repetitions");
 	size_t n = json_object_array_length(reps);
 
 	rep->timelines = calloc(n ? n : 1, sizeof(*rep->timelines));
@@ -212,7 +198,7 @@ static int extract_timelines(const char *path, struct compare_report *rep, struc
 	rep->n_timelines = n;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *r = json_object_array_get_idx(reps, i);
-		struct json_object *tl = json_get(r, "timeline");
+		struct json_object *tl = json_lookup(r, "timeline");
 		struct compare_timeline *t = &rep->timelines[i];
 		size_t rows = tl ? json_object_array_length(tl) : 0;
 
@@ -228,14 +214,14 @@ static int extract_timelines(const char *path, struct compare_report *rep, struc
 		}
 		for (size_t j = 0; j < rows; j++) {
 			struct json_object *row = json_object_array_get_idx(tl, j);
-			struct json_object *ts = json_get(row, "t_s"), *dt = json_get(row, "dt_s");
+			struct json_object *ts = json_lookup(row, "t_s"), *dt = json_lookup(row, "dt_s");
 			if (!json_is_number(ts) || !json_is_number(dt))
 				continue;
 			t->t_s[t->n] = json_object_get_double(ts);
 			t->dt_s[t->n] = json_object_get_double(dt);
 			for (size_t c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
 				t->counter[c][t->n] = counter(row, compare_timeline_counters[c]);
-			t->window[t->n] = window_code(json_get_string(row, "window"));
+			t->window[t->n] = window_code(json_lookup_string(row, "window"));
 			t->n++;
 		}
 		if (tl)
@@ -281,8 +267,8 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 	rep->root = root;
 	rep->dev = st->st_dev;
 	rep->ino = st->st_ino;
-	rep->id = json_get_string(root, "id");
-	rep->state = json_get_string(root, "state");
+	rep->id = json_lookup_string(root, "id");
+	rep->state = json_lookup_string(root, "state");
 	r = extract_timelines(path, rep, err);
 	if (r < 0) {
 		report_free(rep);

@@ -181,7 +181,7 @@ static size_t representative(const struct compare_side *side)
 	if (!v)
 		return 0;
 	for (size_t i = 0; i < side->n_reps; i++) {
-		struct json_object *x = json_get(json_get(json_get(json_get(side->reps[i].rep, "windows"), "snapshot"),
+		struct json_object *x = json_lookup(json_lookup(json_lookup(json_lookup(side->reps[i].rep, "windows"), "snapshot"),
 							  "metrics"), "pf_per_s");
 		v[i] = json_is_number(x) ? json_object_get_double(x) : NAN;
 		if (!isnan(v[i]))

@@ -13,17 +13,15 @@
 
 struct selector {
 	char **files;
-	size_t n_files;
 	char **ids;
-	size_t n_ids;
 	const char *label; /* points into the parsed copy */
 	char *copy;
 };
 
 static void selector_done(struct selector *s)
 {
-	strv_free(s->files, s->n_files);
-	strv_free(s->ids, s->n_ids);
+	strv_free(s->files);
+	strv_free(s->ids);
 	free(s->copy);
 	*s = (struct selector){ 0 };
 }
@@ -43,7 +41,7 @@ static int selector_parse(const char *role, const char *text, struct selector *s
 				    role);
 	/* A selector that names an existing file is a path, commas and all. */
 	if (access(text, F_OK) == 0)
-		return strv_push(&s->files, &s->n_files, text) < 0 ? sb_error_set(err, -ENOMEM, "out of memory") : 0;
+		return strv_push(&s->files, text) < 0 ? sb_error_set(err, -ENOMEM, "out of memory") : 0;
 
 	s->copy = strdup(text);
 	if (!s->copy)
@@ -61,13 +59,13 @@ static int selector_parse(const char *role, const char *text, struct selector *s
 			if (!valid_id(t + 3))
 				return sb_error_set(err, -EINVAL, "--%s %s: '%s' is not a run id (a run directory's "
 						    "name, without '/')", role, text, t + 3);
-			r = strv_push(&s->ids, &s->n_ids, t + 3);
+			r = strv_push(&s->ids, t + 3);
 		} else if (!strncmp(t, "file=", 5)) {
 			if (!t[5])
 				return sb_error_set(err, -EINVAL, "--%s %s: file= needs a path", role, text);
-			r = strv_push(&s->files, &s->n_files, t + 5);
+			r = strv_push(&s->files, t + 5);
 		} else if (strchr(t, '/') || strstr(t, ".json")) {
-			r = strv_push(&s->files, &s->n_files, t);
+			r = strv_push(&s->files, t);
 		} else {
 			return sb_error_set(err, -EINVAL, "--%s: '%s' is neither label=NAME, id=RUN_ID, file=PATH nor "
 					    "an existing report file", role, t);
@@ -85,7 +83,7 @@ void compare_side_done(struct compare_side *side)
 	free(side->label);
 	free(side->reports);
 	free(side->reps);
-	strv_free(side->notes, side->n_notes);
+	strv_free(side->notes);
 	*side = (struct compare_side){ 0 };
 }
 
@@ -100,22 +98,22 @@ static int cmp_report(const void *a, const void *b)
 
 static bool report_has_arm(const struct compare_report *rep, const char *label)
 {
-	struct json_object *arms = json_get(rep->root, "arms");
+	struct json_object *arms = json_lookup(rep->root, "arms");
 
 	for (size_t i = 0; i < json_object_array_length(arms); i++)
-		if (!strcmp(json_get_string(json_object_array_get_idx(arms, i), "label"), label))
+		if (!strcmp(json_lookup_string(json_object_array_get_idx(arms, i), "label"), label))
 			return true;
 	return false;
 }
 
 static void arm_list(const struct compare_report *rep, char *buf, size_t size)
 {
-	struct json_object *arms = json_get(rep->root, "arms");
-	struct sbuf b = { 0 };
+	struct json_object *arms = json_lookup(rep->root, "arms");
+	struct strbuf b = { 0 };
 
 	for (size_t i = 0; i < json_object_array_length(arms); i++)
-		sbuf_printf(&b, "%s%s", i ? ", " : "", json_get_string(json_object_array_get_idx(arms, i), "label"));
-	_cleanup_free_ char *s = sbuf_steal(&b);
+		strbuf_appendf(&b, "%s%s", i ? ", " : "", json_lookup_string(json_object_array_get_idx(arms, i), "label"));
+	_cleanup_free_ char *s = strbuf_steal(&b);
 	text_sanitize(s && *s ? s : "(none)", buf, size);
 }
 
@@ -142,7 +140,7 @@ static int side_fill(const char *role, const char *selector, const char *label,
 	for (size_t i = 0; i < n_reports; i++) {
 		const struct compare_report *rep = reports[i];
 		const char *want = label ? label : chosen;
-		struct json_object *armv = json_get(rep->root, "arms");
+		struct json_object *armv = json_lookup(rep->root, "arms");
 
 		if (!want) {
 			if (json_object_array_length(armv) != 1) {
@@ -151,7 +149,7 @@ static int side_fill(const char *role, const char *selector, const char *label,
 						    "to choose one", role, selector, rep->id, rep->path,
 						    json_object_array_length(armv), arms);
 			}
-			if (!(chosen = strdup(json_get_string(json_object_array_get_idx(armv, 0), "label"))))
+			if (!(chosen = strdup(json_lookup_string(json_object_array_get_idx(armv, 0), "label"))))
 				goto oom;
 			want = chosen;
 		} else if (!report_has_arm(rep, want)) {
@@ -167,19 +165,19 @@ static int side_fill(const char *role, const char *selector, const char *label,
 		}
 
 		if (kind == SOURCE_STORE && (!strcmp(rep->state, "running") || !strcmp(rep->state, "queued"))) {
-			if (strv_pushf(&side->notes, &side->n_notes, "run %s skipped: it is still %s", rep->id,
+			if (strv_pushf(&side->notes, "run %s skipped: it is still %s", rep->id,
 				       rep->state) < 0)
 				goto oom;
 			continue;
 		}
 
-		struct json_object *reps = json_get(rep->root, "repetitions");
+		struct json_object *reps = json_lookup(rep->root, "repetitions");
 		size_t used = 0, left_out = 0;
 		for (size_t j = 0; j < json_object_array_length(reps); j++) {
 			struct json_object *rp = json_object_array_get_idx(reps, j);
-			if (strcmp(json_get_string(rp, "arm"), want))
+			if (strcmp(json_lookup_string(rp, "arm"), want))
 				continue;
-			if (strcmp(json_get_string(rp, "state"), "completed")) {
+			if (strcmp(json_lookup_string(rp, "state"), "completed")) {
 				left_out++;
 				continue;
 			}
@@ -194,17 +192,17 @@ static int side_fill(const char *role, const char *selector, const char *label,
 				.report = rep,
 				.rep = rp,
 				.timeline = j < rep->n_timelines ? &rep->timelines[j] : NULL,
-				.index = json_object_get_int64(json_get(rp, "index")),
+				.index = json_object_get_int64(json_lookup(rp, "index")),
 			};
 			used++;
 		}
 		if (left_out &&
-		    strv_pushf(&side->notes, &side->n_notes, "run %s: %zu repetition%s of %s did not complete and %s "
+		    strv_pushf(&side->notes, "run %s: %zu repetition%s of %s did not complete and %s "
 			       "left out", rep->id, left_out, left_out == 1 ? "" : "s", want,
 			       left_out == 1 ? "is" : "are") < 0)
 			goto oom;
 		if (strcmp(rep->state, "completed") &&
-		    strv_pushf(&side->notes, &side->n_notes, "run %s is %s: using its %zu completed repetition%s",
+		    strv_pushf(&side->notes, "run %s is %s: using its %zu completed repetition%s",
 			       rep->id, rep->state, used, used == 1 ? "" : "s") < 0)
 			goto oom;
 
@@ -232,11 +230,11 @@ oom:
 
 /* Every run directory in store, loaded; those that do not load are noted and skipped. */
 static int scan_store(struct compare_pool *pool, const char *store, const struct compare_report ***out,
-		      size_t *n_out, char ***notes, size_t *n_notes, struct sb_error *err)
+		      size_t *n_out, char ***notes, struct sb_error *err)
 {
 	DIR *d;
 	struct dirent *e;
-	char **names = NULL;
+	_cleanup_strv_free_ char **names = NULL;
 	size_t n_names = 0;
 	int r = 0;
 
@@ -254,15 +252,16 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 					 "id= or file= instead", store, COMPARE_MAX_STORE_ENTRIES);
 			break;
 		}
-		if (strv_push(&names, &n_names, e->d_name) < 0) {
+		if (strv_push(&names, e->d_name) < 0) {
 			r = sb_error_set(err, -ENOMEM, "out of memory");
 			break;
 		}
+		n_names++;
 	}
 	closedir(d);
 	if (r < 0)
 		goto out;
-	strv_sort(names, n_names);
+	strv_sort(names);
 
 	for (size_t i = 0; i < n_names; i++) {
 		_cleanup_free_ char *file = NULL;
@@ -282,7 +281,7 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 				r = sb_error_set(err, lerr.code, "%s", lerr.msg);
 				goto out;
 			}
-			if (strv_pushf(notes, n_notes, "skipped %s", lerr.msg) < 0) {
+			if (strv_pushf(notes, "skipped %s", lerr.msg) < 0) {
 				r = sb_error_set(err, -ENOMEM, "out of memory");
 				goto out;
 			}
@@ -297,7 +296,6 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 		(*out)[(*n_out)++] = rep;
 	}
 out:
-	strv_free(names, n_names);
 	return r;
 }
 
@@ -320,8 +318,8 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 {
 	_cleanup_free_ const struct compare_report **reports = NULL;
 	_cleanup_free_ char *where = NULL;
-	char **notes = NULL;
-	size_t n_reports = 0, n_notes = 0;
+	_cleanup_strv_free_ char **notes = NULL;
+	size_t n_reports = 0;
 	struct selector sel;
 	enum source_kind kind;
 	int r;
@@ -331,13 +329,15 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 	if (r < 0)
 		goto out;
 
-	if (sel.n_files || sel.n_ids) {
+	if (sel.files || sel.ids) {
+		size_t n_files = strv_length(sel.files), n_ids = strv_length(sel.ids);
+
 		kind = SOURCE_NAMED;
-		for (size_t i = 0; i < sel.n_files + sel.n_ids; i++) {
+		for (size_t i = 0; i < n_files + n_ids; i++) {
 			_cleanup_free_ char *path = NULL;
 			struct compare_report *rep;
 
-			if (i < sel.n_files) {
+			if (i < n_files) {
 				path = strdup(sel.files[i]);
 			} else {
 				if (!store || !*store) {
@@ -345,7 +345,7 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 							 "--store DIR", role, selector);
 					goto out;
 				}
-				if (asprintf(&path, "%s/%s", store, sel.ids[i - sel.n_files]) < 0)
+				if (asprintf(&path, "%s/%s", store, sel.ids[i - n_files]) < 0)
 					path = NULL;
 			}
 			if (!path) {
@@ -355,9 +355,9 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 			r = compare_pool_load(pool, path, &rep, err);
 			if (r < 0) {
 				/* the loader's message names the file; an id needs saying where it was looked for */
-				if (i >= sel.n_files && r == -ENOENT)
+				if (i >= n_files && r == -ENOENT)
 					sb_error_set(err, r, "--%s %s: no run %s in the results store %s", role, selector,
-						     sel.ids[i - sel.n_files], store);
+						     sel.ids[i - n_files], store);
 				goto out;
 			}
 			if (push_report(&reports, &n_reports, rep) < 0) {
@@ -387,7 +387,7 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 					 "store, id=RUN_ID or file=PATH name runs", role, selector);
 			goto out;
 		}
-		r = scan_store(pool, store, &reports, &n_reports, &notes, &n_notes, err);
+		r = scan_store(pool, store, &reports, &n_reports, &notes, err);
 		if (r < 0)
 			goto out;
 		if (asprintf(&where, "the results store %s", store) < 0)
@@ -401,15 +401,14 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 	r = side_fill(role, selector, sel.label, reports, n_reports, kind, where, side, err);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < n_notes; i++)
-		if (strv_push(&side->notes, &side->n_notes, notes[i]) < 0) {
+	for (size_t i = 0; notes && notes[i]; i++)
+		if (strv_push(&side->notes, notes[i]) < 0) {
 			r = sb_error_set(err, -ENOMEM, "out of memory");
 			goto out;
 		}
 out:
 	if (r < 0)
 		compare_side_done(side);
-	strv_free(notes, n_notes);
 	selector_done(&sel);
 	return r;
 }
@@ -426,15 +425,15 @@ int compare_select_two_arms(struct compare_pool *pool, const char *path, struct 
 	r = compare_pool_load(pool, path, &rep, err);
 	if (r < 0)
 		return r;
-	struct json_object *armv = json_get(rep->root, "arms");
+	struct json_object *armv = json_lookup(rep->root, "arms");
 	if (json_object_array_length(armv) != 2) {
 		arm_list(rep, arms, sizeof(arms));
 		return sb_error_set(err, -EINVAL, "%s: a single report compares its two arms, but run %s has %zu "
 				    "(%s); pass --baseline label=A --patched label=B", path, rep->id,
 				    json_object_array_length(armv), arms);
 	}
-	const char *a = json_get_string(json_object_array_get_idx(armv, 0), "label");
-	const char *b = json_get_string(json_object_array_get_idx(armv, 1), "label");
+	const char *a = json_lookup_string(json_object_array_get_idx(armv, 0), "label");
+	const char *b = json_lookup_string(json_object_array_get_idx(armv, 1), "label");
 	if (asprintf(&sel_a, "file=%s,label=%s", path, a) < 0 || asprintf(&sel_b, "file=%s,label=%s", path, b) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	one[0] = rep;
@@ -460,8 +459,8 @@ static int side_copy_head(const struct compare_side *all, const char *role, stru
 		return -ENOMEM;
 	memcpy(s->reports, all->reports, all->n_reports * sizeof(*s->reports));
 	s->n_reports = all->n_reports;
-	for (size_t i = 0; i < all->n_notes; i++)
-		if (strv_push(&s->notes, &s->n_notes, all->notes[i]) < 0)
+	for (size_t i = 0; all->notes && all->notes[i]; i++)
+		if (strv_push(&s->notes, all->notes[i]) < 0)
 			return -ENOMEM;
 	return 0;
 }

@@ -119,98 +119,98 @@ static size_t max_sz(size_t a, size_t b)
 	return a > b ? a : b;
 }
 
-static void side_summary(struct sbuf *b, const struct compare_side *s, bool markdown)
+static void side_summary(struct strbuf *b, const struct compare_side *s, bool markdown)
 {
 	char label[80];
 
 	text_sanitize(s->label, label, sizeof(label));
-	sbuf_printf(b, "%s %s%s%s (%zu repetition%s from %zu run%s)", s->role, markdown ? "**" : "\"", label,
+	strbuf_appendf(b, "%s %s%s%s (%zu repetition%s from %zu run%s)", s->role, markdown ? "**" : "\"", label,
 		    markdown ? "**" : "\"", s->n_reps, s->n_reps == 1 ? "" : "s", s->n_reports,
 		    s->n_reports == 1 ? "" : "s");
 }
 
-static void kernels(struct sbuf *b, const struct compare_side *s)
+static void kernels(struct strbuf *b, const struct compare_side *s)
 {
 	char k[128];
 
 	for (size_t i = 0, shown = 0; i < s->n_reports; i++) {
-		const char *rel = json_get_string(json_get(s->reports[i]->root, "host"), "kernel_release");
+		const char *rel = json_lookup_string(json_lookup(s->reports[i]->root, "host"), "kernel_release");
 		bool dup = false;
 		for (size_t j = 0; j < i && rel; j++) {
-			const char *o = json_get_string(json_get(s->reports[j]->root, "host"), "kernel_release");
+			const char *o = json_lookup_string(json_lookup(s->reports[j]->root, "host"), "kernel_release");
 			dup = dup || (o && !strcmp(o, rel));
 		}
 		if (dup)
 			continue;
 		text_sanitize(rel ? rel : "unknown", k, sizeof(k));
-		sbuf_printf(b, "%s%s", shown++ ? ", " : "", k);
+		strbuf_appendf(b, "%s%s", shown++ ? ", " : "", k);
 	}
 }
 
-static void header(struct sbuf *b, const struct compare_result *r, bool markdown)
+static void header(struct strbuf *b, const struct compare_result *r, bool markdown)
 {
 	if (r->opts.aa) {
 		char label[80];
 		text_sanitize(r->side[0]->label, label, sizeof(label));
-		sbuf_printf(b, "A/A noise floor of %s%s%s: %zu repetitions split %s into A (%zu) and B (%zu)",
+		strbuf_appendf(b, "A/A noise floor of %s%s%s: %zu repetitions split %s into A (%zu) and B (%zu)",
 			    markdown ? "**" : "\"", label, markdown ? "**" : "\"",
 			    r->side[0]->n_reps + r->side[1]->n_reps,
 			    r->opts.aa_split == COMPARE_AA_ALTERNATE ? "alternately" : "in halves", r->side[0]->n_reps,
 			    r->side[1]->n_reps);
 	} else {
 		side_summary(b, r->side[0], markdown);
-		sbuf_puts(b, " vs ");
+		strbuf_append(b, " vs ");
 		side_summary(b, r->side[1], markdown);
 	}
-	sbuf_puts(b, markdown ? ".\n\n" : "\n");
-	sbuf_puts(b, "Kernel: ");
+	strbuf_append(b, markdown ? ".\n\n" : "\n");
+	strbuf_append(b, "Kernel: ");
 	kernels(b, r->side[0]);
-	sbuf_puts(b, " vs ");
+	strbuf_append(b, " vs ");
 	kernels(b, r->side[1]);
-	sbuf_printf(b, "%s", markdown ? ".\n\n" : "\n");
-	sbuf_printf(b, "Median (min max) per arm; two-sided Mann-Whitney U, alpha %g; change threshold %g%%.\n",
+	strbuf_appendf(b, "%s", markdown ? ".\n\n" : "\n");
+	strbuf_appendf(b, "Median (min max) per arm; two-sided Mann-Whitney U, alpha %g; change threshold %g%%.\n",
 		    r->opts.alpha, r->opts.threshold_pct);
 }
 
-static void notes_section(struct sbuf *b, const struct compare_result *r, bool markdown)
+static void notes_section(struct strbuf *b, const struct compare_result *r, bool markdown)
 {
 	const char *bullet = markdown ? "- " : "  ";
 	size_t n_notes = 0;
 
 	for (size_t i = 0; i < r->n_metrics; i++)
-		n_notes += r->metrics[i].n_notes;
+		n_notes += strv_length(r->metrics[i].notes);
 	if (n_notes) {
-		sbuf_puts(b, markdown ? "\n**Notes**\n\n" : "\nNotes:\n");
+		strbuf_append(b, markdown ? "\n**Notes**\n\n" : "\nNotes:\n");
 		for (size_t i = 0; i < r->n_metrics; i++) {
 			char name[96];
 			metric_display_name(r->metrics[i].name, name, sizeof(name));
-			for (size_t j = 0; j < r->metrics[i].n_notes; j++)
-				sbuf_printf(b, "%s%s%s%s: %s\n", bullet, name, r->opts.n_windows > 1 ? ", window " : "",
+			for (size_t j = 0; r->metrics[i].notes && r->metrics[i].notes[j]; j++)
+				strbuf_appendf(b, "%s%s%s%s: %s\n", bullet, name, r->opts.n_windows > 1 ? ", window " : "",
 					    r->opts.n_windows > 1 ? r->metrics[i].window : "", r->metrics[i].notes[j]);
 		}
 	}
 	if (r->n_skipped) {
-		sbuf_puts(b, markdown ? "\n**Skipped**\n\n" : "\nSkipped:\n");
+		strbuf_append(b, markdown ? "\n**Skipped**\n\n" : "\nSkipped:\n");
 		for (size_t i = 0; i < r->n_skipped; i++) {
 			char name[96], reason[300];
 			text_sanitize(r->skipped[i].name, name, sizeof(name));
 			text_sanitize(r->skipped[i].reason, reason, sizeof(reason));
-			sbuf_printf(b, "%s%s (window %s): %s\n", bullet, name, r->skipped[i].window, reason);
+			strbuf_appendf(b, "%s%s (window %s): %s\n", bullet, name, r->skipped[i].window, reason);
 		}
 	}
-	if (r->n_warnings) {
-		sbuf_puts(b, markdown ? "\n**Warnings**\n\n" : "\nWarnings:\n");
-		for (size_t i = 0; i < r->n_warnings; i++) {
+	if (r->warnings) {
+		strbuf_append(b, markdown ? "\n**Warnings**\n\n" : "\nWarnings:\n");
+		for (size_t i = 0; r->warnings[i]; i++) {
 			char w[1200];
 			text_sanitize(r->warnings[i], w, sizeof(w));
-			sbuf_printf(b, "%s%s\n", bullet, w);
+			strbuf_appendf(b, "%s%s\n", bullet, w);
 		}
 	}
 }
 
 char *compare_format_table(const struct compare_result *r)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = { 0 };
 	_cleanup_free_ struct cells *cells = calloc(r->n_metrics ? r->n_metrics : 1, sizeof(*cells));
 
 	if (!cells)
@@ -238,9 +238,9 @@ char *compare_format_table(const struct compare_result *r)
 			wp = max_sz(wp, strlen(c->p));
 			wverdict = max_sz(wverdict, strlen(c->verdict));
 		}
-		sbuf_printf(&b, "\nWindow %s:\n", win);
+		strbuf_appendf(&b, "\nWindow %s:\n", win);
 		if (!rows) {
-			sbuf_puts(&b, "  (no metric had values on both sides)\n");
+			strbuf_append(&b, "  (no metric had values on both sides)\n");
 			continue;
 		}
 		size_t wcol[2];
@@ -248,11 +248,11 @@ char *compare_format_table(const struct compare_result *r)
 		for (int s = 0; s < 2; s++)
 			wcol[s] = max_sz(wmed[s] + 1 + wrange[s], strlen(title[s]));
 
-		sbuf_printf(&b, "\n  %-*s  %-*s  %-*s  %*s  %*s  %s\n", (int)wname, "metric", (int)wcol[0], title[0],
+		strbuf_appendf(&b, "\n  %-*s  %-*s  %-*s  %*s  %*s  %s\n", (int)wname, "metric", (int)wcol[0], title[0],
 			    (int)wcol[1], title[1], (int)wchange, "change", (int)wp, "p", "verdict");
-		sbuf_puts(&b, "  ");
-		sbuf_putc_n(&b, '-', wname + wcol[0] + wcol[1] + wchange + wp + wverdict + 10);
-		sbuf_puts(&b, "\n");
+		strbuf_append(&b, "  ");
+		strbuf_append_repeat(&b, '-', wname + wcol[0] + wcol[1] + wchange + wp + wverdict + 10);
+		strbuf_append(&b, "\n");
 		for (size_t i = 0; i < r->n_metrics; i++) {
 			if (strcmp(r->metrics[i].window, win))
 				continue;
@@ -261,38 +261,38 @@ char *compare_format_table(const struct compare_result *r)
 			for (int s = 0; s < 2; s++)
 				snprintf(col[s], sizeof(col[s]), "%*s %-*s", (int)wmed[s], c->med[s], (int)wrange[s],
 					 c->range[s]);
-			sbuf_printf(&b, "  %-*s  %-*s  %-*s  %*s  %*s  %s\n", (int)wname, c->name, (int)wcol[0], col[0],
+			strbuf_appendf(&b, "  %-*s  %-*s  %-*s  %*s  %*s  %s\n", (int)wname, c->name, (int)wcol[0], col[0],
 				    (int)wcol[1], col[1], (int)wchange, c->change, (int)wp, c->p, c->verdict);
 		}
 	}
-	sbuf_printf(&b, "\nVerdict: %s (exit code %d).\n", compare_verdict_name(r->verdict), r->exit_code);
+	strbuf_appendf(&b, "\nVerdict: %s (exit code %d).\n", compare_verdict_name(r->verdict), r->exit_code);
 	notes_section(&b, r, false);
-	return sbuf_steal(&b);
+	return strbuf_steal(&b);
 }
 
 /* Markdown table cells: escape what would change the table or the emphasis. */
-static void md_cell(struct sbuf *b, const char *s)
+static void md_cell(struct strbuf *b, const char *s)
 {
 	for (; *s; s++) {
 		if (strchr("\\`*_[]<>|#", *s))
-			sbuf_printf(b, "\\%c", *s);
+			strbuf_appendf(b, "\\%c", *s);
 		else
-			sbuf_printf(b, "%c", (*s >= 0x20 && *s < 0x7f) ? *s : '?');
+			strbuf_appendf(b, "%c", (*s >= 0x20 && *s < 0x7f) ? *s : '?');
 	}
 }
 
 char *compare_format_markdown(const struct compare_result *r)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = { 0 };
 
-	sbuf_printf(&b, "### snapbench compare: %s\n\n", compare_verdict_name(r->verdict));
+	strbuf_appendf(&b, "### snapbench compare: %s\n\n", compare_verdict_name(r->verdict));
 	header(&b, r, true);
 	for (size_t w = 0; w < r->opts.n_windows; w++) {
 		const char *win = r->opts.windows[w];
-		sbuf_printf(&b, "\n#### Window %s\n\n", win);
-		sbuf_printf(&b, "| metric | %s median (min max) | %s median (min max) | change | p | verdict |\n",
+		strbuf_appendf(&b, "\n#### Window %s\n\n", win);
+		strbuf_appendf(&b, "| metric | %s median (min max) | %s median (min max) | change | p | verdict |\n",
 			    r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched");
-		sbuf_puts(&b, "|:--|--:|--:|--:|--:|:--|\n");
+		strbuf_append(&b, "|:--|--:|--:|--:|--:|:--|\n");
 		size_t rows = 0;
 		for (size_t i = 0; i < r->n_metrics; i++) {
 			if (strcmp(r->metrics[i].window, win))
@@ -300,16 +300,16 @@ char *compare_format_markdown(const struct compare_result *r)
 			struct cells c;
 			fill_cells(&r->metrics[i], &c);
 			rows++;
-			sbuf_puts(&b, "| ");
+			strbuf_append(&b, "| ");
 			md_cell(&b, c.name);
-			sbuf_printf(&b, " | %s %s | %s %s | %s | %s | %s%s%s |\n", c.med[0], c.range[0], c.med[1],
+			strbuf_appendf(&b, " | %s %s | %s %s | %s | %s | %s%s%s |\n", c.med[0], c.range[0], c.med[1],
 				    c.range[1], c.change, c.p, r->metrics[i].verdict == COMPARE_REGRESSED ? "**" : "",
 				    c.verdict, r->metrics[i].verdict == COMPARE_REGRESSED ? "**" : "");
 		}
 		if (!rows)
-			sbuf_puts(&b, "| (no metric had values on both sides) | | | | | |\n");
+			strbuf_append(&b, "| (no metric had values on both sides) | | | | | |\n");
 	}
-	sbuf_printf(&b, "\nVerdict: **%s** (exit code %d).\n", compare_verdict_name(r->verdict), r->exit_code);
+	strbuf_appendf(&b, "\nVerdict: **%s** (exit code %d).\n", compare_verdict_name(r->verdict), r->exit_code);
 	notes_section(&b, r, true);
-	return sbuf_steal(&b);
+	return strbuf_steal(&b);
 }

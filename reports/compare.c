@@ -83,7 +83,7 @@ static void metric_free(struct compare_metric *m)
 	free(m->unit);
 	free(m->arm[0].values);
 	free(m->arm[1].values);
-	strv_free(m->notes, m->n_notes);
+	strv_free(m->notes);
 }
 
 static void diffs_free(struct compare_difference *d, size_t n)
@@ -113,7 +113,7 @@ void compare_result_free(struct compare_result *r)
 		free(r->skipped[i].reason);
 	}
 	free(r->skipped);
-	strv_free(r->warnings, r->n_warnings);
+	strv_free(r->warnings);
 	free(r);
 }
 
@@ -126,7 +126,7 @@ static struct json_object *json_path(struct json_object *root, const char *dotte
 
 	snprintf(buf, sizeof(buf), "%s", dotted);
 	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
-		o = json_get(o, k);
+		o = json_lookup(o, k);
 	return o;
 }
 
@@ -200,22 +200,23 @@ static int diff_json(struct diff_list *l, const char *field, struct json_object 
 	    !json_object_is_type(b, json_type_object))
 		return diff_add(l, field, a, has_a, b, has_b, ra, rb, where);
 
-	char **keys = NULL;
-	size_t n = 0;
+	_cleanup_strv_free_ char **keys = NULL;
+	size_t n;
 	int r = 0;
 	json_object_object_foreach(a, ka, va_)
 	{
 		(void)va_;
-		if (strv_push(&keys, &n, ka) < 0)
+		if (strv_push(&keys, ka) < 0)
 			r = -ENOMEM;
 	}
 	json_object_object_foreach(b, kb, vb_)
 	{
 		(void)vb_;
-		if (!json_get(a, kb) && !json_object_object_get_ex(a, kb, NULL) && strv_push(&keys, &n, kb) < 0)
+		if (!json_lookup(a, kb) && !json_object_object_get_ex(a, kb, NULL) && strv_push(&keys, kb) < 0)
 			r = -ENOMEM;
 	}
-	strv_sort(keys, n);
+	strv_sort(keys);
+	n = strv_length(keys);
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		_cleanup_free_ char *sub = NULL;
 		struct json_object *x = NULL, *y = NULL;
@@ -229,7 +230,6 @@ static int diff_json(struct diff_list *l, const char *field, struct json_object 
 		}
 		r = diff_json(l, sub, x, hx, y, hy, ra, rb, where, depth + 1);
 	}
-	strv_free(keys, n);
 	return r;
 }
 
@@ -292,35 +292,35 @@ static bool is_glob(const char *p)
 }
 
 static int collect_metric_names(const struct compare_side *const side[2], const char *window, char ***names,
-				size_t *n, struct sb_error *err)
+				struct sb_error *err)
 {
+	size_t n = strv_length(*names);
+
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < side[s]->n_reps; i++) {
-			struct json_object *w = json_get(json_get(side[s]->reps[i].rep, "windows"), window);
+			struct json_object *w = json_lookup(json_lookup(side[s]->reps[i].rep, "windows"), window);
 			static const char *const parts[] = { "metrics", "unavailable" };
 			for (size_t k = 0; k < ARRAY_SIZE(parts); k++) {
-				struct json_object *o = json_get(w, parts[k]);
+				struct json_object *o = json_lookup(w, parts[k]);
 				if (!o || !json_object_is_type(o, json_type_object))
 					continue;
 				json_object_object_foreach(o, key, val)
 				{
 					(void)val;
-					bool seen = false;
-					for (size_t j = 0; j < *n && !seen; j++)
-						seen = !strcmp((*names)[j], key);
-					if (seen)
+					if (strv_contains(*names, key))
 						continue;
-					if (*n >= COMPARE_MAX_METRICS)
+					if (n >= COMPARE_MAX_METRICS)
 						return sb_error_set(err, -E2BIG, "run %s: more than %d metrics in window %s",
 								    side[s]->reps[i].report->id, COMPARE_MAX_METRICS,
 								    window);
-					if (strv_push(names, n, key) < 0)
+					if (strv_push(names, key) < 0)
 						return sb_error_set(err, -ENOMEM, "out of memory");
+					n++;
 				}
 			}
 		}
-	if (*n > 1)
-		qsort(*names, *n, sizeof(**names), cmp_metric_name);
+	if (n > 1)
+		qsort(*names, n, sizeof(**names), cmp_metric_name);
 	return 0;
 }
 
@@ -332,10 +332,10 @@ static struct json_object *find_metric_info(const struct compare_side *side, con
 
 	snprintf(base, sizeof(base), "%.*s", dot ? (int)(dot - name) : (int)strlen(name), name);
 	for (size_t i = 0; i < side->n_reports; i++) {
-		struct json_object *mi = json_get(side->reports[i]->root, "metric_info");
-		struct json_object *o = json_get(mi, name);
+		struct json_object *mi = json_lookup(side->reports[i]->root, "metric_info");
+		struct json_object *o = json_lookup(mi, name);
 		if (!o && dot)
-			o = json_get(mi, base);
+			o = json_lookup(mi, base);
 		if (o && json_object_is_type(o, json_type_object))
 			return o;
 	}
@@ -394,8 +394,8 @@ static int side_values(const struct compare_side *side, const char *window, cons
 	reason[0] = '\0';
 	for (size_t i = 0; i < side->n_reps; i++) {
 		const struct compare_rep *rp = &side->reps[i];
-		struct json_object *w = json_get(json_get(rp->rep, "windows"), window);
-		struct json_object *metrics = json_get(w, "metrics");
+		struct json_object *w = json_lookup(json_lookup(rp->rep, "windows"), window);
+		struct json_object *metrics = json_lookup(w, "metrics");
 		struct json_object *v = NULL;
 		/* json-c gives NULL for a JSON null: present tells null from absent */
 		bool present = metrics && json_object_object_get_ex(metrics, name, &v);
@@ -412,7 +412,7 @@ static int side_values(const struct compare_side *side, const char *window, cons
 			return sb_error_set(err, -EINVAL, "%s: repetition %lld, window %s: metric %s is a %s, expected "
 					    "a number or null", rp->report->path, (long long)rp->index, window, name,
 					    json_type_to_name(json_object_get_type(v)));
-		const char *why = json_get_string(json_get(w, "unavailable"), name);
+		const char *why = json_lookup_string(json_lookup(w, "unavailable"), name);
 		if (!why)
 			why = !w ? "the repetition has no such window" : present ? "null" : "not measured";
 		a->n_missing++;
@@ -432,7 +432,7 @@ static int decide(struct compare_metric *m, double alpha, const size_t reps[2])
 	if (m->mwu.p_floor > alpha) {
 		m->verdict = COMPARE_INSUFFICIENT_DATA;
 		if (m->arm[0].n != reps[0] || m->arm[1].n != reps[1])
-			r = strv_pushf(&m->notes, &m->n_notes,
+			r = strv_pushf(&m->notes,
 				       "n = %zu vs %zu: the exact Mann-Whitney U test cannot reach p <= %g with so few "
 				       "values (smallest possible p %.3g); run at least %zu repetitions per arm",
 				       m->arm[0].n, m->arm[1].n, alpha, m->mwu.p_floor, reps_needed(alpha));
@@ -440,7 +440,7 @@ static int decide(struct compare_metric *m, double alpha, const size_t reps[2])
 		m->verdict = COMPARE_NO_CHANGE;
 	} else if (isnan(magnitude) || magnitude < m->threshold_pct) {
 		m->verdict = COMPARE_NO_CHANGE;
-		r = strv_pushf(&m->notes, &m->n_notes,
+		r = strv_pushf(&m->notes,
 			       "significant (p = %.2g) but the change of medians (%+.1f%%) is within the %g%% threshold",
 			       m->mwu.p, isnan(m->pct_change) ? 0.0 : m->pct_change, m->threshold_pct);
 	} else {
@@ -487,18 +487,18 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 	struct json_object *info = find_metric_info(res->side[0], name);
 	if (!info)
 		info = find_metric_info(res->side[1], name);
-	m.unit = strdup(json_get_string(info, "unit") ? json_get_string(info, "unit") : "");
+	m.unit = strdup(json_lookup_string(info, "unit") ? json_lookup_string(info, "unit") : "");
 	if (!m.unit)
 		goto oom;
-	m.better = parse_better(json_get_string(info, "better"), &known);
-	if (!known && strv_pushf(&m.notes, &m.n_notes, "no direction (metric_info.better) in the reports: a change is "
+	m.better = parse_better(json_lookup_string(info, "better"), &known);
+	if (!known && strv_pushf(&m.notes, "no direction (metric_info.better) in the reports: a change is "
 				 "reported as changed, never as a regression") < 0)
 		goto oom;
 	struct json_object *pinfo = find_metric_info(res->side[1], name);
-	if (info && pinfo && json_get_string(pinfo, "better") && json_get_string(info, "better") &&
-	    strcmp(json_get_string(pinfo, "better"), json_get_string(info, "better")) &&
-	    strv_pushf(&m.notes, &m.n_notes, "the reports disagree on the direction: %s side says better is %s; using %s",
-		       res->side[1]->role, json_get_string(pinfo, "better"), compare_better_name(m.better)) < 0)
+	if (info && pinfo && json_lookup_string(pinfo, "better") && json_lookup_string(info, "better") &&
+	    strcmp(json_lookup_string(pinfo, "better"), json_lookup_string(info, "better")) &&
+	    strv_pushf(&m.notes, "the reports disagree on the direction: %s side says better is %s; using %s",
+		       res->side[1]->role, json_lookup_string(pinfo, "better"), compare_better_name(m.better)) < 0)
 		goto oom;
 
 	for (int s = 0; s < 2; s++) {
@@ -506,7 +506,7 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		if (r < 0)
 			goto fail_stats;
 		if (m.arm[s].n_missing &&
-		    strv_pushf(&m.notes, &m.n_notes, "%s: %zu of %zu repetitions %s no value (%s)", res->side[s]->role,
+		    strv_pushf(&m.notes, "%s: %zu of %zu repetitions %s no value (%s)", res->side[s]->role,
 			       m.arm[s].n_missing, m.arm[s].n + m.arm[s].n_missing, m.arm[s].n_missing == 1 ? "has" : "have",
 			       reason[s]) < 0)
 			goto oom;
@@ -523,7 +523,7 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		m.ratio = NAN;
 		m.pct_change = NAN;
 		m.from_zero = true;
-		if (strv_pushf(&m.notes, &m.n_notes,
+		if (strv_pushf(&m.notes,
 			       "the %s median is 0: the change has no ratio and counts as beyond any threshold",
 			       res->side[0]->role) < 0)
 			goto oom;
@@ -571,14 +571,15 @@ fail:
 
 static int compute_window(struct compare_result *res, const char *window, struct sb_error *err)
 {
-	char **names = NULL;
+	_cleanup_strv_free_ char **names = NULL;
 	bool *taken = NULL;
-	size_t n = 0;
+	size_t n;
 	int r;
 
-	r = collect_metric_names(res->side, window, &names, &n, err);
+	r = collect_metric_names(res->side, window, &names, err);
 	if (r < 0)
 		goto out;
+	n = strv_length(names);
 	taken = calloc(n ? n : 1, sizeof(*taken));
 	if (!taken) {
 		r = sb_error_set(err, -ENOMEM, "out of memory");
@@ -602,10 +603,10 @@ static int compute_window(struct compare_result *res, const char *window, struct
 		if (matched)
 			continue;
 		if (res->opts.metrics_explicit) {
-			struct sbuf b = { 0 };
+			struct strbuf b = { 0 };
 			for (size_t i = 0; i < n && i < 40; i++)
-				sbuf_printf(&b, "%s%s", i ? ", " : "", names[i]);
-			_cleanup_free_ char *list = sbuf_steal(&b);
+				strbuf_appendf(&b, "%s%s", i ? ", " : "", names[i]);
+			_cleanup_free_ char *list = strbuf_steal(&b);
 			char shown[1024];
 			text_sanitize(list && *list ? list : "(none)", shown, sizeof(shown));
 			r = sb_error_set(err, -EINVAL, "--metric %s: no such metric in window %s of the selected "
@@ -620,7 +621,6 @@ static int compute_window(struct compare_result *res, const char *window, struct
 	r = 0;
 out:
 	free(taken);
-	strv_free(names, n);
 	return r;
 }
 
@@ -649,10 +649,9 @@ static int add_warning(struct compare_result *r, const char *fmt, ...)
 		s = NULL;
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < r->n_warnings; i++)
-		if (!strcmp(r->warnings[i], s))
-			return 0;
-	return strv_push(&r->warnings, &r->n_warnings, s);
+	if (strv_contains(r->warnings, s))
+		return 0;
+	return strv_push(&r->warnings, s);
 }
 
 static enum compare_verdict overall(const struct compare_result *r)
@@ -699,18 +698,18 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 	if (r < 0)
 		goto fail;
 	if (res->n_diffs && !opts->force) {
-		struct sbuf b = { 0 };
-		sbuf_printf(&b, "the runs are not comparable:");
+		struct strbuf b = { 0 };
+		strbuf_appendf(&b, "the runs are not comparable:");
 		for (size_t i = 0; i < res->n_diffs && i < 8; i++) {
 			const struct compare_difference *d = &res->diffs[i];
-			sbuf_printf(&b, " %s differs (%s): %s in run %s, %s in run %s;", d->field, d->where,
+			strbuf_appendf(&b, " %s differs (%s): %s in run %s, %s in run %s;", d->field, d->where,
 				    d->value_a, d->report_a, d->value_b, d->report_b);
 		}
 		if (res->n_diffs > 8)
-			sbuf_printf(&b, " and %zu more;", res->n_diffs - 8);
-		sbuf_printf(&b, " compare runs of the same scenario, VM size, guest workload and timing, or pass "
+			strbuf_appendf(&b, " and %zu more;", res->n_diffs - 8);
+		strbuf_appendf(&b, " compare runs of the same scenario, VM size, guest workload and timing, or pass "
 			    "--force to compare them anyway");
-		_cleanup_free_ char *msg = sbuf_steal(&b);
+		_cleanup_free_ char *msg = strbuf_steal(&b);
 		r = sb_error_set(err, -EINVAL, "%s", msg ? msg : "the runs are not comparable");
 		goto fail;
 	}
@@ -721,7 +720,7 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 			goto oom;
 	}
 	for (int s = 0; s < 2; s++)
-		for (size_t i = 0; i < res->side[s]->n_notes; i++)
+		for (size_t i = 0; res->side[s]->notes && res->side[s]->notes[i]; i++)
 			if ((!strncmp(res->side[s]->notes[i], "skipped ", 8)
 				     ? add_warning(res, "%s", res->side[s]->notes[i])
 				     : add_warning(res, "%s: %s", res->side[s]->role, res->side[s]->notes[i])) < 0)

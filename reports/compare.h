@@ -109,8 +109,7 @@ struct compare_side {
 	size_t n_reports;
 	struct compare_rep *reps;  /* completed repetitions, report id then index order */
 	size_t n_reps;
-	char **notes;              /* e.g. runs skipped while scanning the store */
-	size_t n_notes;
+	char **notes;              /* e.g. runs skipped while scanning the store (NULL-terminated, may be NULL) */
 };
 
 void compare_side_done(struct compare_side *side);
@@ -219,8 +218,7 @@ struct compare_metric {
 	struct stats_bootstrap ci;
 	double threshold_pct;
 	enum compare_verdict verdict;
-	char **notes;
-	size_t n_notes;
+	char **notes;                      /* NULL-terminated, may be NULL */
 };
 
 struct compare_skipped {
@@ -236,8 +234,7 @@ struct compare_result {
 	size_t n_metrics;
 	struct compare_skipped *skipped;
 	size_t n_skipped;
-	char **warnings;
-	size_t n_warnings;
+	char **warnings;                   /* NULL-terminated, may be NULL */
 	enum compare_verdict verdict;
 	int exit_code;                     /* COMPARE_EXIT_OK or COMPARE_EXIT_REGRESSION */
 };

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "fileio.h"
+#include "json-util.h"
 #include "json-number.h"
 #include "macro.h"
 #include "report.h"
@@ -504,7 +506,7 @@ int report_to_json(const struct report *r, struct json_object **ret, struct sb_e
 
 int report_write(const struct report *r, const char *path, struct sb_error *err)
 {
-	struct json_object *o = NULL;
+	_cleanup_json_ struct json_object *o = NULL;
 	const char *text;
 	size_t len;
 	int k;
@@ -513,18 +515,13 @@ int report_write(const struct report *r, const char *path, struct sb_error *err)
 	if (k < 0)
 		return k;
 	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	if (!text) {
-		json_object_put(o);
+	if (!text)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
-	}
 	_cleanup_free_ char *buf = malloc(len + 1);
-	if (!buf) {
-		json_object_put(o);
+	if (!buf)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
-	}
 	memcpy(buf, text, len);
 	buf[len] = '\n';
-	json_object_put(o);
 	return atomic_file_write(path, buf, len + 1, 0644, err);
 }
 
@@ -533,9 +530,8 @@ int report_write(const struct report *r, const char *path, struct sb_error *err)
 static int read_all(const char *path, char **ret, size_t *ret_len, struct sb_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t len = 0, cap;
+	int r;
 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "report %s: cannot open: %s", path, strerror(errno));
@@ -546,26 +542,14 @@ static int read_all(const char *path, char **ret, size_t *ret_len, struct sb_err
 	if ((uint64_t)st.st_size > REPORT_MAX_FILE_BYTES)
 		return sb_error_set(err, -EFBIG, "report %s: %lld bytes, more than the %u bytes a report may have",
 				    path, (long long)st.st_size, REPORT_MAX_FILE_BYTES);
-	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf)
+	r = read_full_fd(fd, REPORT_MAX_FILE_BYTES, ret, ret_len);
+	if (r == -EFBIG) /* it grew while being read */
+		return sb_error_set(err, -EFBIG, "report %s: more than the %u bytes a report may have", path,
+				    REPORT_MAX_FILE_BYTES);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory", path);
-	for (;;) {
-		ssize_t n;
-		if (len == cap) /* the file grew meanwhile: it is bounded anyway */
-			return sb_error_set(err, -EAGAIN, "report %s: the file changed while being read; retry", path);
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return sb_error_set(err, -errno, "report %s: read failed: %s", path, strerror(errno));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
+	if (r < 0)
+		return sb_error_set(err, r, "report %s: read failed: %s", path, strerror(-r));
 	return 0;
 }
 
@@ -586,31 +570,22 @@ static const struct {
 int report_read(const char *path, struct json_object **ret, struct sb_error *err)
 {
 	_cleanup_free_ char *buf = NULL;
-	struct json_tokener *tok;
-	struct json_object *o, *v;
+	struct json_parse_info info;
+	struct json_object *o = NULL, *v;
 	size_t len = 0;
 	int k;
 
 	k = read_all(path, &buf, &len, err);
 	if (k < 0)
 		return k;
-	tok = json_tokener_new_ex(READ_MAX_DEPTH);
-	if (!tok)
+	k = json_parse_text(buf, len, READ_MAX_DEPTH, 0, &o, &info);
+	if (k == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory", path);
-	o = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!o) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
-		json_tokener_free(tok);
+	if (k < 0 && info.status == JSON_PARSE_TRAILING)
+		return sb_error_set(err, -EBADMSG, "report %s: trailing data after the JSON document", path);
+	if (k < 0)
 		return sb_error_set(err, -EBADMSG, "report %s: not valid JSON (%s)", path,
-				    e == json_tokener_continue ? "truncated" : json_tokener_error_desc(e));
-	}
-	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
-		if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\t' && buf[i] != '\r') {
-			json_tokener_free(tok);
-			json_object_put(o);
-			return sb_error_set(err, -EBADMSG, "report %s: trailing data after the JSON document", path);
-		}
-	json_tokener_free(tok);
+				    info.status == JSON_PARSE_TRUNCATED ? "truncated" : info.reason);
 
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);

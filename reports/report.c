@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "macro.h"
+#include "strv.h"
 
 static const char *const state_names[] = {
 	[REPORT_QUEUED] = "queued",
@@ -117,13 +118,6 @@ int report_new(const char *id, uint64_t created_ns, struct report **ret)
 	r->created_ns = created_ns;
 	*ret = r;
 	return 0;
-}
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
 }
 
 static void rep_free(struct report_rep *rep)

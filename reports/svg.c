@@ -1,125 +1,107 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "svg.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
-void svg_escape(FILE *f, const char *text)
+void svg_escape(struct strbuf *b, const char *text)
 {
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
 		switch (*p) {
 		case '&':
-			fputs("&amp;", f);
+			strbuf_append(b, "&amp;");
 			break;
 		case '<':
-			fputs("&lt;", f);
+			strbuf_append(b, "&lt;");
 			break;
 		case '>':
-			fputs("&gt;", f);
+			strbuf_append(b, "&gt;");
 			break;
 		case '"':
-			fputs("&quot;", f);
+			strbuf_append(b, "&quot;");
 			break;
 		case '\'':
-			fputs("&apos;", f);
+			strbuf_append(b, "&apos;");
 			break;
 		default:
-			fputc(*p >= 0x20 && *p < 0x7f ? *p : '?', f);
+			strbuf_append_repeat(b, *p >= 0x20 && *p < 0x7f ? (char)*p : '?', 1);
 		}
 	}
 }
 
 int svg_begin(struct svg *s, double width, double height, const char *title)
 {
-	*s = (struct svg){ 0 };
-	s->f = open_memstream(&s->buf, &s->len);
-	if (!s->f)
-		return -ENOMEM;
-	fprintf(s->f,
+	*s = (struct svg){ .started = true };
+	strbuf_appendf(&s->b,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n<title>",
 		width, height, width, height);
-	svg_escape(s->f, title);
-	fputs("</title>\n", s->f);
+	svg_escape(&s->b, title);
+	strbuf_append(&s->b, "</title>\n");
 	svg_rect(s, 0, 0, width, height, "white", "none", 1.0);
 	return 0;
 }
 
 char *svg_end(struct svg *s)
 {
-	char *out;
-
-	if (!s->f)
+	if (!s->started)
 		return NULL;
-	fputs("</svg>\n", s->f);
-	if (ferror(s->f))
-		s->failed = true;
-	if (fclose(s->f) != 0)
-		s->failed = true;
-	s->f = NULL;
-	out = s->buf;
-	s->buf = NULL;
-	if (s->failed) {
-		free(out);
-		return NULL;
-	}
-	return out;
+	strbuf_append(&s->b, "</svg>\n");
+	s->started = false;
+	return strbuf_steal(&s->b);
 }
 
 void svg_abort(struct svg *s)
 {
-	if (s->f)
-		fclose(s->f);
-	free(s->buf);
+	strbuf_free(&s->b);
 	*s = (struct svg){ 0 };
 }
 
 void svg_group_begin(struct svg *s, const char *id)
 {
-	fputs("<g id=\"", s->f);
-	svg_escape(s->f, id);
-	fputs("\">\n", s->f);
+	strbuf_append(&s->b, "<g id=\"");
+	svg_escape(&s->b, id);
+	strbuf_append(&s->b, "\">\n");
 }
 
 void svg_group_end(struct svg *s)
 {
-	fputs("</g>\n", s->f);
+	strbuf_append(&s->b, "</g>\n");
 }
 
 void svg_rect(struct svg *s, double x, double y, double w, double h, const char *fill, const char *stroke,
 	      double opacity)
 {
-	fprintf(s->f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" stroke=\"%s\"",
+	strbuf_appendf(&s->b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" stroke=\"%s\"",
 		x, y, w < 0 ? 0 : w, h < 0 ? 0 : h, fill, stroke);
 	if (opacity < 1.0)
-		fprintf(s->f, " fill-opacity=\"%.2f\"", opacity);
-	fputs("/>\n", s->f);
+		strbuf_appendf(&s->b, " fill-opacity=\"%.2f\"", opacity);
+	strbuf_append(&s->b, "/>\n");
 }
 
 void svg_line(struct svg *s, double x1, double y1, double x2, double y2, const char *stroke, double width,
 	      const char *dash)
 {
-	fprintf(s->f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"%.2f\"",
+	strbuf_appendf(&s->b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"%.2f\"",
 		x1, y1, x2, y2, stroke, width);
 	if (dash)
-		fprintf(s->f, " stroke-dasharray=\"%s\"", dash);
-	fputs("/>\n", s->f);
+		strbuf_appendf(&s->b, " stroke-dasharray=\"%s\"", dash);
+	strbuf_append(&s->b, "/>\n");
 }
 
 void svg_circle(struct svg *s, double cx, double cy, double r, const char *fill, const char *stroke)
 {
-	fprintf(s->f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"%s\" stroke=\"%s\"/>\n", cx, cy, r, fill,
+	strbuf_appendf(&s->b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"%s\" stroke=\"%s\"/>\n", cx, cy, r, fill,
 		stroke);
 }
 
 void svg_polyline(struct svg *s, const double *xy, size_t n, const char *stroke, double width)
 {
-	fputs("<polyline points=\"", s->f);
+	strbuf_append(&s->b, "<polyline points=\"");
 	for (size_t i = 0; i < n; i++)
-		fprintf(s->f, "%s%.2f,%.2f", i ? " " : "", xy[2 * i], xy[2 * i + 1]);
-	fprintf(s->f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"%.2f\"/>\n", stroke, width);
+		strbuf_appendf(&s->b, "%s%.2f,%.2f", i ? " " : "", xy[2 * i], xy[2 * i + 1]);
+	strbuf_appendf(&s->b, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"%.2f\"/>\n", stroke, width);
 }
 
 void svg_text(struct svg *s, double x, double y, const char *anchor, double size, const char *fill,
@@ -131,14 +113,14 @@ void svg_text(struct svg *s, double x, double y, const char *anchor, double size
 	va_start(ap, fmt);
 	if (vasprintf(&text, fmt, ap) < 0) {
 		text = NULL;
-		s->failed = true;
+		s->b.oom = true;
 	}
 	va_end(ap);
 	if (!text)
 		return;
-	fprintf(s->f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\" font-size=\"%.1f\" fill=\"%s\">", x, y,
+	strbuf_appendf(&s->b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\" font-size=\"%.1f\" fill=\"%s\">", x, y,
 		anchor, size, fill);
-	svg_escape(s->f, text);
-	fputs("</text>\n", s->f);
+	svg_escape(&s->b, text);
+	strbuf_append(&s->b, "</text>\n");
 	free(text);
 }

@@ -10,15 +10,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "macro.h"
+#include "strbuf.h"
 
 struct svg {
-	FILE *f;
-	char *buf;
-	size_t len;
-	bool failed;
+	struct strbuf b; /* latches out-of-memory: svg_end() gives NULL */
+	bool started;
 };
 
 /* Starts a document of width x height user units with a <title>. */
@@ -42,5 +40,5 @@ void svg_polyline(struct svg *s, const double *xy, size_t n, const char *stroke,
 /* anchor: "start", "middle" or "end". */
 _printf_(7, 8) void svg_text(struct svg *s, double x, double y, const char *anchor, double size,
 			     const char *fill, const char *fmt, ...);
-/* Writes text escaped for XML character data and attribute values. */
-void svg_escape(FILE *f, const char *text);
+/* Appends text escaped for XML character data and attribute values. */
+void svg_escape(struct strbuf *b, const char *text);

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "compare.h"
+#include "strv.h"
 #include "svg.h"
 
 static char tmpdir[] = "/tmp/test-compare.XXXXXX";
@@ -175,12 +176,12 @@ static void test_verdicts(void)
 	m = find(f.res, "same_per_s");
 	CHECK(m && m->verdict == COMPARE_NO_CHANGE && m->mwu.p == 1.0 && m->mwu.ties);
 	m = find(f.res, "small_per_s");
-	CHECK(m && m->verdict == COMPARE_NO_CHANGE && m->mwu.p < 0.05 && m->n_notes == 1 &&
+	CHECK(m && m->verdict == COMPARE_NO_CHANGE && m->mwu.p < 0.05 && strv_length(m->notes) == 1 &&
 	      strstr(m->notes[0], "within the 5% threshold"));
 	m = find(f.res, "invalidations_per_s.uffd-wp");
 	CHECK(m && m->better == COMPARE_BETTER_LOWER && m->verdict == COMPARE_IMPROVED);
 	m = find(f.res, "nodir_per_s");
-	CHECK(m && m->better == COMPARE_BETTER_NONE && m->verdict == COMPARE_CHANGED && m->n_notes == 1);
+	CHECK(m && m->better == COMPARE_BETTER_NONE && m->verdict == COMPARE_CHANGED && strv_length(m->notes) == 1);
 	CHECK(f.res->verdict == COMPARE_REGRESSED && f.res->exit_code == COMPARE_EXIT_REGRESSION);
 	fixture_done(&f);
 
@@ -202,7 +203,7 @@ static void test_verdicts(void)
 	CHECK(run(&f, a, b, &o, &err) == 0);
 	CHECK(find(f.res, "pf_per_s")->verdict == COMPARE_INSUFFICIENT_DATA);
 	CHECK(f.res->verdict == COMPARE_INSUFFICIENT_DATA && f.res->exit_code == COMPARE_EXIT_OK);
-	CHECK(f.res->n_warnings == 1 && strstr(f.res->warnings[0], "at least 6 repetitions"));
+	CHECK(strv_length(f.res->warnings) == 1 && strstr(f.res->warnings[0], "at least 6 repetitions"));
 	fixture_done(&f);
 }
 
@@ -225,7 +226,7 @@ static void test_small_and_missing(void)
 	CHECK(m->arm[1].n == 2 && m->arm[1].n_missing == 2);
 	CHECK(m->verdict == COMPARE_INSUFFICIENT_DATA && m->mwu.p_floor > 0.6);
 	bool noted = false;
-	for (size_t i = 0; i < m->n_notes; i++)
+	for (size_t i = 0; m->notes && m->notes[i]; i++)
 		noted |= strstr(m->notes[i], "2 of 4 repetitions have no value (probe missing)") != NULL;
 	CHECK(noted);
 	CHECK(f.res->verdict == COMPARE_INSUFFICIENT_DATA);
@@ -265,7 +266,7 @@ static void test_comparability(void)
 	o.force = true;
 	CHECK(run(&f, a, b, &o, &err) == 0);
 	CHECK(f.res->n_diffs == 1 && !strcmp(f.res->diffs[0].field, "spec.guest.pattern"));
-	CHECK(f.res->n_warnings >= 1 && strstr(f.res->warnings[0], "--force"));
+	CHECK(strv_length(f.res->warnings) >= 1 && strstr(f.res->warnings[0], "--force"));
 	fixture_done(&f);
 
 	/* the same repetitions on both sides */

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "fileio.h"
 #include "macro.h"
 #include "qga.h"
 #include "runner.h"
@@ -67,20 +68,24 @@ static int read_file(const char *path, void **buf, size_t *len, struct sb_error 
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
+	char *text = NULL;
+	size_t n = 0;
+	int r;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return sb_error_set(err, -errno, "Linux guest probe %s: %s", path, strerror(errno));
 	if (st.st_size <= 0 || st.st_size > PROBE_MAX_BYTES)
 		return sb_error_set(err, -EFBIG, "Linux guest probe %s: %lld bytes is not a plausible size", path,
 				    (long long)st.st_size);
-	*buf = malloc((size_t)st.st_size);
-	if (!*buf)
+	r = read_full_fd(fd, PROBE_MAX_BYTES, &text, &n);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (read(fd, *buf, (size_t)st.st_size) != st.st_size) {
-		free(*buf);
+	if (r < 0 || n != (size_t)st.st_size) {
+		free(text);
 		return sb_error_set(err, -EIO, "Linux guest probe %s: short read", path);
 	}
-	*len = (size_t)st.st_size;
+	*buf = text;
+	*len = n;
 	return 0;
 }
 

@@ -15,12 +15,16 @@
 
 #include "atomic-file.h"
 #include "clock.h"
+#include "fileio.h"
+#include "json-util.h"
 #include "macro.h"
 #include "mkdir-p.h"
 
 #define KNOB_VALUE_MAX 4096
 #define JOURNAL_SCHEMA "snapbench.knobs/1"
 #define JOURNAL_MAX (256 * 1024)
+/* the lock record and the journal are an object of objects at most: {"knobs": [{...}]} */
+#define KNOBS_JSON_MAX_DEPTH 8
 #define HOLDER_MAX 8192
 /* how often a wait for the host-wide lock tries again */
 #define WAIT_STEP_MS 100
@@ -83,29 +87,21 @@ static const char *knob_fix(const char *name, int e)
 static int read_value(const char *path, char **ret)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	char buf[KNOB_VALUE_MAX + 1];
-	size_t len = 0;
+	char *buf;
+	size_t len;
+	int r;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == sizeof(buf) - 1)
-			return -EFBIG;
-	}
+	/* a value of KNOB_VALUE_MAX bytes or more is not one of ours */
+	r = read_full_fd(fd, KNOB_VALUE_MAX - 1, &buf, &len);
+	if (r < 0)
+		return r;
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
 	buf[len] = '\0';
-	*ret = strdup(buf);
-	return *ret ? 0 : -ENOMEM;
+	*ret = buf;
+	return 0;
 }
 
 static int write_value(const char *path, const char *value)
@@ -220,7 +216,9 @@ static int holder_read(int fd, struct knobs_holder *h)
 	if (n == 0)
 		return 0;
 	buf[n] = '\0';
-	o = json_tokener_parse(buf);
+	/* an older, longer record's tail may follow until the writer's ftruncate() */
+	if (json_parse_text(buf, (size_t)n, KNOBS_JSON_MAX_DEPTH, JSON_PARSE_ALLOW_TRAILING, &o, NULL) < 0)
+		o = NULL;
 	if (!o || !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return -EBADMSG;
@@ -432,9 +430,10 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	_cleanup_free_ char *buf = NULL;
-	struct json_object *o, *a;
+	struct json_object *o = NULL, *a;
 	struct stat st;
 	size_t len = 0;
+	int r;
 
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
@@ -444,24 +443,16 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 		return sb_error_set(err, -EPERM,
 				    "%s: a knob journal must be a regular file that belongs to you and only you may write; it is not restored: check it, restore the knobs it names by hand, then delete it",
 				    path);
-	if (st.st_size > JOURNAL_MAX)
+	r = read_full_fd(fd, JOURNAL_MAX, &buf, &len);
+	if (r == -EFBIG)
 		return sb_error_set(err, -EFBIG, "%s: the knob journal is larger than %d bytes; restore the knobs it names by hand, then delete it",
 				    path, JOURNAL_MAX);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	o = json_tokener_parse(buf);
+	if (r < 0)
+		return sb_error_set(err, r, "%s: %s", path, strerror(-r));
+	if (json_parse_text(buf, len, KNOBS_JSON_MAX_DEPTH, 0, &o, NULL) < 0)
+		o = NULL;
 	if (!o || !json_object_object_get_ex(o, "knobs", &a) || !json_object_is_type(a, json_type_array)) {
 		json_object_put(o);
 		return sb_error_set(err, -EBADMSG,
@@ -475,7 +466,8 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 /* Restores state_dir's journal and removes it; the caller holds both locks. Returns the knobs restored. */
 static int journal_restore(const char *state_dir, const char *root, struct sb_error *err)
 {
-	struct json_object *o = NULL, *a;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *a;
 	char path[4096], kpath[4096];
 	int r, restored = 0, failed = 0;
 	struct sb_error first = {};
@@ -505,7 +497,6 @@ static int journal_restore(const char *state_dir, const char *root, struct sb_er
 		}
 		restored++;
 	}
-	json_object_put(o);
 	if (failed) {
 		if (err) {
 			*err = first;

@@ -30,6 +30,7 @@
 #include "qmp.h"
 #include "report.h"
 #include "sampler.h"
+#include "strv.h"
 #include "scenario.h"
 #include "vm.h"
 
@@ -204,24 +205,6 @@ static int guest_append(const struct run_spec *spec, char **ret, struct sb_error
 		if (!strcmp(spec->guest.clock, clocks[i]))
 			p.clock = (int)i; /* enum guest_clock_source: kvmclock 1, cpuid 2, pit 3 */
 	return guest_params_to_cmdline(&p, ret, err);
-}
-
-static char **strv_copy(char **v)
-{
-	size_t n = 0;
-	char **c;
-
-	while (v && v[n])
-		n++;
-	c = calloc(n + 1, sizeof(*c));
-	for (size_t i = 0; c && i < n; i++)
-		if (!(c[i] = strdup(v[i]))) {
-			for (size_t k = 0; k < i; k++)
-				free(c[k]);
-			free(c);
-			return NULL;
-		}
-	return c;
 }
 
 static void rep_fail(struct rep_run *rr, const char *msg)

@@ -18,6 +18,7 @@
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "spec.h"
+#include "strv.h"
 #include "telemetry.h"
 #include "vm.h"
 
@@ -68,33 +69,23 @@ struct sampler {
 
 static void names_free(struct name_list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		free(l->names[i]);
-	free(l->names);
-	l->names = NULL;
+	l->names = strv_free(l->names);
 	l->n = 0;
 }
 
 static int names_add(struct name_list *l, const char *name)
 {
-	char **n = realloc(l->names, (l->n + 2) * sizeof(*n));
+	int r = strv_push(&l->names, name);
 
-	if (!n)
-		return -ENOMEM;
-	l->names = n;
-	n[l->n] = strdup(name);
-	if (!n[l->n])
-		return -ENOMEM;
-	n[++l->n] = NULL;
+	if (r < 0)
+		return r;
+	l->n++;
 	return 0;
 }
 
 static bool names_has(const struct name_list *l, const char *name)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->names[i], name))
-			return true;
-	return false;
+	return strv_contains(l->names, name);
 }
 
 /* The cumulative KVM stats of each target, from query-stats-schemas. */

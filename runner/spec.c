@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stddef.h>
@@ -17,7 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
+#include "json-util.h"
 #include "macro.h"
+#include "parse-number.h"
+#include "strv.h"
 
 #define SPEC_MAX_DEPTH 16
 
@@ -197,13 +203,6 @@ static const char *json_got(struct json_object *v, char *buf, size_t len)
 	return buf;
 }
 
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void spec_knobs_done(struct spec_knobs *k)
 {
 	for (size_t i = 0; i < k->n; i++) {
@@ -241,7 +240,7 @@ void spec_done(struct run_spec *spec)
 	free(spec->guest.linux_guest.method);
 	free(spec->guest.linux_guest.vm_bytes);
 	free(spec->guest.linux_guest.dir);
-	strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+	strv_free(spec->vm.extra_args);
 	free(spec->guest.pattern);
 	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
 		free(spec->guest.vcpu_pattern[i]);
@@ -324,46 +323,9 @@ int spec_init(struct run_spec *spec)
 
 int spec_parse_size(const char *s, uint64_t *ret)
 {
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (!s || !*s || *s < '0' || *s > '9')
+	if (!s)
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		mul = 1ull << 10;
-		end++;
-		break;
-	case 'M':
-		mul = 1ull << 20;
-		end++;
-		break;
-	case 'G':
-		mul = 1ull << 30;
-		end++;
-		break;
-	case 'T':
-		mul = 1ull << 40;
-		end++;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (mul > 1 && (!strcmp(end, "iB") || !strcmp(end, "B")))
-		end += strlen(end);
-	if (*end)
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*ret = (uint64_t)v * mul;
-	return 0;
+	return parse_size(s, 0, UINT64_MAX, ret, NULL);
 }
 
 static bool name_chars(const char *s, const char *allowed)
@@ -595,10 +557,8 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 	return 0;
 }
 
-static int strv_append(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
+static int extra_args_push(struct run_spec *spec, const char *s, const char *where, struct sb_error *err)
 {
-	char **n;
-
 	if (spec->vm.n_extra_args >= SPEC_MAX_EXTRA_ARGS)
 		return sb_error_set(err, -E2BIG, "%s: more than %d extra arguments", where, SPEC_MAX_EXTRA_ARGS);
 	if (strlen(s) > SPEC_MAX_STRING)
@@ -611,14 +571,9 @@ static int strv_append(struct run_spec *spec, const char *s, const char *where, 
 			return sb_error_set(err, -EINVAL,
 					    "%s: '%s' is managed by snapbench (it keeps QEMU in the foreground with its own monitor; use vm.user for -runas); drop it",
 					    where, s);
-	n = realloc(spec->vm.extra_args, (spec->vm.n_extra_args + 2) * sizeof(*n));
-	if (!n)
+	if (strv_push(&spec->vm.extra_args, s) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	spec->vm.extra_args = n;
-	n[spec->vm.n_extra_args] = strdup(s);
-	if (!n[spec->vm.n_extra_args])
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	n[++spec->vm.n_extra_args] = NULL;
+	spec->vm.n_extra_args++;
 	return 0;
 }
 
@@ -628,12 +583,17 @@ static int set_region(struct run_spec *spec, const char *s, const char *where, s
 	uint64_t v;
 
 	if (n > 1 && s[n - 1] == '%') {
-		char *end;
-		unsigned long p = strtoul(s, &end, 10);
-		if (end == s + n - 1 && s[0] >= '0' && s[0] <= '9' && p >= 1 && p <= 100) {
-			spec->guest.region_bytes = 0;
-			spec->guest.region_percent = (unsigned)p;
-			return 0;
+		char num[16];
+		unsigned p;
+
+		if (n - 1 < sizeof(num)) {
+			memcpy(num, s, n - 1);
+			num[n - 1] = '\0';
+			if (parse_unsigned(num, 1, 100, &p, NULL) == 0) {
+				spec->guest.region_bytes = 0;
+				spec->guest.region_percent = p;
+				return 0;
+			}
 		}
 	} else if (spec_parse_size(s, &v) == 0 && v >= 4096) {
 		spec->guest.region_bytes = v;
@@ -648,37 +608,22 @@ static int set_region(struct run_spec *spec, const char *s, const char *where, s
 static int set_vcpu_pattern(struct run_spec *spec, const char *vcpu, const char *pattern, const char *where,
 			    struct sb_error *err)
 {
-	char *end, names[128];
-	unsigned long i;
+	char names[128];
+	uint64_t i;
 
-	errno = 0;
-	i = strtoul(vcpu, &end, 10);
-	if (!*vcpu || *end || errno || i >= SPEC_MAX_VCPUS || vcpu[0] < '0' || vcpu[0] > '9')
+	if (parse_uint64(vcpu, 0, SPEC_MAX_VCPUS - 1, &i, NULL) < 0)
 		return sb_error_set(err, -EINVAL, "%s: '%.32s' is not a vCPU index; use 0 to %d", where, vcpu,
 				    SPEC_MAX_VCPUS - 1);
 	if (choice_index(pattern_names, pattern) < 0) {
 		choices_list(pattern_names, names, sizeof(names));
-		return sb_error_set(err, -EINVAL, "%s.%lu: must be one of %s (got \"%.32s\")", where, i, names, pattern);
+		return sb_error_set(err, -EINVAL, "%s.%" PRIu64 ": must be one of %s (got \"%.32s\")", where, i, names,
+				    pattern);
 	}
 	char *c = strdup(pattern);
 	if (!c)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	free(spec->guest.vcpu_pattern[i]);
 	spec->guest.vcpu_pattern[i] = c;
-	return 0;
-}
-
-/* A number from a flag: decimal, all of it. */
-static int parse_number(const char *s, double *ret)
-{
-	char *end;
-
-	if (!*s)
-		return -EINVAL;
-	errno = 0;
-	*ret = strtod(s, &end);
-	if (*end || errno || !isfinite(*ret))
-		return -EINVAL;
 	return 0;
 }
 
@@ -837,7 +782,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 		if (t != json_type_array)
 			return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)",
 					    where, g);
-		strv_free(spec->vm.extra_args, spec->vm.n_extra_args);
+		strv_free(spec->vm.extra_args);
 		spec->vm.extra_args = NULL;
 		spec->vm.n_extra_args = 0;
 		n = json_object_array_length(v);
@@ -848,7 +793,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 			if (!json_object_is_type(e, json_type_string))
 				return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub,
 						    json_got(e, got, sizeof(got)));
-			int r = strv_append(spec, json_object_get_string(e), sub, err);
+			int r = extra_args_push(spec, json_object_get_string(e), sub, err);
 			if (r < 0)
 				return r;
 		}
@@ -938,35 +883,24 @@ static int apply_object(struct run_spec *spec, struct json_object *o, const char
 
 int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const char *origin, struct sb_error *err)
 {
-	struct json_tokener *tok = json_tokener_new_ex(SPEC_MAX_DEPTH);
-	struct json_object *o;
+	const char *what = origin ? origin : "spec";
+	struct json_parse_info info;
+	struct json_object *o = NULL;
 	int r;
 
-	if (!tok)
+	if (len > SPEC_MAX_FILE_BYTES)
+		return sb_error_set(err, -EFBIG, "%s: a spec is at most %u bytes", what, SPEC_MAX_FILE_BYTES);
+	r = json_parse_text(text, len, SPEC_MAX_DEPTH, 0, &o, &info);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (len > SPEC_MAX_FILE_BYTES) {
-		json_tokener_free(tok);
-		return sb_error_set(err, -EFBIG, "%s: a spec is at most %u bytes", origin ? origin : "spec",
-				    SPEC_MAX_FILE_BYTES);
-	}
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	if (!o) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
-		json_tokener_free(tok);
-		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", origin ? origin : "spec",
-				    e == json_tokener_continue ? "unexpected end of input" : json_tokener_error_desc(e));
-	}
-	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
-		if (!strchr(" \t\r\n", text[i])) {
-			json_tokener_free(tok);
-			json_object_put(o);
-			return sb_error_set(err, -EINVAL, "%s: text after the JSON object; a spec is one object",
-					    origin ? origin : "spec");
-		}
-	json_tokener_free(tok);
+	if (r < 0 && info.status == JSON_PARSE_TRAILING)
+		return sb_error_set(err, -EINVAL, "%s: text after the JSON object; a spec is one object", what);
+	if (r < 0)
+		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", what,
+				    info.status == JSON_PARSE_TRUNCATED ? "unexpected end of input" : info.reason);
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", origin ? origin : "spec");
+		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", what);
 	}
 	r = apply_object(spec, o, "", origin, err);
 	json_object_put(o);
@@ -979,6 +913,7 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
+	int r;
 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "%s: cannot open the spec: %s", path, strerror(errno));
@@ -986,23 +921,13 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 		return sb_error_set(err, -errno, "%s: cannot stat the spec: %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return sb_error_set(err, -EISDIR, "%s: is a directory; give a spec file", path);
-	buf = malloc(SPEC_MAX_FILE_BYTES + 1);
-	if (!buf)
+	r = read_full_fd(fd, SPEC_MAX_FILE_BYTES, &buf, &len);
+	if (r == -EFBIG)
+		return sb_error_set(err, -EFBIG, "%s: larger than %u bytes; a spec is small", path, SPEC_MAX_FILE_BYTES);
+	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	for (;;) {
-		ssize_t n = read(fd, buf + len, SPEC_MAX_FILE_BYTES + 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return sb_error_set(err, -errno, "%s: cannot read the spec: %s", path, strerror(errno));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > SPEC_MAX_FILE_BYTES)
-			return sb_error_set(err, -EFBIG, "%s: larger than %u bytes; a spec is small", path,
-					    SPEC_MAX_FILE_BYTES);
-	}
+	if (r < 0)
+		return sb_error_set(err, r, "%s: cannot read the spec: %s", path, strerror(-r));
 	return spec_apply_json(spec, buf, len, path, err);
 }
 
@@ -1022,15 +947,13 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	}
 	switch (f->type) {
 	case F_UINT:
-		if (parse_number(value, &d) < 0)
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0)
 			return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
 					    f->max, got);
 		return set_uint(spec, f, d, got, where, err);
 	case F_U64: {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(value, &end, 10);
-		if (!*value || *end || errno || value[0] == '-')
+		uint64_t v;
+		if (parse_uint64(value, 0, UINT64_MAX, &v, NULL) < 0)
 			return sb_error_set(err, -EINVAL, "%s: must be a non-negative integer (got %s)", where, got);
 		*(uint64_t *)((char *)spec + f->offset) = v;
 		return 0;
@@ -1044,7 +967,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 		return set_size(spec, f, b, got, where, err);
 	}
 	case F_SECONDS:
-		if (parse_number(value, &d) < 0)
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0)
 			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds (got %s)", where, got);
 		return set_seconds(spec, f, d, got, where, err);
 	case F_BOOL:
@@ -1063,7 +986,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	case F_SINK:
 		return set_enum(spec, f, value, where, err);
 	case F_STRV:
-		return strv_append(spec, value, where, err);
+		return extra_args_push(spec, value, where, err);
 	case F_KNOBS:
 		return knob_arg(&spec->knobs, value, where, err);
 	case F_ARMS:
@@ -1080,7 +1003,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 		return set_vcpu_pattern(spec, idx, eq + 1, where, err);
 	}
 	case F_PROBE_VCPU:
-		if (parse_number(value, &d) < 0 || d != floor(d) || d < 0 || d > f->max)
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0 || d != floor(d) || d < 0 || d > f->max)
 			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or none (got %s)", where,
 					    f->max, got);
 		spec->guest.probe_vcpu = (int)d;

@@ -162,73 +162,42 @@ static bool wait_exit(struct vm *vm, uint64_t deadline_ns)
 	}
 }
 
-static int strv_push(char ***v, size_t *n, const char *fmt, ...) _printf_(3, 4);
-static int strv_push(char ***v, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	char *s, **nv;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (!s)
-		return -ENOMEM;
-	nv = realloc(*v, (*n + 2) * sizeof(**v));
-	if (!nv) {
-		free(s);
-		return -ENOMEM;
-	}
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Our additions to the guest library's argv: machine, memory backend, CPU, QMP, user, extras. */
 static int extra_args(const struct vm_config *cfg, char ***ret)
 {
 	const struct run_spec *s = cfg->spec;
 	char **v = NULL;
-	size_t n = 0;
 	int r = 0;
 
-	r |= strv_push(&v, &n, "-machine");
-	r |= strv_push(&v, &n, "%s,memory-backend=%s", s->vm.machine, MEM_BACKEND_ID);
-	r |= strv_push(&v, &n, "-object");
+	r |= strv_push(&v, "-machine");
+	r |= strv_pushf(&v, "%s,memory-backend=%s", s->vm.machine, MEM_BACKEND_ID);
+	r |= strv_push(&v, "-object");
 	if (s->vm.backing == SPEC_BACKING_HUGETLB)
-		r |= strv_push(&v, &n, "memory-backend-memfd,id=%s,size=%llu,hugetlb=on,hugetlbsize=%llu,prealloc=%s",
-			       MEM_BACKEND_ID, (unsigned long long)s->vm.memory,
-			       (unsigned long long)(s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20),
-			       s->vm.prealloc ? "on" : "off");
+		r |= strv_pushf(&v, "memory-backend-memfd,id=%s,size=%llu,hugetlb=on,hugetlbsize=%llu,prealloc=%s",
+				MEM_BACKEND_ID, (unsigned long long)s->vm.memory,
+				(unsigned long long)(s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20),
+				s->vm.prealloc ? "on" : "off");
 	else
-		r |= strv_push(&v, &n, "memory-backend-ram,id=%s,size=%llu,prealloc=%s", MEM_BACKEND_ID,
+		r |= strv_pushf(&v, "memory-backend-ram,id=%s,size=%llu,prealloc=%s", MEM_BACKEND_ID,
 			       (unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off");
 	if (s->vm.cpu) {
-		r |= strv_push(&v, &n, "-cpu");
-		r |= strv_push(&v, &n, "%s", s->vm.cpu);
+		r |= strv_push(&v, "-cpu");
+		r |= strv_push(&v, s->vm.cpu);
 	}
-	r |= strv_push(&v, &n, "-chardev");
-	r |= strv_push(&v, &n, "socket,id=sbqmp,fd=%d", CHILD_QMP_FD);
-	r |= strv_push(&v, &n, "-mon");
-	r |= strv_push(&v, &n, "chardev=sbqmp,mode=control");
+	r |= strv_push(&v, "-chardev");
+	r |= strv_pushf(&v, "socket,id=sbqmp,fd=%d", CHILD_QMP_FD);
+	r |= strv_push(&v, "-mon");
+	r |= strv_push(&v, "chardev=sbqmp,mode=control");
 	if (cfg->name) {
-		r |= strv_push(&v, &n, "-name");
-		r |= strv_push(&v, &n, "%s", cfg->name);
+		r |= strv_push(&v, "-name");
+		r |= strv_push(&v, cfg->name);
 	}
 	if (s->vm.user) {
-		r |= strv_push(&v, &n, "-runas");
-		r |= strv_push(&v, &n, "%s", s->vm.user);
+		r |= strv_push(&v, "-runas");
+		r |= strv_push(&v, s->vm.user);
 	}
 	for (size_t i = 0; i < s->vm.n_extra_args; i++)
-		r |= strv_push(&v, &n, "%s", s->vm.extra_args[i]);
+		r |= strv_push(&v, s->vm.extra_args[i]);
 	if (r) {
 		strv_free(v);
 		return -ENOMEM;
@@ -247,31 +216,30 @@ static int linux_argv(const struct vm_config *cfg, const char *qemu, int agent_f
 {
 	const struct run_spec *s = cfg->spec;
 	char **v = NULL;
-	size_t n = 0;
 	int r = 0;
 
-	r |= strv_push(&v, &n, "%s", qemu);
-	r |= strv_push(&v, &n, "-machine");
-	r |= strv_push(&v, &n, "accel=kvm");
-	r |= strv_push(&v, &n, "-m");
-	r |= strv_push(&v, &n, "%llu", (unsigned long long)(s->vm.memory >> 20));
-	r |= strv_push(&v, &n, "-smp");
-	r |= strv_push(&v, &n, "%u", s->vm.vcpus);
-	r |= strv_push(&v, &n, "-nodefaults");
-	r |= strv_push(&v, &n, "-no-user-config");
-	r |= strv_push(&v, &n, "-display");
-	r |= strv_push(&v, &n, "none");
-	r |= strv_push(&v, &n, "-no-reboot");
-	r |= strv_push(&v, &n, "-drive");
-	r |= strv_push(&v, &n, "file=%s,format=%s,if=virtio,snapshot=on", s->vm.disk, s->vm.disk_format);
-	r |= strv_push(&v, &n, "-chardev");
-	r |= strv_push(&v, &n, "socket,id=sbqga,fd=%d", agent_fd);
-	r |= strv_push(&v, &n, "-device");
-	r |= strv_push(&v, &n, "virtio-serial-pci,id=sbvser");
-	r |= strv_push(&v, &n, "-device");
-	r |= strv_push(&v, &n, "virtserialport,bus=sbvser.0,chardev=sbqga,name=org.qemu.guest_agent.0");
+	r |= strv_push(&v, qemu);
+	r |= strv_push(&v, "-machine");
+	r |= strv_push(&v, "accel=kvm");
+	r |= strv_push(&v, "-m");
+	r |= strv_pushf(&v, "%llu", (unsigned long long)(s->vm.memory >> 20));
+	r |= strv_push(&v, "-smp");
+	r |= strv_pushf(&v, "%u", s->vm.vcpus);
+	r |= strv_push(&v, "-nodefaults");
+	r |= strv_push(&v, "-no-user-config");
+	r |= strv_push(&v, "-display");
+	r |= strv_push(&v, "none");
+	r |= strv_push(&v, "-no-reboot");
+	r |= strv_push(&v, "-drive");
+	r |= strv_pushf(&v, "file=%s,format=%s,if=virtio,snapshot=on", s->vm.disk, s->vm.disk_format);
+	r |= strv_push(&v, "-chardev");
+	r |= strv_pushf(&v, "socket,id=sbqga,fd=%d", agent_fd);
+	r |= strv_push(&v, "-device");
+	r |= strv_push(&v, "virtio-serial-pci,id=sbvser");
+	r |= strv_push(&v, "-device");
+	r |= strv_push(&v, "virtserialport,bus=sbvser.0,chardev=sbqga,name=org.qemu.guest_agent.0");
 	for (size_t i = 0; extra && extra[i]; i++)
-		r |= strv_push(&v, &n, "%s", extra[i]);
+		r |= strv_push(&v, extra[i]);
 	if (r) {
 		strv_free(v);
 		return -ENOMEM;
@@ -552,7 +520,7 @@ static void qemu_free(struct vm *vm)
 		close(vm->telemetry_fd);
 	if (vm->control_fd >= 0)
 		close(vm->control_fd);
-	guest_strv_free(vm->argv);
+	strv_free(vm->argv);
 	free(vm->qemu_path);
 	free(vm->log_path);
 	free(vm->pid_path);

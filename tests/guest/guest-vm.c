@@ -147,7 +147,7 @@ void test_guest_start(struct test_guest *g, unsigned ram_mib, const struct guest
 	static const char *const qmp_args[] = { "-chardev", "socket,id=qmp,fd=5", "-mon", "chardev=qmp,mode=control",
 						NULL };
 	_cleanup_free_ char *image = NULL, *line = NULL;
-	_cleanup_strv_ char **argv = NULL;
+	_cleanup_strv_free_ char **argv = NULL;
 	struct sb_error err = { 0 };
 	int q_tel, q_ctl, q_qmp = -1, slot = -1, logfd;
 	const char *qemu = getenv("SNAPBENCH_QEMU");

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_len)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 4096;
+	struct stat st;
+
+	if (max_size >= SIZE_MAX - 1)
+		return -EINVAL;
+	/* a regular file's size is a good first guess; one byte more sees its end */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < max_size)
+		cap = (size_t)st.st_size + 2;
+	if (cap > max_size + 2)
+		cap = max_size + 2;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			size_t ncap = cap * 2 < max_size + 2 ? cap * 2 : max_size + 2;
+			char *nb;
+
+			nb = realloc(buf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+			cap = ncap;
+		} else if (!buf) {
+			buf = malloc(cap);
+			if (!buf)
+				return -ENOMEM;
+		}
+		/* read at most one byte past the bound, to tell "exactly max" from "more" */
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max_size)
+			return -EFBIG;
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	if (ret_len)
+		*ret_len = len;
+	return 0;
+}
+
+int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_len, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	int r;
+
+	if (fd < 0)
+		return sb_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		return sb_error_set(err, -EISDIR, "%s: is a directory", path);
+	r = read_full_fd(fd, max_size, ret, ret_len);
+	if (r == -EFBIG)
+		return sb_error_set(err, r, "%s: larger than %zu bytes", path, max_size);
+	if (r == -ENOMEM)
+		return sb_error_set(err, r, "%s: out of memory", path);
+	if (r < 0)
+		return sb_error_set(err, r, "%s: cannot read: %s", path, strerror(-r));
+	return 0;
+}

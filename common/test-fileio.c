@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+
+static char dir[] = "/tmp/test-fileio.XXXXXX";
+static char path[64];
+
+static void remove_dir(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+static void write_file(size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f);
+	for (size_t i = 0; i < n; i++)
+		fputc('a' + (int)(i % 26), f);
+	CHECK(fclose(f) == 0);
+}
+
+int main(void)
+{
+	struct sb_error err = {};
+	char *buf = (char *)"untouched";
+	size_t len = 12345;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	atexit(remove_dir);
+
+	/* missing: named, and the out-parameters stay as they were */
+	CHECK(read_full_file(path, 100, &buf, &len, &err) == -ENOENT);
+	CHECK_MSG(!strcmp(err.msg + strlen(dir), "/f: cannot open: No such file or directory"), "%s", err.msg);
+	CHECK(!strcmp(buf, "untouched") && len == 12345);
+
+	/* a directory */
+	CHECK(read_full_file(dir, 100, &buf, &len, &err) == -EISDIR);
+	CHECK(!strcmp(err.msg + strlen(dir), ": is a directory"));
+
+	/* empty, exactly the bound, one byte over */
+	write_file(0);
+	CHECK(read_full_file(path, 100, &buf, &len, &err) == 0);
+	CHECK(len == 0 && buf[0] == '\0');
+	free(buf);
+
+	for (size_t size = 1; size < 20000; size = size * 3 + 1) {
+		write_file(size);
+		CHECK(read_full_file(path, size, &buf, &len, NULL) == 0);
+		CHECK(len == size && buf[len] == '\0' && strlen(buf) == size);
+		CHECK(buf[size - 1] == 'a' + (int)((size - 1) % 26));
+		free(buf);
+		CHECK(read_full_file(path, size - 1, &buf, NULL, &err) == -EFBIG);
+		char want[128];
+		snprintf(want, sizeof(want), "%s: larger than %zu bytes", path, size - 1);
+		CHECK_MSG(!strcmp(err.msg, want), "%s", err.msg);
+	}
+
+	/* a pipe: no size to go by, several reads */
+	{
+		int p[2];
+		char *text;
+		char chunk[1000];
+
+		memset(chunk, 'x', sizeof(chunk));
+		CHECK(pipe(p) == 0);
+		for (int i = 0; i < 10; i++)
+			CHECK(write(p[1], chunk, sizeof(chunk)) == (ssize_t)sizeof(chunk));
+		close(p[1]);
+		CHECK(read_full_fd(p[0], 10000, &text, &len) == 0);
+		CHECK(len == 10000 && text[9999] == 'x' && text[10000] == '\0');
+		free(text);
+		close(p[0]);
+
+		CHECK(pipe(p) == 0);
+		CHECK(write(p[1], chunk, sizeof(chunk)) == (ssize_t)sizeof(chunk));
+		close(p[1]);
+		CHECK(read_full_fd(p[0], 999, &text, &len) == -EFBIG);
+		close(p[0]);
+	}
+
+	/* bytes written through another fd are read too: to the end, not to a size taken earlier */
+	{
+		char *text;
+		int fd;
+
+		write_file(10);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		CHECK(fd >= 0);
+		CHECK(pwrite(fd, "0123456789", 10, 10) == 10);
+		CHECK(read_full_fd(fd, 100, &text, &len) == 0);
+		CHECK(len == 20 && !strcmp(text + 10, "0123456789"));
+		free(text);
+		close(fd);
+	}
+	return 0;
+}
