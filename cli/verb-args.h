@@ -55,3 +55,17 @@ struct daemon_verb_parser {
  */
 int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv, struct daemon_args *a,
 		      void *userdata);
+
+/*
+ * The entry of a verb split systemd's way: static int NAME(argc, argv) that
+ * fills a struct TYPE with parse_argv(argc, argv, &a) (ARGS_GO_ON or an exit
+ * code) and then returns run(&a).
+ */
+#define VERB_MAIN(name, type)                          \
+	static int name(int argc, char **argv)         \
+	{                                              \
+		type a;                                \
+		int r = parse_argv(argc, argv, &a);    \
+                                                       \
+		return r != ARGS_GO_ON ? r : run(&a);  \
+	}

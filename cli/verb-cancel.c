@@ -91,16 +91,7 @@ static int run(const struct cancel_args *a)
 	return EXIT_OK;
 }
 
-static int cancel_main(int argc, char **argv)
-{
-	struct cancel_args a;
-	int r;
-
-	r = parse_argv(argc, argv, &a);
-	if (r != ARGS_GO_ON)
-		return r;
-	return run(&a);
-}
+VERB_MAIN(cancel_main, struct cancel_args)
 
 const struct verb verb_cancel = {
 	.name = "cancel",

@@ -128,16 +128,7 @@ static int run(const struct list_args *a)
 	return EXIT_OK;
 }
 
-static int list_main(int argc, char **argv)
-{
-	struct list_args a;
-	int r;
-
-	r = parse_argv(argc, argv, &a);
-	if (r != ARGS_GO_ON)
-		return r;
-	return run(&a);
-}
+VERB_MAIN(list_main, struct list_args)
 
 const struct verb verb_list = {
 	.name = "list",

@@ -99,16 +99,7 @@ static int run(const struct logs_args *a)
 	return EXIT_OK;
 }
 
-static int logs_main(int argc, char **argv)
-{
-	struct logs_args a;
-	int r;
-
-	r = parse_argv(argc, argv, &a);
-	if (r != ARGS_GO_ON)
-		return r;
-	return run(&a);
-}
+VERB_MAIN(logs_main, struct logs_args)
 
 const struct verb verb_logs = {
 	.name = "logs",

@@ -613,16 +613,7 @@ static int run(struct probe_args *a)
 	return EXIT_OK;
 }
 
-static int probe_main(int argc, char **argv)
-{
-	struct probe_args a;
-	int r;
-
-	r = parse_argv(argc, argv, &a);
-	if (r != ARGS_GO_ON)
-		return r;
-	return run(&a);
-}
+VERB_MAIN(probe_main, struct probe_args)
 
 const struct verb verb_probe = {
 	.name = "probe",

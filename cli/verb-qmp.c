@@ -295,16 +295,7 @@ static int run(struct qmp_args *a)
 	return EXIT_OK;
 }
 
-static int qmp_main(int argc, char **argv)
-{
-	struct qmp_args a;
-	int r;
-
-	r = parse_argv(argc, argv, &a);
-	if (r != ARGS_GO_ON)
-		return r;
-	return run(&a);
-}
+VERB_MAIN(qmp_main, struct qmp_args)
 
 const struct verb verb_qmp = {
 	.name = "qmp",

@@ -129,16 +129,7 @@ static int run(const struct show_args *a)
 	return EXIT_OK;
 }
 
-static int show_main(int argc, char **argv)
-{
-	struct show_args a;
-	int r;
-
-	r = parse_argv(argc, argv, &a);
-	if (r != ARGS_GO_ON)
-		return r;
-	return run(&a);
-}
+VERB_MAIN(show_main, struct show_args)
 
 const struct verb verb_show = {
 	.name = "show",
