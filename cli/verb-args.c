@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The shared options of snapbenchd's verbs: --socket, --json, --help, the run ID. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,15 @@ static size_t n_options(const struct option *o)
 	size_t n = 0;
 
 	while (o && o[n].name)
+		n++;
+	return n;
+}
+
+static size_t n_flags(const struct verb_flag *f)
+{
+	size_t n = 0;
+
+	while (f && f[n].name)
 		n++;
 	return n;
 }
@@ -44,8 +54,9 @@ static int check_positional(const struct daemon_verb_parser *p, int argc, char *
 int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv, struct daemon_args *a,
 		      void *userdata)
 {
-	size_t n_own = n_options(p->options), k = 0;
-	_cleanup_free_ struct option *options = calloc(n_own + ARRAY_SIZE(shared_options) + 1, sizeof(*options));
+	size_t n_flag = n_flags(p->flags), n_own = n_options(p->options), k = 0;
+	_cleanup_free_ struct option *options =
+		calloc(n_flag + n_own + ARRAY_SIZE(shared_options) + 1, sizeof(*options));
 	char shortopts[32];
 	int opt, r;
 
@@ -53,6 +64,8 @@ int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv,
 		fprintf(stderr, "snapbench %s: out of memory\n", p->name);
 		return EXIT_FAIL;
 	}
+	for (size_t i = 0; i < n_flag; i++)
+		options[k++] = (struct option){ p->flags[i].name, no_argument, NULL, DAEMON_OPT_FLAG + (int)i };
 	for (size_t i = 0; i < n_own; i++)
 		options[k++] = p->options[i];
 	for (size_t i = 0; i < ARRAY_SIZE(shared_options); i++)
@@ -80,6 +93,10 @@ int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv,
 				p->usage(stderr);
 			return EXIT_USAGE;
 		default:
+			if (opt >= DAEMON_OPT_FLAG && opt < DAEMON_OPT_FLAG + (int)n_flag) {
+				*(bool *)((char *)userdata + p->flags[opt - DAEMON_OPT_FLAG].offset) = true;
+				break;
+			}
 			r = p->parse_option ? p->parse_option(opt, optarg, userdata) : EXIT_USAGE;
 			if (r)
 				return r;

@@ -25,11 +25,19 @@ enum verb_positional {
 enum {
 	DAEMON_OPT_SOCKET = 0x1100,
 	DAEMON_OPT_JSON,
+	DAEMON_OPT_FLAG = 0x1200, /* + the index in flags */
+};
+
+/* A verb's option without a value that sets a bool in its arguments (userdata). */
+struct verb_flag {
+	const char *name;      /* "wait" for --wait */
+	size_t offset;         /* offsetof() the bool in the verb's struct */
 };
 
 struct daemon_verb_parser {
 	const char *name;                /* "status": messages read "snapbench status: ..." */
 	void (*usage)(FILE *out);
+	const struct verb_flag *flags;   /* the verb's own flags ({} ends), or NULL; first in the table */
 	const struct option *options;    /* the verb's own long options ({} ends), or NULL */
 	const char *shortopts;           /* the verb's own short options (besides h), or NULL */
 	enum verb_positional positional;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench cancel: cancel a queued or running run. */
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,28 +35,17 @@ struct cancel_args {
 	bool wait;
 };
 
-static int parse_option(int opt, const char *arg, void *userdata)
-{
-	struct cancel_args *a = userdata;
-
-	(void)arg;
-	if (opt == 'w')
-		a->wait = true;
-	return 0;
-}
-
 static int parse_argv(int argc, char **argv, struct cancel_args *a)
 {
-	static const struct option options[] = {
-		{ "wait", no_argument, NULL, 'w' },
+	static const struct verb_flag flags[] = {
+		{ "wait", offsetof(struct cancel_args, wait) },
 		{},
 	};
 	static const struct daemon_verb_parser parser = {
 		.name = "cancel",
 		.usage = usage,
-		.options = options,
+		.flags = flags,
 		.positional = ARGS_ONE_ID,
-		.parse_option = parse_option,
 	};
 
 	*a = (struct cancel_args){};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench show: one run's summary, or its report as JSON. */
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,28 +72,17 @@ struct show_args {
 	bool timeline;
 };
 
-static int parse_option(int opt, const char *arg, void *userdata)
-{
-	struct show_args *a = userdata;
-
-	(void)arg;
-	if (opt == 't')
-		a->timeline = true;
-	return 0;
-}
-
 static int parse_argv(int argc, char **argv, struct show_args *a)
 {
-	static const struct option options[] = {
-		{ "timeline", no_argument, NULL, 't' },
+	static const struct verb_flag flags[] = {
+		{ "timeline", offsetof(struct show_args, timeline) },
 		{},
 	};
 	static const struct daemon_verb_parser parser = {
 		.name = "show",
 		.usage = usage,
-		.options = options,
+		.flags = flags,
 		.positional = ARGS_ONE_ID,
-		.parse_option = parse_option,
 	};
 	int r;
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,19 @@ struct args {
 
 #define ARGS_GO_ON (-1)
 
+/* The options that take seconds (OPT_REQUEST_TIMEOUT on, in this order) and their field (ms). */
+static const struct {
+	const char *name;
+	size_t offset;
+} seconds_options[] = {
+	{ "request-timeout", offsetof(struct daemon_config, request_timeout_ms) },
+	{ "idle-timeout", offsetof(struct daemon_config, idle_timeout_ms) },
+	{ "connection-lifetime", offsetof(struct daemon_config, lifetime_ms) },
+	{ "write-timeout", offsetof(struct daemon_config, write_timeout_ms) },
+	{ "cancel-timeout", offsetof(struct daemon_config, cancel_timeout_ms) },
+	{ "recover-wait", offsetof(struct daemon_config, recover_wait_ms) },
+};
+
 /* Fills *ret; returns ARGS_GO_ON, or the exit code to stop with (0 after --help, --version). */
 static int parse_argv(int argc, char **argv, struct args *ret)
 {
@@ -161,7 +175,7 @@ static int parse_argv(int argc, char **argv, struct args *ret)
 		OPT_QEMU,
 		OPT_MAX_CONNECTIONS,
 		OPT_MAX_QUEUE,
-		OPT_REQUEST_TIMEOUT,
+		OPT_REQUEST_TIMEOUT, /* the order of seconds_options */
 		OPT_IDLE_TIMEOUT,
 		OPT_LIFETIME,
 		OPT_WRITE_TIMEOUT,
@@ -228,30 +242,15 @@ static int parse_argv(int argc, char **argv, struct args *ret)
 			if (parse_uint("--max-queue", optarg, 1, 4096, &cfg.max_queue) < 0)
 				return 2;
 			break;
-		case OPT_REQUEST_TIMEOUT:
-			if (parse_seconds("--request-timeout", optarg, &cfg.request_timeout_ms) < 0)
+		case OPT_REQUEST_TIMEOUT ... OPT_RECOVER_WAIT: {
+			size_t i = (size_t)(c - OPT_REQUEST_TIMEOUT);
+			char flag[40];
+
+			snprintf(flag, sizeof(flag), "--%s", seconds_options[i].name);
+			if (parse_seconds(flag, optarg, (unsigned *)((char *)&cfg + seconds_options[i].offset)) < 0)
 				return 2;
 			break;
-		case OPT_IDLE_TIMEOUT:
-			if (parse_seconds("--idle-timeout", optarg, &cfg.idle_timeout_ms) < 0)
-				return 2;
-			break;
-		case OPT_LIFETIME:
-			if (parse_seconds("--connection-lifetime", optarg, &cfg.lifetime_ms) < 0)
-				return 2;
-			break;
-		case OPT_WRITE_TIMEOUT:
-			if (parse_seconds("--write-timeout", optarg, &cfg.write_timeout_ms) < 0)
-				return 2;
-			break;
-		case OPT_CANCEL_TIMEOUT:
-			if (parse_seconds("--cancel-timeout", optarg, &cfg.cancel_timeout_ms) < 0)
-				return 2;
-			break;
-		case OPT_RECOVER_WAIT:
-			if (parse_seconds("--recover-wait", optarg, &cfg.recover_wait_ms) < 0)
-				return 2;
-			break;
+		}
 		case OPT_LOG_FILE:
 			log_file = optarg;
 			break;
