@@ -18,19 +18,9 @@
 #include "check.h"
 #include "report.h"
 #include "test-json.h"
+#include "test-tmp.h"
 
 extern char **environ;
-
-static char tmpdir[] = "/tmp/test-report-XXXXXX";
-static char tmpfile_path[300];
-
-/* also on a failed CHECK (exit) */
-static void cleanup(void)
-{
-	if (tmpfile_path[0])
-		unlink(tmpfile_path);
-	rmdir(tmpdir);
-}
 
 static const char full_spec[] =
 	"{\"scenario\": \"background-snapshot\", \"repetitions\": 3,"
@@ -154,7 +144,8 @@ static void test_report(const char *validator, const char *schema)
 	struct report_rep *rep;
 	struct json_object *j = NULL, *back = NULL, *v;
 	struct sb_error err = {};
-	char *dir = tmpdir, *path = tmpfile_path;
+	const char *dir;
+	char path[300];
 	int arm;
 
 	CHECK(report_new("20261130T034512Z-3f9c2a", 1796010312ULL * 1000000000ULL, &r) == 0);
@@ -248,9 +239,8 @@ static void test_report(const char *validator, const char *schema)
 	CHECK(!jp(j, "repetitions/0/timeline/4/migration/dirty_pages_rate"));
 
 	/* write, read back, validate */
-	CHECK(mkdtemp(dir));
-	atexit(cleanup);
-	snprintf(path, sizeof(tmpfile_path), "%s/report.json", dir);
+	dir = test_tmpdir("report");
+	snprintf(path, sizeof(path), "%s/report.json", dir);
 	CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
 	CHECK_MSG(report_read(path, &back, &err) == 0, "%s", err.msg);
 	CHECK(report_json_state(back) == REPORT_RUNNING);
