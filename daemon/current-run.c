@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "daemon.h"
+#include "json-util.h"
 #include "knobs.h"
 #include "progress.h"
 #include "recover.h"
@@ -251,17 +252,15 @@ void current_finish(struct daemon *d)
 	struct current_run *cur = &d->cur;
 	struct sb_error err = {};
 	char status[128], msg[512];
-	struct json_object *report = NULL;
+	_cleanup_json_ struct json_object *report = NULL;
 	char path[PATH_MAX + 16];
 	int state = -1;
 
 	current_read_progress(d);
 	worker_describe_status(cur->wait_status, status, sizeof(status));
 	snprintf(path, sizeof(path), "%s/%s", cur->run_dir, STORE_REPORT);
-	if (report_read(path, &report, &err) == 0) {
+	if (report_read(path, &report, &err) == 0)
 		state = report_json_state(report);
-		json_object_put(report);
-	}
 
 	if (state != REPORT_COMPLETED && state != REPORT_FAILED && state != REPORT_CANCELLED) {
 		/* the worker did not end its run: whatever it left behind goes now */

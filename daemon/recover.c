@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json-util.h"
 #include "knobs.h"
 #include "macro.h"
 #include "proc.h"
@@ -39,7 +40,8 @@ static void note(struct recover_result *res, const char *fmt, ...)
 static struct json_object *last_rep_argv(const char *run_dir, pid_t pid)
 {
 	char path[PATH_MAX];
-	struct json_object *report, *reps, *argv = NULL;
+	_cleanup_json_ struct json_object *report = NULL;
+	struct json_object *reps, *argv = NULL;
 	struct sb_error err = {};
 
 	snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
@@ -56,7 +58,6 @@ static struct json_object *last_rep_argv(const char *run_dir, pid_t pid)
 			}
 		}
 	}
-	json_object_put(report);
 	return argv;
 }
 
@@ -64,7 +65,7 @@ int recover_kill_run_qemu(const char *run_dir, const char *run_id)
 {
 	char path[PATH_MAX], buf[32];
 	_cleanup_close_ int fd = -1, pidfd = -1;
-	struct json_object *argv;
+	_cleanup_json_ struct json_object *argv = NULL;
 	ssize_t n;
 	long pid;
 	char *end;
@@ -91,7 +92,6 @@ int recover_kill_run_qemu(const char *run_dir, const char *run_id)
 	}
 	argv = last_rep_argv(run_dir, (pid_t)pid);
 	bool ours = proc_is_run_qemu((pid_t)pid, run_id, argv);
-	json_object_put(argv);
 	if (!ours)
 		return 0; /* the pid was reused by something else: leave it alone */
 	r = proc_pidfd_signal(pidfd, SIGKILL);
@@ -142,7 +142,8 @@ static void handle_running(struct store *store, struct queue *q, int wait_ms, st
 	if (r < 0 && r != -ENOENT)
 		note(res, "run %s: could not mark it interrupted: %s", q->running.id, e.msg);
 	if (r >= 0) {
-		struct json_object *report, *v;
+		_cleanup_json_ struct json_object *report = NULL;
+		struct json_object *v;
 		char path[PATH_MAX + 16];
 
 		snprintf(res->interrupted, sizeof(res->interrupted), "%s", q->running.id);
@@ -156,7 +157,6 @@ static void handle_running(struct store *store, struct queue *q, int wait_ms, st
 			json_object_object_get_ex(report, "state", &v);
 			snprintf(res->interrupted_state, sizeof(res->interrupted_state), "%s%s%s%s",
 				 json_object_get_string(v), phase ? " (" : "", phase ? phase : "", phase ? ")" : "");
-			json_object_put(report);
 		}
 	}
 }

@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "store.h"
 #include "store-private.h"
+#include "strv.h"
 
 static struct json_object *copy_or_null(struct json_object *v)
 {
@@ -219,7 +220,7 @@ static int cmp_ids(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The run ids in runs/, sorted; *ret is one malloc'ed block. */
+/* The run ids in runs/, sorted, NULL-terminated (strv_free()); *n_ret counts them. */
 static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error *err)
 {
 	DIR *d = opendir(s->runs_dir);
@@ -236,7 +237,7 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 			continue;
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 64;
-			char **p = realloc(ids, c * sizeof(*p));
+			char **p = realloc(ids, (c + 1) * sizeof(*p));
 			if (!p)
 				goto oom;
 			ids = p;
@@ -245,7 +246,7 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 		ids[n] = strdup(de->d_name);
 		if (!ids[n])
 			goto oom;
-		n++;
+		ids[++n] = NULL;
 	}
 	closedir(d);
 	if (n)
@@ -260,17 +261,8 @@ static int scan_ids(struct store *s, char ***ret, size_t *n_ret, struct sb_error
 	return 0;
 oom:
 	closedir(d);
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
+	strv_free(ids);
 	return sb_error_set(err, -ENOMEM, "out of memory");
-}
-
-static void free_ids(char **ids, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
 }
 
 static bool summary_matches(struct json_object *sum, const struct store_filter *f)
@@ -312,7 +304,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		return r;
 	out = json_object_new_array();
 	if (!out) {
-		free_ids(ids, n);
+		strv_free(ids);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	/* newest first while collecting, so limit keeps the newest; reversed at the end */
@@ -328,7 +320,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		}
 		if (r < 0) {
 			json_object_put(out);
-			free_ids(ids, n);
+			strv_free(ids);
 			return r;
 		}
 		if (summary_matches(sum, f))
@@ -336,7 +328,7 @@ int store_list(struct store *s, const struct store_filter *f, struct json_object
 		else
 			json_object_put(sum);
 	}
-	free_ids(ids, n);
+	strv_free(ids);
 	size_t len = json_object_array_length(out);
 	for (size_t i = 0; i < len / 2; i++) {
 		struct json_object *a = json_object_get(json_object_array_get_idx(out, i));

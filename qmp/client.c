@@ -788,7 +788,7 @@ static int parse_greeting(struct qmp_client *c, struct json_object *msg, struct 
 
 static int stream_handshake(struct qmp_client *c, uint64_t deadline, int timeout_ms, struct sb_error *err)
 {
-	struct json_object *msg = NULL;
+	_cleanup_json_ struct json_object *msg = NULL;
 	size_t wire = 0;
 	int r, left;
 
@@ -805,7 +805,6 @@ static int stream_handshake(struct qmp_client *c, uint64_t deadline, int timeout
 				 json_type_to_name(json_object_get_type(msg)));
 	else
 		r = parse_greeting(c, msg, err);
-	json_object_put(msg);
 	if (r < 0)
 		return mark_broken(c, r, err);
 

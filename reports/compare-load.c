@@ -234,7 +234,7 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 		       struct sb_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	struct json_object *root = NULL;
+	_cleanup_json_ struct json_object *root = NULL;
 	struct compare_report *rep;
 	size_t len = 0;
 	int r;
@@ -254,21 +254,18 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 	if (r < 0)
 		return r;
 	r = check_report(path, root, err);
-	if (r < 0) {
-		json_object_put(root);
+	if (r < 0)
 		return r;
-	}
 	rep = calloc(1, sizeof(*rep));
 	if (!rep || !(rep->path = strdup(path))) {
 		free(rep);
-		json_object_put(root);
 		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
 	}
-	rep->root = root;
+	rep->root = TAKE_PTR(root);
 	rep->dev = st->st_dev;
 	rep->ino = st->st_ino;
-	rep->id = json_lookup_string(root, "id");
-	rep->state = json_lookup_string(root, "state");
+	rep->id = json_lookup_string(rep->root, "id");
+	rep->state = json_lookup_string(rep->root, "state");
 	r = extract_timelines(path, rep, err);
 	if (r < 0) {
 		report_free(rep);

@@ -137,6 +137,13 @@ static struct json_object *b_host(struct builder *b, const struct report *r)
 	b_add(b, o, "memory_bytes", b_u64(b, h->memory_bytes));
 	b_add(b, o, "hostname", b_str(b, str_or_empty(h->hostname)));
 	b_add(b, o, "virtualized", b_bool(b, h->virtualized));
+	if (h->kvm_module[0]) {
+		struct json_object *k = b_obj(b);
+
+		b_add(b, k, "module", b_str(b, h->kvm_module));
+		b_add(b, k, "context", b_str(b, h->kvm_context));
+		b_add(b, o, "kvm", k);
+	}
 	b_add(b, q, "binary", b_str(b, str_or_empty(h->qemu_binary)));
 	b_add(b, q, "version", b_str(b, h->qemu_version));
 	b_add(b, q, "package", b_str(b, h->qemu_package));
@@ -571,7 +578,8 @@ int report_read(const char *path, struct json_object **ret, struct sb_error *err
 {
 	_cleanup_free_ char *buf = NULL;
 	struct json_parse_info info;
-	struct json_object *o = NULL, *v;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *v;
 	size_t len = 0;
 	int k;
 
@@ -587,40 +595,31 @@ int report_read(const char *path, struct json_object **ret, struct sb_error *err
 		return sb_error_set(err, -EBADMSG, "report %s: not valid JSON (%s)", path,
 				    info.status == JSON_PARSE_TRUNCATED ? "truncated" : info.reason);
 
-	if (!json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
+	if (!json_object_is_type(o, json_type_object))
 		return sb_error_set(err, -EBADMSG, "report %s: not a JSON object", path);
-	}
 	if (!json_object_object_get_ex(o, "schema", &v) || !json_object_is_type(v, json_type_string) ||
 	    strcmp(json_object_get_string(v), REPORT_SCHEMA)) {
 		const char *got = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-		k = sb_error_set(err, -EPROTO,
-				 "report %s: \"schema\" is %s%.64s%s, expected \"%s\"; this is not a run report of this version of snapbench",
-				 path, got ? "\"" : "missing or not a string", got ? got : "", got ? "\"" : "",
-				 REPORT_SCHEMA);
-		json_object_put(o);
-		return k;
+		return sb_error_set(err, -EPROTO,
+				    "report %s: \"schema\" is %s%.64s%s, expected \"%s\"; this is not a run report of this version of snapbench",
+				    path, got ? "\"" : "missing or not a string", got ? got : "", got ? "\"" : "",
+				    REPORT_SCHEMA);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(top_fields); i++) {
 		if (!json_object_object_get_ex(o, top_fields[i].name, &v)) {
-			json_object_put(o);
 			return sb_error_set(err, -EBADMSG, "report %s: field \"%s\" is missing", path,
 					    top_fields[i].name);
 		}
 		if ((!v && !top_fields[i].nullable) || (v && !json_object_is_type(v, top_fields[i].type))) {
-			json_object_put(o);
 			return sb_error_set(err, -EBADMSG, "report %s: field \"%s\" must be %s%s", path,
 					    top_fields[i].name, json_type_to_name(top_fields[i].type),
 					    top_fields[i].nullable ? " or null" : "");
 		}
 	}
 	json_object_object_get_ex(o, "state", &v);
-	if (report_state_from_string(json_object_get_string(v)) < 0) {
-		k = sb_error_set(err, -EBADMSG, "report %s: unknown state \"%.64s\"", path, json_object_get_string(v));
-		json_object_put(o);
-		return k;
-	}
-	*ret = o;
+	if (report_state_from_string(json_object_get_string(v)) < 0)
+		return sb_error_set(err, -EBADMSG, "report %s: unknown state \"%.64s\"", path, json_object_get_string(v));
+	*ret = TAKE_PTR(o);
 	return 0;
 }
 

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "json-util.h"
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
@@ -87,6 +89,8 @@ int host_collect(struct report_host *h)
 				break;
 			}
 	}
+	snprintf(h->kvm_module, sizeof(h->kvm_module), "%s", kvm_flavour_host()->module);
+	snprintf(h->kvm_context, sizeof(h->kvm_context), "%s", kvm_flavour_host()->context);
 	if (!h->kernel_release || !h->kernel_version || !h->hostname || !h->cmdline)
 		return -ENOMEM;
 	return 0;
@@ -102,7 +106,9 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_qmp_client_ struct qmp_client *c = NULL;
-	struct json_object *cmds = NULL, *caps = NULL, *kvm = NULL;
+	_cleanup_json_ struct json_object *cmds = NULL;
+	_cleanup_json_ struct json_object *caps = NULL;
+	_cleanup_json_ struct json_object *kvm = NULL;
 	struct qmp_version v;
 	int sp[2], errpipe[2], r, e = 0, st;
 	pid_t pid;
@@ -196,9 +202,6 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 		struct json_object *en;
 		ret->kvm_present = json_object_object_get_ex(kvm, "enabled", &en) && json_object_get_boolean(en);
 	}
-	json_object_put(cmds);
-	json_object_put(caps);
-	json_object_put(kvm);
 	qmp_quit(c, NULL);
 	qmp_client_free(TAKE_PTR(c));
 	/* bounded: quit normally ends it at once */

@@ -207,7 +207,8 @@ static bool pid_alive(pid_t pid)
 static int holder_read(int fd, struct knobs_holder *h)
 {
 	char buf[HOLDER_MAX + 1];
-	struct json_object *o, *v;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *v;
 	ssize_t n = pread(fd, buf, HOLDER_MAX, 0);
 
 	memset(h, 0, sizeof(*h));
@@ -217,19 +218,15 @@ static int holder_read(int fd, struct knobs_holder *h)
 		return 0;
 	buf[n] = '\0';
 	/* an older, longer record's tail may follow until the writer's ftruncate() */
-	if (json_parse_text(buf, (size_t)n, KNOBS_JSON_MAX_DEPTH, JSON_PARSE_ALLOW_TRAILING, &o, NULL) < 0)
-		o = NULL;
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
+	if (json_parse_text(buf, (size_t)n, KNOBS_JSON_MAX_DEPTH, JSON_PARSE_ALLOW_TRAILING, &o, NULL) < 0 ||
+	    !json_object_is_type(o, json_type_object))
 		return -EBADMSG;
-	}
 	if (json_object_object_get_ex(o, "pid", &v) && json_object_is_type(v, json_type_int))
 		h->pid = (pid_t)json_object_get_int64(v);
 	if (json_object_object_get_ex(o, "run", &v) && json_object_is_type(v, json_type_string))
 		snprintf(h->run_id, sizeof(h->run_id), "%s", json_object_get_string(v));
 	if (json_object_object_get_ex(o, "state_dir", &v) && json_object_is_type(v, json_type_string))
 		snprintf(h->state_dir, sizeof(h->state_dir), "%s", json_object_get_string(v));
-	json_object_put(o);
 	return 1;
 }
 
@@ -430,7 +427,8 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	_cleanup_free_ char *buf = NULL;
-	struct json_object *o = NULL, *a;
+	_cleanup_json_ struct json_object *o = NULL;
+	struct json_object *a;
 	struct stat st;
 	size_t len = 0;
 	int r;
@@ -451,15 +449,12 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	if (r < 0)
 		return sb_error_set(err, r, "%s: %s", path, strerror(-r));
-	if (json_parse_text(buf, len, KNOBS_JSON_MAX_DEPTH, 0, &o, NULL) < 0)
-		o = NULL;
-	if (!o || !json_object_object_get_ex(o, "knobs", &a) || !json_object_is_type(a, json_type_array)) {
-		json_object_put(o);
+	if (json_parse_text(buf, len, KNOBS_JSON_MAX_DEPTH, 0, &o, NULL) < 0 || !json_object_object_get_ex(o, "knobs", &a) ||
+	    !json_object_is_type(a, json_type_array))
 		return sb_error_set(err, -EBADMSG,
 				    "%s: the knob journal is unreadable; restore the knobs it names by hand, then delete it",
 				    path);
-	}
-	*ret = o;
+	*ret = TAKE_PTR(o);
 	return 0;
 }
 

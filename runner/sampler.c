@@ -14,9 +14,11 @@
 #include "bpf-source.h"
 #include "clock.h"
 #include "drain.h"
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
+#include "json-util.h"
 #include "spec.h"
 #include "strv.h"
 #include "telemetry.h"
@@ -50,6 +52,7 @@ struct sampler {
 
 	struct guest_decoder *dec;
 	bool hello_seen, eof;
+	bool vcpu_probes_set; /* guest.ops.vcpuN have their probes entries */
 	struct guest_hello hello;
 	struct guest_sample *latest;
 	bool have_sample;
@@ -91,7 +94,8 @@ static bool names_has(const struct name_list *l, const char *name)
 /* The cumulative KVM stats of each target, from query-stats-schemas. */
 static int learn_kvm_schemas(struct sampler *s, struct sb_error *err)
 {
-	struct json_object *args = json_object_new_object(), *ret = NULL;
+	_cleanup_json_ struct json_object *ret = NULL;
+	struct json_object *args = json_object_new_object();
 	char source[160], counter[160];
 	int r;
 
@@ -126,7 +130,8 @@ static int learn_kvm_schemas(struct sampler *s, struct sb_error *err)
 				snprintf(source, sizeof(source), "query-stats vcpu %s (summed over vCPUs)", n);
 			else
 				snprintf(source, sizeof(source), "query-stats vm %s", n);
-			r = report_set_probe(s->r, counter, true, source, "qmp", NULL);
+			const char *cannot = kvm_flavour_cannot_count(kvm_flavour_host(), counter);
+			r = report_set_probe(s->r, counter, !cannot, source, "qmp", cannot);
 			if (r < 0)
 				goto out;
 		}
@@ -150,7 +155,6 @@ static int learn_kvm_schemas(struct sampler *s, struct sb_error *err)
 	s->kvm_ok = true;
 	r = 0;
 out:
-	json_object_put(ret);
 	return r < 0 ? sb_error_set(err, r, "out of memory") : 0;
 }
 
@@ -388,10 +392,11 @@ static int emit(void *userdata, const char *name, uint64_t cumulative)
 		return 0;
 	if (s->dt > 0) {
 		double rate = (double)delta / s->dt;
+		/* a counter this host cannot move shows as "-" in progress, not as a measured 0 */
 		if (!strcmp(name, "kvm.pf_taken"))
-			s->fig.pf_per_s = rate;
+			s->fig.pf_per_s = kvm_flavour_cannot_count(kvm_flavour_host(), name) ? NAN : rate;
 		else if (!strcmp(name, "kvm.remote_tlb_flush"))
-			s->fig.tlb_per_s = rate;
+			s->fig.tlb_per_s = kvm_flavour_cannot_count(kvm_flavour_host(), name) ? NAN : rate;
 		else if (!strcmp(name, "bpf.invalidations"))
 			s->fig.invalidations_per_s = rate;
 		else if (!strcmp(name, "guest.ops"))
@@ -452,10 +457,19 @@ static int collect_guest(struct sampler *s)
 		uint64_t o = s->have_sample && v < g->vcpus ? g->ops[v] : 0;
 		ops += o;
 		snprintf(name, sizeof(name), "guest.ops.vcpu%u", v);
+		if (!s->vcpu_probes_set) {
+			char source[96];
+
+			snprintf(source, sizeof(source), "micro guest telemetry: operations of the worker on vCPU %u", v);
+			k = report_set_probe(s->r, name, true, source, "guest", NULL);
+			if (k < 0)
+				return k;
+		}
 		k = emit(s, name, o);
 		if (k < 0)
 			return k;
 	}
+	s->vcpu_probes_set = true;
 	if (s->spec->guest.kind != SPEC_GUEST_LINUX) {
 		k = emit(s, "guest.ops", ops);
 		if (k < 0)

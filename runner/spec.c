@@ -885,7 +885,7 @@ int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const c
 {
 	const char *what = origin ? origin : "spec";
 	struct json_parse_info info;
-	struct json_object *o = NULL;
+	_cleanup_json_ struct json_object *o = NULL;
 	int r;
 
 	if (len > SPEC_MAX_FILE_BYTES)
@@ -898,12 +898,9 @@ int spec_apply_json(struct run_spec *spec, const char *text, size_t len, const c
 	if (r < 0)
 		return sb_error_set(err, -EINVAL, "%s: not valid JSON: %s; fix the file", what,
 				    info.status == JSON_PARSE_TRUNCATED ? "unexpected end of input" : info.reason);
-	if (!json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
+	if (!json_object_is_type(o, json_type_object))
 		return sb_error_set(err, -EINVAL, "%s: a spec must be a JSON object {...}", what);
-	}
 	r = apply_object(spec, o, "", origin, err);
-	json_object_put(o);
 	return r;
 }
 
