@@ -163,47 +163,49 @@ static const struct {
 	{ "recover-wait", offsetof(struct daemon_config, recover_wait_ms) },
 };
 
+enum {
+	OPT_SOCKET = 0x100,
+	OPT_STATE_DIR,
+	OPT_GROUP,
+	OPT_FOREGROUND,
+	OPT_WORKER,
+	OPT_QEMU,
+	OPT_MAX_CONNECTIONS,
+	OPT_MAX_QUEUE,
+	OPT_REQUEST_TIMEOUT, /* the order of seconds_options */
+	OPT_IDLE_TIMEOUT,
+	OPT_LIFETIME,
+	OPT_WRITE_TIMEOUT,
+	OPT_CANCEL_TIMEOUT,
+	OPT_RECOVER_WAIT,
+	OPT_LOG_FILE,
+	OPT_VERSION,
+};
+
+static const struct option options[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+	{ "worker", required_argument, NULL, OPT_WORKER },
+	{ "qemu", required_argument, NULL, OPT_QEMU },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+	{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
+	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "connection-lifetime", required_argument, NULL, OPT_LIFETIME },
+	{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
+	{ "cancel-timeout", required_argument, NULL, OPT_CANCEL_TIMEOUT },
+	{ "recover-wait", required_argument, NULL, OPT_RECOVER_WAIT },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
 /* Fills *ret; returns ARGS_GO_ON, or the exit code to stop with (0 after --help, --version). */
 static int parse_argv(int argc, char **argv, struct args *ret)
 {
-	enum {
-		OPT_SOCKET = 0x100,
-		OPT_STATE_DIR,
-		OPT_GROUP,
-		OPT_FOREGROUND,
-		OPT_WORKER,
-		OPT_QEMU,
-		OPT_MAX_CONNECTIONS,
-		OPT_MAX_QUEUE,
-		OPT_REQUEST_TIMEOUT, /* the order of seconds_options */
-		OPT_IDLE_TIMEOUT,
-		OPT_LIFETIME,
-		OPT_WRITE_TIMEOUT,
-		OPT_CANCEL_TIMEOUT,
-		OPT_RECOVER_WAIT,
-		OPT_LOG_FILE,
-		OPT_VERSION,
-	};
-	static const struct option options[] = {
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		{ "group", required_argument, NULL, OPT_GROUP },
-		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
-		{ "worker", required_argument, NULL, OPT_WORKER },
-		{ "qemu", required_argument, NULL, OPT_QEMU },
-		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
-		{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
-		{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
-		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
-		{ "connection-lifetime", required_argument, NULL, OPT_LIFETIME },
-		{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
-		{ "cancel-timeout", required_argument, NULL, OPT_CANCEL_TIMEOUT },
-		{ "recover-wait", required_argument, NULL, OPT_RECOVER_WAIT },
-		{ "log-file", required_argument, NULL, OPT_LOG_FILE },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	struct daemon_config cfg;
 	bool foreground = false;
 	const char *log_file = NULL;
