@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -429,12 +428,9 @@ static int run_local(const struct run_args *a)
 	const char *output = a->output ? a->output : runner_default_results_dir();
 	struct sb_error err = {}, rerr = {};
 	struct progress_printer pp;
-	uint32_t rnd = 0;
 	int r;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = (uint32_t)mono_ns();
-	report_make_id(realtime_ns(), rnd, id);
+	report_new_id(realtime_ns(), id);
 	if ((size_t)snprintf(run_dir, sizeof(run_dir), "%s/%s", output, id) >= sizeof(run_dir)) {
 		fprintf(stderr, "snapbench run: --output: path too long\n");
 		return EXIT_USAGE;

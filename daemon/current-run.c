@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "run-dir.h"
 #include "daemon.h"
 #include "json-util.h"
 #include "knobs.h"
@@ -258,7 +259,7 @@ void current_finish(struct daemon *d)
 
 	current_read_progress(d);
 	worker_describe_status(cur->wait_status, status, sizeof(status));
-	snprintf(path, sizeof(path), "%s/%s", cur->run_dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", cur->run_dir, RUN_DIR_REPORT);
 	if (report_read(path, &report, &err) == 0)
 		state = report_json_state(report);
 

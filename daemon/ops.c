@@ -12,6 +12,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "macro.h"
+#include "run-dir.h"
 #include "spec.h"
 #include "store.h"
 
@@ -407,7 +408,7 @@ static void op_show(struct request *rq)
 	json_object_object_add(o, "run", sum);
 	json_object_object_add(o, "report", report);
 	if (store_run_dir(rq->d->store, id, path, sizeof(path) - 16) == 0) {
-		strcat(path, "/" STORE_REPORT);
+		strcat(path, "/" RUN_DIR_REPORT);
 		json_object_object_add(o, "path", json_object_new_string(path));
 	}
 	conn_send(rq->d, rq->c, o);

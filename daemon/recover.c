@@ -16,8 +16,8 @@
 #include "proc.h"
 #include "queue.h"
 #include "recover.h"
+#include "run-dir.h"
 #include "store.h"
-#include "vm.h"
 
 static void note(struct recover_result *res, const char *fmt, ...) _printf_(2, 3);
 static void note(struct recover_result *res, const char *fmt, ...)
@@ -44,7 +44,7 @@ static struct json_object *last_rep_argv(const char *run_dir, pid_t pid)
 	struct json_object *reps, *argv = NULL;
 	struct sb_error err = {};
 
-	snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT);
 	if (report_read(path, &report, &err) < 0)
 		return NULL;
 	if (json_object_object_get_ex(report, "repetitions", &reps) && json_object_is_type(reps, json_type_array)) {
@@ -71,7 +71,7 @@ int recover_kill_run_qemu(const char *run_dir, const char *run_id)
 	char *end;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/%s", run_dir, VM_PID_FILE);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_QEMU_PID);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
@@ -148,7 +148,7 @@ static void handle_running(struct store *store, struct queue *q, int wait_ms, st
 
 		snprintf(res->interrupted, sizeof(res->interrupted), "%s", q->running.id);
 		snprintf(res->interrupted_state, sizeof(res->interrupted_state), "unknown");
-		snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+		snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT);
 		if (report_read(path, &report, &e) == 0) {
 			const char *phase = NULL;
 			if (json_object_object_get_ex(report, "error", &v) && v &&

@@ -7,6 +7,7 @@
 
 #include "atomic-file.h"
 #include "clock.h"
+#include "run-dir.h"
 #include "macro.h"
 #include "store.h"
 #include "store-private.h"
@@ -98,7 +99,7 @@ int store_end_run(const char *run_dir, enum report_state state, const char *phas
 	struct json_object *report;
 	int r;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT) >= sizeof(path))
 		return sb_error_set(err, -ENAMETOOLONG, "path too long");
 	r = report_read(path, &report, err);
 	if (r < 0)

@@ -13,6 +13,7 @@
 
 #include "json-util.h"
 #include "macro.h"
+#include "run-dir.h"
 #include "store.h"
 #include "store-private.h"
 #include "strv.h"
@@ -139,7 +140,7 @@ static int entry_refresh(struct store *s, const char *id, struct json_object **r
 	size_t pos;
 	int found, r;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, STORE_REPORT) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, RUN_DIR_REPORT) >= sizeof(path))
 		return sb_error_set(err, -ENAMETOOLONG, "path too long");
 	found = entry_find(s, id, &pos);
 	if (stat(path, &st) < 0) {

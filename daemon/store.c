@@ -6,13 +6,13 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "atomic-file.h"
 #include "clock.h"
+#include "run-dir.h"
 #include "config.h"
 #include "macro.h"
 #include "protocol.h"
@@ -29,7 +29,7 @@ int store_open(const char *state_dir, struct store **ret, struct sb_error *err)
 	if (!s)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	s->state_dir = strdup(state_dir);
-	if (!s->state_dir || asprintf(&s->runs_dir, "%s/%s", state_dir, STORE_RUNS_DIR) < 0) {
+	if (!s->state_dir || asprintf(&s->runs_dir, "%s/%s", state_dir, RUN_DIR_STORE_RUNS) < 0) {
 		s->runs_dir = NULL;
 		store_free(s);
 		return sb_error_set(err, -ENOMEM, "out of memory");
@@ -80,9 +80,9 @@ static void remove_run_dir(const char *dir)
 {
 	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_SPEC);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_SPEC);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_REPORT);
 	unlink(path);
 	rmdir(dir);
 }
@@ -96,11 +96,7 @@ int store_create_run(struct store *s, struct json_object *spec_json, char id[sta
 	int r;
 
 	for (int attempt = 0;; attempt++) {
-		uint32_t rnd;
-
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			return sb_error_set(err, -errno, "getrandom: %s", strerror(errno));
-		report_make_id(now, rnd & 0xffffff, id);
+		report_new_id(now, id);
 		r = store_run_dir(s, id, dir, sizeof(dir));
 		if (r < 0)
 			return sb_error_set(err, r, "results directory %s: path too long", s->runs_dir);
@@ -110,7 +106,7 @@ int store_create_run(struct store *s, struct json_object *spec_json, char id[sta
 			return sb_error_set(err, -errno, "run directory %s: cannot create it: %s", dir, strerror(errno));
 	}
 
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_SPEC);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_SPEC);
 	{
 		size_t n;
 		const char *text = json_object_to_json_string_length(spec_json, JSON_C_TO_STRING_PRETTY |
@@ -147,7 +143,7 @@ int store_create_run(struct store *s, struct json_object *spec_json, char id[sta
 		rep->host.hostname = strdup(u.nodename);
 	}
 	rep->snapbench_version = strdup(PACKAGE_VERSION);
-	snprintf(path, sizeof(path), "%s/%s", dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_REPORT);
 	r = report_write(rep, path, err);
 	if (r < 0) {
 		remove_run_dir(dir);
@@ -164,7 +160,7 @@ int store_read_report(struct store *s, const char *id, struct json_object **ret,
 	if (!report_id_valid(id))
 		return sb_error_set(err, -EINVAL, "run: '%.64s' is not a run id (YYYYMMDDTHHMMSSZ-xxxxxx); 'snapbench list' shows them",
 				    id);
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, STORE_REPORT) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", s->runs_dir, id, RUN_DIR_REPORT) >= sizeof(path))
 		return sb_error_set(err, -ENAMETOOLONG, "path too long");
 	if (stat(path, &st) < 0 && errno == ENOENT)
 		return sb_error_set(err, -ENOENT, "run %s: no such run in %s; 'snapbench list' shows the runs", id,
@@ -248,7 +244,9 @@ int store_logs(struct store *s, const char *id, size_t max_bytes, struct json_ob
 	/* qemu-*.log: one per repetition; bounded by the spec's repetitions, and here by the array */
 	while ((de = readdir(d)) && n < ARRAY_SIZE(names)) {
 		size_t len = strlen(de->d_name);
-		if (strncmp(de->d_name, "qemu-", 5) || len < 9 || strcmp(de->d_name + len - 4, ".log"))
+		if (strncmp(de->d_name, RUN_DIR_QEMU_LOG_PREFIX, strlen(RUN_DIR_QEMU_LOG_PREFIX)) ||
+		    len < strlen(RUN_DIR_QEMU_LOG_PREFIX) + strlen(RUN_DIR_QEMU_LOG_SUFFIX) ||
+		    strcmp(de->d_name + len - strlen(RUN_DIR_QEMU_LOG_SUFFIX), RUN_DIR_QEMU_LOG_SUFFIX))
 			continue;
 		names[n] = strdup(de->d_name);
 		if (names[n])
@@ -263,7 +261,7 @@ int store_logs(struct store *s, const char *id, size_t max_bytes, struct json_ob
 		r = sb_error_set(err, -ENOMEM, "out of memory");
 		goto done;
 	}
-	r = log_tail(dir, STORE_WORKER_LOG, max_bytes, &o, err);
+	r = log_tail(dir, RUN_DIR_WORKER_LOG, max_bytes, &o, err);
 	if (r == 0)
 		json_object_array_add(out, o);
 	else if (r != -ENOENT)

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The results store: one directory per run under STATE_DIR/runs/ (the layout
- * `snapbench compare` and docs/service.md rely on):
- *
- *   STATE_DIR/runs/<id>/report.json   the run report (reports/, snapbench.run/1)
- *   STATE_DIR/runs/<id>/spec.json     the validated spec the worker executes
- *   STATE_DIR/runs/<id>/worker.log    the worker's stdout and stderr
- *   STATE_DIR/runs/<id>/qemu-*.log    QEMU's output, one per repetition (runner)
+ * The results store: one run directory per run under STATE_DIR/runs/, laid
+ * out as reports/run-dir.h says (the layout `snapbench compare` and
+ * docs/service.md rely on): report.json, spec.json (the validated spec the
+ * worker executes), worker.log (the worker's stdout and stderr), and the
+ * run engine's qemu-TAG.log and qemu.pid.
  *
  * store.c: the directories, reports and logs; store-index.c: the summary
  * index; store-end.c: ending runs.
@@ -27,11 +25,6 @@
 
 struct json_object;
 struct store;
-
-#define STORE_RUNS_DIR "runs"
-#define STORE_REPORT "report.json"
-#define STORE_SPEC "spec.json"
-#define STORE_WORKER_LOG "worker.log"
 
 /* Opens (creating runs/ 0755 if missing) the store under state_dir. */
 int store_open(const char *state_dir, struct store **ret, struct sb_error *err);

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "macro.h"
 #include "proc.h"
+#include "run-dir.h"
 #include "store.h"
 #include "supervise.h"
 
@@ -98,7 +99,7 @@ int worker_start(const struct worker_args *a, struct worker_proc *w, struct sb_e
 	int r;
 
 	*w = (struct worker_proc){ .pidfd = -1, .progress_fd = -1 };
-	snprintf(log_path, sizeof(log_path), "%s/%s", a->run_dir, STORE_WORKER_LOG);
+	snprintf(log_path, sizeof(log_path), "%s/%s", a->run_dir, RUN_DIR_WORKER_LOG);
 	log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (log_fd < 0)
 		return sb_error_set(err, -errno, "worker log %s: %s", log_path, strerror(errno));

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "clock.h"
+#include "run-dir.h"
 #include "spec.h"
 #include "store.h"
 #include "test-json.h"
@@ -74,7 +75,7 @@ static void test_create_and_summary(struct store *s, char ids[3][REPORT_ID_MAX])
 	/* the worker's spec file validates */
 	struct run_spec back;
 	CHECK(spec_init(&back) == 0);
-	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), ids[0], STORE_SPEC);
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), ids[0], RUN_DIR_SPEC);
 	CHECK_MSG(spec_apply_file(&back, path, &err) == 0, "%s", err.msg);
 	CHECK(spec_validate(&back, &err) == 0);
 	CHECK(back.n_arms == 2 && back.repetitions == 3);
@@ -162,7 +163,7 @@ static void write_running_report(struct store *s, const char *id, enum report_re
 		if (i == 0)
 			rep->finished_ns = realtime_ns();
 	}
-	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), id, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), id, RUN_DIR_REPORT);
 	CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
 	report_free(r);
 }
@@ -258,7 +259,7 @@ static void test_logs(struct store *s, char ids[3][REPORT_ID_MAX])
 	memset(big, 'a', sizeof(big));
 	memcpy(big + sizeof(big) - 6, "\xff" "tail", 5);
 	big[sizeof(big) - 1] = '\n';
-	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), ids[0], STORE_WORKER_LOG);
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), ids[0], RUN_DIR_WORKER_LOG);
 	write_text(path, big, sizeof(big));
 	snprintf(path, sizeof(path), "%s/%s/qemu-rep1-base.log", store_runs_dir(s), ids[0]);
 	write_text(path, "second\n", 7);
@@ -270,7 +271,7 @@ static void test_logs(struct store *s, char ids[3][REPORT_ID_MAX])
 	CHECK(store_logs(s, ids[0], 1024, &logs, &err) == 0);
 	CHECK(json_object_array_length(logs) == 3);
 	e = json_object_array_get_idx(logs, 0);
-	CHECK(!strcmp(jstr(e, "name"), STORE_WORKER_LOG));
+	CHECK(!strcmp(jstr(e, "name"), RUN_DIR_WORKER_LOG));
 	CHECK(json_object_get_int(jp(e, "bytes")) == (int)sizeof(big));
 	CHECK(json_object_get_boolean(jp(e, "truncated")));
 	CHECK(strlen(jstr(e, "text")) == 1024);
@@ -295,7 +296,7 @@ static void test_unreadable(struct store *s)
 
 	snprintf(path, sizeof(path), "%s/%s", store_runs_dir(s), id);
 	CHECK(mkdir(path, 0755) == 0);
-	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), id, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), id, RUN_DIR_REPORT);
 	write_text(path, "{ truncated", 11);
 	/* a directory that is no run is ignored */
 	snprintf(path, sizeof(path), "%s/not-a-run", store_runs_dir(s));

@@ -32,6 +32,7 @@
 #include "parse-number.h"
 #include "progress.h"
 #include "protocol.h"
+#include "run-dir.h"
 #include "runner.h"
 #include "spec.h"
 #include "store.h"
@@ -86,7 +87,7 @@ static uint64_t submitted_ns(const char *run_dir)
 	struct tm tm = {};
 	uint64_t ns = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", run_dir, STORE_REPORT);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_REPORT);
 	if (report_read(path, &report, &err) < 0)
 		return 0;
 	if (json_object_object_get_ex(report, "created", &v) && json_object_is_type(v, json_type_string)) {
@@ -198,7 +199,7 @@ static int load_spec(const char *run_dir, struct run_spec *spec)
 	struct sb_error err = {};
 	int r;
 
-	snprintf(spec_path, sizeof(spec_path), "%s/%s", run_dir, STORE_SPEC);
+	snprintf(spec_path, sizeof(spec_path), "%s/%s", run_dir, RUN_DIR_SPEC);
 	if (spec_init(spec) < 0) {
 		fprintf(stderr, "snapbench-worker: out of memory\n");
 		return WORKER_EXIT_FAILED;

@@ -44,10 +44,58 @@ static _printf_(2, 3) void add(struct args *s, const char *fmt, ...)
 		s->n++;
 }
 
+/*
+ * The guest's devices (wire.h): telemetry on an isa-debugcon whose
+ * chardev writes to telemetry_path, the control line on COM1 when
+ * control_fd is given (else the caller provides COM1), the exit port.
+ */
+static void add_devices(struct args *s, const char *telemetry_path, int control_fd)
+{
+	add(s, "-chardev");
+	add(s, "file,id=sbtel,path=%s,append=on", telemetry_path);
+	add(s, "-device");
+	add(s, "isa-debugcon,iobase=0x%x,chardev=sbtel", GUEST_PORT_TELEMETRY);
+	if (control_fd >= 0) {
+		add(s, "-chardev");
+		add(s, "socket,id=sbctl,fd=%d", control_fd);
+		add(s, "-serial");
+		add(s, "chardev:sbctl");
+	}
+	add(s, "-device");
+	add(s, "isa-debug-exit,iobase=0x%x,iosize=4", GUEST_PORT_EXIT);
+}
+
+static int finish(struct args *s, char ***out, struct sb_error *err)
+{
+	if (s->oom) {
+		int r = s->oom;
+		strv_free(s->v);
+		return sb_error_set(err, r,
+				    r == -E2BIG ? "guest VM: more than %d QEMU arguments: pass fewer extra ones"
+						: "guest VM: out of memory (%d arguments)",
+				    MAX_ARGS);
+	}
+	*out = s->v;
+	return 0;
+}
+
+int guest_qemu_device_args(const char *telemetry_path, char ***out, struct sb_error *err)
+{
+	struct args s = { 0 };
+
+	if (!telemetry_path || !*telemetry_path)
+		return sb_error_set(err, -EINVAL, "guest VM: no telemetry path given");
+	add(&s, "-bios");
+	add(&s, "%s", GUEST_FIRMWARE_DEFAULT);
+	add_devices(&s, telemetry_path, -1);
+	return finish(&s, out, err);
+}
+
 int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err)
 {
 	struct args s = { 0 };
-	const char *firmware = vm->firmware ? vm->firmware : "qboot.rom";
+	const char *firmware = vm->firmware ? vm->firmware : GUEST_FIRMWARE_DEFAULT;
+	char telemetry_path[32];
 
 	if (!vm->image || !*vm->image)
 		return sb_error_set(err, -EINVAL, "guest VM: no guest image given: use guest_image_find()");
@@ -87,27 +135,11 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 	 * O_TRUNC on a /dev/fdset path */
 	add(&s, "-add-fd");
 	add(&s, "fd=%d,set=%d", vm->telemetry_fd, vm->telemetry_fd);
-	add(&s, "-chardev");
-	add(&s, "file,id=sbtel,path=/dev/fdset/%d,append=on", vm->telemetry_fd);
-	add(&s, "-device");
-	add(&s, "isa-debugcon,iobase=0x%x,chardev=sbtel", GUEST_PORT_TELEMETRY);
-	add(&s, "-chardev");
-	add(&s, "socket,id=sbctl,fd=%d", vm->control_fd);
-	add(&s, "-serial");
-	add(&s, "chardev:sbctl");
-	add(&s, "-device");
-	add(&s, "isa-debug-exit,iobase=0x%x,iosize=4", GUEST_PORT_EXIT);
+	snprintf(telemetry_path, sizeof(telemetry_path), "/dev/fdset/%d", vm->telemetry_fd);
+	add_devices(&s, telemetry_path, vm->control_fd);
 	for (const char *const *e = vm->extra; e && *e; e++)
 		add(&s, "%s", *e);
-	if (s.oom) {
-		strv_free(s.v);
-		return sb_error_set(err, s.oom,
-				    s.oom == -E2BIG ? "guest VM: more than %d QEMU arguments: pass fewer extra ones"
-						    : "guest VM: out of memory (%d arguments)",
-				    MAX_ARGS);
-	}
-	*out = s.v;
-	return 0;
+	return finish(&s, out, err);
 }
 
 int guest_telemetry_pipe(int fds[2], struct sb_error *err)

@@ -44,8 +44,20 @@ struct guest_vm {
 #define GUEST_TELEMETRY_PIPE_SIZE (1 << 20) /* minutes of telemetry at the default interval */
 int guest_telemetry_pipe(int fds[2], struct sb_error *err);
 
+/* The firmware when none is named: qboot boots in ~0.1 s. */
+#define GUEST_FIRMWARE_DEFAULT "qboot.rom"
+
 /* A NULL-terminated argv for execv(); free with strv_free() (strv.h). */
 int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err);
+
+/*
+ * The firmware and devices of the list above, for a caller that writes the
+ * rest of QEMU's command line itself (the libvirt backend's domain XML,
+ * whose <serial> element is the control line): -bios qboot.rom, the
+ * telemetry chardev on the file telemetry_path (append=on) with its
+ * isa-debugcon, and isa-debug-exit. NULL-terminated; free with strv_free().
+ */
+int guest_qemu_device_args(const char *telemetry_path, char ***out, struct sb_error *err);
 
 /*
  * The guest image: $SNAPBENCH_GUEST_IMAGE when set (tests point it into

@@ -71,6 +71,22 @@ int main(void)
 	vm.append = NULL;
 	CHECK(guest_qemu_argv(&vm, &argv, &err) == -EINVAL && strstr(err.msg, "guest_params_to_cmdline"));
 
+	/* the device list alone (the libvirt backend's domain XML), in the order the argv has it */
+	{
+		static const char *const want[] = {
+			"-bios", "qboot.rom", "-chardev", "file,id=sbtel,path=/run/x/telemetry,append=on",
+			"-device", "isa-debugcon,iobase=0xe9,chardev=sbtel", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+		};
+		size_t k = 0;
+
+		CHECK_MSG(guest_qemu_device_args("/run/x/telemetry", &argv, &err) == 0, "%s", err.msg);
+		for (; argv[k]; k++)
+			CHECK_MSG(k < sizeof(want) / sizeof(want[0]) && !strcmp(argv[k], want[k]), "argument %zu: %s", k, argv[k]);
+		CHECK(k == sizeof(want) / sizeof(want[0]));
+		strv_free(argv);
+		CHECK(guest_qemu_device_args("", &argv, &err) == -EINVAL && strstr(err.msg, "telemetry path"));
+	}
+
 	/* the telemetry pipe */
 	{
 		int fds[2];

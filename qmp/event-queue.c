@@ -2,10 +2,21 @@
 #include "event-queue.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "qmp.h"
+
+/* The queue owns the events it holds (qmp.h): their destructor is here, so the queue calls nothing of client.c. */
+void qmp_event_free(struct qmp_event *e)
+{
+	if (!e)
+		return;
+	free(e->name);
+	json_object_put(e->data);
+	free(e);
+}
 
 void event_queue_init(struct event_queue *q, size_t max_events, size_t max_bytes)
 {

@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "compare-private.h"
 #include "fileio.h"
+#include "run-dir.h"
 
 static void timeline_free(struct compare_timeline *t)
 {
@@ -240,7 +241,7 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 	int r;
 
 	if (!S_ISREG(st->st_mode))
-		return sb_error_set(err, -EINVAL, "%s: not a regular file; give a report.json or its run directory",
+		return sb_error_set(err, -EINVAL, "%s: not a regular file; give a " RUN_DIR_REPORT " or its run directory",
 				    path);
 	if ((uint64_t)st->st_size > COMPARE_REPORT_MAX_BYTES)
 		return sb_error_set(err, -EFBIG, "%s: %lld bytes, larger than the %u MiB compare reads", path,
@@ -294,15 +295,15 @@ int compare_pool_load(struct compare_pool *pool, const char *path, struct compar
 	if (S_ISDIR(st.st_mode)) {
 		/* a run directory: its report.json */
 		int dfd = TAKE_FD(fd);
-		fd = openat(dfd, "report.json", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = openat(dfd, RUN_DIR_REPORT, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		int saved = errno;
 		close(dfd);
-		if (asprintf(&file, "%s/report.json", path) < 0) {
+		if (asprintf(&file, "%s/" RUN_DIR_REPORT, path) < 0) {
 			file = NULL;
 			return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
 		}
 		if (fd < 0)
-			return sb_error_set(err, -saved, "%s is a directory without a readable report.json (%s); "
+			return sb_error_set(err, -saved, "%s is a directory without a readable " RUN_DIR_REPORT " (%s); "
 					    "give a run directory or a report file", path, strerror(saved));
 		if (fstat(fd, &st) < 0)
 			return sb_error_set(err, -errno, "cannot stat %s: %s", file, strerror(errno));

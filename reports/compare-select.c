@@ -10,6 +10,7 @@
 
 #include "compare.h"
 #include "compare-private.h"
+#include "run-dir.h"
 
 struct selector {
 	char **files;
@@ -282,7 +283,7 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 		struct sb_error lerr = { 0 };
 		struct stat st;
 
-		if (asprintf(&file, "%s/%s/report.json", store, names[i]) < 0) {
+		if (asprintf(&file, "%s/%s/" RUN_DIR_REPORT, store, names[i]) < 0) {
 			file = NULL;
 			r = sb_error_set(err, -ENOMEM, "out of memory");
 			goto out;

@@ -6,8 +6,10 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
+#include "clock.h"
 #include "macro.h"
 #include "strv.h"
 
@@ -432,6 +434,15 @@ void report_make_id(uint64_t realtime_ns, uint32_t random24, char buf[static REP
 	gmtime_r(&t, &tm);
 	n = strftime(buf, REPORT_ID_MAX, "%Y%m%dT%H%M%SZ", &tm);
 	snprintf(buf + n, REPORT_ID_MAX - n, "-%06x", random24 & 0xffffffu);
+}
+
+void report_new_id(uint64_t realtime_ns, char buf[static REPORT_ID_MAX])
+{
+	uint32_t rnd = 0;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint32_t)mono_ns();
+	report_make_id(realtime_ns, rnd, buf);
 }
 
 bool report_id_valid(const char *s)

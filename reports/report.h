@@ -275,6 +275,12 @@ int report_write(const struct report *r, const char *path, struct sb_error *err)
 
 /* "YYYYMMDDTHHMMSSZ-xxxxxx" from a CLOCK_REALTIME time and 24 random bits. */
 void report_make_id(uint64_t realtime_ns, uint32_t random24, char buf[static REPORT_ID_MAX]);
+/*
+ * A new run id for a run created at realtime_ns, its 24 bits from
+ * getrandom() (the monotonic clock's low bits should that fail): the one
+ * generator of run ids (snapbench run --local, the run engine, snapbenchd).
+ */
+void report_new_id(uint64_t realtime_ns, char buf[static REPORT_ID_MAX]);
 /* Whether s has the shape of a run id (safe as a directory name). */
 bool report_id_valid(const char *s);
 /* RFC 3339 UTC, second resolution: "2026-11-30T03:45:12Z". */

@@ -16,9 +16,9 @@
 #include "clock.h"
 #include "config.h"
 #include "fileio.h"
+#include "locate.h"
 #include "macro.h"
 #include "qga.h"
-#include "runner.h"
 
 #define PROBE_ENV "SNAPBENCH_LINUX_PROBE"
 #define PROBE_NAME "snapbench-linux-probe"

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +28,7 @@
 #include "qemu-args.h"
 #include "qmp.h"
 #include "report.h"
+#include "run-dir.h"
 #include "sampler.h"
 #include "strv.h"
 #include "scenario.h"
@@ -129,50 +129,6 @@ static void progress(struct run *run, const char *step, const struct rep_run *rr
 	run->opts->progress(p, run->opts->userdata);
 }
 
-const char *runner_default_results_dir(void)
-{
-	return geteuid() == 0 ? "/var/lib/snapbench/runs" : "./snapbench-runs";
-}
-
-int runner_find_in_build_tree(const char *relpath, char **ret, struct sb_error *err)
-{
-	char exe[PATH_MAX], cand[PATH_MAX + 64];
-	ssize_t n;
-
-	/* a binary of a build tree (BUILD/cli/snapbench, BUILD/tests/X/test) uses that build's files */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return 0;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	static const char *const ups[] = { "/..", "/../.." };
-	for (size_t i = 0; i < ARRAY_SIZE(ups); i++) {
-		snprintf(cand, sizeof(cand), "%s%s/build.ninja", exe, ups[i]);
-		if (access(cand, F_OK) < 0)
-			continue;
-		snprintf(cand, sizeof(cand), "%s%s/%s", exe, ups[i], relpath);
-		if (access(cand, R_OK) == 0) {
-			*ret = realpath(cand, NULL);
-			return *ret ? 1 : sb_error_set(err, -errno, "%s: %s", cand, strerror(errno));
-		}
-	}
-	return 0;
-}
-
-int runner_find_guest_image(char **ret, struct sb_error *err)
-{
-	const char *env = getenv(GUEST_IMAGE_ENV);
-
-	if (!(env && *env)) {
-		int r = runner_find_in_build_tree("guest/" GUEST_IMAGE_NAME, ret, err);
-		if (r != 0)
-			return r < 0 ? r : 0;
-	}
-	return guest_image_find(ret, err);
-}
-
 static int pattern_value(const char *s)
 {
 	int p = GUEST_PATTERN_WRITE64;
@@ -259,12 +215,69 @@ static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
 	return 0;
 }
 
+/* How long past the scenario's deadline a QMP command may still take: time to notice the deadline. */
+#define DEADLINE_GRACE_MS 1000
+
+/*
+ * In the scenario's window, QMP commands may not wait past the scenario's
+ * deadline (plus a grace): a QEMU that stops answering (SIGSTOP, a hang)
+ * would otherwise hold each sample for the full command timeout.
+ */
+static void bound_qmp_by_deadline(struct rep_run *rr)
+{
+	uint64_t deadline = rr->scenario->deadline ? rr->scenario->deadline(rr->scenario_state, &rr->sctx) : UINT64_MAX;
+
+	qmp_client_set_deadline(rr->vm->qmp, deadline == UINT64_MAX ? QMP_NO_DEADLINE
+								    : deadline + DEADLINE_GRACE_MS * NSEC_PER_MSEC);
+}
+
+/* After a failure in the scenario's window: once its deadline has passed, that deadline is the reason. */
+static int deadline_error(struct rep_run *rr, int k, struct sb_error *err)
+{
+	uint64_t deadline = rr->scenario->deadline ? rr->scenario->deadline(rr->scenario_state, &rr->sctx) : UINT64_MAX;
+	struct sb_error e = {};
+	bool done = false;
+
+	if (deadline == UINT64_MAX || mono_ns() < deadline)
+		return k;
+	if (rr->scenario->poll(rr->scenario_state, &rr->sctx, &done, &e) < 0 && e.code == -ETIMEDOUT) {
+		*err = e;
+		return e.code;
+	}
+	return k;
+}
+
+static int run_window_loop(struct rep_run *rr, enum report_window w, double duration_s, bool bounded,
+			   struct sb_error *err);
+
 /*
  * Samples window w every interval for duration_s, or (duration_s < 0)
  * until the scenario's action ends. The last row ends exactly at the
  * window's end.
  */
 static int run_window(struct rep_run *rr, enum report_window w, double duration_s, struct sb_error *err)
+{
+	bool scenario_window = rr->scenario && w == rr->scenario->window && rr->vm->qmp;
+	int k = run_window_loop(rr, w, duration_s, scenario_window, err);
+
+	if (scenario_window) {
+		if (k < 0)
+			k = deadline_error(rr, k, err);
+		qmp_client_set_deadline(rr->vm->qmp, QMP_NO_DEADLINE);
+		/*
+		 * Past the deadline QEMU may well not answer at all: each command
+		 * of this repetition's teardown gets the grace alone (its VM is
+		 * not used again).
+		 */
+		if (k == -ETIMEDOUT)
+			qmp_client_set_command_timeout(rr->vm->qmp, DEADLINE_GRACE_MS);
+	}
+	return k;
+}
+
+/* bounded: QMP commands are bounded by the scenario's deadline */
+static int run_window_loop(struct rep_run *rr, enum report_window w, double duration_s, bool bounded,
+			   struct sb_error *err)
 {
 	struct run *run = rr->run;
 	uint64_t interval = (uint64_t)run->spec->timing.interval_ms * NSEC_PER_MSEC;
@@ -281,6 +294,8 @@ static int run_window(struct rep_run *rr, enum report_window w, double duration_
 
 		if (cancelled(run))
 			return sb_error_set(err, -ECANCELED, "cancelled during the %s window", rr->step);
+		if (bounded)
+			bound_qmp_by_deadline(rr);
 		if (scenario_window) {
 			k = rr->scenario->poll(rr->scenario_state, &rr->sctx, &done, err);
 			if (k < 0) {
@@ -592,14 +607,217 @@ static void finish_run(struct run *run, enum report_state state, const char *pha
 		report_error_set(&run->report->error, phase, msg);
 }
 
+/* The run's id: opts->run_id, else the run directory's name when it has the shape of one, else a new one. */
+static void pick_run_id(const struct runner_options *opts, char id[static REPORT_ID_MAX])
+{
+	const char *base = strrchr(opts->run_dir, '/');
+
+	base = base && base[1] ? base + 1 : opts->run_dir;
+	if (opts->run_id && report_id_valid(opts->run_id))
+		snprintf(id, REPORT_ID_MAX, "%s", opts->run_id);
+	else if (report_id_valid(base))
+		snprintf(id, REPORT_ID_MAX, "%s", base);
+	else
+		report_new_id(realtime_ns(), id);
+}
+
+/* Where the knob journal and lock go: opts->state_dir, else the run directory's parent. */
+static void pick_state_dir(const struct runner_options *opts, char *buf, size_t len)
+{
+	char *slash;
+
+	if (opts->state_dir) {
+		snprintf(buf, len, "%s", opts->state_dir);
+		return;
+	}
+	snprintf(buf, len, "%s", opts->run_dir);
+	slash = strrchr(buf, '/');
+	if (slash && slash != buf)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+	else
+		snprintf(buf, len, ".");
+}
+
+/*
+ * The guest image and the preflight checks (skipped: a probe of QEMU, for
+ * the report's host section). When they fail, so does the run.
+ */
+static int run_preflight(struct run *run, struct sb_error *err)
+{
+	const struct runner_options *opts = run->opts;
+	struct report_host *h = &run->report->host;
+	struct qemu_info q = {};
+	int k;
+
+	progress(run, "preflight", NULL, NULL);
+	k = opts->guest_image ? ((run->guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
+			      : runner_find_guest_image(&run->guest_image, err);
+	if (k < 0) {
+		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
+		return k;
+	}
+	struct preflight_input in = {
+		.spec = run->spec,
+		.run_dir = opts->run_dir,
+		.qemu_binary = opts->qemu_binary,
+		.guest_image = run->guest_image,
+	};
+	if (!opts->skip_preflight) {
+		k = preflight_run(&in, &q, err);
+		if (k < 0) {
+			h->qemu_binary = strdup(q.path ? q.path : opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+			qemu_info_done(&q);
+			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
+			return k;
+		}
+	} else {
+		struct sb_error e = {};
+		if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
+			q.path = NULL; /* the repetitions will say what is wrong */
+	}
+	if (q.path) {
+		char v[64];
+		snprintf(v, sizeof(v), "%d.%d.%d", q.major, q.minor, q.micro);
+		h->qemu_binary = strdup(q.path);
+		h->qemu_version = strdup(v);
+		h->qemu_package = *q.package ? strdup(q.package) : NULL;
+	} else {
+		h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+	}
+	qemu_info_done(&q);
+	return 0;
+}
+
+/* The knobs every arm sets, journaled in state_dir under the host-wide lock (knobs.h). */
+static int run_knobs_begin(struct run *run, const char *state_dir, const char *id, struct spec_knobs *all,
+			   struct knobs_session **knobs, struct sb_error *err)
+{
+	const struct runner_options *opts = run->opts;
+	int k;
+
+	if (all_knobs(run->spec, all) < 0) {
+		k = sb_error_set(err, -ENOMEM, "out of memory");
+		finish_run(run, REPORT_FAILED, "knobs", err ? err->msg : "out of memory");
+		return k;
+	}
+	struct knobs_options ko = {
+		.root = opts->sysroot,
+		.run_id = id,
+		.wait_ms = opts->knobs_wait_ms < 0 ? 0 : opts->knobs_wait_ms ? opts->knobs_wait_ms : KNOBS_WAIT_DEFAULT_MS,
+		.cancel = opts->cancel,
+		.waiting = knobs_waiting,
+		.userdata = run,
+	};
+	k = knobs_begin(state_dir, &ko, all, knobs, err);
+	if (k == -ECANCELED) {
+		finish_run(run, REPORT_CANCELLED, "cancel", "the run was cancelled while it waited for the host-wide knob lock");
+		return k;
+	}
+	if (k < 0) {
+		finish_run(run, REPORT_FAILED, "knobs", err ? err->msg : "knobs");
+		return k;
+	}
+	return 0;
+}
+
+/* What went wrong in the repetitions: how many failed, and the first failure. */
+struct run_failures {
+	unsigned failed;
+	char phase[64];
+	char error[SB_ERROR_MAX];
+};
+
+/*
+ * Arms x repetitions, interleaved, each with its arm's knobs set. Stops at
+ * a cancel, at a failure the next repetitions would repeat, or at two
+ * failures in a row. Returns -ECANCELED, the first failure's errno, or 0.
+ */
+static int run_repetitions(struct run *run, struct knobs_session *knobs, struct run_failures *f)
+{
+	const struct run_spec *spec = run->spec;
+	unsigned consecutive = 0;
+	int k, ret = 0;
+
+	for (unsigned r = 0, index = 0; r < spec->repetitions; r++) {
+		for (size_t a = 0; a < spec->n_arms; a++, index++) {
+			struct spec_knobs ak = {};
+			struct sb_error e = {};
+			bool fatal = false;
+
+			if (cancelled(run))
+				return -ECANCELED;
+			if (spec_arm_knobs(spec, a, &ak) < 0 || knobs_set_arm(knobs, &ak, &e) < 0) {
+				spec_knobs_done(&ak);
+				snprintf(f->phase, sizeof(f->phase), "rep %u knobs", index);
+				snprintf(f->error, sizeof(f->error), "%s", *e.msg ? e.msg : "out of memory");
+				f->failed++;
+				return e.code ? e.code : -ENOMEM;
+			}
+			spec_knobs_done(&ak);
+			k = run_rep(run, index, a, &fatal, &e);
+			run->reps_done++;
+			write_report(run);
+			if (k == -ECANCELED)
+				return k;
+			if (k < 0) {
+				f->failed++;
+				consecutive++;
+				if (!*f->error) {
+					snprintf(f->phase, sizeof(f->phase), "%s", run->report->reps[run->report->n_reps - 1]->error.phase);
+					snprintf(f->error, sizeof(f->error), "%s", e.msg);
+					ret = k;
+				}
+				if (fatal || consecutive >= 2) {
+					char note[SB_ERROR_MAX];
+					/* truncating a long message is fine; using the result keeps -Wformat-truncation quiet */
+					if (snprintf(note, sizeof(note), "%s (the run stopped: %s)", f->error,
+						     fatal ? "the next repetitions would fail the same way"
+							   : "two repetitions in a row failed") < 0)
+						note[0] = '\0';
+					snprintf(f->error, sizeof(f->error), "%s", note);
+					return ret;
+				}
+			} else {
+				consecutive = 0;
+			}
+		}
+	}
+	return ret;
+}
+
+/* The run's state from how its repetitions went (ret: run_repetitions() or knobs_end()); the run's return value. */
+static int run_end(struct run *run, int ret, const struct run_failures *f, unsigned total, struct sb_error *err)
+{
+	if (ret == -ECANCELED) {
+		finish_run(run, REPORT_CANCELLED, "cancel", "the run was cancelled");
+		sb_error_set(err, ret, "the run was cancelled in repetition %u of %u", run->reps_done ? run->reps_done : 1, total);
+	} else if (ret < 0 || f->failed) {
+		char msg[SB_ERROR_MAX];
+		/* truncating a long message is fine; using the result keeps -Wformat-truncation quiet */
+		if (snprintf(msg, sizeof(msg), "%u of %u repetitions failed; first: %s: %s", f->failed, total, f->phase,
+			     f->error) < 0)
+			msg[0] = '\0';
+		finish_run(run, REPORT_FAILED, f->phase, msg);
+		sb_error_set(err, ret < 0 ? ret : -EIO, "%s", msg);
+		if (ret == 0)
+			ret = -EIO;
+	} else {
+		finish_run(run, REPORT_COMPLETED, NULL, NULL);
+	}
+	return ret;
+}
+
 int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
 		   struct sb_error *err)
 {
 	struct run run = { .spec = spec, .opts = opts };
 	struct knobs_session *knobs = NULL;
 	struct spec_knobs all = {};
-	char id[REPORT_ID_MAX], state_dir[PATH_MAX], first_error[SB_ERROR_MAX] = "", first_phase[64] = "";
-	unsigned failed = 0, consecutive = 0, total;
+	struct run_failures f = {};
+	char id[REPORT_ID_MAX], state_dir[PATH_MAX];
+	unsigned total;
 	int k, ret = 0;
 
 	if (!opts || !opts->run_dir || !*opts->run_dir)
@@ -614,22 +832,11 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	run.run_dir = opts->run_dir;
 	run.start_ns = mono_ns();
 	run.report_every_ms = opts->report_every_ms ? opts->report_every_ms : 5000;
-	snprintf(run.report_path, sizeof(run.report_path), "%s/report.json", opts->run_dir);
+	snprintf(run.report_path, sizeof(run.report_path), "%s/" RUN_DIR_REPORT, opts->run_dir);
 	if (report_path)
 		snprintf(report_path, PATH_MAX, "%s", run.report_path);
 
-	const char *base = strrchr(opts->run_dir, '/');
-	base = base && base[1] ? base + 1 : opts->run_dir;
-	if (opts->run_id && report_id_valid(opts->run_id)) {
-		snprintf(id, sizeof(id), "%s", opts->run_id);
-	} else if (report_id_valid(base)) {
-		snprintf(id, sizeof(id), "%s", base);
-	} else {
-		uint32_t rnd = 0;
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = (uint32_t)mono_ns();
-		report_make_id(realtime_ns(), rnd, id);
-	}
+	pick_run_id(opts, id);
 	k = build_report(&run, id, err);
 	if (k < 0)
 		goto out;
@@ -641,19 +848,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3;
 	write_report(&run);
 
-	if (opts->state_dir) {
-		snprintf(state_dir, sizeof(state_dir), "%s", opts->state_dir);
-	} else {
-		snprintf(state_dir, sizeof(state_dir), "%s", opts->run_dir);
-		char *slash = strrchr(state_dir, '/');
-		if (slash && slash != state_dir)
-			*slash = '\0';
-		else if (slash)
-			slash[1] = '\0';
-		else
-			snprintf(state_dir, sizeof(state_dir), ".");
-	}
-
+	pick_state_dir(opts, state_dir, sizeof(state_dir));
 	/* a run that died with knobs set: put them back before anything else */
 	{
 		struct sb_error e = {};
@@ -664,149 +859,26 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 			goto out;
 		}
 	}
-
-	progress(&run, "preflight", NULL, NULL);
-	k = opts->guest_image ? ((run.guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
-			      : runner_find_guest_image(&run.guest_image, err);
-	if (k < 0) {
-		finish_run(&run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
-		ret = k;
+	ret = run_preflight(&run, err);
+	if (ret < 0)
 		goto out;
-	}
-	{
-		struct qemu_info q = {};
-		struct preflight_input in = {
-			.spec = spec,
-			.run_dir = opts->run_dir,
-			.qemu_binary = opts->qemu_binary,
-			.guest_image = run.guest_image,
-		};
-		struct report_host *h = &run.report->host;
-		if (!opts->skip_preflight) {
-			k = preflight_run(&in, &q, err);
-			if (k < 0) {
-				h->qemu_binary = strdup(q.path ? q.path : opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
-				qemu_info_done(&q);
-				finish_run(&run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
-				ret = k;
-				goto out;
-			}
-		} else {
-			struct sb_error e = {};
-			if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
-				q.path = NULL; /* the repetitions will say what is wrong */
-		}
-		if (q.path) {
-			char v[64];
-			snprintf(v, sizeof(v), "%d.%d.%d", q.major, q.minor, q.micro);
-			h->qemu_binary = strdup(q.path);
-			h->qemu_version = strdup(v);
-			h->qemu_package = *q.package ? strdup(q.package) : NULL;
-		} else {
-			h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
-		}
-		qemu_info_done(&q);
-	}
-
-	if (all_knobs(spec, &all) < 0) {
-		ret = sb_error_set(err, -ENOMEM, "out of memory");
-		finish_run(&run, REPORT_FAILED, "knobs", err ? err->msg : "out of memory");
+	ret = run_knobs_begin(&run, state_dir, id, &all, &knobs, err);
+	if (ret < 0)
 		goto out;
-	}
-	{
-		struct knobs_options ko = {
-			.root = opts->sysroot,
-			.run_id = id,
-			.wait_ms = opts->knobs_wait_ms < 0 ? 0 : opts->knobs_wait_ms ? opts->knobs_wait_ms : KNOBS_WAIT_DEFAULT_MS,
-			.cancel = opts->cancel,
-			.waiting = knobs_waiting,
-			.userdata = &run,
-		};
-		k = knobs_begin(state_dir, &ko, &all, &knobs, err);
-	}
-	if (k == -ECANCELED) {
-		finish_run(&run, REPORT_CANCELLED, "cancel", "the run was cancelled while it waited for the host-wide knob lock");
-		ret = k;
-		goto out;
-	}
-	if (k < 0) {
-		finish_run(&run, REPORT_FAILED, "knobs", err ? err->msg : "knobs");
-		ret = k;
-		goto out;
-	}
 
-	for (unsigned r = 0, index = 0; r < spec->repetitions; r++) {
-		for (size_t a = 0; a < spec->n_arms; a++, index++) {
-			struct spec_knobs ak = {};
-			struct sb_error e = {};
-			bool fatal = false;
-
-			if (cancelled(&run)) {
-				ret = -ECANCELED;
-				goto reps_done;
-			}
-			if (spec_arm_knobs(spec, a, &ak) < 0 || knobs_set_arm(knobs, &ak, &e) < 0) {
-				spec_knobs_done(&ak);
-				snprintf(first_phase, sizeof(first_phase), "rep %u knobs", index);
-				snprintf(first_error, sizeof(first_error), "%s", *e.msg ? e.msg : "out of memory");
-				ret = e.code ? e.code : -ENOMEM;
-				failed++;
-				goto reps_done;
-			}
-			spec_knobs_done(&ak);
-			k = run_rep(&run, index, a, &fatal, &e);
-			run.reps_done++;
-			write_report(&run);
-			if (k == -ECANCELED) {
-				ret = k;
-				goto reps_done;
-			}
-			if (k < 0) {
-				failed++;
-				consecutive++;
-				if (!*first_error) {
-					snprintf(first_phase, sizeof(first_phase), "%s", run.report->reps[run.report->n_reps - 1]->error.phase);
-					snprintf(first_error, sizeof(first_error), "%s", e.msg);
-					ret = k;
-				}
-				if (fatal || consecutive >= 2) {
-					char note[SB_ERROR_MAX];
-					snprintf(note, sizeof(note), "%s (the run stopped: %s)", first_error,
-						 fatal ? "the next repetitions would fail the same way" : "two repetitions in a row failed");
-					snprintf(first_error, sizeof(first_error), "%s", note);
-					goto reps_done;
-				}
-			} else {
-				consecutive = 0;
-			}
-		}
-	}
-reps_done:
+	ret = run_repetitions(&run, knobs, &f);
 	{
 		struct sb_error e = {};
 		k = knobs_end(knobs, &e);
 		knobs = NULL;
 		if (k < 0 && ret == 0) {
 			ret = k;
-			snprintf(first_phase, sizeof(first_phase), "knobs");
-			snprintf(first_error, sizeof(first_error), "%s", e.msg);
+			snprintf(f.phase, sizeof(f.phase), "knobs");
+			snprintf(f.error, sizeof(f.error), "%s", e.msg);
 		}
 	}
 	progress(&run, "done", NULL, NULL);
-	if (ret == -ECANCELED) {
-		finish_run(&run, REPORT_CANCELLED, "cancel", "the run was cancelled");
-		sb_error_set(err, ret, "the run was cancelled in repetition %u of %u", run.reps_done ? run.reps_done : 1, total);
-	} else if (ret < 0 || failed) {
-		char msg[SB_ERROR_MAX];
-		snprintf(msg, sizeof(msg), "%u of %u repetitions failed; first: %s: %s", failed, total, first_phase,
-			 first_error);
-		finish_run(&run, REPORT_FAILED, first_phase, msg);
-		sb_error_set(err, ret < 0 ? ret : -EIO, "%s", msg);
-		if (ret == 0)
-			ret = -EIO;
-	} else {
-		finish_run(&run, REPORT_COMPLETED, NULL, NULL);
-	}
+	ret = run_end(&run, ret, &f, total, err);
 
 out:
 	knobs_end(knobs, NULL);

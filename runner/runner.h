@@ -21,24 +21,9 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "locate.h"
+#include "run-progress.h"
 #include "spec.h"
-
-struct runner_progress {
-	unsigned rep;          /* 0-based index of the current repetition */
-	unsigned reps;         /* total repetitions of the run */
-	const char *arm;       /* label of the current repetition's arm */
-	const char *step;      /* "preflight", "knobs" (waiting for another run's knobs), "vm-start", "guest", "warmup", "pre", "snapshot", "post", "stop", "done" */
-	double elapsed_s;      /* since the run started */
-	double rep_elapsed_s;  /* since the repetition started */
-	double fraction;       /* 0..1 of the whole run (planned windows; the snapshot counted as its timeout/10) */
-	/* the latest sample, per second; NAN when not measured */
-	double pf_per_s, tlb_per_s, invalidations_per_s, guest_ops_per_s;
-	/* the window that sample was taken in ("warmup", "pre", "snapshot", "post"): a step's
-	 * first callbacks still carry the previous window's last sample; NULL before the
-	 * repetition's first sample */
-	const char *sample_window;
-	double snapshot_fraction; /* 0..1 during the snapshot (transferred / total), else NAN */
-};
 
 struct runner_options {
 	const char *run_dir;       /* required; created (0755) if missing; its name is the run id when it has that shape */
@@ -66,21 +51,3 @@ struct runner_options {
  */
 int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
 		   struct sb_error *err);
-
-/*
- * The micro guest image: $SNAPBENCH_GUEST_IMAGE; else guest/snapbench-guest.elf
- * next to the running binary's build tree (a binary in BUILD/cli/ or
- * BUILD/tests/X/ finds BUILD/guest/); else the installed PKGDATADIR copy.
- * *ret is malloc'ed.
- */
-int runner_find_guest_image(char **ret, struct sb_error *err);
-
-/*
- * When the running binary sits in a meson build tree (BUILD/cli/, BUILD/tests/X/),
- * BUILD/relpath if it is readable: returns 1 with *ret malloc'ed; 0 when not in
- * a build tree or the file is not there.
- */
-int runner_find_in_build_tree(const char *relpath, char **ret, struct sb_error *err);
-
-/* The default results directory: /var/lib/snapbench/runs for root, else ./snapbench-runs. */
-const char *runner_default_results_dir(void);

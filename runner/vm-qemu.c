@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The qemu VM backend: QEMU launched by us with an argv vector. */
+/* The qemu VM backend: QEMU launched by us with an argv vector (vm-qemu.h). */
+#include "vm-qemu.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,11 +22,11 @@
 #include "macro.h"
 #include "qemu-args.h"
 #include "qga.h"
+#include "run-dir.h"
 #include "telemetry.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "vm.h"
-#include "vm-libvirt.h"
 #include "wire.h"
 
 /* fd numbers QEMU gets (named in its argv) */
@@ -33,84 +35,6 @@
 #define CHILD_QMP_FD 5
 #define CHILD_ERRPIPE_FD 6
 #define MEM_BACKEND_ID "sbram"
-
-static const struct vm_backend qemu_backend;
-
-int vm_find_binary(const char *name, char **ret, struct sb_error *err)
-{
-	const char *path = getenv("PATH");
-	_cleanup_free_ char *copy = NULL;
-	char *save = NULL, buf[4096];
-
-	if (!name || !*name)
-		return sb_error_set(err, -EINVAL, "QEMU binary: empty name; pass --qemu PATH");
-	if (strchr(name, '/')) {
-		if (access(name, X_OK) < 0)
-			return sb_error_set(err, -errno, "QEMU binary %s: %s; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
-					    name, strerror(errno));
-		*ret = strdup(name);
-		return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
-	}
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!copy)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		int n = snprintf(buf, sizeof(buf), "%s/%s", d, name);
-		if (n < 0 || (size_t)n >= sizeof(buf))
-			continue;
-		if (access(buf, X_OK) == 0) {
-			*ret = strdup(buf);
-			return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
-		}
-	}
-	return sb_error_set(err, -ENOENT, "QEMU binary %s: not found in PATH; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
-			    name);
-}
-
-void vm_describe_status(int st, char *buf, size_t len)
-{
-	if (WIFEXITED(st)) {
-		const char *m = guest_exit_status_to_string(WEXITSTATUS(st));
-		snprintf(buf, len, "exit status %d%s%s%s", WEXITSTATUS(st), m ? " (" : "", m ? m : "", m ? ")" : "");
-	} else if (WIFSIGNALED(st)) {
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-	} else {
-		snprintf(buf, len, "wait status 0x%x", st);
-	}
-}
-
-void vm_log_tail(const struct vm *vm, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = -1;
-	char tail[1024];
-	off_t size;
-	ssize_t n;
-
-	buf[0] = '\0';
-	if (!vm->log_path)
-		return;
-	fd = open(vm->log_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	size = lseek(fd, 0, SEEK_END);
-	if (size <= 0)
-		return;
-	n = pread(fd, tail, sizeof(tail) - 1, size > (off_t)sizeof(tail) - 1 ? size - (off_t)sizeof(tail) + 1 : 0);
-	if (n <= 0)
-		return;
-	tail[n] = '\0';
-	/* drop QEMU's harmless CPUID warnings, join the rest into one line */
-	size_t used = 0;
-	char *save = NULL;
-	for (char *line = strtok_r(tail, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strstr(line, "host doesn't support requested feature"))
-			continue;
-		int k = snprintf(buf + used, len - used, "%s%s", used ? " | " : "", line);
-		if (k < 0 || (size_t)k >= len - used)
-			break;
-		used += (size_t)k;
-	}
-}
 
 static bool reap(struct vm *vm, bool block)
 {
@@ -313,9 +237,16 @@ fail:
 	_exit(127);
 }
 
+static void qemu_free(struct vm *vm);
+static void qemu_freep(struct vm **vm)
+{
+	if (*vm)
+		qemu_free(*vm);
+}
+
 static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
 {
-	_cleanup_(vm_freep) struct vm *vm = NULL;
+	_cleanup_(qemu_freep) struct vm *vm = NULL;
 	struct guest_vm gvm;
 	char **extra = NULL;
 	int tel[2] = { -1, -1 }, ctl[2] = { -1, -1 }, qmp[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
@@ -328,14 +259,14 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	vm->backend = &qemu_backend;
+	vm->backend = &vm_backend_qemu;
 	vm->telemetry_fd = vm->control_fd = -1;
 
 	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64", &vm->qemu_path, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&vm->log_path, "%s/qemu-%s.log", cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
-	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, VM_PID_FILE) < 0) {
+	if (asprintf(&vm->log_path, "%s/" RUN_DIR_QEMU_LOG_PREFIX "%s" RUN_DIR_QEMU_LOG_SUFFIX, cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
+	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, RUN_DIR_QEMU_PID) < 0) {
 		vm->log_path = vm->pid_path = NULL;
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -436,14 +367,14 @@ argv_done:
 	if (r < 0) {
 		/* most often QEMU refused its arguments and exited: say what it said */
 		wait_exit(vm, mono_ns() + 2 * NSEC_PER_SEC);
-		if (vm_exited(vm, desc, sizeof(desc)))
+		if (qemu_exited(vm, desc, sizeof(desc)))
 			return sb_error_set(err, -ECHILD, "QEMU (%s) exited at start-up: %s", vm->qemu_path, desc);
 		return sb_error_prefix(err, "QEMU (%s) started but its monitor did not answer", vm->qemu_path);
 	}
 	if (linux_guest) {
 		r = start_linux_workload(cfg, vm, err);
 		if (r < 0) {
-			if (vm_exited(vm, desc, sizeof(desc)))
+			if (qemu_exited(vm, desc, sizeof(desc)))
 				return sb_error_set(err, -ECHILD, "QEMU (%s) exited while the Linux guest booted: %s", vm->qemu_path, desc);
 			return r;
 		}
@@ -532,7 +463,7 @@ static void qemu_exit_summary(const struct vm *vm, char *buf, size_t len)
 	vm_describe_status(vm->wait_status, buf, len);
 }
 
-static const struct vm_backend qemu_backend = {
+const struct vm_backend vm_backend_qemu = {
 	.name = "qemu",
 	.start = qemu_start,
 	.stop = qemu_stop,
@@ -541,36 +472,3 @@ static const struct vm_backend qemu_backend = {
 	.exited = qemu_exited,
 	.exit_summary = qemu_exit_summary,
 };
-
-int vm_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
-{
-	if (cfg->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
-		return vm_backend_libvirt.start(cfg, ret, err);
-	return qemu_backend.start(cfg, ret, err);
-}
-
-bool vm_exited(struct vm *vm, char *desc, size_t len)
-{
-	return vm->backend->exited(vm, desc, len);
-}
-
-void vm_exit_summary(const struct vm *vm, char *buf, size_t len)
-{
-	vm->backend->exit_summary(vm, buf, len);
-}
-
-int vm_stop(struct vm *vm, int timeout_ms, struct sb_error *err)
-{
-	return vm->backend->stop(vm, timeout_ms, err);
-}
-
-void vm_kill(struct vm *vm)
-{
-	vm->backend->kill(vm);
-}
-
-void vm_free(struct vm *vm)
-{
-	if (vm)
-		vm->backend->free(vm);
-}

@@ -16,6 +16,7 @@
  * stderr go to RUN_DIR/qemu-TAG.log. QEMU gets PR_SET_PDEATHSIG(SIGKILL),
  * so it dies with the runner (not when it drops to vm.user: the kernel
  * clears that signal on a credential change; qemu.pid covers that case).
+ * The names are reports/run-dir.h's.
  */
 #pragma once
 
@@ -29,8 +30,6 @@ struct qmp_client;
 struct qga_client;
 struct linux_workload;
 struct drain;
-
-#define VM_PID_FILE "qemu.pid"
 
 struct vm_config {
 	const struct run_spec *spec;  /* vm section: memory, vcpus, machine, cpu, backing, user, extra_args */

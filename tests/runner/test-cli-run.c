@@ -25,6 +25,7 @@
 #include "check.h"
 #include "knobs.h"
 #include "macro.h"
+#include "run-dir.h"
 #include "run-test.h"
 
 #define KNOB_FILE "/proc/sys/kernel/printk_ratelimit"
@@ -146,8 +147,19 @@ static void test_preflight_exit(void)
 	CHECK(strstr(run_test_read_file(errf), "/nonexistent/qemu"));
 	CHECK(strstr(run_test_read_file(out), "report: "));
 	char report[PATH_MAX + 16];
+	snprintf(report, sizeof(report), "%s/" RUN_DIR_REPORT, only_run(results));
+	run_test_validate(report);
+
+	/* a guest larger than the host's available memory, even with the null sink (no disk check) */
+	snprintf(results, sizeof(results), "%s/preflight-memory", dir);
+	CHECK(sb((const char *const[]){ "--output", results, "--sink", "null", "--memory", "1T", NULL }) == 4);
+	CHECK_MSG(strstr(run_test_read_file(errf), "the guest's 1048576 MiB of RAM (spec.vm.memory) exceed the"), "%s",
+		  run_test_read_file(errf));
 	snprintf(report, sizeof(report), "%s/report.json", only_run(results));
 	run_test_validate(report);
+	struct json_object *r = run_test_load(report);
+	CHECK(!strcmp(jstr(r, "state"), "failed") && strstr(jstr(r, "error/message"), "MemAvailable"));
+	json_object_put(r);
 }
 
 static void test_json_run(void)
@@ -189,7 +201,7 @@ static void test_sigterm(void)
 	WAIT_FOR(strstr(run_test_read_file(errf), ": pre"), 120, "the pre window");
 	CHECK(kill(pid, SIGTERM) == 0);
 	CHECK(run_test_wait(pid) == 6);
-	snprintf(report, sizeof(report), "%s/report.json", only_run(results));
+	snprintf(report, sizeof(report), "%s/" RUN_DIR_REPORT, only_run(results));
 	run_test_validate(report);
 	struct json_object *r = run_test_load(report);
 	CHECK(!strcmp(jstr(r, "state"), "cancelled"));
@@ -234,7 +246,7 @@ static void test_crash_recovery(void)
 	CHECK(run_test_sysctl(KNOB_FILE) == knob_original + 5);
 	/* the partial report is a valid document, still "running" */
 	char report[PATH_MAX + 16];
-	snprintf(report, sizeof(report), "%s/report.json", run_dir);
+	snprintf(report, sizeof(report), "%s/" RUN_DIR_REPORT, run_dir);
 	run_test_validate(report);
 
 	/* the next run on the same results directory restores it first (even one that fails preflight) */

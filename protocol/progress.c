@@ -6,7 +6,7 @@
 
 #include "macro.h"
 #include "progress.h"
-#include "runner.h"
+#include "run-progress.h"
 
 static struct json_object *number_or_null(double v)
 {

@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "progress.h"
-#include "runner.h"
+#include "run-progress.h"
 
 static struct json_object *get(struct json_object *o, const char *key)
 {

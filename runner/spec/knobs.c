@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Knobs set for a run, journaled before any change, restored after. */
+/* Knobs set for a run, journaled before any change, restored after; their locks are knobs-lock.c's. */
 #include "knobs.h"
 
 #include <errno.h>
@@ -10,24 +10,17 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomic-file.h"
-#include "clock.h"
 #include "fileio.h"
 #include "json-util.h"
+#include "knobs-lock.h"
 #include "macro.h"
-#include "mkdir-p.h"
 
 #define KNOB_VALUE_MAX 4096
 #define JOURNAL_SCHEMA "snapbench.knobs/1"
 #define JOURNAL_MAX (256 * 1024)
-/* the lock record and the journal are an object of objects at most: {"knobs": [{...}]} */
-#define KNOBS_JSON_MAX_DEPTH 8
-#define HOLDER_MAX 8192
-/* how often a wait for the host-wide lock tries again */
-#define WAIT_STEP_MS 100
 
 struct knob_entry {
 	char *name;
@@ -120,270 +113,6 @@ static int write_value(const char *path, const char *value)
 	return 0;
 }
 
-static int host_lock_path(const char *root, char *dir, size_t dlen, char *file, size_t flen)
-{
-	const char *r = root && *root ? root : "/";
-	const char *sep = r[strlen(r) - 1] == '/' ? "" : "/";
-	const char *slash = strrchr(KNOBS_HOST_LOCK, '/');
-	int n = snprintf(dir, dlen, "%s%s%.*s", r, sep, (int)(slash - KNOBS_HOST_LOCK), KNOBS_HOST_LOCK);
-	int m = snprintf(file, flen, "%s%s%s", r, sep, KNOBS_HOST_LOCK);
-
-	return n < 0 || (size_t)n >= dlen || m < 0 || (size_t)m >= flen ? -ENAMETOOLONG : 0;
-}
-
-/* Only we (or root, for the directory) may be able to replace what these files say. */
-static bool owned_safely(const struct stat *st, bool dir)
-{
-	return (st->st_uid == geteuid() || (dir && st->st_uid == 0)) && (st->st_mode & 022) == 0;
-}
-
-/*
- * Opens the host-wide lock file (creating it and its directory when create).
- * -ENOENT without create when there is none.
- */
-/* Why the host-wide lock cannot be written, and the fix. */
-static const char *host_lock_fix(int r)
-{
-	if (r != -EACCES && r != -EPERM && r != -EROFS)
-		return "";
-	return geteuid() != 0 ? "; changing knobs needs root"
-			      : "; /run/snapbench must be writable (snapbenchd's unit: ReadWritePaths=-/run/snapbench)";
-}
-
-static int host_lock_open(const char *root, bool create, int *ret, char *path, size_t plen, struct sb_error *err)
-{
-	char dir[PATH_MAX];
-	_cleanup_close_ int dfd = -1;
-	struct stat st;
-	int fd, r;
-
-	r = host_lock_path(root, dir, sizeof(dir), path, plen);
-	if (r < 0)
-		return sb_error_set(err, r, "the host-wide knob lock: root %s: path too long", root);
-	if (create) {
-		r = mkdir_p(dir, 0755);
-		if (r < 0)
-			return sb_error_set(err, r, "%s: cannot create the directory of the host-wide knob lock: %s%s", dir,
-					    strerror(-r), host_lock_fix(r));
-	}
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (dfd < 0) {
-		r = -errno;
-		if (r == -ENOENT && !create)
-			return r;
-		return sb_error_set(err, r, "%s: the directory of the host-wide knob lock: %s%s", dir, strerror(-r),
-				    host_lock_fix(r));
-	}
-	if (fstat(dfd, &st) < 0)
-		return sb_error_set(err, -errno, "%s: %s", dir, strerror(errno));
-	if (!owned_safely(&st, true))
-		return sb_error_set(err, -EPERM,
-				    "%s: the directory of the host-wide knob lock must belong to root (or you) and be writable by its owner only (mode 0755 or stricter); fix its owner and mode",
-				    dir);
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | (create ? O_CREAT : 0), 0644);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT && !create)
-			return r;
-		return sb_error_set(err, r, "%s: cannot open the host-wide knob lock: %s%s", path, strerror(-r),
-				    host_lock_fix(r));
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !owned_safely(&st, false)) {
-		close(fd);
-		return sb_error_set(err, -EPERM,
-				    "%s: the host-wide knob lock must be a regular file that belongs to you and only you may write; remove it (no run may be running)",
-				    path);
-	}
-	*ret = fd;
-	return 0;
-}
-
-static bool pid_alive(pid_t pid)
-{
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-}
-
-/* The record in the host-wide lock file: 1 with one, 0 when empty, -EBADMSG when unreadable. */
-static int holder_read(int fd, struct knobs_holder *h)
-{
-	char buf[HOLDER_MAX + 1];
-	_cleanup_json_ struct json_object *o = NULL;
-	struct json_object *v;
-	ssize_t n = pread(fd, buf, HOLDER_MAX, 0);
-
-	memset(h, 0, sizeof(*h));
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return 0;
-	buf[n] = '\0';
-	/* an older, longer record's tail may follow until the writer's ftruncate() */
-	if (json_parse_text(buf, (size_t)n, KNOBS_JSON_MAX_DEPTH, JSON_PARSE_ALLOW_TRAILING, &o, NULL) < 0 ||
-	    !json_object_is_type(o, json_type_object))
-		return -EBADMSG;
-	if (json_object_object_get_ex(o, "pid", &v) && json_object_is_type(v, json_type_int))
-		h->pid = (pid_t)json_object_get_int64(v);
-	if (json_object_object_get_ex(o, "run", &v) && json_object_is_type(v, json_type_string))
-		snprintf(h->run_id, sizeof(h->run_id), "%s", json_object_get_string(v));
-	if (json_object_object_get_ex(o, "state_dir", &v) && json_object_is_type(v, json_type_string))
-		snprintf(h->state_dir, sizeof(h->state_dir), "%s", json_object_get_string(v));
-	return 1;
-}
-
-/* One pwrite, then the length: a reader sees the old record or the new one, never an empty file in between. */
-static int holder_write(int fd, const char *run_id, const char *state_dir)
-{
-	struct json_object *o = json_object_new_object();
-	char abs[PATH_MAX];
-	const char *text;
-	size_t len;
-	int r = 0;
-
-	if (!o)
-		return -ENOMEM;
-	if (state_dir && *state_dir && !realpath(state_dir, abs))
-		snprintf(abs, sizeof(abs), "%s", state_dir);
-	json_object_object_add(o, "pid", json_object_new_int64(getpid()));
-	json_object_object_add(o, "run", json_object_new_string(run_id ? run_id : ""));
-	json_object_object_add(o, "state_dir", json_object_new_string(state_dir && *state_dir ? abs : ""));
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	len = text ? strlen(text) : 0;
-	if (!text || len > HOLDER_MAX)
-		r = -ENOMEM;
-	else {
-		ssize_t w = pwrite(fd, text, len, 0);
-		if (w < 0)
-			r = -errno;
-		else if ((size_t)w != len)
-			r = -EIO;
-		else if (ftruncate(fd, (off_t)len) < 0)
-			r = -errno;
-	}
-	json_object_put(o);
-	return r;
-}
-
-/* A holder that ends in order leaves an empty file: a record found by the next holder is a dead run's. */
-static void holder_clear(int fd)
-{
-	if (fd >= 0 && ftruncate(fd, 0) < 0) {
-		/* the next holder then takes us for dead and looks for a journal: harmless */
-	}
-}
-
-static void holder_describe(const struct knobs_holder *h, char *buf, size_t len)
-{
-	if (h->pid <= 0) {
-		snprintf(buf, len, "a process that left no record of itself");
-		return;
-	}
-	int n = snprintf(buf, len, "pid %d", (int)h->pid);
-	if (n >= 0 && (size_t)n < len && *h->run_id)
-		n += snprintf(buf + n, len - (size_t)n, ", run %s", h->run_id);
-	if (n >= 0 && (size_t)n < len && *h->state_dir)
-		snprintf(buf + n, len - (size_t)n, ", state directory %s", h->state_dir);
-}
-
-int knobs_host_holder(const char *root, struct knobs_holder *ret)
-{
-	char path[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-	int r = host_lock_open(root, false, &fd, path, sizeof(path), NULL);
-
-	memset(ret, 0, sizeof(*ret));
-	if (r < 0)
-		return r == -ENOENT ? 0 : r;
-	return holder_read(fd, ret);
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL); /* a signal only ends the nap early */
-}
-
-/*
- * Takes the host-wide lock, waiting as o says. *stale gets the record found
- * once it is ours (*had_stale): a holder that died without ending in order.
- */
-static int host_lock_take(const struct knobs_options *o, int *ret, struct knobs_holder *stale, bool *had_stale,
-			  struct sb_error *err)
-{
-	char path[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-	uint64_t start = mono_ns();
-	bool told = false;
-	int r;
-
-	*had_stale = false;
-	r = host_lock_open(o->root, true, &fd, path, sizeof(path), err);
-	if (r < 0)
-		return r;
-	for (;;) {
-		struct knobs_holder h;
-		char who[PATH_MAX + 128];
-		uint64_t waited_ms;
-
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			break;
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK)
-			return sb_error_set(err, -errno, "%s: cannot lock: %s", path, strerror(errno));
-		if (holder_read(fd, &h) <= 0 || !pid_alive(h.pid))
-			memset(&h, 0, sizeof(h));
-		if (!told && o->wait_ms > 0 && o->waiting)
-			o->waiting(&h, o->userdata);
-		told = true;
-		waited_ms = (mono_ns() - start) / NSEC_PER_MSEC;
-		if (o->cancel && *o->cancel)
-			return sb_error_set(err, -ECANCELED, "cancelled while waiting for the host-wide knob lock %s", path);
-		if (waited_ms >= (uint64_t)(o->wait_ms > 0 ? o->wait_ms : 0)) {
-			holder_describe(&h, who, sizeof(who));
-			if (o->wait_ms > 0)
-				return sb_error_set(err, -EBUSY,
-						    "knobs: %s holds the host-wide knob lock %s and did not release it within %.0f s; knobs belong to the host, so runs that set them go one at a time: run again when it has ended, or run without knobs",
-						    who, path, o->wait_ms / 1000.0);
-			return sb_error_set(err, -EBUSY,
-					    "knobs: %s holds the host-wide knob lock %s; knobs belong to the host, so runs that set them go one at a time: run again when it has ended, or run without knobs",
-					    who, path);
-		}
-		uint64_t left = (uint64_t)o->wait_ms - waited_ms;
-		sleep_ms(left < WAIT_STEP_MS ? (unsigned)left : WAIT_STEP_MS);
-	}
-	r = holder_read(fd, stale);
-	*had_stale = r > 0 || r == -EBADMSG;
-	if (r < 0)
-		memset(stale, 0, sizeof(*stale));
-	*ret = TAKE_FD(fd);
-	return 0;
-}
-
-static int lock_state_dir(const char *state_dir, bool wait, int *ret, struct sb_error *err)
-{
-	char path[4096];
-	int fd;
-
-	if (mkdir(state_dir, 0755) < 0 && errno != EEXIST)
-		return sb_error_set(err, -errno, "state directory %s: cannot create it: %s", state_dir, strerror(errno));
-	snprintf(path, sizeof(path), "%s/%s", state_dir, KNOBS_LOCK);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-	if (fd < 0)
-		return sb_error_set(err, -errno, "%s: cannot open the knob lock: %s", path, strerror(errno));
-	if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
-		int e = errno;
-		close(fd);
-		if (e == EWOULDBLOCK)
-			return sb_error_set(err, -EBUSY,
-					    "%s: another snapbench run is changing knobs with this state directory right now; wait for it to end, or run without knobs",
-					    path);
-		return sb_error_set(err, -e, "%s: cannot lock: %s", path, strerror(e));
-	}
-	*ret = fd;
-	return 0;
-}
-
 static int journal_path(const char *state_dir, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s/%s", state_dir, KNOBS_JOURNAL);
@@ -437,7 +166,7 @@ static int journal_read(const char *path, struct json_object **ret, struct sb_er
 		return errno == ENOENT ? -ENOENT : sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
 		return sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode) || !owned_safely(&st, false))
+	if (!S_ISREG(st.st_mode) || !knobs_owned_safely(&st, false))
 		return sb_error_set(err, -EPERM,
 				    "%s: a knob journal must be a regular file that belongs to you and only you may write; it is not restored: check it, restore the knobs it names by hand, then delete it",
 				    path);
@@ -514,7 +243,7 @@ static int recover_dir(const char *state_dir, const char *root, struct sb_error 
 	journal_path(state_dir, path, sizeof(path));
 	if (access(path, F_OK) < 0)
 		return 0;
-	r = lock_state_dir(state_dir, false, &lock_fd, err);
+	r = knobs_lock_state_dir(state_dir, false, &lock_fd, err);
 	if (r < 0)
 		return r;
 	return journal_restore(state_dir, root, err);
@@ -538,7 +267,7 @@ static int recover_stale(const char *root, const struct knobs_holder *stale, con
 	if (r == -EBUSY || r == -ENOENT)
 		return 0;
 	if (r < 0) {
-		holder_describe(stale, who, sizeof(who));
+		knobs_holder_describe(stale, who, sizeof(who));
 		return sb_error_prefix(err, "knobs: a run that ended without restoring its knobs (%s) left them set", who);
 	}
 	return r;
@@ -566,7 +295,7 @@ static void session_free(struct knobs_session *s)
 /* Before any knob changed: nothing to restore, so the next holder must not take us for dead. */
 static int session_abort(struct knobs_session *s, int r)
 {
-	holder_clear(s->host_fd);
+	knobs_holder_clear(s->host_fd);
 	session_free(s);
 	return r;
 }
@@ -599,7 +328,7 @@ int knobs_begin(const char *state_dir, const struct knobs_options *o, const stru
 		*ret = s;
 		return 0;
 	}
-	r = host_lock_take(o, &s->host_fd, &stale, &had_stale, err);
+	r = knobs_host_lock_take(o, &s->host_fd, &stale, &had_stale, err);
 	if (r < 0) {
 		session_free(s);
 		return r;
@@ -611,10 +340,10 @@ int knobs_begin(const char *state_dir, const struct knobs_options *o, const stru
 			return r;
 		}
 	}
-	r = lock_state_dir(state_dir, false, &s->lock_fd, err);
+	r = knobs_lock_state_dir(state_dir, false, &s->lock_fd, err);
 	if (r < 0)
 		return session_abort(s, r);
-	r = holder_write(s->host_fd, o->run_id, state_dir);
+	r = knobs_holder_write(s->host_fd, o->run_id, state_dir);
 	if (r < 0) {
 		sb_error_set(err, r, "the host-wide knob lock: cannot write its record: %s", strerror(-r));
 		return session_abort(s, r);
@@ -731,7 +460,7 @@ int knobs_end(struct knobs_session *s, struct sb_error *err)
 		sb_error_prefix(err, "restoring knobs (the journal in %s stays for the next start)", s->state_dir);
 	}
 	if (ret == 0) /* else the record keeps naming the journal for the next holder */
-		holder_clear(s->host_fd);
+		knobs_holder_clear(s->host_fd);
 	session_free(s);
 	return ret;
 }
@@ -748,7 +477,7 @@ int knobs_recover(const char *state_dir, const char *root, struct sb_error *err)
 	journal_path(state_dir, path, sizeof(path));
 	own = access(path, F_OK) == 0;
 	/* without a journal of our own this is a courtesy to a dead run elsewhere: any obstacle ends it */
-	r = host_lock_open(root, own, &host_fd, lock, sizeof(lock), own ? err : NULL);
+	r = knobs_host_lock_open(root, own, &host_fd, lock, sizeof(lock), own ? err : NULL);
 	if (r < 0)
 		return own ? r : 0;
 	if (flock(host_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -756,14 +485,14 @@ int knobs_recover(const char *state_dir, const char *root, struct sb_error *err)
 			return 0;
 		if (errno != EWOULDBLOCK)
 			return sb_error_set(err, -errno, "%s: cannot lock: %s", lock, strerror(errno));
-		if (holder_read(host_fd, &stale) <= 0 || !pid_alive(stale.pid))
+		if (knobs_holder_read(host_fd, &stale) <= 0 || !knobs_pid_alive(stale.pid))
 			memset(&stale, 0, sizeof(stale));
-		holder_describe(&stale, who, sizeof(who));
+		knobs_holder_describe(&stale, who, sizeof(who));
 		return sb_error_set(err, -EBUSY,
 				    "%s: not restored now: %s holds the host-wide knob lock %s; the next run with this state directory restores it",
 				    path, who, lock);
 	}
-	r = holder_read(host_fd, &stale);
+	r = knobs_holder_read(host_fd, &stale);
 	if (r > 0 || r == -EBADMSG) {
 		struct sb_error e = {};
 		if (r < 0)
@@ -779,7 +508,7 @@ int knobs_recover(const char *state_dir, const char *root, struct sb_error *err)
 			return r;
 		restored += r;
 	}
-	holder_clear(host_fd);
+	knobs_holder_clear(host_fd);
 	return restored;
 }
 
@@ -793,7 +522,7 @@ int knobs_host_lock(const struct knobs_options *o, int *ret_fd, struct sb_error 
 
 	if (!o)
 		o = &defaults;
-	r = host_lock_take(o, &fd, &stale, &had_stale, err);
+	r = knobs_host_lock_take(o, &fd, &stale, &had_stale, err);
 	if (r < 0)
 		return r;
 	if (had_stale) {
@@ -801,17 +530,9 @@ int knobs_host_lock(const struct knobs_options *o, int *ret_fd, struct sb_error 
 		if (r < 0)
 			return r;
 	}
-	r = holder_write(fd, o->run_id, NULL);
+	r = knobs_holder_write(fd, o->run_id, NULL);
 	if (r < 0)
 		return sb_error_set(err, r, "the host-wide knob lock: cannot write its record: %s", strerror(-r));
 	*ret_fd = TAKE_FD(fd);
 	return 0;
-}
-
-void knobs_host_unlock(int fd)
-{
-	if (fd < 0)
-		return;
-	holder_clear(fd);
-	close(fd);
 }
