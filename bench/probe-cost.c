@@ -44,6 +44,7 @@
 #include "qemu-launch.h"
 #include "qmp-commands.h"
 #include "qmp.h"
+#include "test-sysctl.h"
 
 #define GUEST_MIB 1024
 #define MAX_ROUNDS 50
@@ -99,78 +100,21 @@ static struct sample samples[C_MAX][MAX_ROUNDS];
 static bool cfg_skipped[C_MAX];
 static char skip_reason[C_MAX][160];
 
-/* ---- bpf_stats_enabled, restored on every exit path ---- */
-
-static char stats_saved[16];
-static bool stats_changed;
-
-static int write_file(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, v, strlen(v));
-	close(fd);
-	return n == (ssize_t)strlen(v) ? 0 : -EIO;
-}
-
-static void stats_restore(void)
-{
-	if (stats_changed && write_file(STATS_SYSCTL, stats_saved) == 0)
-		stats_changed = false;
-}
+/* ---- bpf_stats_enabled, restored on every exit path (tests/lib/test-sysctl.h) ---- */
 
 static pid_t helper_pid = -1; /* a running perf or bpftrace */
 
-static struct sigaction prev_term, prev_int;
-
-/*
- * Restore, then hand over to whoever handled the signal before us
- * (tests/qmp's qemu-launch kills its QEMUs that way), then die of it.
- */
-static void on_signal(int sig)
+/* In the signal handler, before the restore: async-signal-safe */
+static void kill_helper(void)
 {
-	struct sigaction *prev = sig == SIGTERM ? &prev_term : &prev_int;
-
 	if (helper_pid > 0)
 		kill(helper_pid, SIGKILL);
-	stats_restore(); /* open/write/close: async-signal-safe */
-	if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN && prev->sa_handler != on_signal)
-		prev->sa_handler(sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* (Re)install after anything else that installs handlers, e.g. test_qemu_start(). */
-static void install_signal_handlers(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal }, old;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, &old);
-	if (old.sa_handler != on_signal)
-		prev_term = old;
-	sigaction(SIGINT, &sa, &old);
-	if (old.sa_handler != on_signal)
-		prev_int = old;
 }
 
 static void stats_enable(void)
 {
-	int fd = open(STATS_SYSCTL, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	CHECK_MSG(fd >= 0, "cannot read %s: %s", STATS_SYSCTL, strerror(errno));
-	n = read(fd, stats_saved, sizeof(stats_saved) - 1);
-	close(fd);
-	CHECK(n > 0);
-	stats_saved[n] = '\0';
-	atexit(stats_restore);
-	install_signal_handlers();
-	stats_changed = true;
-	CHECK_MSG(write_file(STATS_SYSCTL, "1") == 0, "cannot set kernel.bpf_stats_enabled=1");
+	test_sysctl_on_signal(kill_helper);
+	test_sysctl_set(STATS_SYSCTL, "1");
 }
 
 /* ---- program stats by id (for bpftrace's programs) ---- */
@@ -444,64 +388,43 @@ static struct summary summarize(double *v, int n)
 	return s;
 }
 
-int main(int argc, char **argv)
+/* One round of config k into samples[k][r], its figures on stderr. */
+static void run_round(struct qmp_client *c, struct test_qemu *q, int r, int k)
 {
-	struct test_qemu q;
-	struct qmp_client *c = NULL;
-	struct sb_error err = { 0 };
-	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	struct sample *s = &samples[k][r];
+
+	memset(s, 0, sizeof(*s));
+	switch (k) {
+	case C_NONE:
+		s->wall_ms = snapshot_ms(c, q);
+		s->ns_per_event = -1;
+		break;
+	case C_MINIMAL:
+		run_minimal(c, q, s);
+		break;
+	case C_COUNT:
+	case C_CAUSES:
+	case C_STACKS:
+		run_ours(c, q, k, s);
+		break;
+	case C_PERF:
+		run_perf(c, q, s);
+		break;
+	default:
+		run_bpftrace(c, q, k, s);
+		break;
+	}
+	fprintf(stderr, "round %d %-16s %8.1f ms", r + 1, cfg_names[k], s->wall_ms);
+	if (s->ns_per_event >= 0)
+		fprintf(stderr, "  %7.1f ns/event over %llu events", s->ns_per_event, (unsigned long long)s->events);
+	fprintf(stderr, "\n");
+}
+
+/* The snapshot's wall time per config against none. */
+static void print_wall_table(int rounds)
+{
 	double v[MAX_ROUNDS];
-	struct summary none_wall, min_cost = { 0 };
-
-	CHECK_MSG(rounds >= 1 && rounds <= MAX_ROUNDS, "ROUNDS: 1 to %d", MAX_ROUNDS);
-	if (geteuid() != 0)
-		SKIP_TEST("root (BPF, sysctl)");
-	stats_enable();
-	test_qemu_start(&q, GUEST_MIB, 1, NULL);
-	install_signal_handlers(); /* ours first, then qemu-launch's */
-	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
-	qmp_client_set_command_timeout(c, 60000);
-	sleep(2);
-	/* one unmeasured snapshot: first-touch effects in QEMU and the page cache */
-	snapshot_ms(c, &q);
-
-	for (int r = 0; r < rounds; r++)
-		for (int k = 0; k < C_MAX; k++) {
-			struct sample *s = &samples[k][r];
-
-			if (cfg_skipped[k])
-				continue;
-			memset(s, 0, sizeof(*s));
-			switch (k) {
-			case C_NONE:
-				s->wall_ms = snapshot_ms(c, &q);
-				s->ns_per_event = -1;
-				break;
-			case C_MINIMAL:
-				run_minimal(c, &q, s);
-				break;
-			case C_COUNT:
-			case C_CAUSES:
-			case C_STACKS:
-				run_ours(c, &q, k, s);
-				break;
-			case C_PERF:
-				run_perf(c, &q, s);
-				break;
-			default:
-				run_bpftrace(c, &q, k, s);
-				break;
-			}
-			fprintf(stderr, "round %d %-16s %8.1f ms", r + 1, cfg_names[k], s->wall_ms);
-			if (s->ns_per_event >= 0)
-				fprintf(stderr, "  %7.1f ns/event over %llu events", s->ns_per_event,
-					(unsigned long long)s->events);
-			fprintf(stderr, "\n");
-		}
-
-	printf("probe-cost: background snapshot of a %d MiB guest, %d rounds interleaved; median [min max]\n",
-	       GUEST_MIB, rounds);
-	printf("host: %ld CPUs online; kernel.bpf_stats_enabled=1 during the run\n\n", sysconf(_SC_NPROCESSORS_ONLN));
+	struct summary none_wall;
 
 	for (int r = 0; r < rounds; r++)
 		v[r] = samples[C_NONE][r].wall_ms;
@@ -520,6 +443,13 @@ int main(int argc, char **argv)
 		printf("%-18s %-36s %10.0f   [%6.0f %6.0f] %8.3f\n", cfg_names[k], cfg_desc[k], w.median, w.min, w.max,
 		       w.median / none_wall.median);
 	}
+}
+
+/* The per-event cost of each config that has one, against the minimal program. */
+static void print_cost_table(int rounds)
+{
+	double v[MAX_ROUNDS];
+	struct summary min_cost;
 
 	printf("\nper-event cost of the kvm_unmap_hva_range program (run_time_ns / run_cnt)\n");
 	printf("%-18s %10s %19s %11s %14s %12s\n", "config", "ns/event", "[min max]", "vs minimal", "events/snap",
@@ -544,7 +474,37 @@ int main(int argc, char **argv)
 		printf("%-18s %10.1f   [%6.1f %6.1f] %11.2f %14.0f %12.1f\n", cfg_names[k], cst.median, cst.min, cst.max,
 		       cst.median / min_cost.median, summarize(ev, rounds).median, ms.median);
 	}
+}
 
+int main(int argc, char **argv)
+{
+	struct test_qemu q;
+	struct qmp_client *c = NULL;
+	struct sb_error err = { 0 };
+	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+
+	CHECK_MSG(rounds >= 1 && rounds <= MAX_ROUNDS, "ROUNDS: 1 to %d", MAX_ROUNDS);
+	if (geteuid() != 0)
+		SKIP_TEST("root (BPF, sysctl)");
+	stats_enable();
+	test_qemu_start(&q, GUEST_MIB, 1, NULL);
+	test_sysctl_install_signal_handlers(); /* ours first, then qemu-launch's */
+	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
+	qmp_client_set_command_timeout(c, 60000);
+	sleep(2);
+	/* one unmeasured snapshot: first-touch effects in QEMU and the page cache */
+	snapshot_ms(c, &q);
+
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < C_MAX; k++)
+			if (!cfg_skipped[k])
+				run_round(c, &q, r, k);
+
+	printf("probe-cost: background snapshot of a %d MiB guest, %d rounds interleaved; median [min max]\n",
+	       GUEST_MIB, rounds);
+	printf("host: %ld CPUs online; kernel.bpf_stats_enabled=1 during the run\n\n", sysconf(_SC_NPROCESSORS_ONLN));
+	print_wall_table(rounds);
+	print_cost_table(rounds);
 	printf("\nclassifier (config causes, last round): %llu of %llu invalidations uffd-wp, %llu needed a stack "
 	       "walk\n",
 	       (unsigned long long)samples[C_CAUSES][rounds - 1].uffd_wp,
@@ -553,7 +513,6 @@ int main(int argc, char **argv)
 
 	qmp_client_free(c);
 	test_qemu_stop(&q);
-	stats_restore();
-	CHECK_MSG(!stats_changed, "could not restore kernel.bpf_stats_enabled=%s", stats_saved);
+	CHECK_MSG(test_sysctl_restore(), "could not restore kernel.bpf_stats_enabled=%s", test_sysctl_saved(STATS_SYSCTL));
 	return 0;
 }

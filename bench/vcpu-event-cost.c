@@ -17,9 +17,6 @@
  * (kernel.bpf_stats_enabled=1, restored on exit, also on SIGINT/SIGTERM:
  * run_time_ns / run_cnt). Prints medians [min max].
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +26,7 @@
 #include "clock.h"
 #include "guest-vm.h"
 #include "probes.h"
+#include "test-sysctl.h"
 
 #define MAX_ROUNDS 50
 #define TIMEOUT_MS 120000
@@ -50,61 +48,6 @@ struct sample {
 };
 
 static struct sample samples[C_MAX][MAX_ROUNDS];
-
-/* ---- kernel.bpf_stats_enabled, restored on every exit path ---- */
-
-static char stats_saved[16];
-static bool stats_changed;
-static struct sigaction prev_term, prev_int;
-
-static int write_file(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, v, strlen(v));
-	close(fd);
-	return n == (ssize_t)strlen(v) ? 0 : -EIO;
-}
-
-static void stats_restore(void)
-{
-	if (stats_changed && write_file(STATS_SYSCTL, stats_saved) == 0)
-		stats_changed = false;
-}
-
-/* Restore, then hand over to the previous handler (the guest launcher kills QEMU there). */
-static void on_signal(int sig)
-{
-	struct sigaction *prev = sig == SIGTERM ? &prev_term : &prev_int;
-
-	stats_restore();
-	if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN && prev->sa_handler != on_signal)
-		prev->sa_handler(sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void stats_enable(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-	int fd = open(STATS_SYSCTL, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	CHECK_MSG(fd >= 0, "cannot read %s: %s", STATS_SYSCTL, strerror(errno));
-	n = read(fd, stats_saved, sizeof(stats_saved) - 1);
-	close(fd);
-	CHECK(n > 0);
-	stats_saved[n] = '\0';
-	atexit(stats_restore);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, &prev_term);
-	sigaction(SIGINT, &sa, &prev_int);
-	stats_changed = true;
-	CHECK_MSG(write_file(STATS_SYSCTL, "1") == 0, "cannot set kernel.bpf_stats_enabled=1");
-}
 
 /* ---- one window ---- */
 
@@ -202,7 +145,8 @@ int main(int argc, char **argv)
 	guest_params_init(&gp, 2);
 	gp.region_bytes = 16u << 20;
 	test_guest_start(&g, 128, &gp, NULL, false);
-	stats_enable(); /* after the launcher's handlers, so ours run first */
+	/* kernel.bpf_stats_enabled=1, restored on every exit path; after the launcher's handlers, so ours run first */
+	test_sysctl_set(STATS_SYSCTL, "1");
 	test_guest_expect(&g, GUEST_RECORD_HELLO, TIMEOUT_MS);
 	window(&g, C_NONE, 1, &samples[C_NONE][0]); /* warm-up, unmeasured */
 
@@ -261,7 +205,6 @@ int main(int argc, char **argv)
 		}
 
 	test_guest_stop(&g);
-	stats_restore();
-	CHECK_MSG(!stats_changed, "could not restore kernel.bpf_stats_enabled=%s", stats_saved);
+	CHECK_MSG(test_sysctl_restore(), "could not restore kernel.bpf_stats_enabled=%s", test_sysctl_saved(STATS_SYSCTL));
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include "kallsyms.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,77 @@ static int pool_add(struct ksyms *ks, size_t *cap, const char *s, size_t len, si
 	return 0;
 }
 
+/*
+ * One line of kallsyms ("ffffffff81000100 T name\t[module]", the newline cut
+ * off): true for a text symbol (t, T, w, W), with its address and its name
+ * as "name [module]" (in line).
+ */
+static bool parse_line(char *line, unsigned long long *addr, char **name)
+{
+	char *sp1, *sp2, *end;
+	char type;
+
+	errno = 0;
+	*addr = strtoull(line, &end, 16);
+	if (errno || end == line || *end != ' ')
+		return false;
+	sp1 = end;
+	type = sp1[1];
+	if (!type || sp1[2] != ' ')
+		return false;
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return false;
+	*name = sp1 + 3;
+	/* "name\t[module]" -> "name [module]" */
+	sp2 = strchr(*name, '\t');
+	if (sp2)
+		*sp2 = ' ';
+	return **name != '\0';
+}
+
+/* Appends a symbol; its name is an offset into the pool until ksyms_index(). */
+static int append(struct ksyms *k, size_t *cap, size_t *pool_cap, unsigned long long addr, const char *name,
+		  const char *path, struct sb_error *err)
+{
+	size_t off;
+	int r;
+
+	if (k->n >= KSYMS_MAX)
+		return sb_error_set(err, -E2BIG, "%s: more than %d text symbols; is it a kallsyms file?", path,
+				    KSYMS_MAX);
+	if (k->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 65536;
+		struct ksym *p = realloc(k->syms, ncap * sizeof(*p));
+
+		if (!p)
+			return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
+		k->syms = p;
+		*cap = ncap;
+	}
+	r = pool_add(k, pool_cap, name, strlen(name), &off);
+	if (r < 0)
+		return sb_error_set(err, r, "%s: out of memory", path);
+	k->syms[k->n].addr = addr;
+	k->syms[k->n].name = (const char *)(uintptr_t)off; /* fixed up in ksyms_index() */
+	k->n++;
+	return 0;
+}
+
+/* The names from pool offsets to pointers, sorted by address, each symbol's end. */
+static void ksyms_index(struct ksyms *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		k->syms[i].name = k->names + (uintptr_t)k->syms[i].name;
+	qsort(k->syms, k->n, sizeof(*k->syms), cmp_addr);
+	for (size_t i = 0; i < k->n; i++) {
+		size_t j = i + 1;
+
+		while (j < k->n && k->syms[j].addr == k->syms[i].addr)
+			j++;
+		k->syms[i].end = j < k->n ? k->syms[j].addr : k->syms[i].addr + 1;
+	}
+}
+
 int ksyms_load(struct ksyms *ks, const char *path, struct sb_error *err)
 {
 	_cleanup_fclose_ FILE *f = NULL;
@@ -57,10 +129,8 @@ int ksyms_load(struct ksyms *ks, const char *path, struct sb_error *err)
 		return sb_error_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
 
 	while (fgets(line, sizeof(line), f)) {
-		char *nl = strchr(line, '\n'), *sp1, *sp2, *name, *end;
+		char *nl = strchr(line, '\n'), *name;
 		unsigned long long addr;
-		size_t off, len;
-		char type;
 
 		if (!nl) {
 			/* an overlong line: skip the rest of it */
@@ -71,48 +141,11 @@ int ksyms_load(struct ksyms *ks, const char *path, struct sb_error *err)
 			continue;
 		}
 		*nl = '\0';
-		errno = 0;
-		addr = strtoull(line, &end, 16);
-		if (errno || end == line || *end != ' ')
+		if (!parse_line(line, &addr, &name))
 			continue;
-		sp1 = end;
-		type = sp1[1];
-		if (!type || sp1[2] != ' ')
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		name = sp1 + 3;
-		/* "name\t[module]" -> "name [module]" */
-		sp2 = strchr(name, '\t');
-		if (sp2)
-			*sp2 = ' ';
-		len = strlen(name);
-		if (!len)
-			continue;
-		if (k.n >= KSYMS_MAX) {
-			r = sb_error_set(err, -E2BIG, "%s: more than %d text symbols; is it a kallsyms file?", path,
-					 KSYMS_MAX);
+		r = append(&k, &cap, &pool_cap, addr, name, path, err);
+		if (r < 0)
 			goto fail;
-		}
-		if (k.n == cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			struct ksym *p = realloc(k.syms, ncap * sizeof(*p));
-
-			if (!p) {
-				r = sb_error_set(err, -ENOMEM, "%s: out of memory", path);
-				goto fail;
-			}
-			k.syms = p;
-			cap = ncap;
-		}
-		r = pool_add(&k, &pool_cap, name, len, &off);
-		if (r < 0) {
-			sb_error_set(err, r, "%s: out of memory", path);
-			goto fail;
-		}
-		k.syms[k.n].addr = addr;
-		k.syms[k.n].name = (const char *)(uintptr_t)off; /* fixed up below */
-		k.n++;
 		if (addr)
 			nonzero++;
 	}
@@ -131,16 +164,7 @@ int ksyms_load(struct ksyms *ks, const char *path, struct sb_error *err)
 				 path);
 		goto fail;
 	}
-	for (size_t i = 0; i < k.n; i++)
-		k.syms[i].name = k.names + (uintptr_t)k.syms[i].name;
-	qsort(k.syms, k.n, sizeof(*k.syms), cmp_addr);
-	for (size_t i = 0; i < k.n; i++) {
-		size_t j = i + 1;
-
-		while (j < k.n && k.syms[j].addr == k.syms[i].addr)
-			j++;
-		k.syms[i].end = j < k.n ? k.syms[j].addr : k.syms[i].addr + 1;
-	}
+	ksyms_index(&k);
 	*ks = k;
 	return 0;
 

@@ -27,6 +27,7 @@
 #include "kallsyms.h"
 #include "macro.h"
 #include "probes.skel.h"
+#include "stack-symbols.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25 /* UAPI since Linux 6.1; glibc 2.36 lacks it */
@@ -808,29 +809,10 @@ static int parse_test_tracepoint(const struct sb_probe_options *o, struct sb_err
 	return 0;
 }
 
-int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret, struct sb_error *err)
+/* The target: a live process that holds a KVM VM; 0, -ESRCH, -ENODEV... */
+static int check_target(struct sb_probes *p, pid_t pid, struct sb_error *err)
 {
-	_cleanup_sb_probes_ struct sb_probes *p = NULL;
 	int r;
-
-	if (pid <= 0)
-		return sb_error_set(err, -EINVAL, "pid %d: pass the pid of a running QEMU (a positive number)",
-				    (int)pid);
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (opts)
-		p->opts = *opts;
-	else
-		sb_probe_options_init(&p->opts);
-	if (!p->opts.backends)
-		p->opts.backends = SB_BACKENDS_ALL;
-	if (p->opts.max_stacks < 1 || p->opts.max_stacks > SB_PROBE_MAX_STACKS)
-		return sb_error_set(err, -EINVAL, "max_stacks %u: choose 1 to %u", p->opts.max_stacks,
-				    SB_PROBE_MAX_STACKS);
-	r = parse_test_tracepoint(&p->opts, err);
-	if (r < 0)
-		return r;
 
 	r = read_status(pid, &p->tgid, p->comm, sizeof(p->comm), err);
 	if (r < 0)
@@ -843,24 +825,12 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 				    "process %d (%s) holds no KVM VM (no anon_inode:kvm-vm among its fds): pass the "
 				    "pid of a QEMU running with -accel kvm",
 				    (int)p->tgid, p->comm);
+	return 0;
+}
 
-	p->ncpus = libbpf_num_possible_cpus();
-	if (p->ncpus <= 0)
-		return sb_error_set(err, p->ncpus < 0 ? p->ncpus : -EIO, "cannot count the possible CPUs");
-	p->percpu = calloc((size_t)p->ncpus, sizeof(struct sb_counts));
-	if (!p->percpu)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-
-	p->vmlinux = btf__load_vmlinux_btf();
-	if (!p->vmlinux)
-		p->vmlinux = NULL; /* tp_btf and fentry report it per probe */
-	btf_names(p);
-	if (p->opts.attribution) {
-		r = rules_resolve(p, err);
-		if (r < 0)
-			return r;
-	}
-
+/* Each probe's names and label, and its backend (or why it is off). */
+static void probe_states_init(struct sb_probes *p)
+{
 	for (int i = 0; i < P_MAX; i++) {
 		struct probe_state *ps = &p->probes[i];
 		const struct probe_def *def = &probe_defs[i];
@@ -894,8 +864,13 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 		else
 			choose_backend(p, ps, def);
 	}
+}
 
-	/* Load; when one program fails, drop its backend for that probe and retry. */
+/* Loads the programs; when one fails, drops its backend for that probe and retries. */
+static int load_with_fallback(struct sb_probes *p, struct sb_error *err)
+{
+	int r;
+
 	for (int attempt = 0;; attempt++) {
 		char failed[160], line[512];
 		int probe;
@@ -919,7 +894,11 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 		reason_add(ps, "%s: the program failed to load (%s)", backend_names[backend], line);
 		choose_backend(p, ps, &probe_defs[probe]);
 	}
+	return 0;
+}
 
+static void counters_init(struct sb_probes *p)
+{
 	for (int c = 0; c < SB_C_MAX; c++) {
 		struct sb_counter_info *ci = &p->counters[c];
 
@@ -931,6 +910,59 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 		ci->probe = &p->probes[counter_defs[c].probe].info;
 		ci->available = ci->probe->available;
 	}
+}
+
+int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret, struct sb_error *err)
+{
+	_cleanup_sb_probes_ struct sb_probes *p = NULL;
+	int r;
+
+	if (pid <= 0)
+		return sb_error_set(err, -EINVAL, "pid %d: pass the pid of a running QEMU (a positive number)",
+				    (int)pid);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (opts)
+		p->opts = *opts;
+	else
+		sb_probe_options_init(&p->opts);
+	if (!p->opts.backends)
+		p->opts.backends = SB_BACKENDS_ALL;
+	if (p->opts.max_stacks < 1 || p->opts.max_stacks > SB_PROBE_MAX_STACKS)
+		return sb_error_set(err, -EINVAL, "max_stacks %u: choose 1 to %u", p->opts.max_stacks,
+				    SB_PROBE_MAX_STACKS);
+	r = parse_test_tracepoint(&p->opts, err);
+	if (r < 0)
+		return r;
+
+	r = check_target(p, pid, err);
+	if (r < 0)
+		return r;
+
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0)
+		return sb_error_set(err, p->ncpus < 0 ? p->ncpus : -EIO, "cannot count the possible CPUs");
+	p->percpu = calloc((size_t)p->ncpus, sizeof(struct sb_counts));
+	if (!p->percpu)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+
+	p->vmlinux = btf__load_vmlinux_btf();
+	if (!p->vmlinux)
+		p->vmlinux = NULL; /* tp_btf and fentry report it per probe */
+	btf_names(p);
+	if (p->opts.attribution) {
+		r = rules_resolve(p, err);
+		if (r < 0)
+			return r;
+	}
+
+	probe_states_init(p);
+
+	r = load_with_fallback(p, err);
+	if (r < 0)
+		return r;
+	counters_init(p);
 	*ret = TAKE_PTR(p);
 	return 0;
 }
@@ -1085,37 +1117,6 @@ static int cmp_stack_count(const void *a, const void *b)
 	return 0;
 }
 
-/* BPF and tracepoint plumbing on top of every recorded stack. */
-static bool is_plumbing(const char *sym)
-{
-	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_",
-						"perf_trace_", "trace_call_bpf", "perf_tp_event", "bpf_get_stack",
-						"__bpf_get_stack", "bpf_trampoline_", "__bpf_prog_enter", "__bpf_prog_exit",
-						"__bpf_tramp_" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
-		if (!strncmp(sym, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
-
-static void symbolize(const struct ksyms *ks, uint64_t ip, char *buf, size_t size)
-{
-	const struct ksym *s = ksyms_lookup(ks, ip);
-	const char *mod;
-
-	if (!s) {
-		snprintf(buf, size, "0x%llx", (unsigned long long)ip);
-		return;
-	}
-	mod = strchr(s->name, ' ');
-	if (mod)
-		snprintf(buf, size, "%.*s+0x%llx%s", (int)(mod - s->name), s->name,
-			 (unsigned long long)(ip - s->addr), mod);
-	else
-		snprintf(buf, size, "%s+0x%llx", s->name, (unsigned long long)(ip - s->addr));
-}
-
 int sb_probes_top_stacks(struct sb_probes *p, enum sb_attr attr, int cause, bool sampled, size_t max,
 			 struct sb_stack **ret, size_t *n, struct sb_error *err)
 {
@@ -1161,24 +1162,8 @@ int sb_probes_top_stacks(struct sb_probes *p, enum sb_attr attr, int cause, bool
 	qsort(all, count, sizeof(*all), cmp_stack_count);
 	if (count > max)
 		count = max;
-	for (size_t k = 0; k < count; k++) {
-		struct sb_stack *s = &all[k];
-		size_t out = 0;
-		bool top = true;
-
-		for (size_t i = 0; i < s->nr; i++) {
-			char sym[128];
-
-			symbolize(&p->ksyms, s->frames[i].ip, sym, sizeof(sym));
-			if (top && is_plumbing(sym))
-				continue;
-			top = false;
-			s->frames[out].ip = s->frames[i].ip;
-			snprintf(s->frames[out].symbol, sizeof(s->frames[out].symbol), "%s", sym);
-			out++;
-		}
-		s->nr = out;
-	}
+	for (size_t k = 0; k < count; k++)
+		stack_symbolize(&p->ksyms, &all[k]);
 	if (count == 0)
 		return 0;
 	*ret = TAKE_PTR(all);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench cancel: cancel a queued or running run. */
-#include <getopt.h>
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +9,7 @@
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "run-remote.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -29,66 +30,58 @@ static void usage(FILE *out)
 		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
-static int cancel_main(int argc, char **argv)
+struct cancel_args {
+	struct daemon_args d;
+	bool wait;
+};
+
+static int parse_argv(int argc, char **argv, struct cancel_args *a)
 {
-	static const struct option options[] = {
-		{ "wait", no_argument, NULL, 'w' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
+	static const struct verb_flag flags[] = {
+		{ "wait", offsetof(struct cancel_args, wait) },
 		{},
 	};
+	static const struct daemon_verb_parser parser = {
+		.name = "cancel",
+		.usage = usage,
+		.flags = flags,
+		.positional = ARGS_ONE_ID,
+	};
+
+	*a = (struct cancel_args){};
+	return daemon_args_parse(&parser, argc, argv, &a->d, a);
+}
+
+static int run(const struct cancel_args *a)
+{
 	_cleanup_client_ struct client *c = NULL;
 	_cleanup_json_ struct json_object *reply = NULL, *final = NULL;
-	const char *socket_path = NULL, *id;
-	bool json = false, wait = false, cancelling;
-	int opt, ret;
+	const char *id = a->d.id;
+	bool cancelling;
+	int ret;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		switch (opt) {
-		case 'w':
-			wait = true;
-			break;
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "snapbench cancel: give one run ID ('snapbench list' shows them); see 'snapbench cancel --help'\n");
-		return EXIT_USAGE;
-	}
-	id = argv[optind];
-	ret = client_request("snapbench cancel", socket_path, client_request_new("cancel", id), 0, &c, &reply);
+	ret = client_request("snapbench cancel", a->d.socket_path, client_request_new("cancel", id), 0, &c, &reply);
 	if (ret)
 		return ret;
 	cancelling = json_object_get_boolean(client_get(reply, "cancelling", NULL, NULL));
-	if (wait && cancelling) {
-		ret = remote_follow(c, "snapbench cancel", socket_path, id, true, false, &final);
+	if (a->wait && cancelling) {
+		ret = remote_follow(c, "snapbench cancel", a->d.socket_path, id, true, false, &final);
 		if (ret != EXIT_OK)
 			return ret;
 	} else {
 		final = json_object_get(client_get(reply, "run", NULL, NULL));
 	}
-	if (json)
+	if (a->d.json)
 		client_print_json(final);
-	else if (cancelling && !wait)
+	else if (cancelling && !a->wait)
 		printf("run %s: cancelling; the VM is being stopped and knobs restored ('snapbench status' shows when it is done)\n",
 		       id);
 	else
 		printf("run %s: %s\n", id, client_get_string(final, "state", "?"));
 	return EXIT_OK;
 }
+
+VERB_MAIN(cancel_main, struct cancel_args)
 
 const struct verb verb_cancel = {
 	.name = "cancel",

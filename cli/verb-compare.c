@@ -156,7 +156,76 @@ static int parse_threshold(struct args *a, struct compare_options *o, char *arg)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct args *a, struct compare_options *o)
+/* An option whose value is checked; 0, -EINVAL (said why on stderr) or -ENOMEM. */
+static int parse_checked_option(int c, char *arg, struct args *a, struct compare_options *o)
+{
+	double d;
+
+	switch (c) {
+	case OPT_AA_SPLIT:
+		if (!strcmp(arg, "alternate"))
+			o->aa_split = COMPARE_AA_ALTERNATE;
+		else if (!strcmp(arg, "halves"))
+			o->aa_split = COMPARE_AA_HALVES;
+		else {
+			fprintf(stderr, "snapbench compare: --aa-split %s: use alternate or halves\n", arg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_WINDOW:
+		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "post")) {
+			fprintf(stderr, "snapbench compare: --window %s: use pre, snapshot or post\n", arg);
+			return -EINVAL;
+		}
+		if (push_ptr(&a->windows, &a->n_windows, arg) < 0)
+			return -ENOMEM;
+		break;
+	case OPT_METRIC:
+		if (!*arg) {
+			fprintf(stderr, "snapbench compare: --metric needs a name such as pf_per_s\n");
+			return -EINVAL;
+		}
+		if (push_ptr(&a->metrics, &a->n_metrics, arg) < 0)
+			return -ENOMEM;
+		break;
+	case OPT_ALPHA:
+		if (parse_double(arg, 0, 1, &d, NULL) < 0 || d == 0 || d == 1) {
+			fprintf(stderr, "snapbench compare: --alpha %s: give a level between 0 and 1 (e.g. 0.05)\n",
+				arg);
+			return -EINVAL;
+		}
+		o->alpha = d;
+		break;
+	case OPT_THRESHOLD:
+		if (parse_threshold(a, o, arg) < 0)
+			return -EINVAL;
+		break;
+	case OPT_BOOTSTRAP:
+		if (parse_double(arg, 0, 1000000, &d, NULL) < 0 || d != floor(d)) {
+			fprintf(stderr, "snapbench compare: --bootstrap %s: give a whole number of iterations "
+				"from 0 to 1000000\n", arg);
+			return -EINVAL;
+		}
+		o->bootstrap_iterations = (unsigned)d;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "table"))
+			a->format = FORMAT_TABLE;
+		else if (!strcmp(arg, "json"))
+			a->format = FORMAT_JSON;
+		else if (!strcmp(arg, "markdown"))
+			a->format = FORMAT_MARKDOWN;
+		else {
+			fprintf(stderr, "snapbench compare: --format %s: use table, json or markdown\n", arg);
+			return -EINVAL;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* Fills *a and *o; 0, 1 after --help, or -EINVAL/-ENOMEM (said why on stderr). */
+static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o)
 {
 	static const struct option longopts[] = {
 		{ "baseline", required_argument, NULL, OPT_BASELINE },
@@ -177,12 +246,10 @@ static int parse_args(int argc, char **argv, struct args *a, struct compare_opti
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	int c;
+	int c, r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
-		double d;
-
 		switch (c) {
 		case OPT_BASELINE:
 			a->baseline = optarg;
@@ -193,69 +260,22 @@ static int parse_args(int argc, char **argv, struct args *a, struct compare_opti
 		case OPT_AA:
 			a->aa = optarg;
 			break;
-		case OPT_AA_SPLIT:
-			if (!strcmp(optarg, "alternate"))
-				o->aa_split = COMPARE_AA_ALTERNATE;
-			else if (!strcmp(optarg, "halves"))
-				o->aa_split = COMPARE_AA_HALVES;
-			else {
-				fprintf(stderr, "snapbench compare: --aa-split %s: use alternate or halves\n", optarg);
-				return -EINVAL;
-			}
-			break;
 		case OPT_STORE:
 			a->store = optarg;
 			break;
+		case OPT_AA_SPLIT:
 		case OPT_WINDOW:
-			if (strcmp(optarg, "pre") && strcmp(optarg, "snapshot") && strcmp(optarg, "post")) {
-				fprintf(stderr, "snapbench compare: --window %s: use pre, snapshot or post\n", optarg);
-				return -EINVAL;
-			}
-			if (push_ptr(&a->windows, &a->n_windows, optarg) < 0)
-				return -ENOMEM;
-			break;
 		case OPT_METRIC:
-			if (!*optarg) {
-				fprintf(stderr, "snapbench compare: --metric needs a name such as pf_per_s\n");
-				return -EINVAL;
-			}
-			if (push_ptr(&a->metrics, &a->n_metrics, optarg) < 0)
-				return -ENOMEM;
-			break;
 		case OPT_ALPHA:
-			if (parse_double(optarg, 0, 1, &d, NULL) < 0 || d == 0 || d == 1) {
-				fprintf(stderr, "snapbench compare: --alpha %s: give a level between 0 and 1 (e.g. 0.05)\n",
-					optarg);
-				return -EINVAL;
-			}
-			o->alpha = d;
-			break;
 		case OPT_THRESHOLD:
-			if (parse_threshold(a, o, optarg) < 0)
-				return -EINVAL;
-			break;
 		case OPT_BOOTSTRAP:
-			if (parse_double(optarg, 0, 1000000, &d, NULL) < 0 || d != floor(d)) {
-				fprintf(stderr, "snapbench compare: --bootstrap %s: give a whole number of iterations "
-					"from 0 to 1000000\n", optarg);
-				return -EINVAL;
-			}
-			o->bootstrap_iterations = (unsigned)d;
+		case OPT_FORMAT:
+			r = parse_checked_option(c, optarg, a, o);
+			if (r < 0)
+				return r;
 			break;
 		case OPT_FORCE:
 			o->force = true;
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "table"))
-				a->format = FORMAT_TABLE;
-			else if (!strcmp(optarg, "json"))
-				a->format = FORMAT_JSON;
-			else if (!strcmp(optarg, "markdown"))
-				a->format = FORMAT_MARKDOWN;
-			else {
-				fprintf(stderr, "snapbench compare: --format %s: use table, json or markdown\n", optarg);
-				return -EINVAL;
-			}
 			break;
 		case OPT_JSON:
 			a->format = FORMAT_JSON;
@@ -398,7 +418,7 @@ static int run_compare(int argc, char **argv)
 	int r, ret = EXIT_USAGE;
 
 	compare_options_init(&o);
-	r = parse_args(argc, argv, &a, &o);
+	r = parse_argv(argc, argv, &a, &o);
 	if (r != 0) {
 		ret = r > 0 ? EXIT_OK : r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		goto out;

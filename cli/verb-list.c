@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench list: the runs in snapbenchd's results store, filtered. */
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +9,9 @@
 #include "client.h"
 #include "daemon-format.h"
 #include "exit-codes.h"
+#include "macro.h"
 #include "parse-number.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -32,69 +33,90 @@ static void usage(FILE *out)
 		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
-static int list_main(int argc, char **argv)
+struct list_args {
+	struct daemon_args d;
+	const char *label, *scenario, *state;
+	int64_t limit; /* 0: all */
+};
+
+static int parse_option(int opt, const char *arg, void *userdata)
+{
+	struct list_args *a = userdata;
+	int64_t n;
+
+	switch (opt) {
+	case 'l':
+		a->label = arg;
+		break;
+	case 'S':
+		a->scenario = arg;
+		break;
+	case 't':
+		a->state = arg;
+		break;
+	case 'n':
+		if (parse_int64(arg, 1, 1000000, &n, NULL) < 0) {
+			fprintf(stderr, "snapbench list: --limit '%s': expected a number from 1 to 1000000\n", arg);
+			return EXIT_USAGE;
+		}
+		a->limit = n;
+		break;
+	}
+	return 0;
+}
+
+static int parse_argv(int argc, char **argv, struct list_args *a)
 {
 	static const struct option options[] = {
 		{ "label", required_argument, NULL, 'l' },
 		{ "scenario", required_argument, NULL, 'S' },
 		{ "state", required_argument, NULL, 't' },
 		{ "limit", required_argument, NULL, 'n' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_json_ struct json_object *req = client_request_new("list", NULL), *reply = NULL;
-	struct json_object *runs;
-	const char *socket_path = NULL;
-	bool json = false;
-	int opt, ret;
+	static const struct daemon_verb_parser parser = {
+		.name = "list",
+		.usage = usage,
+		.options = options,
+		.shortopts = "n:",
+		.positional = ARGS_NONE,
+		.parse_option = parse_option,
+	};
+
+	*a = (struct list_args){};
+	return daemon_args_parse(&parser, argc, argv, &a->d, a);
+}
+
+static struct json_object *list_request(const struct list_args *a)
+{
+	_cleanup_json_ struct json_object *req = client_request_new("list", NULL);
+
+	if (!req)
+		return NULL;
+	if (a->label)
+		json_object_object_add(req, "label", json_object_new_string(a->label));
+	if (a->scenario)
+		json_object_object_add(req, "scenario", json_object_new_string(a->scenario));
+	if (a->state)
+		json_object_object_add(req, "state", json_object_new_string(a->state));
+	if (a->limit)
+		json_object_object_add(req, "limit", json_object_new_int64(a->limit));
+	return TAKE_PTR(req);
+}
+
+static int run(const struct list_args *a)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	struct json_object *req = list_request(a), *runs;
+	int ret;
 
 	if (!req)
 		return EXIT_FAIL;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hn:", options, NULL)) >= 0) {
-		int64_t n;
-		switch (opt) {
-		case 'l':
-			json_object_object_add(req, "label", json_object_new_string(optarg));
-			break;
-		case 'S':
-			json_object_object_add(req, "scenario", json_object_new_string(optarg));
-			break;
-		case 't':
-			json_object_object_add(req, "state", json_object_new_string(optarg));
-			break;
-		case 'n':
-			if (parse_int64(optarg, 1, 1000000, &n, NULL) < 0) {
-				fprintf(stderr, "snapbench list: --limit '%s': expected a number from 1 to 1000000\n", optarg);
-				return EXIT_USAGE;
-			}
-			json_object_object_add(req, "limit", json_object_new_int64(n));
-			break;
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "snapbench list: unexpected argument '%s'; see 'snapbench list --help'\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-	ret = client_request("snapbench list", socket_path, TAKE_PTR(req), 0, NULL, &reply);
+	ret = client_request("snapbench list", a->d.socket_path, req, 0, NULL, &reply);
 	if (ret)
 		return ret;
 	runs = client_get(reply, "runs", NULL, NULL);
-	if (json) {
+	if (a->d.json) {
 		client_print_json(runs);
 	} else if (runs && json_object_array_length(runs)) {
 		print_summary_header(stdout);
@@ -105,6 +127,8 @@ static int list_main(int argc, char **argv)
 	}
 	return EXIT_OK;
 }
+
+VERB_MAIN(list_main, struct list_args)
 
 const struct verb verb_list = {
 	.name = "list",

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench logs: the tail of a run's logs (its worker, its QEMUs). */
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "client.h"
 #include "exit-codes.h"
 #include "parse-number.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -28,74 +28,78 @@ static void usage(FILE *out)
 		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
-static int logs_main(int argc, char **argv)
-{
-	static const struct option options[] = {
-		{ "bytes", required_argument, NULL, 'b' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	_cleanup_json_ struct json_object *reply = NULL;
-	struct json_object *req, *logs;
-	const char *socket_path = NULL;
-	int64_t bytes = -1;
-	bool json = false;
-	int opt, ret;
+struct logs_args {
+	struct daemon_args d;
+	int64_t bytes; /* -1: the daemon's default */
+};
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		switch (opt) {
-		case 'b':
-			if (parse_int64(optarg, 1, 1 << 20, &bytes, NULL) < 0) {
-				fprintf(stderr, "snapbench logs: --bytes '%s': expected a number from 1 to 1048576\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
+static int parse_option(int opt, const char *arg, void *userdata)
+{
+	struct logs_args *a = userdata;
+
+	if (opt == 'b') {
+		if (parse_int64(arg, 1, 1 << 20, &a->bytes, NULL) < 0) {
+			fprintf(stderr, "snapbench logs: --bytes '%s': expected a number from 1 to 1048576\n", arg);
 			return EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "snapbench logs: give one run ID ('snapbench list' shows them); see 'snapbench logs --help'\n");
-		return EXIT_USAGE;
+	return 0;
+}
+
+static int parse_argv(int argc, char **argv, struct logs_args *a)
+{
+	static const struct option options[] = {
+		{ "bytes", required_argument, NULL, 'b' },
+		{},
+	};
+	static const struct daemon_verb_parser parser = {
+		.name = "logs",
+		.usage = usage,
+		.options = options,
+		.positional = ARGS_ONE_ID,
+		.parse_option = parse_option,
+	};
+
+	*a = (struct logs_args){ .bytes = -1 };
+	return daemon_args_parse(&parser, argc, argv, &a->d, a);
+}
+
+static void print_logs(struct json_object *logs, const char *id)
+{
+	for (size_t i = 0; logs && i < json_object_array_length(logs); i++) {
+		struct json_object *l = json_object_array_get_idx(logs, i);
+		const char *text = client_get_string(l, "text", "");
+		size_t len = strlen(text);
+		printf("%s==> %s <==%s\n", i ? "\n" : "", client_get_string(l, "name", "?"),
+		       json_object_get_boolean(client_get(l, "truncated", NULL, NULL)) ? " (its end)" : "");
+		fwrite(text, 1, len, stdout);
+		if (len && text[len - 1] != '\n')
+			putchar('\n');
 	}
-	req = client_request_new("logs", argv[optind]);
-	if (req && bytes > 0)
-		json_object_object_add(req, "max_bytes", json_object_new_int64(bytes));
-	ret = client_request("snapbench logs", socket_path, req, 0, NULL, &reply);
+	if (!logs || !json_object_array_length(logs))
+		fprintf(stderr, "snapbench logs: run %s has no logs yet\n", id);
+}
+
+static int run(const struct logs_args *a)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	struct json_object *req;
+	int ret;
+
+	req = client_request_new("logs", a->d.id);
+	if (req && a->bytes > 0)
+		json_object_object_add(req, "max_bytes", json_object_new_int64(a->bytes));
+	ret = client_request("snapbench logs", a->d.socket_path, req, 0, NULL, &reply);
 	if (ret)
 		return ret;
-	if (json) {
+	if (a->d.json)
 		client_print_json(reply);
-	} else {
-		logs = client_get(reply, "logs", NULL, NULL);
-		for (size_t i = 0; logs && i < json_object_array_length(logs); i++) {
-			struct json_object *l = json_object_array_get_idx(logs, i);
-			const char *text = client_get_string(l, "text", "");
-			size_t len = strlen(text);
-			printf("%s==> %s <==%s\n", i ? "\n" : "", client_get_string(l, "name", "?"),
-			       json_object_get_boolean(client_get(l, "truncated", NULL, NULL)) ? " (its end)" : "");
-			fwrite(text, 1, len, stdout);
-			if (len && text[len - 1] != '\n')
-				putchar('\n');
-		}
-		if (!logs || !json_object_array_length(logs))
-			fprintf(stderr, "snapbench logs: run %s has no logs yet\n", argv[optind]);
-	}
+	else
+		print_logs(client_get(reply, "logs", NULL, NULL), a->d.id);
 	return EXIT_OK;
 }
+
+VERB_MAIN(logs_main, struct logs_args)
 
 const struct verb verb_logs = {
 	.name = "logs",

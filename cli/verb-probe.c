@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "parse-number.h"
 #include "probes.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 #define DEFAULT_INTERVAL_S 1.0
@@ -423,7 +424,15 @@ static int emit_summary_json(struct sb_probes *p, const struct sb_probe_snapshot
 	return 0;
 }
 
-static int run(int argc, char **argv)
+struct probe_args {
+	struct sb_probe_options opts;
+	uint64_t interval_ns;
+	unsigned long pid, count, top;
+	bool json;
+};
+
+/* Fills *ret; returns ARGS_GO_ON, or the exit code to stop with. */
+static int parse_argv(int argc, char **argv, struct probe_args *ret)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -439,15 +448,12 @@ static int run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	_cleanup_sb_probes_ struct sb_probes *p = NULL;
 	struct sb_probe_options opts;
-	struct sb_probe_snapshot prev, cur;
 	struct sb_error err = { 0 };
-	uint64_t interval_ns = (uint64_t)(DEFAULT_INTERVAL_S * 1e9), t0, next;
+	uint64_t interval_ns = (uint64_t)(DEFAULT_INTERVAL_S * 1e9);
 	unsigned long pid = 0, count = 0, v, top = DEFAULT_TOP;
-	bool json = false, target_gone = false;
-	struct sigaction sa = { .sa_handler = on_signal };
-	int opt, r;
+	bool json = false;
+	int opt;
 
 	sb_probe_options_init(&opts);
 	optind = 1;
@@ -511,8 +517,71 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "snapbench probe: --pid is required: the pid of a QEMU running with -accel kvm\n");
 		return EXIT_USAGE;
 	}
+	*ret = (struct probe_args){
+		.opts = opts,
+		.interval_ns = interval_ns,
+		.pid = pid,
+		.count = count,
+		.top = top,
+		.json = json,
+	};
+	return ARGS_GO_ON;
+}
 
-	r = sb_probes_open((pid_t)pid, &opts, &p, &err);
+/*
+ * Samples every interval until count, a signal or the target's exit: *prev
+ * gets the last sample, *t0 the first's time. EXIT_OK or the exit code.
+ */
+static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct sb_probe_snapshot *prev, uint64_t *t0)
+{
+	struct sb_probe_snapshot cur;
+	struct sb_error err = { 0 };
+	uint64_t next;
+	bool target_gone = false;
+	int r;
+
+	r = sb_probes_read(p, prev, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench probe: %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	*t0 = prev->mono_ns;
+	next = *t0 + a->interval_ns;
+	for (unsigned long n = 0; !stop_requested && (!a->count || n < a->count); n++) {
+		while (!stop_requested && mono_ns() < next)
+			poll(NULL, 0, ms_until(next) > 0 ? ms_until(next) : 1);
+		next += a->interval_ns;
+		r = sb_probes_read(p, &cur, &err);
+		if (r < 0) {
+			fprintf(stderr, "snapbench probe: %s\n", err.msg);
+			return EXIT_FAIL;
+		}
+		if (a->json)
+			emit_interval_json(p, &cur, *t0);
+		else
+			print_interval_text(p, prev, &cur, *t0);
+		fflush(stdout);
+		*prev = cur;
+		if (!process_alive(sb_probes_target(p))) {
+			target_gone = true;
+			break;
+		}
+	}
+	if (target_gone)
+		fprintf(stderr, "snapbench probe: pid %d exited\n", (int)sb_probes_target(p));
+	return EXIT_OK;
+}
+
+static int run(struct probe_args *a)
+{
+	_cleanup_sb_probes_ struct sb_probes *p = NULL;
+	struct sb_probe_snapshot prev;
+	struct sb_error err = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t t0;
+	int r;
+
+	r = sb_probes_open((pid_t)a->pid, &a->opts, &p, &err);
 	if (r < 0) {
 		fprintf(stderr, "snapbench probe: %s\n", err.msg);
 		return exit_code_for(r);
@@ -522,7 +591,7 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "snapbench probe: %s\n", err.msg);
 		return exit_code_for(r);
 	}
-	if (json)
+	if (a->json)
 		emit_probes_json(p);
 	else
 		print_probes_text(p);
@@ -532,47 +601,22 @@ static int run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	r = sb_probes_read(p, &prev, &err);
-	if (r < 0) {
-		fprintf(stderr, "snapbench probe: %s\n", err.msg);
-		return EXIT_FAIL;
-	}
-	t0 = prev.mono_ns;
-	next = t0 + interval_ns;
-	for (unsigned long n = 0; !stop_requested && (!count || n < count); n++) {
-		while (!stop_requested && mono_ns() < next)
-			poll(NULL, 0, ms_until(next) > 0 ? ms_until(next) : 1);
-		next += interval_ns;
-		r = sb_probes_read(p, &cur, &err);
-		if (r < 0) {
-			fprintf(stderr, "snapbench probe: %s\n", err.msg);
+	r = sample_loop(p, a, &prev, &t0);
+	if (r != EXIT_OK)
+		return r;
+	if (a->json) {
+		if (emit_summary_json(p, &prev, t0, a->top) < 0)
 			return EXIT_FAIL;
-		}
-		if (json)
-			emit_interval_json(p, &cur, t0);
-		else
-			print_interval_text(p, &prev, &cur, t0);
-		fflush(stdout);
-		prev = cur;
-		if (!process_alive(sb_probes_target(p))) {
-			target_gone = true;
-			break;
-		}
-	}
-	if (target_gone)
-		fprintf(stderr, "snapbench probe: pid %d exited\n", (int)sb_probes_target(p));
-
-	if (json) {
-		if (emit_summary_json(p, &prev, t0, top) < 0)
-			return EXIT_FAIL;
-	} else if (top) {
-		print_stacks_text(p, top);
+	} else if (a->top) {
+		print_stacks_text(p, a->top);
 	}
 	return EXIT_OK;
 }
 
+VERB_MAIN(probe_main, struct probe_args)
+
 const struct verb verb_probe = {
 	.name = "probe",
 	.summary = "count KVM faults, TLB flushes and MMU-notifier invalidations of a QEMU (BPF)",
-	.run = run,
+	.run = probe_main,
 };

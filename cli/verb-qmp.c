@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "parse-number.h"
 #include "qmp.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 #define DEFAULT_TIMEOUT_S 10.0
@@ -137,7 +138,15 @@ static void print_event(const struct qmp_event *e, bool pretty)
 	json_object_put(o);
 }
 
-static int run(int argc, char **argv)
+struct qmp_args {
+	const char *socket_path, *fd_file, *wait_event, *command;
+	struct json_object *args; /* the command's arguments, or NULL; the caller puts it */
+	int timeout_ms;
+	bool pretty;
+};
+
+/* Fills *ret (its args taken) and returns ARGS_GO_ON, else the exit code to stop with. */
+static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 {
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -149,11 +158,8 @@ static int run(int argc, char **argv)
 		{ 0 },
 	};
 	const char *socket_path = NULL, *fd_file = NULL, *wait_event = NULL, *command = NULL;
-	_cleanup_qmp_client_ struct qmp_client *c = NULL;
-	_cleanup_close_ int fd = -1;
-	struct json_object *args = NULL, *ret = NULL;
-	struct sb_error err = { 0 };
-	int timeout_ms = (int)(DEFAULT_TIMEOUT_S * 1000), opt, r;
+	struct json_object *args = NULL;
+	int timeout_ms = (int)(DEFAULT_TIMEOUT_S * 1000), opt;
 	bool pretty = false;
 
 	optind = 1;
@@ -224,6 +230,29 @@ static int run(int argc, char **argv)
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
+	*ret = (struct qmp_args){
+		.socket_path = socket_path,
+		.fd_file = fd_file,
+		.wait_event = wait_event,
+		.command = command,
+		.args = args,
+		.timeout_ms = timeout_ms,
+		.pretty = pretty,
+	};
+	return ARGS_GO_ON;
+}
+
+/* Takes a->args. */
+static int run(struct qmp_args *a)
+{
+	_cleanup_qmp_client_ struct qmp_client *c = NULL;
+	_cleanup_close_ int fd = -1;
+	const char *socket_path = a->socket_path, *fd_file = a->fd_file, *wait_event = a->wait_event,
+		   *command = a->command;
+	struct json_object *args = TAKE_PTR(a->args), *ret = NULL;
+	struct sb_error err = { 0 };
+	int timeout_ms = a->timeout_ms, r;
+	bool pretty = a->pretty;
 
 	if (fd_file) {
 		fd = open(fd_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
@@ -266,8 +295,10 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
+VERB_MAIN(qmp_main, struct qmp_args)
+
 const struct verb verb_qmp = {
 	.name = "qmp",
 	.summary = "send a QMP command to a QEMU, print the reply; wait for QMP events",
-	.run = run,
+	.run = qmp_main,
 };

@@ -4,7 +4,6 @@
  * or with --local here and now, without the daemon.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <signal.h>
@@ -23,6 +22,7 @@
 #include "run-remote.h"
 #include "runner.h"
 #include "spec.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static volatile sig_atomic_t cancel_requested;
@@ -79,7 +79,6 @@ static const struct {
 enum {
 	OPT_SPEC = 1000,
 	OPT_OUTPUT,
-	OPT_JSON,
 	OPT_QEMU,
 	OPT_GUEST_IMAGE,
 	OPT_NO_PREFLIGHT,
@@ -90,8 +89,6 @@ enum {
 	OPT_QUIET,
 	OPT_LOCAL,
 	OPT_WAIT,
-	OPT_SOCKET,
-	OPT_HELP,
 	OPT_FIELD = 2000,
 };
 
@@ -191,252 +188,321 @@ static void print_json(struct json_object *report, const char *path)
 	client_print_json(o);
 }
 
-static int run_main(int argc, char **argv)
-{
-	struct option *longopts;
-	struct run_spec spec;
-	struct sb_error err = {};
-	const char *spec_file = NULL, *output = NULL, *qemu = NULL, *guest_image = NULL, *label = NULL,
-		   *state_dir = NULL;
-	bool json = false, no_preflight = false, print_spec = false, quiet = false, local = false, wait = false;
-	const char *socket_path = NULL;
-	size_t n_opts = ARRAY_SIZE(field_flags) + 16, k = 0;
-	int c, r, ret;
+struct run_args {
+	struct daemon_args d; /* --socket, --json */
+	struct run_spec spec; /* the spec file, then the flags over it */
+	bool spec_ready;      /* spec_init() done: run_args_done() frees it */
+	const char *spec_file, *output, *qemu, *guest_image, *label, *state_dir;
+	bool no_preflight, print_spec, quiet, local, wait;
+};
 
-	/* the spec file comes first, whatever the flags' order, so flags override it */
+static void run_args_done(struct run_args *a)
+{
+	if (a->spec_ready)
+		spec_done(&a->spec);
+}
+
+static int parse_field_flag(struct run_args *a, size_t i, const char *arg)
+{
+	struct sb_error err = {};
+	char flag[64];
+
+	snprintf(flag, sizeof(flag), "--%s", field_flags[i].flag);
+	if (spec_set(&a->spec, field_flags[i].field, arg, flag, &err) < 0) {
+		fprintf(stderr, "snapbench run: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int parse_option(int opt, const char *arg, void *userdata)
+{
+	struct run_args *a = userdata;
+	struct sb_error err = {};
+
+	switch (opt) {
+	case OPT_SPEC:
+		break; /* applied before the flags */
+	case 'o':
+	case OPT_OUTPUT:
+		a->output = arg;
+		break;
+	case OPT_QEMU:
+		a->qemu = arg;
+		break;
+	case OPT_GUEST_IMAGE:
+		a->guest_image = arg;
+		break;
+	case OPT_NO_PREFLIGHT:
+		a->no_preflight = true;
+		break;
+	case OPT_NO_BPF:
+		a->spec.bpf.enabled = false;
+		break;
+	case OPT_LABEL:
+		a->label = arg;
+		break;
+	case OPT_STATE_DIR:
+		a->state_dir = arg;
+		break;
+	case OPT_PRINT_SPEC:
+		a->print_spec = true;
+		break;
+	case 'q':
+	case OPT_QUIET:
+		a->quiet = true;
+		break;
+	case OPT_LOCAL:
+		a->local = true;
+		break;
+	case OPT_WAIT:
+		a->wait = true;
+		break;
+	case 'n':
+		if (spec_set(&a->spec, "repetitions", arg, "-n", &err) < 0) {
+			fprintf(stderr, "snapbench run: %s\n", err.msg);
+			return EXIT_USAGE;
+		}
+		break;
+	default:
+		if (opt >= OPT_FIELD && opt < OPT_FIELD + (int)ARRAY_SIZE(field_flags))
+			return parse_field_flag(a, (size_t)(opt - OPT_FIELD), arg);
+		fprintf(stderr, "snapbench run: see 'snapbench run --help'\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The spec file comes first, whatever the flags' order, so flags override it. */
+static int load_spec_file(int argc, char **argv, struct run_args *a)
+{
+	struct sb_error err = {};
+
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "--spec") && i + 1 < argc)
-			spec_file = argv[i + 1];
+			a->spec_file = argv[i + 1];
 		else if (!strncmp(argv[i], "--spec=", 7))
-			spec_file = argv[i] + 7;
+			a->spec_file = argv[i] + 7;
 	}
-	if (spec_init(&spec) < 0) {
+	if (spec_init(&a->spec) < 0) {
 		fprintf(stderr, "snapbench run: out of memory\n");
 		return EXIT_FAIL;
 	}
-	if (spec_file && spec_apply_file(&spec, spec_file, &err) < 0) {
+	a->spec_ready = true;
+	if (a->spec_file && spec_apply_file(&a->spec, a->spec_file, &err) < 0) {
 		fprintf(stderr, "snapbench run: %s\n", err.msg);
-		spec_done(&spec);
 		return EXIT_USAGE;
 	}
+	return ARGS_GO_ON;
+}
 
-	longopts = calloc(n_opts, sizeof(*longopts));
-	if (!longopts) {
-		spec_done(&spec);
-		return EXIT_FAIL;
+static int apply_label(struct run_args *a)
+{
+	char *l;
+
+	if (a->spec.n_arms != 1) {
+		fprintf(stderr, "snapbench run: --label names the single arm, but the spec has %zu arms; give each --arm its label\n",
+			a->spec.n_arms);
+		return EXIT_USAGE;
 	}
+	if (!spec_label_valid(a->label)) {
+		fprintf(stderr, "snapbench run: --label: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-'\n",
+			a->label);
+		return EXIT_USAGE;
+	}
+	l = strdup(a->label);
+	if (!l)
+		return EXIT_USAGE;
+	free(a->spec.arms[0].label);
+	a->spec.arms[0].label = l;
+	return ARGS_GO_ON;
+}
+
+/* Fills *a (run_args_done() frees it, also on failure); ARGS_GO_ON or an exit code. */
+static int parse_argv(int argc, char **argv, struct run_args *a)
+{
+	struct option options[ARRAY_SIZE(field_flags) + 14];
+	struct daemon_verb_parser parser = {
+		.name = "run",
+		.usage = usage,
+		.options = options,
+		.shortopts = "qn:o:",
+		.positional = ARGS_NONE,
+		.brief_usage_error = true,
+		.parse_option = parse_option,
+	};
+	struct sb_error err = {};
+	size_t k = 0;
+	int r;
+
+	*a = (struct run_args){};
+	r = load_spec_file(argc, argv, a);
+	if (r != ARGS_GO_ON)
+		return r;
+
 	for (size_t i = 0; i < ARRAY_SIZE(field_flags); i++)
-		longopts[k++] = (struct option){ field_flags[i].flag, required_argument, NULL, OPT_FIELD + (int)i };
-	longopts[k++] = (struct option){ "spec", required_argument, NULL, OPT_SPEC };
-	longopts[k++] = (struct option){ "output", required_argument, NULL, OPT_OUTPUT };
-	longopts[k++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
-	longopts[k++] = (struct option){ "qemu", required_argument, NULL, OPT_QEMU };
-	longopts[k++] = (struct option){ "guest-image", required_argument, NULL, OPT_GUEST_IMAGE };
-	longopts[k++] = (struct option){ "no-preflight", no_argument, NULL, OPT_NO_PREFLIGHT };
-	longopts[k++] = (struct option){ "no-bpf", no_argument, NULL, OPT_NO_BPF };
-	longopts[k++] = (struct option){ "label", required_argument, NULL, OPT_LABEL };
-	longopts[k++] = (struct option){ "state-dir", required_argument, NULL, OPT_STATE_DIR };
-	longopts[k++] = (struct option){ "print-spec", no_argument, NULL, OPT_PRINT_SPEC };
-	longopts[k++] = (struct option){ "quiet", no_argument, NULL, OPT_QUIET };
-	longopts[k++] = (struct option){ "local", no_argument, NULL, OPT_LOCAL };
-	longopts[k++] = (struct option){ "wait", no_argument, NULL, OPT_WAIT };
-	longopts[k++] = (struct option){ "socket", required_argument, NULL, OPT_SOCKET };
-	longopts[k++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
-	longopts[k] = (struct option){ 0 };
+		options[k++] = (struct option){ field_flags[i].flag, required_argument, NULL, OPT_FIELD + (int)i };
+	options[k++] = (struct option){ "spec", required_argument, NULL, OPT_SPEC };
+	options[k++] = (struct option){ "output", required_argument, NULL, OPT_OUTPUT };
+	options[k++] = (struct option){ "qemu", required_argument, NULL, OPT_QEMU };
+	options[k++] = (struct option){ "guest-image", required_argument, NULL, OPT_GUEST_IMAGE };
+	options[k++] = (struct option){ "no-preflight", no_argument, NULL, OPT_NO_PREFLIGHT };
+	options[k++] = (struct option){ "no-bpf", no_argument, NULL, OPT_NO_BPF };
+	options[k++] = (struct option){ "label", required_argument, NULL, OPT_LABEL };
+	options[k++] = (struct option){ "state-dir", required_argument, NULL, OPT_STATE_DIR };
+	options[k++] = (struct option){ "print-spec", no_argument, NULL, OPT_PRINT_SPEC };
+	options[k++] = (struct option){ "quiet", no_argument, NULL, OPT_QUIET };
+	options[k++] = (struct option){ "local", no_argument, NULL, OPT_LOCAL };
+	options[k++] = (struct option){ "wait", no_argument, NULL, OPT_WAIT };
+	options[k] = (struct option){ 0 };
 
-	ret = EXIT_USAGE;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "hqn:o:", longopts, NULL)) != -1) {
-		char flag[64];
-		switch (c) {
-		case OPT_SPEC:
-			break; /* applied above */
-		case 'o':
-		case OPT_OUTPUT:
-			output = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_QEMU:
-			qemu = optarg;
-			break;
-		case OPT_GUEST_IMAGE:
-			guest_image = optarg;
-			break;
-		case OPT_NO_PREFLIGHT:
-			no_preflight = true;
-			break;
-		case OPT_NO_BPF:
-			spec.bpf.enabled = false;
-			break;
-		case OPT_LABEL:
-			label = optarg;
-			break;
-		case OPT_STATE_DIR:
-			state_dir = optarg;
-			break;
-		case OPT_PRINT_SPEC:
-			print_spec = true;
-			break;
-		case 'q':
-		case OPT_QUIET:
-			quiet = true;
-			break;
-		case OPT_LOCAL:
-			local = true;
-			break;
-		case OPT_WAIT:
-			wait = true;
-			break;
-		case OPT_SOCKET:
-			socket_path = optarg;
-			break;
-		case 'h':
-		case OPT_HELP:
-			usage(stdout);
-			ret = EXIT_OK;
-			goto out;
-		case 'n':
-			if (spec_set(&spec, "repetitions", optarg, "-n", &err) < 0) {
-				fprintf(stderr, "snapbench run: %s\n", err.msg);
-				goto out;
-			}
-			break;
-		default:
-			if (c >= OPT_FIELD && c < OPT_FIELD + (int)ARRAY_SIZE(field_flags)) {
-				snprintf(flag, sizeof(flag), "--%s", field_flags[c - OPT_FIELD].flag);
-				if (spec_set(&spec, field_flags[c - OPT_FIELD].field, optarg, flag, &err) < 0) {
-					fprintf(stderr, "snapbench run: %s\n", err.msg);
-					goto out;
-				}
-				break;
-			}
-			fprintf(stderr, "snapbench run: see 'snapbench run --help'\n");
-			goto out;
-		}
+	r = daemon_args_parse(&parser, argc, argv, &a->d, a);
+	if (r != ARGS_GO_ON)
+		return r;
+	if (a->label) {
+		r = apply_label(a);
+		if (r != ARGS_GO_ON)
+			return r;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "snapbench run: unexpected argument '%s'; see 'snapbench run --help'\n", argv[optind]);
-		goto out;
+	if (spec_validate(&a->spec, &err) < 0) {
+		fprintf(stderr, "snapbench run: %s%s%s\n", a->spec_file ? a->spec_file : "", a->spec_file ? ": " : "",
+			err.msg);
+		return EXIT_USAGE;
 	}
-	if (label) {
-		if (spec.n_arms != 1) {
-			fprintf(stderr, "snapbench run: --label names the single arm, but the spec has %zu arms; give each --arm its label\n",
-				spec.n_arms);
-			goto out;
-		}
-		if (!spec_label_valid(label)) {
-			fprintf(stderr, "snapbench run: --label: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-'\n",
-				label);
-			goto out;
-		}
-		char *l = strdup(label);
-		if (!l)
-			goto out;
-		free(spec.arms[0].label);
-		spec.arms[0].label = l;
-	}
-	if (spec_validate(&spec, &err) < 0) {
-		fprintf(stderr, "snapbench run: %s%s%s\n", spec_file ? spec_file : "", spec_file ? ": " : "", err.msg);
-		goto out;
-	}
-	if (print_spec) {
-		_cleanup_json_ struct json_object *j = NULL;
-		if (spec_to_json(&spec, &j) < 0) {
-			ret = EXIT_FAIL;
-			goto out;
-		}
-		client_print_json(j);
-		ret = EXIT_OK;
-		goto out;
-	}
+	return ARGS_GO_ON;
+}
 
-	if (!local) {
-		const char *local_only = output ? "--output" : qemu ? "--qemu" : guest_image ? "--guest-image"
-				       : state_dir ? "--state-dir" : no_preflight ? "--no-preflight" : NULL;
+/* The flags of one mode given in the other; ARGS_GO_ON or EXIT_USAGE. */
+static int check_mode(const struct run_args *a)
+{
+	if (!a->local) {
+		const char *local_only = a->output ? "--output" : a->qemu ? "--qemu" : a->guest_image ? "--guest-image"
+				       : a->state_dir ? "--state-dir" : a->no_preflight ? "--no-preflight" : NULL;
 		if (local_only) {
 			fprintf(stderr, "snapbench run: %s applies to --local runs; snapbenchd keeps runs in its state directory and uses its own settings (see snapbenchd(8))\n",
 				local_only);
-			goto out;
+			return EXIT_USAGE;
 		}
-		struct remote_run_options ro = { .socket_path = socket_path, .wait = wait, .json = json, .quiet = quiet };
-		ret = remote_run(&spec, &ro);
-		goto out;
+		return ARGS_GO_ON;
 	}
-	if (wait || socket_path) {
+	if (a->wait || a->d.socket_path) {
 		fprintf(stderr, "snapbench run: %s is for runs through snapbenchd; a --local run always runs to its end\n",
-			wait ? "--wait" : "--socket");
-		goto out;
+			a->wait ? "--wait" : "--socket");
+		return EXIT_USAGE;
 	}
+	return ARGS_GO_ON;
+}
 
-	/* the run directory: RESULTS/RUN-ID */
-	char id[REPORT_ID_MAX], run_dir[PATH_MAX], report_path[PATH_MAX];
-	report_new_id(realtime_ns(), id);
-	if (!output)
-		output = runner_default_results_dir();
-	if ((size_t)snprintf(run_dir, sizeof(run_dir), "%s/%s", output, id) >= sizeof(run_dir)) {
-		fprintf(stderr, "snapbench run: --output: path too long\n");
-		goto out;
-	}
-
-	struct progress_printer pp;
-	progress_printer_init(&pp, stderr);
-	struct runner_options opts = {
-		.run_dir = run_dir,
-		.state_dir = state_dir ? state_dir : output,
-		.run_id = id,
-		.qemu_binary = qemu,
-		.guest_image = guest_image,
-		.skip_preflight = no_preflight,
-		.cancel = &cancel_requested,
-		.progress = quiet ? NULL : on_progress,
-		.userdata = &pp,
-	};
+static void install_cancel_handlers(void)
+{
 	struct sigaction sa = { .sa_handler = on_signal };
+
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	if (!quiet)
+/* The exit code of a finished --local run: r from runner_execute(), its report. */
+static int local_exit_code(int r, struct json_object *report)
+{
+	struct json_object *phase = client_get(report, "error", "phase", NULL);
+
+	if (r == 0)
+		return EXIT_OK;
+	if (r == -ECANCELED)
+		return EXIT_CANCELLED;
+	if (phase && !strcmp(json_object_get_string(phase), "preflight"))
+		return EXIT_UNAVAILABLE;
+	return EXIT_FAIL;
+}
+
+/* The run here and now: RESULTS/RUN-ID/report.json, the outcome on stdout. */
+static int run_local(const struct run_args *a)
+{
+	_cleanup_json_ struct json_object *report = NULL;
+	char id[REPORT_ID_MAX], run_dir[PATH_MAX], report_path[PATH_MAX];
+	const char *output = a->output ? a->output : runner_default_results_dir();
+	struct sb_error err = {}, rerr = {};
+	struct progress_printer pp;
+	int r;
+
+	report_new_id(realtime_ns(), id);
+	if ((size_t)snprintf(run_dir, sizeof(run_dir), "%s/%s", output, id) >= sizeof(run_dir)) {
+		fprintf(stderr, "snapbench run: --output: path too long\n");
+		return EXIT_USAGE;
+	}
+
+	progress_printer_init(&pp, stderr);
+	struct runner_options opts = {
+		.run_dir = run_dir,
+		.state_dir = a->state_dir ? a->state_dir : output,
+		.run_id = id,
+		.qemu_binary = a->qemu,
+		.guest_image = a->guest_image,
+		.skip_preflight = a->no_preflight,
+		.cancel = &cancel_requested,
+		.progress = a->quiet ? NULL : on_progress,
+		.userdata = &pp,
+	};
+	install_cancel_handlers();
+
+	if (!a->quiet)
 		fprintf(stderr, "snapbench run: %s, %u repetition(s) x %zu arm(s), results in %s\n", id,
-			spec.repetitions, spec.n_arms, run_dir);
-	r = runner_execute(&spec, &opts, report_path, &err);
+			a->spec.repetitions, a->spec.n_arms, run_dir);
+	r = runner_execute(&a->spec, &opts, report_path, &err);
 	progress_printer_done(&pp);
 
-	struct json_object *report = NULL;
-	struct sb_error rerr = {};
 	if (report_read(report_path, &report, &rerr) < 0) {
 		/* no report: the run directory itself was unusable */
 		fprintf(stderr, "snapbench run: %s\n", *err.msg ? err.msg : rerr.msg);
-		ret = EXIT_FAIL;
-		goto out;
+		return EXIT_FAIL;
 	}
-	if (json)
+	if (a->d.json)
 		print_json(report, report_path);
 	else
 		print_summary(report, report_path);
 	if (r < 0) /* also with --json: stdout is for the JSON, the reason goes to stderr */
 		fprintf(stderr, "snapbench run: %s\n", err.msg);
+	return local_exit_code(r, report);
+}
 
-	struct json_object *phase = client_get(report, "error", "phase", NULL);
-	if (r == 0)
-		ret = EXIT_OK;
-	else if (r == -ECANCELED)
-		ret = EXIT_CANCELLED;
-	else if (phase && !strcmp(json_object_get_string(phase), "preflight"))
-		ret = EXIT_UNAVAILABLE;
-	else
-		ret = EXIT_FAIL;
-	json_object_put(report);
-out:
-	free(longopts);
-	spec_done(&spec);
-	return ret;
+static int run(const struct run_args *a)
+{
+	int r;
+
+	if (a->print_spec) {
+		_cleanup_json_ struct json_object *j = NULL;
+		if (spec_to_json(&a->spec, &j) < 0)
+			return EXIT_FAIL;
+		client_print_json(j);
+		return EXIT_OK;
+	}
+	r = check_mode(a);
+	if (r != ARGS_GO_ON)
+		return r;
+	if (!a->local) {
+		struct remote_run_options ro = {
+			.socket_path = a->d.socket_path, .wait = a->wait, .json = a->d.json, .quiet = a->quiet
+		};
+		return remote_run(&a->spec, &ro);
+	}
+	return run_local(a);
+}
+
+static int run_main(int argc, char **argv)
+{
+	struct run_args a;
+	int r;
+
+	r = parse_argv(argc, argv, &a);
+	if (r == ARGS_GO_ON)
+		r = run(&a);
+	run_args_done(&a);
+	return r;
 }
 
 const struct verb verb_run = {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench show: one run's summary, or its report as JSON. */
-#include <getopt.h>
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +9,7 @@
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 #define SHOW_TIMEOUT_MS 300000 /* a whole report with its timelines may be large */
@@ -66,57 +67,49 @@ static void print_report(struct json_object *report)
 	}
 }
 
-static int show_main(int argc, char **argv)
+struct show_args {
+	struct daemon_args d;
+	bool timeline;
+};
+
+static int parse_argv(int argc, char **argv, struct show_args *a)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "timeline", no_argument, NULL, 't' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
+	static const struct verb_flag flags[] = {
+		{ "timeline", offsetof(struct show_args, timeline) },
 		{},
 	};
-	_cleanup_json_ struct json_object *reply = NULL;
-	struct json_object *req;
-	const char *socket_path = NULL;
-	bool json = false, timeline = false;
-	int opt, ret;
+	static const struct daemon_verb_parser parser = {
+		.name = "show",
+		.usage = usage,
+		.flags = flags,
+		.positional = ARGS_ONE_ID,
+	};
+	int r;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 't':
-			timeline = true;
-			break;
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "snapbench show: give one run ID ('snapbench list' shows them); see 'snapbench show --help'\n");
-		return EXIT_USAGE;
-	}
-	if (timeline && !json) {
+	*a = (struct show_args){};
+	r = daemon_args_parse(&parser, argc, argv, &a->d, a);
+	if (r != ARGS_GO_ON)
+		return r;
+	if (a->timeline && !a->d.json) {
 		fprintf(stderr, "snapbench show: --timeline goes with --json\n");
 		return EXIT_USAGE;
 	}
+	return ARGS_GO_ON;
+}
 
-	req = client_request_new("show", argv[optind]);
-	if (req && timeline)
+static int run(const struct show_args *a)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	struct json_object *req;
+	int ret;
+
+	req = client_request_new("show", a->d.id);
+	if (req && a->timeline)
 		json_object_object_add(req, "timeline", json_object_new_boolean(true));
-	ret = client_request("snapbench show", socket_path, req, SHOW_TIMEOUT_MS, NULL, &reply);
+	ret = client_request("snapbench show", a->d.socket_path, req, SHOW_TIMEOUT_MS, NULL, &reply);
 	if (ret)
 		return ret;
-	if (json) {
+	if (a->d.json) {
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {
 		print_summary_block(stdout, client_get(reply, "run", NULL, NULL), "");
@@ -125,6 +118,8 @@ static int show_main(int argc, char **argv)
 	}
 	return EXIT_OK;
 }
+
+VERB_MAIN(show_main, struct show_args)
 
 const struct verb verb_show = {
 	.name = "show",

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench status: the daemon, the run it executes (with progress) and the queue. */
-#include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "client.h"
 #include "daemon-format.h"
 #include "exit-codes.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -25,49 +25,14 @@ static void usage(FILE *out)
 		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
-static int status_main(int argc, char **argv)
+static const struct daemon_verb_parser parser = {
+	.name = "status",
+	.usage = usage,
+	.positional = ARGS_NONE,
+};
+
+static void print_status(struct json_object *reply)
 {
-	static const struct option options[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	_cleanup_json_ struct json_object *reply = NULL;
-	const char *socket_path = NULL;
-	bool json = false;
-	int opt, ret;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-		switch (opt) {
-		case 's':
-			socket_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "snapbench status: unexpected argument '%s'; see 'snapbench status --help'\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-
-	ret = client_request("snapbench status", socket_path, client_request_new("status", NULL), 0, NULL, &reply);
-	if (ret)
-		return ret;
-	if (json) {
-		client_print_json(reply);
-		return EXIT_OK;
-	}
-
 	struct json_object *d = client_get(reply, "daemon", NULL, NULL), *cur = client_get(reply, "current", NULL, NULL);
 	struct json_object *queue = client_get(reply, "queue", NULL, NULL), *you = client_get(reply, "you", NULL, NULL);
 	char up[32];
@@ -100,7 +65,32 @@ static int status_main(int argc, char **argv)
 	} else {
 		printf("queue empty\n");
 	}
+}
+
+static int run(const struct daemon_args *a)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	int ret;
+
+	ret = client_request("snapbench status", a->socket_path, client_request_new("status", NULL), 0, NULL, &reply);
+	if (ret)
+		return ret;
+	if (a->json)
+		client_print_json(reply);
+	else
+		print_status(reply);
 	return EXIT_OK;
+}
+
+static int status_main(int argc, char **argv)
+{
+	struct daemon_args a;
+	int r;
+
+	r = daemon_args_parse(&parser, argc, argv, &a, NULL);
+	if (r != ARGS_GO_ON)
+		return r;
+	return run(&a);
 }
 
 const struct verb verb_status = {

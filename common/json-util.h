@@ -4,7 +4,9 @@
  * document with a depth bound and a check for trailing data, and typed
  * field access that tells a missing field from one of the wrong type.
  * Link common_json_dep; common_dep stays free of json-c (the guest and the
- * libraries that need no JSON do not link it).
+ * libraries that need no JSON do not link it). A message of a QMP or guest
+ * agent stream, bounded in bytes as well, goes through json-stream.h
+ * (json_stream_feed(), json_parse_bounded()) instead.
  */
 #pragma once
 
@@ -54,9 +56,10 @@ struct json_parse_info {
  * Parses text (len bytes) as exactly one JSON value; whitespace (space, tab,
  * CR, LF) may follow it. The text's end ends the value: "12" is a number,
  * "{" is truncated. max_depth is json-c's depth: the top-level value
- * counts as a level. Returns 0 with *ret set, -ENOMEM, -EMSGSIZE when len
- * exceeds what json-c takes (INT_MAX), or -EBADMSG with info filled. info
- * may be NULL; it is filled (status JSON_PARSE_OK) on success too.
+ * counts as a level. Returns 0 with *ret set (NULL for the document
+ * "null"), -ENOMEM, -EMSGSIZE when len exceeds what json-c takes (INT_MAX),
+ * or -EBADMSG with info filled; *ret is set only on success. info may be
+ * NULL; it is filled (status JSON_PARSE_OK) on success too.
  */
 int json_parse_text(const char *text, size_t len, int max_depth, unsigned flags, struct json_object **ret,
 		    struct json_parse_info *info);

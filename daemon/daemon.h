@@ -9,7 +9,9 @@
  * are bounded, and slow readers lose progress events rather than stall
  * others.
  *
- * daemon.c: set-up, the loop, runs (start, progress, end, cancel);
+ * daemon.c: set-up, the loop, signals, the status for systemd;
+ * listen.c: the listening socket (systemd's, or created);
+ * current-run.c: the current run (start, progress, end, cancel, events);
  * conn.c: connections (accept, credentials, I/O, deadlines);
  * ops.c: the requests of docs/protocol.md.
  */
@@ -144,8 +146,25 @@ void conn_free(struct conn *c);
 /* ops.c: handles one request line from c. */
 void ops_handle_line(struct daemon *d, struct conn *c, const char *line, size_t len);
 
-/* daemon.c: run control used by ops.c */
+/* listen.c: sets d->listen_fd (and d->activated, or d->socket_path). */
+int listen_open(struct daemon *d, struct sb_error *err);
+/* Accepts no more connections (the socket file stays until listen_close()). */
+void listen_stop(struct daemon *d);
+/* listen_stop(), and removes the socket file snapbenchd created. */
+void listen_close(struct daemon *d);
+
+/* current-run.c: the next queued run's worker, while none runs and snapbenchd is not stopping. */
+void current_start_next(struct daemon *d);
+/* Reads the worker's progress lines and sends them to the run's watchers. */
+void current_read_progress(struct daemon *d);
+/* The worker exited: settle the report, then go on with the queue. */
+void current_finish(struct daemon *d);
+/* Kills a cancelled worker past its deadline; returns the ms until the deadline (-1: none). */
+int current_check_cancel_deadline(struct daemon *d, uint64_t now);
+
+/* current-run.c: run control used by ops.c */
 int daemon_cancel_current(struct daemon *d, const char *by);
+/* daemon.c */
 void daemon_update_status(struct daemon *d, bool force);
 /* Sends watchers of run an "end" event with its summary. */
 void daemon_notify_end(struct daemon *d, const char *run);

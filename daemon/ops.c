@@ -150,65 +150,75 @@ static const char *summary_state(struct json_object *sum)
 
 /* ---- submit ---- */
 
-static void op_submit(struct request *rq)
+/* What a submit needs before its spec is read: write access, a running daemon, a spec, room in the queue. */
+static bool submit_allowed(struct request *rq, struct json_object **spec_in)
 {
 	struct daemon *d = rq->d;
-	struct json_object *spec_in, *normalized = NULL, *o;
-	struct run_spec spec;
-	struct sb_error err = {};
-	char id[REPORT_ID_MAX], who[128];
-	size_t len;
-	const char *text;
-	int r;
 
 	if (!require_write(rq))
-		return;
+		return false;
 	if (d->stopping) {
 		conn_send_error(d, rq->c, rq->id, PROTO_ERR_SHUTTING_DOWN, NULL,
 				"snapbenchd is stopping and takes no new runs; submit again once it is back");
-		return;
+		return false;
 	}
-	if (!json_object_object_get_ex(rq->req, "spec", &spec_in)) {
+	if (!json_object_object_get_ex(rq->req, "spec", spec_in)) {
 		conn_send_error(d, rq->c, rq->id, PROTO_ERR_BAD_REQUEST, "spec",
 				"spec: missing; send the run spec as a JSON object (docs/running.md), {} for the defaults");
-		return;
+		return false;
 	}
-	if (!json_object_is_type(spec_in, json_type_object)) {
+	if (!json_object_is_type(*spec_in, json_type_object)) {
 		conn_send_error(d, rq->c, rq->id, PROTO_ERR_BAD_REQUEST, "spec",
 				"spec: must be a JSON object (docs/running.md), {} for the defaults");
-		return;
+		return false;
 	}
 	if (d->queue.n >= d->cfg.max_queue) {
 		conn_send_error(d, rq->c, rq->id, PROTO_ERR_QUEUE_FULL, NULL,
 				"the queue holds %zu runs, its limit (snapbenchd --max-queue %u); wait for some to finish or cancel some",
 				d->queue.n, d->cfg.max_queue);
-		return;
+		return false;
 	}
+	return true;
+}
 
-	/* the daemon validates the spec itself: a client's checks are not to be trusted */
+/*
+ * The daemon validates the spec itself (a client's checks are not to be
+ * trusted): *normalized is the validated spec as JSON. False: the error
+ * reply is sent.
+ */
+static bool submit_normalize(struct request *rq, struct json_object *spec_in, struct json_object **normalized)
+{
+	struct run_spec spec;
+	struct sb_error err = {};
+	const char *text;
+	size_t len;
+	int r;
+
 	if (spec_init(&spec) < 0) {
-		conn_send_error(d, rq->c, rq->id, PROTO_ERR_INTERNAL, NULL, "out of memory");
-		return;
+		conn_send_error(rq->d, rq->c, rq->id, PROTO_ERR_INTERNAL, NULL, "out of memory");
+		return false;
 	}
 	text = json_object_to_json_string_length(spec_in, JSON_C_TO_STRING_PLAIN, &len);
 	r = text ? spec_apply_json(&spec, text, len, NULL, &err) : sb_error_set(&err, -ENOMEM, "out of memory");
 	if (r >= 0)
 		r = spec_validate(&spec, &err);
-	if (r >= 0 && spec_to_json(&spec, &normalized) < 0)
+	if (r >= 0 && spec_to_json(&spec, normalized) < 0)
 		r = sb_error_set(&err, -ENOMEM, "out of memory");
 	spec_done(&spec);
 	if (r < 0) {
 		send_sb_error(rq, r == -ENOMEM ? PROTO_ERR_INTERNAL : PROTO_ERR_INVALID_SPEC, "spec", &err);
-		return;
+		return false;
 	}
+	return true;
+}
 
-	r = store_create_run(d->store, normalized, id, &err);
-	json_object_put(normalized);
-	if (r < 0) {
-		log_error("submit: %s", err.msg);
-		send_sb_error(rq, PROTO_ERR_INTERNAL, NULL, &err);
-		return;
-	}
+/* Queues run id (and saves the queue); else fails the run and sends the error reply. */
+static bool submit_enqueue(struct request *rq, const char *id)
+{
+	struct daemon *d = rq->d;
+	struct sb_error err = {};
+	int r;
+
 	r = queue_push(&d->queue, id);
 	if (r >= 0)
 		r = queue_save(&d->queue, &err);
@@ -225,13 +235,34 @@ static void op_submit(struct request *rq)
 			store_end_run(dir, REPORT_FAILED, "queue", err.msg, 0, &e2);
 		log_error("submit: run %s: %s", id, err.msg);
 		conn_send_error(d, rq->c, rq->id, PROTO_ERR_INTERNAL, NULL, "could not queue run %s: %s", id, err.msg);
+		return false;
+	}
+	return true;
+}
+
+static void op_submit(struct request *rq)
+{
+	struct daemon *d = rq->d;
+	struct json_object *spec_in, *normalized = NULL, *o, *sum = NULL;
+	struct sb_error err = {};
+	char id[REPORT_ID_MAX], who[128];
+	int r;
+
+	if (!submit_allowed(rq, &spec_in) || !submit_normalize(rq, spec_in, &normalized))
+		return;
+	r = store_create_run(d->store, normalized, id, &err);
+	json_object_put(normalized);
+	if (r < 0) {
+		log_error("submit: %s", err.msg);
+		send_sb_error(rq, PROTO_ERR_INTERNAL, NULL, &err);
 		return;
 	}
+	if (!submit_enqueue(rq, id))
+		return;
 
 	daemon_describe_peer(rq->c, who, sizeof(who));
 	log_info("run %s: queued by %s (position %zu)", id, who, d->queue.n);
 	o = reply(rq);
-	struct json_object *sum = NULL;
 	if (store_summary(d->store, id, &sum, &err) < 0)
 		sum = NULL;
 	json_object_object_add(o, "run", sum);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,53 +142,74 @@ static void tell_parent(int *ready_fd, const char *error)
 	*ready_fd = -1;
 }
 
-int main(int argc, char **argv)
-{
-	enum {
-		OPT_SOCKET = 0x100,
-		OPT_STATE_DIR,
-		OPT_GROUP,
-		OPT_FOREGROUND,
-		OPT_WORKER,
-		OPT_QEMU,
-		OPT_MAX_CONNECTIONS,
-		OPT_MAX_QUEUE,
-		OPT_REQUEST_TIMEOUT,
-		OPT_IDLE_TIMEOUT,
-		OPT_LIFETIME,
-		OPT_WRITE_TIMEOUT,
-		OPT_CANCEL_TIMEOUT,
-		OPT_RECOVER_WAIT,
-		OPT_LOG_FILE,
-		OPT_VERSION,
-	};
-	static const struct option options[] = {
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		{ "group", required_argument, NULL, OPT_GROUP },
-		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
-		{ "worker", required_argument, NULL, OPT_WORKER },
-		{ "qemu", required_argument, NULL, OPT_QEMU },
-		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
-		{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
-		{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
-		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
-		{ "connection-lifetime", required_argument, NULL, OPT_LIFETIME },
-		{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
-		{ "cancel-timeout", required_argument, NULL, OPT_CANCEL_TIMEOUT },
-		{ "recover-wait", required_argument, NULL, OPT_RECOVER_WAIT },
-		{ "log-file", required_argument, NULL, OPT_LOG_FILE },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
+struct args {
 	struct daemon_config cfg;
-	struct daemon d;
-	struct sb_error err = {};
+	bool foreground;
+	const char *log_file; /* NULL: STATE_DIR/snapbenchd.log */
+};
+
+#define ARGS_GO_ON (-1)
+
+/* The options that take seconds (OPT_REQUEST_TIMEOUT on, in this order) and their field (ms). */
+static const struct {
+	const char *name;
+	size_t offset;
+} seconds_options[] = {
+	{ "request-timeout", offsetof(struct daemon_config, request_timeout_ms) },
+	{ "idle-timeout", offsetof(struct daemon_config, idle_timeout_ms) },
+	{ "connection-lifetime", offsetof(struct daemon_config, lifetime_ms) },
+	{ "write-timeout", offsetof(struct daemon_config, write_timeout_ms) },
+	{ "cancel-timeout", offsetof(struct daemon_config, cancel_timeout_ms) },
+	{ "recover-wait", offsetof(struct daemon_config, recover_wait_ms) },
+};
+
+enum {
+	OPT_SOCKET = 0x100,
+	OPT_STATE_DIR,
+	OPT_GROUP,
+	OPT_FOREGROUND,
+	OPT_WORKER,
+	OPT_QEMU,
+	OPT_MAX_CONNECTIONS,
+	OPT_MAX_QUEUE,
+	OPT_REQUEST_TIMEOUT, /* the order of seconds_options */
+	OPT_IDLE_TIMEOUT,
+	OPT_LIFETIME,
+	OPT_WRITE_TIMEOUT,
+	OPT_CANCEL_TIMEOUT,
+	OPT_RECOVER_WAIT,
+	OPT_LOG_FILE,
+	OPT_VERSION,
+};
+
+static const struct option options[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+	{ "worker", required_argument, NULL, OPT_WORKER },
+	{ "qemu", required_argument, NULL, OPT_QEMU },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+	{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
+	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "connection-lifetime", required_argument, NULL, OPT_LIFETIME },
+	{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
+	{ "cancel-timeout", required_argument, NULL, OPT_CANCEL_TIMEOUT },
+	{ "recover-wait", required_argument, NULL, OPT_RECOVER_WAIT },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* Fills *ret; returns ARGS_GO_ON, or the exit code to stop with (0 after --help, --version). */
+static int parse_argv(int argc, char **argv, struct args *ret)
+{
+	struct daemon_config cfg;
 	bool foreground = false;
 	const char *log_file = NULL;
-	char default_log[PATH_MAX];
-	int ready_fd = -1, c, r;
+	int c;
 
 	daemon_config_defaults(&cfg);
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -222,30 +244,15 @@ int main(int argc, char **argv)
 			if (parse_uint("--max-queue", optarg, 1, 4096, &cfg.max_queue) < 0)
 				return 2;
 			break;
-		case OPT_REQUEST_TIMEOUT:
-			if (parse_seconds("--request-timeout", optarg, &cfg.request_timeout_ms) < 0)
+		case OPT_REQUEST_TIMEOUT ... OPT_RECOVER_WAIT: {
+			size_t i = (size_t)(c - OPT_REQUEST_TIMEOUT);
+			char flag[40];
+
+			snprintf(flag, sizeof(flag), "--%s", seconds_options[i].name);
+			if (parse_seconds(flag, optarg, (unsigned *)((char *)&cfg + seconds_options[i].offset)) < 0)
 				return 2;
 			break;
-		case OPT_IDLE_TIMEOUT:
-			if (parse_seconds("--idle-timeout", optarg, &cfg.idle_timeout_ms) < 0)
-				return 2;
-			break;
-		case OPT_LIFETIME:
-			if (parse_seconds("--connection-lifetime", optarg, &cfg.lifetime_ms) < 0)
-				return 2;
-			break;
-		case OPT_WRITE_TIMEOUT:
-			if (parse_seconds("--write-timeout", optarg, &cfg.write_timeout_ms) < 0)
-				return 2;
-			break;
-		case OPT_CANCEL_TIMEOUT:
-			if (parse_seconds("--cancel-timeout", optarg, &cfg.cancel_timeout_ms) < 0)
-				return 2;
-			break;
-		case OPT_RECOVER_WAIT:
-			if (parse_seconds("--recover-wait", optarg, &cfg.recover_wait_ms) < 0)
-				return 2;
-			break;
+		}
 		case OPT_LOG_FILE:
 			log_file = optarg;
 			break;
@@ -264,26 +271,42 @@ int main(int argc, char **argv)
 		fprintf(stderr, "snapbenchd: unexpected argument '%s'; see snapbenchd --help\n", argv[optind]);
 		return 2;
 	}
+	*ret = (struct args){ .cfg = cfg, .foreground = foreground, .log_file = log_file };
+	return ARGS_GO_ON;
+}
+
+/* Without --foreground: returns in the child (*ready_fd its pipe to the parent), or -1. */
+static int detach(const struct args *a, int *ready_fd)
+{
+	const char *log_file = a->log_file;
+	char default_log[PATH_MAX];
+	int r;
+
+	if (!log_file) {
+		/* the state directory holds the log of a daemon started by hand */
+		r = mkdir_p(a->cfg.state_dir, 0755);
+		if (r < 0) {
+			fprintf(stderr, "snapbenchd: --state-dir %s: cannot create it: %s\n", a->cfg.state_dir,
+				strerror(-r));
+			return -1;
+		}
+		snprintf(default_log, sizeof(default_log), "%s/snapbenchd.log", a->cfg.state_dir);
+		log_file = default_log;
+	}
+	return background(log_file, ready_fd);
+}
+
+static int run(const struct args *a)
+{
+	struct daemon d;
+	struct sb_error err = {};
+	int ready_fd = -1, r;
 
 	/* under systemd (socket activation or Type=notify) there is nothing to detach from */
-	if (getenv("NOTIFY_SOCKET") || getenv("LISTEN_FDS"))
-		foreground = true;
-	if (!foreground) {
-		if (!log_file) {
-			/* the state directory holds the log of a daemon started by hand */
-			r = mkdir_p(cfg.state_dir, 0755);
-			if (r < 0) {
-				fprintf(stderr, "snapbenchd: --state-dir %s: cannot create it: %s\n", cfg.state_dir, strerror(-r));
-				return 1;
-			}
-			snprintf(default_log, sizeof(default_log), "%s/snapbenchd.log", cfg.state_dir);
-			log_file = default_log;
-		}
-		if (background(log_file, &ready_fd) < 0)
-			return 1;
-	}
+	if (!a->foreground && !getenv("NOTIFY_SOCKET") && !getenv("LISTEN_FDS") && detach(a, &ready_fd) < 0)
+		return 1;
 
-	r = daemon_setup(&d, &cfg, &err);
+	r = daemon_setup(&d, &a->cfg, &err);
 	if (r < 0) {
 		log_error("%s", err.msg);
 		tell_parent(&ready_fd, err.msg);
@@ -294,4 +317,15 @@ int main(int argc, char **argv)
 	r = daemon_loop(&d);
 	daemon_teardown(&d);
 	return r < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	int r;
+
+	r = parse_argv(argc, argv, &a);
+	if (r != ARGS_GO_ON)
+		return r;
+	return run(&a);
 }

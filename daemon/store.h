@@ -6,6 +6,9 @@
  * worker executes), worker.log (the worker's stdout and stderr), and the
  * run engine's qemu-TAG.log and qemu.pid.
  *
+ * store.c: the directories, reports and logs; store-index.c: the summary
+ * index; store-end.c: ending runs.
+ *
  * A queued run already has its directory, its spec and a report in state
  * "queued", so a run exists in one place from submission on. Reports are
  * read with the reports/ reader; the store keeps a small index (one summary

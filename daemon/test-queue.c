@@ -8,8 +8,9 @@
 
 #include "check.h"
 #include "queue.h"
+#include "test-tmp.h"
 
-static char dir[] = "/tmp/snapbench-test-queue.XXXXXX";
+static const char *dir;
 
 static void write_file(const char *name, const char *text)
 {
@@ -19,14 +20,6 @@ static void write_file(const char *name, const char *text)
 	CHECK(fd >= 0);
 	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
 	close(fd);
-}
-
-static void cleanup(void)
-{
-	char path[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, QUEUE_FILE);
-	unlink(path);
-	rmdir(dir);
 }
 
 static void load_bad(const char *text, const char *needle)
@@ -46,8 +39,7 @@ int main(void)
 	struct sb_error err = {};
 	const char *a = "20261130T034512Z-3f9c2a", *b = "20261130T034513Z-000001", *c = "20261130T034514Z-abcdef";
 
-	CHECK(mkdtemp(dir));
-	atexit(cleanup);
+	dir = test_tmpdir("queue");
 
 	/* no file: an empty queue */
 	CHECK(queue_load(dir, &q, &err) == 0);

@@ -6,10 +6,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -17,31 +17,8 @@
 #include "run-dir.h"
 #include "spec.h"
 #include "store.h"
-
-static char dir[] = "/tmp/snapbench-test-store.XXXXXX";
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void cleanup(void)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
-static const char *gets(struct json_object *o, const char *key)
-{
-	struct json_object *v = get(o, key);
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
+#include "test-json.h"
+#include "test-tmp.h"
 
 static struct json_object *make_spec(const char *arm1, const char *arm2, unsigned reps)
 {
@@ -90,9 +67,9 @@ static void test_create_and_summary(struct store *s, char ids[3][REPORT_ID_MAX])
 
 	/* the report reads back through the reports/ reader, queued, with its spec */
 	CHECK(store_read_report(s, ids[0], &report, &err) == 0);
-	CHECK(!strcmp(gets(report, "state"), "queued"));
-	CHECK(!strcmp(gets(report, "id"), ids[0]));
-	CHECK(get(report, "started") == NULL && get(report, "finished") == NULL);
+	CHECK(!strcmp(jstr(report, "state"), "queued"));
+	CHECK(!strcmp(jstr(report, "id"), ids[0]));
+	CHECK(jp(report, "started") == NULL && jp(report, "finished") == NULL);
 	json_object_put(report);
 
 	/* the worker's spec file validates */
@@ -105,12 +82,12 @@ static void test_create_and_summary(struct store *s, char ids[3][REPORT_ID_MAX])
 	spec_done(&back);
 
 	CHECK(store_summary(s, ids[0], &sum, &err) == 0);
-	CHECK(!strcmp(gets(sum, "state"), "queued"));
-	CHECK(!strcmp(gets(sum, "scenario"), "background-snapshot"));
-	v = get(sum, "labels");
+	CHECK(!strcmp(jstr(sum, "state"), "queued"));
+	CHECK(!strcmp(jstr(sum, "scenario"), "background-snapshot"));
+	v = jp(sum, "labels");
 	CHECK(json_object_array_length(v) == 2);
 	CHECK(!strcmp(json_object_get_string(json_object_array_get_idx(v, 1)), "thp"));
-	CHECK(json_object_get_int(get(get(sum, "repetitions"), "total")) == 6);
+	CHECK(json_object_get_int(jp(sum, "repetitions/total")) == 6);
 	json_object_put(sum);
 
 	/* bad and unknown ids */
@@ -131,7 +108,7 @@ static void test_list(struct store *s, char ids[3][REPORT_ID_MAX])
 	CHECK(json_object_array_length(list) == 3);
 	/* oldest first */
 	for (int i = 0; i < 2; i++)
-		CHECK(strcmp(gets(json_object_array_get_idx(list, i), "id"), gets(json_object_array_get_idx(list, i + 1), "id")) < 0);
+		CHECK(strcmp(jstr(json_object_array_get_idx(list, i), "id"), jstr(json_object_array_get_idx(list, i + 1), "id")) < 0);
 	json_object_put(list);
 
 	f.label = "base";
@@ -148,7 +125,7 @@ static void test_list(struct store *s, char ids[3][REPORT_ID_MAX])
 	for (int i = 1; i < 3; i++)
 		if (strcmp(ids[i], newest) > 0)
 			newest = ids[i];
-	CHECK(!strcmp(gets(json_object_array_get_idx(list, 0), "id"), newest));
+	CHECK(!strcmp(jstr(json_object_array_get_idx(list, 0), "id"), newest));
 	json_object_put(list);
 
 	f.limit = 0;
@@ -199,33 +176,33 @@ static void test_end(struct store *s, char ids[3][REPORT_ID_MAX])
 
 	/* a summary is cached, and refreshed when the report changes */
 	CHECK(store_summary(s, ids[1], &sum, &err) == 0);
-	CHECK(!strcmp(gets(sum, "state"), "queued"));
+	CHECK(!strcmp(jstr(sum, "state"), "queued"));
 	json_object_put(sum);
 
 	write_running_report(s, ids[1], REPORT_REP_RUNNING, REPORT_RUNNING);
 	CHECK(store_summary(s, ids[1], &sum, &err) == 0);
-	CHECK(!strcmp(gets(sum, "state"), "running"));
+	CHECK(!strcmp(jstr(sum, "state"), "running"));
 	json_object_put(sum);
 
 	CHECK(store_run_dir(s, ids[1], run_dir, sizeof(run_dir)) == 0);
 	CHECK_MSG(store_end_run_interrupted(run_dir, &err) == 1, "%s", err.msg);
 	CHECK(store_read_report(s, ids[1], &report, &err) == 0);
-	CHECK(!strcmp(gets(report, "state"), "failed"));
-	CHECK(!strcmp(gets(get(report, "error"), "phase"), STORE_INTERRUPTED_PHASE));
-	CHECK(strstr(gets(get(report, "error"), "message"), "interrupted"));
-	CHECK(gets(report, "finished"));
-	reps = get(report, "repetitions");
+	CHECK(!strcmp(jstr(report, "state"), "failed"));
+	CHECK(!strcmp(jstr(report, "error/phase"), STORE_INTERRUPTED_PHASE));
+	CHECK(strstr(jstr(report, "error/message"), "interrupted"));
+	CHECK(jstr(report, "finished"));
+	reps = jp(report, "repetitions");
 	CHECK(json_object_array_length(reps) == 2);
 	rep = json_object_array_get_idx(reps, 0);
-	CHECK(!strcmp(gets(rep, "state"), "completed")); /* untouched */
+	CHECK(!strcmp(jstr(rep, "state"), "completed")); /* untouched */
 	rep = json_object_array_get_idx(reps, 1);
-	CHECK(!strcmp(gets(rep, "state"), "failed"));
-	CHECK(json_object_array_length(get(rep, "timeline")) == 1); /* the partial timeline stays */
-	CHECK(json_object_get_int(get(get(json_object_array_get_idx(get(report, "arms"), 0), "repetitions"), "failed")) == 1);
+	CHECK(!strcmp(jstr(rep, "state"), "failed"));
+	CHECK(json_object_array_length(jp(rep, "timeline")) == 1); /* the partial timeline stays */
+	CHECK(json_object_get_int(jp(report, "arms/0/repetitions/failed")) == 1);
 	json_object_put(report);
 
 	CHECK(store_summary(s, ids[1], &sum, &err) == 0);
-	CHECK(!strcmp(gets(sum, "state"), "failed"));
+	CHECK(!strcmp(jstr(sum, "state"), "failed"));
 	json_object_put(sum);
 
 	/* a final report is left alone */
@@ -236,18 +213,18 @@ static void test_end(struct store *s, char ids[3][REPORT_ID_MAX])
 	CHECK(store_end_run(run_dir, REPORT_FAILED, "x", "y", 0, &err) == 0);
 	CHECK(store_end_run_interrupted(run_dir, &err) == 1);
 	CHECK(store_read_report(s, ids[1], &report, &err) == 0);
-	CHECK(!strcmp(gets(report, "state"), "failed"));
-	rep = json_object_array_get_idx(get(report, "repetitions"), 1);
-	CHECK(!strcmp(gets(rep, "state"), "failed"));
-	CHECK(!strcmp(gets(get(rep, "error"), "phase"), STORE_INTERRUPTED_PHASE));
+	CHECK(!strcmp(jstr(report, "state"), "failed"));
+	rep = json_object_array_get_idx(jp(report, "repetitions"), 1);
+	CHECK(!strcmp(jstr(rep, "state"), "failed"));
+	CHECK(!strcmp(jstr(rep, "error/phase"), STORE_INTERRUPTED_PHASE));
 	json_object_put(report);
 
 	/* cancelling a queued run */
 	CHECK(store_run_dir(s, ids[2], run_dir, sizeof(run_dir)) == 0);
 	CHECK(store_end_run(run_dir, REPORT_CANCELLED, "queued", "cancelled by uid 0 before it started", 0, &err) == 1);
 	CHECK(store_summary(s, ids[2], &sum, &err) == 0);
-	CHECK(!strcmp(gets(sum, "state"), "cancelled"));
-	CHECK(!strcmp(gets(get(sum, "error"), "message"), "cancelled by uid 0 before it started"));
+	CHECK(!strcmp(jstr(sum, "state"), "cancelled"));
+	CHECK(!strcmp(jstr(sum, "error/message"), "cancelled by uid 0 before it started"));
 	json_object_put(sum);
 
 	struct store_filter f = { .state = REPORT_CANCELLED };
@@ -264,8 +241,8 @@ static void test_strip(struct store *s, char ids[3][REPORT_ID_MAX])
 
 	CHECK(store_read_report(s, ids[1], &report, &err) == 0);
 	store_strip_timelines(report);
-	CHECK(get(json_object_array_get_idx(get(report, "repetitions"), 1), "timeline") == NULL);
-	CHECK(get(json_object_array_get_idx(get(report, "repetitions"), 1), "state") != NULL);
+	CHECK(jp(report, "repetitions/1/timeline") == NULL);
+	CHECK(jp(report, "repetitions/1/state") != NULL);
 	json_object_put(report);
 }
 
@@ -294,15 +271,15 @@ static void test_logs(struct store *s, char ids[3][REPORT_ID_MAX])
 	CHECK(store_logs(s, ids[0], 1024, &logs, &err) == 0);
 	CHECK(json_object_array_length(logs) == 3);
 	e = json_object_array_get_idx(logs, 0);
-	CHECK(!strcmp(gets(e, "name"), RUN_DIR_WORKER_LOG));
-	CHECK(json_object_get_int(get(e, "bytes")) == (int)sizeof(big));
-	CHECK(json_object_get_boolean(get(e, "truncated")));
-	CHECK(strlen(gets(e, "text")) == 1024);
-	CHECK(strstr(gets(e, "text"), "?tail\n"));
-	CHECK(!strcmp(gets(json_object_array_get_idx(logs, 1), "name"), "qemu-rep0-base.log"));
-	CHECK(!strcmp(gets(json_object_array_get_idx(logs, 1), "text"), "first\n"));
-	CHECK(!json_object_get_boolean(get(json_object_array_get_idx(logs, 1), "truncated")));
-	CHECK(!strcmp(gets(json_object_array_get_idx(logs, 2), "name"), "qemu-rep1-base.log"));
+	CHECK(!strcmp(jstr(e, "name"), RUN_DIR_WORKER_LOG));
+	CHECK(json_object_get_int(jp(e, "bytes")) == (int)sizeof(big));
+	CHECK(json_object_get_boolean(jp(e, "truncated")));
+	CHECK(strlen(jstr(e, "text")) == 1024);
+	CHECK(strstr(jstr(e, "text"), "?tail\n"));
+	CHECK(!strcmp(jstr(json_object_array_get_idx(logs, 1), "name"), "qemu-rep0-base.log"));
+	CHECK(!strcmp(jstr(json_object_array_get_idx(logs, 1), "text"), "first\n"));
+	CHECK(!json_object_get_boolean(jp(json_object_array_get_idx(logs, 1), "truncated")));
+	CHECK(!strcmp(jstr(json_object_array_get_idx(logs, 2), "name"), "qemu-rep1-base.log"));
 	json_object_put(logs);
 
 	CHECK(store_logs(s, "20200101T000000Z-000000", 1024, &logs, &err) == -ENOENT);
@@ -328,9 +305,9 @@ static void test_unreadable(struct store *s)
 	CHECK(store_list(s, &f, &list, &err) == 0);
 	CHECK(json_object_array_length(list) == 4);
 	for (size_t i = 0; i < json_object_array_length(list); i++)
-		if (!strcmp(gets(json_object_array_get_idx(list, i), "id"), id))
+		if (!strcmp(jstr(json_object_array_get_idx(list, i), "id"), id))
 			e = json_object_array_get_idx(list, i);
-	CHECK(e && get(e, "state") == NULL && strstr(gets(e, "problem"), "not valid JSON"));
+	CHECK(e && jp(e, "state") == NULL && strstr(jstr(e, "problem"), "not valid JSON"));
 	json_object_put(list);
 }
 
@@ -340,9 +317,7 @@ int main(void)
 	struct sb_error err = {};
 	char ids[3][REPORT_ID_MAX];
 
-	CHECK(mkdtemp(dir));
-	atexit(cleanup);
-	CHECK_MSG(store_open(dir, &s, &err) == 0, "%s", err.msg);
+	CHECK_MSG(store_open(test_tmpdir("store"), &s, &err) == 0, "%s", err.msg);
 	test_create_and_summary(s, ids);
 	test_list(s, ids);
 	test_end(s, ids);

@@ -108,7 +108,14 @@ static _Noreturn void usage(int code)
 	exit(code);
 }
 
-int main(int argc, char **argv)
+struct worker_args {
+	const char *run_dir, *knobs_dir, *qemu;
+	int progress_fd;
+	pid_t parent;
+};
+
+/* Fills *ret, or exits with usage (WORKER_EXIT_USAGE). */
+static void parse_argv(int argc, char **argv, struct worker_args *ret)
 {
 	static const struct option options[] = {
 		{ "run-dir", required_argument, NULL, 'r' },
@@ -122,11 +129,7 @@ int main(int argc, char **argv)
 	const char *run_dir = NULL, *knobs_dir = NULL, *qemu = NULL;
 	struct progress_sink sink = { .fd = -1 };
 	long parent = 0;
-	struct run_spec spec;
-	struct sb_error err = {};
-	char spec_path[PATH_MAX], report_path[PATH_MAX];
-	struct sigaction sa = { .sa_handler = on_signal };
-	int c, r;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
 		int64_t v;
@@ -158,6 +161,15 @@ int main(int argc, char **argv)
 	}
 	if (!run_dir || !knobs_dir || sink.fd < 0 || !parent || optind != argc)
 		usage(WORKER_EXIT_USAGE);
+	*ret = (struct worker_args){
+		.run_dir = run_dir, .knobs_dir = knobs_dir, .qemu = qemu, .progress_fd = sink.fd, .parent = (pid_t)parent
+	};
+}
+
+/* Signals (cancel, the parent's death) and the progress fd; 0 or the exit code. */
+static int setup_process(const struct worker_args *a)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
@@ -170,34 +182,61 @@ int main(int argc, char **argv)
 		fprintf(stderr, "snapbench-worker: PR_SET_PDEATHSIG: %s\n", strerror(errno));
 		return WORKER_EXIT_FAILED;
 	}
-	if (getppid() != (pid_t)parent)
+	if (getppid() != a->parent)
 		on_signal(SIGHUP);
-	if (fcntl(sink.fd, F_SETFL, fcntl(sink.fd, F_GETFL) | O_NONBLOCK) < 0 ||
-	    fcntl(sink.fd, F_SETFD, FD_CLOEXEC) < 0) {
-		fprintf(stderr, "snapbench-worker: --progress-fd %d: %s\n", sink.fd, strerror(errno));
+	if (fcntl(a->progress_fd, F_SETFL, fcntl(a->progress_fd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    fcntl(a->progress_fd, F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "snapbench-worker: --progress-fd %d: %s\n", a->progress_fd, strerror(errno));
 		return WORKER_EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* RUN_DIR/spec.json, validated into *spec; a bad one fails the run. 0 or the exit code. */
+static int load_spec(const char *run_dir, struct run_spec *spec)
+{
+	char spec_path[PATH_MAX];
+	struct sb_error err = {};
+	int r;
 
 	snprintf(spec_path, sizeof(spec_path), "%s/%s", run_dir, RUN_DIR_SPEC);
-	if (spec_init(&spec) < 0) {
+	if (spec_init(spec) < 0) {
 		fprintf(stderr, "snapbench-worker: out of memory\n");
 		return WORKER_EXIT_FAILED;
 	}
-	r = spec_apply_file(&spec, spec_path, &err);
+	r = spec_apply_file(spec, spec_path, &err);
 	if (r >= 0)
-		r = spec_validate(&spec, &err);
+		r = spec_validate(spec, &err);
 	if (r < 0) {
 		struct sb_error e2 = {};
 		fprintf(stderr, "snapbench-worker: %s\n", err.msg);
 		store_end_run(run_dir, REPORT_FAILED, "spec", err.msg, 0, &e2);
-		spec_done(&spec);
+		spec_done(spec);
 		return WORKER_EXIT_USAGE;
 	}
+	return 0;
+}
+
+static int run(const struct worker_args *a)
+{
+	const char *run_dir = a->run_dir;
+	struct progress_sink sink = { .fd = a->progress_fd };
+	struct run_spec spec;
+	struct sb_error err = {};
+	char report_path[PATH_MAX];
+	int r;
+
+	r = setup_process(a);
+	if (r)
+		return r;
+	r = load_spec(run_dir, &spec);
+	if (r)
+		return r;
 
 	struct runner_options opts = {
 		.run_dir = run_dir,
-		.state_dir = knobs_dir,
-		.qemu_binary = qemu,
+		.state_dir = a->knobs_dir,
+		.qemu_binary = a->qemu,
 		.cancel = &cancel_flag,
 		.progress = on_progress,
 		.userdata = &sink,
@@ -229,4 +268,12 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "snapbench-worker: run %s: completed\n", run_dir);
 	return WORKER_EXIT_COMPLETED;
+}
+
+int main(int argc, char **argv)
+{
+	struct worker_args a;
+
+	parse_argv(argc, argv, &a);
+	return run(&a);
 }

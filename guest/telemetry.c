@@ -326,54 +326,96 @@ static int resync(struct guest_decoder *d, int code)
 	return code;
 }
 
+enum { HEADER_OK = 1, HEADER_MORE, HEADER_SKIPPED };
+
+/*
+ * The header at d->start: HEADER_OK (whole, its checksum holds), HEADER_MORE
+ * (wait for more bytes), HEADER_SKIPPED (garbage skipped, already reported),
+ * or a negative errno with err set (the decoder moved on to the next magic).
+ */
+static int check_header(struct guest_decoder *d, struct sb_error *err)
+{
+	const uint8_t *h = d->buf + d->start;
+	size_t avail = d->end - d->start;
+	uint64_t off = d->consumed;
+	unsigned version;
+	int ret;
+
+	if (avail < 4)
+		return HEADER_MORE;
+	if (le32(h) != GUEST_WIRE_MAGIC) {
+		uint8_t b[4] = { h[0], h[1], h[2], h[3] };
+
+		ret = resync(d, -EBADMSG);
+		if (ret < 0)
+			return sb_error_set(err, ret,
+					    "telemetry: no record at stream offset %" PRIu64
+					    " (bytes %02x %02x %02x %02x); skipping to the next record",
+					    off, b[0], b[1], b[2], b[3]);
+		return HEADER_SKIPPED;
+	}
+	if (avail < 5)
+		return HEADER_MORE;
+	/* Another version may lay out even the header differently. */
+	version = h[4];
+	if (version != GUEST_WIRE_VERSION) {
+		ret = resync(d, -EPROTONOSUPPORT);
+		if (ret < 0)
+			return sb_error_set(err, ret,
+					    "telemetry: record at stream offset %" PRIu64
+					    " is version %u; this snapbench reads version %d: boot the guest image built with it",
+					    off, version, GUEST_WIRE_VERSION);
+		return HEADER_SKIPPED;
+	}
+	if (avail < GUEST_WIRE_HEADER_SIZE)
+		return HEADER_MORE;
+	if (wire_crc32(&d->crc, h, 16) != le32(h + 16)) {
+		ret = resync(d, -EBADMSG);
+		if (ret < 0)
+			return sb_error_set(err, ret,
+					    "telemetry: record header at stream offset %" PRIu64
+					    " fails its checksum; skipping to the next record",
+					    off);
+		return HEADER_SKIPPED;
+	}
+	return HEADER_OK;
+}
+
+/* The payload of a record of type into d->rec. */
+static int decode_payload(struct guest_decoder *d, unsigned type, struct reader *r, struct sb_error *err)
+{
+	switch (type) {
+	case GUEST_RECORD_HELLO:
+		return decode_hello(d, r, err);
+	case GUEST_RECORD_SAMPLE:
+		return decode_sample(d, r, err);
+	case GUEST_RECORD_END:
+		return decode_end(d, r, err);
+	case GUEST_RECORD_LOG:
+		return decode_log(d, r, err);
+	default:
+		return sb_error_set(err, -EBADMSG, "unknown record type %u", type);
+	}
+}
+
 int guest_decoder_next(struct guest_decoder *d, const struct guest_record **rec, struct sb_error *err)
 {
 	for (;;) {
 		const uint8_t *h = d->buf + d->start;
-		size_t avail = d->end - d->start;
+		size_t avail = d->end - d->start, frame;
 		uint64_t off = d->consumed;
 		uint32_t len, seq;
-		unsigned version, type;
+		unsigned type;
 		struct reader r;
 		int ret;
 
-		if (avail < 4)
+		ret = check_header(d, err);
+		if (ret < 0)
+			return ret;
+		if (ret == HEADER_MORE)
 			return 0;
-		if (le32(h) != GUEST_WIRE_MAGIC) {
-			uint8_t b[4] = { h[0], h[1], h[2], h[3] };
-
-			ret = resync(d, -EBADMSG);
-			if (ret < 0)
-				return sb_error_set(err, ret,
-						    "telemetry: no record at stream offset %" PRIu64
-						    " (bytes %02x %02x %02x %02x); skipping to the next record",
-						    off, b[0], b[1], b[2], b[3]);
+		if (ret == HEADER_SKIPPED)
 			continue;
-		}
-		if (avail < 5)
-			return 0;
-		/* Another version may lay out even the header differently. */
-		version = h[4];
-		if (version != GUEST_WIRE_VERSION) {
-			ret = resync(d, -EPROTONOSUPPORT);
-			if (ret < 0)
-				return sb_error_set(err, ret,
-						    "telemetry: record at stream offset %" PRIu64
-						    " is version %u; this snapbench reads version %d: boot the guest image built with it",
-						    off, version, GUEST_WIRE_VERSION);
-			continue;
-		}
-		if (avail < GUEST_WIRE_HEADER_SIZE)
-			return 0;
-		if (wire_crc32(&d->crc, h, 16) != le32(h + 16)) {
-			ret = resync(d, -EBADMSG);
-			if (ret < 0)
-				return sb_error_set(err, ret,
-						    "telemetry: record header at stream offset %" PRIu64
-						    " fails its checksum; skipping to the next record",
-						    off);
-			continue;
-		}
 		type = h[5];
 		seq = le32(h + 8);
 		len = le32(h + 12);
@@ -385,10 +427,9 @@ int guest_decoder_next(struct guest_decoder *d, const struct guest_record **rec,
 					    " bytes, more than the %d any record has; skipping it",
 					    off, len, GUEST_WIRE_MAX_PAYLOAD);
 		}
-		if (avail < GUEST_WIRE_HEADER_SIZE + (size_t)len + GUEST_WIRE_TRAILER_SIZE)
+		frame = GUEST_WIRE_HEADER_SIZE + (size_t)len + GUEST_WIRE_TRAILER_SIZE;
+		if (avail < frame)
 			return 0;
-
-		size_t frame = GUEST_WIRE_HEADER_SIZE + (size_t)len + GUEST_WIRE_TRAILER_SIZE;
 
 		/* The header checksum held, so the length is trusted: a bad
 		 * record is skipped whole. */
@@ -409,22 +450,7 @@ int guest_decoder_next(struct guest_decoder *d, const struct guest_record **rec,
 					    " comes after record %" PRIu32 ": sequence numbers went back; skipped",
 					    seq, off, d->next_seq - 1);
 		}
-		switch (type) {
-		case GUEST_RECORD_HELLO:
-			ret = decode_hello(d, &r, err);
-			break;
-		case GUEST_RECORD_SAMPLE:
-			ret = decode_sample(d, &r, err);
-			break;
-		case GUEST_RECORD_END:
-			ret = decode_end(d, &r, err);
-			break;
-		case GUEST_RECORD_LOG:
-			ret = decode_log(d, &r, err);
-			break;
-		default:
-			ret = sb_error_set(err, -EBADMSG, "unknown record type %u", type);
-		}
+		ret = decode_payload(d, type, &r, err);
 		if (ret < 0) {
 			skip(d, frame);
 			sb_error_prefix(err, "telemetry: record %" PRIu32 " at stream offset %" PRIu64, seq, off);

@@ -12,21 +12,7 @@
 #include "check.h"
 #include "progress.h"
 #include "run-progress.h"
-
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	CHECK_MSG(json_object_object_get_ex(o, key, &v), "no %s in %s", key, json_object_to_json_string(o));
-	return v;
-}
-
-static const char *gets(struct json_object *o, const char *key)
-{
-	struct json_object *v = get(o, key);
-
-	return v ? json_object_get_string(v) : NULL;
-}
+#include "test-json.h"
 
 /* worker -> pipe -> daemon: what a client gets for p */
 static struct json_object *round_trip(const struct runner_progress *p)
@@ -52,10 +38,10 @@ static void test_step_start_carries_previous_window(void)
 	};
 	struct json_object *o = round_trip(&p);
 
-	CHECK(!strcmp(gets(o, "step"), "post"));
-	CHECK(!strcmp(gets(o, "sample_window"), "snapshot"));
-	CHECK(json_object_get_double(get(o, "invalidations_per_s")) == 66200);
-	CHECK(!get(o, "snapshot_fraction"));
+	CHECK(!strcmp(jstr(o, "step"), "post"));
+	CHECK(!strcmp(jstr(o, "sample_window"), "snapshot"));
+	CHECK(json_object_get_double(jget(o, "invalidations_per_s")) == 66200);
+	CHECK(jnull(o, "snapshot_fraction"));
 	json_object_put(o);
 }
 
@@ -67,9 +53,9 @@ static void test_no_sample_yet(void)
 	};
 	struct json_object *o = round_trip(&p);
 
-	CHECK(!get(o, "sample_window"));
-	CHECK(!get(o, "pf_per_s") && !get(o, "guest_ops_per_s"));
-	CHECK(json_object_get_int(get(o, "reps")) == 1);
+	CHECK(jnull(o, "sample_window"));
+	CHECK(jnull(o, "pf_per_s") && jnull(o, "guest_ops_per_s"));
+	CHECK(json_object_get_int(jget(o, "reps")) == 1);
 	json_object_put(o);
 }
 
@@ -83,8 +69,8 @@ static void test_sanitize_drops_junk(void)
 	CHECK(in);
 	o = progress_sanitize(in);
 	CHECK(o);
-	CHECK(json_object_get_int(get(o, "rep")) == 0);
-	CHECK(!get(o, "step") && !get(o, "sample_window") && !get(o, "pf_per_s") && !get(o, "arm"));
+	CHECK(json_object_get_int(jget(o, "rep")) == 0);
+	CHECK(jnull(o, "step") && jnull(o, "sample_window") && jnull(o, "pf_per_s") && jnull(o, "arm"));
 	CHECK(!json_object_object_get_ex(o, "extra", NULL));
 	json_object_put(o);
 	json_object_put(in);

@@ -258,20 +258,19 @@ static int series_from_rep(const struct compare_rep *rp, struct series *out)
 	return out->n ? 0 : -ENODATA;
 }
 
-char *compare_plot_timeline_svg(const struct compare_result *r, const char **why)
-{
-	const double W = 820, left = 90, right = 24, top = 100, panel_h = 170, gap = 70;
-	struct series ser[2] = { 0 };
-	char label[80], buf[64];
-	struct svg s;
-	char *out = NULL;
+/* The timeline plot's geometry (px). */
+static const struct {
+	double W, left, right, top, panel_h, gap;
+} tl_geom = { .W = 820, .left = 90, .right = 24, .top = 100, .panel_h = 170, .gap = 70 };
 
-	*why = NULL;
+/* Each side's series: its representative repetition, else the first with a snapshot timeline. */
+static int pick_series(const struct compare_result *r, struct series ser[2], const char **why)
+{
 	for (int k = 0; k < 2; k++) {
 		const struct compare_side *side = r->side[k];
 		size_t first = representative(side);
 		int rr = -ENODATA;
-		/* the representative, else the first repetition that has a snapshot timeline */
+
 		for (size_t t = 0; t <= side->n_reps && rr == -ENODATA; t++) {
 			size_t idx = t == 0 ? first : t - 1;
 			if (t > 0 && idx == first)
@@ -280,11 +279,85 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 			rr = series_from_rep(&side->reps[idx], &ser[k]);
 		}
 		if (rr < 0) {
-			*why = rr == -ENOMEM ? "out of memory"
-					     : "no repetition has timeline rows in the snapshot window";
-			goto out;
+			*why = rr == -ENOMEM ? "out of memory" : "no repetition has timeline rows in the snapshot window";
+			return rr;
 		}
 	}
+	return 0;
+}
+
+/* Panel c (counter c of both sides over time tx); -ENOMEM. */
+static int draw_panel(struct svg *s, const struct compare_result *r, const struct series ser[2], int c,
+		      const struct axis *tx)
+{
+	const double W = tl_geom.W, left = tl_geom.left, right = tl_geom.right;
+	double y_top = tl_geom.top + (double)c * (tl_geom.panel_h + tl_geom.gap), y_bottom = y_top + tl_geom.panel_h;
+	double max = 0;
+	char buf[64];
+
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < ser[k].n; i++)
+			if (!isnan(ser[k].steps[i].rate[c]))
+				max = fmax(max, ser[k].steps[i].rate[c]);
+	struct axis ay = nice_axis(0, max > 0 ? max : 1);
+
+	svg_group_begin(s, panel_id[c]);
+	svg_text(s, left, y_top - 8, "start", 13, "#111111", "%s (%s per second)", panel_name[c],
+		 compare_timeline_counters[c]);
+	y_axis(s, &ay, left, W - right, y_bottom, y_top);
+	/* each side's snapshot window: a bar along the top of the panel */
+	for (int k = 0; k < 2; k++) {
+		double x0 = scale(tx, 0, left, W - right), x1 = scale(tx, ser[k].snap_end, left, W - right);
+		svg_rect(s, x0, y_top + 2 + 7 * (double)k, x1 - x0, 5, side_color[k], "none", 0.5);
+	}
+	svg_line(s, scale(tx, 0, left, W - right), y_top, scale(tx, 0, left, W - right), y_bottom, "#888888", 1,
+		 "4 3");
+	for (int k = 0; k < 2; k++) {
+		if (!ser[k].have[c]) {
+			svg_text(s, W / 2, y_top + 20 + 16 * k, "middle", 11, side_color[k], "%s: %s not in the timeline",
+				 r->side[k]->role, compare_timeline_counters[c]);
+			continue;
+		}
+		_cleanup_free_ double *xy = malloc(ser[k].n * 4 * sizeof(*xy));
+		size_t np = 0;
+		if (!xy)
+			return -ENOMEM;
+		for (size_t i = 0; i < ser[k].n; i++) {
+			const struct step *st = &ser[k].steps[i];
+			if (isnan(st->rate[c]))
+				continue;
+			double y = scale(&ay, st->rate[c], y_bottom, y_top);
+			xy[2 * np] = scale(tx, st->t0, left, W - right);
+			xy[2 * np++ + 1] = y;
+			xy[2 * np] = scale(tx, st->t1, left, W - right);
+			xy[2 * np++ + 1] = y;
+		}
+		svg_polyline(s, xy, np, side_color[k], 1.8);
+	}
+	/* time axis */
+	size_t nt = (size_t)llround((tx->hi - tx->lo) / tx->step);
+	for (size_t i = 0; i <= nt && i <= 40; i++) {
+		double v = tx->lo + (double)i * tx->step, x = scale(tx, v, left, W - right);
+		svg_line(s, x, y_bottom, x, y_bottom + 4, "#555555", 1, NULL);
+		compare_format_number(fabs(v) < tx->step * 1e-9 ? 0.0 : v, buf, sizeof(buf));
+		svg_text(s, x, y_bottom + 16, "middle", 10, "#333333", "%s", buf);
+	}
+	svg_line(s, left, y_bottom, W - right, y_bottom, "#555555", 1, NULL);
+	svg_group_end(s);
+	return 0;
+}
+
+char *compare_plot_timeline_svg(const struct compare_result *r, const char **why)
+{
+	const double W = tl_geom.W, left = tl_geom.left;
+	struct series ser[2] = { 0 };
+	char label[80];
+	struct svg s;
+	char *out = NULL;
+
+	*why = NULL;
+	if (pick_series(r, ser, why) < 0)
+		goto out;
 
 	double t_lo = 0, t_hi = 0;
 	for (int k = 0; k < 2; k++)
@@ -296,7 +369,7 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 	/* pf/s and tlb/s always (a missing counter is said so in its panel);
 	 * invalidations/s when either side measured them */
 	int panels = 2 + (ser[0].have[2] || ser[1].have[2]);
-	const double H = top + panels * (panel_h + gap) + 10;
+	const double H = tl_geom.top + panels * (tl_geom.panel_h + tl_geom.gap) + 10;
 
 	if (svg_begin(&s, W, H, "") < 0) {
 		*why = "out of memory";
@@ -313,62 +386,12 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 		svg_text(&s, left + 20, ly, "start", 12, "#222222", "%s %s: run %s, repetition %lld", r->side[k]->role,
 			 label, id, (long long)ser[k].rep->index);
 	}
-
 	for (int c = 0; c < panels; c++) {
-		double y_top = top + (double)c * (panel_h + gap), y_bottom = y_top + panel_h;
-		double max = 0;
-		for (int k = 0; k < 2; k++)
-			for (size_t i = 0; i < ser[k].n; i++)
-				if (!isnan(ser[k].steps[i].rate[c]))
-					max = fmax(max, ser[k].steps[i].rate[c]);
-		struct axis ay = nice_axis(0, max > 0 ? max : 1);
-
-		svg_group_begin(&s, panel_id[c]);
-		svg_text(&s, left, y_top - 8, "start", 13, "#111111", "%s (%s per second)", panel_name[c],
-			 compare_timeline_counters[c]);
-		y_axis(&s, &ay, left, W - right, y_bottom, y_top);
-		/* each side's snapshot window: a bar along the top of the panel */
-		for (int k = 0; k < 2; k++) {
-			double x0 = scale(&tx, 0, left, W - right), x1 = scale(&tx, ser[k].snap_end, left, W - right);
-			svg_rect(&s, x0, y_top + 2 + 7 * (double)k, x1 - x0, 5, side_color[k], "none", 0.5);
+		if (draw_panel(&s, r, ser, c, &tx) < 0) {
+			svg_abort(&s);
+			*why = "out of memory";
+			goto out;
 		}
-		svg_line(&s, scale(&tx, 0, left, W - right), y_top, scale(&tx, 0, left, W - right), y_bottom, "#888888",
-			 1, "4 3");
-		for (int k = 0; k < 2; k++) {
-			if (!ser[k].have[c]) {
-				svg_text(&s, W / 2, y_top + 20 + 16 * k, "middle", 11, side_color[k],
-					 "%s: %s not in the timeline", r->side[k]->role, compare_timeline_counters[c]);
-				continue;
-			}
-			_cleanup_free_ double *xy = malloc(ser[k].n * 4 * sizeof(*xy));
-			size_t np = 0;
-			if (!xy) {
-				svg_abort(&s);
-				*why = "out of memory";
-				goto out;
-			}
-			for (size_t i = 0; i < ser[k].n; i++) {
-				const struct step *st = &ser[k].steps[i];
-				if (isnan(st->rate[c]))
-					continue;
-				double y = scale(&ay, st->rate[c], y_bottom, y_top);
-				xy[2 * np] = scale(&tx, st->t0, left, W - right);
-				xy[2 * np++ + 1] = y;
-				xy[2 * np] = scale(&tx, st->t1, left, W - right);
-				xy[2 * np++ + 1] = y;
-			}
-			svg_polyline(&s, xy, np, side_color[k], 1.8);
-		}
-		/* time axis */
-		size_t nt = (size_t)llround((tx.hi - tx.lo) / tx.step);
-		for (size_t i = 0; i <= nt && i <= 40; i++) {
-			double v = tx.lo + (double)i * tx.step, x = scale(&tx, v, left, W - right);
-			svg_line(&s, x, y_bottom, x, y_bottom + 4, "#555555", 1, NULL);
-			compare_format_number(fabs(v) < tx.step * 1e-9 ? 0.0 : v, buf, sizeof(buf));
-			svg_text(&s, x, y_bottom + 16, "middle", 10, "#333333", "%s", buf);
-		}
-		svg_line(&s, left, y_bottom, W - right, y_bottom, "#555555", 1, NULL);
-		svg_group_end(&s);
 	}
 	svg_text(&s, W / 2, H - 12, "middle", 11, "#444444",
 		 "seconds since the snapshot started (dashed line); bars at the top: each side's snapshot window");

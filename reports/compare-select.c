@@ -124,6 +124,56 @@ enum source_kind {
 	SOURCE_STORE,   /* the store scan: at least one must have the arm, unfinished runs skipped */
 };
 
+/* The completed repetitions of arm want in rep, and rep itself, onto side (noting what is left out). */
+static int side_add_report(struct compare_side *side, const struct compare_report *rep, const char *want,
+			   const char *role, const char *selector, struct sb_error *err)
+{
+	struct json_object *reps = json_lookup(rep->root, "repetitions");
+	size_t used = 0, left_out = 0;
+
+	for (size_t j = 0; j < json_object_array_length(reps); j++) {
+		struct json_object *rp = json_object_array_get_idx(reps, j);
+		if (strcmp(json_lookup_string(rp, "arm"), want))
+			continue;
+		if (strcmp(json_lookup_string(rp, "state"), "completed")) {
+			left_out++;
+			continue;
+		}
+		if (side->n_reps >= COMPARE_MAX_REPS)
+			return sb_error_set(err, -E2BIG, "--%s %s: more than %d repetitions", role, selector,
+					    COMPARE_MAX_REPS);
+		struct compare_rep *nv = realloc(side->reps, (side->n_reps + 1) * sizeof(*nv));
+		if (!nv)
+			goto oom;
+		side->reps = nv;
+		side->reps[side->n_reps++] = (struct compare_rep){
+			.report = rep,
+			.rep = rp,
+			.timeline = j < rep->n_timelines ? &rep->timelines[j] : NULL,
+			.index = json_object_get_int64(json_lookup(rp, "index")),
+		};
+		used++;
+	}
+	if (left_out &&
+	    strv_pushf(&side->notes, "run %s: %zu repetition%s of %s did not complete and %s "
+		       "left out", rep->id, left_out, left_out == 1 ? "" : "s", want,
+		       left_out == 1 ? "is" : "are") < 0)
+		goto oom;
+	if (strcmp(rep->state, "completed") &&
+	    strv_pushf(&side->notes, "run %s is %s: using its %zu completed repetition%s",
+		       rep->id, rep->state, used, used == 1 ? "" : "s") < 0)
+		goto oom;
+
+	const struct compare_report **nr = realloc(side->reports, (side->n_reports + 1) * sizeof(*nr));
+	if (!nr)
+		goto oom;
+	side->reports = nr;
+	side->reports[side->n_reports++] = rep;
+	return 0;
+oom:
+	return sb_error_set(err, -ENOMEM, "out of memory");
+}
+
 /* Fills side from reports (sorted here) for label (NULL: the reports' only arm). */
 static int side_fill(const char *role, const char *selector, const char *label,
 		     const struct compare_report **reports, size_t n_reports, enum source_kind kind,
@@ -172,46 +222,9 @@ static int side_fill(const char *role, const char *selector, const char *label,
 			continue;
 		}
 
-		struct json_object *reps = json_lookup(rep->root, "repetitions");
-		size_t used = 0, left_out = 0;
-		for (size_t j = 0; j < json_object_array_length(reps); j++) {
-			struct json_object *rp = json_object_array_get_idx(reps, j);
-			if (strcmp(json_lookup_string(rp, "arm"), want))
-				continue;
-			if (strcmp(json_lookup_string(rp, "state"), "completed")) {
-				left_out++;
-				continue;
-			}
-			if (side->n_reps >= COMPARE_MAX_REPS)
-				return sb_error_set(err, -E2BIG, "--%s %s: more than %d repetitions", role, selector,
-						    COMPARE_MAX_REPS);
-			struct compare_rep *nv = realloc(side->reps, (side->n_reps + 1) * sizeof(*nv));
-			if (!nv)
-				goto oom;
-			side->reps = nv;
-			side->reps[side->n_reps++] = (struct compare_rep){
-				.report = rep,
-				.rep = rp,
-				.timeline = j < rep->n_timelines ? &rep->timelines[j] : NULL,
-				.index = json_object_get_int64(json_lookup(rp, "index")),
-			};
-			used++;
-		}
-		if (left_out &&
-		    strv_pushf(&side->notes, "run %s: %zu repetition%s of %s did not complete and %s "
-			       "left out", rep->id, left_out, left_out == 1 ? "" : "s", want,
-			       left_out == 1 ? "is" : "are") < 0)
-			goto oom;
-		if (strcmp(rep->state, "completed") &&
-		    strv_pushf(&side->notes, "run %s is %s: using its %zu completed repetition%s",
-			       rep->id, rep->state, used, used == 1 ? "" : "s") < 0)
-			goto oom;
-
-		const struct compare_report **nr = realloc(side->reports, (side->n_reports + 1) * sizeof(*nr));
-		if (!nr)
-			goto oom;
-		side->reports = nr;
-		side->reports[side->n_reports++] = rep;
+		r = side_add_report(side, rep, want, role, selector, err);
+		if (r < 0)
+			return r;
 	}
 
 	const char *final_label = label ? label : chosen;

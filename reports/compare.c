@@ -510,12 +510,81 @@ static int decide(struct compare_metric *m, double alpha, const size_t reps[2])
 	return r;
 }
 
+/* m's window, name, unit and direction, with the notes they need; 0 or -ENOMEM. */
+static int metric_describe(struct compare_result *res, struct compare_metric *m, const char *window,
+			   const char *name)
+{
+	bool known = true;
+
+	if (!(m->window = strdup(window)) || !(m->name = strdup(name)))
+		return -ENOMEM;
+	struct json_object *info = find_metric_info(res->side[0], name);
+	if (!info)
+		info = find_metric_info(res->side[1], name);
+	m->unit = strdup(json_lookup_string(info, "unit") ? json_lookup_string(info, "unit") : "");
+	if (!m->unit)
+		return -ENOMEM;
+	m->better = parse_better(json_lookup_string(info, "better"), &known);
+	if (!known && strv_pushf(&m->notes, "no direction (metric_info.better) in the reports: a change is "
+				 "reported as changed, never as a regression") < 0)
+		return -ENOMEM;
+	struct json_object *pinfo = find_metric_info(res->side[1], name);
+	if (info && pinfo && json_lookup_string(pinfo, "better") && json_lookup_string(info, "better") &&
+	    strcmp(json_lookup_string(pinfo, "better"), json_lookup_string(info, "better")) &&
+	    strv_pushf(&m->notes, "the reports disagree on the direction: %s side says better is %s; using %s",
+		       res->side[1]->role, json_lookup_string(pinfo, "better"), compare_better_name(m->better)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The change of the medians: ratio and percent (a baseline of 0 noted); 0 or -ENOMEM. */
+static int metric_change(struct compare_result *res, struct compare_metric *m)
+{
+	double b = m->arm[0].s.median, p = m->arm[1].s.median;
+
+	if (b != 0.0) {
+		m->ratio = p / b;
+		m->pct_change = (m->ratio - 1.0) * 100.0;
+	} else if (p == 0.0) {
+		m->ratio = 1.0;
+		m->pct_change = 0.0;
+	} else {
+		m->ratio = NAN;
+		m->pct_change = NAN;
+		m->from_zero = true;
+		if (strv_pushf(&m->notes,
+			       "the %s median is 0: the change has no ratio and counts as beyond any threshold",
+			       res->side[0]->role) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The Mann-Whitney test and, where asked and small enough, the bootstrap interval; 0 or the statistics' errno. */
+static int metric_tests(struct compare_result *res, struct compare_metric *m)
+{
+	int r;
+
+	r = stats_mann_whitney(m->arm[0].values, m->arm[0].n, m->arm[1].values, m->arm[1].n, &m->mwu);
+	if (r < 0)
+		return r;
+	if (res->opts.bootstrap_iterations && m->arm[0].n >= 2 && m->arm[1].n >= 2 &&
+	    m->arm[0].n <= COMPARE_BOOTSTRAP_MAX_N && m->arm[1].n <= COMPARE_BOOTSTRAP_MAX_N) {
+		r = stats_bootstrap_median_ratio(m->arm[0].values, m->arm[0].n, m->arm[1].values, m->arm[1].n,
+						 res->opts.bootstrap_iterations, res->opts.bootstrap_seed,
+						 1.0 - res->opts.alpha, &m->ci);
+		if (r < 0)
+			return r;
+		m->have_ci = true;
+	}
+	return 0;
+}
+
 static int compute_metric(struct compare_result *res, const char *window, const char *name,
 			  struct sb_error *err)
 {
 	struct compare_metric m = { 0 };
 	char reason[2][256];
-	bool known = true;
 	int r;
 
 	for (int s = 0; s < 2; s++) {
@@ -531,24 +600,7 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		metric_free(&m);
 		return add_skipped(res, window, name, why) < 0 ? sb_error_set(err, -ENOMEM, "out of memory") : 0;
 	}
-
-	if (!(m.window = strdup(window)) || !(m.name = strdup(name)))
-		goto oom;
-	struct json_object *info = find_metric_info(res->side[0], name);
-	if (!info)
-		info = find_metric_info(res->side[1], name);
-	m.unit = strdup(json_lookup_string(info, "unit") ? json_lookup_string(info, "unit") : "");
-	if (!m.unit)
-		goto oom;
-	m.better = parse_better(json_lookup_string(info, "better"), &known);
-	if (!known && strv_pushf(&m.notes, "no direction (metric_info.better) in the reports: a change is "
-				 "reported as changed, never as a regression") < 0)
-		goto oom;
-	struct json_object *pinfo = find_metric_info(res->side[1], name);
-	if (info && pinfo && json_lookup_string(pinfo, "better") && json_lookup_string(info, "better") &&
-	    strcmp(json_lookup_string(pinfo, "better"), json_lookup_string(info, "better")) &&
-	    strv_pushf(&m.notes, "the reports disagree on the direction: %s side says better is %s; using %s",
-		       res->side[1]->role, json_lookup_string(pinfo, "better"), compare_better_name(m.better)) < 0)
+	if (metric_describe(res, &m, window, name) < 0)
 		goto oom;
 
 	for (int s = 0; s < 2; s++) {
@@ -561,7 +613,6 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 			       reason[s]) < 0)
 			goto oom;
 	}
-
 	if (all_zero(&m.arm[0]) && all_zero(&m.arm[1])) {
 		char why[600];
 
@@ -569,36 +620,11 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		if (why[0] && strv_push(&m.notes, why) < 0)
 			goto oom;
 	}
-
-	double b = m.arm[0].s.median, p = m.arm[1].s.median;
-	if (b != 0.0) {
-		m.ratio = p / b;
-		m.pct_change = (m.ratio - 1.0) * 100.0;
-	} else if (p == 0.0) {
-		m.ratio = 1.0;
-		m.pct_change = 0.0;
-	} else {
-		m.ratio = NAN;
-		m.pct_change = NAN;
-		m.from_zero = true;
-		if (strv_pushf(&m.notes,
-			       "the %s median is 0: the change has no ratio and counts as beyond any threshold",
-			       res->side[0]->role) < 0)
-			goto oom;
-	}
-
-	r = stats_mann_whitney(m.arm[0].values, m.arm[0].n, m.arm[1].values, m.arm[1].n, &m.mwu);
+	if (metric_change(res, &m) < 0)
+		goto oom;
+	r = metric_tests(res, &m);
 	if (r < 0)
 		goto fail_stats;
-	if (res->opts.bootstrap_iterations && m.arm[0].n >= 2 && m.arm[1].n >= 2 &&
-	    m.arm[0].n <= COMPARE_BOOTSTRAP_MAX_N && m.arm[1].n <= COMPARE_BOOTSTRAP_MAX_N) {
-		r = stats_bootstrap_median_ratio(m.arm[0].values, m.arm[0].n, m.arm[1].values, m.arm[1].n,
-						 res->opts.bootstrap_iterations, res->opts.bootstrap_seed,
-						 1.0 - res->opts.alpha, &m.ci);
-		if (r < 0)
-			goto fail_stats;
-		m.have_ci = true;
-	}
 
 	m.threshold_pct = threshold_for(&res->opts, name);
 	const size_t reps[2] = { res->side[0]->n_reps, res->side[1]->n_reps };

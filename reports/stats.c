@@ -113,40 +113,26 @@ static int cmp_tagged(const void *a, const void *b)
 	return (x->v > y->v) - (x->v < y->v);
 }
 
-int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, struct stats_mwu *out)
+/*
+ * Doubled mid-ranks of the sorted pool into rank2: a tie block at sorted
+ * positions i..j (0-based) shares the mid-rank (i + j + 2) / 2; doubled,
+ * that is the integer i + j + 2. Returns the doubled rank sum of group x;
+ * *tie_term gets the sum of t^3 - t over tie blocks, *ties whether any.
+ */
+static uint64_t mwu_ranks(const struct tagged *pool, size_t n, unsigned *rank2, double *tie_term, bool *ties)
 {
-	_cleanup_free_ struct tagged *pool = NULL;
-	_cleanup_free_ unsigned *rank2 = NULL; /* doubled mid-ranks: integers */
-	_cleanup_free_ double *cnt = NULL;
-	size_t n = nx + ny;
-	double tie_term = 0.0; /* sum of t^3 - t over tie blocks */
-	bool ties = false;
-
-	if (nx == 0 || ny == 0 || !x || !y || !all_finite(x, nx) || !all_finite(y, ny))
-		return -EINVAL;
-	if (n > 1u << 20)
-		return -E2BIG;
-	pool = malloc(n * sizeof(*pool));
-	rank2 = malloc(n * sizeof(*rank2));
-	if (!pool || !rank2)
-		return -ENOMEM;
-	for (size_t i = 0; i < nx; i++)
-		pool[i] = (struct tagged){ x[i], 0 };
-	for (size_t i = 0; i < ny; i++)
-		pool[nx + i] = (struct tagged){ y[i], 1 };
-	qsort(pool, n, sizeof(*pool), cmp_tagged);
-
-	/* A tie block at sorted positions i..j (0-based) shares the mid-rank
-	 * (i + j + 2) / 2; doubled, that is the integer i + j + 2. */
 	uint64_t sum2_x = 0;
+
+	*tie_term = 0.0;
+	*ties = false;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j + 1 < n && pool[j + 1].v == pool[i].v)
 			j++;
 		size_t t = j - i + 1;
 		if (t > 1) {
-			ties = true;
-			tie_term += (double)t * (double)t * (double)t - (double)t;
+			*ties = true;
+			*tie_term += (double)t * (double)t * (double)t - (double)t;
 		}
 		for (size_t k = i; k <= j; k++) {
 			rank2[k] = (unsigned)(i + j + 2);
@@ -155,30 +141,32 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, s
 		}
 		i = j + 1;
 	}
+	return sum2_x;
+}
 
-	out->u1 = (double)sum2_x / 2.0 - (double)nx * ((double)nx + 1.0) / 2.0;
-	out->u2 = (double)nx * (double)ny - out->u1;
-	out->ties = ties;
-	out->p_floor = stats_mwu_p_floor(nx, ny);
+/* The normal approximation with the tie correction and continuity correction. */
+static double mwu_normal_p(double u1, size_t nx, size_t ny, double tie_term)
+{
+	size_t n = nx + ny;
+	double mu = (double)nx * (double)ny / 2.0;
+	double var = (double)nx * (double)ny / 12.0 * ((double)n + 1.0 - tie_term / ((double)n * ((double)n - 1.0)));
+	double dev = fabs(u1 - mu) - 0.5;
 
-	if (n > STATS_MWU_EXACT_MAX) {
-		double mu = (double)nx * (double)ny / 2.0;
-		double var = (double)nx * (double)ny / 12.0 *
-			     ((double)n + 1.0 - tie_term / ((double)n * ((double)n - 1.0)));
-		double dev = fabs(out->u1 - mu) - 0.5;
+	if (var <= 0.0 || dev <= 0.0)
+		return 1.0;
+	return fmin(1.0, erfc(dev / sqrt(var) / M_SQRT2));
+}
 
-		out->method = STATS_MWU_NORMAL;
-		if (var <= 0.0 || dev <= 0.0)
-			out->p = 1.0;
-		else
-			out->p = fmin(1.0, erfc(dev / sqrt(var) / M_SQRT2));
-		return 0;
-	}
-
-	/* The distribution of the doubled rank sum of the smaller group over all
-	 * C(n, m) ways to pick its members: cnt[k][s] counts the subsets of k
-	 * ranks (among those seen so far) whose doubled sum is s. The test is
-	 * symmetric, so the smaller group gives the same p with less work. */
+/*
+ * The exact p: the distribution of the doubled rank sum of the smaller group
+ * over all C(n, m) ways to pick its members: cnt[k][s] counts the subsets of
+ * k ranks (among those seen so far) whose doubled sum is s. The test is
+ * symmetric, so the smaller group gives the same p with less work.
+ */
+static int mwu_exact_p(const unsigned *rank2, size_t nx, size_t ny, uint64_t sum2_x, double *p)
+{
+	_cleanup_free_ double *cnt = NULL;
+	size_t n = nx + ny;
 	size_t m = nx <= ny ? nx : ny;
 	uint64_t t_obs = nx <= ny ? sum2_x : (uint64_t)n * (n + 1) - sum2_x;
 	size_t smax = n * (n + 1); /* sum of all doubled ranks */
@@ -211,8 +199,50 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, s
 		if (llabs((int64_t)s - center) >= d_obs)
 			extreme += row[s];
 	}
+	*p = fmin(1.0, extreme / total);
+	return 0;
+}
+
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, struct stats_mwu *out)
+{
+	_cleanup_free_ struct tagged *pool = NULL;
+	_cleanup_free_ unsigned *rank2 = NULL; /* doubled mid-ranks: integers */
+	size_t n = nx + ny;
+	double tie_term, p;
+	uint64_t sum2_x;
+	bool ties;
+	int r;
+
+	if (nx == 0 || ny == 0 || !x || !y || !all_finite(x, nx) || !all_finite(y, ny))
+		return -EINVAL;
+	if (n > 1u << 20)
+		return -E2BIG;
+	pool = malloc(n * sizeof(*pool));
+	rank2 = malloc(n * sizeof(*rank2));
+	if (!pool || !rank2)
+		return -ENOMEM;
+	for (size_t i = 0; i < nx; i++)
+		pool[i] = (struct tagged){ x[i], 0 };
+	for (size_t i = 0; i < ny; i++)
+		pool[nx + i] = (struct tagged){ y[i], 1 };
+	qsort(pool, n, sizeof(*pool), cmp_tagged);
+	sum2_x = mwu_ranks(pool, n, rank2, &tie_term, &ties);
+
+	out->u1 = (double)sum2_x / 2.0 - (double)nx * ((double)nx + 1.0) / 2.0;
+	out->u2 = (double)nx * (double)ny - out->u1;
+	out->ties = ties;
+	out->p_floor = stats_mwu_p_floor(nx, ny);
+
+	if (n > STATS_MWU_EXACT_MAX) {
+		out->method = STATS_MWU_NORMAL;
+		out->p = mwu_normal_p(out->u1, nx, ny, tie_term);
+		return 0;
+	}
+	r = mwu_exact_p(rank2, nx, ny, sum2_x, &p);
+	if (r < 0)
+		return r;
 	out->method = STATS_MWU_EXACT;
-	out->p = fmin(1.0, extreme / total);
+	out->p = p;
 	return 0;
 }
 

@@ -17,19 +17,10 @@
 
 #include "check.h"
 #include "report.h"
+#include "test-json.h"
+#include "test-tmp.h"
 
 extern char **environ;
-
-static char tmpdir[] = "/tmp/test-report-XXXXXX";
-static char tmpfile_path[300];
-
-/* also on a failed CHECK (exit) */
-static void cleanup(void)
-{
-	if (tmpfile_path[0])
-		unlink(tmpfile_path);
-	rmdir(tmpdir);
-}
 
 static const char full_spec[] =
 	"{\"scenario\": \"background-snapshot\", \"repetitions\": 3,"
@@ -43,31 +34,6 @@ static const char full_spec[] =
 	" \"timing\": {\"warmup_s\": 1, \"pre_s\": 2, \"post_s\": 2, \"interval_ms\": 1000},"
 	" \"bpf\": {\"enabled\": true}, \"knobs\": {},"
 	" \"arms\": [{\"label\": \"stock\", \"knobs\": {\"sysctl:kernel.numa_balancing\": \"0\"}}]}";
-
-static struct json_object *get_path(struct json_object *o, const char *path)
-{
-	char buf[256], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
-		if (json_object_is_type(o, json_type_array))
-			o = json_object_array_get_idx(o, (size_t)atoi(t));
-		else if (!json_object_object_get_ex(o, t, &o))
-			return NULL;
-		if (!o)
-			return NULL;
-	}
-	return o;
-}
-
-static double num(struct json_object *o, const char *path)
-{
-	struct json_object *v = get_path(o, path);
-
-	CHECK_MSG(v && (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)),
-		  "%s is not a number", path);
-	return json_object_get_double(v);
-}
 
 static bool near(double a, double b)
 {
@@ -178,7 +144,8 @@ static void test_report(const char *validator, const char *schema)
 	struct report_rep *rep;
 	struct json_object *j = NULL, *back = NULL, *v;
 	struct sb_error err = {};
-	char *dir = tmpdir, *path = tmpfile_path;
+	const char *dir;
+	char path[300];
 	int arm;
 
 	CHECK(report_new("20261130T034512Z-3f9c2a", 1796010312ULL * 1000000000ULL, &r) == 0);
@@ -212,73 +179,72 @@ static void test_report(const char *validator, const char *schema)
 	r->usage.wall_s = 10;
 	r->usage.samples = 21;
 	CHECK(report_to_json(r, &j, &err) == 0);
-	CHECK(near(num(j, "runner/samples"), 21) && near(num(j, "runner/cpu_user_s"), 0.25));
+	CHECK(near(jnum(j, "runner/samples"), 21) && near(jnum(j, "runner/cpu_user_s"), 0.25));
 
 	/* per-window summaries */
-	CHECK(near(num(j, "repetitions/0/windows/pre/duration_s"), 2));
-	CHECK(near(num(j, "repetitions/0/windows/pre/start_s"), 1));
-	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/pf_per_s"), 2));
-	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/pf_per_s"), 10));
-	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/invalidations_per_s"), 1000));
-	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/invalidations_per_s.uffd-wp"), 990));
-	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/invalidations_per_s.uffd-wp"), 0));
-	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/guest_ops_per_s"), 100));
-	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/snapshot_duration_s"), 2));
-	CHECK(near(num(j, "repetitions/0/windows/snapshot/metrics/snapshot_pages_per_s"), 32768));
-	CHECK(!get_path(j, "repetitions/0/windows/pre/metrics/snapshot_duration_s"));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/duration_s"), 2));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/start_s"), 1));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/pf_per_s"), 2));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/pf_per_s"), 10));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/invalidations_per_s"), 1000));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/invalidations_per_s.uffd-wp"), 990));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/invalidations_per_s.uffd-wp"), 0));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/guest_ops_per_s"), 100));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/snapshot_duration_s"), 2));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/snapshot_pages_per_s"), 32768));
+	CHECK(!jp(j, "repetitions/0/windows/pre/metrics/snapshot_duration_s"));
 	/* 200 reads: 196 in bucket 0, 4 in bucket 2 -> p50 in bucket 0, p99 in bucket 2 */
-	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_samples"), 200));
-	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_p50_ns"), 256 + 64 * 100.0 / 196));
-	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_p99_ns"), 384 + 64 * 2.0 / 4));
-	CHECK(near(num(j, "repetitions/0/windows/pre/metrics/latency_max_ns"), 448));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/latency_samples"), 200));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/latency_p50_ns"), 256 + 64 * 100.0 / 196));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/latency_p99_ns"), 384 + 64 * 2.0 / 4));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/latency_max_ns"), 448));
 	/* unavailable: null and named with the probe's reason */
-	CHECK(json_object_object_get_ex(get_path(j, "repetitions/0/windows/pre/metrics"), "tlb_per_s", &v) && !v);
-	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/0/windows/pre/unavailable/tlb_per_s")),
+	CHECK(json_object_object_get_ex(jp(j, "repetitions/0/windows/pre/metrics"), "tlb_per_s", &v) && !v);
+	CHECK(!strcmp(json_object_get_string(jp(j, "repetitions/0/windows/pre/unavailable/tlb_per_s")),
 		      "KVM does not export it"));
 	/* metrics whose counter was never probed are not in the report */
-	CHECK(!get_path(j, "repetitions/0/windows/pre/metrics/exits_per_s"));
+	CHECK(!jp(j, "repetitions/0/windows/pre/metrics/exits_per_s"));
 	/* how the bandwidth limit was applied: not at all, or by the sink */
-	CHECK(json_object_object_get_ex(get_path(j, "repetitions/0/snapshot"), "throttle", &v) && !v);
-	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/1/snapshot/throttle/by")), "sink"));
-	CHECK(near(num(j, "repetitions/1/snapshot/throttle/rate"), 8 << 20));
-	CHECK(near(num(j, "repetitions/1/snapshot/throttle/burst"), 419430));
-	CHECK(near(num(j, "repetitions/1/snapshot/throttle/bytes"), 268500000));
-	CHECK(near(num(j, "repetitions/1/snapshot/throttle/waited_s"), 1.5));
+	CHECK(json_object_object_get_ex(jp(j, "repetitions/0/snapshot"), "throttle", &v) && !v);
+	CHECK(!strcmp(json_object_get_string(jp(j, "repetitions/1/snapshot/throttle/by")), "sink"));
+	CHECK(near(jnum(j, "repetitions/1/snapshot/throttle/rate"), 8 << 20));
+	CHECK(near(jnum(j, "repetitions/1/snapshot/throttle/burst"), 419430));
+	CHECK(near(jnum(j, "repetitions/1/snapshot/throttle/bytes"), 268500000));
+	CHECK(near(jnum(j, "repetitions/1/snapshot/throttle/waited_s"), 1.5));
 	/* the failed rep's snapshot metrics are unavailable */
-	CHECK(get_path(j, "repetitions/2/windows/snapshot/unavailable/snapshot_duration_s"));
-	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/2/error/phase")), "rep 2 snapshot"));
+	CHECK(jp(j, "repetitions/2/windows/snapshot/unavailable/snapshot_duration_s"));
+	CHECK(!strcmp(json_object_get_string(jp(j, "repetitions/2/error/phase")), "rep 2 snapshot"));
 
 	/* arm statistics over completed repetitions only */
-	CHECK(near(num(j, "arms/0/repetitions/completed"), 2));
-	CHECK(near(num(j, "arms/0/repetitions/failed"), 1));
-	CHECK(near(num(j, "arms/0/repetitions/total"), 3));
-	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/n"), 2));
-	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/median"), 20));
-	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/min"), 10));
-	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/max"), 30));
-	CHECK(near(num(j, "arms/0/windows/snapshot/pf_per_s/values/1"), 30));
-	CHECK(near(num(j, "arms/0/windows/snapshot/tlb_per_s/n"), 0));
-	CHECK(json_object_object_get_ex(get_path(j, "arms/0/windows/snapshot/tlb_per_s"), "median", &v) && !v);
-	CHECK(get_path(j, "metric_info/invalidations_per_s.uffd-wp/unit"));
-	CHECK(!strcmp(json_object_get_string(get_path(j, "metric_info/guest_ops_per_s/better")), "higher"));
+	CHECK(near(jnum(j, "arms/0/repetitions/completed"), 2));
+	CHECK(near(jnum(j, "arms/0/repetitions/failed"), 1));
+	CHECK(near(jnum(j, "arms/0/repetitions/total"), 3));
+	CHECK(near(jnum(j, "arms/0/windows/snapshot/pf_per_s/n"), 2));
+	CHECK(near(jnum(j, "arms/0/windows/snapshot/pf_per_s/median"), 20));
+	CHECK(near(jnum(j, "arms/0/windows/snapshot/pf_per_s/min"), 10));
+	CHECK(near(jnum(j, "arms/0/windows/snapshot/pf_per_s/max"), 30));
+	CHECK(near(jnum(j, "arms/0/windows/snapshot/pf_per_s/values/1"), 30));
+	CHECK(near(jnum(j, "arms/0/windows/snapshot/tlb_per_s/n"), 0));
+	CHECK(json_object_object_get_ex(jp(j, "arms/0/windows/snapshot/tlb_per_s"), "median", &v) && !v);
+	CHECK(jp(j, "metric_info/invalidations_per_s.uffd-wp/unit"));
+	CHECK(!strcmp(json_object_get_string(jp(j, "metric_info/guest_ops_per_s/better")), "higher"));
 
 	/* timeline: dense counters (a counter that appeared late is 0 before), totals are the sums */
-	CHECK(near(num(j, "repetitions/0/timeline/0/counters/bpf.invalidations.uffd-wp"), 0));
-	CHECK(!get_path(j, "repetitions/0/timeline/0/latency_hist"));
-	CHECK(near(num(j, "repetitions/0/timeline/1/latency_hist/counts/1"), 2));
-	CHECK(near(num(j, "repetitions/0/totals/kvm.pf_taken"), 2 * 5 + 10 * 2));
-	CHECK(near(num(j, "repetitions/0/totals/bpf.invalidations.uffd-wp"), 1980));
-	CHECK(!strcmp(json_object_get_string(get_path(j, "repetitions/0/timeline/4/migration/status")), "completed"));
-	CHECK(!get_path(j, "repetitions/0/timeline/4/migration/dirty_pages_rate"));
+	CHECK(near(jnum(j, "repetitions/0/timeline/0/counters/bpf.invalidations.uffd-wp"), 0));
+	CHECK(!jp(j, "repetitions/0/timeline/0/latency_hist"));
+	CHECK(near(jnum(j, "repetitions/0/timeline/1/latency_hist/counts/1"), 2));
+	CHECK(near(jnum(j, "repetitions/0/totals/kvm.pf_taken"), 2 * 5 + 10 * 2));
+	CHECK(near(jnum(j, "repetitions/0/totals/bpf.invalidations.uffd-wp"), 1980));
+	CHECK(!strcmp(json_object_get_string(jp(j, "repetitions/0/timeline/4/migration/status")), "completed"));
+	CHECK(!jp(j, "repetitions/0/timeline/4/migration/dirty_pages_rate"));
 
 	/* write, read back, validate */
-	CHECK(mkdtemp(dir));
-	atexit(cleanup);
-	snprintf(path, sizeof(tmpfile_path), "%s/report.json", dir);
+	dir = test_tmpdir("report");
+	snprintf(path, sizeof(path), "%s/report.json", dir);
 	CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
 	CHECK_MSG(report_read(path, &back, &err) == 0, "%s", err.msg);
 	CHECK(report_json_state(back) == REPORT_RUNNING);
-	CHECK(near(num(back, "arms/0/windows/snapshot/pf_per_s/median"), 20));
+	CHECK(near(jnum(back, "arms/0/windows/snapshot/pf_per_s/median"), 20));
 	json_object_put(back);
 	if (validator) {
 		int rc = run_validator(validator, schema, path);

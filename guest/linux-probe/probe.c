@@ -187,12 +187,16 @@ static void usage(FILE *f)
 		   "  --seed N          recorded in HELLO (default 1)\n");
 }
 
-int main(int argc, char **argv)
+struct args {
+	uint64_t region_mib, gap_us, interval_ms, duration_ms, seed;
+	const char *out;
+};
+
+/* Fills *ret; returns -1 to go on, else the exit code (0 after --help, 2 bad arguments). */
+static int parse_argv(int argc, char **argv, struct args *ret)
 {
 	uint64_t region_mib = 64, gap_us = 100, interval_ms = 100, duration_ms = 0, seed = 1;
 	const char *out = NULL;
-	static struct state s;
-	static struct rec r;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -230,22 +234,117 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	*ret = (struct args){ region_mib, gap_us, interval_ms, duration_ms, seed, out };
+	return -1;
+}
+
+/* The HELLO record: the clock, the region, the probe's settings. */
+static int send_hello(struct rec *r, const struct state *s, const struct args *a, volatile uint8_t *region,
+		      size_t bytes)
+{
+	uint32_t overhead = UINT32_MAX;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t t0 = rdtsc_ordered(), t1 = rdtsc_ordered();
+		if (t1 - t0 < overhead)
+			overhead = (uint32_t)(t1 - t0);
+	}
+	struct sysinfo si;
+	uint64_t ram = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+	int cpu = sched_getcpu();
+
+	begin(r, GUEST_RECORD_HELLO);
+	put(r, 1, 2);                         /* vcpus: the probe alone */
+	put(r, 12, 1);                        /* page shift */
+	put(r, GUEST_CLOCK_OS, 1);
+	put(r, a->interval_ms, 4);
+	put(r, s->tsc_hz, 8);
+	put(r, 0, 4);                         /* pvclock mul */
+	put(r, 0, 1);                         /* pvclock shift */
+	put(r, GUEST_HELLO_POPULATED, 1);
+	put(r, 0, 2);
+	put(r, ram, 8);
+	put(r, (uint64_t)(uintptr_t)region, 8);
+	put(r, bytes, 8);
+	put(r, 0, 2);                         /* probe vCPU 0 */
+	put(r, 0, 2);
+	put(r, a->gap_us, 4);
+	put(r, a->duration_ms, 8);
+	put(r, a->seed, 8);
+	put(r, s->boot_tsc, 8);
+	put(r, rdtsc_ordered(), 8);
+	put(r, overhead, 4);
+	put(r, GUEST_HIST_BUCKETS, 2);
+	put(r, GUEST_HIST_SUB_BITS, 1);
+	put(r, 0, 1);
+	put(r, GUEST_PATTERN_PROBE, 1);       /* vCPU 0 */
+	put(r, 0, 1);
+	put(r, cpu < 0 ? 0 : (uint64_t)cpu, 2); /* the CPU it started on, in place of an APIC ID */
+	put(r, 0, 8);
+	put(r, 0, 8);
+	return send_rec(r);
+}
+
+/*
+ * Reads a page of the region, spins gap, again, a SAMPLE every interval,
+ * until SIGTERM or the duration: returns the END reason, or -1 when a
+ * record could not be written.
+ */
+static int probe_loop(struct rec *r, struct state *s, const struct args *a, volatile uint8_t *region, size_t bytes)
+{
+	uint64_t interval = s->tsc_hz / 1000 * a->interval_ms, gap = s->tsc_hz / 1000000 * a->gap_us;
+	uint64_t start = rdtsc_ordered(), next = start + interval;
+	uint64_t end = a->duration_ms ? start + s->tsc_hz / 1000 * a->duration_ms : UINT64_MAX;
+	size_t off = 0;
+
+	for (;;) {
+		uint64_t t0 = rdtsc_ordered();
+		(void)region[off];
+		uint64_t t1 = rdtsc_ordered(), d = t1 - t0;
+		s->reads++;
+		s->sum += d;
+		if (d > s->max)
+			s->max = d;
+		s->hist[guest_hist_index(d)]++;
+		off += PAGE;
+		if (off >= bytes)
+			off = 0;
+		if (t1 >= next) {
+			if (send_sample(r, s) < 0)
+				return -1;
+			next += interval;
+			if (next <= t1)
+				next = t1 + interval; /* fell a whole interval behind: skip */
+		}
+		if (stop_requested)
+			return GUEST_END_HOST_REQUEST;
+		if (t1 >= end)
+			return GUEST_END_RUN_LENGTH;
+		for (uint64_t t = rdtsc_ordered() + gap; gap && rdtsc_ordered() < t && !stop_requested;)
+			__asm__ volatile("pause");
+	}
+}
+
+static int run(const struct args *a)
+{
+	static struct state s;
+	static struct rec r;
+	int reason;
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	wire_crc32_init(&crc);
 	s.boot_tsc = rdtsc_ordered();
-	out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	out_fd = open(a->out, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (out_fd < 0) {
-		fprintf(stderr, "snapbench-linux-probe: %s: %s\n", out, strerror(errno));
+		fprintf(stderr, "snapbench-linux-probe: %s: %s\n", a->out, strerror(errno));
 		return 1;
 	}
-	size_t bytes = (size_t)region_mib << 20;
+	size_t bytes = (size_t)a->region_mib << 20;
 	volatile uint8_t *region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED) {
 		fprintf(stderr, "snapbench-linux-probe: cannot map %llu MiB: %s; lower --region-mib\n",
-			(unsigned long long)region_mib, strerror(errno));
+			(unsigned long long)a->region_mib, strerror(errno));
 		return 1;
 	}
 	/* populate: every page backed and holding data, as the micro guest's populate=on */
@@ -253,84 +352,13 @@ int main(int argc, char **argv)
 		region[off] = (uint8_t)(off >> 12);
 
 	s.tsc_hz = calibrate_tsc();
-	uint32_t overhead = UINT32_MAX;
-	for (int i = 0; i < 1000; i++) {
-		uint64_t a = rdtsc_ordered(), b = rdtsc_ordered();
-		if (b - a < overhead)
-			overhead = (uint32_t)(b - a);
-	}
-	struct sysinfo si;
-	uint64_t ram = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
-	int cpu = sched_getcpu();
-
-	begin(&r, GUEST_RECORD_HELLO);
-	put(&r, 1, 2);                         /* vcpus: the probe alone */
-	put(&r, 12, 1);                        /* page shift */
-	put(&r, GUEST_CLOCK_OS, 1);
-	put(&r, interval_ms, 4);
-	put(&r, s.tsc_hz, 8);
-	put(&r, 0, 4);                         /* pvclock mul */
-	put(&r, 0, 1);                         /* pvclock shift */
-	put(&r, GUEST_HELLO_POPULATED, 1);
-	put(&r, 0, 2);
-	put(&r, ram, 8);
-	put(&r, (uint64_t)(uintptr_t)region, 8);
-	put(&r, bytes, 8);
-	put(&r, 0, 2);                         /* probe vCPU 0 */
-	put(&r, 0, 2);
-	put(&r, gap_us, 4);
-	put(&r, duration_ms, 8);
-	put(&r, seed, 8);
-	put(&r, s.boot_tsc, 8);
-	put(&r, rdtsc_ordered(), 8);
-	put(&r, overhead, 4);
-	put(&r, GUEST_HIST_BUCKETS, 2);
-	put(&r, GUEST_HIST_SUB_BITS, 1);
-	put(&r, 0, 1);
-	put(&r, GUEST_PATTERN_PROBE, 1);       /* vCPU 0 */
-	put(&r, 0, 1);
-	put(&r, cpu < 0 ? 0 : (uint64_t)cpu, 2); /* the CPU it started on, in place of an APIC ID */
-	put(&r, 0, 8);
-	put(&r, 0, 8);
-	if (send_rec(&r) < 0) {
-		fprintf(stderr, "snapbench-linux-probe: writing %s: %s\n", out, strerror(errno));
+	if (send_hello(&r, &s, a, region, bytes) < 0) {
+		fprintf(stderr, "snapbench-linux-probe: writing %s: %s\n", a->out, strerror(errno));
 		return 1;
 	}
-
-	uint64_t interval = s.tsc_hz / 1000 * interval_ms, gap = s.tsc_hz / 1000000 * gap_us;
-	uint64_t start = rdtsc_ordered(), next = start + interval;
-	uint64_t end = duration_ms ? start + s.tsc_hz / 1000 * duration_ms : UINT64_MAX;
-	size_t off = 0;
-	int reason = GUEST_END_HOST_REQUEST;
-
-	for (;;) {
-		uint64_t a = rdtsc_ordered();
-		(void)region[off];
-		uint64_t b = rdtsc_ordered(), d = b - a;
-		s.reads++;
-		s.sum += d;
-		if (d > s.max)
-			s.max = d;
-		s.hist[guest_hist_index(d)]++;
-		off += PAGE;
-		if (off >= bytes)
-			off = 0;
-		if (b >= next) {
-			if (send_sample(&r, &s) < 0)
-				return 1;
-			next += interval;
-			if (next <= b)
-				next = b + interval; /* fell a whole interval behind: skip */
-		}
-		if (stop_requested)
-			break;
-		if (b >= end) {
-			reason = GUEST_END_RUN_LENGTH;
-			break;
-		}
-		for (uint64_t t = rdtsc_ordered() + gap; gap && rdtsc_ordered() < t && !stop_requested;)
-			__asm__ volatile("pause");
-	}
+	reason = probe_loop(&r, &s, a, region, bytes);
+	if (reason < 0)
+		return 1;
 	if (send_sample(&r, &s) < 0)
 		return 1;
 	begin(&r, GUEST_RECORD_END);
@@ -342,4 +370,15 @@ int main(int argc, char **argv)
 		return 1;
 	close(out_fd);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	int r;
+
+	r = parse_argv(argc, argv, &a);
+	if (r >= 0)
+		return r;
+	return run(&a);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test-json.h"
 
 extern char **environ;
 
@@ -84,28 +85,6 @@ static void start_churn(const char *churn)
 		CHECK_MSG(false, "vm-churn did not start: '%s'", line);
 	}
 	fclose(f);
-}
-
-static struct json_object *get(struct json_object *o, const char *path)
-{
-	char buf[256], *save = NULL, *key;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (key = strtok_r(buf, ".", &save); key; key = strtok_r(NULL, ".", &save)) {
-		struct json_object *next = NULL;
-
-		CHECK_MSG(o && json_object_object_get_ex(o, key, &next), "no '%s' in %s", key, path);
-		o = next;
-	}
-	return o;
-}
-
-static int64_t get_int(struct json_object *o, const char *path)
-{
-	struct json_object *v = get(o, path);
-
-	CHECK_MSG(json_object_is_type(v, json_type_int), "%s is not a number", path);
-	return json_object_get_int64(v);
 }
 
 /* Split JSON lines; returns the number parsed into objs. */
@@ -174,29 +153,29 @@ int main(int argc, char **argv)
 		CHECK_MSG(rc == 0, "snapbench probe exited %d: %s", rc, out);
 		n = parse_lines(out, lines, 16);
 		CHECK_MSG(n == 4, "%zu lines", n); /* probes, 2 x counts, summary */
-		CHECK(!strcmp(json_object_get_string(get(lines[0], "type")), "probes"));
-		CHECK(get_int(lines[0], "pid") == churn_pid);
-		CHECK(json_object_get_boolean(get(lines[0], "counters.unmap_hva.available")));
-		printf("unmap_hva backend: %s\n", json_object_get_string(get(lines[0], "counters.unmap_hva.backend")));
-		CHECK(!strcmp(json_object_get_string(get(lines[1], "type")), "counts"));
+		CHECK(!strcmp(json_object_get_string(jget(lines[0], "type")), "probes"));
+		CHECK(jint(lines[0], "pid") == churn_pid);
+		CHECK(json_object_get_boolean(jget(lines[0], "counters/unmap_hva/available")));
+		printf("unmap_hva backend: %s\n", json_object_get_string(jget(lines[0], "counters/unmap_hva/backend")));
+		CHECK(!strcmp(json_object_get_string(jget(lines[1], "type")), "counts"));
 		summary = lines[3];
-		CHECK(!strcmp(json_object_get_string(get(summary, "type")), "summary"));
-		events = get_int(summary, "counters.unmap_hva.target.events");
-		mprot = get_int(summary, "causes.unmap_hva.target.mprotect");
+		CHECK(!strcmp(json_object_get_string(jget(summary, "type")), "summary"));
+		events = jint(summary, "counters/unmap_hva/target/events");
+		mprot = jint(summary, "causes/unmap_hva/target/mprotect");
 		printf("summary: %lld invalidations in the target, %lld mprotect\n", (long long)events,
 		       (long long)mprot);
 		CHECK(events >= 100);
 		CHECK(mprot == events);
-		CHECK(get_int(summary, "causes.unmap_hva.decided_by.syscall") == events);
+		CHECK(jint(summary, "causes/unmap_hva/decided_by/syscall") == events);
 		/* unavailable counters are null, never 0 */
-		if (!json_object_get_boolean(get(lines[0], "counters.kvm_remote_flush.available")))
-			CHECK(get(summary, "counters.kvm_remote_flush") == NULL);
-		stacks = get(summary, "top_stacks");
+		if (!json_object_get_boolean(jget(lines[0], "counters/kvm_remote_flush/available")))
+			CHECK(jnull(summary, "counters/kvm_remote_flush"));
+		stacks = jget(summary, "top_stacks");
 		CHECK(json_object_array_length(stacks) >= 1);
 		first = json_object_array_get_idx(stacks, 0);
-		CHECK(!strcmp(json_object_get_string(get(first, "cause")), "mprotect"));
-		for (size_t f = 0; f < json_object_array_length(get(first, "frames")); f++)
-			if (!strncmp(json_object_get_string(json_object_array_get_idx(get(first, "frames"), f)),
+		CHECK(!strcmp(json_object_get_string(jget(first, "cause")), "mprotect"));
+		for (size_t f = 0; f < json_object_array_length(jget(first, "frames")); f++)
+			if (!strncmp(json_object_get_string(json_object_array_get_idx(jget(first, "frames"), f)),
 				     "do_mprotect_pkey+", 17))
 				saw_frame = true;
 		CHECK(saw_frame);
@@ -216,17 +195,17 @@ int main(int argc, char **argv)
 		CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
 		n = parse_lines(out, lines, 16);
 		CHECK(n == 3);
-		CHECK(!json_object_get_boolean(get(lines[0], "counters.age_hva.available")));
-		CHECK(get(lines[1], "counters.age_hva") == NULL);
-		probes = get(lines[0], "probes");
+		CHECK(!json_object_get_boolean(jget(lines[0], "counters/age_hva/available")));
+		CHECK(jnull(lines[1], "counters/age_hva"));
+		probes = jget(lines[0], "probes");
 		for (size_t i = 0; i < json_object_array_length(probes); i++) {
 			struct json_object *pr = json_object_array_get_idx(probes, i);
 
-			if (strcmp(json_object_get_string(get(pr, "name")), "kvm:kvm_no_such_tracepoint"))
+			if (strcmp(json_object_get_string(jget(pr, "name")), "kvm:kvm_no_such_tracepoint"))
 				continue;
 			found = true;
-			CHECK(!json_object_get_boolean(get(pr, "available")));
-			CHECK(strstr(json_object_get_string(get(pr, "reason")), "no raw tracepoint kvm_no_such_tracepoint"));
+			CHECK(!json_object_get_boolean(jget(pr, "available")));
+			CHECK(strstr(json_object_get_string(jget(pr, "reason")), "no raw tracepoint kvm_no_such_tracepoint"));
 		}
 		CHECK(found);
 		for (size_t i = 0; i < n; i++)

@@ -44,92 +44,31 @@
 #include "qemu-launch.h"
 #include "qmp.h"
 #include "selfvm.h"
+#include "test-sysctl.h"
 
 #define SYSCTL "/proc/sys/kernel/numa_balancing"
 
-static char saved[32];
-static bool changed;
 static int knob_lock = -1;
 
-static int write_sysctl(const char *v)
-{
-	int fd = open(SYSCTL, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, v, strlen(v));
-	close(fd);
-	return n == (ssize_t)strlen(v) ? 0 : -EIO;
-}
-
-static void restore(void)
-{
-	if (changed && write_sysctl(saved) == 0)
-		changed = false;
-}
-
 /* At exit: restored first, then the lock goes (on a signal the kernel drops it when we die). */
-static void restore_and_unlock(void)
+static void unlock_when_restored(void)
 {
-	restore();
-	if (!changed) {
+	if (test_sysctl_restore()) {
 		knobs_host_unlock(knob_lock);
 		knob_lock = -1;
 	}
-}
-
-static struct sigaction prev_term, prev_int;
-
-/*
- * Restore, then hand over to whoever handled the signal before us
- * (tests/qmp's qemu-launch kills its QEMUs that way), then die of it.
- */
-static void on_signal(int sig)
-{
-	struct sigaction *prev = sig == SIGTERM ? &prev_term : &prev_int;
-
-	restore(); /* open/write/close: async-signal-safe */
-	if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN && prev->sa_handler != on_signal)
-		prev->sa_handler(sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* (Re)install after anything else that installs handlers, e.g. test_qemu_start(). */
-static void install_signal_handlers(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal }, old;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, &old);
-	if (old.sa_handler != on_signal)
-		prev_term = old;
-	sigaction(SIGINT, &sa, &old);
-	if (old.sa_handler != on_signal)
-		prev_int = old;
 }
 
 static void enable_numa_balancing(void)
 {
 	struct knobs_options o = { .run_id = "test probe-numa", .wait_ms = 10 * 60 * 1000 };
 	struct sb_error err = { 0 };
-	int fd;
-	ssize_t n;
 
 	if (access(SYSCTL, F_OK) < 0)
 		SKIP_TEST("kernel.numa_balancing (CONFIG_NUMA_BALANCING)");
 	CHECK_MSG(knobs_host_lock(&o, &knob_lock, &err) == 0, "%s", err.msg);
-	atexit(restore_and_unlock);
-	fd = open(SYSCTL, O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0);
-	n = read(fd, saved, sizeof(saved) - 1);
-	close(fd);
-	CHECK(n > 0);
-	saved[n] = '\0';
-	install_signal_handlers();
-	changed = true;
-	CHECK_MSG(write_sysctl("1") == 0, "cannot set kernel.numa_balancing=1");
+	atexit(unlock_when_restored); /* before test_sysctl_set()'s restore: runs after it */
+	test_sysctl_set(SYSCTL, "1");
 }
 
 /* Count sched:sched_skip_cpuset_numa for this process (perf, no BPF); -1 if the kernel lacks it. */
@@ -254,7 +193,7 @@ static void qemu_observe(void)
 	struct sb_error err = { 0 };
 
 	test_qemu_start(&q, 512, 2, NULL);
-	install_signal_handlers(); /* restore numa_balancing first, then qemu-launch's cleanup */
+	test_sysctl_install_signal_handlers(); /* restore numa_balancing first, then qemu-launch's cleanup */
 	/* QEMU is up (and its VM created) once QMP answers */
 	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
 	p = probes_start(q.pid, NULL);
@@ -294,8 +233,8 @@ int main(void)
 	enable_numa_balancing();
 	self_scan();
 	qemu_observe();
-	restore_and_unlock();
-	CHECK_MSG(!changed, "could not restore kernel.numa_balancing=%s", saved);
+	CHECK_MSG(test_sysctl_restore(), "could not restore kernel.numa_balancing=%s", test_sysctl_saved(SYSCTL));
+	unlock_when_restored();
 	printf("ok\n");
 	return 0;
 }

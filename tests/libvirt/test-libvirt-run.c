@@ -189,7 +189,7 @@ static void test_e2e(void)
 	struct run_spec q, l;
 	struct sb_error err = {};
 	char rq[PATH_MAX], rl[PATH_MAX], needle[128];
-	const char *dir = run_test_tmpdir("libvirt-e2e");
+	const char *dir = test_tmpdir("libvirt-e2e");
 	struct json_object *jq, *jl;
 	char **kq = NULL, **kl = NULL;
 	size_t nq = 0, nl = 0;
@@ -278,7 +278,7 @@ static void test_uffd(void)
 	struct run_spec s;
 	struct sb_error err = {};
 	char report[PATH_MAX];
-	const char *dir = run_test_tmpdir("libvirt-uffd");
+	const char *dir = test_tmpdir("libvirt-uffd");
 	struct json_object *r;
 	int k;
 
@@ -334,7 +334,7 @@ int main(int argc, char **argv)
 	/* under the host-wide knob lock: no run on this host has it changed right now */
 	uffd_original = run_test_sysctl_locked(UFFD_SYSCTL);
 	CHECK(uffd_original >= 0);
-	run_test_at_exit(restore_uffd);
+	test_at_exit(restore_uffd);
 	if (!strcmp(which, "e2e"))
 		test_e2e();
 	else if (!strcmp(which, "uffd"))

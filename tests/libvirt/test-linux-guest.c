@@ -229,7 +229,7 @@ static void test_agent_missing(void)
 	CHECK(spec_set(&spec, "guest.linux.agent_timeout_s", "20", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "knobs", "sysctl:vm.unprivileged_userfaultfd=1", NULL, &err) == 0);
 	CHECK_MSG(spec_validate(&spec, &err) == 0, "%s", err.msg);
-	snprintf(run_dir, sizeof(run_dir), "%s/20261130T000000Z-c00000", run_test_tmpdir("libvirt-noagent"));
+	snprintf(run_dir, sizeof(run_dir), "%s/20261130T000000Z-c00000", test_tmpdir("libvirt-noagent"));
 	struct runner_options opts = { .run_dir = run_dir };
 	uint64_t t0 = mono_ns();
 	k = runner_execute(&spec, &opts, report, &err);
@@ -255,7 +255,7 @@ static void test_qemu_no_agent(void)
 	struct run_spec spec;
 	struct sb_error err = {};
 	char disk[PATH_MAX], report[PATH_MAX], run_dir[PATH_MAX];
-	const char *dir = run_test_tmpdir("qemu-noagent");
+	const char *dir = test_tmpdir("qemu-noagent");
 	struct stat before, after;
 	int fd, k;
 

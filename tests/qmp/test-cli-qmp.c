@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "qemu-launch.h"
+#include "test-json.h"
 
 extern char **environ;
 
@@ -102,30 +103,16 @@ static struct json_object *parse_out(const char *text)
 	return o;
 }
 
-/* The value at a path of object keys, e.g. get(o, "qemu", "major", NULL). */
-static struct json_object *get(struct json_object *o, ...)
-{
-	const char *key;
-	va_list ap;
-
-	va_start(ap, o);
-	while (o && (key = va_arg(ap, const char *)))
-		if (!json_object_object_get_ex(o, key, &o))
-			o = NULL;
-	va_end(ap);
-	return o;
-}
-
 /* The KVM stat name in a query-stats return (first result), or NULL. */
 static struct json_object *stat_in(struct json_object *ret, const char *name)
 {
-	struct json_object *stats = get(json_object_array_get_idx(ret, 0), "stats", NULL);
+	struct json_object *stats = jp(json_object_array_get_idx(ret, 0), "stats");
 
 	for (size_t i = 0; stats && i < json_object_array_length(stats); i++) {
 		struct json_object *s = json_object_array_get_idx(stats, i);
 
-		if (!strcmp(json_object_get_string(get(s, "name", NULL)), name))
-			return get(s, "value", NULL);
+		if (!strcmp(json_object_get_string(jp(s, "name")), name))
+			return jp(s, "value");
 	}
 	return NULL;
 }
@@ -150,7 +137,7 @@ int main(int argc, char **argv)
 	run(&r, "--timeout", "60", "query-version", NULL);
 	EXPECT_EXIT(&r, 0);
 	o = parse_out(r.out);
-	CHECK(json_object_get_int(get(o, "qemu", "major", NULL)) >= 7);
+	CHECK(json_object_get_int(jp(o, "qemu/major")) >= 7);
 	json_object_put(o);
 
 	run(&r, "query-stats", "{\"target\": \"vm\"}", NULL);
@@ -209,16 +196,16 @@ int main(int argc, char **argv)
 	char *second = strchr(r.out, '\n');
 	CHECK(second && !strncmp(r.out, "{}\n", 3));
 	o = parse_out(second + 1);
-	CHECK_MSG(!strcmp(json_object_get_string(get(o, "event", NULL)), "MIGRATION"), "%s", r.out);
-	CHECK(!strcmp(json_object_get_string(get(o, "data", "status", NULL)), "setup"));
-	CHECK(json_object_get_int64(get(o, "timestamp", "seconds", NULL)) > 0);
+	CHECK_MSG(!strcmp(json_object_get_string(jp(o, "event")), "MIGRATION"), "%s", r.out);
+	CHECK(!strcmp(json_object_get_string(jp(o, "data/status")), "setup"));
+	CHECK(json_object_get_int64(jp(o, "timestamp/seconds")) > 0);
 	json_object_put(o);
 	for (int i = 0;; i++) {
 		CHECK_MSG(i < 600, "snapshot did not complete");
 		run(&r, "query-migrate", NULL);
 		EXPECT_EXIT(&r, 0);
 		o = parse_out(r.out);
-		const char *s = json_object_get_string(get(o, "status", NULL));
+		const char *s = json_object_get_string(jp(o, "status"));
 		bool done = s && !strcmp(s, "completed");
 		CHECK_MSG(!s || strcmp(s, "failed"), "%s", r.out);
 		json_object_put(o);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,43 +20,13 @@
 extern char **environ;
 
 static const char *validator, *schema;
-static char dirs[16][256];
-static unsigned n_dirs;
-static void (*exit_fns[8])(void);
-static unsigned n_exit_fns;
-static char mounts[4][256];
-static unsigned n_mounts;
-
-static void cleanup(void)
-{
-	for (unsigned i = n_exit_fns; i-- > 0;)
-		exit_fns[i]();
-	for (unsigned i = n_mounts; i-- > 0;)
-		umount2(mounts[i], MNT_DETACH);
-	for (unsigned i = 0; i < n_dirs; i++) {
-		char *argv[] = { "/bin/rm", "-rf", "--", dirs[i], NULL };
-		pid_t pid;
-		if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) == 0)
-			waitpid(pid, NULL, 0);
-	}
-}
-
-/* Once, before anything it removes exists: the directories go at exit, also after a failed CHECK. */
-static void cleanup_at_exit(void)
-{
-	static bool registered;
-
-	if (!registered)
-		atexit(cleanup);
-	registered = true;
-}
 
 void run_test_init(int argc, char **argv)
 {
 	CHECK_MSG(argc >= 3, "usage: %s VALIDATE-REPORT.py SCHEMA.json", argv[0]);
 	validator = argv[1];
 	schema = argv[2];
-	cleanup_at_exit();
+	test_tmp_register();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
@@ -70,35 +39,6 @@ void run_test_require_kvm_root(void)
 	close(fd);
 	if (geteuid() != 0)
 		SKIP_TEST("root (BPF probes, knobs and QEMU users need it)");
-}
-
-const char *run_test_tmpdir(const char *name)
-{
-	cleanup_at_exit();
-	CHECK(n_dirs < 16);
-	snprintf(dirs[n_dirs], sizeof(dirs[n_dirs]), "/tmp/snapbench-test-%s-XXXXXX", name);
-	CHECK(mkdtemp(dirs[n_dirs]));
-	return dirs[n_dirs++];
-}
-
-const char *run_test_tmpfs(const char *name, const char *size)
-{
-	const char *dir = run_test_tmpdir(name);
-	char opts[64];
-
-	CHECK(n_mounts < 4);
-	snprintf(opts, sizeof(opts), "size=%s,mode=0755", size);
-	if (mount("snapbench-test", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-		SKIP_TEST("mounting a tmpfs (%s)", strerror(errno));
-	snprintf(mounts[n_mounts++], sizeof(mounts[0]), "%s", dir);
-	return dir;
-}
-
-void run_test_at_exit(void (*fn)(void))
-{
-	cleanup_at_exit();
-	CHECK(n_exit_fns < 8);
-	exit_fns[n_exit_fns++] = fn;
 }
 
 void run_test_validate(const char *report_path)
@@ -129,7 +69,7 @@ int run_test_run(const char *name, const struct run_spec *spec, struct runner_op
 	int k;
 
 	if (!opts->run_dir) {
-		snprintf(run_dir, sizeof(run_dir), "%s/run", run_test_tmpdir(name));
+		snprintf(run_dir, sizeof(run_dir), "%s/run", test_tmpdir(name));
 		opts->run_dir = run_dir;
 	}
 	k = runner_execute(spec, opts, path, err);
@@ -145,50 +85,6 @@ void run_test_expect_no_qemu(struct json_object *report)
 
 	snprintf(needle, sizeof(needle), "snapbench-%s-rep", jstr(report, "id"));
 	CHECK_MSG(run_test_count_processes(needle) == 0, "a QEMU of run %s is still running", jstr(report, "id"));
-}
-
-struct json_object *jp(struct json_object *o, const char *path)
-{
-	char buf[512], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *t = strtok_r(buf, "/", &save); t && o; t = strtok_r(NULL, "/", &save)) {
-		if (json_object_is_type(o, json_type_array))
-			o = json_object_array_get_idx(o, (size_t)atoi(t));
-		else if (!json_object_object_get_ex(o, t, &o))
-			return NULL;
-	}
-	return o;
-}
-
-double jnum(struct json_object *o, const char *path)
-{
-	struct json_object *v = jp(o, path);
-
-	CHECK_MSG(v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)),
-		  "%s is not a number", path);
-	return json_object_get_double(v);
-}
-
-const char *jstr(struct json_object *o, const char *path)
-{
-	struct json_object *v = jp(o, path);
-
-	CHECK_MSG(v && json_object_is_type(v, json_type_string), "%s is not a string", path);
-	return json_object_get_string(v);
-}
-
-bool jnull(struct json_object *o, const char *path)
-{
-	char buf[512];
-	const char *slash = strrchr(path, '/');
-	struct json_object *parent = o, *v;
-
-	if (slash) {
-		snprintf(buf, sizeof(buf), "%.*s", (int)(slash - path), path);
-		parent = jp(o, buf);
-	}
-	return parent && json_object_object_get_ex(parent, slash ? slash + 1 : path, &v) && !v;
 }
 
 unsigned run_test_count_processes(const char *needle)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Helpers for the run engine's integration tests: temp directories (and
- * tmpfs mounts) removed at exit (also after a failed CHECK), runs whose
- * report is validated against the JSON Schema, JSON paths, checks that no
- * QEMU is left behind, and the cases of a test program.
+ * Helpers for the run engine's integration tests: runs whose report is
+ * validated against the JSON Schema, checks that no QEMU is left behind,
+ * the host-wide knob lock, and the cases of a test program. Temporary
+ * directories and JSON paths come from tests/lib (test-tmp.h, test-json.h).
  */
 #pragma once
 
@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "test-json.h"
+#include "test-tmp.h"
 
 struct run_spec;
 struct runner_options;
@@ -22,18 +25,6 @@ void run_test_init(int argc, char **argv);
 /* Skips (77) unless /dev/kvm works and we are root (BPF, knobs, QEMU users). */
 void run_test_require_kvm_root(void);
 
-/* A fresh temp directory, removed with everything in it at exit. */
-const char *run_test_tmpdir(const char *name);
-
-/*
- * A tmpfs of size (mount's size=, "16m") on a fresh temp directory, unmounted
- * at exit. Skips (77) when this machine refuses to mount one.
- */
-const char *run_test_tmpfs(const char *name, const char *size);
-
-/* Registers a command run at exit, before the directories go (e.g. umount). */
-void run_test_at_exit(void (*fn)(void));
-
 /* Validates the report at path: schema and the rules of validate-report.py. */
 void run_test_validate(const char *report_path);
 
@@ -42,7 +33,7 @@ struct json_object *run_test_load(const char *report_path);
 
 /*
  * runner_execute(spec, opts) into opts->run_dir, or (when that is NULL) into
- * RUN under a fresh temp directory named name; prints its result and how
+ * RUN under a fresh temp directory named name (test_tmpdir()); prints its result and how
  * long it took, validates the report and loads it into *report. Returns
  * runner_execute()'s result.
  */
@@ -51,13 +42,6 @@ int run_test_run(const char *name, const struct run_spec *spec, struct runner_op
 
 /* Fails the test if a QEMU of the run of report (named snapbench-RUNID-repN) still runs. */
 void run_test_expect_no_qemu(struct json_object *report);
-
-/* "a/b/0/c": object keys and array indexes. NULL if absent (or JSON null). */
-struct json_object *jp(struct json_object *o, const char *path);
-double jnum(struct json_object *o, const char *path);
-const char *jstr(struct json_object *o, const char *path);
-/* present and JSON null */
-bool jnull(struct json_object *o, const char *path);
 
 /* Processes whose command line contains needle (QEMUs are named snapbench-RUNID-repN). */
 unsigned run_test_count_processes(const char *needle);

@@ -220,7 +220,7 @@ static void test_crash_recovery(void)
 
 	knob_original = run_test_sysctl_locked(KNOB_FILE);
 	CHECK(knob_original >= 0);
-	run_test_at_exit(restore_knob);
+	test_at_exit(restore_knob);
 	snprintf(results, sizeof(results), "%s/crash", dir);
 	snprintf(knob, sizeof(knob), "sysctl:kernel.printk_ratelimit=%ld", knob_original + 5);
 	args[1] = results;
@@ -285,7 +285,7 @@ static void test_knob_lock(void)
 
 	knob_original = run_test_sysctl_locked(KNOB_FILE);
 	CHECK(knob_original >= 0);
-	run_test_at_exit(restore_knob);
+	test_at_exit(restore_knob);
 	snprintf(results_a, sizeof(results_a), "%s/lock-a", dir);
 	snprintf(results_b, sizeof(results_b), "%s/lock-b", dir);
 	snprintf(knob_a, sizeof(knob_a), "sysctl:kernel.printk_ratelimit=%ld", knob_original + 5);
@@ -297,7 +297,7 @@ static void test_knob_lock(void)
 	args_b[1] = results_b;
 	args_b[3] = knob_b;
 
-	run_test_at_exit(kill_lock_runs); /* runs before restore_knob */
+	test_at_exit(kill_lock_runs); /* runs before restore_knob */
 	a = lock_runs[0] = sb_async(args_a);
 	WAIT_FOR(strstr(run_test_read_file(errf), ": pre"), 120, "the first run's pre window");
 	/* held still (SIGSTOP) with its knob set, so that the second run meets it for sure */
@@ -335,7 +335,7 @@ int main(int argc, char **argv)
 	CHECK(argc > 3);
 	snapbench = argv[3];
 	run_test_require_kvm_root();
-	dir = run_test_tmpdir("cli-run");
+	dir = test_tmpdir("cli-run");
 	snprintf(out, sizeof(out), "%s/stdout", dir);
 	snprintf(errf, sizeof(errf), "%s/stderr", dir);
 	run_test_cases(cases, ARRAY_SIZE(cases), argc > 4 ? argv[4] : NULL);

@@ -68,9 +68,9 @@ int main(int argc, char **argv)
 	/* under the host-wide knob lock: no run on this host has the knob changed right now */
 	knob_original = run_test_sysctl_locked(KNOB_FILE);
 	CHECK(knob_original >= 0);
-	run_test_at_exit(restore_knob);
+	test_at_exit(restore_knob);
 
-	snprintf(run_dir, sizeof(run_dir), "%s/20261130T000000Z-e2e000", run_test_tmpdir("e2e"));
+	snprintf(run_dir, sizeof(run_dir), "%s/20261130T000000Z-e2e000", test_tmpdir("e2e"));
 	CHECK(spec_init(&spec) == 0);
 	CHECK(spec_set(&spec, "repetitions", "2", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "vm.memory", "256M", NULL, &err) == 0);

@@ -110,7 +110,7 @@ static void test_qemu_killed(void)
 	small_spec(&spec, "2");
 	/* slow enough to be caught in the middle: 256 MiB at 32 MiB/s */
 	CHECK(spec_set(&spec, "snapshot.max_bandwidth", "32M", NULL, &err) == 0);
-	snprintf(killed_run_dir, sizeof(killed_run_dir), "%s/run", run_test_tmpdir("qemu-killed"));
+	snprintf(killed_run_dir, sizeof(killed_run_dir), "%s/run", test_tmpdir("qemu-killed"));
 	opts.run_dir = killed_run_dir;
 	CHECK(run_test_run("qemu-killed", &spec, &opts, &r, &err) < 0);
 	CHECK_MSG(killed_pid > 0, "the snapshot window was never reached");
@@ -176,7 +176,7 @@ static void test_qemu_stopped(void)
 	/* 256 MiB at 16 MiB/s: 16 s, far longer than the 6 s deadline */
 	CHECK(spec_set(&spec, "snapshot.max_bandwidth", "16M", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "snapshot.timeout_s", "6", NULL, &err) == 0);
-	snprintf(stopped_run_dir, sizeof(stopped_run_dir), "%s/run", run_test_tmpdir("qemu-stopped"));
+	snprintf(stopped_run_dir, sizeof(stopped_run_dir), "%s/run", test_tmpdir("qemu-stopped"));
 	opts.run_dir = stopped_run_dir;
 	uint64_t start = mono_ns();
 	CHECK(run_test_run("qemu-stopped", &spec, &opts, &r, &err) < 0);
@@ -201,7 +201,7 @@ static void test_qemu_stopped(void)
 
 static void test_sink_full(void)
 {
-	const char *tmpfs_dir = run_test_tmpfs("sink-full", "16m");
+	const char *tmpfs_dir = test_tmpfs("sink-full", "16m");
 	struct run_spec spec;
 	struct runner_options opts = {};
 	struct sb_error err = {};
@@ -257,7 +257,7 @@ static void test_uffd_refused(void)
 	/* under the host-wide knob lock: no run on this host has it changed right now */
 	uffd_original = run_test_sysctl_locked(UFFD_SYSCTL);
 	CHECK(uffd_original >= 0);
-	run_test_at_exit(restore_uffd);
+	test_at_exit(restore_uffd);
 
 	small_spec(&spec, "2");
 	CHECK(spec_set(&spec, "vm.user", "nobody", NULL, &err) == 0);

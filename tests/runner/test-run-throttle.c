@@ -156,7 +156,7 @@ static void test_file(void)
 
 	throttled_spec(&spec, "8M");
 	CHECK(spec_set(&spec, "snapshot.keep", "true", NULL, &err) == 0);
-	snprintf(dir, sizeof(dir), "%s/run", run_test_tmpdir("throttle-file"));
+	snprintf(dir, sizeof(dir), "%s/run", test_tmpdir("throttle-file"));
 	opts.run_dir = dir;
 	CHECK_MSG(run("file", &spec, &opts, &r, &err) == 0, "%s", err.msg);
 	CHECK(!strcmp(jstr(r, "state"), "completed"));
@@ -180,7 +180,7 @@ static void test_null(void)
 
 	throttled_spec(&spec, "16M");
 	CHECK(spec_set(&spec, "snapshot.sink", "null", NULL, &err) == 0);
-	snprintf(dir, sizeof(dir), "%s/run", run_test_tmpdir("throttle-null"));
+	snprintf(dir, sizeof(dir), "%s/run", test_tmpdir("throttle-null"));
 	opts.run_dir = dir;
 	CHECK_MSG(run("null", &spec, &opts, &r, &err) == 0, "%s", err.msg);
 	check_throttled(r, 16 << 20);
@@ -193,7 +193,7 @@ static void test_null(void)
 
 static void test_sink_full(void)
 {
-	const char *tmpfs_dir = run_test_tmpfs("throttle-sink-full", "16m");
+	const char *tmpfs_dir = test_tmpfs("throttle-sink-full", "16m");
 	struct run_spec spec;
 	struct sb_error err = {};
 	struct runner_options opts = { .skip_preflight = true };
@@ -252,7 +252,7 @@ static void test_cancel(void)
 
 	/* about 16 s at 4 MiB/s: QEMU spends most of it blocked on the pipe */
 	throttled_spec(&spec, "4M");
-	snprintf(dir, sizeof(dir), "%s/run", run_test_tmpdir("throttle-cancel"));
+	snprintf(dir, sizeof(dir), "%s/run", test_tmpdir("throttle-cancel"));
 	opts.run_dir = dir;
 	CHECK(run("cancel", &spec, &opts, &r, &err) == -ECANCELED);
 	CHECK_MSG(cancelled_ns, "the snapshot never reached 20%%");

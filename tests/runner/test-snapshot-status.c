@@ -39,7 +39,7 @@
 
 #define T 30000
 
-static const char *dir; /* the run directory: run_test_tmpdir() */
+static const char *dir; /* the run directory: test_tmpdir() */
 
 /* What prepare and start send: QEMU's own limit lifted, the capabilities set and checked, the fd, migrate. */
 #define CAPS_REPLY                                                                                        \
@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	dir = run_test_tmpdir("snapshot-status");
+	dir = test_tmpdir("snapshot-status");
 	run_test_cases(cases, ARRAY_SIZE(cases), argc > 1 ? argv[1] : NULL);
 	return 0;
 }

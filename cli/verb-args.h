@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The options every verb that talks to snapbenchd takes (--socket, --json,
+ * --help) and its run ID argument, parsed in one place. Each verb keeps its
+ * own options: it lists them in a table and handles them in a callback.
+ */
+#pragma once
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+struct daemon_args {
+	const char *socket_path; /* --socket; NULL: $SNAPBENCH_SOCKET, else the default */
+	bool json;               /* --json */
+	const char *id;          /* the run ID, for verbs with ARGS_ONE_ID */
+};
+
+enum verb_positional {
+	ARGS_NONE,   /* no argument: "unexpected argument 'X'" */
+	ARGS_ONE_ID, /* exactly one run ID */
+};
+
+/* getopt values of the shared options (a verb's own options use others) */
+enum {
+	DAEMON_OPT_SOCKET = 0x1100,
+	DAEMON_OPT_JSON,
+	DAEMON_OPT_FLAG = 0x1200, /* + the index in flags */
+};
+
+/* A verb's option without a value that sets a bool in its arguments (userdata). */
+struct verb_flag {
+	const char *name;      /* "wait" for --wait */
+	size_t offset;         /* offsetof() the bool in the verb's struct */
+};
+
+struct daemon_verb_parser {
+	const char *name;                /* "status": messages read "snapbench status: ..." */
+	void (*usage)(FILE *out);
+	const struct verb_flag *flags;   /* the verb's own flags ({} ends), or NULL; first in the table */
+	const struct option *options;    /* the verb's own long options ({} ends), or NULL */
+	const char *shortopts;           /* the verb's own short options (besides h), or NULL */
+	enum verb_positional positional;
+	/* an unknown option prints "see 'snapbench NAME --help'", not the whole usage */
+	bool brief_usage_error;
+	/*
+	 * One of the verb's own options (opt from its table or shortopts, arg
+	 * its optarg); returns 0, or the exit code to stop with having printed
+	 * why. NULL when the verb has no options of its own.
+	 */
+	int (*parse_option)(int opt, const char *arg, void *userdata);
+};
+
+/* daemon_args_parse(): the arguments are good, go on with the verb */
+#define ARGS_GO_ON (-1)
+
+/*
+ * Parses argv (argv[0] is the verb name) into *a and, through
+ * p->parse_option, the verb's own options. The shared options come after
+ * the verb's own in the table getopt_long sees. Returns ARGS_GO_ON, or the
+ * exit code to return: EXIT_OK after --help (usage on stdout), EXIT_USAGE
+ * after a bad option or argument (the reason on stderr).
+ */
+int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv, struct daemon_args *a,
+		      void *userdata);
+
+/*
+ * The entry of a verb split systemd's way: static int NAME(argc, argv) that
+ * fills a struct TYPE with parse_argv(argc, argv, &a) (ARGS_GO_ON or an exit
+ * code) and then returns run(&a).
+ */
+#define VERB_MAIN(name, type)                          \
+	static int name(int argc, char **argv)         \
+	{                                              \
+		type a;                                \
+		int r = parse_argv(argc, argv, &a);    \
+                                                       \
+		return r != ARGS_GO_ON ? r : run(&a);  \
+	}
