@@ -179,9 +179,19 @@ int main(void)
 			    d.c.count[SB_C_KVM_FLUSH][SB_CTX_KTHREAD].events +
 			    d.c.count[SB_C_KVM_FLUSH][SB_CTX_OTHER].events;
 
+		/*
+		 * kvm_flush_remote_tlbs() bumps remote_tlb_flush_requests on entry
+		 * and remote_tlb_flush only when a flush was done (the arch hook or
+		 * a vCPU was kicked), so: requests == calls, flushes <= calls.
+		 */
+		printf("kvm_flush_remote_tlbs (fentry, %s): %llu calls\n", sb_probes_counter(p, SB_C_KVM_FLUSH)->probe->btf,
+		       (unsigned long long)bpf);
 		CHECK_MSG(bpf == (__u64)(k1.remote_tlb_flush_requests - k0.remote_tlb_flush_requests),
 			  "kvm_flush_remote_tlbs %llu != remote_tlb_flush_requests %lld", (unsigned long long)bpf,
 			  (long long)(k1.remote_tlb_flush_requests - k0.remote_tlb_flush_requests));
+		CHECK_MSG((__u64)(k1.remote_tlb_flush - k0.remote_tlb_flush) <= bpf,
+			  "remote_tlb_flush %lld > kvm_flush_remote_tlbs calls %llu",
+			  (long long)(k1.remote_tlb_flush - k0.remote_tlb_flush), (unsigned long long)bpf);
 	} else {
 		printf("kvm_remote_flush unavailable: %s\n", sb_probes_counter(p, SB_C_KVM_FLUSH)->probe->reason);
 	}
