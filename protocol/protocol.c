@@ -143,6 +143,27 @@ size_t linebuf_pending(const struct linebuf *b)
 
 /* ---- messages ---- */
 
+/*
+ * Where the JSON text has a \u0000 escape in a string (a key or a value),
+ * or -1: json-c keeps the NUL, and C code would see the string cut short
+ * there ("status\u0000evil" is "status"; keys are cut when stored).
+ */
+static ssize_t nul_escape_at(const char *s, size_t len)
+{
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"') {
+			in_string = !in_string;
+		} else if (in_string && s[i] == '\\' && i + 1 < len) {
+			if (s[i + 1] == 'u' && i + 5 < len && !strncmp(s + i + 2, "0000", 4))
+				return (ssize_t)i;
+			i++; /* the escaped character */
+		}
+	}
+	return -1;
+}
+
 int protocol_parse_line(const char *line, size_t len, int max_depth, struct json_object **ret,
 			struct sb_error *err)
 {
@@ -156,6 +177,11 @@ int protocol_parse_line(const char *line, size_t len, int max_depth, struct json
 		return sb_error_set(err, -EBADMSG, "line too long");
 	if (memchr(line, '\0', len))
 		return sb_error_set(err, -EBADMSG, "the line contains a NUL byte: send one JSON object per line");
+	ssize_t nul = nul_escape_at(line, len);
+	if (nul >= 0)
+		return sb_error_set(err, -EBADMSG, "a string holds \\u0000 (byte %zd), which the protocol refuses: strings "
+				    "are text without NUL",
+				    nul);
 	r = json_parse_text(line, len, max_depth, JSON_PARSE_STRICT, &o, &info);
 	if (r == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "out of memory");
@@ -166,6 +192,16 @@ int protocol_parse_line(const char *line, size_t len, int max_depth, struct json
 				    "invalid JSON: text after the object at byte %zu; send one JSON object per line", info.offset);
 	if (r < 0)
 		return sb_error_set(err, -EBADMSG, "invalid JSON at byte %zu: %s", info.offset, info.reason);
+	/* json-c lets overlong forms, encoded surrogates and code points past U+10FFFF through */
+	size_t bad;
+	if (!protocol_utf8_valid(line, len, &bad)) {
+		sb_error_set(err, -EBADMSG,
+			     "invalid UTF-8 at byte %zu (an overlong form, a surrogate or a code point past U+10FFFF): "
+			     "send UTF-8",
+			     bad);
+		json_object_put(o);
+		return -EBADMSG;
+	}
 	if (!json_object_is_type(o, json_type_object)) {
 		sb_error_set(err, -EBADMSG, "the request must be a JSON object (got %s)", json_type_phrase(o));
 		json_object_put(o);
@@ -359,52 +395,68 @@ int protocol_serialize(struct json_object *o, char **ret, size_t *len)
 	return 0;
 }
 
+/*
+ * The length of the UTF-8 sequence at s (at most left bytes): 1 to 4, or 0
+ * when it is not valid UTF-8 (a NUL, a stray continuation byte, a truncated
+ * sequence, an overlong form, a surrogate, beyond U+10FFFF).
+ */
+static size_t utf8_sequence(const unsigned char *s, size_t left)
+{
+	unsigned char c = s[0];
+	size_t need;
+	uint32_t cp;
+
+	if (c == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (need >= left)
+		return 0; /* the continuation bytes are not all there */
+	for (size_t k = 1; k <= need; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[k] & 0x3f);
+	}
+	if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return need + 1;
+}
+
+bool protocol_utf8_valid(const char *s, size_t len, size_t *bad_at)
+{
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
+		if (!n) {
+			if (bad_at)
+				*bad_at = i;
+			return false;
+		}
+		i += n;
+	}
+	return true;
+}
+
 void protocol_sanitize_utf8(char *s, size_t len)
 {
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-		size_t need;
-		uint32_t cp;
-
-		if (c == 0) {
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
+		if (!n) {
 			s[i++] = '?';
 			continue;
 		}
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3;
-			cp = c & 0x07;
-		} else {
-			s[i++] = '?';
-			continue;
-		}
-		bool ok = i + need < len; /* the continuation bytes are all there */
-		for (size_t k = 1; ok && k <= need; k++) {
-			unsigned char d = (unsigned char)s[i + k];
-			if ((d & 0xc0) != 0x80)
-				ok = false;
-			else
-				cp = (cp << 6) | (d & 0x3f);
-		}
-		/* overlong, surrogate and out-of-range forms are invalid too */
-		if (ok && ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-			   (cp >= 0xd800 && cp <= 0xdfff)))
-			ok = false;
-		if (!ok) {
-			s[i++] = '?';
-			continue;
-		}
-		i += need + 1;
+		i += n;
 	}
 }

@@ -140,3 +140,6 @@ int protocol_serialize(struct json_object *o, char **ret, size_t *len);
 
 /* Replaces bytes that are not valid UTF-8 (and NUL) with '?', in place. */
 void protocol_sanitize_utf8(char *s, size_t len);
+
+/* Whether s is valid UTF-8 (no NUL, overlong form, surrogate or code point past U+10FFFF); *bad_at: where not. */
+bool protocol_utf8_valid(const char *s, size_t len, size_t *bad_at);

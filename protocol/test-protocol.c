@@ -114,6 +114,11 @@ static void parse_bad(const char *s, size_t len, const char *needle)
 	CHECK_MSG(strstr(err.msg, needle), "'%s' not in '%s'", needle, err.msg);
 }
 
+static void parse_bad_str(const char *s, const char *needle)
+{
+	parse_bad(s, strlen(s), needle);
+}
+
 static void test_parse(void)
 {
 	struct json_object *o = parse_ok("  {\"v\": 1, \"op\": \"status\"}  ");
@@ -127,6 +132,19 @@ static void test_parse(void)
 	parse_bad("{v: 1}", 6, "invalid JSON");
 	parse_bad("", 0, "empty");
 	parse_bad("{\"a\": \"\xff\xfe\"}", 11, "invalid JSON");
+	/* what json-c lets through: overlong, encoded surrogate, past U+10FFFF, and \u0000 */
+	parse_bad_str("{\"a\": \"\xc0\xaf\"}", "invalid UTF-8 at byte 7");
+	parse_bad_str("{\"a\": \"\xe0\x80\xaf\"}", "invalid UTF-8 at byte 7");
+	parse_bad_str("{\"a\": \"\xed\xa0\x80\"}", "invalid UTF-8 at byte 7");
+	parse_bad_str("{\"a\": \"\xf4\x90\x80\x80\"}", "invalid UTF-8 at byte 7");
+	parse_bad_str("{\"op\": \"status\\u0000evil\"}", "holds \\u0000 (byte 14)");
+	parse_bad_str("{\"op\\u0000x\": 1}", "holds \\u0000");
+	/* valid forms around them stay valid: an escaped backslash before u0000, 4-byte UTF-8, U+FFFD */
+	o = parse_ok("{\"a\": \"\\\\u0000\", \"b\": \"\xf0\x9f\x98\x80\", \"c\": \"\xef\xbf\xbd\"}");
+	json_object_put(o);
+	char s1[] = "ok \xc0\xaf \xed\xa0\x80 \xe2\x82\xac";
+	protocol_sanitize_utf8(s1, strlen(s1));
+	CHECK_MSG(!strcmp(s1, "ok ?? ??? \xe2\x82\xac"), "sanitized to %s", s1);
 
 	/* nesting beyond the bound */
 	char deep[200] = "{\"a\":";

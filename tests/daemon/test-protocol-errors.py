@@ -32,6 +32,14 @@ CASES = [
     (b"[1, 2]", "bad-json", None, "must be a JSON object", None),
     (b'{"v": 1, "op": "status", "x": "\xff\xfe"}', "bad-json", None, "invalid JSON", None),
     (b'{"a":' + b"[" * 40 + b"]" * 40 + b"}", "bad-json", None, "invalid JSON", None),
+    # what json-c lets through and docs/protocol.md refuses: an overlong "/" (C0 AF), an encoded
+    # surrogate (ED A0 80), a code point past U+10FFFF, and a \u0000 that would cut "status\u0000evil"
+    # to "status" for C code (it used to run status)
+    (b'{"v": 1, "op": "status", "x": "\xc0\xaf"}', "bad-json", None, "invalid UTF-8 at byte 31", None),
+    (b'{"v": 1, "op": "status", "x": "\xed\xa0\x80"}', "bad-json", None, "invalid UTF-8 at byte 31", None),
+    (b'{"v": 1, "op": "status", "x": "\xf4\x90\x80\x80"}', "bad-json", None, "invalid UTF-8", None),
+    (b'{"v": 1, "op": "status\\u0000evil"}', "bad-json", None, "holds \\u0000", None),
+    (b'{"v": 1, "op\\u0000x": "status"}', "bad-json", None, "holds \\u0000", None),
     (b'{"op": "status", "id": 1}', "bad-request", "v", "missing", 1),
     (b'{"v": "1", "op": "status", "id": 2}', "bad-request", "v", "must be an integer", 2),
     (b'{"v": 2, "op": "status", "id": 3}', "unsupported-version", "v", "speaks version 1", 3),
