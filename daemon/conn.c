@@ -80,6 +80,46 @@ static void refuse(int fd, const char *code, const char *message)
 	close(fd);
 }
 
+unsigned conn_count_uid(const struct daemon *d, uid_t uid, bool watching_only)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < d->n_conns; i++)
+		if (d->conns[i]->cred.uid == uid && !d->conns[i]->dead && (!watching_only || d->conns[i]->watching))
+			n++;
+	return n;
+}
+
+/*
+ * One local user may not take every connection: root's status, submit and
+ * cancel must still get through. The last reserved_connections slots are
+ * for root and the group; each other uid has max_connections_per_uid.
+ * Refuses (and closes) c's fd and returns true when c is over a bound.
+ */
+static bool over_bounds(struct daemon *d, struct conn *c)
+{
+	const struct daemon_config *cfg = &d->cfg;
+	char msg[256];
+
+	if (!c->may_write && cfg->reserved_connections < cfg->max_connections &&
+	    d->n_conns >= cfg->max_connections - cfg->reserved_connections) {
+		snprintf(msg, sizeof(msg),
+			 "too many connections: the last %u of %u are kept for root and group %s (snapbenchd "
+			 "--reserved-connections); try again later",
+			 cfg->reserved_connections, cfg->max_connections, cfg->group);
+	} else if (c->cred.uid != 0 && conn_count_uid(d, c->cred.uid, false) >= cfg->max_connections_per_uid) {
+		snprintf(msg, sizeof(msg),
+			 "too many connections from uid %u (%u, snapbenchd --max-connections-per-uid); close some and try "
+			 "again",
+			 (unsigned)c->cred.uid, cfg->max_connections_per_uid);
+	} else {
+		return false;
+	}
+	log_notice("connection %u (uid %u) refused: %s", c->serial, (unsigned)c->cred.uid, msg);
+	refuse(c->fd, PROTO_ERR_BUSY, msg);
+	return true;
+}
+
 int conn_accept_all(struct daemon *d)
 {
 	/* bounded per loop iteration so a connect storm cannot starve the others */
@@ -119,6 +159,11 @@ int conn_accept_all(struct daemon *d)
 			continue;
 		}
 		c->may_write = c->cred.uid == 0 || (d->group_known && peer_in_group(fd, d->gid, &c->cred));
+		if (over_bounds(d, c)) {
+			c->fd = -1; /* refuse() closed it */
+			conn_free(c);
+			continue;
+		}
 		linebuf_init(&c->in, PROTOCOL_MAX_REQUEST);
 		c->accepted_ns = c->last_activity_ns = c->last_write_ns = mono_ns();
 		struct conn **p = realloc(d->conns, (d->n_conns + 1) * sizeof(*p));

@@ -39,6 +39,9 @@ struct daemon_config {
 	const char *worker_path;      /* NULL: worker_find_binary() */
 	const char *qemu;             /* passed to the worker; NULL: its default */
 	unsigned max_connections;
+	unsigned max_connections_per_uid; /* for each uid but root's */
+	unsigned reserved_connections;    /* of max_connections, only for root and the group */
+	unsigned max_watches_per_uid;     /* watch requests at once, for each uid but root's */
 	unsigned max_queue;
 	unsigned request_timeout_ms;  /* from a request's first byte to its newline */
 	unsigned idle_timeout_ms;     /* no request pending, nothing watched */
@@ -170,6 +173,9 @@ void daemon_update_status(struct daemon *d, bool force);
 void daemon_notify_end(struct daemon *d, const char *run);
 /* The summary of the current run with its progress (new reference), or NULL. */
 struct json_object *daemon_current_summary(struct daemon *d);
+
+/* Open connections of uid (watching_only: those that watch a run). */
+unsigned conn_count_uid(const struct daemon *d, uid_t uid, bool watching_only);
 
 /* "uid 1000 (alice)" into buf */
 void daemon_describe_peer(const struct conn *c, char *buf, size_t len);

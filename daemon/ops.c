@@ -524,6 +524,14 @@ static void op_watch(struct request *rq)
 
 	if (!get_run_id(rq, &id))
 		return;
+	/* watches outlive the idle and lifetime bounds while their run goes on: each uid but root's has a few */
+	if (rq->c->cred.uid != 0 && !rq->c->watching &&
+	    conn_count_uid(d, rq->c->cred.uid, true) >= d->cfg.max_watches_per_uid) {
+		conn_send_error(d, rq->c, rq->id, PROTO_ERR_BUSY, NULL,
+				"too many watches from uid %u (%u, snapbenchd --max-watches-per-uid); end one and try again",
+				(unsigned)rq->c->cred.uid, d->cfg.max_watches_per_uid);
+		return;
+	}
 	sum = summary_or_error(rq, id);
 	if (!sum)
 		return;

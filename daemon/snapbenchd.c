@@ -40,6 +40,9 @@ static void usage(FILE *out)
 		"                           %s/snapbench-worker)\n"
 		"  --qemu PATH              the QEMU binary runs use (default: qemu-system-x86_64 in PATH)\n"
 		"  --max-connections N      clients at once (default 64)\n"
+		"  --max-connections-per-uid N  clients at once of one uid but root (default 16)\n"
+		"  --reserved-connections N  of --max-connections, kept for root and the group (default 8)\n"
+		"  --max-watches-per-uid N  runs followed at once by one uid but root (default 4)\n"
 		"  --max-queue N            queued runs (default 64)\n"
 		"  --request-timeout SEC    a request must arrive whole within this (default 10)\n"
 		"  --idle-timeout SEC       close connections idle this long (default 60)\n"
@@ -171,6 +174,9 @@ enum {
 	OPT_WORKER,
 	OPT_QEMU,
 	OPT_MAX_CONNECTIONS,
+	OPT_MAX_CONNECTIONS_PER_UID,
+	OPT_RESERVED_CONNECTIONS,
+	OPT_MAX_WATCHES_PER_UID,
 	OPT_MAX_QUEUE,
 	OPT_REQUEST_TIMEOUT, /* the order of seconds_options */
 	OPT_IDLE_TIMEOUT,
@@ -190,6 +196,9 @@ static const struct option options[] = {
 	{ "worker", required_argument, NULL, OPT_WORKER },
 	{ "qemu", required_argument, NULL, OPT_QEMU },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+	{ "max-connections-per-uid", required_argument, NULL, OPT_MAX_CONNECTIONS_PER_UID },
+	{ "reserved-connections", required_argument, NULL, OPT_RESERVED_CONNECTIONS },
+	{ "max-watches-per-uid", required_argument, NULL, OPT_MAX_WATCHES_PER_UID },
 	{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
 	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
@@ -238,6 +247,18 @@ static int parse_argv(int argc, char **argv, struct args *ret)
 			break;
 		case OPT_MAX_CONNECTIONS:
 			if (parse_uint("--max-connections", optarg, 1, 10000, &cfg.max_connections) < 0)
+				return 2;
+			break;
+		case OPT_MAX_CONNECTIONS_PER_UID:
+			if (parse_uint("--max-connections-per-uid", optarg, 1, 10000, &cfg.max_connections_per_uid) < 0)
+				return 2;
+			break;
+		case OPT_RESERVED_CONNECTIONS:
+			if (parse_uint("--reserved-connections", optarg, 0, 10000, &cfg.reserved_connections) < 0)
+				return 2;
+			break;
+		case OPT_MAX_WATCHES_PER_UID:
+			if (parse_uint("--max-watches-per-uid", optarg, 1, 10000, &cfg.max_watches_per_uid) < 0)
 				return 2;
 			break;
 		case OPT_MAX_QUEUE:

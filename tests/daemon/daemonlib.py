@@ -14,8 +14,10 @@ The build paths come from argv: SNAPBENCHD SNAPBENCH WORKER VALIDATOR SCHEMA.
 
 import atexit
 import fcntl
+import grp
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -170,13 +172,61 @@ def restore_knob(path, value, who):
             f.write(value)
 
 
+def make_account(env, kind, name, *args):
+    """A test user or group (useradd/groupadd), removed at the end, also on failure."""
+    tool = {"user": ("useradd", "userdel"), "group": ("groupadd", "groupdel")}[kind]
+    p = subprocess.run([tool[0]] + list(args) + [name], capture_output=True, text=True)
+    if p.returncode != 0:
+        skip("%s (%s %s failed: %s)" % (tool[0], tool[0], name, p.stderr.strip()))
+    env.cleanups.append(lambda: subprocess.run([tool[1], name], capture_output=True))
+
+
+def as_user(name):
+    """(uid, gid, supplementary gids) of a user, for Env.cli(user=...) and connect_as()."""
+    pw = pwd.getpwnam(name)
+    groups = [g.gr_gid for g in grp.getgrall() if name in g.gr_mem]
+    return (pw.pw_uid, pw.pw_gid, groups)
+
+
+def connect_as(path, user):
+    """A Conn whose peer credentials are user's: a child takes the user's ids, connects, and hands
+    the socket back (SO_PEERCRED is the connecting process's)."""
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            parent.close()
+            uid, gid, groups = user
+            os.setgroups(groups)
+            os.setgid(gid)
+            os.setuid(uid)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            socket.send_fds(child, [b"x"], [s.fileno()])
+            code = 0
+        finally:
+            os._exit(code)
+    child.close()
+    try:
+        _, fds, _, _ = socket.recv_fds(parent, 1, 1)
+    finally:
+        parent.close()
+        os.waitpid(pid, 0)
+    check(fds, "could not connect to %s as uid %d" % (path, user[0]))
+    return Conn(path, sock=socket.socket(fileno=fds[0]))
+
+
 class Conn:
     """A raw protocol connection (newline-delimited JSON)."""
 
-    def __init__(self, path, timeout=30):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    def __init__(self, path, timeout=30, sock=None):
+        if sock is None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(path)
+        self.s = sock
         self.s.settimeout(timeout)
-        self.s.connect(path)
         self.buf = b""
         self.next_id = 1
 

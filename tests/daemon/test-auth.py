@@ -11,26 +11,10 @@ group (a second test user) may submit and cancel; so may root.
 import grp
 import json
 import os
-import pwd
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemonlib import Env, check, kvm_or_skip, log, skip, spec, wait_for  # noqa: E402
-
-
-def make_account(env, kind, name, *args):
-    tool = {"user": ("useradd", "userdel"), "group": ("groupadd", "groupdel")}[kind]
-    p = subprocess.run([tool[0]] + list(args) + [name], capture_output=True, text=True)
-    if p.returncode != 0:
-        skip("%s (%s %s failed: %s)" % (tool[0], tool[0], name, p.stderr.strip()))
-    env.cleanups.append(lambda: subprocess.run([tool[1], name], capture_output=True))
-
-
-def as_user(name):
-    pw = pwd.getpwnam(name)
-    groups = [g.gr_gid for g in grp.getgrall() if name in g.gr_mem]
-    return (pw.pw_uid, pw.pw_gid, groups)
+from daemonlib import Env, as_user, check, kvm_or_skip, log, make_account, spec, wait_for  # noqa: E402
 
 
 def body(env):
