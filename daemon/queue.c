@@ -36,11 +36,15 @@ void queue_done(struct queue *q)
 
 static int read_bounded(const char *path, char **ret, size_t *len, struct sb_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* not through a symlink, not blocking on a FIFO: a regular file or nothing */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
 	int r;
 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "queue file %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return sb_error_set(err, -EINVAL, "queue file %s: not a regular file; remove it", path);
 	r = read_full_fd(fd, QUEUE_MAX_FILE_BYTES, ret, len);
 	if (r == -EFBIG)
 		return sb_error_set(err, -EFBIG, "queue file %s: larger than %u bytes; it is not one this daemon wrote",

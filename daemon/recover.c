@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json-util.h"
@@ -72,9 +73,12 @@ int recover_kill_run_qemu(const char *run_dir, const char *run_id)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s", run_dir, RUN_DIR_QEMU_PID);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0; /* not a pid file QEMU's launcher wrote: nothing to kill */
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n <= 0)
 		return 0;

@@ -536,16 +536,26 @@ int report_write(const struct report *r, const char *path, struct sb_error *err)
 
 static int read_all(const char *path, char **ret, size_t *ret_len, struct sb_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * Not through a symlink, and without blocking: snapbenchd reads reports
+	 * in its single-threaded loop, where a FIFO planted at a run's
+	 * report.json would block open() until a writer came.
+	 */
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	int r;
 
+	if (fd < 0 && errno == ELOOP)
+		return sb_error_set(err, -ELOOP, "report %s: a symbolic link; reports are read only from regular files",
+				    path);
 	if (fd < 0)
 		return sb_error_set(err, -errno, "report %s: cannot open: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
 		return sb_error_set(err, -errno, "report %s: cannot stat: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return sb_error_set(err, -EINVAL, "report %s: not a regular file; pass a report.json file", path);
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return sb_error_set(err, -errno, "report %s: %s", path, strerror(errno));
 	if ((uint64_t)st.st_size > REPORT_MAX_FILE_BYTES)
 		return sb_error_set(err, -EFBIG, "report %s: %lld bytes, more than the %u bytes a report may have",
 				    path, (long long)st.st_size, REPORT_MAX_FILE_BYTES);

@@ -294,6 +294,7 @@ void report_format_time(uint64_t realtime_ns, char buf[static 32]);
  * top-level fields have the documented types. *ret is a new reference.
  * Errors name the file and what is wrong.
  */
+/* Never through a symlink, never blocking on a FIFO: only a regular file of at most REPORT_MAX_FILE_BYTES. */
 int report_read(const char *path, struct json_object **ret, struct sb_error *err);
 
 /* The "state" of a report read with report_read() (enum report_state), or -EINVAL. */

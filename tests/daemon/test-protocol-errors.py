@@ -264,6 +264,37 @@ def too_many(d):
     log("connection %d refused with busy; served again once others closed" % (MAX_CONNECTIONS + 1))
 
 
+def planted_files(d):
+    """A FIFO or a symlink at a run's report.json (a run directory someone else made): show and list answer
+    at once with an error naming the file; before, open(2) on the FIFO blocked the daemon's loop until a
+    writer came, and nobody got answers."""
+    runs = os.path.join(d.state_dir, "runs")
+    fifo_id, link_id = "20200101T000000Z-0000f1", "20200101T000000Z-0000f2"
+    made = []
+    try:
+        for rid in (fifo_id, link_id):
+            os.makedirs(os.path.join(runs, rid))
+            made.append(os.path.join(runs, rid))
+        os.mkfifo(os.path.join(runs, fifo_id, "report.json"))
+        os.symlink("/etc/passwd", os.path.join(runs, link_id, "report.json"))
+        c = d.conn()
+        for rid, why in ((fifo_id, "not a regular file"), (link_id, "symbolic link")):
+            c.send_raw((json.dumps({"v": 1, "id": rid, "op": "show", "run": rid}) + "\n").encode())
+            r = c.read(timeout=5)
+            check(not r["ok"] and why in r["error"]["message"], "show of a run whose report.json is planted: %s" % r)
+        c.send_raw(b'{"v": 1, "id": "l", "op": "list"}\n')
+        r = c.read(timeout=5)
+        check(r["ok"], "list with planted report files: %s" % r)
+        check(c.call("status")["ok"], "status after the planted files")
+        c.close()
+    finally:
+        for p in made:
+            for f in os.listdir(p):
+                os.unlink(os.path.join(p, f))
+            os.rmdir(p)
+    log("a FIFO and a symlink at runs' report.json: show refused both at once, list and status answered")
+
+
 def body(env):
     d = env.daemon(args=["--max-connections", str(MAX_CONNECTIONS), "--request-timeout", str(REQUEST_TIMEOUT),
                          "--idle-timeout", str(IDLE_TIMEOUT), "--write-timeout", str(WRITE_TIMEOUT)]).start()
@@ -273,6 +304,7 @@ def body(env):
     idle_client(d)
     non_reader(d)
     too_many(d)
+    planted_files(d)
     st = d.status()
     check(st["queue"] == [] and st["current"] is None, "a malformed submit queued something: %s" % st)
     check(os.listdir(os.path.join(d.state_dir, "runs")) == [], "runs were created by invalid submits")
