@@ -248,11 +248,45 @@ struct json_object *client_get(struct json_object *o, const char *a, const char 
 	return o;
 }
 
+bool client_terminal_sanitize(char *s, size_t len)
+{
+	bool changed = false;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+			s[i] = '?';
+			changed = true;
+		} else if (c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f) {
+			s[i] = s[i + 1] = '?'; /* a C1 control (U+0080..U+009F), e.g. CSI */
+			i++;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+const char *client_terminal_text(struct json_object *v)
+{
+	char *copy;
+
+	if (!v || !json_object_is_type(v, json_type_string))
+		return NULL;
+	copy = strndup(json_object_get_string(v), (size_t)json_object_get_string_len(v));
+	if (!copy)
+		return json_object_get_string(v);
+	if (client_terminal_sanitize(copy, strlen(copy)))
+		json_object_set_string(v, copy);
+	free(copy);
+	return json_object_get_string(v);
+}
+
 const char *client_get_string(struct json_object *o, const char *key, const char *dflt)
 {
 	struct json_object *v = client_get(o, key, NULL, NULL);
 
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : dflt;
+	return v && json_object_is_type(v, json_type_string) ? client_terminal_text(v) : dflt;
 }
 
 const char *client_reply_error(struct json_object *reply, const char **code)

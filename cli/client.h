@@ -80,7 +80,17 @@ int client_exit_code_state(const char *state);
 /* A field of an object by path (up to 3 keys; NULL ends), or NULL. */
 struct json_object *client_get(struct json_object *o, const char *a, const char *b, const char *c);
 /* The string of a field, or dflt. */
+/*
+ * o[key] as a string for a terminal (dflt when missing or not a string).
+ * Text that came from a spec, a guest, QEMU or a report may carry terminal
+ * controls: ESC, BEL, BS, CR and other C0 and C1 controls (and DEL) become
+ * '?' (newlines and tabs stay), in the tree too, so it is done once.
+ */
 const char *client_get_string(struct json_object *o, const char *key, const char *dflt);
+/* The same for a string object v; NULL when v is not a string. */
+const char *client_terminal_text(struct json_object *v);
+/* In place over len bytes; true when something was replaced. */
+bool client_terminal_sanitize(char *s, size_t len);
 
 /* Prints o as JSON on stdout (pretty), with a newline. */
 void client_print_json(struct json_object *o);

@@ -173,7 +173,7 @@ static void labels_string(struct json_object *sum, char *buf, size_t len)
 	buf[0] = '\0';
 	for (size_t i = 0; l && json_object_is_type(l, json_type_array) && i < json_object_array_length(l); i++) {
 		size_t n = strlen(buf);
-		snprintf(buf + n, len - n, "%s%s", i ? "," : "", json_object_get_string(json_object_array_get_idx(l, i)));
+		snprintf(buf + n, len - n, "%s%s", i ? "," : "", client_terminal_text(json_object_array_get_idx(l, i)) ?: "?");
 	}
 	if (!buf[0])
 		snprintf(buf, len, "-");

@@ -150,14 +150,13 @@ static void print_summary(struct json_object *report, const char *path)
 	struct json_object *err = client_get(report, "error", "message", NULL);
 	char pre[96], snap[96];
 
-	printf("run %s %s\n", json_object_get_string(client_get(report, "id", NULL, NULL)),
-	       json_object_get_string(client_get(report, "state", NULL, NULL)));
+	printf("run %s %s\n", client_get_string(report, "id", NULL), client_get_string(report, "state", NULL));
 	if (err)
-		printf("  error: %s\n", json_object_get_string(err));
+		printf("  error: %s\n", client_terminal_text(err));
 	for (size_t a = 0; a < json_object_array_length(arms); a++) {
 		struct json_object *arm = json_object_array_get_idx(arms, a);
 		printf("\narm %s: %d of %d repetitions completed, median [min max]\n",
-		       json_object_get_string(client_get(arm, "label", NULL, NULL)),
+		       client_get_string(arm, "label", NULL),
 		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
 		printf("  %-20s %-28s %s\n", "", "before (pre)", "during the snapshot");

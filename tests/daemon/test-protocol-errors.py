@@ -12,6 +12,7 @@ an error while another client is served all along. No run executes here
 
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -295,6 +296,33 @@ def planted_files(d):
     log("a FIFO and a symlink at runs' report.json: show refused both at once, list and status answered")
 
 
+def terminal_escapes(env, d):
+    """A report whose description and label carry terminal controls (ESC sequences, BEL, BS, CR, a C1 CSI):
+    show, list and status print them as '?', never raw to the user's terminal."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports", "testdata", "stock.json")
+    with open(src) as f:
+        rep = json.load(f)
+    rid = "20200101T000000Z-0000e5"
+    evil = "\x1b]0;owned\x07\x1b[2J\x08\r\u009b31m"
+    rep["id"], rep["description"] = rid, "desc " + evil
+    rep["spec"]["description"] = rep["description"]
+    rep["arms"][0]["label"] = "arm" + evil
+    run_dir = os.path.join(d.state_dir, "runs", rid)
+    os.makedirs(run_dir)
+    try:
+        with open(os.path.join(run_dir, "report.json"), "w") as f:
+            json.dump(rep, f)
+        for argv in (("show", rid), ("list",), ("status",)):
+            rc, out, err = env.cli(d, *argv)
+            bad = [c for c in out + err if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
+            check(not bad, "snapbench %s printed controls %r:\n%s" % (" ".join(argv), bad[:8], out))
+        rc, out, err = env.cli(d, "show", rid)
+        check("desc ?]0;owned??[2J????31m" in out, "show's description:\n%s" % out)
+    finally:
+        shutil.rmtree(run_dir)
+    log("terminal controls in a report's description and label printed as '?' by show, list and status")
+
+
 def body(env):
     d = env.daemon(args=["--max-connections", str(MAX_CONNECTIONS), "--request-timeout", str(REQUEST_TIMEOUT),
                          "--idle-timeout", str(IDLE_TIMEOUT), "--write-timeout", str(WRITE_TIMEOUT)]).start()
@@ -305,6 +333,7 @@ def body(env):
     non_reader(d)
     too_many(d)
     planted_files(d)
+    terminal_escapes(env, d)
     st = d.status()
     check(st["queue"] == [] and st["current"] is None, "a malformed submit queued something: %s" % st)
     check(os.listdir(os.path.join(d.state_dir, "runs")) == [], "runs were created by invalid submits")
