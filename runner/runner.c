@@ -288,6 +288,7 @@ static int run_window_loop(struct rep_run *rr, enum report_window w, double dura
 
 	snprintf(rr->step, sizeof(rr->step), "%s", report_window_to_string(w));
 	progress(run, rr->step, rr, NULL);
+	write_report(run); /* at each phase change: a crash keeps where the run was */
 	for (;;) {
 		bool done = false;
 		uint64_t now;
@@ -481,6 +482,9 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		*fatal = k == -EOPNOTSUPP;
 		goto failed;
 	}
+	/* a report kept after a crash says the action was under way (summarize is idempotent) */
+	rr.scenario->summarize(rr.scenario_state, &rr.sctx, rr.rep);
+	write_report(run);
 	k = run_window(&rr, rr.scenario->window, -1, err);
 	if (k < 0)
 		goto failed;

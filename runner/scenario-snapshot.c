@@ -61,6 +61,7 @@ struct snap {
 	uint64_t query_ns;                      /* ... and when */
 	uint64_t start_ns, migrate_ns, end_ns, qemu_end_ns, sink_error_ns;
 	enum report_snapshot_status status, qemu_status;
+	bool cleaned; /* snap_cleanup() ran: summarize may let go of the path */
 	char error[SB_ERROR_MAX];
 	char qemu_error[SB_ERROR_MAX];
 	int64_t bytes, pages, total_ms;
@@ -389,6 +390,8 @@ static void snap_cleanup(void *state, const struct scenario_ctx *ctx)
 	struct snap *s = state;
 	bool cancelling = false;
 
+	s->cleaned = true;
+
 	if (s->started && !s->qemu_ended && ctx->vm && ctx->vm->qmp) {
 		/* stop QEMU writing before the file goes; bounded */
 		cancel_migration(s, ctx);
@@ -448,8 +451,11 @@ static void snap_summarize(void *state, const struct scenario_ctx *ctx, struct r
 	o->path = s->kept && s->path ? strdup(s->path) : NULL;
 	free(o->error);
 	o->error = *s->error ? strdup(s->error) : NULL;
-	free(s->path);
-	s->path = NULL;
+	if (s->cleaned) {
+		/* the last call; earlier ones (at the snapshot's start, for the report on disk) keep the path */
+		free(s->path);
+		s->path = NULL;
+	}
 }
 
 const struct scenario_ops scenario_background_snapshot = {

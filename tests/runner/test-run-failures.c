@@ -158,6 +158,12 @@ static void stop_in_snapshot(const struct runner_progress *p, void *userdata)
 	       p->snapshot_fraction * 100);
 	stopped_ns = mono_ns();
 	CHECK(kill(stopped_pid, SIGSTOP) == 0);
+	/* the report on disk is rewritten at each phase change: one kept after a crash now says where the run was */
+	snprintf(path, sizeof(path), "%s/report.json", stopped_run_dir);
+	struct json_object *partial = run_test_load(path);
+	CHECK_MSG(!strcmp(jstr(partial, "repetitions/0/snapshot/status"), "active"), "the report on disk says the snapshot is %s",
+		  jstr(partial, "repetitions/0/snapshot/status"));
+	json_object_put(partial);
 }
 
 /*
