@@ -165,6 +165,42 @@ static void handle_running(struct store *store, struct queue *q, int wait_ms, st
 	}
 }
 
+/*
+ * Runs whose report says "running" but whose owner lock nobody holds: the
+ * process that executed them is gone without ending them (a worker killed,
+ * a report rewrite that failed on a full disk, ...). They are marked failed
+ * (interrupted), and a QEMU they left is killed. A run some process still
+ * executes (a `snapbench run --local` writing into the store) holds its lock
+ * and is left alone.
+ */
+static void recover_orphans(struct store *store, struct recover_result *res)
+{
+	char(*running)[REPORT_ID_MAX] = NULL;
+	size_t n = 0;
+	struct sb_error e = {};
+
+	if (store_ids_in_state(store, REPORT_RUNNING, &running, &n, &e) < 0) {
+		note(res, "scanning for runs left running: %s", e.msg);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char run_dir[PATH_MAX];
+		int r;
+
+		if (store_run_dir(store, running[i], run_dir, sizeof(run_dir)) < 0 || run_dir_owned(run_dir) != 0)
+			continue;
+		r = recover_kill_run_qemu(run_dir, running[i]);
+		if (r > 0)
+			note(res, "killed the QEMU run %s left running", running[i]);
+		sb_error_clear(&e);
+		if (store_end_run_interrupted(run_dir, &e) < 0)
+			note(res, "run %s: could not mark it interrupted: %s", running[i], e.msg);
+		else
+			note(res, "run %s said running but nothing executed it; marked failed (interrupted)", running[i]);
+	}
+	free(running);
+}
+
 int recover_state(struct store *store, struct queue *q, int wait_ms, struct recover_result *res,
 		  struct sb_error *err)
 {
@@ -177,6 +213,8 @@ int recover_state(struct store *store, struct queue *q, int wait_ms, struct reco
 	if (q->has_running)
 		handle_running(store, q, wait_ms, res);
 	q->has_running = false;
+
+	recover_orphans(store, res);
 
 	r = knobs_recover(store_runs_dir(store), NULL, &e);
 	if (r > 0)

@@ -13,9 +13,12 @@
  *   <id>/qemu.pid              QEMU's pid while it runs (qemu backend), for a
  *                              supervisor after a crash
  *   <id>/qemu-TAG.log          QEMU's output, one per repetition (qemu backend)
+ *   <id>/owner.lock            flock()ed by the process executing the run for
+ *                              its whole life: a "running" report whose lock
+ *                              nobody holds was cut off (daemon recovery)
  *
- * Names only: every component that reads or writes one of these files takes
- * its name from here.
+ * Every component that reads or writes one of these files takes its name
+ * from here.
  */
 #pragma once
 
@@ -24,6 +27,17 @@
 #define RUN_DIR_SPEC "spec.json"
 #define RUN_DIR_WORKER_LOG "worker.log"
 #define RUN_DIR_QEMU_PID "qemu.pid"
+#define RUN_DIR_OWNER_LOCK "owner.lock"
 /* RUN_DIR_QEMU_LOG_PREFIX TAG RUN_DIR_QEMU_LOG_SUFFIX */
 #define RUN_DIR_QEMU_LOG_PREFIX "qemu-"
 #define RUN_DIR_QEMU_LOG_SUFFIX ".log"
+
+/*
+ * Takes the run directory's owner lock (non-blocking); returns its fd, to
+ * keep open (close-on-exec) while the run executes, -EBUSY when another
+ * process owns the run, or another negative errno.
+ */
+int run_dir_own(const char *run_dir);
+
+/* 1 when a process holds the owner lock, 0 when none does, or a negative errno. */
+int run_dir_owned(const char *run_dir);

@@ -53,6 +53,7 @@ struct run {
 	double rep_planned_s;
 	unsigned reps_done;
 	struct runner_progress progress;
+	int owner_fd; /* the run directory's owner lock, held while the run executes */
 };
 
 /* one repetition in flight */
@@ -816,7 +817,7 @@ static int run_end(struct run *run, int ret, const struct run_failures *f, unsig
 int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
 		   struct sb_error *err)
 {
-	struct run run = { .spec = spec, .opts = opts };
+	struct run run = { .spec = spec, .opts = opts, .owner_fd = -1 };
 	struct knobs_session *knobs = NULL;
 	struct spec_knobs all = {};
 	struct run_failures f = {};
@@ -834,6 +835,11 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		return sb_error_set(err, k, "run directory %s: cannot create it: %s; choose another (--output DIR)",
 				    opts->run_dir, strerror(-k));
 	run.run_dir = opts->run_dir;
+	run.owner_fd = run_dir_own(opts->run_dir);
+	if (run.owner_fd < 0)
+		return sb_error_set(err, run.owner_fd, "run directory %s: %s", opts->run_dir,
+				    run.owner_fd == -EBUSY ? "another process is executing a run there; choose another (--output DIR)"
+							   : strerror(-run.owner_fd));
 	run.start_ns = mono_ns();
 	run.report_every_ms = opts->report_every_ms ? opts->report_every_ms : 5000;
 	snprintf(run.report_path, sizeof(run.report_path), "%s/" RUN_DIR_REPORT, opts->run_dir);
@@ -900,5 +906,6 @@ out:
 	}
 	report_free(run.report);
 	free(run.guest_image);
+	close(run.owner_fd); /* after the last report write: the run is over */
 	return ret;
 }

@@ -10,6 +10,7 @@ an error while another client is served all along. No run executes here
 (every submit is invalid), so this needs neither KVM nor QEMU.
 """
 
+import fcntl
 import json
 import os
 import shutil
@@ -323,7 +324,36 @@ def terminal_escapes(env, d):
     log("terminal controls in a report's description and label printed as '?' by show, list and status")
 
 
+def orphan_runs(env):
+    """Reports that say "running" with nothing executing them (the worker gone, a rewrite that failed on a
+    full disk): a starting snapbenchd marks them failed (interrupted) unless a process holds the run
+    directory's owner lock (a run still going, e.g. 'snapbench run --local' into the store)."""
+    d = env.daemon("orphans")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports", "testdata", "stock.json")
+    with open(src) as f:
+        rep = json.load(f)
+    rep["state"], rep["finished"], rep["error"] = "running", None, None
+    ids = {"orphan": "20200101T000000Z-0000a1", "owned": "20200101T000000Z-0000a2"}
+    for rid in ids.values():
+        os.makedirs(os.path.join(d.state_dir, "runs", rid))
+        with open(os.path.join(d.state_dir, "runs", rid, "report.json"), "w") as f:
+            json.dump(dict(rep, id=rid), f)
+    lock = open(os.path.join(d.state_dir, "runs", ids["owned"], "owner.lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        d.start()
+        orphan = env.report(d, ids["orphan"])
+        check(orphan["state"] == "failed" and orphan["error"]["phase"] == "interrupted",
+              "the orphaned run: %s %s" % (orphan["state"], orphan["error"]))
+        check(env.report(d, ids["owned"])["state"] == "running", "a run whose owner lock is held was ended")
+        check(d.stop() == 0, "snapbenchd's exit status")
+    finally:
+        lock.close()
+    log("a running report nobody executes is marked interrupted at start; one whose owner lock is held stays")
+
+
 def body(env):
+    orphan_runs(env)
     d = env.daemon(args=["--max-connections", str(MAX_CONNECTIONS), "--request-timeout", str(REQUEST_TIMEOUT),
                          "--idle-timeout", str(IDLE_TIMEOUT), "--write-timeout", str(WRITE_TIMEOUT)]).start()
     malformed(d)
