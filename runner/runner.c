@@ -21,6 +21,7 @@
 #include "config.h"
 #include "drain.h"
 #include "host.h"
+#include "hostvm-rep.h"
 #include "knobs.h"
 #include "macro.h"
 #include "mkdir-p.h"
@@ -52,6 +53,7 @@ struct run {
 	double rep_planned_s;
 	unsigned reps_done;
 	struct runner_progress progress;
+	struct hostvm_run *hostvm;    /* kernel arms: each repetition in a host VM (hostvm-rep.h) */
 };
 
 /* one repetition in flight */
@@ -368,6 +370,64 @@ static void rep_teardown(struct rep_run *rr)
 	rr->scenario_state = NULL;
 }
 
+/* ---- kernel arms: the repetition runs in a host VM (hostvm-rep.h) ---- */
+
+static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdata)
+{
+	struct rep_run *rr = userdata;
+	struct sampler_figures fig = {
+		.pf_per_s = hp->pf_per_s,
+		.tlb_per_s = hp->tlb_per_s,
+		.invalidations_per_s = hp->invalidations_per_s,
+		.guest_ops_per_s = hp->guest_ops_per_s,
+	};
+
+	snprintf(rr->step, sizeof(rr->step), "%s", hp->step);
+	rr->snapshot_fraction = hp->snapshot_fraction;
+	if (hp->sample_window)
+		rr->run->progress.sample_window = report_window_to_string(
+			!strcmp(hp->sample_window, "warmup") ? REPORT_WINDOW_WARMUP
+			: !strcmp(hp->sample_window, "pre")  ? REPORT_WINDOW_PRE
+			: !strcmp(hp->sample_window, "post") ? REPORT_WINDOW_POST
+							     : REPORT_WINDOW_SNAPSHOT);
+	progress(rr->run, rr->step, rr, &fig);
+	if (mono_ns() - rr->run->last_write_ns >= (uint64_t)rr->run->report_every_ms * NSEC_PER_MSEC)
+		write_report(rr->run);
+}
+
+static int run_rep_host_vm(struct run *run, unsigned index, size_t arm, struct sb_error *err)
+{
+	struct rep_run rr = { .run = run, .index = index, .arm = arm, .snapshot_fraction = NAN };
+	int k;
+
+	rr.start_ns = mono_ns();
+	k = report_add_rep(run->report, arm, realtime_ns(), &rr.rep);
+	if (k < 0)
+		return sb_error_set(err, k, "out of memory");
+	run->progress.rep = index;
+	run->progress.arm = run->spec->arms[arm].label;
+	run->progress.pf_per_s = run->progress.tlb_per_s = NAN;
+	run->progress.invalidations_per_s = run->progress.guest_ops_per_s = NAN;
+	run->progress.sample_window = NULL;
+	write_report(run);
+	struct hostvm_rep_ctx ctx = {
+		.spec = run->spec,
+		.run_dir = run->run_dir,
+		.qemu_binary = run->opts->qemu_binary,
+		.guest_image = run->guest_image,
+		.index = index,
+		.arm = arm,
+		.report = run->report,
+		.rep = rr.rep,
+		.cancel = run->opts->cancel,
+		.progress = host_vm_progress,
+		.userdata = &rr,
+	};
+	k = hostvm_rep_run(run->hostvm, &ctx, err);
+	rr.rep->finished_ns = realtime_ns();
+	return k;
+}
+
 /* 0, -ECANCELED, or < 0 (REP_FATAL in *fatal when the next one would fail alike). */
 static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, struct sb_error *err)
 {
@@ -379,6 +439,8 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	int k;
 
 	*fatal = false;
+	if (run->hostvm)
+		return run_rep_host_vm(run, index, arm, err);
 	rr.start_ns = mono_ns();
 	k = report_add_rep(run->report, arm, realtime_ns(), &rr.rep);
 	if (k < 0)
@@ -699,7 +761,18 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 			.guest_image = run.guest_image,
 		};
 		struct report_host *h = &run.report->host;
-		if (!opts->skip_preflight) {
+		if (spec_uses_host_vm(spec)) {
+			/* the run engine inside each host VM runs its own preflight */
+			k = hostvm_run_prepare(spec, run.report, &run.hostvm, err);
+			if (k < 0) {
+				finish_run(&run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
+				ret = k;
+				goto out;
+			}
+			struct sb_error e = {};
+			if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
+				q.path = NULL;
+		} else if (!opts->skip_preflight) {
 			k = preflight_run(&in, &q, err);
 			if (k < 0) {
 				h->qemu_binary = strdup(q.path ? q.path : opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
@@ -725,7 +798,8 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		qemu_info_done(&q);
 	}
 
-	if (all_knobs(spec, &all) < 0) {
+	/* kernel arms apply their knobs inside their host VMs, not here */
+	if (!run.hostvm && all_knobs(spec, &all) < 0) {
 		ret = sb_error_set(err, -ENOMEM, "out of memory");
 		finish_run(&run, REPORT_FAILED, "knobs", err ? err->msg : "out of memory");
 		goto out;
@@ -762,7 +836,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 				ret = -ECANCELED;
 				goto reps_done;
 			}
-			if (spec_arm_knobs(spec, a, &ak) < 0 || knobs_set_arm(knobs, &ak, &e) < 0) {
+			if ((!run.hostvm && spec_arm_knobs(spec, a, &ak) < 0) || knobs_set_arm(knobs, &ak, &e) < 0) {
 				spec_knobs_done(&ak);
 				snprintf(first_phase, sizeof(first_phase), "rep %u knobs", index);
 				snprintf(first_error, sizeof(first_error), "%s", *e.msg ? e.msg : "out of memory");
@@ -841,5 +915,6 @@ out:
 	}
 	report_free(run.report);
 	free(run.guest_image);
+	hostvm_run_free(run.hostvm);
 	return ret;
 }

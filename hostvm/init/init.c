@@ -9,13 +9,14 @@
  *                          a module that fails is retried after the others
  *   port NAME              the virtio-serial port progress goes to (its fd is
  *                          3 in the program, SNAPBENCH_HOSTVM_PORT_FD=3)
+ *   tmpfs PATH             mount a tmpfs on PATH in the root (/run, /tmp, ...)
  *   out TAG PATH           mount the writable 9p share TAG on PATH in the root
  *   env NAME=VALUE         the program's environment
  *   arg TEXT               the program's argv, one word a line
  *
  * It mounts devtmpfs, proc and sysfs, loads the modules, mounts the 9p share
- * "root" read-only as the new root with the "out" shares, proc, sys, dev,
- * tmpfs on /run /tmp /var/tmp /root /dev/shm, debugfs, tracefs and bpffs,
+ * "root" read-only as the new root, proc, sys, dev, the tmpfs mounts, /dev/shm,
+ * the "out" shares, debugfs, tracefs and bpffs,
  * chroots, runs the program and powers off when it exits. What goes wrong is
  * printed on the console and sent on the port as {"event":"error",...}, and
  * the VM powers off: the runner outside never waits for a VM that gave up.
@@ -53,6 +54,8 @@ static char *args[MAX_ITEMS + 1], *envs[MAX_ITEMS + 1];
 static size_t n_args, n_envs;
 static char *outs[MAX_ITEMS][2];
 static size_t n_outs;
+static char *tmpfs[MAX_ITEMS];
+static size_t n_tmpfs;
 static char port_name[256];
 static int port = -1;
 
@@ -152,6 +155,8 @@ static void read_conf(void)
 			outs[n_outs][0] = strdup(rest);
 			outs[n_outs][1] = strdup(sp);
 			n_outs++;
+		} else if (!strcmp(line, "tmpfs") && n_tmpfs < MAX_ITEMS) {
+			tmpfs[n_tmpfs++] = strdup(rest);
 		} else if (!strcmp(line, "port")) {
 			snprintf(port_name, sizeof(port_name), "%s", rest);
 		} else if (*line) {
@@ -256,26 +261,26 @@ static void open_port(void)
 
 static void mount_root(void)
 {
-	static const char *const tmpfs[] = { "/run", "/tmp", "/var/tmp", "/root" };
 	const char *opts9p = "trans=virtio,version=9p2000.L,msize=512000";
 	char data[256], dst[4096 + 16];
 
 	snprintf(data, sizeof(data), "%s,cache=loose", opts9p);
 	do_mount("root", "/newroot", "9p", MS_RDONLY, data, 1);
-	for (size_t i = 0; i < n_outs; i++) {
-		snprintf(dst, sizeof(dst), "/newroot%s", outs[i][1]);
-		if (mount(outs[i][0], dst, "9p", 0, opts9p) < 0)
-			fatal("mount the share %s on %s: %s", outs[i][0], outs[i][1], strerror(errno));
-	}
 	do_mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, 1);
 	do_mount("sysfs", "/newroot/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, 1);
 	if (mount("/dev", "/newroot/dev", NULL, MS_MOVE, NULL) < 0)
 		fatal("move /dev into the new root: %s", strerror(errno));
 	do_mount("tmpfs", "/newroot/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", 0);
 	do_mount("devpts", "/newroot/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0620,ptmxmode=0666", 0);
-	for (size_t i = 0; i < sizeof(tmpfs) / sizeof(tmpfs[0]); i++) {
+	for (size_t i = 0; i < n_tmpfs; i++) {
 		snprintf(dst, sizeof(dst), "/newroot%s", tmpfs[i]);
 		do_mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", 1);
+	}
+	/* the results shares exist as directories of the read-only root */
+	for (size_t i = 0; i < n_outs; i++) {
+		snprintf(dst, sizeof(dst), "/newroot%s", outs[i][1]);
+		if (mount(outs[i][0], dst, "9p", 0, opts9p) < 0)
+			fatal("mount the share %s on %s: %s", outs[i][0], outs[i][1], strerror(errno));
 	}
 	do_mount("debugfs", "/newroot/sys/kernel/debug", "debugfs", 0, NULL, 0);
 	do_mount("tracefs", "/newroot/sys/kernel/tracing", "tracefs", 0, NULL, 0);
