@@ -449,6 +449,14 @@ void hostvm_console_tail(const char *log_path, unsigned lines, char *buf, size_t
 	while (end > tail && (end[-1] == '\n' || end[-1] == ' '))
 		*--end = '\0';
 	char *start = end;
+	/* a panic: from its first line, which says why */
+	char *panic = strstr(tail, "Kernel panic - not syncing");
+	if (panic) {
+		while (panic > tail && panic[-1] != '\n')
+			panic--;
+		start = panic;
+		lines = 0;
+	}
 	for (unsigned l = 0; start > tail && l < lines;) {
 		start--;
 		if (*start == '\n' && ++l == lines) {

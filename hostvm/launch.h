@@ -77,7 +77,7 @@ int hostvm_wait(struct hostvm *vm, int timeout_ms);
 void hostvm_kill(struct hostvm *vm);
 void hostvm_free(struct hostvm *vm);
 
-/* The last lines of a console log, joined with " | ", at most len bytes ("" if none). */
+/* The last lines of a console log (from a kernel panic's first line when there is one), joined with " | ", at most len bytes ("" if none). */
 void hostvm_console_tail(const char *log_path, unsigned lines, char *buf, size_t len);
 
 void hostvm_strv_free(char **v);
