@@ -24,6 +24,7 @@
 #include "mkdir-p.h"
 #include "modules.h"
 #include "runner.h"
+#include "vm.h"
 
 #define INIT_NAME "snapbench-hostvm-init"
 #define INNER_NAME "snapbench-hostvm-run"
@@ -454,7 +455,8 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 	snprintf(spec_path, sizeof(spec_path), "%s/spec.json", rep_dir);
 	snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio", rep_dir);
 	snprintf(log_path, sizeof(log_path), "%s/console.log", rep_dir);
-	snprintf(pid_path, sizeof(pid_path), "%s/qemu.pid", rep_dir);
+	/* where a supervisor looks for a crashed run's QEMU (snapbenchd's recovery) */
+	snprintf(pid_path, sizeof(pid_path), "%.3900s/%s", run_dir, VM_PID_FILE);
 	snprintf(report_path, sizeof(report_path), "%s/report.json", out_dir);
 	rep->host_vm = true;
 	rep->host_vm_console = strdup(log_path);
