@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -80,6 +81,157 @@ int hostvm_elf_build_id(const char *path, char **ret)
 		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * Whether the ELF file is whole (every segment within the file) and has a
+ * note of type type named name (Xen's PVH entry: "Xen", 18).
+ */
+static bool elf_has_note(const char *path, const char *name, uint32_t type)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t nl = strlen(name) + 1;
+	bool found = false;
+	struct stat st;
+	Elf64_Ehdr eh;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || read_at(fd, &eh, sizeof(eh), 0) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+		return false;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (read_at(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) < 0)
+			return false;
+		if (ph.p_offset + ph.p_filesz > (uint64_t)st.st_size)
+			return false; /* cut short */
+		if (found || ph.p_type != PT_NOTE || ph.p_filesz > (1u << 20))
+			continue;
+		_cleanup_free_ uint8_t *n = malloc(ph.p_filesz);
+		if (!n || read_at(fd, n, ph.p_filesz, (off_t)ph.p_offset) < 0)
+			return false;
+		for (size_t o = 0; o + sizeof(Elf64_Nhdr) <= ph.p_filesz;) {
+			Elf64_Nhdr nh;
+			memcpy(&nh, n + o, sizeof(nh));
+			size_t name_off = o + sizeof(nh), next = name_off + ((nh.n_namesz + 3) & ~3u) + ((nh.n_descsz + 3) & ~3u);
+			if (next > ph.p_filesz)
+				break;
+			if (nh.n_type == type && nh.n_namesz == nl && !memcmp(n + name_off, name, nl))
+				found = true;
+			o = next;
+		}
+	}
+	return found;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * runs argv with stdin from in_path and stdout to out_path; 0 when it ran to
+ * its end (the kernel appends the uncompressed size to the payload, which
+ * xz calls an unexpected end: the caller checks the output)
+ */
+static int run_filter(char *const argv[], const char *in_path, const char *out_path)
+{
+	int in = open(in_path, O_RDONLY | O_CLOEXEC), out, st;
+	pid_t pid;
+
+	if (in < 0)
+		return -errno;
+	out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return -errno;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || (devnull >= 0 && dup2(devnull, 2) < 0))
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(in);
+	close(out);
+	if (pid < 0)
+		return -errno;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) != 127 ? 0 : -ENOEXEC;
+}
+
+int hostvm_kernel_extract_vmlinux(const char *image, const char *out_path, char **build_id, struct sb_error *err)
+{
+	static const struct {
+		const uint8_t magic[6];
+		size_t len;
+		const char *tool;
+	} formats[] = {
+		{ { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, "xz" },  { { 0x1f, 0x8b }, 2, "gzip" },
+		{ { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstd" },     { { 0x02, 0x21, 0x4c, 0x18 }, 4, "lz4" },
+		{ { 'B', 'Z', 'h' }, 3, "bzip2" },             { { 0x5d, 0x00, 0x00 }, 3, "xz" },
+	};
+	_cleanup_close_ int fd = open(image, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ uint8_t *payload = NULL;
+	char packed[PATH_MAX + 16];
+	uint32_t offset, length;
+	uint8_t setup_sects;
+	uint16_t protocol;
+	const char *tool = NULL;
+	int k;
+
+	if (fd < 0)
+		return sb_error_set(err, -errno, "kernel image %s: %s", image, strerror(errno));
+	if (read_at(fd, &setup_sects, 1, 0x1f1) < 0 || read_at(fd, &protocol, 2, 0x206) < 0 || protocol < 0x208 ||
+	    read_at(fd, &offset, 4, 0x248) < 0 || read_at(fd, &length, 4, 0x24c) < 0 || length == 0 ||
+	    length > (256u << 20))
+		return 0;
+	payload = malloc(length);
+	if (!payload)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (read_at(fd, payload, length, (off_t)((setup_sects ? setup_sects : 4) + 1) * 512 + offset) < 0)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(formats) && !tool; i++)
+		if (length >= formats[i].len && !memcmp(payload, formats[i].magic, formats[i].len))
+			tool = formats[i].tool;
+	if (!tool)
+		return 0;
+	snprintf(packed, sizeof(packed), "%s.packed", out_path);
+	{
+		_cleanup_close_ int pf = open(packed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (pf < 0)
+			return sb_error_set(err, -errno, "%s: %s", packed, strerror(errno));
+		k = write_all(pf, payload, length);
+		if (k < 0) {
+			unlink(packed);
+			return sb_error_set(err, k, "%s: %s", packed, strerror(-k));
+		}
+	}
+	char *argv[] = { (char *)tool, "-dc", NULL };
+	char *lzma_argv[] = { "xz", "-dc", "--format=lzma", NULL };
+	k = run_filter(payload[0] == 0x5d ? lzma_argv : argv, packed, out_path);
+	unlink(packed);
+	if (k < 0 || !elf_has_note(out_path, "Xen", 18 /* XEN_ELFNOTE_PHYS32_ENTRY */)) {
+		unlink(out_path);
+		return 0;
+	}
+	if (build_id && !*build_id)
+		hostvm_elf_build_id(out_path, build_id);
+	return 1;
 }
 
 static int file_sha256(const char *path, char **ret)

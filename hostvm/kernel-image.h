@@ -26,5 +26,16 @@ struct hostvm_kernel {
 int hostvm_kernel_identify(const char *path, struct hostvm_kernel *ret, struct sb_error *err);
 void hostvm_kernel_done(struct hostvm_kernel *k);
 
+/*
+ * Unpacks the bzImage's compressed payload (setup header payload_offset and
+ * payload_length) into out_path, an ELF vmlinux, with the system's
+ * decompressor for its format (xz, gzip, zstd, lz4, bzip2, lzma; an argv
+ * vector). Returns 1 when the result has a PVH entry note (QEMU can boot it
+ * directly, without the slow decompression in the emulated CPU), 0 when it
+ * cannot be used (no PVH note, no decompressor: out_path removed), < 0 on
+ * I/O errors. *build_id gets the vmlinux's build id when there is one.
+ */
+int hostvm_kernel_extract_vmlinux(const char *image, const char *out_path, char **build_id, struct sb_error *err);
+
 /* The GNU build id note of an ELF file, hex (malloc'ed), or -ENOENT. */
 int hostvm_elf_build_id(const char *path, char **ret);

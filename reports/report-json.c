@@ -279,6 +279,7 @@ static struct json_object *b_kernel(struct builder *b, const struct report_kerne
 	b_add(b, h, "cmdline", b_str(b, str_or_empty(k->cmdline)));
 	b_add(b, h, "accel", b_str(b, str_or_empty(k->accel)));
 	b_add(b, h, "accel_reason", b_str(b, str_or_empty(k->accel_reason)));
+	b_add(b, h, "booted", b_str(b, k->booted ? k->booted : "bzimage"));
 	b_add(b, h, "vcpus", b_u64(b, k->vcpus));
 	b_add(b, h, "memory_bytes", b_u64(b, k->memory_bytes));
 	b_add(b, h, "numa_nodes", b_u64(b, k->numa_nodes));

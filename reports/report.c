@@ -284,6 +284,7 @@ void report_kernel_free(struct report_kernel *k)
 	free(k->module_params);
 	free(k->accel);
 	free(k->accel_reason);
+	free(k->booted);
 	free(k);
 }
 

@@ -176,6 +176,7 @@ struct report_kernel {
 	char *cmdline;                 /* the host VM's whole kernel command line */
 	char *module_params;           /* "kvm_amd.npt=0 ..." passed at load time, or NULL */
 	char *accel, *accel_reason;    /* "tcg"/"kvm", and why */
+	char *booted;                  /* "bzimage", or "pvh": its payload unpacked and booted through its PVH entry */
 	unsigned vcpus, numa_nodes;
 	uint64_t memory_bytes;
 };

@@ -39,6 +39,7 @@ struct hostvm_arm {
 	char *params[64];          /* load-time parameters of modules.items[i] ("npt=0 nested=1"), or NULL */
 	char builtin_params[MAX_PARAMS]; /* parameters of built-in modules: on the kernel command line */
 	struct spec_knobs runtime; /* the arm's other knobs: applied inside */
+	char *vmlinux;             /* the bzImage's payload unpacked (PVH entry), booted instead; NULL: the bzImage */
 	char cmdline[MAX_PARAMS * 2];
 };
 
@@ -59,6 +60,9 @@ void hostvm_run_free(struct hostvm_run *hr)
 		for (size_t i = 0; i < ARRAY_SIZE(hr->arms[a].params); i++)
 			free(hr->arms[a].params[i]);
 		spec_knobs_done(&hr->arms[a].runtime);
+		if (hr->arms[a].vmlinux)
+			unlink(hr->arms[a].vmlinux);
+		free(hr->arms[a].vmlinux);
 	}
 	free(hr->arms);
 	free(hr->init_path);
@@ -178,6 +182,7 @@ static struct report_kernel *kernel_report(const struct run_spec *spec, const st
 	k->modules = arm->modules.dir ? strdup(arm->modules.dir) : NULL;
 	k->cmdline = strdup(arm->cmdline);
 	k->module_params = *params ? strdup(params) : NULL;
+	k->booted = strdup(arm->vmlinux ? "pvh" : "bzimage");
 	k->accel = strdup(hr->accel);
 	k->accel_reason = strdup(hr->accel_reason);
 	k->vcpus = spec->host_vm.vcpus;
@@ -186,8 +191,28 @@ static struct report_kernel *kernel_report(const struct run_spec *spec, const st
 	return k;
 }
 
-int hostvm_run_prepare(const struct run_spec *spec, struct report *report, struct hostvm_run **ret,
-		       struct sb_error *err)
+/*
+ * Under TCG the emulated CPU takes seconds to decompress a bzImage: boot its
+ * payload, unpacked here once per arm, through its PVH entry when it has one.
+ */
+static int unpack_vmlinux(const char *run_dir, size_t a, struct hostvm_arm *arm, struct sb_error *err)
+{
+	char path[PATH_MAX];
+	int k;
+
+	snprintf(path, sizeof(path), "%.4000s/hostvm-vmlinux-%zu", run_dir, a);
+	k = hostvm_kernel_extract_vmlinux(arm->kernel.image, path, &arm->kernel.build_id, err);
+	if (k < 0)
+		return k;
+	if (k > 0 && !(arm->vmlinux = strdup(path))) {
+		unlink(path);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int hostvm_run_prepare(const struct run_spec *spec, struct report *report, const char *run_dir,
+		       struct hostvm_run **ret, struct sb_error *err)
 {
 	struct hostvm_run *hr = calloc(1, sizeof(*hr));
 	int k;
@@ -228,6 +253,8 @@ int hostvm_run_prepare(const struct run_spec *spec, struct report *report, struc
 			k = sb_error_set(err, -E2BIG, "modules tree %s: more than %zu modules to load", dir, ARRAY_SIZE(arm->params));
 		if (k >= 0)
 			k = split_knobs(spec, a, arm, err);
+		if (k >= 0 && run_dir)
+			k = unpack_vmlinux(run_dir, a, arm, err);
 		if (k < 0) {
 			sb_error_prefix(err, "arm '%s'", spec->arms[a].label);
 			goto fail;
@@ -338,9 +365,15 @@ static int build_initramfs(const struct hostvm_run *hr, const struct hostvm_arm 
 	CONF("out out %s\n", rep_dir);
 	CONF("env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
 	CONF("env HOME=/root\n");
-	CONF("env SNAPBENCH_GUEST_IMAGE=%s\n", ctx->guest_image);
-	CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench\n", hr->inner_path,
-	     inner_spec_path, out_dir);
+	if (ctx->guest_image)
+		CONF("env SNAPBENCH_GUEST_IMAGE=%s\n", ctx->guest_image);
+	if (!inner_spec_path) {
+		/* hostvm_boot_once(): the runner says it is ready and exits */
+		CONF("arg %s\narg --boot-only\n", hr->inner_path);
+	} else {
+		CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench\n",
+		     hr->inner_path, inner_spec_path, out_dir);
+	}
 	if (ctx->guest_image)
 		CONF("arg --guest-image\narg %s\n", ctx->guest_image);
 	if (ctx->qemu_binary)
@@ -358,6 +391,7 @@ struct follow {
 	struct hostvm *vm;
 	bool ready, done, exit_seen;
 	double boot_s;
+	double init_uptime_s, ready_uptime_s; /* the host VM's own clock at its init's and runner's first words */
 	char error[1024];
 	char step[32], window[32];
 };
@@ -389,6 +423,9 @@ static void on_line(const char *text, void *userdata)
 	if (!strcmp(event, "ready") && !f->ready) {
 		f->ready = true;
 		f->boot_s = (double)(mono_ns() - f->vm->start_ns) / 1e9;
+		f->ready_uptime_s = num_or_nan(o, "t_s");
+	} else if (!strcmp(event, "init")) {
+		f->init_uptime_s = num_or_nan(o, "t_s");
 	} else if (!strcmp(event, "error")) {
 		if (json_object_object_get_ex(o, "message", &v))
 			snprintf(f->error, sizeof(f->error), "%s", json_object_get_string(v));
@@ -476,7 +513,7 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 
 	struct hostvm_config cfg = {
 		.qemu_binary = ctx->qemu_binary,
-		.kernel = arm->kernel.image,
+		.kernel = arm->vmlinux ? arm->vmlinux : arm->kernel.image,
 		.initrd = initrd,
 		.append = arm->cmdline,
 		.memory = spec->host_vm.memory,
@@ -578,4 +615,67 @@ out:
 	}
 	hostvm_free(vm);
 	return k;
+}
+
+int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *work_dir,
+		     struct hostvm_boot_figures *fig, struct sb_error *err)
+{
+	const struct run_spec *spec = ctx->spec;
+	struct hostvm_arm *arm = &hr->arms[ctx->arm];
+	_cleanup_free_ char *dir = realpath(work_dir, NULL);
+	char initrd[PATH_MAX + 16], log_path[PATH_MAX + 16], tail[1024];
+	struct follow f = { .ctx = ctx, .boot_s = -1, .init_uptime_s = NAN, .ready_uptime_s = NAN };
+	struct hostvm *vm = NULL;
+	uint64_t ready_ns = 0;
+	int k;
+
+	if (!dir)
+		return sb_error_set(err, -errno, "%s: %s", work_dir, strerror(errno));
+	snprintf(initrd, sizeof(initrd), "%.4000s/initramfs.cpio", dir);
+	snprintf(log_path, sizeof(log_path), "%.4000s/console.log", dir);
+	k = build_initramfs(hr, arm, ctx, dir, NULL, dir, initrd, err);
+	if (k < 0)
+		return k;
+	struct hostvm_config cfg = {
+		.qemu_binary = ctx->qemu_binary,
+		.kernel = arm->vmlinux ? arm->vmlinux : arm->kernel.image,
+		.initrd = initrd,
+		.append = arm->cmdline,
+		.memory = spec->host_vm.memory,
+		.vcpus = spec->host_vm.vcpus,
+		.numa_nodes = spec->host_vm.numa_nodes,
+		.accel = hr->accel,
+		.log_path = log_path,
+		.name = "snapbench-hostvm-boot",
+		.n_shares = 2,
+		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = dir } },
+	};
+	k = hostvm_start(&cfg, &vm, err);
+	if (k < 0)
+		return k;
+	f.vm = vm;
+	uint64_t deadline = vm->start_ns + (uint64_t)(spec->host_vm.boot_timeout_s * 1e9) + 30 * NSEC_PER_SEC;
+	while (!hostvm_exited(vm)) {
+		struct pollfd p = { .fd = vm->port_fd, .events = POLLIN };
+		poll(&p, 1, 50);
+		hostvm_read_port(vm, on_line, &f);
+		if (f.ready && !ready_ns)
+			ready_ns = mono_ns();
+		if (mono_ns() > deadline) {
+			hostvm_kill(vm);
+			break;
+		}
+	}
+	uint64_t end = mono_ns();
+	if (!f.ready) {
+		hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+		hostvm_free(vm);
+		return sb_error_set(err, -ETIMEDOUT, "the host VM did not reach the runner; console: %s", *tail ? tail : "(empty)");
+	}
+	fig->boot_s = f.boot_s;
+	fig->init_uptime_s = f.init_uptime_s;
+	fig->ready_uptime_s = f.ready_uptime_s;
+	fig->teardown_s = (double)(end - ready_ns) / 1e9;
+	hostvm_free(vm);
+	return 0;
 }

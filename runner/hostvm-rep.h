@@ -42,9 +42,22 @@ struct hostvm_rep_ctx {
 	void *userdata;
 };
 
-int hostvm_run_prepare(const struct run_spec *spec, struct report *report, struct hostvm_run **ret,
-		       struct sb_error *err);
+/* run_dir: where the arms' unpacked kernels go (removed by hostvm_run_free()); NULL: boot the bzImages. */
+int hostvm_run_prepare(const struct run_spec *spec, struct report *report, const char *run_dir,
+		       struct hostvm_run **ret, struct sb_error *err);
 void hostvm_run_free(struct hostvm_run *hr);
+
+/* What one host VM boot took (bench/hostvm-boot). */
+struct hostvm_boot_figures {
+	double boot_s;          /* QEMU start to the runner inside ready */
+	double init_uptime_s;   /* the host VM's uptime when its init had loaded the modules */
+	double ready_uptime_s;  /* ... and when the runner was ready (after the 9p root and the dynamic loader) */
+	double teardown_s;      /* ready to QEMU's exit (the runner exits, init powers off) */
+};
+
+/* Boots ctx->arm's host VM once with a runner that only says it is ready, in work_dir. */
+int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *work_dir,
+		     struct hostvm_boot_figures *fig, struct sb_error *err);
 
 /* 0 when the repetition completed; < 0 with err (and the repetition failed or cancelled in the report). */
 int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err);

@@ -763,7 +763,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		struct report_host *h = &run.report->host;
 		if (spec_uses_host_vm(spec)) {
 			/* the run engine inside each host VM runs its own preflight */
-			k = hostvm_run_prepare(spec, run.report, &run.hostvm, err);
+			k = hostvm_run_prepare(spec, run.report, opts->run_dir, &run.hostvm, err);
 			if (k < 0) {
 				finish_run(&run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
 				ret = k;

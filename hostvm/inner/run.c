@@ -9,9 +9,12 @@
  *   {"event":"ready","t_s":5.1}                   the runner is up (boot time ends)
  *   {"event":"progress","step":"pre",...}         the run engine's progress
  *   {"event":"done","status":0,"message":""}      the run ended
+ *
+ * With --boot-only it sends ready and done and exits (bench/hostvm-boot).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -80,12 +83,14 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "spec", required_argument, NULL, 's' },   { "output", required_argument, NULL, 'o' },
 		{ "state-dir", required_argument, NULL, 'd' }, { "guest-image", required_argument, NULL, 'g' },
-		{ "qemu", required_argument, NULL, 'q' },   {},
+		{ "qemu", required_argument, NULL, 'q' },   { "boot-only", no_argument, NULL, 'b' },
+		{},
 	};
 	const char *spec_file = NULL, *output = NULL, *state_dir = NULL, *guest = NULL, *qemu = NULL, *fd_env;
 	struct run_spec spec;
 	struct sb_error err = {};
 	char report_path[4096];
+	bool boot_only = false;
 	int c, k;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -95,6 +100,7 @@ int main(int argc, char **argv)
 		case 'd': state_dir = optarg; break;
 		case 'g': guest = optarg; break;
 		case 'q': qemu = optarg; break;
+		case 'b': boot_only = true; break;
 		default:
 			fprintf(stderr, "usage: %s --spec FILE --output DIR [--state-dir DIR] [--guest-image P] [--qemu P]\n",
 				argv[0]);
@@ -104,6 +110,12 @@ int main(int argc, char **argv)
 	fd_env = getenv("SNAPBENCH_HOSTVM_PORT_FD");
 	if (fd_env)
 		port = atoi(fd_env);
+	if (boot_only) {
+		/* the host VM's boot benchmark: up, and done */
+		event("ready", 0, NULL);
+		event("done", 0, "");
+		return 0;
+	}
 	if (!spec_file || !output) {
 		event("done", 2, "snapbench-hostvm-run: --spec and --output are required");
 		return 2;
