@@ -471,6 +471,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.run_dir = run->run_dir,
 		.tag = tag,
 		.name = name,
+		.command_timeout_ms = (int)run->opts->qmp_timeout_ms,
 	};
 	k = vm_start(&cfg, &rr.vm, err);
 	if (k < 0)

@@ -134,6 +134,8 @@ int main(int argc, char **argv)
 		.qemu_binary = qemu,
 		.guest_image = guest,
 		.knobs_wait_ms = -1,
+		/* an emulated host VM on a busy machine: QEMU's main loop can stall for long */
+		.qmp_timeout_ms = 180000,
 		.progress = on_progress,
 	};
 	k = runner_execute(&spec, &ro, report_path, &err);

@@ -6,7 +6,9 @@
       Two arms on the cached Debian kernel, `npt` (kvm_amd.npt=1) and
       `shadow` (kvm_amd.npt=0), one repetition each, a 128 MiB guest. Checks:
       the run completes; the report is valid; both arms name the Debian
-      release, the load-time parameter and the accelerator; each repetition
+      release, the load-time parameter, the accelerator, and the build id
+      of the vmlinux unpacked from the bzImage and booted through its PVH
+      entry; each repetition
       has a boot time; pf_taken is non-zero in the snapshot window and equals
       BPF's kvm:kvm_page_fault count over the repetition exactly; the npt arm
       changes SPTEs through the TDP MMU (kvmmmu:kvm_tdp_mmu_spte_changed) and
@@ -114,6 +116,9 @@ def e2e(snapbench, schema, validator, workdir, image, release):
         check(k["module_params"] == "kvm_amd.npt=" + npt, "arm %s: module_params %r" % (label, k["module_params"]))
         check(k["host_vm"]["accel"] in ("tcg", "kvm") and k["host_vm"]["accel_reason"], "arm %s: accel" % label)
         check(k["config_sha256"] and len(k["config_sha256"]) == 64, "arm %s: no config hash" % label)
+        # Debian's bzImage carries a PVH-capable vmlinux: unpacked and booted directly, with its build id
+        check(k["host_vm"]["booted"] == "pvh", "arm %s: booted %s" % (label, k["host_vm"]["booted"]))
+        check(k["build_id"] and len(k["build_id"]) == 40, "arm %s: build id %r" % (label, k["build_id"]))
     reps = {x["arm"]: x for x in rep["repetitions"]}
     check([x["arm"] for x in rep["repetitions"]] == ["npt", "shadow"], "arms interleaved npt, shadow")
     for label, x in reps.items():
@@ -136,6 +141,7 @@ def e2e(snapbench, schema, validator, workdir, image, release):
     check(header == ["Kernel: %s (host VM) vs %s (host VM)" % (release, release)], "compare header: %s" % header)
     print(r.stdout.splitlines()[0])
     print(header[0])
+    check(not glob.glob(os.path.join(out, "*", "hostvm-vmlinux-*")), "the unpacked kernels were left behind")
     no_leftovers(workdir)
 
 
