@@ -22,6 +22,7 @@
       fast, the repetition is failed with the reason and the console's last
       lines (the kernel's panic), and no QEMU is left behind.
 
+SNAPBENCH_TEST_KEEP=1 keeps WORKDIR (the runs, their consoles) when a test fails.
 The kernel comes from scripts/fetch-test-kernel (run by scripts/install-deps);
 a missing one fails the test with that fix. WORKDIR must not be under /tmp,
 /run, /var/tmp or /root, which the host VM covers with tmpfs (the build
@@ -173,10 +174,16 @@ def main():
     image, release = find_kernel()
     os.makedirs(base, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="hostvm-%s-" % mode, dir=base)
+    ok = False
     try:
         {"e2e": e2e, "noboot": noboot}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
+        ok = True
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        no_leftovers(workdir)
+        if ok or not os.environ.get("SNAPBENCH_TEST_KEEP"):
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print("kept %s" % workdir, file=sys.stderr)
 
 
 if __name__ == "__main__":
