@@ -386,6 +386,27 @@ static int build_initramfs(const struct hostvm_run *hr, const struct hostvm_arm 
 	return 0;
 }
 
+/* The host VM of ctx's arm: its kernel, this initramfs, the root and results shares. */
+static void vm_config(const struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *initrd,
+		      const char *log_path, const char *out_dir, struct hostvm_config *cfg)
+{
+	const struct hostvm_arm *arm = &hr->arms[ctx->arm];
+
+	*cfg = (struct hostvm_config){
+		.qemu_binary = ctx->qemu_binary,
+		.kernel = arm->vmlinux ? arm->vmlinux : arm->kernel.image,
+		.initrd = initrd,
+		.append = arm->cmdline,
+		.memory = ctx->spec->host_vm.memory,
+		.vcpus = ctx->spec->host_vm.vcpus,
+		.numa_nodes = ctx->spec->host_vm.numa_nodes,
+		.accel = hr->accel,
+		.log_path = log_path,
+		.n_shares = 2,
+		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = out_dir } },
+	};
+}
+
 struct follow {
 	const struct hostvm_rep_ctx *ctx;
 	struct hostvm *vm;
@@ -511,22 +532,11 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 	if (k < 0)
 		goto fail;
 
-	struct hostvm_config cfg = {
-		.qemu_binary = ctx->qemu_binary,
-		.kernel = arm->vmlinux ? arm->vmlinux : arm->kernel.image,
-		.initrd = initrd,
-		.append = arm->cmdline,
-		.memory = spec->host_vm.memory,
-		.vcpus = spec->host_vm.vcpus,
-		.numa_nodes = spec->host_vm.numa_nodes,
-		.accel = hr->accel,
-		.log_path = log_path,
-		.pid_path = pid_path,
-		.n_shares = 2,
-		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = rep_dir } },
-	};
+	struct hostvm_config cfg;
 	char name[96];
 	snprintf(name, sizeof(name), "snapbench-hostvm-%s-rep%u", ctx->report->id, ctx->index);
+	vm_config(hr, ctx, initrd, log_path, rep_dir, &cfg);
+	cfg.pid_path = pid_path;
 	cfg.name = name;
 	say_step(ctx, "host-vm-boot");
 	k = hostvm_start(&cfg, &vm, err);
@@ -636,20 +646,9 @@ int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, co
 	k = build_initramfs(hr, arm, ctx, dir, NULL, dir, initrd, err);
 	if (k < 0)
 		return k;
-	struct hostvm_config cfg = {
-		.qemu_binary = ctx->qemu_binary,
-		.kernel = arm->vmlinux ? arm->vmlinux : arm->kernel.image,
-		.initrd = initrd,
-		.append = arm->cmdline,
-		.memory = spec->host_vm.memory,
-		.vcpus = spec->host_vm.vcpus,
-		.numa_nodes = spec->host_vm.numa_nodes,
-		.accel = hr->accel,
-		.log_path = log_path,
-		.name = "snapbench-hostvm-boot",
-		.n_shares = 2,
-		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = dir } },
-	};
+	struct hostvm_config cfg;
+	vm_config(hr, ctx, initrd, log_path, dir, &cfg);
+	cfg.name = "snapbench-hostvm-boot";
 	k = hostvm_start(&cfg, &vm, err);
 	if (k < 0)
 		return k;
