@@ -24,6 +24,12 @@
       lines (the kernel's panic), and no QEMU is left behind.
 
 SNAPBENCH_TEST_KEEP=1 keeps WORKDIR (the runs, their consoles) when a test fails.
+  hostvm.py badinput SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
+      Bad input fails before a host VM boots, with the input and the fix in
+      the message: a file that is not a bzImage, a modules tree of another
+      release, arms with and without a kernel, and (on a CPU without svm or
+      vmx) --host-vm-accel kvm.
+
 The kernel comes from scripts/fetch-test-kernel (run by scripts/install-deps);
 a missing one fails the test with that fix. WORKDIR must not be under /tmp,
 /run, /var/tmp or /root, which the host VM covers with tmpfs (the build
@@ -174,6 +180,29 @@ def noboot(snapbench, schema, validator, workdir, image, release):
     no_leftovers(workdir)
 
 
+def badinput(snapbench, schema, validator, workdir, image, release):
+    """Bad input fails before any host VM boots, naming the input and the fix."""
+    other = os.path.join(workdir, "lib", "modules", "6.2.0-other")
+    os.makedirs(other)
+    cases = [
+        (["--kernel", snapbench], [snapbench, "HdrS", "ELF file", "bzImage"]),
+        (["--kernel", image, "--modules", other], ["6.2.0-other", release, "lib/modules/" + release]),
+        (["--arm", "a:kernel=" + image, "--arm", "b"], ["arm 'a' has a kernel and arm 'b' none", "--kernel"]),
+    ]
+    accel = subprocess.run(["grep", "-qwE", "svm|vmx", "/proc/cpuinfo"]).returncode
+    if accel != 0:
+        cases.append((["--kernel", image, "--host-vm-accel", "kvm"], ["nested virtualization", "tcg"]))
+    for i, (args, words) in enumerate(cases):
+        out = os.path.join(workdir, "bad%d" % i)
+        r = subprocess.run([snapbench, "run", "--local", "--output", out] + RUN_ARGS + args,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0, "%s: exit 0" % args)
+        for w in words:
+            check(w in r.stderr + r.stdout, "%s: %r not in the message: %s %s" % (args, w, r.stdout, r.stderr))
+        check(not qemu_pids(out), "%s: a QEMU started" % args)
+        print("%s -> %s" % (" ".join(args[:2]), (r.stderr.strip().splitlines() or [""])[0][:200]))
+
+
 def main():
     mode, snapbench, schema, validator, base = sys.argv[1:6]
     if os.geteuid() != 0:
@@ -185,7 +214,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="hostvm-%s-" % mode, dir=base)
     ok = False
     try:
-        {"e2e": e2e, "noboot": noboot}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
+        {"e2e": e2e, "noboot": noboot, "badinput": badinput}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
         ok = True
     finally:
         no_leftovers(workdir)
