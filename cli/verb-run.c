@@ -73,7 +73,15 @@ static const struct {
 	{ "post", "timing.post_s", "S", "window after the snapshot (default 5)" },
 	{ "interval", "timing.interval_ms", "MS", "sample interval, 100 to 60000 (default 1000)" },
 	{ "knob", "knobs", "NAME=VALUE", "sysctl:NAME or module:M.P for every arm; repeatable" },
-	{ "arm", "arms", "LABEL[:KNOB=V,...]", "an arm with its own knobs; repeatable (interleaved)" },
+	{ "arm", "arms", "LABEL[:KNOB=V,...]", "an arm with its own knobs (and kernel=PATH,modules=DIR); repeatable (interleaved)" },
+	{ "kernel", "host_vm.kernel", "PATH", "run every arm in a host VM booting this bzImage (docs/kernel-arms.md)" },
+	{ "modules", "host_vm.modules", "DIR", "the kernel's lib/modules/RELEASE (default: beside the image, /lib/modules)" },
+	{ "kernel-cmdline", "host_vm.cmdline", "TEXT", "more of the host VM's kernel command line" },
+	{ "host-vm-memory", "host_vm.memory", "SIZE", "host VM RAM (default 2G)" },
+	{ "host-vm-vcpus", "host_vm.vcpus", "N", "host VM vCPUs (default 2)" },
+	{ "host-vm-numa-nodes", "host_vm.numa_nodes", "N", "host VM NUMA nodes, memory and vCPUs split evenly (default 1)" },
+	{ "host-vm-accel", "host_vm.accel", "A", "auto (nested KVM, else TCG), kvm or tcg" },
+	{ "host-vm-boot-timeout", "host_vm.boot_timeout_s", "S", "QEMU start to the runner inside ready (default 120)" },
 };
 
 enum {

@@ -273,6 +273,29 @@ static struct json_object *b_stat(struct builder *b, const double *values, size_
 }
 
 /* summaries[rep * N_SUMMARY_WINDOWS + w] */
+static struct json_object *b_kernel(struct builder *b, const struct report_kernel *k)
+{
+	struct json_object *o = b_obj(b), *h = b_obj(b);
+
+	b_add(b, o, "image", b_str(b, str_or_empty(k->image)));
+	b_add(b, o, "release", b_str(b, str_or_empty(k->release)));
+	b_add(b, o, "version", b_str(b, str_or_empty(k->version)));
+	b_add(b, o, "build_id", b_str(b, k->build_id));
+	b_add(b, o, "config", b_str(b, k->config_path));
+	b_add(b, o, "config_sha256", b_str(b, k->config_sha256));
+	b_add(b, o, "modules", b_str(b, k->modules));
+	b_add(b, o, "module_params", b_str(b, k->module_params));
+	b_add(b, h, "cmdline", b_str(b, str_or_empty(k->cmdline)));
+	b_add(b, h, "accel", b_str(b, str_or_empty(k->accel)));
+	b_add(b, h, "accel_reason", b_str(b, str_or_empty(k->accel_reason)));
+	b_add(b, h, "booted", b_str(b, k->booted ? k->booted : "bzimage"));
+	b_add(b, h, "vcpus", b_u64(b, k->vcpus));
+	b_add(b, h, "memory_bytes", b_u64(b, k->memory_bytes));
+	b_add(b, h, "numa_nodes", b_u64(b, k->numa_nodes));
+	b_add(b, o, "host_vm", h);
+	return o;
+}
+
 static struct json_object *b_arms(struct builder *b, const struct report *r, struct json_object **summaries)
 {
 	struct json_object *arr = b_arr(b);
@@ -329,6 +352,8 @@ static struct json_object *b_arms(struct builder *b, const struct report *r, str
 		b_add(b, reps, "failed", b_u64(b, failed));
 		b_add(b, o, "repetitions", reps);
 		b_add(b, o, "windows", windows);
+		if (arm->kernel)
+			b_add(b, o, "kernel", b_kernel(b, arm->kernel));
 		b_push(b, arr, o);
 	}
 	return arr;
@@ -440,6 +465,13 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 		b_add(b, s, "throttle", NULL);
 	}
 	b_add(b, o, "snapshot", s);
+	if (rep->host_vm) {
+		struct json_object *h = b_obj(b);
+		b_add(b, h, "pid", rep->host_vm_pid > 0 ? b_i64(b, rep->host_vm_pid) : NULL);
+		b_add(b, h, "boot_s", b_num_or_null(rep->host_vm_boot_s));
+		b_add(b, h, "console_log", b_str(b, rep->host_vm_console));
+		b_add(b, o, "host_vm", h);
+	}
 
 	for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++)
 		if (summaries[w])

@@ -138,6 +138,7 @@ static void rep_free(struct report_rep *rep)
 	free(rep->pattern);
 	free(rep->snapshot.path);
 	free(rep->snapshot.error);
+	free(rep->host_vm_console);
 	for (size_t i = 0; i < rep->n_counters; i++)
 		free(rep->counters[i]);
 	free(rep->counters);
@@ -177,6 +178,7 @@ void report_free(struct report *r)
 	for (size_t i = 0; i < r->n_arms; i++) {
 		free(r->arms[i].label);
 		json_object_put(r->arms[i].knobs);
+		report_kernel_free(r->arms[i].kernel);
 	}
 	free(r->arms);
 	for (size_t i = 0; i < r->n_reps; i++)
@@ -263,6 +265,36 @@ int report_add_arm(struct report *r, const char *label, struct json_object *knob
 	return (int)r->n_arms++;
 }
 
+void report_kernel_free(struct report_kernel *k)
+{
+	if (!k)
+		return;
+	free(k->image);
+	free(k->release);
+	free(k->version);
+	free(k->build_id);
+	free(k->config_path);
+	free(k->config_sha256);
+	free(k->modules);
+	free(k->cmdline);
+	free(k->module_params);
+	free(k->accel);
+	free(k->accel_reason);
+	free(k->booted);
+	free(k);
+}
+
+int report_arm_set_kernel(struct report *r, size_t arm, struct report_kernel *k)
+{
+	if (arm >= r->n_arms) {
+		report_kernel_free(k);
+		return -EINVAL;
+	}
+	report_kernel_free(r->arms[arm].kernel);
+	r->arms[arm].kernel = k;
+	return 0;
+}
+
 int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct report_rep **ret)
 {
 	struct report_rep **n, *rep;
@@ -282,6 +314,7 @@ int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct rep
 	rep->arm = arm;
 	rep->state = REPORT_REP_RUNNING;
 	rep->started_ns = started_ns;
+	rep->host_vm_boot_s = -1;
 	rep->snapshot = (struct report_snapshot){
 		.status = REPORT_SNAPSHOT_NOT_STARTED,
 		.started_s = -1,

@@ -156,6 +156,12 @@ struct report_rep {
 
 	struct report_snapshot snapshot;
 
+	/* kernel arms: the host VM this repetition ran in */
+	bool host_vm;
+	double host_vm_boot_s;         /* QEMU start to the runner inside ready; < 0: it never got there */
+	char *host_vm_console;         /* the console log's path */
+	int host_vm_pid;
+
 	/* the timeline */
 	size_t n_counters;
 	char **counters;               /* names, in order of first appearance */
@@ -164,10 +170,25 @@ struct report_rep {
 	struct report_hist_layout hist;
 };
 
+/* Kernel arms (docs/kernel-arms.md): the kernel an arm's host VM boots, and that VM. */
+struct report_kernel {
+	char *image, *release, *version;
+	char *build_id;                /* NULL: not known */
+	char *config_path, *config_sha256; /* NULL: no config beside the image */
+	char *modules;                 /* the modules tree, or NULL */
+	char *cmdline;                 /* the host VM's whole kernel command line */
+	char *module_params;           /* "kvm_amd.npt=0 ..." passed at load time, or NULL */
+	char *accel, *accel_reason;    /* "tcg"/"kvm", and why */
+	char *booted;                  /* "bzimage", or "pvh": its payload unpacked and booted through its PVH entry */
+	unsigned vcpus, numa_nodes;
+	uint64_t memory_bytes;
+};
+
 struct report_arm {
 	char *label;
 	struct json_object *knobs;     /* {"sysctl:...": "value"}; owned reference */
 	unsigned total;                /* repetitions the spec asks for */
+	struct report_kernel *kernel;  /* NULL: the arm ran on this host */
 };
 
 struct report {
@@ -217,6 +238,19 @@ const struct report_probe *report_find_probe(const struct report *r, const char 
 
 /* Adds an arm; knobs is taken (a reference, may be NULL for none). Returns its index or -errno. */
 int report_add_arm(struct report *r, const char *label, struct json_object *knobs, unsigned total);
+
+/* Sets arm's kernel (taken; freed on failure). */
+int report_arm_set_kernel(struct report *r, size_t arm, struct report_kernel *k);
+void report_kernel_free(struct report_kernel *k);
+
+/*
+ * Fills rep from a repetition of another report (JSON, as report_read()
+ * returns): a kernel arm's repetition ran in a host VM, whose own report
+ * comes back through the results share. Copies state, error, vm, guest,
+ * snapshot and timeline, and the probes' availability into r.
+ */
+int report_rep_import(struct report *r, struct report_rep *rep, struct json_object *inner_report, size_t inner_rep,
+		      struct sb_error *err);
 
 /* Appends a repetition in state running, started now (started_ns). */
 int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct report_rep **ret);

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "drain.h"
 #include "host.h"
+#include "hostvm-rep.h"
 #include "knobs.h"
 #include "macro.h"
 #include "mkdir-p.h"
@@ -54,6 +55,7 @@ struct run {
 	unsigned reps_done;
 	struct runner_progress progress;
 	int owner_fd; /* the run directory's owner lock, held while the run executes */
+	struct hostvm_run *hostvm;    /* kernel arms: each repetition in a host VM (hostvm-rep.h) */
 };
 
 /* one repetition in flight */
@@ -368,6 +370,64 @@ static void rep_teardown(struct rep_run *rr)
 	rr->scenario_state = NULL;
 }
 
+/* ---- kernel arms: the repetition runs in a host VM (hostvm-rep.h) ---- */
+
+static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdata)
+{
+	struct rep_run *rr = userdata;
+	struct sampler_figures fig = {
+		.pf_per_s = hp->pf_per_s,
+		.tlb_per_s = hp->tlb_per_s,
+		.invalidations_per_s = hp->invalidations_per_s,
+		.guest_ops_per_s = hp->guest_ops_per_s,
+	};
+
+	snprintf(rr->step, sizeof(rr->step), "%s", hp->step);
+	rr->snapshot_fraction = hp->snapshot_fraction;
+	if (hp->sample_window)
+		rr->run->progress.sample_window = report_window_to_string(
+			!strcmp(hp->sample_window, "warmup") ? REPORT_WINDOW_WARMUP
+			: !strcmp(hp->sample_window, "pre")  ? REPORT_WINDOW_PRE
+			: !strcmp(hp->sample_window, "post") ? REPORT_WINDOW_POST
+							     : REPORT_WINDOW_SNAPSHOT);
+	progress(rr->run, rr->step, rr, &fig);
+	if (mono_ns() - rr->run->last_write_ns >= (uint64_t)rr->run->report_every_ms * NSEC_PER_MSEC)
+		write_report(rr->run);
+}
+
+static int run_rep_host_vm(struct run *run, unsigned index, size_t arm, struct sb_error *err)
+{
+	struct rep_run rr = { .run = run, .index = index, .arm = arm, .snapshot_fraction = NAN };
+	int k;
+
+	rr.start_ns = mono_ns();
+	k = report_add_rep(run->report, arm, realtime_ns(), &rr.rep);
+	if (k < 0)
+		return sb_error_set(err, k, "out of memory");
+	run->progress.rep = index;
+	run->progress.arm = run->spec->arms[arm].label;
+	run->progress.pf_per_s = run->progress.tlb_per_s = NAN;
+	run->progress.invalidations_per_s = run->progress.guest_ops_per_s = NAN;
+	run->progress.sample_window = NULL;
+	write_report(run);
+	struct hostvm_rep_ctx ctx = {
+		.spec = run->spec,
+		.run_dir = run->run_dir,
+		.qemu_binary = run->opts->qemu_binary,
+		.guest_image = run->guest_image,
+		.index = index,
+		.arm = arm,
+		.report = run->report,
+		.rep = rr.rep,
+		.cancel = run->opts->cancel,
+		.progress = host_vm_progress,
+		.userdata = &rr,
+	};
+	k = hostvm_rep_run(run->hostvm, &ctx, err);
+	rr.rep->finished_ns = realtime_ns();
+	return k;
+}
+
 /* 0, -ECANCELED, or < 0 (REP_FATAL in *fatal when the next one would fail alike). */
 static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, struct sb_error *err)
 {
@@ -379,6 +439,8 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	int k;
 
 	*fatal = false;
+	if (run->hostvm)
+		return run_rep_host_vm(run, index, arm, err);
 	rr.start_ns = mono_ns();
 	k = report_add_rep(run->report, arm, realtime_ns(), &rr.rep);
 	if (k < 0)
@@ -409,6 +471,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.run_dir = run->run_dir,
 		.tag = tag,
 		.name = name,
+		.command_timeout_ms = (int)run->opts->qmp_timeout_ms,
 	};
 	k = vm_start(&cfg, &rr.vm, err);
 	if (k < 0)
@@ -669,7 +732,17 @@ static int run_preflight(struct run *run, struct sb_error *err)
 		.qemu_binary = opts->qemu_binary,
 		.guest_image = run->guest_image,
 	};
-	if (!opts->skip_preflight) {
+	if (spec_uses_host_vm(run->spec)) {
+		/* the run engine inside each host VM runs its own preflight */
+		k = hostvm_run_prepare(run->spec, run->report, opts->run_dir, &run->hostvm, err);
+		if (k < 0) {
+			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
+			return k;
+		}
+		struct sb_error e = {};
+		if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
+			q.path = NULL;
+	} else if (!opts->skip_preflight) {
 		k = preflight_run(&in, &q, err);
 		if (k < 0) {
 			h->qemu_binary = strdup(q.path ? q.path : opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
@@ -702,7 +775,8 @@ static int run_knobs_begin(struct run *run, const char *state_dir, const char *i
 	const struct runner_options *opts = run->opts;
 	int k;
 
-	if (all_knobs(run->spec, all) < 0) {
+	/* kernel arms apply their knobs inside their host VMs, not here */
+	if (!run->hostvm && all_knobs(run->spec, all) < 0) {
 		k = sb_error_set(err, -ENOMEM, "out of memory");
 		finish_run(run, REPORT_FAILED, "knobs", err ? err->msg : "out of memory");
 		return k;
@@ -753,7 +827,7 @@ static int run_repetitions(struct run *run, struct knobs_session *knobs, struct 
 
 			if (cancelled(run))
 				return -ECANCELED;
-			if (spec_arm_knobs(spec, a, &ak) < 0 || knobs_set_arm(knobs, &ak, &e) < 0) {
+			if ((!run->hostvm && spec_arm_knobs(spec, a, &ak) < 0) || knobs_set_arm(knobs, &ak, &e) < 0) {
 				spec_knobs_done(&ak);
 				snprintf(f->phase, sizeof(f->phase), "rep %u knobs", index);
 				snprintf(f->error, sizeof(f->error), "%s", *e.msg ? e.msg : "out of memory");
@@ -907,5 +981,6 @@ out:
 	report_free(run.report);
 	free(run.guest_image);
 	close(run.owner_fd); /* after the last report write: the run is over */
+	hostvm_run_free(run.hostvm);
 	return ret;
 }

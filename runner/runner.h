@@ -39,6 +39,7 @@ struct runner_options {
 	void *userdata;
 	unsigned report_every_ms;  /* rewrite the report this often during a repetition; 0: 5000 */
 	unsigned stop_timeout_ms;  /* for stopping a VM; 0: 10000 */
+	unsigned qmp_timeout_ms;   /* for QEMU to answer a QMP command; 0: 30000 (inside a TCG host VM QEMU can take longer) */
 	uint64_t created_ns;       /* the report's "created" (CLOCK_REALTIME; snapbenchd: when it was submitted); 0: now */
 };
 

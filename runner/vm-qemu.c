@@ -362,7 +362,8 @@ argv_done:
 	}
 
 	snprintf(buf, sizeof(buf), "QEMU pid %d", pid);
-	r = qmp_connect_fd(TAKE_FD(qmp[0]), buf, cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 30000, NULL,
+	struct qmp_options qo = { .command_timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 0 };
+	r = qmp_connect_fd(TAKE_FD(qmp[0]), buf, cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 30000, &qo,
 			   &vm->qmp, err);
 	if (r < 0) {
 		/* most often QEMU refused its arguments and exited: say what it said */

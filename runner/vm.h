@@ -40,6 +40,7 @@ struct vm_config {
 	const char *tag;              /* names the log: qemu-TAG.log */
 	const char *name;             /* QEMU -name, for ps; may be NULL */
 	int connect_timeout_ms;       /* QMP greeting; <= 0: 30 s */
+	int command_timeout_ms;       /* qemu backend: QMP commands; <= 0: 30 s (QMP_DEFAULT_COMMAND_TIMEOUT_MS) */
 };
 
 struct vm;

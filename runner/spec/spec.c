@@ -36,6 +36,7 @@ static const char *const kind_names[] = { "micro", "linux", NULL };
 static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", NULL };
 static const char *const disk_format_names[] = { "qcow2", "raw", NULL };
 static const char *const clock_names[] = { "auto", "kvmclock", "cpuid", "pit", NULL };
+static const char *const accel_names[] = { "auto", "kvm", "tcg", NULL };
 
 enum ftype {
 	F_OBJECT,      /* a nested object of fields */
@@ -132,6 +133,15 @@ static const struct field fields[] = {
 	{ .path = "timing.interval_ms", .type = F_UINT, .offset = OFF(timing.interval_ms), .min = 100, .max = 60000 },
 	{ .path = "bpf", .type = F_OBJECT },
 	{ .path = "bpf.enabled", .type = F_BOOL, .offset = OFF(bpf.enabled) },
+	{ .path = "host_vm", .type = F_OBJECT },
+	{ .path = "host_vm.kernel", .type = F_STRING, .offset = OFF(host_vm.kernel), .nullable = true, .charset = path_chars, .max_len = 4096 },
+	{ .path = "host_vm.modules", .type = F_STRING, .offset = OFF(host_vm.modules), .nullable = true, .charset = path_chars, .max_len = 4096 },
+	{ .path = "host_vm.cmdline", .type = F_STRING, .offset = OFF(host_vm.cmdline), .nullable = true, .max_len = 2048 },
+	{ .path = "host_vm.memory", .type = F_SIZE, .offset = OFF(host_vm.memory), .min = (double)(256ull << 20), .max = (double)SPEC_MAX_MEMORY },
+	{ .path = "host_vm.vcpus", .type = F_UINT, .offset = OFF(host_vm.vcpus), .min = 1, .max = 64 },
+	{ .path = "host_vm.numa_nodes", .type = F_UINT, .offset = OFF(host_vm.numa_nodes), .min = 1, .max = 8 },
+	{ .path = "host_vm.accel", .type = F_CHOICE, .offset = OFF(host_vm.accel), .choices = accel_names },
+	{ .path = "host_vm.boot_timeout_s", .type = F_SECONDS, .offset = OFF(host_vm.boot_timeout_s), .min = 0, .max = 3600, .excl = true },
 	{ .path = "knobs", .type = F_KNOBS, .offset = OFF(knobs) },
 	{ .path = "arms", .type = F_ARMS, .offset = 0 },
 };
@@ -219,6 +229,8 @@ static void arms_clear(struct run_spec *spec)
 	for (size_t i = 0; i < spec->n_arms; i++) {
 		free(spec->arms[i].label);
 		spec_knobs_done(&spec->arms[i].knobs);
+		free(spec->arms[i].kernel);
+		free(spec->arms[i].modules);
 	}
 	free(spec->arms);
 	spec->arms = NULL;
@@ -245,6 +257,10 @@ void spec_done(struct run_spec *spec)
 	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
 		free(spec->guest.vcpu_pattern[i]);
 	free(spec->guest.clock);
+	free(spec->host_vm.kernel);
+	free(spec->host_vm.modules);
+	free(spec->host_vm.cmdline);
+	free(spec->host_vm.accel);
 	spec_knobs_done(&spec->knobs);
 	arms_clear(spec);
 	memset(spec, 0, sizeof(*spec));
@@ -296,6 +312,12 @@ int spec_init(struct run_spec *spec)
 			.interval_ms = 1000,
 		},
 		.bpf = { .enabled = true },
+		.host_vm = {
+			.memory = 2ull << 30,
+			.vcpus = 2,
+			.numa_nodes = 1,
+			.boot_timeout_s = 120,
+		},
 	};
 	spec->vm.machine = strdup("pc");
 	spec->vm.libvirt.uri = strdup("qemu:///system");
@@ -310,7 +332,8 @@ int spec_init(struct run_spec *spec)
 	spec->guest.linux_guest.agent_timeout_s = 300;
 	spec->guest.pattern = strdup("write64");
 	spec->guest.clock = strdup("auto");
-	if (!spec->vm.machine || !spec->vm.libvirt.uri || !spec->vm.disk_format || !spec->guest.linux_guest.stress_ng ||
+	spec->host_vm.accel = strdup("auto");
+	if (!spec->host_vm.accel || !spec->vm.machine || !spec->vm.libvirt.uri || !spec->vm.disk_format || !spec->guest.linux_guest.stress_ng ||
 	    !spec->guest.linux_guest.method || !spec->guest.linux_guest.vm_bytes || !spec->guest.linux_guest.dir ||
 	    !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
 		spec_done(spec);
@@ -464,6 +487,26 @@ static int knobs_from_json(struct spec_knobs *k, struct json_object *v, const ch
 	return 0;
 }
 
+/* An arm's own kernel: "kernel=PATH" or "modules=DIR" in --arm. 1 when t was one, 0 when not. */
+static int arm_host_vm_set(char **field, const char *value, const char *where, const char *name, struct sb_error *err)
+{
+	if (!*value || value[0] != '/' || strlen(value) > 4096 || !name_chars(value, path_chars))
+		return sb_error_set(err, -EINVAL, "%s: %s: \"%.200s\" must be an absolute path of letters, digits and ._+-/",
+				    where, name, value);
+	free(*field);
+	*field = strdup(value);
+	return *field ? 1 : sb_error_set(err, -ENOMEM, "out of memory");
+}
+
+static int arm_host_vm_arg(struct spec_arm *arm, const char *t, const char *flag, struct sb_error *err)
+{
+	if (!strncmp(t, "kernel=", 7))
+		return arm_host_vm_set(&arm->kernel, t + 7, flag, "kernel", err);
+	if (!strncmp(t, "modules=", 8))
+		return arm_host_vm_set(&arm->modules, t + 8, flag, "modules", err);
+	return 0;
+}
+
 int spec_add_arm(struct run_spec *spec, const char *arg, const char *flag, struct sb_error *err)
 {
 	const char *colon = strchr(arg, ':');
@@ -496,10 +539,35 @@ int spec_add_arm(struct run_spec *spec, const char *arg, const char *flag, struc
 		if (!list)
 			return sb_error_set(err, -ENOMEM, "out of memory");
 		for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			r = arm_host_vm_arg(&spec->arms[spec->n_arms - 1], t, flag, err);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				continue;
 			r = knob_arg(&spec->arms[spec->n_arms - 1].knobs, t, flag, err);
 			if (r < 0)
 				return r;
 		}
+	}
+	return 0;
+}
+
+static int arm_host_vm_from_json(struct spec_arm *arm, struct json_object *kernel, struct json_object *modules,
+				 const char *where, size_t i, struct sb_error *err)
+{
+	char sub[160], got[80];
+	int r;
+
+	for (int f = 0; f < 2; f++) {
+		struct json_object *v = f ? modules : kernel;
+		if (!v)
+			continue;
+		snprintf(sub, sizeof(sub), "%s[%zu].%s", where, i, f ? "modules" : "kernel");
+		if (!json_object_is_type(v, json_type_string))
+			return sb_error_set(err, -EINVAL, "%s: must be an absolute path (got %s)", sub, json_got(v, got, sizeof(got)));
+		r = arm_host_vm_set(f ? &arm->modules : &arm->kernel, json_object_get_string(v), sub, f ? "modules" : "kernel", err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -520,6 +588,7 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 	arms_clear(spec);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *a = json_object_array_get_idx(v, i), *label = NULL, *knobs = NULL;
+		struct json_object *kernel = NULL, *modules = NULL;
 		int r;
 
 		snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
@@ -531,9 +600,13 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 				label = val;
 			else if (!strcmp(key, "knobs"))
 				knobs = val;
+			else if (!strcmp(key, "kernel"))
+				kernel = val;
+			else if (!strcmp(key, "modules"))
+				modules = val;
 			else
-				return sb_error_set(err, -EINVAL, "%s.%.64s: unknown field; an arm has label and knobs", sub,
-						    key);
+				return sb_error_set(err, -EINVAL,
+						    "%s.%.64s: unknown field; an arm has label, knobs, kernel and modules", sub, key);
 		}
 		if (!label || !json_object_is_type(label, json_type_string) ||
 		    !spec_label_valid(json_object_get_string(label)))
@@ -553,6 +626,9 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 			if (r < 0)
 				return r;
 		}
+		r = arm_host_vm_from_json(&spec->arms[spec->n_arms - 1], kernel, modules, where, i, err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -1011,8 +1087,47 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	return -EINVAL;
 }
 
+/* Kernel arms: every arm or none in a host VM; the qemu backend and the micro guest inside. */
+static int validate_host_vm(const struct run_spec *spec, struct sb_error *err)
+{
+	const struct spec_arm *without = NULL, *with = NULL;
+
+	for (size_t a = 0; a < spec->n_arms; a++) {
+		if (spec_arm_kernel(spec, a))
+			with = &spec->arms[a];
+		else
+			without = &spec->arms[a];
+		if (spec->arms[a].modules && !spec_arm_kernel(spec, a))
+			return sb_error_set(err, -EINVAL,
+					    "spec.arms[%zu].modules: arm '%s' names a modules tree but no kernel; add kernel=PATH to the arm or --kernel",
+					    a, spec->arms[a].label);
+	}
+	if (!with)
+		return 0;
+	if (without)
+		return sb_error_set(err, -EINVAL,
+				    "spec.arms: arm '%s' has a kernel and arm '%s' none; give every arm a kernel (kernel=PATH in --arm, or --kernel for all), so they all run in host VMs",
+				    with->label, without->label);
+	if (spec->vm.backend != SPEC_BACKEND_QEMU || spec->guest.kind != SPEC_GUEST_MICRO)
+		return sb_error_set(err, -EINVAL,
+				    "spec.host_vm: kernel arms run the micro guest with the qemu backend inside the host VM; drop vm.backend/guest.kind or the kernels");
+	if (spec->host_vm.vcpus % spec->host_vm.numa_nodes || (spec->host_vm.memory >> 20) % spec->host_vm.numa_nodes)
+		return sb_error_set(err, -EINVAL,
+				    "spec.host_vm.numa_nodes: %u nodes do not split %u vCPUs and %llu MiB evenly; choose a divisor of both",
+				    spec->host_vm.numa_nodes, spec->host_vm.vcpus, (unsigned long long)(spec->host_vm.memory >> 20));
+	if (spec->vm.memory + (512ull << 20) > spec->host_vm.memory)
+		return sb_error_set(err, -EINVAL,
+				    "spec.host_vm.memory: %llu MiB leave too little room for the guest's %llu MiB (spec.vm.memory) and the kernel under test; give at least 512 MiB more (--host-vm-memory)",
+				    (unsigned long long)(spec->host_vm.memory >> 20), (unsigned long long)(spec->vm.memory >> 20));
+	return 0;
+}
+
 int spec_validate(const struct run_spec *spec, struct sb_error *err)
 {
+	int hk = validate_host_vm(spec, err);
+
+	if (hk < 0)
+		return hk;
 	if (spec->guest.probe_vcpu >= 0 && (unsigned)spec->guest.probe_vcpu >= spec->vm.vcpus)
 		return sb_error_set(err, -EINVAL,
 				    "spec.guest.probe.vcpu: vCPU %d does not exist, the VM has %u (spec.vm.vcpus); use 0 to %u or null",
@@ -1145,6 +1260,27 @@ static struct json_object *seconds(double v)
 	return json_object_new_double_s(v, buf);
 }
 
+/* spec.host_vm, written only for runs with kernel arms (so other reports stay as they were) */
+static struct json_object *host_vm_json(const struct run_spec *spec)
+{
+	struct json_object *h = json_object_new_object();
+	struct jb b = {};
+
+	add(&b, h, "kernel", str_or_null(spec->host_vm.kernel));
+	add(&b, h, "modules", str_or_null(spec->host_vm.modules));
+	add(&b, h, "cmdline", str_or_null(spec->host_vm.cmdline));
+	add(&b, h, "memory", json_object_new_uint64(spec->host_vm.memory));
+	add(&b, h, "vcpus", json_object_new_int((int)spec->host_vm.vcpus));
+	add(&b, h, "numa_nodes", json_object_new_int((int)spec->host_vm.numa_nodes));
+	add(&b, h, "accel", json_object_new_string(spec->host_vm.accel));
+	add(&b, h, "boot_timeout_s", seconds(spec->host_vm.boot_timeout_s));
+	if (b.oom) {
+		json_object_put(h);
+		return NULL;
+	}
+	return h;
+}
+
 int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 {
 	struct jb b = {};
@@ -1251,11 +1387,17 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 	add(&b, bpf, "enabled", json_object_new_boolean(spec->bpf.enabled));
 	add(&b, o, "bpf", bpf);
 
+	if (spec_uses_host_vm(spec))
+		add(&b, o, "host_vm", host_vm_json(spec));
 	add(&b, o, "knobs", knobs_json(&spec->knobs));
 	for (size_t i = 0; i < spec->n_arms; i++) {
 		struct json_object *arm = json_object_new_object();
 		add(&b, arm, "label", json_object_new_string(spec->arms[i].label));
 		add(&b, arm, "knobs", knobs_json(&spec->arms[i].knobs));
+		if (spec->arms[i].kernel)
+			add(&b, arm, "kernel", json_object_new_string(spec->arms[i].kernel));
+		if (spec->arms[i].modules)
+			add(&b, arm, "modules", json_object_new_string(spec->arms[i].modules));
 		if (!arm || json_object_array_add(arms, arm) < 0) {
 			json_object_put(arm);
 			b.oom = true;
@@ -1294,6 +1436,24 @@ int spec_arm_knobs(const struct run_spec *spec, size_t arm, struct spec_knobs *r
 fail:
 	spec_knobs_done(&k);
 	return r;
+}
+
+const char *spec_arm_kernel(const struct run_spec *spec, size_t arm)
+{
+	return arm < spec->n_arms && spec->arms[arm].kernel ? spec->arms[arm].kernel : spec->host_vm.kernel;
+}
+
+const char *spec_arm_modules(const struct run_spec *spec, size_t arm)
+{
+	return arm < spec->n_arms && spec->arms[arm].modules ? spec->arms[arm].modules : spec->host_vm.modules;
+}
+
+bool spec_uses_host_vm(const struct run_spec *spec)
+{
+	for (size_t a = 0; a < spec->n_arms; a++)
+		if (spec_arm_kernel(spec, a))
+			return true;
+	return false;
 }
 
 const char *spec_knob_all_arms(const struct run_spec *spec, const char *name)

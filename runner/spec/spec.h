@@ -67,6 +67,8 @@ struct spec_knobs {
 struct spec_arm {
 	char *label;
 	struct spec_knobs knobs;
+	char *kernel;                 /* this arm's host VM kernel; NULL: spec.host_vm.kernel */
+	char *modules;                /* its lib/modules/RELEASE; NULL: spec.host_vm.modules */
 };
 
 #define SPEC_PATTERN_DEFAULT NULL /* in vcpu_pattern[]: the guest's default pattern */
@@ -137,6 +139,18 @@ struct run_spec {
 		bool enabled;
 	} bpf;
 
+	/* kernel arms (docs/kernel-arms.md): each repetition in a host VM booting the arm's kernel */
+	struct {
+		char *kernel;             /* bzImage for every arm; NULL: arms run on this host unless they name one */
+		char *modules;            /* its lib/modules/RELEASE; NULL: beside the image, or /lib/modules/RELEASE */
+		char *cmdline;            /* appended to the host VM's kernel command line; may be NULL */
+		uint64_t memory;
+		unsigned vcpus;
+		unsigned numa_nodes;      /* memory and vCPUs split evenly */
+		char *accel;              /* auto, kvm, tcg */
+		double boot_timeout_s;    /* QEMU start to the runner inside ready */
+	} host_vm;
+
 	struct spec_knobs knobs;      /* for every arm */
 	size_t n_arms;
 	struct spec_arm *arms;
@@ -180,6 +194,13 @@ void spec_knobs_done(struct spec_knobs *k);
 
 /* The value every arm gives knob name (its own or the run's), or NULL when arms differ or one leaves it alone. */
 const char *spec_knob_all_arms(const struct run_spec *spec, const char *name);
+
+/* Kernel arms: the kernel image arm runs in, or NULL when it runs on this host. */
+const char *spec_arm_kernel(const struct run_spec *spec, size_t arm);
+/* Its modules tree, or NULL (found beside the image). */
+const char *spec_arm_modules(const struct run_spec *spec, size_t arm);
+/* Whether the run's repetitions run in host VMs (some arm has a kernel). */
+bool spec_uses_host_vm(const struct run_spec *spec);
 
 /* The total number of repetitions (arms x repetitions). */
 static inline unsigned spec_total_repetitions(const struct run_spec *spec)

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * snapbench-hostvm-run: the run engine inside a host VM (docs/kernel-arms.md).
+ * The host VM's init runs it in the 9p root with the progress port on fd 3
+ * (SNAPBENCH_HOSTVM_PORT_FD). It runs the spec the outer runner wrote (one
+ * arm, one repetition) with runner_execute() into --output, the results
+ * share, and sends one JSON object a line on the port:
+ *
+ *   {"event":"ready","t_s":5.1}                   the runner is up (boot time ends)
+ *   {"event":"progress","step":"pre",...}         the run engine's progress
+ *   {"event":"done","status":0,"message":""}      the run ended
+ *
+ * With --boot-only it sends ready and done and exits (bench/hostvm-boot).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "runner.h"
+#include "spec.h"
+
+static int port = -1;
+
+static void send_obj(struct json_object *o)
+{
+	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(text);
+
+	if (port >= 0 && (write(port, text, len) != (ssize_t)len || write(port, "\n", 1) != 1))
+		port = -1; /* the outer runner went away: run on, the report still lands in the share */
+	json_object_put(o);
+}
+
+static struct json_object *num(double v)
+{
+	return isnan(v) ? NULL : json_object_new_double(v);
+}
+
+static void on_progress(const struct runner_progress *p, void *userdata)
+{
+	struct json_object *o = json_object_new_object();
+
+	(void)userdata;
+	if (!o)
+		return;
+	json_object_object_add(o, "event", json_object_new_string("progress"));
+	json_object_object_add(o, "step", json_object_new_string(p->step ? p->step : ""));
+	json_object_object_add(o, "rep_elapsed_s", json_object_new_double(p->rep_elapsed_s));
+	json_object_object_add(o, "pf_per_s", num(p->pf_per_s));
+	json_object_object_add(o, "tlb_per_s", num(p->tlb_per_s));
+	json_object_object_add(o, "invalidations_per_s", num(p->invalidations_per_s));
+	json_object_object_add(o, "guest_ops_per_s", num(p->guest_ops_per_s));
+	json_object_object_add(o, "sample_window", p->sample_window ? json_object_new_string(p->sample_window) : NULL);
+	json_object_object_add(o, "snapshot_fraction", num(p->snapshot_fraction));
+	send_obj(o);
+}
+
+static void event(const char *name, int status, const char *message)
+{
+	struct json_object *o = json_object_new_object();
+	struct timespec ts;
+
+	if (!o)
+		return;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	json_object_object_add(o, "event", json_object_new_string(name));
+	json_object_object_add(o, "t_s", json_object_new_double((double)ts.tv_sec + (double)ts.tv_nsec / 1e9));
+	json_object_object_add(o, "status", json_object_new_int(status));
+	json_object_object_add(o, "message", json_object_new_string(message ? message : ""));
+	send_obj(o);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "spec", required_argument, NULL, 's' },   { "output", required_argument, NULL, 'o' },
+		{ "state-dir", required_argument, NULL, 'd' }, { "guest-image", required_argument, NULL, 'g' },
+		{ "qemu", required_argument, NULL, 'q' },   { "boot-only", no_argument, NULL, 'b' },
+		{},
+	};
+	const char *spec_file = NULL, *output = NULL, *state_dir = NULL, *guest = NULL, *qemu = NULL, *fd_env;
+	struct run_spec spec;
+	struct sb_error err = {};
+	char report_path[4096];
+	bool boot_only = false;
+	int c, k;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': spec_file = optarg; break;
+		case 'o': output = optarg; break;
+		case 'd': state_dir = optarg; break;
+		case 'g': guest = optarg; break;
+		case 'q': qemu = optarg; break;
+		case 'b': boot_only = true; break;
+		default:
+			fprintf(stderr, "usage: %s --spec FILE --output DIR [--state-dir DIR] [--guest-image P] [--qemu P]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	fd_env = getenv("SNAPBENCH_HOSTVM_PORT_FD");
+	if (fd_env)
+		port = atoi(fd_env);
+	if (boot_only) {
+		/* the host VM's boot benchmark: up, and done */
+		event("ready", 0, NULL);
+		event("done", 0, "");
+		return 0;
+	}
+	if (!spec_file || !output) {
+		event("done", 2, "snapbench-hostvm-run: --spec and --output are required");
+		return 2;
+	}
+	if (spec_init(&spec) < 0)
+		return 1;
+	if (spec_apply_file(&spec, spec_file, &err) < 0) {
+		event("done", 2, err.msg);
+		spec_done(&spec);
+		return 2;
+	}
+	event("ready", 0, NULL);
+	struct runner_options ro = {
+		.run_dir = output,
+		.state_dir = state_dir,
+		.qemu_binary = qemu,
+		.guest_image = guest,
+		.knobs_wait_ms = -1,
+		/* an emulated host VM on a busy machine: QEMU's main loop can stall for long */
+		.qmp_timeout_ms = 180000,
+		.progress = on_progress,
+	};
+	k = runner_execute(&spec, &ro, report_path, &err);
+	event("done", k, k < 0 ? err.msg : "");
+	if (k < 0)
+		fprintf(stderr, "snapbench-hostvm-run: %s\n", err.msg);
+	spec_done(&spec);
+	return k < 0 ? 1 : 0;
+}

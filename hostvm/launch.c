@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The host VM's QEMU: accelerator choice, argv, start, port, exit. */
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "macro.h"
+
+#define CHILD_PORT_FD 3
+#define CHILD_ERRPIPE_FD 4
+#define MAX_ARGS 96
+
+void hostvm_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool file_has(const char *path, const char *word)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[8192];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		for (char *save = NULL, *t = strtok_r(line, " \t\n:", &save); t; t = strtok_r(NULL, " \t\n:", &save))
+			if (!strcmp(t, word))
+				return true;
+	}
+	return false;
+}
+
+static bool param_on(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char v[16] = "";
+
+	return f && fgets(v, sizeof(v), f) && (v[0] == 'Y' || v[0] == 'y' || v[0] == '1');
+}
+
+int hostvm_choose_accel(const char *requested, const char *sysroot, char accel[static 8], char vendor[static 8],
+			char *reason, size_t reason_len, struct sb_error *err)
+{
+	const char *root = sysroot ? sysroot : "";
+	char path[PATH_MAX], why[256] = "";
+	bool svm, vmx, nested = false, kvm_ok;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", root);
+	svm = file_has(path, "svm");
+	vmx = file_has(path, "vmx");
+	snprintf(path, sizeof(path), "%s/dev/kvm", root);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	kvm_ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	if (!kvm_ok)
+		snprintf(why, sizeof(why), "/dev/kvm does not open (%s)", strerror(errno));
+	else if (!svm && !vmx)
+		snprintf(why, sizeof(why), "the host CPU has neither svm nor vmx (its KVM cannot nest)");
+	else {
+		snprintf(path, sizeof(path), "%s/sys/module/%s/parameters/nested", root, svm ? "kvm_amd" : "kvm_intel");
+		nested = param_on(path);
+		if (!nested)
+			snprintf(why, sizeof(why), "%s nested=0 (set %s.nested=1 to run host VMs at native speed)",
+				 svm ? "kvm_amd" : "kvm_intel", svm ? "kvm_amd" : "kvm_intel");
+	}
+	if (!strcmp(requested, "kvm") || (!strcmp(requested, "auto") && nested)) {
+		if (!nested)
+			return sb_error_set(err, -EOPNOTSUPP,
+					    "host_vm.accel kvm: nested virtualization is not available here: %s; use --host-vm-accel tcg (slow, but real KVM code) or auto",
+					    why);
+		snprintf(accel, 8, "kvm");
+		snprintf(vendor, 8, "%s", svm ? "amd" : "intel");
+		snprintf(reason, reason_len, "%s: the host's KVM nests (%s nested=1)", requested, svm ? "kvm_amd" : "kvm_intel");
+		return 0;
+	}
+	if (strcmp(requested, "tcg") && strcmp(requested, "auto"))
+		return sb_error_set(err, -EINVAL, "host_vm.accel: \"%.32s\" is not auto, kvm or tcg", requested);
+	snprintf(accel, 8, "tcg");
+	snprintf(vendor, 8, "amd");
+	if (!strcmp(requested, "tcg"))
+		snprintf(reason, reason_len, "tcg: asked for; QEMU emulates an AMD CPU with svm and npt");
+	else
+		snprintf(reason, reason_len, "auto: TCG with an emulated AMD CPU (svm, npt), since %s", why);
+	return 0;
+}
+
+static int push(char **v, size_t *n, const char *fmt, ...) _printf_(3, 4);
+static int push(char **v, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*n + 1 >= MAX_ARGS)
+		return -E2BIG;
+	va_start(ap, fmt);
+	r = vasprintf(&v[*n], fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		v[*n] = NULL;
+		return -ENOMEM;
+	}
+	(*n)++;
+	return 0;
+}
+
+/* QEMU's option syntax: a comma in a value is written twice */
+static char *qemu_escape(const char *s)
+{
+	size_t n = 0;
+	char *o, *p;
+
+	for (const char *c = s; *c; c++)
+		n += *c == ',' ? 2 : 1;
+	o = p = malloc(n + 1);
+	if (!o)
+		return NULL;
+	for (const char *c = s; *c; c++) {
+		*p++ = *c;
+		if (*c == ',')
+			*p++ = ',';
+	}
+	*p = '\0';
+	return o;
+}
+
+int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, char ***ret, struct sb_error *err)
+{
+	char **v = calloc(MAX_ARGS, sizeof(*v));
+	uint64_t mib = cfg->memory >> 20;
+	unsigned nodes = cfg->numa_nodes ? cfg->numa_nodes : 1;
+	size_t n = 0;
+	int r = 0;
+
+	if (!v)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (cfg->vcpus % nodes || mib % nodes) {
+		free(v);
+		return sb_error_set(err, -EINVAL,
+				    "host_vm.numa_nodes %u: the vCPUs (%u) and MiB of memory (%llu) must split evenly over the nodes",
+				    nodes, cfg->vcpus, (unsigned long long)mib);
+	}
+	r |= push(v, &n, "%s", qemu);
+	if (cfg->name)
+		r |= push(v, &n, "-name") | push(v, &n, "%s", cfg->name);
+	r |= push(v, &n, "-nodefaults") | push(v, &n, "-no-user-config") | push(v, &n, "-no-reboot");
+	r |= push(v, &n, "-display") | push(v, &n, "none");
+	r |= push(v, &n, "-accel");
+	if (!strcmp(cfg->accel, "kvm"))
+		r |= push(v, &n, "kvm") | push(v, &n, "-cpu") | push(v, &n, "host");
+	else
+		r |= push(v, &n, "tcg,thread=multi") | push(v, &n, "-cpu") | push(v, &n, "qemu64,+svm,+npt");
+	r |= push(v, &n, "-m") | push(v, &n, "%lluM", (unsigned long long)mib);
+	r |= push(v, &n, "-smp") | push(v, &n, "%u", cfg->vcpus);
+	if (nodes > 1) {
+		unsigned per = cfg->vcpus / nodes;
+		for (unsigned i = 0; i < nodes; i++) {
+			r |= push(v, &n, "-object") |
+			     push(v, &n, "memory-backend-ram,id=sbmem%u,size=%lluM", i, (unsigned long long)(mib / nodes));
+			r |= push(v, &n, "-numa");
+			if (per > 1)
+				r |= push(v, &n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u-%u", i, i, i * per, i * per + per - 1);
+			else
+				r |= push(v, &n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u", i, i, i * per);
+		}
+	}
+	r |= push(v, &n, "-kernel") | push(v, &n, "%s", cfg->kernel);
+	r |= push(v, &n, "-initrd") | push(v, &n, "%s", cfg->initrd);
+	r |= push(v, &n, "-append") | push(v, &n, "%s", cfg->append);
+	r |= push(v, &n, "-chardev") | push(v, &n, "stdio,id=sbcon,signal=off");
+	r |= push(v, &n, "-serial") | push(v, &n, "chardev:sbcon");
+	for (size_t i = 0; i < cfg->n_shares; i++) {
+		_cleanup_free_ char *p = qemu_escape(cfg->shares[i].path);
+		if (!p) {
+			r = -ENOMEM;
+			break;
+		}
+		r |= push(v, &n, "-fsdev") | push(v, &n, "local,id=sbfs%zu,path=%s,security_model=none%s,multidevs=remap", i,
+						   p, cfg->shares[i].readonly ? ",readonly=on" : "");
+		r |= push(v, &n, "-device") | push(v, &n, "virtio-9p-pci,fsdev=sbfs%zu,mount_tag=%s", i, cfg->shares[i].tag);
+	}
+	r |= push(v, &n, "-device") | push(v, &n, "virtio-serial-pci,id=sbser");
+	r |= push(v, &n, "-chardev") | push(v, &n, "socket,id=sbport,fd=%d", port_fd);
+	r |= push(v, &n, "-device") | push(v, &n, "virtserialport,bus=sbser.0,chardev=sbport,name=%s", HOSTVM_PORT_NAME);
+	if (r) {
+		hostvm_strv_free(v);
+		return sb_error_set(err, -ENOMEM, "host VM: QEMU's argument list is too long or memory ran out");
+	}
+	*ret = v;
+	return 0;
+}
+
+static int find_binary(const char *name, char **ret)
+{
+	const char *path = getenv("PATH");
+	char cand[PATH_MAX];
+
+	if (strchr(name, '/')) {
+		*ret = strdup(name);
+		return *ret ? 0 : -ENOMEM;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		const char *c = strchr(p, ':');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)l, p, name);
+		if (l && access(cand, X_OK) == 0) {
+			*ret = strdup(cand);
+			return *ret ? 0 : -ENOMEM;
+		}
+		p += l + (c ? 1 : 0);
+	}
+	return -ENOENT;
+}
+
+static _Noreturn void child(const char *path, char **argv, int port, int log_fd, int errpipe, pid_t parent)
+{
+	int fds[3] = { port, log_fd, errpipe }, e, null_fd;
+	sigset_t all;
+
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	for (int i = 0; i < 3; i++)
+		if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
+			goto fail;
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0 ||
+	    dup2(fds[0], CHILD_PORT_FD) < 0 || dup3(fds[2], CHILD_ERRPIPE_FD, O_CLOEXEC) < 0)
+		goto fail;
+	errpipe = CHILD_ERRPIPE_FD;
+	close_range(CHILD_ERRPIPE_FD + 1, ~0U, 0);
+	execv(path, argv);
+fail:
+	e = errno;
+	if (write(errpipe, &e, sizeof(e)) < 0) {
+		/* nothing left to tell */
+	}
+	_exit(127);
+}
+
+int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb_error *err)
+{
+	const char *want = cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64";
+	_cleanup_free_ char *qemu = NULL;
+	_cleanup_close_ int log_fd = -1;
+	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 }, e = 0, k;
+	struct hostvm *vm;
+	char **argv = NULL;
+	pid_t pid, self = getpid();
+
+	k = find_binary(want, &qemu);
+	if (k < 0)
+		return sb_error_set(err, k, "host VM: QEMU %s: not found in PATH; install qemu-system-x86 or give --qemu PATH",
+				    want);
+	k = hostvm_argv(cfg, qemu, CHILD_PORT_FD, &argv, err);
+	if (k < 0)
+		return k;
+	log_fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log_fd < 0) {
+		hostvm_strv_free(argv);
+		return sb_error_set(err, -errno, "host VM console log %s: %s", cfg->log_path, strerror(errno));
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		e = errno;
+		goto fail_fds;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		goto fail_fds;
+	}
+	if (pid == 0)
+		child(qemu, argv, sp[1], log_fd, ep[1], self);
+	close(sp[1]);
+	close(ep[1]);
+	sp[1] = ep[1] = -1;
+	/* the exec closes the error pipe; an errno arrives when it failed */
+	if (read(ep[0], &e, sizeof(e)) == sizeof(e)) {
+		waitpid(pid, NULL, 0);
+		close(ep[0]);
+		close(sp[0]);
+		hostvm_strv_free(argv);
+		return sb_error_set(err, -e, "host VM: exec %s: %s", qemu, strerror(e));
+	}
+	close(ep[0]);
+	vm = calloc(1, sizeof(*vm));
+	if (!vm) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(sp[0]);
+		hostvm_strv_free(argv);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	vm->pid = pid;
+	vm->port_fd = sp[0];
+	fcntl(vm->port_fd, F_SETFL, O_NONBLOCK);
+	vm->argv = argv;
+	vm->start_ns = mono_ns();
+	vm->log_path = strdup(cfg->log_path);
+	if (cfg->pid_path) {
+		FILE *f = fopen(cfg->pid_path, "we");
+		if (f) {
+			fprintf(f, "%d\n", (int)pid);
+			fclose(f);
+			vm->pid_path = strdup(cfg->pid_path);
+		}
+	}
+	*ret = vm;
+	return 0;
+
+fail_fds:
+	for (int i = 0; i < 2; i++) {
+		if (sp[i] >= 0)
+			close(sp[i]);
+		if (ep[i] >= 0)
+			close(ep[i]);
+	}
+	hostvm_strv_free(argv);
+	return sb_error_set(err, -e, "host VM: starting QEMU: %s", strerror(e));
+}
+
+int hostvm_read_port(struct hostvm *vm, void (*line)(const char *text, void *userdata), void *userdata)
+{
+	char buf[4096];
+
+	for (;;) {
+		ssize_t n = read(vm->port_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0)
+			return -EPIPE;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				vm->line[vm->line_len] = '\0';
+				if (vm->line_len)
+					line(vm->line, userdata);
+				vm->line_len = 0;
+			} else if (vm->line_len + 1 < sizeof(vm->line)) {
+				vm->line[vm->line_len++] = buf[i];
+			}
+		}
+	}
+}
+
+static void reaped(struct hostvm *vm, int st)
+{
+	vm->exited = true;
+	vm->wait_status = st;
+	if (vm->pid_path)
+		unlink(vm->pid_path);
+}
+
+bool hostvm_exited(struct hostvm *vm)
+{
+	int st;
+
+	if (vm->exited)
+		return true;
+	if (waitpid(vm->pid, &st, WNOHANG) == vm->pid)
+		reaped(vm, st);
+	return vm->exited;
+}
+
+void hostvm_kill(struct hostvm *vm)
+{
+	int st;
+
+	if (!vm || vm->exited)
+		return;
+	kill(vm->pid, SIGKILL);
+	if (waitpid(vm->pid, &st, 0) == vm->pid)
+		reaped(vm, st);
+}
+
+int hostvm_wait(struct hostvm *vm, int timeout_ms)
+{
+	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
+
+	while (!hostvm_exited(vm)) {
+		if (mono_ns() >= deadline) {
+			hostvm_kill(vm);
+			return -ETIMEDOUT;
+		}
+		usleep(20000);
+	}
+	return 0;
+}
+
+void hostvm_free(struct hostvm *vm)
+{
+	if (!vm)
+		return;
+	hostvm_kill(vm);
+	if (vm->port_fd >= 0)
+		close(vm->port_fd);
+	hostvm_strv_free(vm->argv);
+	free(vm->log_path);
+	free(vm->pid_path);
+	free(vm);
+}
+
+void hostvm_console_tail(const char *log_path, unsigned lines, char *buf, size_t len)
+{
+	_cleanup_close_ int fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	char tail[8192];
+	struct stat st;
+	ssize_t n;
+	size_t o = 0;
+
+	if (len)
+		buf[0] = '\0';
+	if (fd < 0 || fstat(fd, &st) < 0 || len == 0)
+		return;
+	off_t from = st.st_size > (off_t)sizeof(tail) - 1 ? st.st_size - (off_t)sizeof(tail) + 1 : 0;
+	n = pread(fd, tail, sizeof(tail) - 1, from);
+	if (n <= 0)
+		return;
+	tail[n] = '\0';
+	/* printable only: the console has escape sequences and CRs */
+	for (ssize_t i = 0; i < n; i++)
+		if (tail[i] == '\r' || (tail[i] != '\n' && ((unsigned char)tail[i] < 0x20 || tail[i] == 0x7f)))
+			tail[i] = ' ';
+	char *end = tail + n;
+	while (end > tail && (end[-1] == '\n' || end[-1] == ' '))
+		*--end = '\0';
+	char *start = end;
+	/* a panic: from its first line, which says why */
+	char *panic = strstr(tail, "Kernel panic - not syncing");
+	if (panic) {
+		while (panic > tail && panic[-1] != '\n')
+			panic--;
+		start = panic;
+		lines = 0;
+	}
+	for (unsigned l = 0; start > tail && l < lines;) {
+		start--;
+		if (*start == '\n' && ++l == lines) {
+			start++;
+			break;
+		}
+	}
+	for (char *p = start; *p && o + 4 < len; p++) {
+		if (*p == '\n') {
+			o += (size_t)snprintf(buf + o, len - o, " | ");
+			continue;
+		}
+		buf[o++] = *p;
+	}
+	buf[o < len ? o : len - 1] = '\0';
+}

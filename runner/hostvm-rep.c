@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A kernel arm's repetition in a host VM: preflight, initramfs, QEMU, progress, the inner report. */
+#include "hostvm-rep.h"
+
+#include "run-dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "cpio.h"
+#include "kernel-image.h"
+#include "launch.h"
+#include "macro.h"
+#include "mkdir-p.h"
+#include "modules.h"
+#include "run-dir.h"
+#include "runner.h"
+#include "vm.h"
+
+#define INIT_NAME "snapbench-hostvm-init"
+#define INNER_NAME "snapbench-hostvm-run"
+#define CONSOLE_TAIL_LINES 12
+#define EXIT_GRACE_MS 30000
+#define MAX_PARAMS 4096
+
+/* what an arm's host VM boots and loads */
+struct hostvm_arm {
+	struct hostvm_kernel kernel;
+	struct hostvm_modules modules;
+	char *params[64];          /* load-time parameters of modules.items[i] ("npt=0 nested=1"), or NULL */
+	char builtin_params[MAX_PARAMS]; /* parameters of built-in modules: on the kernel command line */
+	struct spec_knobs runtime; /* the arm's other knobs: applied inside */
+	char *vmlinux;             /* the bzImage's payload unpacked (PVH entry), booted instead; NULL: the bzImage */
+	char cmdline[MAX_PARAMS * 2];
+};
+
+struct hostvm_run {
+	size_t n_arms;
+	struct hostvm_arm *arms;
+	char accel[8], vendor[8], accel_reason[384];
+	char *init_path, *inner_path;
+};
+
+void hostvm_run_free(struct hostvm_run *hr)
+{
+	if (!hr)
+		return;
+	for (size_t a = 0; a < hr->n_arms; a++) {
+		hostvm_kernel_done(&hr->arms[a].kernel);
+		hostvm_modules_done(&hr->arms[a].modules);
+		for (size_t i = 0; i < ARRAY_SIZE(hr->arms[a].params); i++)
+			free(hr->arms[a].params[i]);
+		spec_knobs_done(&hr->arms[a].runtime);
+		if (hr->arms[a].vmlinux)
+			unlink(hr->arms[a].vmlinux);
+		free(hr->arms[a].vmlinux);
+	}
+	free(hr->arms);
+	free(hr->init_path);
+	free(hr->inner_path);
+	free(hr);
+}
+
+static int find_program(const char *build_rel, const char *name, char **ret, struct sb_error *err)
+{
+	char cand[PATH_MAX];
+	int k = runner_find_in_build_tree(build_rel, ret, err);
+
+	if (k != 0)
+		return k < 0 ? k : 0;
+	snprintf(cand, sizeof(cand), "%s/%s", LIBEXECDIR, name);
+	if (access(cand, X_OK) < 0)
+		return sb_error_set(err, -ENOENT, "host VM: %s is not installed (%s); install snapbench or run it from its build tree",
+				    name, cand);
+	*ret = strdup(cand);
+	return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
+}
+
+static int append_param(char *buf, size_t len, const char *fmt_mod, const char *param, const char *value)
+{
+	size_t used = strlen(buf);
+	int n = snprintf(buf + used, len - used, "%s%s%s%s=%s", used ? " " : "", fmt_mod ? fmt_mod : "",
+			 fmt_mod ? "." : "", param, value);
+
+	return n < 0 || (size_t)n >= len - used ? -E2BIG : 0;
+}
+
+/*
+ * The arm's knobs: module:M.P of a module the host VM loads is passed when
+ * it loads M; of a built-in one on the kernel command line; the rest
+ * (sysctls, other modules' writable parameters) are applied inside.
+ */
+static int split_knobs(const struct run_spec *spec, size_t a, struct hostvm_arm *arm, struct sb_error *err)
+{
+	struct spec_knobs k = {};
+	int r = spec_arm_knobs(spec, a, &k);
+
+	if (r < 0)
+		return sb_error_set(err, r, "out of memory");
+	for (size_t i = 0; i < k.n; i++) {
+		const char *name = k.items[i].name, *value = k.items[i].value;
+		char mod[128];
+		const char *dot;
+		bool placed = false;
+
+		if (!strncmp(name, "module:", 7) && (dot = strchr(name + 7, '.')) && (size_t)(dot - name - 7) < sizeof(mod)) {
+			snprintf(mod, sizeof(mod), "%.*s", (int)(dot - name - 7), name + 7);
+			for (char *p = mod; *p; p++)
+				if (*p == '-')
+					*p = '_';
+			for (size_t m = 0; m < arm->modules.n && m < ARRAY_SIZE(arm->params); m++) {
+				if (strcmp(arm->modules.items[m].name, mod))
+					continue;
+				char buf[MAX_PARAMS] = "";
+				if (arm->params[m])
+					snprintf(buf, sizeof(buf), "%s", arm->params[m]);
+				r = append_param(buf, sizeof(buf), NULL, dot + 1, value);
+				free(arm->params[m]);
+				arm->params[m] = r < 0 ? NULL : strdup(buf);
+				placed = true;
+			}
+			if (!placed && (!strcmp(mod, "kvm") || !strncmp(mod, "kvm_", 4))) {
+				r = append_param(arm->builtin_params, sizeof(arm->builtin_params), mod, dot + 1, value);
+				placed = true;
+			}
+			if (r < 0) {
+				spec_knobs_done(&k);
+				return sb_error_set(err, r, "spec.arms[%zu]: the module parameters are too long", a);
+			}
+		}
+		if (placed)
+			continue;
+		struct spec_knob *n = realloc(arm->runtime.items, (arm->runtime.n + 1) * sizeof(*n));
+		if (!n) {
+			spec_knobs_done(&k);
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		}
+		arm->runtime.items = n;
+		n[arm->runtime.n].name = strdup(name);
+		n[arm->runtime.n].value = strdup(value);
+		arm->runtime.n++;
+	}
+	spec_knobs_done(&k);
+	return 0;
+}
+
+static struct report_kernel *kernel_report(const struct run_spec *spec, const struct hostvm_run *hr,
+					   const struct hostvm_arm *arm)
+{
+	struct report_kernel *k = calloc(1, sizeof(*k));
+	char params[MAX_PARAMS * 2] = "";
+
+	if (!k)
+		return NULL;
+	for (size_t m = 0; m < arm->modules.n && m < ARRAY_SIZE(arm->params); m++) {
+		_cleanup_free_ char *copy = arm->params[m] ? strdup(arm->params[m]) : NULL;
+		char *save = NULL;
+		for (char *t = copy ? strtok_r(copy, " ", &save) : NULL; t; t = strtok_r(NULL, " ", &save)) {
+			size_t u = strlen(params);
+			snprintf(params + u, sizeof(params) - u, "%s%s.%s", u ? " " : "", arm->modules.items[m].name, t);
+		}
+	}
+	if (*arm->builtin_params) {
+		size_t u = strlen(params);
+		snprintf(params + u, sizeof(params) - u, "%s%s", u ? " " : "", arm->builtin_params);
+	}
+	k->image = strdup(arm->kernel.image);
+	k->release = strdup(arm->kernel.release);
+	k->version = strdup(arm->kernel.version);
+	k->build_id = arm->kernel.build_id ? strdup(arm->kernel.build_id) : NULL;
+	k->config_path = arm->kernel.config_path ? strdup(arm->kernel.config_path) : NULL;
+	k->config_sha256 = arm->kernel.config_sha256 ? strdup(arm->kernel.config_sha256) : NULL;
+	k->modules = arm->modules.dir ? strdup(arm->modules.dir) : NULL;
+	k->cmdline = strdup(arm->cmdline);
+	k->module_params = *params ? strdup(params) : NULL;
+	k->booted = strdup(arm->vmlinux ? "pvh" : "bzimage");
+	k->accel = strdup(hr->accel);
+	k->accel_reason = strdup(hr->accel_reason);
+	k->vcpus = spec->host_vm.vcpus;
+	k->numa_nodes = spec->host_vm.numa_nodes;
+	k->memory_bytes = spec->host_vm.memory;
+	return k;
+}
+
+/*
+ * Under TCG the emulated CPU takes seconds to decompress a bzImage: boot its
+ * payload, unpacked here once per arm, through its PVH entry when it has one.
+ */
+static int unpack_vmlinux(const char *run_dir, size_t a, struct hostvm_arm *arm, struct sb_error *err)
+{
+	char path[PATH_MAX];
+	int k;
+
+	snprintf(path, sizeof(path), "%.4000s/hostvm-vmlinux-%zu", run_dir, a);
+	k = hostvm_kernel_extract_vmlinux(arm->kernel.image, path, &arm->kernel.build_id, err);
+	if (k < 0)
+		return k;
+	if (k > 0 && !(arm->vmlinux = strdup(path))) {
+		unlink(path);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int hostvm_run_prepare(const struct run_spec *spec, struct report *report, const char *run_dir,
+		       struct hostvm_run **ret, struct sb_error *err)
+{
+	struct hostvm_run *hr = calloc(1, sizeof(*hr));
+	int k;
+
+	if (!hr)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (geteuid() != 0) {
+		k = sb_error_set(err, -EPERM,
+				 "kernel arms: the host VM loads KVM and BPF inside and shares this host's / as root; run snapbench as root");
+		goto fail;
+	}
+	k = hostvm_choose_accel(spec->host_vm.accel, NULL, hr->accel, hr->vendor, hr->accel_reason,
+				sizeof(hr->accel_reason), err);
+	if (k < 0)
+		goto fail;
+	k = find_program("hostvm/init/" INIT_NAME, INIT_NAME, &hr->init_path, err);
+	if (k >= 0)
+		k = find_program("hostvm/inner/" INNER_NAME, INNER_NAME, &hr->inner_path, err);
+	if (k < 0)
+		goto fail;
+	hr->arms = calloc(spec->n_arms, sizeof(*hr->arms));
+	if (!hr->arms) {
+		k = sb_error_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	hr->n_arms = spec->n_arms;
+	for (size_t a = 0; a < spec->n_arms; a++) {
+		struct hostvm_arm *arm = &hr->arms[a];
+		_cleanup_free_ char *dir = NULL;
+		const char *image = spec_arm_kernel(spec, a);
+
+		k = hostvm_kernel_identify(image, &arm->kernel, err);
+		if (k >= 0)
+			k = hostvm_modules_dir(spec_arm_modules(spec, a), image, arm->kernel.release, &dir, err);
+		if (k >= 0)
+			k = hostvm_modules_resolve(dir, hr->vendor, &arm->modules, err);
+		if (k >= 0 && arm->modules.n > ARRAY_SIZE(arm->params))
+			k = sb_error_set(err, -E2BIG, "modules tree %s: more than %zu modules to load", dir, ARRAY_SIZE(arm->params));
+		if (k >= 0)
+			k = split_knobs(spec, a, arm, err);
+		if (k >= 0 && run_dir)
+			k = unpack_vmlinux(run_dir, a, arm, err);
+		if (k < 0) {
+			sb_error_prefix(err, "arm '%s'", spec->arms[a].label);
+			goto fail;
+		}
+		snprintf(arm->cmdline, sizeof(arm->cmdline), "console=ttyS0 quiet panic=-1 rdinit=/init%s%s%s%s",
+			 *arm->builtin_params ? " " : "", arm->builtin_params, spec->host_vm.cmdline ? " " : "",
+			 spec->host_vm.cmdline ? spec->host_vm.cmdline : "");
+		struct report_kernel *rk = kernel_report(spec, hr, arm);
+		if (!rk || report_arm_set_kernel(report, a, rk) < 0) {
+			k = sb_error_set(err, -ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	*ret = hr;
+	return 0;
+fail:
+	hostvm_run_free(hr);
+	return k;
+}
+
+/* ---- one repetition ---- */
+
+static int write_text(const char *path, const char *text, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = strlen(text);
+
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+		return sb_error_set(err, -errno ? -errno : -EIO, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* The spec the run engine inside runs: this arm only, one repetition, its runtime knobs. */
+static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm, const char *label, const char *path,
+		      struct sb_error *err)
+{
+	struct json_object *o = NULL, *arms, *a, *knobs;
+	int k = spec_to_json(spec, &o);
+
+	if (k < 0)
+		return sb_error_set(err, k, "out of memory");
+	json_object_object_del(o, "host_vm");
+	json_object_object_add(o, "repetitions", json_object_new_int(1));
+	json_object_object_add(o, "knobs", json_object_new_object());
+	arms = json_object_new_array();
+	a = json_object_new_object();
+	knobs = json_object_new_object();
+	for (size_t i = 0; knobs && i < arm->runtime.n; i++)
+		json_object_object_add(knobs, arm->runtime.items[i].name, json_object_new_string(arm->runtime.items[i].value));
+	json_object_object_add(a, "label", json_object_new_string(label));
+	json_object_object_add(a, "knobs", knobs);
+	json_object_array_add(arms, a);
+	json_object_object_add(o, "arms", arms);
+	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
+	k = text ? write_text(path, text, err) : sb_error_set(err, -ENOMEM, "out of memory");
+	json_object_put(o);
+	return k;
+}
+
+/* The paths the host VM must see as they are on this host: no tmpfs over them. */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return path && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+static int build_initramfs(const struct hostvm_run *hr, const struct hostvm_arm *arm, const struct hostvm_rep_ctx *ctx,
+			   const char *rep_dir, const char *inner_spec_path, const char *out_dir, const char *path,
+			   struct sb_error *err)
+{
+	static const char *const tmpfs[] = { "/run", "/tmp", "/var/tmp", "/root" };
+	static const char *const dirs[] = { "dev", "proc", "sys", "newroot", "modules" };
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	_cleanup_cpio_ struct cpio *c = NULL;
+	_cleanup_free_ char *conf = NULL;
+	size_t cap = 65536, len = 0;
+	char name[PATH_MAX];
+	int k;
+
+	if (fd < 0)
+		return sb_error_set(err, -errno, "initramfs %s: %s", path, strerror(errno));
+	conf = malloc(cap);
+	if (!conf || cpio_new(fd, &c) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	conf[0] = '\0';
+#define CONF(...) (len += (size_t)snprintf(conf + len, len < cap ? cap - len : 0, __VA_ARGS__))
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if ((k = cpio_add_dir(c, dirs[i], 0755, err)) < 0)
+			return k;
+	if ((k = cpio_add_chardev(c, "dev/console", 0600, 5, 1, err)) < 0 ||
+	    (k = cpio_add_file(c, "init", 0755, hr->init_path, err)) < 0)
+		return k;
+	for (size_t m = 0; m < arm->modules.n; m++) {
+		const char *p = arm->modules.items[m].path, *ko = strstr(p, ".ko");
+		snprintf(name, sizeof(name), "modules/%02zu-%s%s", m, arm->modules.items[m].name, ko ? ko : ".ko");
+		if ((k = cpio_add_file(c, name, 0644, p, err)) < 0)
+			return k;
+		CONF("module /%s%s%s\n", name, arm->params[m] ? " " : "", arm->params[m] ? arm->params[m] : "");
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++) {
+		if (under(rep_dir, tmpfs[i]) || under(hr->inner_path, tmpfs[i]) || under(ctx->guest_image, tmpfs[i]) ||
+		    under(ctx->qemu_binary, tmpfs[i]))
+			continue;
+		CONF("tmpfs %s\n", tmpfs[i]);
+	}
+	CONF("port %s\n", HOSTVM_PORT_NAME);
+	CONF("out out %s\n", rep_dir);
+	CONF("env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
+	CONF("env HOME=/root\n");
+	if (ctx->guest_image)
+		CONF("env SNAPBENCH_GUEST_IMAGE=%s\n", ctx->guest_image);
+	if (!inner_spec_path) {
+		/* hostvm_boot_once(): the runner says it is ready and exits */
+		CONF("arg %s\narg --boot-only\n", hr->inner_path);
+	} else {
+		CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench\n",
+		     hr->inner_path, inner_spec_path, out_dir);
+	}
+	if (ctx->guest_image)
+		CONF("arg --guest-image\narg %s\n", ctx->guest_image);
+	if (ctx->qemu_binary)
+		CONF("arg --qemu\narg %s\n", ctx->qemu_binary);
+#undef CONF
+	if (len >= cap)
+		return sb_error_set(err, -E2BIG, "initramfs: the host VM's configuration is too long");
+	if ((k = cpio_add_data(c, "hostvm.conf", 0644, conf, len, err)) < 0 || (k = cpio_finish(c, err)) < 0)
+		return k;
+	return 0;
+}
+
+/* The host VM of ctx's arm: its kernel, this initramfs, the root and results shares. */
+static void vm_config(const struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *initrd,
+		      const char *log_path, const char *out_dir, struct hostvm_config *cfg)
+{
+	const struct hostvm_arm *arm = &hr->arms[ctx->arm];
+
+	*cfg = (struct hostvm_config){
+		.qemu_binary = ctx->qemu_binary,
+		.kernel = arm->vmlinux ? arm->vmlinux : arm->kernel.image,
+		.initrd = initrd,
+		.append = arm->cmdline,
+		.memory = ctx->spec->host_vm.memory,
+		.vcpus = ctx->spec->host_vm.vcpus,
+		.numa_nodes = ctx->spec->host_vm.numa_nodes,
+		.accel = hr->accel,
+		.log_path = log_path,
+		.n_shares = 2,
+		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = out_dir } },
+	};
+}
+
+struct follow {
+	const struct hostvm_rep_ctx *ctx;
+	struct hostvm *vm;
+	bool ready, done, exit_seen;
+	double boot_s;
+	double init_uptime_s, ready_uptime_s; /* the host VM's own clock at its init's and runner's first words */
+	char error[1024];
+	char step[32], window[32];
+};
+
+static double num_or_nan(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && v &&
+			       (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))
+		       ? json_object_get_double(v)
+		       : NAN;
+}
+
+static void on_line(const char *text, void *userdata)
+{
+	struct follow *f = userdata;
+	struct json_object *o = json_tokener_parse(text), *v;
+	const char *event = NULL;
+
+	if (!o)
+		return;
+	if (json_object_object_get_ex(o, "event", &v))
+		event = json_object_get_string(v);
+	if (!event) {
+		json_object_put(o);
+		return;
+	}
+	if (!strcmp(event, "ready") && !f->ready) {
+		f->ready = true;
+		f->boot_s = (double)(mono_ns() - f->vm->start_ns) / 1e9;
+		f->ready_uptime_s = num_or_nan(o, "t_s");
+	} else if (!strcmp(event, "init")) {
+		f->init_uptime_s = num_or_nan(o, "t_s");
+	} else if (!strcmp(event, "error")) {
+		if (json_object_object_get_ex(o, "message", &v))
+			snprintf(f->error, sizeof(f->error), "%s", json_object_get_string(v));
+	} else if (!strcmp(event, "done")) {
+		f->done = true;
+	} else if (!strcmp(event, "exit")) {
+		f->exit_seen = true;
+	} else if (!strcmp(event, "progress") && f->ctx->progress) {
+		struct hostvm_rep_progress p = {
+			.step = f->step,
+			.pf_per_s = num_or_nan(o, "pf_per_s"),
+			.tlb_per_s = num_or_nan(o, "tlb_per_s"),
+			.invalidations_per_s = num_or_nan(o, "invalidations_per_s"),
+			.guest_ops_per_s = num_or_nan(o, "guest_ops_per_s"),
+			.snapshot_fraction = num_or_nan(o, "snapshot_fraction"),
+		};
+		if (json_object_object_get_ex(o, "step", &v) && json_object_get_string(v))
+			snprintf(f->step, sizeof(f->step), "%s", json_object_get_string(v));
+		if (json_object_object_get_ex(o, "sample_window", &v) && v && json_object_get_string(v)) {
+			snprintf(f->window, sizeof(f->window), "%s", json_object_get_string(v));
+			p.sample_window = f->window;
+		}
+		f->ctx->progress(&p, f->ctx->userdata);
+	}
+	json_object_put(o);
+}
+
+static void say_step(const struct hostvm_rep_ctx *ctx, const char *step)
+{
+	struct hostvm_rep_progress p = {
+		.step = step,
+		.pf_per_s = NAN, .tlb_per_s = NAN, .invalidations_per_s = NAN, .guest_ops_per_s = NAN,
+		.snapshot_fraction = NAN,
+	};
+
+	if (ctx->progress)
+		ctx->progress(&p, ctx->userdata);
+}
+
+static void fail_rep(struct report_rep *rep, enum report_rep_state state, const char *phase, const char *msg)
+{
+	rep->state = state;
+	report_error_set(&rep->error, phase, msg);
+}
+
+int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
+{
+	const struct run_spec *spec = ctx->spec;
+	struct hostvm_arm *arm = &hr->arms[ctx->arm];
+	struct report_rep *rep = ctx->rep;
+	_cleanup_free_ char *run_dir = realpath(ctx->run_dir, NULL);
+	char rep_dir[PATH_MAX], out_dir[PATH_MAX + 8], spec_path[PATH_MAX + 16], initrd[PATH_MAX + 16];
+	char log_path[PATH_MAX + 16], pid_path[PATH_MAX + 16], report_path[PATH_MAX + 32], phase[64];
+	char tail[2048], msg[SB_ERROR_MAX];
+	struct hostvm *vm = NULL;
+	struct follow f = { .ctx = ctx, .boot_s = -1 };
+	int k;
+
+	snprintf(phase, sizeof(phase), "rep %u host-vm", ctx->index);
+	if (!run_dir)
+		return sb_error_set(err, -errno, "run directory %s: %s", ctx->run_dir, strerror(errno));
+	snprintf(rep_dir, sizeof(rep_dir), "%.3900s/hostvm-rep%u", run_dir, ctx->index);
+	snprintf(out_dir, sizeof(out_dir), "%s/run", rep_dir);
+	snprintf(spec_path, sizeof(spec_path), "%s/spec.json", rep_dir);
+	snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio", rep_dir);
+	snprintf(log_path, sizeof(log_path), "%s/console.log", rep_dir);
+	/* where a supervisor looks for a crashed run's QEMU (snapbenchd's recovery) */
+	snprintf(pid_path, sizeof(pid_path), "%.3900s/%s", run_dir, RUN_DIR_QEMU_PID);
+	snprintf(report_path, sizeof(report_path), "%s/" RUN_DIR_REPORT, out_dir);
+	rep->host_vm = true;
+	rep->host_vm_console = strdup(log_path);
+	rep->memory_bytes = spec->vm.memory;
+	rep->vcpus = spec->vm.vcpus;
+
+	k = mkdir_p(out_dir, 0755);
+	if (k < 0) {
+		sb_error_set(err, k, "host VM results directory %s: %s", out_dir, strerror(-k));
+		goto fail;
+	}
+	k = inner_spec(spec, arm, spec->arms[ctx->arm].label, spec_path, err);
+	if (k >= 0)
+		k = build_initramfs(hr, arm, ctx, rep_dir, spec_path, out_dir, initrd, err);
+	if (k < 0)
+		goto fail;
+
+	struct hostvm_config cfg;
+	char name[96];
+	snprintf(name, sizeof(name), "snapbench-hostvm-%s-rep%u", ctx->report->id, ctx->index);
+	vm_config(hr, ctx, initrd, log_path, rep_dir, &cfg);
+	cfg.pid_path = pid_path;
+	cfg.name = name;
+	say_step(ctx, "host-vm-boot");
+	k = hostvm_start(&cfg, &vm, err);
+	if (k < 0)
+		goto fail;
+	f.vm = vm;
+	rep->host_vm_pid = vm->pid;
+
+	double run_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s + spec->snapshot.timeout_s + 240;
+	uint64_t boot_deadline = vm->start_ns + (uint64_t)(spec->host_vm.boot_timeout_s * 1e9), run_deadline = 0;
+	bool port_open = true;
+	for (;;) {
+		struct pollfd p = { .fd = vm->port_fd, .events = POLLIN };
+		uint64_t now = mono_ns();
+
+		if (ctx->cancel && *ctx->cancel) {
+			hostvm_kill(vm);
+			k = sb_error_set(err, -ECANCELED, "cancelled while the host VM ran; QEMU (pid %d) was killed", vm->pid);
+			fail_rep(rep, REPORT_REP_CANCELLED, phase, err->msg);
+			goto out;
+		}
+		if (port_open) {
+			poll(&p, 1, 100);
+			if (hostvm_read_port(vm, on_line, &f) == -EPIPE)
+				port_open = false;
+		} else {
+			usleep(100000);
+		}
+		if (f.ready && !run_deadline)
+			run_deadline = now + (uint64_t)(run_s * 1e9);
+		if (hostvm_exited(vm))
+			break;
+		if (!f.ready && now > boot_deadline) {
+			hostvm_kill(vm);
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			k = sb_error_set(err, -ETIMEDOUT,
+					 "the host VM did not reach the runner within %.0f s (host_vm.boot_timeout_s; %s) and was killed; console: %s",
+					 spec->host_vm.boot_timeout_s, hr->accel, *tail ? tail : "(empty)");
+			goto fail;
+		}
+		if (run_deadline && now > run_deadline) {
+			hostvm_kill(vm);
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			k = sb_error_set(err, -ETIMEDOUT, "the host VM's run took longer than %.0f s and was killed; console: %s",
+					 run_s, *tail ? tail : "(empty)");
+			goto fail;
+		}
+		if ((f.done || f.exit_seen) && hostvm_wait(vm, EXIT_GRACE_MS) < 0)
+			break;
+	}
+	hostvm_read_port(vm, on_line, &f);
+	rep->host_vm_boot_s = f.boot_s;
+
+	/* the run engine inside wrote its report through the results share */
+	{
+		struct json_object *inner = NULL;
+		struct sb_error e = {};
+		if (report_read(report_path, &inner, &e) < 0) {
+			char status[128];
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			snprintf(status, sizeof(status), "%s", WIFEXITED(vm->wait_status) ? "QEMU exited" : "QEMU was killed");
+			k = sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run wrote a report%s%s; console: %s",
+					 status, *f.error ? ": " : "", f.error, f.ready ? "" : " (it never reached the runner)",
+					 "", *tail ? tail : "(empty)");
+			goto fail;
+		}
+		k = report_rep_import(ctx->report, rep, inner, 0, err);
+		json_object_put(inner);
+		if (k < 0)
+			goto fail;
+	}
+	if (rep->state != REPORT_REP_COMPLETED) {
+		k = sb_error_set(err, -EIO, "%s", rep->error.message ? rep->error.message : "the repetition inside the host VM failed");
+		goto out;
+	}
+	k = 0;
+	goto out;
+
+fail:
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	fail_rep(rep, REPORT_REP_FAILED, phase, msg);
+out:
+	if (vm) {
+		hostvm_kill(vm);
+		rep->host_vm_boot_s = f.boot_s;
+	}
+	hostvm_free(vm);
+	return k;
+}
+
+int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *work_dir,
+		     struct hostvm_boot_figures *fig, struct sb_error *err)
+{
+	const struct run_spec *spec = ctx->spec;
+	struct hostvm_arm *arm = &hr->arms[ctx->arm];
+	_cleanup_free_ char *dir = realpath(work_dir, NULL);
+	char initrd[PATH_MAX + 16], log_path[PATH_MAX + 16], tail[1024];
+	struct follow f = { .ctx = ctx, .boot_s = -1, .init_uptime_s = NAN, .ready_uptime_s = NAN };
+	struct hostvm *vm = NULL;
+	uint64_t ready_ns = 0;
+	int k;
+
+	if (!dir)
+		return sb_error_set(err, -errno, "%s: %s", work_dir, strerror(errno));
+	snprintf(initrd, sizeof(initrd), "%.4000s/initramfs.cpio", dir);
+	snprintf(log_path, sizeof(log_path), "%.4000s/console.log", dir);
+	k = build_initramfs(hr, arm, ctx, dir, NULL, dir, initrd, err);
+	if (k < 0)
+		return k;
+	struct hostvm_config cfg;
+	vm_config(hr, ctx, initrd, log_path, dir, &cfg);
+	cfg.name = "snapbench-hostvm-boot";
+	k = hostvm_start(&cfg, &vm, err);
+	if (k < 0)
+		return k;
+	f.vm = vm;
+	uint64_t deadline = vm->start_ns + (uint64_t)(spec->host_vm.boot_timeout_s * 1e9) + 30 * NSEC_PER_SEC;
+	while (!hostvm_exited(vm)) {
+		struct pollfd p = { .fd = vm->port_fd, .events = POLLIN };
+		poll(&p, 1, 50);
+		hostvm_read_port(vm, on_line, &f);
+		if (f.ready && !ready_ns)
+			ready_ns = mono_ns();
+		if (mono_ns() > deadline) {
+			hostvm_kill(vm);
+			break;
+		}
+	}
+	uint64_t end = mono_ns();
+	if (!f.ready) {
+		hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+		hostvm_free(vm);
+		return sb_error_set(err, -ETIMEDOUT, "the host VM did not reach the runner; console: %s", *tail ? tail : "(empty)");
+	}
+	fig->boot_s = f.boot_s;
+	fig->init_uptime_s = f.init_uptime_s;
+	fig->ready_uptime_s = f.ready_uptime_s;
+	fig->teardown_s = (double)(end - ready_ns) / 1e9;
+	hostvm_free(vm);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Kernel arms (docs/kernel-arms.md): a repetition in a host VM booting the
+ * arm's kernel. hostvm_run_prepare() is the preflight of such a run: it
+ * identifies each arm's kernel (hostvm/kernel-image.h), resolves the
+ * modules its host VM loads, picks the accelerator and finds the init and
+ * snapbench-hostvm-run; it records all that per arm in the report.
+ * hostvm_rep_run() runs one repetition: it writes the inner spec (one arm,
+ * one repetition, the knobs that are not load-time module parameters),
+ * packs the initramfs, starts QEMU, follows the progress port within the
+ * boot and run deadlines (or kills QEMU), and takes the repetition over
+ * from the report the run engine inside wrote through the results share.
+ */
+#pragma once
+
+#include <signal.h>
+
+#include "error.h"
+#include "report.h"
+#include "spec.h"
+
+struct hostvm_run;
+
+struct hostvm_rep_progress {
+	const char *step;    /* the inner run's step, "boot" before it is ready */
+	double pf_per_s, tlb_per_s, invalidations_per_s, guest_ops_per_s; /* NAN: not measured */
+	const char *sample_window;
+	double snapshot_fraction;
+};
+
+struct hostvm_rep_ctx {
+	const struct run_spec *spec;
+	const char *run_dir;
+	const char *qemu_binary;       /* NULL: qemu-system-x86_64 (outside and inside) */
+	const char *guest_image;
+	unsigned index;                /* the repetition's index in the run */
+	size_t arm;
+	struct report *report;
+	struct report_rep *rep;
+	volatile sig_atomic_t *cancel;
+	void (*progress)(const struct hostvm_rep_progress *p, void *userdata);
+	void *userdata;
+};
+
+/* run_dir: where the arms' unpacked kernels go (removed by hostvm_run_free()); NULL: boot the bzImages. */
+int hostvm_run_prepare(const struct run_spec *spec, struct report *report, const char *run_dir,
+		       struct hostvm_run **ret, struct sb_error *err);
+void hostvm_run_free(struct hostvm_run *hr);
+
+/* What one host VM boot took (bench/hostvm-boot). */
+struct hostvm_boot_figures {
+	double boot_s;          /* QEMU start to the runner inside ready */
+	double init_uptime_s;   /* the host VM's uptime when its init had loaded the modules */
+	double ready_uptime_s;  /* ... and when the runner was ready (after the 9p root and the dynamic loader) */
+	double teardown_s;      /* ready to QEMU's exit (the runner exits, init powers off) */
+};
+
+/* Boots ctx->arm's host VM once with a runner that only says it is ready, in work_dir. */
+int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *work_dir,
+		     struct hostvm_boot_figures *fig, struct sb_error *err);
+
+/* 0 when the repetition completed; < 0 with err (and the repetition failed or cancelled in the report). */
+int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err);

@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Kernel arms end to end: Debian 12's kernel booted as a host VM (docs/kernel-arms.md).
+
+  hostvm.py e2e SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
+      Two arms on the cached Debian kernel, `npt` (kvm_amd.npt=1) and
+      `shadow` (kvm_amd.npt=0), one repetition each, a 128 MiB guest. Checks:
+      the run completes; the report is valid; both arms name the Debian
+      release, the load-time parameter, the accelerator, and the build id
+      of the vmlinux unpacked from the bzImage and booted through its PVH
+      entry; each repetition
+      has a boot time and at least 100 latency samples in each window
+      (telemetry once a second); pf_taken is non-zero in the snapshot window and equals
+      BPF's kvm:kvm_page_fault count over the repetition exactly; the npt arm
+      changes SPTEs through the TDP MMU (kvmmmu:kvm_tdp_mmu_spte_changed) and
+      the shadow arm does not, while it still installs SPTEs
+      (kvmmmu:kvm_mmu_set_spte): its faults went through the shadow MMU;
+      `snapbench compare` over the two arms runs and its header names the
+      kernel of both sides. No QEMU is left behind.
+
+  hostvm.py noboot SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
+      A host VM that cannot boot (rdinit= a missing file): the run fails
+      fast, the repetition is failed with the reason and the console's last
+      lines (the kernel's panic), and no QEMU is left behind.
+
+SNAPBENCH_TEST_KEEP=1 keeps WORKDIR (the runs, their consoles) when a test fails.
+  hostvm.py badinput SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
+      Bad input fails before a host VM boots, with the input and the fix in
+      the message: a file that is not a bzImage, a modules tree of another
+      release, arms with and without a kernel, and (on a CPU without svm or
+      vmx) --host-vm-accel kvm.
+
+The kernel comes from scripts/fetch-test-kernel (run by scripts/install-deps);
+a missing one fails the test with that fix. WORKDIR must not be under /tmp,
+/run, /var/tmp or /root, which the host VM covers with tmpfs (the build
+directory is fine). Skips (77) only when the machine is not root or has no
+qemu-system-x86_64.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+CACHE = os.environ.get("SNAPBENCH_KERNEL_CACHE", "/var/cache/snapbench/kernels")
+# telemetry once a second: at the default 100 ms the guest's telemetry exits starve its
+# BSP (and the probe on it) under TCG (docs/kernel-arms.md)
+RUN_ARGS = ["--repetitions", "1", "--memory", "128M", "--vcpus", "2", "--warmup", "1", "--pre", "3",
+            "--post", "3", "--telemetry-interval", "1000", "--host-vm-memory", "2G", "--host-vm-vcpus", "2", "-q"]
+MIN_WINDOW_SAMPLES = 100
+
+
+def skip(what):
+    print("SKIP: this machine lacks %s" % what, file=sys.stderr)
+    sys.exit(77)
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def find_kernel():
+    images = sorted(glob.glob(os.path.join(CACHE, "*", "boot", "vmlinuz-*")))
+    if not images:
+        sys.exit("hostvm: no Debian kernel in %s; run scripts/install-deps (or scripts/fetch-test-kernel) as root"
+                 % CACHE)
+    image = images[-1]
+    return image, os.path.basename(image)[len("vmlinuz-"):]
+
+
+def qemu_pids(marker):
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if marker.encode() in f.read():
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+def no_leftovers(workdir):
+    left = [p for p in qemu_pids(workdir) if p != os.getpid()]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    check(not left, "QEMU processes left behind: %s" % left)
+
+
+def load_report(out):
+    reports = glob.glob(os.path.join(out, "*", "report.json"))
+    check(len(reports) == 1, "one report under %s, found %s" % (out, reports))
+    with open(reports[0]) as f:
+        return reports[0], json.load(f)
+
+
+def validate(validator, schema, path):
+    r = subprocess.run([sys.executable, validator, schema, path], capture_output=True, text=True)
+    check(r.returncode == 0, "%s is not a valid run report: %s%s" % (path, r.stdout, r.stderr))
+
+
+def window_sum(rep, window, counter):
+    return sum(row["counters"].get(counter, 0) for row in rep["timeline"] if row["window"] == window)
+
+
+def e2e(snapbench, schema, validator, workdir, image, release):
+    out = os.path.join(workdir, "e2e")
+    argv = [snapbench, "run", "--local", "--output", out, "--kernel", image,
+            "--arm", "npt:module:kvm_amd.npt=1", "--arm", "shadow:module:kvm_amd.npt=0"] + RUN_ARGS
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    path, rep = load_report(out)
+    check(r.returncode == 0, "the run failed (exit %d): %s %s; report error: %s"
+          % (r.returncode, r.stdout[-2000:], r.stderr[-2000:], rep.get("error")))
+    validate(validator, schema, path)
+    check(rep["state"] == "completed", "run state %s" % rep["state"])
+    arms = {a["label"]: a for a in rep["arms"]}
+    for label, npt in (("npt", "1"), ("shadow", "0")):
+        k = arms[label].get("kernel")
+        check(k and k["release"] == release, "arm %s names kernel %s, want %s" % (label, k and k["release"], release))
+        check("Debian" in k["version"], "arm %s: version string %r" % (label, k["version"]))
+        check(k["module_params"] == "kvm_amd.npt=" + npt, "arm %s: module_params %r" % (label, k["module_params"]))
+        check(k["host_vm"]["accel"] in ("tcg", "kvm") and k["host_vm"]["accel_reason"], "arm %s: accel" % label)
+        check(k["config_sha256"] and len(k["config_sha256"]) == 64, "arm %s: no config hash" % label)
+        # Debian's bzImage carries a PVH-capable vmlinux: unpacked and booted directly, with its build id
+        check(k["host_vm"]["booted"] == "pvh", "arm %s: booted %s" % (label, k["host_vm"]["booted"]))
+        check(k["build_id"] and len(k["build_id"]) == 40, "arm %s: build id %r" % (label, k["build_id"]))
+    reps = {x["arm"]: x for x in rep["repetitions"]}
+    check([x["arm"] for x in rep["repetitions"]] == ["npt", "shadow"], "arms interleaved npt, shadow")
+    for label, x in reps.items():
+        check(x["state"] == "completed", "rep of %s: %s %s" % (label, x["state"], x["error"]))
+        boot = x["host_vm"]["boot_s"]
+        check(boot is not None and 0 < boot < 120, "rep of %s: boot_s %r" % (label, boot))
+        pf_snap = window_sum(x, "snapshot", "kvm.pf_taken")
+        check(pf_snap > 0, "rep of %s: pf_taken is 0 in the snapshot window" % label)
+        for w in ("pre", "snapshot", "post"):
+            n = x["windows"][w]["metrics"].get("latency_samples") or 0
+            check(n >= MIN_WINDOW_SAMPLES, "rep of %s: %d latency samples in the %s window" % (label, n, w))
+        pf, bpf = x["totals"]["kvm.pf_taken"], x["totals"]["bpf.page_fault"]
+        check(pf == bpf, "rep of %s: pf_taken %d != BPF kvm:kvm_page_fault %d" % (label, pf, bpf))
+        print("%s: boot %.1f s, pf_taken %d (snapshot window %d) == bpf %d, tdp_spte_changed %d, set_spte %d, "
+              "latency samples pre/snapshot/post %s"
+              % (label, boot, pf, pf_snap, bpf, x["totals"]["bpf.tdp_spte_changed"], x["totals"]["bpf.set_spte"],
+                 "/".join(str(x["windows"][w]["metrics"].get("latency_samples")) for w in ("pre", "snapshot", "post"))))
+    check(reps["npt"]["totals"]["bpf.tdp_spte_changed"] > 0, "npt arm: no TDP MMU SPTE changes")
+    check(reps["shadow"]["totals"]["bpf.tdp_spte_changed"] == 0, "shadow arm: TDP MMU SPTE changes with npt=0")
+    check(reps["shadow"]["totals"]["bpf.set_spte"] > 0, "shadow arm: no SPTEs set through the shadow MMU")
+
+    r = subprocess.run([snapbench, "compare", path], capture_output=True, text=True, timeout=120)
+    check(r.returncode in (0, 3), "compare exit %d: %s" % (r.returncode, r.stderr))
+    header = [l for l in r.stdout.splitlines() if l.startswith("Kernel: ")]
+    check(header == ["Kernel: %s (host VM) vs %s (host VM)" % (release, release)], "compare header: %s" % header)
+    print(r.stdout.splitlines()[0])
+    print(header[0])
+    check(not glob.glob(os.path.join(out, "*", "hostvm-vmlinux-*")), "the unpacked kernels were left behind")
+    no_leftovers(workdir)
+
+
+def noboot(snapbench, schema, validator, workdir, image, release):
+    out = os.path.join(workdir, "noboot")
+    argv = [snapbench, "run", "--local", "--output", out, "--kernel", image,
+            "--kernel-cmdline", "rdinit=/snapbench-missing-init", "--host-vm-boot-timeout", "120"] + RUN_ARGS
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    path, rep = load_report(out)
+    validate(validator, schema, path)
+    check(r.returncode != 0, "a host VM that cannot boot made the run succeed")
+    check(rep["state"] == "failed", "run state %s" % rep["state"])
+    x = rep["repetitions"][0]
+    msg = x["error"]["message"] or ""
+    check(x["state"] == "failed", "repetition state %s" % x["state"])
+    check("console: " in msg and "(empty)" not in msg, "no console tail in %r" % msg)
+    check("panic" in msg.lower() or "init" in msg, "the console tail does not show why: %r" % msg)
+    check(x["host_vm"]["boot_s"] is None, "boot_s %r for a VM that never reached the runner" % x["host_vm"]["boot_s"])
+    print("failed as expected: %s" % msg[:600])
+    no_leftovers(workdir)
+
+
+def badinput(snapbench, schema, validator, workdir, image, release):
+    """Bad input fails before any host VM boots, naming the input and the fix."""
+    other = os.path.join(workdir, "lib", "modules", "6.2.0-other")
+    os.makedirs(other)
+    cases = [
+        (["--kernel", snapbench], [snapbench, "HdrS", "ELF file", "bzImage"]),
+        (["--kernel", image, "--modules", other], ["6.2.0-other", release, "lib/modules/" + release]),
+        (["--arm", "a:kernel=" + image, "--arm", "b"], ["arm 'a' has a kernel and arm 'b' none", "--kernel"]),
+    ]
+    accel = subprocess.run(["grep", "-qwE", "svm|vmx", "/proc/cpuinfo"]).returncode
+    if accel != 0:
+        cases.append((["--kernel", image, "--host-vm-accel", "kvm"], ["nested virtualization", "tcg"]))
+    for i, (args, words) in enumerate(cases):
+        out = os.path.join(workdir, "bad%d" % i)
+        r = subprocess.run([snapbench, "run", "--local", "--output", out] + RUN_ARGS + args,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0, "%s: exit 0" % args)
+        for w in words:
+            check(w in r.stderr + r.stdout, "%s: %r not in the message: %s %s" % (args, w, r.stdout, r.stderr))
+        check(not qemu_pids(out), "%s: a QEMU started" % args)
+        print("%s -> %s" % (" ".join(args[:2]), (r.stderr.strip().splitlines() or [""])[0][:200]))
+
+
+def main():
+    mode, snapbench, schema, validator, base = sys.argv[1:6]
+    if os.geteuid() != 0:
+        skip("root (a host VM loads KVM and BPF and shares / as its root)")
+    if not shutil.which("qemu-system-x86_64"):
+        skip("qemu-system-x86_64")
+    image, release = find_kernel()
+    os.makedirs(base, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="hostvm-%s-" % mode, dir=base)
+    ok = False
+    try:
+        {"e2e": e2e, "noboot": noboot, "badinput": badinput}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
+        ok = True
+    finally:
+        no_leftovers(workdir)
+        if ok or not os.environ.get("SNAPBENCH_TEST_KEEP"):
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print("kept %s" % workdir, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
