@@ -5,6 +5,8 @@
 #include <bpf/btf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -24,12 +26,12 @@ static const struct bpf_insn return_zero[] = {
 };
 
 /* Load return_zero; on failure fill err with the verifier's first line, if any. */
-static int load_trivial(enum bpf_prog_type type, enum bpf_attach_type attach, __u32 btf_id, const char *what,
-			struct sb_error *err)
+static int load_trivial(enum bpf_prog_type type, enum bpf_attach_type attach, __u32 btf_id, int btf_obj_fd,
+			const char *what, struct sb_error *err)
 {
 	char log[1024] = "";
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach, .attach_btf_id = btf_id,
-		    .log_buf = log, .log_size = sizeof(log), .log_level = 1);
+		    .attach_btf_obj_fd = btf_obj_fd, .log_buf = log, .log_size = sizeof(log), .log_level = 1);
 	int fd, r;
 
 	fd = bpf_prog_load(type, "sb_probe", "GPL", return_zero, ARRAY_SIZE(return_zero), &opts);
@@ -38,7 +40,8 @@ static int load_trivial(enum bpf_prog_type type, enum bpf_attach_type attach, __
 	r = -errno;
 	/* retry without a log: some kernels refuse log_level on tiny programs */
 	if (r == -ENOSPC || r == -EINVAL) {
-		LIBBPF_OPTS(bpf_prog_load_opts, opts2, .expected_attach_type = attach, .attach_btf_id = btf_id);
+		LIBBPF_OPTS(bpf_prog_load_opts, opts2, .expected_attach_type = attach, .attach_btf_id = btf_id,
+			    .attach_btf_obj_fd = btf_obj_fd);
 
 		fd = bpf_prog_load(type, "sb_probe", "GPL", return_zero, ARRAY_SIZE(return_zero), &opts2);
 		if (fd >= 0)
@@ -58,20 +61,118 @@ static int load_trivial(enum bpf_prog_type type, enum bpf_attach_type attach, __
 			    log[0] ? " (verifier: " : "", log, log[0] ? ")" : "");
 }
 
-int feature_tp_btf(const struct btf *vmlinux, const char *name, struct sb_error *err)
+/* The BTF object id's name and whether it is a kernel's (vmlinux or a module's); fd stays open. */
+static int btf_object_name(__u32 id, int *fd, char *name, size_t size)
+{
+	struct bpf_btf_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	*fd = bpf_btf_get_fd_by_id(id);
+	if (*fd < 0)
+		return -errno;
+	name[0] = '\0';
+	info.name = (__u64)(uintptr_t)name;
+	info.name_len = (__u32)size;
+	if (bpf_obj_get_info_by_fd(*fd, &info, &len) < 0 || !info.kernel_btf) {
+		close(*fd);
+		*fd = -1;
+		return -ENOENT;
+	}
+	name[size - 1] = '\0';
+	return 0;
+}
+
+/*
+ * Look name (of BTF kind) up in the BTF of each loaded module, the modules
+ * KVM's code lives in first (distribution kernels build KVM as modules, each
+ * with its own BTF under /sys/kernel/btf/). Pass 0 tries those, pass 1 the
+ * others.
+ */
+static int module_btf_find(const struct btf *vmlinux, const char *name, __u32 kind, struct kernel_btf_target *t)
+{
+	static const char *const first[] = { "kvm", "kvm_amd", "kvm_intel" };
+
+	for (int pass = 0; pass < 2; pass++) {
+		__u32 id = 0;
+
+		while (bpf_btf_get_next_id(id, &id) == 0) {
+			char module[sizeof(t->module)];
+			bool preferred = false;
+			struct btf *m;
+			int fd, tid;
+
+			if (btf_object_name(id, &fd, module, sizeof(module)) < 0)
+				continue;
+			for (size_t i = 0; i < ARRAY_SIZE(first); i++)
+				preferred = preferred || !strcmp(module, first[i]);
+			if (!strcmp(module, "vmlinux") || preferred != (pass == 0)) {
+				close(fd);
+				continue;
+			}
+			m = btf__load_from_kernel_by_id_split(id, (struct btf *)vmlinux);
+			tid = m ? btf__find_by_name_kind(m, name, kind) : -ENOENT;
+			btf__free(m);
+			if (tid > 0) {
+				t->id = (__u32)tid;
+				t->obj_fd = fd;
+				snprintf(t->module, sizeof(t->module), "%s", module);
+				return 0;
+			}
+			close(fd);
+		}
+	}
+	return -ENOENT;
+}
+
+int kernel_btf_find(const struct btf *vmlinux, const char *name, __u32 kind, struct kernel_btf_target *t)
+{
+	int id;
+
+	t->id = 0;
+	t->obj_fd = -1;
+	t->module[0] = '\0';
+	if (!vmlinux)
+		return -ENOENT;
+	id = btf__find_by_name_kind(vmlinux, name, kind);
+	if (id > 0) {
+		t->id = (__u32)id;
+		return 0;
+	}
+	return module_btf_find(vmlinux, name, kind, t);
+}
+
+void kernel_btf_target_done(struct kernel_btf_target *t)
+{
+	if (t->obj_fd >= 0)
+		close(t->obj_fd);
+	t->obj_fd = -1;
+}
+
+/* "vmlinux" or "module kvm", for messages and probe notes. */
+static void btf_origin(const struct kernel_btf_target *t, char *buf, size_t size)
+{
+	if (t->module[0])
+		snprintf(buf, size, "module %s", t->module);
+	else
+		snprintf(buf, size, "vmlinux");
+}
+
+int feature_tp_btf(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+		   struct sb_error *err)
 {
 	char type[256], what[300];
+	_cleanup_(kernel_btf_target_done) struct kernel_btf_target t = { .obj_fd = -1 };
 	_cleanup_close_ int fd = -1, link = -1;
-	int id;
 
 	if (!vmlinux)
 		return sb_error_set(err, -ENOENT, "no kernel BTF (/sys/kernel/btf/vmlinux), which tp_btf needs");
 	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF);
-	if (id <= 0)
-		return sb_error_set(err, -ENOENT, "the kernel's BTF has no %s (no such tracepoint)", type);
-	snprintf(what, sizeof(what), "a tp_btf program for %s", name);
-	fd = load_trivial(BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, (__u32)id, what, err);
+	if (kernel_btf_find(vmlinux, type, BTF_KIND_TYPEDEF, &t) < 0)
+		return sb_error_set(err, -ENOENT,
+				    "the kernel's BTF has no %s, nor has a loaded module's (no such tracepoint)", type);
+	btf_origin(&t, origin, origin_size);
+	snprintf(what, sizeof(what), "a tp_btf program for %s (BTF of %s)", name, origin);
+	fd = load_trivial(BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, t.id, t.obj_fd < 0 ? 0 : t.obj_fd, what, err);
 	if (fd < 0)
 		return fd;
 	link = bpf_raw_tracepoint_open(NULL, fd);
@@ -86,7 +187,7 @@ int feature_raw_tp(const char *name, struct sb_error *err)
 	_cleanup_close_ int fd = -1, link = -1;
 
 	snprintf(what, sizeof(what), "a raw_tp program for %s", name);
-	fd = load_trivial(BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0, what, err);
+	fd = load_trivial(BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0, 0, what, err);
 	if (fd < 0)
 		return fd;
 	link = bpf_raw_tracepoint_open(name, fd);
@@ -173,7 +274,7 @@ int feature_tracepoint(const char *category, const char *name, unsigned long lon
 		return sb_error_set(err, r, "cannot read %s: %s", path, strerror(-r));
 
 	snprintf(what, sizeof(what), "a tracepoint program for %s:%s", category, name);
-	fd = load_trivial(BPF_PROG_TYPE_TRACEPOINT, 0, 0, what, err);
+	fd = load_trivial(BPF_PROG_TYPE_TRACEPOINT, 0, 0, 0, what, err);
 	if (fd < 0)
 		return fd;
 	attr.type = PERF_TYPE_TRACEPOINT;
@@ -189,19 +290,24 @@ int feature_tracepoint(const char *category, const char *name, unsigned long lon
 	return 0;
 }
 
-int feature_fentry(const struct btf *vmlinux, const char *name, struct sb_error *err)
+int feature_fentry(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+		   struct sb_error *err)
 {
 	char what[300];
+	_cleanup_(kernel_btf_target_done) struct kernel_btf_target t = { .obj_fd = -1 };
 	_cleanup_close_ int fd = -1, link = -1;
-	int id, r;
+	int r;
 
 	if (!vmlinux)
 		return sb_error_set(err, -ENOENT, "no kernel BTF (/sys/kernel/btf/vmlinux), which fentry needs");
-	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC);
-	if (id <= 0)
-		return sb_error_set(err, -ENOENT, "the kernel's BTF has no function %s (inlined or absent)", name);
-	snprintf(what, sizeof(what), "an fentry program for %s", name);
-	fd = load_trivial(BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, (__u32)id, what, err);
+	if (kernel_btf_find(vmlinux, name, BTF_KIND_FUNC, &t) < 0)
+		return sb_error_set(err, -ENOENT,
+				    "the kernel's BTF has no function %s, nor has a loaded module's (inlined, absent, "
+				    "or its module, e.g. kvm, not loaded)",
+				    name);
+	btf_origin(&t, origin, origin_size);
+	snprintf(what, sizeof(what), "an fentry program for %s (BTF of %s)", name, origin);
+	fd = load_trivial(BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, t.id, t.obj_fd < 0 ? 0 : t.obj_fd, what, err);
 	if (fd < 0) {
 		if (fd == -EPERM && geteuid() == 0) {
 			char msg[SB_ERROR_MAX];

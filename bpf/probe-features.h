@@ -8,14 +8,35 @@
  */
 #pragma once
 
+#include <linux/types.h>
 #include <stddef.h>
 
 #include "error.h"
 
 struct btf;
 
-/* tp_btf: needs BTF type btf_trace_<name> in vmlinux BTF. */
-int feature_tp_btf(const struct btf *vmlinux, const char *name, struct sb_error *err);
+/*
+ * A kernel BTF type: in vmlinux (obj_fd -1, module "") or in a loaded
+ * module's BTF (obj_fd: that BTF object, to pass as attach_btf_obj_fd;
+ * module: its name, e.g. "kvm"). Distribution kernels build KVM as modules,
+ * so its tracepoints and functions are only in the modules' BTF.
+ */
+struct kernel_btf_target {
+	__u32 id;
+	int obj_fd;
+	char module[64];
+};
+
+/* Find name of BTF kind in vmlinux, else in a module; -ENOENT if in neither. */
+int kernel_btf_find(const struct btf *vmlinux, const char *name, __u32 kind, struct kernel_btf_target *t);
+void kernel_btf_target_done(struct kernel_btf_target *t);
+
+/*
+ * tp_btf: needs BTF type btf_trace_<name> in vmlinux's or a module's BTF.
+ * On success origin holds where it was found ("vmlinux", "module kvm").
+ */
+int feature_tp_btf(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+		   struct sb_error *err);
 
 /* raw tracepoint <name>. */
 int feature_raw_tp(const char *name, struct sb_error *err);
@@ -27,8 +48,9 @@ int feature_raw_tp(const char *name, struct sb_error *err);
  */
 int feature_tracepoint(const char *category, const char *name, unsigned long long *id, struct sb_error *err);
 
-/* fentry on kernel function <name>. */
-int feature_fentry(const struct btf *vmlinux, const char *name, struct sb_error *err);
+/* fentry on kernel function <name>, from vmlinux's or a module's BTF; origin as for tp_btf. */
+int feature_fentry(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+		   struct sb_error *err);
 
 /*
  * The tracefs events directory ("/sys/kernel/tracing/events" or the debugfs

@@ -580,7 +580,7 @@ static void choose_backend(struct sb_probes *p, struct probe_state *ps, const st
 		}
 		if (ps->excluded & SB_BACKEND_BIT(SB_BACKEND_FENTRY))
 			return;
-		r = feature_fentry(p->vmlinux, ps->name, &e);
+		r = feature_fentry(p->vmlinux, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
 		if (r < 0) {
 			reason_add(ps, "fentry: %s", e.msg);
 			return;
@@ -601,7 +601,7 @@ static void choose_backend(struct sb_probes *p, struct probe_state *ps, const st
 		sb_error_clear(&e);
 		switch (b) {
 		case SB_BACKEND_TP_BTF:
-			r = feature_tp_btf(p->vmlinux, ps->name, &e);
+			r = feature_tp_btf(p->vmlinux, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
 			break;
 		case SB_BACKEND_RAW_TP:
 			r = feature_raw_tp(ps->name, &e);
@@ -614,6 +614,8 @@ static void choose_backend(struct sb_probes *p, struct probe_state *ps, const st
 			reason_add(ps, "%s: %s", backend_names[b], e.msg);
 			continue;
 		}
+		if (b != SB_BACKEND_TP_BTF)
+			ps->info.btf[0] = '\0';
 		ps->info.backend = b;
 		ps->info.available = true;
 		return;

@@ -106,6 +106,7 @@ struct sb_probe_info {
 	enum sb_backend backend; /* in use; SB_BACKEND_NONE when unavailable */
 	bool available;
 	char reason[768];        /* unavailable: why, per backend tried; else notes ("" if none) */
+	char btf[80];            /* tp_btf, fentry: whose BTF has the target, "vmlinux" or "module kvm"; else "" */
 };
 
 struct sb_counter_info {

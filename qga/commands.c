@@ -54,6 +54,16 @@ static int b64_value(char ch)
 	return -1;
 }
 
+size_t qga_base64_decoded_len(const char *s, size_t len)
+{
+	size_t pad = 0;
+
+	if (len == 0 || len % 4)
+		return len / 4 * 3;
+	pad = (s[len - 1] == '=') + (s[len - 1] == '=' && s[len - 2] == '=');
+	return len / 4 * 3 - pad;
+}
+
 ssize_t qga_base64_decode(const char *s, size_t len, void *out)
 {
 	unsigned char *o = out;
@@ -391,7 +401,18 @@ int qga_file_read(struct qga_client *c, int64_t handle, void *buf, size_t len, s
 		json_object_put(ret);
 		return sb_error_set(err, -EPROTO, "%s: guest-file-read reply of the wrong shape or size", qga_client_label(c));
 	}
-	ssize_t k = qga_base64_decode(json_object_get_string(b), (size_t)json_object_get_string_len(b), buf);
+	/*
+	 * The guest is untrusted: the encoded length alone still allows up to 2
+	 * bytes more than len ("QUJD" is 3 bytes, and 4 characters encode 1), so
+	 * the decoded length must be count before anything is written to buf.
+	 */
+	size_t slen = (size_t)json_object_get_string_len(b);
+	if (qga_base64_decoded_len(json_object_get_string(b), slen) != (size_t)count) {
+		json_object_put(ret);
+		return sb_error_set(err, -EPROTO, "%s: guest-file-read: buf-b64 does not decode to count (%lld) bytes",
+				    qga_client_label(c), (long long)count);
+	}
+	ssize_t k = qga_base64_decode(json_object_get_string(b), slen, buf);
 	json_object_put(ret);
 	if (k < 0 || k != count)
 		return sb_error_set(err, -EPROTO, "%s: guest-file-read: buf-b64 does not decode to count (%lld) bytes",

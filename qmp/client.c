@@ -27,6 +27,7 @@
 struct qmp_client {
 	char *label;
 	struct qmp_options opts;
+	uint64_t deadline_ns; /* QMP_NO_DEADLINE, or commands wait no later than this */
 
 	/* stream transport */
 	int fd;
@@ -92,6 +93,7 @@ static struct qmp_client *client_alloc(const char *label, const struct qmp_optio
 	if (!c)
 		return NULL;
 	c->fd = -1;
+	c->deadline_ns = QMP_NO_DEADLINE;
 	apply_defaults(&c->opts, opts);
 	c->label = strdup(label);
 	pthread_mutex_init(&c->lock, NULL);
@@ -150,7 +152,20 @@ int qmp_client_fd(const struct qmp_client *c)
 
 int qmp_client_command_timeout(const struct qmp_client *c)
 {
-	return c->opts.command_timeout_ms;
+	uint64_t now;
+
+	if (c->deadline_ns == QMP_NO_DEADLINE)
+		return c->opts.command_timeout_ms;
+	now = mono_ns();
+	if (now >= c->deadline_ns)
+		return 1;
+	uint64_t left_ms = (c->deadline_ns - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
+	return left_ms < (uint64_t)c->opts.command_timeout_ms ? (int)left_ms : c->opts.command_timeout_ms;
+}
+
+void qmp_client_set_deadline(struct qmp_client *c, uint64_t deadline_ns)
+{
+	c->deadline_ns = deadline_ns;
 }
 
 void qmp_client_set_command_timeout(struct qmp_client *c, int timeout_ms)

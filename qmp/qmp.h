@@ -207,6 +207,17 @@ int qmp_client_fd(const struct qmp_client *c);
 /* The label used in messages: the socket path, or what the owner passed. */
 const char *qmp_client_label(const struct qmp_client *c);
 
-/* Timeout the typed helpers use for each command, in ms (> 0). */
+/*
+ * Timeout the typed helpers use for each command, in ms (> 0): the command
+ * timeout, or less when a deadline is set and nearer.
+ */
 int qmp_client_command_timeout(const struct qmp_client *c);
 void qmp_client_set_command_timeout(struct qmp_client *c, int timeout_ms);
+
+/*
+ * A deadline (mono_ns()) no command may wait past, whatever its timeout:
+ * for a caller whose own deadline must hold while QEMU does not answer
+ * (stopped, hung). QMP_NO_DEADLINE clears it.
+ */
+#define QMP_NO_DEADLINE UINT64_MAX
+void qmp_client_set_deadline(struct qmp_client *c, uint64_t deadline_ns);

@@ -422,6 +422,56 @@ static int side_values(const struct compare_side *side, const char *window, cons
 	return 0;
 }
 
+/*
+ * The headline metrics and their counters (summary.c's metric table): a row
+ * of zeros there is worth explaining.
+ */
+static const struct {
+	const char *metric, *counter;
+} headline_metrics[] = {
+	{ "pf_per_s", "kvm.pf_taken" },
+	{ "tlb_per_s", "kvm.remote_tlb_flush" },
+	{ "invalidations_per_s", "bpf.invalidations" },
+};
+
+static bool all_zero(const struct compare_arm_stats *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->values[i] != 0.0)
+			return false;
+	return a->n > 0;
+}
+
+/*
+ * Why a headline metric is 0 in every repetition of both sides, from the
+ * reports: the counter's source and the hosts' KVM. "" when not headline.
+ */
+static void zero_reason(const struct compare_result *res, const char *name, char *buf, size_t len)
+{
+	const char *counter = NULL, *source = NULL;
+	char kvm[2][160] = { "", "" };
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(headline_metrics); i++)
+		if (!strcmp(headline_metrics[i].metric, name))
+			counter = headline_metrics[i].counter;
+	if (!counter)
+		return;
+	for (int s = 0; s < 2; s++) {
+		struct json_object *root = res->side[s]->n_reports ? res->side[s]->reports[0]->root : NULL;
+		struct json_object *k = json_get(json_get(root, "host"), "kvm");
+
+		if (!source)
+			source = json_get_string(json_get(json_get(root, "probes"), counter), "source");
+		if (k)
+			snprintf(kvm[s], sizeof(kvm[s]), "%s, %s", json_get_string(k, "module") ?: "?",
+				 json_get_string(k, "context") ?: "?");
+	}
+	snprintf(buf, len, "0 in every repetition of both sides: %s counted no event%s%s%s%s%s", source ?: counter,
+		 kvm[0][0] ? " (host KVM: " : "", kvm[0], kvm[0][0] && kvm[1][0] && strcmp(kvm[0], kvm[1]) ? " vs " : "",
+		 kvm[0][0] && kvm[1][0] && strcmp(kvm[0], kvm[1]) ? kvm[1] : "", kvm[0][0] ? ")" : "");
+}
+
 /* reps: the sides' repetition counts; when the metric has a value in every
  * repetition, the run-wide warning already explains a small n. */
 static int decide(struct compare_metric *m, double alpha, const size_t reps[2])
@@ -509,6 +559,14 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		    strv_pushf(&m.notes, &m.n_notes, "%s: %zu of %zu repetitions %s no value (%s)", res->side[s]->role,
 			       m.arm[s].n_missing, m.arm[s].n + m.arm[s].n_missing, m.arm[s].n_missing == 1 ? "has" : "have",
 			       reason[s]) < 0)
+			goto oom;
+	}
+
+	if (all_zero(&m.arm[0]) && all_zero(&m.arm[1])) {
+		char why[600];
+
+		zero_reason(res, name, why, sizeof(why));
+		if (why[0] && strv_pushf(&m.notes, &m.n_notes, "%s", why) < 0)
 			goto oom;
 	}
 

@@ -135,6 +135,13 @@ static struct json_object *b_host(struct builder *b, const struct report *r)
 	b_add(b, o, "memory_bytes", b_u64(b, h->memory_bytes));
 	b_add(b, o, "hostname", b_str(b, str_or_empty(h->hostname)));
 	b_add(b, o, "virtualized", b_bool(b, h->virtualized));
+	if (h->kvm_module[0]) {
+		struct json_object *k = b_obj(b);
+
+		b_add(b, k, "module", b_str(b, h->kvm_module));
+		b_add(b, k, "context", b_str(b, h->kvm_context));
+		b_add(b, o, "kvm", k);
+	}
 	b_add(b, q, "binary", b_str(b, str_or_empty(h->qemu_binary)));
 	b_add(b, q, "version", b_str(b, h->qemu_version));
 	b_add(b, q, "package", b_str(b, h->qemu_package));

@@ -71,6 +71,9 @@ struct report_host {
 	unsigned cpus;
 	uint64_t memory_bytes;
 	bool virtualized;
+	/* the host's KVM: vendor module and what it runs under ("" when not collected) */
+	char kvm_module[24];
+	char kvm_context[96];
 	char *qemu_binary;
 	char *qemu_version; /* NULL until QEMU answered */
 	char *qemu_package;

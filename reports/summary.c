@@ -258,8 +258,13 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 						      (double)report_rep_counter_total(rep, c, (int)w) / duration);
 			}
 		} else {
+			const struct report_probe *p = report_find_probe(r, def->counter);
 			int c = counter_index(rep, def->counter);
-			if (c < 0) {
+			if (p && !p->available && c >= 0) {
+				/* read (as 0) but it cannot move on this host: not a measurement */
+				k = add_unavailable(metrics, unavailable, def->name,
+						    missing_reason(r, def->counter, buf, sizeof(buf)));
+			} else if (c < 0) {
 				if (!report_find_probe(r, def->counter))
 					continue; /* never measured: not part of this report */
 				k = add_unavailable(metrics, unavailable, def->name,

@@ -172,6 +172,7 @@ static void test_verdicts(void)
 	CHECK(m && m->from_zero && isnan(m->ratio) && isnan(m->pct_change) && m->verdict == COMPARE_REGRESSED);
 	m = find(f.res, "exits_per_s");
 	CHECK(m && m->ratio == 1.0 && m->pct_change == 0.0 && m->verdict == COMPARE_NO_CHANGE && m->mwu.p == 1.0);
+	CHECK(m->n_notes == 0); /* not a headline metric: its zeros need no note */
 	m = find(f.res, "same_per_s");
 	CHECK(m && m->verdict == COMPARE_NO_CHANGE && m->mwu.p == 1.0 && m->mwu.ties);
 	m = find(f.res, "small_per_s");
@@ -203,6 +204,32 @@ static void test_verdicts(void)
 	CHECK(find(f.res, "pf_per_s")->verdict == COMPARE_INSUFFICIENT_DATA);
 	CHECK(f.res->verdict == COMPARE_INSUFFICIENT_DATA && f.res->exit_code == COMPARE_EXIT_OK);
 	CHECK(f.res->n_warnings == 1 && strstr(f.res->warnings[0], "at least 6 repetitions"));
+	fixture_done(&f);
+}
+
+/* A headline metric that is 0 in every repetition of both sides says why, from the reports. */
+static void test_zero_headline(void)
+{
+	const struct metric_spec zeros[] = {
+		{ "pf_per_s", "lower", { 0, 0, 0, 0, 0 } },
+		{ "tlb_per_s", "lower", { 0, 0, 0, 0, 1 } },
+	};
+	_cleanup_free_ char *a = write_report("z-a.json", "20261101T000000Z-000011", "a", 5, zeros, 2, "w");
+	_cleanup_free_ char *b = write_report("z-b.json", "20261101T000000Z-000012", "b", 5, zeros, 1, "w");
+	struct compare_options o;
+	struct sb_error err = { 0 };
+	struct fixture f;
+	const struct compare_metric *m;
+	char *metrics[] = { "*" };
+
+	compare_options_init(&o);
+	o.metrics = metrics;
+	o.n_metrics = 1;
+	CHECK_MSG(run(&f, a, b, &o, &err) == 0, "%s", err.msg);
+	m = find(f.res, "pf_per_s");
+	CHECK(m && m->verdict == COMPARE_NO_CHANGE && m->n_notes == 1);
+	CHECK_MSG(!strcmp(m->notes[0], "0 in every repetition of both sides: kvm.pf_taken counted no event"), "%s",
+		  m->notes[0]);
 	fixture_done(&f);
 }
 
@@ -417,6 +444,7 @@ int main(void)
 {
 	CHECK(mkdtemp(tmpdir));
 	test_verdicts();
+	test_zero_headline();
 	test_small_and_missing();
 	test_comparability();
 	test_aa_split();
@@ -426,7 +454,7 @@ int main(void)
 
 	/* remove what the tests wrote */
 	static const char *const files[] = { "v-a.json", "v-b.json", "s-a.json", "s-b.json", "s-c.json",
-					     "c-a.json", "c-b.json", "aa.json" };
+					     "c-a.json", "c-b.json", "aa.json", "z-a.json", "z-b.json" };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		char path[256];
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, files[i]);

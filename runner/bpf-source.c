@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "probes.h"
 
@@ -59,13 +60,21 @@ static const struct {
 
 static int set_probe(struct report *r, const char *counter, const struct sb_counter_info *ci, const char *suffix)
 {
+	const char *cannot = kvm_flavour_cannot_count(kvm_flavour_host(), counter);
 	char source[256];
 
+	if (ci->available && cannot)
+		return report_set_probe(r, counter, false, ci->probe->name, sb_backend_name(ci->probe->backend), cannot);
 	if (!ci->available)
 		return report_set_probe(r, counter, false, ci->probe ? ci->probe->name : NULL,
 					ci->probe ? sb_backend_name(ci->probe->backend) : NULL,
 					ci->probe && ci->probe->reason[0] ? ci->probe->reason : "the probe is unavailable");
-	snprintf(source, sizeof(source), "%s%s", ci->probe->name, suffix ? suffix : "");
+	/* a target found in a module's BTF (KVM built as modules) is named; vmlinux's is the default */
+	if (!strncmp(ci->probe->btf, "module ", 7))
+		snprintf(source, sizeof(source), "%s%s (BTF of %s)", ci->probe->name, suffix ? suffix : "",
+			 ci->probe->btf);
+	else
+		snprintf(source, sizeof(source), "%s%s", ci->probe->name, suffix ? suffix : "");
 	return report_set_probe(r, counter, true, source, sb_backend_name(ci->probe->backend), NULL);
 }
 

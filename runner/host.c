@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
@@ -87,6 +88,8 @@ int host_collect(struct report_host *h)
 				break;
 			}
 	}
+	snprintf(h->kvm_module, sizeof(h->kvm_module), "%s", kvm_flavour_host()->module);
+	snprintf(h->kvm_context, sizeof(h->kvm_context), "%s", kvm_flavour_host()->context);
 	if (!h->kernel_release || !h->kernel_version || !h->hostname || !h->cmdline)
 		return -ENOMEM;
 	return 0;

@@ -184,6 +184,42 @@ static void check_space(struct failures *f, const struct preflight_input *in)
 		     need >> 20);
 }
 
+/* MemAvailable from /proc/meminfo, in bytes; -ENOENT when the kernel has no such line. */
+static int mem_available(unsigned long long *ret)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long kb;
+	char key[64];
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%63s %llu kB\n", key, &kb) == 2)
+		if (!strcmp(key, "MemAvailable:")) {
+			*ret = kb << 10;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/*
+ * Guest RAM from the host's page allocator (anonymous backing) must fit in
+ * what the host has available, or QEMU fails at start (or the OOM killer
+ * picks something mid-run). hugetlb RAM comes from the huge page pool, which
+ * check_hugetlb() counts.
+ */
+static void check_memory(struct failures *f, const struct run_spec *spec)
+{
+	unsigned long long avail = 0;
+
+	if (spec->vm.backing == SPEC_BACKING_HUGETLB || mem_available(&avail) < 0)
+		return;
+	if (spec->vm.memory > avail)
+		fail(f, -ENOMEM,
+		     "the guest's %llu MiB of RAM (spec.vm.memory) exceed the %llu MiB this host has available "
+		     "(MemAvailable in /proc/meminfo): lower --memory or free memory on the host",
+		     (unsigned long long)(spec->vm.memory >> 20), avail >> 20);
+}
+
 static void check_hugetlb(struct failures *f, const struct run_spec *spec)
 {
 	uint64_t hp = spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20;
@@ -228,6 +264,7 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL);
 	check_bpf(&f, in->spec);
 	check_space(&f, in);
+	check_memory(&f, in->spec);
 	check_hugetlb(&f, in->spec);
 	if (in->guest_image && access(in->guest_image, R_OK) < 0)
 		fail(&f, -errno, "guest image %s: %s; build snapbench (the build makes guest/snapbench-guest.elf) or install it",

@@ -278,12 +278,69 @@ static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
 	return 0;
 }
 
+/* How long past the scenario's deadline a QMP command may still take: time to notice the deadline. */
+#define DEADLINE_GRACE_MS 1000
+
+/*
+ * In the scenario's window, QMP commands may not wait past the scenario's
+ * deadline (plus a grace): a QEMU that stops answering (SIGSTOP, a hang)
+ * would otherwise hold each sample for the full command timeout.
+ */
+static void bound_qmp_by_deadline(struct rep_run *rr)
+{
+	uint64_t deadline = rr->scenario->deadline ? rr->scenario->deadline(rr->scenario_state, &rr->sctx) : UINT64_MAX;
+
+	qmp_client_set_deadline(rr->vm->qmp, deadline == UINT64_MAX ? QMP_NO_DEADLINE
+								    : deadline + DEADLINE_GRACE_MS * NSEC_PER_MSEC);
+}
+
+/* After a failure in the scenario's window: once its deadline has passed, that deadline is the reason. */
+static int deadline_error(struct rep_run *rr, int k, struct sb_error *err)
+{
+	uint64_t deadline = rr->scenario->deadline ? rr->scenario->deadline(rr->scenario_state, &rr->sctx) : UINT64_MAX;
+	struct sb_error e = {};
+	bool done = false;
+
+	if (deadline == UINT64_MAX || mono_ns() < deadline)
+		return k;
+	if (rr->scenario->poll(rr->scenario_state, &rr->sctx, &done, &e) < 0 && e.code == -ETIMEDOUT) {
+		*err = e;
+		return e.code;
+	}
+	return k;
+}
+
+static int run_window_loop(struct rep_run *rr, enum report_window w, double duration_s, bool bounded,
+			   struct sb_error *err);
+
 /*
  * Samples window w every interval for duration_s, or (duration_s < 0)
  * until the scenario's action ends. The last row ends exactly at the
  * window's end.
  */
 static int run_window(struct rep_run *rr, enum report_window w, double duration_s, struct sb_error *err)
+{
+	bool scenario_window = rr->scenario && w == rr->scenario->window && rr->vm->qmp;
+	int k = run_window_loop(rr, w, duration_s, scenario_window, err);
+
+	if (scenario_window) {
+		if (k < 0)
+			k = deadline_error(rr, k, err);
+		qmp_client_set_deadline(rr->vm->qmp, QMP_NO_DEADLINE);
+		/*
+		 * Past the deadline QEMU may well not answer at all: each command
+		 * of this repetition's teardown gets the grace alone (its VM is
+		 * not used again).
+		 */
+		if (k == -ETIMEDOUT)
+			qmp_client_set_command_timeout(rr->vm->qmp, DEADLINE_GRACE_MS);
+	}
+	return k;
+}
+
+/* bounded: QMP commands are bounded by the scenario's deadline */
+static int run_window_loop(struct rep_run *rr, enum report_window w, double duration_s, bool bounded,
+			   struct sb_error *err)
 {
 	struct run *run = rr->run;
 	uint64_t interval = (uint64_t)run->spec->timing.interval_ms * NSEC_PER_MSEC;
@@ -300,6 +357,8 @@ static int run_window(struct rep_run *rr, enum report_window w, double duration_
 
 		if (cancelled(run))
 			return sb_error_set(err, -ECANCELED, "cancelled during the %s window", rr->step);
+		if (bounded)
+			bound_qmp_by_deadline(rr);
 		if (scenario_window) {
 			k = rr->scenario->poll(rr->scenario_state, &rr->sctx, &done, err);
 			if (k < 0) {

@@ -14,6 +14,7 @@
 #include "bpf-source.h"
 #include "clock.h"
 #include "drain.h"
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
@@ -49,6 +50,7 @@ struct sampler {
 
 	struct guest_decoder *dec;
 	bool hello_seen, eof;
+	bool vcpu_probes_set; /* guest.ops.vcpuN have their probes entries */
 	struct guest_hello hello;
 	struct guest_sample *latest;
 	bool have_sample;
@@ -135,7 +137,8 @@ static int learn_kvm_schemas(struct sampler *s, struct sb_error *err)
 				snprintf(source, sizeof(source), "query-stats vcpu %s (summed over vCPUs)", n);
 			else
 				snprintf(source, sizeof(source), "query-stats vm %s", n);
-			r = report_set_probe(s->r, counter, true, source, "qmp", NULL);
+			const char *cannot = kvm_flavour_cannot_count(kvm_flavour_host(), counter);
+			r = report_set_probe(s->r, counter, !cannot, source, "qmp", cannot);
 			if (r < 0)
 				goto out;
 		}
@@ -397,10 +400,11 @@ static int emit(void *userdata, const char *name, uint64_t cumulative)
 		return 0;
 	if (s->dt > 0) {
 		double rate = (double)delta / s->dt;
+		/* a counter this host cannot move shows as "-" in progress, not as a measured 0 */
 		if (!strcmp(name, "kvm.pf_taken"))
-			s->fig.pf_per_s = rate;
+			s->fig.pf_per_s = kvm_flavour_cannot_count(kvm_flavour_host(), name) ? NAN : rate;
 		else if (!strcmp(name, "kvm.remote_tlb_flush"))
-			s->fig.tlb_per_s = rate;
+			s->fig.tlb_per_s = kvm_flavour_cannot_count(kvm_flavour_host(), name) ? NAN : rate;
 		else if (!strcmp(name, "bpf.invalidations"))
 			s->fig.invalidations_per_s = rate;
 		else if (!strcmp(name, "guest.ops"))
@@ -461,10 +465,19 @@ static int collect_guest(struct sampler *s)
 		uint64_t o = s->have_sample && v < g->vcpus ? g->ops[v] : 0;
 		ops += o;
 		snprintf(name, sizeof(name), "guest.ops.vcpu%u", v);
+		if (!s->vcpu_probes_set) {
+			char source[96];
+
+			snprintf(source, sizeof(source), "micro guest telemetry: operations of the worker on vCPU %u", v);
+			k = report_set_probe(s->r, name, true, source, "guest", NULL);
+			if (k < 0)
+				return k;
+		}
 		k = emit(s, name, o);
 		if (k < 0)
 			return k;
 	}
+	s->vcpu_probes_set = true;
 	if (s->spec->guest.kind != SPEC_GUEST_LINUX) {
 		k = emit(s, "guest.ops", ops);
 		if (k < 0)

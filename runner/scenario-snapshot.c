@@ -285,6 +285,11 @@ static void cancel_migration(struct snap *s, const struct scenario_ctx *ctx)
 		s->cancel_sent = qmp_migrate_cancel(ctx->vm->qmp, NULL) >= 0;
 }
 
+static uint64_t snapshot_deadline(const struct snap *s, const struct scenario_ctx *ctx)
+{
+	return s->start_ns ? s->start_ns + (uint64_t)(ctx->spec->snapshot.timeout_s * 1e9) : UINT64_MAX;
+}
+
 static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err)
 {
 	struct snap *s = state;
@@ -309,7 +314,7 @@ static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, st
 		return sb_error_set(err, -EIO, "the snapshot %s: %s",
 				    s->status == REPORT_SNAPSHOT_CANCELLED ? "was cancelled" : "failed",
 				    *s->error ? s->error : "QEMU gave no reason");
-	if (!s->done && mono_ns() - s->start_ns > (uint64_t)(ctx->spec->snapshot.timeout_s * 1e9)) {
+	if (!s->done && mono_ns() > snapshot_deadline(s, ctx)) {
 		cancel_migration(s, ctx);
 		snapshot_ended(s, REPORT_SNAPSHOT_FAILED, mono_ns());
 		*done = true;
@@ -319,6 +324,11 @@ static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, st
 				    s->error, s->throttle ? " (or raise spec.snapshot.max_bandwidth)" : "");
 	}
 	return 0;
+}
+
+static uint64_t snap_deadline(void *state, const struct scenario_ctx *ctx)
+{
+	return snapshot_deadline(state, ctx);
 }
 
 static int snap_progress(void *state, const struct scenario_ctx *ctx, struct report_migration *m, double *fraction,
@@ -453,6 +463,7 @@ const struct scenario_ops scenario_background_snapshot = {
 	.finish = snap_finish,
 	.summarize = snap_summarize,
 	.cleanup = snap_cleanup,
+	.deadline = snap_deadline,
 };
 
 const struct scenario_ops *scenario_find(enum spec_scenario s)

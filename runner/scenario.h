@@ -11,6 +11,9 @@
  *   finish     after its window: collect what the action did
  *   summarize  into the repetition's report
  *   cleanup    always, also after a failure: stop the action, close, delete
+ *   deadline   (optional) when the action must have ended, mono_ns(); the
+ *              runner bounds its QMP commands in the window by it, so a
+ *              QEMU that stops answering cannot hold the run past it
  *
  * Adding one (dirty-log, numa-hinting, postcopy-restore) is a new
  * scenario-<name>.c and a line in scenario_find(); the runner is untouched.
@@ -51,6 +54,7 @@ struct scenario_ops {
 	int (*finish)(void *state, const struct scenario_ctx *ctx, struct sb_error *err);
 	void (*summarize)(void *state, const struct scenario_ctx *ctx, struct report_rep *rep);
 	void (*cleanup)(void *state, const struct scenario_ctx *ctx);
+	uint64_t (*deadline)(void *state, const struct scenario_ctx *ctx); /* UINT64_MAX: none (yet) */
 };
 
 const struct scenario_ops *scenario_find(enum spec_scenario s);

@@ -219,6 +219,8 @@ static void test_bad(void)
 	fake_agent_expect(a, "guest-exec-status", NULL, 0, "{\"return\": {\"exitcode\": 0, \"out-data\": \"!!notbase64\", \"exited\": true}}\n");
 	/* a count that does not match the data */
 	fake_agent_expect(a, "guest-file-read", NULL, 0, "{\"return\": {\"count\": 9, \"buf-b64\": \"aGVsbG8=\", \"eof\": false}}\n");
+	/* a hostile guest: 4 characters (the encoded length of 1 byte) that decode to 3 bytes, for a 1-byte read */
+	fake_agent_expect(a, "guest-file-read", NULL, 0, "{\"return\": {\"count\": 1, \"buf-b64\": \"QUJD\", \"eof\": false}}\n");
 	/* garbage: the client resyncs before the next command */
 	fake_agent_expect(a, "guest-info", NULL, 0, "}}not json{\n");
 	fake_agent_expect(a, "guest-info", NULL, 0, "{\"return\": {\"version\": \"after-garbage\"}}\n");
@@ -243,6 +245,17 @@ static void test_bad(void)
 	r = qga_file_read(c, 5, buf, sizeof(buf), &got, &eof, &err);
 	printf("%s\n", err.msg);
 	CHECK(r == -EPROTO);
+	/* nothing is written past the caller's buffer: the decoded length is bounded before decoding */
+	struct {
+		char one[1];
+		char guard[7];
+	} g;
+	memset(&g, 0x5a, sizeof(g));
+	r = qga_file_read(c, 5, g.one, sizeof(g.one), &got, &eof, &err);
+	printf("%s\n", err.msg);
+	CHECK(r == -EPROTO && got == 0);
+	for (size_t i = 0; i < sizeof(g.guard); i++)
+		CHECK_MSG(g.guard[i] == 0x5a, "guest-file-read wrote byte %zu past a 1-byte buffer", i + 1);
 	r = qga_info(c, version, sizeof(version), &err);
 	printf("%s\n", err.msg);
 	CHECK(r == -EBADMSG);

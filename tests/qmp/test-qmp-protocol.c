@@ -170,6 +170,39 @@ static void test_events_interleaved(void)
 	fake_server_finish(s);
 }
 
+/* A deadline bounds every command's wait, whatever the command timeout; cleared, the timeout is back. */
+static void test_deadline(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		EXPECT("query-status"),
+		PAUSE(800),
+		SEND(FAKE_OK),
+		EXPECT("query-name"),
+		SEND("{\"return\": {\"name\": \"vm\"}, \"id\": %ID%}\r\n"),
+		END,
+	};
+	struct fake_server *s = fake_server_start(script, 0);
+	struct qmp_client *c = connect_to(s, NULL);
+	struct json_object *ret = NULL;
+	struct sb_error err = { 0 };
+	uint64_t t0 = mono_ns();
+
+	qmp_client_set_command_timeout(c, 30000);
+	qmp_client_set_deadline(c, t0 + 200 * NSEC_PER_MSEC);
+	CHECK(qmp_client_command_timeout(c) <= 200);
+	CHECK(qmp_execute(c, "query-status", NULL, -1, qmp_client_command_timeout(c), NULL, &err) == -ETIMEDOUT);
+	CHECK_MSG(mono_ns() - t0 < 700 * NSEC_PER_MSEC, "waited %.0f ms past a 200 ms deadline",
+		  (double)(mono_ns() - t0) / 1e6);
+	CHECK(qmp_client_command_timeout(c) == 1); /* past the deadline: no wait at all */
+	qmp_client_set_deadline(c, QMP_NO_DEADLINE);
+	CHECK(qmp_client_command_timeout(c) == 30000);
+	CHECK_MSG(qmp_execute(c, "query-name", NULL, -1, T, &ret, &err) == 0, "%s", err.msg);
+	json_object_put(ret);
+	qmp_client_free(c);
+	fake_server_finish(s);
+}
+
 static void test_never_replies(void)
 {
 	static const struct fake_step script[] = {
@@ -564,6 +597,7 @@ int main(void)
 	test_never_replies();
 	test_send_timeout();
 	test_silent_server();
+	test_deadline();
 	test_invalid_json();
 	test_not_utf8();
 	test_truncated_then_close();

@@ -148,6 +148,17 @@ static void test_preflight_exit(void)
 	char report[PATH_MAX + 16];
 	snprintf(report, sizeof(report), "%s/report.json", only_run(results));
 	run_test_validate(report);
+
+	/* a guest larger than the host's available memory, even with the null sink (no disk check) */
+	snprintf(results, sizeof(results), "%s/preflight-memory", dir);
+	CHECK(sb((const char *const[]){ "--output", results, "--sink", "null", "--memory", "1T", NULL }) == 4);
+	CHECK_MSG(strstr(run_test_read_file(errf), "the guest's 1048576 MiB of RAM (spec.vm.memory) exceed the"), "%s",
+		  run_test_read_file(errf));
+	snprintf(report, sizeof(report), "%s/report.json", only_run(results));
+	run_test_validate(report);
+	struct json_object *r = run_test_load(report);
+	CHECK(!strcmp(jstr(r, "state"), "failed") && strstr(jstr(r, "error/message"), "MemAvailable"));
+	json_object_put(r);
 }
 
 static void test_json_run(void)

@@ -7,6 +7,8 @@
  *                   first repetition fails at vm-start and the run stops
  *   qemu-killed     QEMU killed mid-snapshot: that repetition fails with the
  *                   reason, the next one completes, no QEMU is left
+ *   qemu-stopped    QEMU stopped (SIGSTOP) mid-snapshot: the snapshot's
+ *                   deadline fires on time and the report names it
  *   sink-full       the snapshot file on a full (tiny) tmpfs: preflight says
  *                   so; without preflight the snapshot fails with QEMU's
  *                   error and the partial file is removed
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "macro.h"
 #include "run-test.h"
 #include "runner.h"
@@ -126,11 +129,72 @@ static void test_qemu_killed(void)
 	/* the next repetition ran and completed */
 	CHECK(!strcmp(jstr(r, "repetitions/1/state"), "completed"));
 	CHECK(jnum(r, "arms/0/repetitions/completed") == 1 && jnum(r, "arms/0/repetitions/failed") == 1);
-	CHECK(jnum(r, "arms/0/windows/snapshot/pf_per_s/n") == 1);
+	CHECK(jnum(r, "arms/0/windows/snapshot/invalidations_per_s/n") == 1); /* the completed repetition only */
 	run_test_expect_no_qemu(r);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", killed_run_dir);
 	CHECK(access(path, F_OK) < 0);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static char stopped_run_dir[PATH_MAX];
+static pid_t stopped_pid;
+static uint64_t stopped_ns;
+
+static void stop_in_snapshot(const struct runner_progress *p, void *userdata)
+{
+	char path[PATH_MAX + 16];
+
+	(void)userdata;
+	if (stopped_pid)
+		printf("qemu-stopped: %.1f s after the stop: step %s\n", (double)(mono_ns() - stopped_ns) / 1e9, p->step);
+	if (p->rep != 0 || strcmp(p->step, "snapshot") || stopped_pid || !(p->snapshot_fraction > 0.05))
+		return;
+	snprintf(path, sizeof(path), "%s/qemu.pid", stopped_run_dir);
+	stopped_pid = (pid_t)atol(run_test_read_file(path));
+	CHECK_MSG(stopped_pid > 0, "no pid in %s", path);
+	printf("qemu-stopped: stopping QEMU pid %d (SIGSTOP) at %.0f%% of the snapshot\n", stopped_pid,
+	       p->snapshot_fraction * 100);
+	stopped_ns = mono_ns();
+	CHECK(kill(stopped_pid, SIGSTOP) == 0);
+}
+
+/*
+ * QEMU stopped (SIGSTOP) mid-snapshot answers no QMP command: the snapshot's
+ * deadline (spec.snapshot.timeout_s) still fires on time, not after QMP
+ * timeouts of 30 s each, and the report names that deadline.
+ */
+static void test_qemu_stopped(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = { .progress = stop_in_snapshot, .stop_timeout_ms = 2000 };
+	struct sb_error err = {};
+	struct json_object *r;
+
+	small_spec(&spec, "1");
+	/* 256 MiB at 16 MiB/s: 16 s, far longer than the 6 s deadline */
+	CHECK(spec_set(&spec, "snapshot.max_bandwidth", "16M", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "snapshot.timeout_s", "6", NULL, &err) == 0);
+	snprintf(stopped_run_dir, sizeof(stopped_run_dir), "%s/run", run_test_tmpdir("qemu-stopped"));
+	opts.run_dir = stopped_run_dir;
+	uint64_t start = mono_ns();
+	CHECK(run_test_run("qemu-stopped", &spec, &opts, &r, &err) < 0);
+	uint64_t end = mono_ns();
+	CHECK_MSG(stopped_pid > 0, "the snapshot window was never reached");
+	double after_stop = (double)(end - stopped_ns) / 1e9, total = (double)(end - start) / 1e9;
+	printf("qemu-stopped: the run ended %.1f s after the stop, %.1f s after it started: %s\n", after_stop, total,
+	       jstr(r, "repetitions/0/error/message"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
+	CHECK_MSG(strstr(jstr(r, "repetitions/0/error/message"), "spec.snapshot.timeout_s"), "%s",
+		  jstr(r, "repetitions/0/error/message"));
+	/*
+	 * A correctness bound, not a speed target: the deadline (6 s after the
+	 * snapshot began), a second or two to notice, and the 2 s stop timeout
+	 * for the stopped QEMU; each QMP timeout it would otherwise wait out is 30 s.
+	 */
+	CHECK_MSG(after_stop < 6 + 2 + 2 + 5, "the run took %.1f s after QEMU stopped", after_stop);
+	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
 }
@@ -267,6 +331,7 @@ int main(int argc, char **argv)
 {
 	static const struct run_test_case cases[] = {
 		{ "qemu-missing", test_qemu_missing }, { "qemu-killed", test_qemu_killed },
+		{ "qemu-stopped", test_qemu_stopped },
 		{ "sink-full", test_sink_full },       { "uffd-refused", test_uffd_refused },
 		{ "cancel", test_cancel },
 	};
