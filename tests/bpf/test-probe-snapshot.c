@@ -186,6 +186,44 @@ int main(void)
 		printf("kvm_remote_flush unavailable: %s\n", sb_probes_counter(p, SB_C_KVM_FLUSH)->probe->reason);
 	}
 
+	/*
+	 * fentry on kvm_mmu_notifier_invalidate_range_start (from kvm.ko's BTF on
+	 * distribution kernels): the kernel traces kvm_unmap_hva_range at that
+	 * function's start, so both count the same calls; by event type, the
+	 * uffd-wp write-protect and unprotect of a background snapshot are
+	 * MMU_NOTIFY_PROTECTION_VMA.
+	 */
+	if (sb_probes_counter(p, SB_C_MN_INVALIDATE)->available) {
+		__u64 mn = 0, unmap = 0, by_event = 0, protection = 0;
+
+		for (int x = 0; x < SB_CTX_MAX; x++) {
+			mn += d.c.count[SB_C_MN_INVALIDATE][x].events;
+			unmap += d.c.count[SB_C_UNMAP_HVA][x].events;
+			for (unsigned e = 0; e < SB_MN_EVENTS; e++) {
+				by_event += d.c.mn_event[x][e];
+				if (!strcmp(sb_probes_mn_event_name(p, e), "MMU_NOTIFY_PROTECTION_VMA"))
+					protection += d.c.mn_event[x][e];
+			}
+		}
+		printf("mn_invalidate (fentry, %s): %llu events; kvm_unmap_hva_range %llu; by event:",
+		       sb_probes_counter(p, SB_C_MN_INVALIDATE)->probe->btf, (unsigned long long)mn,
+		       (unsigned long long)unmap);
+		for (unsigned e = 0; e < SB_MN_EVENTS; e++) {
+			__u64 v = d.c.mn_event[0][e] + d.c.mn_event[1][e] + d.c.mn_event[2][e];
+			if (v)
+				printf(" %s %llu", sb_probes_mn_event_name(p, e), (unsigned long long)v);
+		}
+		printf("\n");
+		CHECK_MSG(mn == unmap, "kvm_mmu_notifier_invalidate_range_start (fentry) %llu != kvm_unmap_hva_range %llu",
+			  (unsigned long long)mn, (unsigned long long)unmap);
+		CHECK_MSG(by_event == mn, "events by type sum to %llu of %llu", (unsigned long long)by_event,
+			  (unsigned long long)mn);
+		CHECK_MSG(protection >= uffd, "MMU_NOTIFY_PROTECTION_VMA %llu < uffd-wp invalidations %llu",
+			  (unsigned long long)protection, (unsigned long long)uffd);
+	} else {
+		printf("mn_invalidate unavailable: %s\n", sb_probes_counter(p, SB_C_MN_INVALIDATE)->probe->reason);
+	}
+
 	qmp_migration_info_clear(&mi);
 	sb_probes_close(p);
 	qmp_client_free(c);
