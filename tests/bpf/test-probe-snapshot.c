@@ -191,7 +191,7 @@ int main(void)
 	 * distribution kernels): the kernel traces kvm_unmap_hva_range at that
 	 * function's start, so both count the same calls; by event type, the
 	 * uffd-wp write-protect and unprotect of a background snapshot are
-	 * MMU_NOTIFY_PROTECTION_VMA.
+	 * mostly MMU_NOTIFY_PROTECTION_VMA.
 	 */
 	if (sb_probes_counter(p, SB_C_MN_INVALIDATE)->available) {
 		__u64 mn = 0, unmap = 0, by_event = 0, protection = 0;
@@ -218,8 +218,15 @@ int main(void)
 			  (unsigned long long)mn, (unsigned long long)unmap);
 		CHECK_MSG(by_event == mn, "events by type sum to %llu of %llu", (unsigned long long)by_event,
 			  (unsigned long long)mn);
-		CHECK_MSG(protection >= uffd, "MMU_NOTIFY_PROTECTION_VMA %llu < uffd-wp invalidations %llu",
-			  (unsigned long long)protection, (unsigned long long)uffd);
+		/*
+		 * Protection changes come from uffd-wp (and the test's few
+		 * mprotect calls); the uffd-wp ioctls also send some
+		 * MMU_NOTIFY_CLEAR (265 of 131,336 on Debian's 6.1 in a host VM).
+		 */
+		__u64 mprot = d.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_MPROTECT];
+		CHECK_MSG(protection <= uffd + mprot && protection >= uffd * 9 / 10,
+			  "MMU_NOTIFY_PROTECTION_VMA %llu for %llu uffd-wp and %llu mprotect invalidations",
+			  (unsigned long long)protection, (unsigned long long)uffd, (unsigned long long)mprot);
 	} else {
 		printf("mn_invalidate unavailable: %s\n", sb_probes_counter(p, SB_C_MN_INVALIDATE)->probe->reason);
 	}
