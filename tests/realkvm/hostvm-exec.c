@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hostvm-exec: run one command inside a host VM booting a kernel under test
+ * (docs/testing.md, "The real-KVM tier"), for the tests that must run on
+ * real KVM code: this CI host's KVM is PVM, the host VM's is the kernel
+ * under test's own kvm_amd (svm emulated by TCG here).
+ *
+ *   hostvm-exec [--kernel IMAGE] [--modules DIR] [--param MODULE.NAME=VALUE]...
+ *               [--memory MIB] [--vcpus N] [--accel auto|kvm|tcg]
+ *               [--timeout S] [--env NAME=VALUE]... [--work DIR] -- COMMAND ARG...
+ *
+ * The host VM's root is this host's / (read-only), so COMMAND is a path of
+ * this build. Without --kernel, the one kernel that scripts/fetch-test-kernel
+ * unpacked into $SNAPBENCH_KERNEL_CACHE (default /var/cache/snapbench/kernels)
+ * is used. Its output is the VM's console, printed when the VM ends. The
+ * exit status is the command's; a command that skipped (77) inside the VM
+ * is a failure here: the host VM is there to have the feature. A VM that
+ * does not finish within --timeout is killed (exit 1, console tail).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cpio.h"
+#include "error.h"
+#include "kernel-image.h"
+#include "launch.h"
+#include "macro.h"
+#include "modules.h"
+
+#define MAX_ITEMS 32
+
+struct options {
+	const char *kernel, *modules, *accel, *work;
+	const char *params[MAX_ITEMS], *envs[MAX_ITEMS];
+	size_t n_params, n_envs;
+	unsigned memory_mib, vcpus;
+	double timeout_s;
+	char **command;
+};
+
+struct follow {
+	bool exit_seen;
+	int status; /* the command's exit status, -1 until the exit event */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: hostvm-exec --kernel IMAGE [--modules DIR] [--param MODULE.NAME=VALUE]... [--memory MIB]\n"
+		   "                   [--vcpus N] [--accel auto|kvm|tcg] [--timeout S] [--env NAME=VALUE]...\n"
+		   "                   [--work DIR] -- COMMAND ARG...\n");
+}
+
+static int parse_argv(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "kernel", required_argument, NULL, 'k' }, { "modules", required_argument, NULL, 'm' },
+		{ "param", required_argument, NULL, 'p' },  { "memory", required_argument, NULL, 'M' },
+		{ "vcpus", required_argument, NULL, 'c' },  { "accel", required_argument, NULL, 'a' },
+		{ "timeout", required_argument, NULL, 't' }, { "env", required_argument, NULL, 'e' },
+		{ "work", required_argument, NULL, 'w' },   { "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	*o = (struct options){ .accel = "auto", .memory_mib = 2048, .vcpus = 2, .timeout_s = 300 };
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (c) {
+		case 'k': o->kernel = optarg; break;
+		case 'm': o->modules = optarg; break;
+		case 'a': o->accel = optarg; break;
+		case 'w': o->work = optarg; break;
+		case 'p':
+		case 'e':
+			if ((c == 'p' ? o->n_params : o->n_envs) >= MAX_ITEMS) {
+				fprintf(stderr, "hostvm-exec: at most %d --%s\n", MAX_ITEMS, c == 'p' ? "param" : "env");
+				return -EINVAL;
+			}
+			if (c == 'p')
+				o->params[o->n_params++] = optarg;
+			else
+				o->envs[o->n_envs++] = optarg;
+			break;
+		case 'M':
+		case 'c':
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || !*optarg || *end || v == 0 || v > 65536) {
+				fprintf(stderr, "hostvm-exec: --%s '%s' is not a positive number\n", c == 'M' ? "memory" : "vcpus",
+					optarg);
+				return -EINVAL;
+			}
+			if (c == 'M')
+				o->memory_mib = (unsigned)v;
+			else
+				o->vcpus = (unsigned)v;
+			break;
+		case 't':
+			o->timeout_s = strtod(optarg, &end);
+			if (!*optarg || *end || !(o->timeout_s > 0)) {
+				fprintf(stderr, "hostvm-exec: --timeout '%s' is not a positive number of seconds\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "hostvm-exec: a command is required\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->command = argv + optind;
+	return 0;
+}
+
+/* The load-time parameters --param gave for module name ("kvm_amd.npt=0" -> "npt=0"), space-separated. */
+static void module_params(const struct options *o, const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name), used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < o->n_params; i++)
+		if (!strncmp(o->params[i], name, n) && o->params[i][n] == '.' && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", o->params[i] + n + 1);
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * Arguments that name files here (meson passes build-tree paths relative to
+ * the build directory) become absolute: the command runs from / in the VM.
+ */
+static int absolute_args(char **args)
+{
+	for (char **a = args; *a; a++) {
+		char *abs;
+
+		if (**a == '/' || access(*a, F_OK) < 0)
+			continue;
+		abs = realpath(*a, NULL);
+		if (!abs)
+			return -errno;
+		*a = abs; /* lives as long as the program */
+	}
+	return 0;
+}
+
+static int build_initramfs(const struct options *o, const struct hostvm_modules *mods, const char *init,
+			   const char *out_dir, const char *path, struct sb_error *err)
+{
+	static const char *const dirs[] = { "dev", "proc", "sys", "newroot", "modules" };
+	static const char *const tmpfs[] = { "/run", "/tmp", "/var/tmp", "/root" };
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	_cleanup_cpio_ struct cpio *c = NULL;
+	_cleanup_free_ char *conf = malloc(65536);
+	size_t cap = 65536, len = 0;
+	char name[PATH_MAX], params[1024];
+	int k;
+
+	if (fd < 0)
+		return sb_error_set(err, -errno, "initramfs %s: %s", path, strerror(errno));
+	if (!conf || cpio_new(fd, &c) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+#define CONF(...) (len += (size_t)snprintf(conf + len, len < cap ? cap - len : 0, __VA_ARGS__))
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if ((k = cpio_add_dir(c, dirs[i], 0755, err)) < 0)
+			return k;
+	if ((k = cpio_add_chardev(c, "dev/console", 0600, 5, 1, err)) < 0 ||
+	    (k = cpio_add_file(c, "init", 0755, init, err)) < 0)
+		return k;
+	for (size_t m = 0; m < mods->n; m++) {
+		const char *p = mods->items[m].path, *ko = strstr(p, ".ko");
+
+		snprintf(name, sizeof(name), "modules/%02zu-%s%s", m, mods->items[m].name, ko ? ko : ".ko");
+		if ((k = cpio_add_file(c, name, 0644, p, err)) < 0)
+			return k;
+		module_params(o, mods->items[m].name, params, sizeof(params));
+		CONF("module /%s%s%s\n", name, *params ? " " : "", params);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++) {
+		/* a tmpfs would hide the results share or the command beneath it */
+		bool hides = under(out_dir, tmpfs[i]);
+		for (char **a = o->command; *a && !hides; a++)
+			hides = **a == '/' && under(*a, tmpfs[i]);
+		if (!hides)
+			CONF("tmpfs %s\n", tmpfs[i]);
+	}
+	CONF("port %s\n", HOSTVM_PORT_NAME);
+	CONF("out out %s\n", out_dir);
+	CONF("env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
+	CONF("env HOME=/root\n");
+	for (size_t i = 0; i < o->n_envs; i++)
+		CONF("env %s\n", o->envs[i]);
+	for (char **a = o->command; *a; a++) {
+		if (strchr(*a, '\n'))
+			return sb_error_set(err, -EINVAL, "argument '%s' has a newline, which the host VM's init cannot take",
+					    *a);
+		CONF("arg %s\n", *a);
+	}
+#undef CONF
+	if (len >= cap)
+		return sb_error_set(err, -E2BIG, "initramfs: the host VM's configuration is too long");
+	if ((k = cpio_add_data(c, "hostvm.conf", 0644, conf, len, err)) < 0 || (k = cpio_finish(c, err)) < 0)
+		return k;
+	return 0;
+}
+
+/* The init's events: {"event":"exit","message":"PROG exited with status N"} ends the command. */
+static void on_line(const char *text, void *userdata)
+{
+	struct follow *f = userdata;
+	const char *m = strstr(text, "exited with status ");
+
+	if (!strstr(text, "\"event\":\"exit\""))
+		return;
+	f->exit_seen = true;
+	f->status = m ? atoi(m + strlen("exited with status ")) : 128; /* killed by a signal */
+}
+
+static void print_console(const char *log_path)
+{
+	_cleanup_fclose_ FILE *f = fopen(log_path, "re");
+	char line[4096];
+
+	printf("--- host VM console (%s) ---\n", log_path);
+	while (f && fgets(line, sizeof(line), f))
+		fputs(line, stdout);
+	printf("--- end of console ---\n");
+	fflush(stdout);
+}
+
+/* The init beside this program in the build tree (tests/realkvm/ -> hostvm/init/). */
+static int find_init(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	snprintf(buf, len, "%.3900s/../../hostvm/init/snapbench-hostvm-init", self);
+	return access(buf, X_OK) < 0 ? -errno : 0;
+}
+
+/* The kernel scripts/fetch-test-kernel unpacked: CACHE/RELEASE/boot/vmlinuz-RELEASE, exactly one. */
+static char *cached_kernel(void)
+{
+	const char *cache = getenv("SNAPBENCH_KERNEL_CACHE") ?: "/var/cache/snapbench/kernels";
+	char pattern[PATH_MAX];
+	char *path = NULL;
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/*/boot/vmlinuz-*", cache);
+	if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc != 1)
+		fprintf(stderr,
+			"hostvm-exec: %zu kernels in %s (want one): run scripts/install-deps (or scripts/fetch-test-kernel) as "
+			"root, or pass --kernel IMAGE\n",
+			g.gl_pathc, cache);
+	else
+		path = strdup(g.gl_pathv[0]);
+	globfree(&g);
+	return path;
+}
+
+/* Removes the files run() made in a work directory of its own. */
+static void remove_work(const char *work)
+{
+	static const char *const files[] = { "initramfs.cpio", "console.log", "out" };
+	char path[PATH_MAX + 32];
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", work, files[i]);
+		if (unlink(path) < 0 && errno == EISDIR)
+			rmdir(path);
+	}
+	rmdir(work);
+}
+
+static int run(struct options *o)
+{
+	_cleanup_free_ char *kernel_path = NULL;
+	struct hostvm_kernel kernel = {};
+	struct hostvm_modules mods = {};
+	struct hostvm *vm = NULL;
+	struct sb_error err = {};
+	struct follow f = { .status = -1 };
+	_cleanup_free_ char *dir = NULL;
+	char accel[8], vendor[8], why[512], init[PATH_MAX], work[PATH_MAX], out[PATH_MAX + 8], initrd[PATH_MAX + 16];
+	char log_path[PATH_MAX + 16], append[256];
+	int k, ret = 1;
+
+	if (!o->kernel && !(o->kernel = kernel_path = cached_kernel()))
+		return 1;
+	if (absolute_args(o->command) < 0) {
+		fprintf(stderr, "hostvm-exec: %s: %s\n", o->command[0], strerror(errno));
+		return 1;
+	}
+	if (find_init(init, sizeof(init)) < 0) {
+		fprintf(stderr, "hostvm-exec: no snapbench-hostvm-init in the build tree (%s): build snapbench first\n", init);
+		return 1;
+	}
+	if (o->work)
+		snprintf(work, sizeof(work), "%s", o->work);
+	else
+		snprintf(work, sizeof(work), "/var/tmp/hostvm-exec.XXXXXX");
+	if (o->work ? (mkdir(work, 0755) < 0 && errno != EEXIST) : !mkdtemp(work)) {
+		fprintf(stderr, "hostvm-exec: work directory %s: %s\n", work, strerror(errno));
+		return 1;
+	}
+	snprintf(out, sizeof(out), "%s/out", work);
+	snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio", work);
+	snprintf(log_path, sizeof(log_path), "%s/console.log", work);
+	mkdir(out, 0755);
+
+	k = hostvm_choose_accel(o->accel, NULL, accel, vendor, why, sizeof(why), &err);
+	if (k >= 0)
+		k = hostvm_kernel_identify(o->kernel, &kernel, &err);
+	if (k >= 0)
+		k = hostvm_modules_dir(o->modules, o->kernel, kernel.release, &dir, &err);
+	if (k >= 0)
+		k = hostvm_modules_resolve(dir, vendor, &mods, &err);
+	if (k >= 0)
+		k = build_initramfs(o, &mods, init, out, initrd, &err);
+	if (k < 0) {
+		fprintf(stderr, "hostvm-exec: %s\n", err.msg);
+		goto out;
+	}
+	printf("hostvm-exec: kernel %s, accel %s (%s), %u vCPUs, %u MiB: %s\n", kernel.release, accel, why, o->vcpus,
+	       o->memory_mib, o->command[0]);
+	fflush(stdout);
+	snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 rdinit=/init");
+	struct hostvm_config cfg = {
+		.kernel = o->kernel,
+		.initrd = initrd,
+		.append = append,
+		.memory = (uint64_t)o->memory_mib << 20,
+		.vcpus = o->vcpus,
+		.numa_nodes = 1,
+		.accel = accel,
+		.log_path = log_path,
+		.name = "snapbench-hostvm-exec",
+		.n_shares = 2,
+		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = out } },
+	};
+	k = hostvm_start(&cfg, &vm, &err);
+	if (k < 0) {
+		fprintf(stderr, "hostvm-exec: %s\n", err.msg);
+		goto out;
+	}
+	uint64_t deadline = vm->start_ns + (uint64_t)(o->timeout_s * 1e9);
+	bool port_open = true;
+	while (!hostvm_exited(vm)) {
+		struct pollfd p = { .fd = vm->port_fd, .events = POLLIN };
+
+		if (port_open) {
+			poll(&p, 1, 200);
+			if (hostvm_read_port(vm, on_line, &f) == -EPIPE)
+				port_open = false;
+		} else {
+			usleep(200000);
+		}
+		if (f.exit_seen) {
+			hostvm_wait(vm, 30000);
+			break;
+		}
+		if (mono_ns() > deadline) {
+			char tail[2048];
+
+			hostvm_kill(vm);
+			hostvm_console_tail(log_path, 12, tail, sizeof(tail));
+			print_console(log_path);
+			fprintf(stderr, "hostvm-exec: the host VM did not finish %s within %.0f s and was killed; console: %s\n",
+				o->command[0], o->timeout_s, tail);
+			goto out;
+		}
+	}
+	hostvm_read_port(vm, on_line, &f);
+	print_console(log_path);
+	printf("hostvm-exec: %.1f s in the host VM\n", (double)(mono_ns() - vm->start_ns) / 1e9);
+	if (f.status < 0)
+		fprintf(stderr, "hostvm-exec: the host VM ended before %s did (see the console above)\n", o->command[0]);
+	else if (f.status == 77)
+		fprintf(stderr, "hostvm-exec: %s skipped inside the host VM, which is there to have the feature: a failure\n",
+			o->command[0]);
+	else
+		ret = f.status;
+out:
+	if (vm)
+		hostvm_kill(vm);
+	hostvm_free(vm);
+	hostvm_modules_done(&mods);
+	hostvm_kernel_done(&kernel);
+	if (!o->work)
+		remove_work(work);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+
+	if (parse_argv(argc, argv, &o) < 0)
+		return 2;
+	return run(&o);
+}
