@@ -35,8 +35,14 @@ char LICENSE[] SEC("license") = "GPL";
 #define PAGE_SHIFT 12
 #define TLB_FLUSH_ALL (~0UL)
 
+/*
+ * The target process: writable data, not rodata, so that one load serves a
+ * whole run: the loader points it at each repetition's QEMU
+ * (sb_probes_retarget()).
+ */
+__u32 target_tgid = 0;
+
 /* Set by the loader before load (rodata). */
-const volatile __u32 target_tgid = 0;
 const volatile bool attribution = true;
 const volatile __u32 sample_every = 0; /* 1 in N stacks sampled; 0: none */
 const volatile __u64 spte_present_mask = 1ULL << 11;

@@ -680,7 +680,6 @@ static int rules_resolve(struct sb_probes *p, struct sb_error *err)
 
 static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 {
-	ro->target_tgid = (__u32)p->tgid;
 	ro->attribution = p->opts.attribution;
 	ro->sample_every = p->opts.stack_sample_every;
 	ro->ret_pf_fixed = p->ret_pf_fixed;
@@ -718,6 +717,7 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 		return sb_error_set(err, -errno, "cannot open the BPF object: %s", strerror(errno));
 
 	rodata_setup(p, skel->rodata);
+	skel->bss->target_tgid = (__u32)p->tgid; /* the initial value; sb_probes_retarget() changes it live */
 	r = bpf_map__set_max_entries(skel->maps.stacks, p->opts.max_stacks);
 	if (r < 0) {
 		sb_probes_bpf__destroy(skel);
@@ -964,6 +964,27 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 		return r;
 	counters_init(p);
 	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int sb_probes_retarget(struct sb_probes *p, pid_t pid, struct sb_error *err)
+{
+	pid_t old_tgid = p->tgid;
+	char old_comm[sizeof(p->comm)];
+	int r;
+
+	if (pid <= 0)
+		return sb_error_set(err, -EINVAL, "pid %d: pass the pid of a running QEMU (a positive number)",
+				    (int)pid);
+	memcpy(old_comm, p->comm, sizeof(old_comm));
+	r = check_target(p, pid, err);
+	if (r < 0) {
+		p->tgid = old_tgid;
+		memcpy(p->comm, old_comm, sizeof(old_comm));
+		return r;
+	}
+	/* the programs read it at each event; the counters go on, readers take deltas */
+	__atomic_store_n(&p->skel->bss->target_tgid, (__u32)p->tgid, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -137,6 +137,13 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
  */
 int sb_probes_attach(struct sb_probes *p, struct sb_error *err);
 
+/*
+ * Points loaded (and attached) probes at another process, e.g. the next
+ * repetition's QEMU, with the same checks as sb_probes_open(); one load
+ * serves a whole run. Counters keep counting: take deltas across it.
+ */
+int sb_probes_retarget(struct sb_probes *p, pid_t pid, struct sb_error *err);
+
 /* The target's thread group id and command name. */
 pid_t sb_probes_target(const struct sb_probes *p);
 const char *sb_probes_target_comm(const struct sb_probes *p);

@@ -145,6 +145,11 @@ int bpf_source_open(pid_t pid, struct report *r, struct bpf_source **ret, struct
 	return 0;
 }
 
+int bpf_source_retarget(struct bpf_source *s, pid_t pid, struct sb_error *err)
+{
+	return sb_probes_retarget(s->p, pid, err);
+}
+
 int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, struct sb_error *err)
 {
 	const struct sb_counts *c = &s->snap.c;

@@ -20,6 +20,13 @@ typedef int (*counter_emit_fn)(void *userdata, const char *name, uint64_t cumula
 /* Opens and attaches the probes for QEMU pid and records each counter's probe in r. */
 int bpf_source_open(pid_t pid, struct report *r, struct bpf_source **ret, struct sb_error *err);
 
+/*
+ * Points the open probes at the next repetition's QEMU (pid): loading and
+ * verifying the programs again for each repetition cost about 0.3 s of CPU.
+ * The cumulative values go on; the sampler takes deltas from its baseline.
+ */
+int bpf_source_retarget(struct bpf_source *s, pid_t pid, struct sb_error *err);
+
 /* Emits every available counter's cumulative value. */
 int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, struct sb_error *err);
 

@@ -55,6 +55,7 @@ struct run {
 	unsigned reps_done;
 	struct runner_progress progress;
 	int owner_fd; /* the run directory's owner lock, held while the run executes */
+	struct bpf_source *bpf;       /* the probes, loaded at the first repetition, retargeted for the next */
 	struct hostvm_run *hostvm;    /* kernel arms: each repetition in a host VM (hostvm-rep.h) */
 };
 
@@ -362,8 +363,7 @@ static void rep_teardown(struct rep_run *rr)
 		vm_stop(rr->vm, (int)(rr->run->opts->stop_timeout_ms ? rr->run->opts->stop_timeout_ms : 10000), &e);
 	sampler_free(rr->sampler);
 	rr->sampler = NULL;
-	bpf_source_close(rr->bpf);
-	rr->bpf = NULL;
+	rr->bpf = NULL; /* the run's (run->bpf), closed at its end */
 	vm_free(rr->vm);
 	rr->vm = NULL;
 	free(rr->scenario_state);
@@ -498,10 +498,16 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	if (spec->bpf.enabled) {
 		struct sb_error e = {};
 		char reason[SB_ERROR_MAX + 64];
-		if (bpf_source_open(rr.vm->pid, run->report, &rr.bpf, &e) < 0) {
+		/* loaded once per run, pointed at each repetition's QEMU */
+		if (run->bpf && bpf_source_retarget(run->bpf, rr.vm->pid, &e) < 0) {
+			bpf_source_close(run->bpf);
+			run->bpf = NULL;
+		}
+		if (!run->bpf && bpf_source_open(rr.vm->pid, run->report, &run->bpf, &e) < 0) {
 			snprintf(reason, sizeof(reason), "the BPF probes could not load: %s", e.msg);
 			bpf_source_report_unavailable(run->report, reason);
 		}
+		rr.bpf = run->bpf;
 	} else {
 		bpf_source_report_unavailable(run->report, "BPF probes are off (spec.bpf.enabled is false)");
 	}
@@ -978,6 +984,7 @@ out:
 				*err = e;
 		}
 	}
+	bpf_source_close(run.bpf);
 	report_free(run.report);
 	free(run.guest_image);
 	close(run.owner_fd); /* after the last report write: the run is over */
