@@ -239,3 +239,29 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 		fprintf(out, "%s  progress: %s\n", indent, line);
 	}
 }
+
+/*
+ * Why a row says n/a: the reason a repetition's snapshot window gives for a
+ * metric the arm has no median of (a counter this host cannot count, e.g.
+ * pf_taken on PVM), once per metric.
+ */
+void print_unavailable(FILE *out, struct json_object *report, struct json_object *arm)
+{
+	struct json_object *reps = client_get(report, "repetitions", NULL, NULL);
+
+	for (size_t i = 0; i < n_metric_rows; i++) {
+		if (client_get(arm, "windows", "snapshot", metric_rows[i].metric) &&
+		    client_get(client_get(arm, "windows", "snapshot", metric_rows[i].metric), "median", NULL, NULL))
+			continue;
+		for (size_t r = 0; reps && json_object_is_type(reps, json_type_array) && r < json_object_array_length(reps);
+		     r++) {
+			struct json_object *why =
+				client_get(client_get(json_object_array_get_idx(reps, r), "windows", "snapshot", "unavailable"),
+					   metric_rows[i].metric, NULL, NULL);
+			if (why && json_object_is_type(why, json_type_string)) {
+				fprintf(out, "  %s: unavailable: %s\n", metric_rows[i].label, client_terminal_text(why));
+				break;
+			}
+		}
+	}
+}

@@ -152,32 +152,6 @@ static void on_progress(const struct runner_progress *p, void *userdata)
 	progress_printer_update(userdata, NULL, o);
 }
 
-/*
- * Why a row says n/a: the reason a repetition's snapshot window gives for a
- * metric the arm has no median of (a counter this host cannot count, e.g.
- * pf_taken on PVM), once per metric.
- */
-static void print_unavailable(struct json_object *report, struct json_object *arm)
-{
-	struct json_object *reps = client_get(report, "repetitions", NULL, NULL);
-
-	for (size_t i = 0; i < n_metric_rows; i++) {
-		if (client_get(arm, "windows", "snapshot", metric_rows[i].metric) &&
-		    client_get(client_get(arm, "windows", "snapshot", metric_rows[i].metric), "median", NULL, NULL))
-			continue;
-		for (size_t r = 0; reps && json_object_is_type(reps, json_type_array) && r < json_object_array_length(reps);
-		     r++) {
-			struct json_object *why =
-				client_get(client_get(json_object_array_get_idx(reps, r), "windows", "snapshot", "unavailable"),
-					   metric_rows[i].metric, NULL, NULL);
-			if (why && json_object_is_type(why, json_type_string)) {
-				printf("  %s: unavailable: %s\n", metric_rows[i].label, client_terminal_text(why));
-				break;
-			}
-		}
-	}
-}
-
 static void print_summary(struct json_object *report, const char *path)
 {
 	struct json_object *arms = client_get(report, "arms", NULL, NULL);
@@ -203,7 +177,7 @@ static void print_summary(struct json_object *report, const char *path)
 			fmt_stat(s, snap, sizeof(snap));
 			printf("  %-20s %-28s %s\n", metric_rows[i].label, pre, s ? snap : "n/a");
 		}
-		print_unavailable(report, arm);
+		print_unavailable(stdout, report, arm);
 	}
 	printf("\nreport: %s\n", path);
 }

@@ -52,6 +52,7 @@ static void print_report(struct json_object *report)
 			if (any)
 				printf("  %-20s %-26s %-26s %s\n", metric_rows[i].label, cell[0], cell[1], cell[2]);
 		}
+		print_unavailable(stdout, report, arm);
 	}
 	if (reps && json_object_array_length(reps)) {
 		printf("\nrepetitions:\n");
