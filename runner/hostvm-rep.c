@@ -371,7 +371,8 @@ static int build_initramfs(const struct hostvm_run *hr, const struct hostvm_arm 
 		/* hostvm_boot_once(): the runner says it is ready and exits */
 		CONF("arg %s\narg --boot-only\n", hr->inner_path);
 	} else {
-		CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench\n",
+		/* the knob journal's directory; not /run/snapbench, whose knobs.lock is the host-wide lock */
+		CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench-hostvm\n",
 		     hr->inner_path, inner_spec_path, out_dir);
 	}
 	if (ctx->guest_image)
@@ -601,6 +602,16 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 			k = sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run wrote a report%s%s; console: %s",
 					 status, *f.error ? ": " : "", f.error, f.ready ? "" : " (it never reached the runner)",
 					 "", *tail ? tail : "(empty)");
+			goto fail;
+		}
+		struct json_object *reps = NULL, *ie = NULL, *im = NULL;
+		if (!json_object_object_get_ex(inner, "repetitions", &reps) || json_object_array_length(reps) == 0) {
+			/* the run inside failed before its repetition (preflight, knobs): say why */
+			json_object_object_get_ex(inner, "error", &ie);
+			json_object_object_get_ex(ie, "message", &im);
+			k = sb_error_set(err, -EIO, "the run inside the host VM failed before its repetition: %s",
+					 im ? json_object_get_string(im) : "(no message)");
+			json_object_put(inner);
 			goto fail;
 		}
 		k = report_rep_import(ctx->report, rep, inner, 0, err);
