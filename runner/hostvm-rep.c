@@ -374,7 +374,8 @@ static int build_initramfs(const struct hostvm_run *hr, const struct hostvm_arm 
 		/* hostvm_boot_once(): the runner says it is ready and exits */
 		CONF("arg %s\narg --boot-only\n", hr->inner_path);
 	} else {
-		CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench\n",
+		/* the knob journal's directory; not /run/snapbench, whose knobs.lock is the host-wide lock */
+		CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench-hostvm\n",
 		     hr->inner_path, inner_spec_path, out_dir);
 	}
 	if (ctx->guest_image)
@@ -595,21 +596,40 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 
 	/* the run engine inside wrote its report through the results share */
 	{
-		struct json_object *inner = NULL;
+		struct json_object *inner = NULL, *reps = NULL, *st = NULL, *ie = NULL, *im = NULL;
 		struct sb_error e = {};
-		if (report_read(report_path, &inner, &e) < 0) {
-			char status[128];
-			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
-			snprintf(status, sizeof(status), "%s", WIFEXITED(vm->wait_status) ? "QEMU exited" : "QEMU was killed");
-			k = sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run wrote a report%s%s; console: %s",
-					 status, *f.error ? ": " : "", f.error, f.ready ? "" : " (it never reached the runner)",
-					 "", *tail ? tail : "(empty)");
+		bool have = report_read(report_path, &inner, &e) >= 0;
+		bool finished = have && json_object_object_get_ex(inner, "state", &st) &&
+				strcmp(json_object_get_string(st), "running") && strcmp(json_object_get_string(st), "queued");
+		size_t n_reps = have && json_object_object_get_ex(inner, "repetitions", &reps) ? json_object_array_length(reps) : 0;
+
+		/* what was measured before the end is kept */
+		if (n_reps && report_rep_import(ctx->report, rep, inner, 0, &e) < 0 && finished) {
+			*err = e;
+			k = e.code;
+			json_object_put(inner);
 			goto fail;
 		}
-		k = report_rep_import(ctx->report, rep, inner, 0, err);
-		json_object_put(inner);
-		if (k < 0)
+		if (!finished) {
+			/* the host VM ended before its run did: killed, panicked, or init gave up */
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			k = sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run %s%s; console: %s",
+					 WIFEXITED(vm->wait_status) ? "QEMU exited" : "QEMU was killed", *f.error ? ": " : "",
+					 f.error, have ? "finished" : "wrote a report",
+					 f.ready ? "" : " (it never reached the runner)", *tail ? tail : "(empty)");
+			json_object_put(inner);
 			goto fail;
+		}
+		if (!n_reps) {
+			/* the run inside failed before its repetition (preflight, knobs): say why */
+			json_object_object_get_ex(inner, "error", &ie);
+			json_object_object_get_ex(ie, "message", &im);
+			k = sb_error_set(err, -EIO, "the run inside the host VM failed before its repetition: %s",
+					 im ? json_object_get_string(im) : "(no message)");
+			json_object_put(inner);
+			goto fail;
+		}
+		json_object_put(inner);
 	}
 	if (rep->state != REPORT_REP_COMPLETED) {
 		k = sb_error_set(err, -EIO, "%s", rep->error.message ? rep->error.message : "the repetition inside the host VM failed");
