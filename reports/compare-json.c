@@ -56,12 +56,15 @@ static struct json_object *side_json(const struct compare_side *s)
 	for (size_t i = 0; i < s->n_reports; i++) {
 		const struct compare_report *rep = s->reports[i];
 		struct json_object *r = json_object_new_object(), *idx = json_object_new_array();
-		struct json_object *host = json_lookup(rep->root, "host");
+		bool host_vm = false;
+		const char *release = compare_side_release(s, i, &host_vm);
 
 		add(r, "id", str(rep->id));
 		add(r, "path", str(rep->path));
 		add(r, "state", str(rep->state));
-		add(r, "kernel_release", str(json_lookup_string(host, "kernel_release")));
+		add(r, "kernel_release", str(release));
+		if (host_vm)
+			add(r, "host_vm", json_object_new_boolean(true));
 		for (size_t j = 0; j < s->n_reps; j++)
 			if (s->reps[j].report == rep)
 				json_object_array_add(idx, json_object_new_int64(s->reps[j].index));

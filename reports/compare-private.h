@@ -2,6 +2,7 @@
 /* Helpers shared by the compare-*.c files (compare-text.c); not part of the API. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "json-util.h"
@@ -14,3 +15,9 @@ void text_sanitize(const char *in, char *out, size_t size);
 
 /* Display names for the seed-style tables: "pf/s", "latency p99 (ns)". */
 void metric_display_name(const char *metric, char *buf, size_t size);
+
+struct compare_side;
+/* A kernel arm's "kernel" object in report root (docs/kernel-arms.md), or NULL: the arm ran on the report's host. */
+struct json_object *compare_arm_kernel(struct json_object *root, const char *label);
+/* The kernel release side s's report i ran on: its arm's host VM kernel (*host_vm true), else the host's. */
+const char *compare_side_release(const struct compare_side *s, size_t i, bool *host_vm);

@@ -129,40 +129,16 @@ static void side_summary(struct strbuf *b, const struct compare_side *s, bool ma
 		    s->n_reports == 1 ? "" : "s");
 }
 
-/* A kernel arm's "kernel" object in report root (docs/kernel-arms.md), or NULL: the arm ran on the report's host. */
-static struct json_object *arm_kernel(struct json_object *root, const char *label)
-{
-	struct json_object *arms = json_lookup(root, "arms");
-	size_t n = arms && json_object_is_type(arms, json_type_array) ? json_object_array_length(arms) : 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *a = json_object_array_get_idx(arms, i);
-		const char *l = json_lookup_string(a, "label");
-		if (l && label && !strcmp(l, label))
-			return json_lookup(a, "kernel");
-	}
-	return NULL;
-}
-
-/* the release a side's repetitions ran on: its arm's host VM kernel, else the host's */
-static const char *side_release(const struct compare_side *s, size_t i, bool *host_vm)
-{
-	struct json_object *k = arm_kernel(s->reports[i]->root, s->label);
-
-	*host_vm = k != NULL;
-	return k ? json_lookup_string(k, "release") : json_lookup_string(json_lookup(s->reports[i]->root, "host"), "kernel_release");
-}
-
 static void kernels(struct strbuf *b, const struct compare_side *s)
 {
 	char k[128];
 
 	for (size_t i = 0, shown = 0; i < s->n_reports; i++) {
 		bool vm, vm2;
-		const char *rel = side_release(s, i, &vm);
+		const char *rel = compare_side_release(s, i, &vm);
 		bool dup = false;
 		for (size_t j = 0; j < i && rel; j++) {
-			const char *o = side_release(s, j, &vm2);
+			const char *o = compare_side_release(s, j, &vm2);
 			dup = dup || (o && !strcmp(o, rel) && vm == vm2);
 		}
 		if (dup)
@@ -177,7 +153,7 @@ static bool any_tcg(const struct compare_result *r)
 {
 	for (int sd = 0; sd < 2; sd++)
 		for (size_t i = 0; i < r->side[sd]->n_reports; i++) {
-			struct json_object *k = arm_kernel(r->side[sd]->reports[i]->root, r->side[sd]->label);
+			struct json_object *k = compare_arm_kernel(r->side[sd]->reports[i]->root, r->side[sd]->label);
 			const char *accel = json_lookup_string(json_lookup(k, "host_vm"), "accel");
 			if (accel && !strcmp(accel, "tcg"))
 				return true;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "compare-private.h"
+#include "compare.h"
 
 void text_sanitize(const char *in, char *out, size_t size)
 {
@@ -67,4 +68,28 @@ void metric_display_name(const char *metric, char *buf, size_t size)
 	else
 		snprintf(raw, sizeof(raw), "%s%s", stem, unit);
 	text_sanitize(raw, buf, size);
+}
+
+/* A kernel arm's "kernel" object in report root (docs/kernel-arms.md), or NULL: the arm ran on the report's host. */
+struct json_object *compare_arm_kernel(struct json_object *root, const char *label)
+{
+	struct json_object *arms = json_lookup(root, "arms");
+	size_t n = arms && json_object_is_type(arms, json_type_array) ? json_object_array_length(arms) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *a = json_object_array_get_idx(arms, i);
+		const char *l = json_lookup_string(a, "label");
+		if (l && label && !strcmp(l, label))
+			return json_lookup(a, "kernel");
+	}
+	return NULL;
+}
+
+/* the release a side's repetitions ran on: its arm's host VM kernel, else the host's */
+const char *compare_side_release(const struct compare_side *s, size_t i, bool *host_vm)
+{
+	struct json_object *k = compare_arm_kernel(s->reports[i]->root, s->label);
+
+	*host_vm = k != NULL;
+	return k ? json_lookup_string(k, "release") : json_lookup_string(json_lookup(s->reports[i]->root, "host"), "kernel_release");
 }

@@ -163,6 +163,12 @@ def e2e(snapbench, schema, validator, workdir, image, release):
     check(header == ["Kernel: %s (host VM) vs %s (host VM)" % (release, release)], "compare header: %s" % header)
     print(r.stdout.splitlines()[0])
     print(header[0])
+    r = subprocess.run([snapbench, "compare", "--json", path], capture_output=True, text=True, timeout=120)
+    doc = json.loads(r.stdout)
+    for side in ("baseline", "patched"):
+        rel = [x for x in doc["inputs"][side]["reports"]]
+        check(all(x["kernel_release"] == release and x.get("host_vm") is True for x in rel),
+              "compare --json %s reports: %s" % (side, rel))
     check(not glob.glob(os.path.join(out, "*", "hostvm-vmlinux-*")), "the unpacked kernels were left behind")
     no_leftovers(workdir)
 
