@@ -276,9 +276,18 @@ static void mount_root(void)
 		snprintf(dst, sizeof(dst), "/newroot%s", tmpfs[i]);
 		do_mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", 1);
 	}
-	/* the results shares exist as directories of the read-only root */
+	/*
+	 * The shares, in order: their mount points exist in the read-only root,
+	 * or are made on a tmpfs above (a tree under /tmp shared back over it)
+	 */
 	for (size_t i = 0; i < n_outs; i++) {
 		snprintf(dst, sizeof(dst), "/newroot%s", outs[i][1]);
+		for (char *p = dst + strlen("/newroot") + 1; (p = strchr(p, '/')); p++) {
+			*p = '\0';
+			mkdir(dst, 0755);
+			*p = '/';
+		}
+		mkdir(dst, 0755);
 		if (mount(outs[i][0], dst, "9p", 0, opts9p) < 0)
 			fatal("mount the share %s on %s: %s", outs[i][0], outs[i][1], strerror(errno));
 	}

@@ -169,11 +169,40 @@ static int absolute_args(char **args)
 	return 0;
 }
 
+static const char *const tmpfs[] = { "/run", "/tmp", "/var/tmp", "/root" };
+#define MAX_TREES 2
+static char trees[MAX_TREES][PATH_MAX];
+static size_t n_trees;
+
+/*
+ * The directories under a tmpfs of the host VM that path needs (a build
+ * tree in /tmp, say): TMPFS/FIRST-COMPONENT, shared back at the same path.
+ */
+static int need_tree(const char *path)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++) {
+		size_t n = strlen(tmpfs[i]);
+		const char *end;
+		char top[PATH_MAX];
+
+		if (!under(path, tmpfs[i]) || !path[n])
+			continue;
+		end = strchr(path + n + 1, '/');
+		snprintf(top, sizeof(top), "%.*s", end ? (int)(end - path) : (int)strlen(path), path);
+		for (size_t t = 0; t < n_trees; t++)
+			if (!strcmp(trees[t], top))
+				return 0;
+		if (n_trees == MAX_TREES)
+			return -E2BIG;
+		snprintf(trees[n_trees++], sizeof(trees[0]), "%s", top);
+	}
+	return 0;
+}
+
 static int build_initramfs(const struct options *o, const struct hostvm_modules *mods, const char *init,
 			   const char *out_dir, const char *path, struct sb_error *err)
 {
 	static const char *const dirs[] = { "dev", "proc", "sys", "newroot", "modules" };
-	static const char *const tmpfs[] = { "/run", "/tmp", "/var/tmp", "/root" };
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	_cleanup_cpio_ struct cpio *c = NULL;
 	_cleanup_free_ char *conf = malloc(65536);
@@ -201,14 +230,11 @@ static int build_initramfs(const struct options *o, const struct hostvm_modules 
 		module_params(o, mods->items[m].name, params, sizeof(params));
 		CONF("module /%s%s%s\n", name, *params ? " " : "", params);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++) {
-		/* a tmpfs would hide the results share or the command beneath it */
-		bool hides = under(out_dir, tmpfs[i]);
-		for (char **a = o->command; *a && !hides; a++)
-			hides = **a == '/' && under(*a, tmpfs[i]);
-		if (!hides)
-			CONF("tmpfs %s\n", tmpfs[i]);
-	}
+	/* the tests want a writable /tmp; a build tree beneath one is shared back over it (shares "tree0"...) */
+	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++)
+		CONF("tmpfs %s\n", tmpfs[i]);
+	for (size_t t = 0; t < n_trees; t++)
+		CONF("out tree%zu %s\n", t, trees[t]);
 	CONF("port %s\n", HOSTVM_PORT_NAME);
 	CONF("out out %s\n", out_dir);
 	CONF("env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
@@ -348,6 +374,18 @@ static int run(struct options *o)
 		k = hostvm_modules_dir(o->modules, o->kernel, kernel.release, &dir, &err);
 	if (k >= 0)
 		k = hostvm_modules_resolve(dir, vendor, &mods, &err);
+	for (char **a = o->command; k >= 0 && *a; a++)
+		if (**a == '/' && need_tree(*a) < 0)
+			k = sb_error_set(&err, -E2BIG, "the command's files lie in more than %d trees under /tmp, /run, ...",
+					 MAX_TREES);
+	for (size_t i = 0; k >= 0 && i < o->n_envs; i++) {
+		const char *eq = strchr(o->envs[i], '=');
+		if (eq && eq[1] == '/' && need_tree(eq + 1) < 0)
+			k = sb_error_set(&err, -E2BIG, "--env %s: more than %d trees under /tmp, /run, ...", o->envs[i],
+					 MAX_TREES);
+	}
+	if (k >= 0 && need_tree(out) < 0)
+		k = sb_error_set(&err, -E2BIG, "the work directory: more than %d trees under /tmp, /run, ...", MAX_TREES);
 	if (k >= 0)
 		k = build_initramfs(o, &mods, init, out, initrd, &err);
 	if (k < 0) {
@@ -371,6 +409,11 @@ static int run(struct options *o)
 		.n_shares = 2,
 		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = out } },
 	};
+	char tags[MAX_TREES][32];
+	for (size_t t = 0; t < n_trees; t++) {
+		snprintf(tags[t], sizeof(tags[t]), "tree%zu", t);
+		cfg.shares[cfg.n_shares++] = (struct hostvm_share){ .tag = tags[t], .path = trees[t], .readonly = true };
+	}
 	k = hostvm_start(&cfg, &vm, &err);
 	if (k < 0) {
 		fprintf(stderr, "hostvm-exec: %s\n", err.msg);
