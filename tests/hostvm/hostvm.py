@@ -53,7 +53,7 @@ import tempfile
 CACHE = os.environ.get("SNAPBENCH_KERNEL_CACHE", "/var/cache/snapbench/kernels")
 # telemetry once a second: at the default 100 ms the guest's telemetry exits starve its
 # BSP (and the probe on it) under TCG (docs/kernel-arms.md)
-RUN_ARGS = ["--repetitions", "1", "--memory", "128M", "--vcpus", "2", "--warmup", "1", "--pre", "3",
+RUN_ARGS = ["--repetitions", "1", "--memory", "128M", "--sink", "null", "--vcpus", "2", "--warmup", "1", "--pre", "3",
             "--post", "3", "--telemetry-interval", "1000", "--host-vm-memory", "2G", "--host-vm-vcpus", "2", "-q"]
 MIN_WINDOW_SAMPLES = 100
 
