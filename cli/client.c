@@ -248,36 +248,49 @@ struct json_object *client_get(struct json_object *o, const char *a, const char 
 	return o;
 }
 
+/* Bytes of the terminal control at p (of len left): 1 (C0 but newline and tab, DEL), 2 (C1 in UTF-8), or 0. */
+static size_t terminal_control(const unsigned char *p, size_t len)
+{
+	if ((p[0] < 0x20 && p[0] != '\n' && p[0] != '\t') || p[0] == 0x7f)
+		return 1;
+	if (p[0] == 0xc2 && len > 1 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2; /* a C1 control (U+0080..U+009F), e.g. CSI */
+	return 0;
+}
+
 bool client_terminal_sanitize(char *s, size_t len)
 {
 	bool changed = false;
 
 	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+		size_t n = terminal_control((const unsigned char *)s + i, len - i);
 
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
-			s[i] = '?';
-			changed = true;
-		} else if (c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f) {
-			s[i] = s[i + 1] = '?'; /* a C1 control (U+0080..U+009F), e.g. CSI */
-			i++;
-			changed = true;
-		}
+		memset(s + i, '?', n);
+		if (n)
+			i += n - 1;
+		changed = changed || n;
 	}
 	return changed;
 }
 
 const char *client_terminal_text(struct json_object *v)
 {
+	const char *s;
+	size_t len;
 	char *copy;
 
 	if (!v || !json_object_is_type(v, json_type_string))
 		return NULL;
-	copy = strndup(json_object_get_string(v), (size_t)json_object_get_string_len(v));
-	if (!copy)
-		return json_object_get_string(v);
-	if (client_terminal_sanitize(copy, strlen(copy)))
-		json_object_set_string(v, copy);
+	s = json_object_get_string(v);
+	len = strlen(s);
+	/* most text is clean: copy only what holds a control */
+	size_t i = 0;
+	while (i < len && !terminal_control((const unsigned char *)s + i, len - i))
+		i++;
+	if (i == len || !(copy = strdup(s)))
+		return s;
+	client_terminal_sanitize(copy, len);
+	json_object_set_string(v, copy);
 	free(copy);
 	return json_object_get_string(v);
 }
