@@ -8,9 +8,12 @@
  *         order to the typed helpers (info, exec, exec-status, file open,
  *         read, close, a raw command); past the last line the agent is
  *         gone (-ENOTCONN);
- *   odd   a stream (the virtio-serial socket): the rest is everything the
- *         agent sends before it hangs up, framing, 0xff delimiters and
- *         sync replies included.
+ *   odd   a stream (the virtio-serial socket) to an agent that answers
+ *         every guest-sync-delimited with the right id and 0xff before it,
+ *         so the fuzzer gets past the random sync, and every other command
+ *         with the next line of the input, raw (framing, stray 0xff and
+ *         partial JSON included); when the client sends nothing more for a
+ *         moment, or the lines run out, the agent hangs up.
  *
  * Every reply must end in a clean error or a success whose figures lie
  * within the bounds the API promises, never a crash, a leak or a hang.
@@ -19,7 +22,10 @@
  *   build-fuzz/qga/fuzz-qga-replies -max_total_time=60 qga/fuzz-corpus
  */
 #include <json-c/json.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,8 +33,9 @@
 
 #include "qga.h"
 
-#define MAX_INPUT (64 << 10) /* below the socket buffer, so one write never blocks */
+#define MAX_INPUT (64 << 10)
 #define READ_LEN 4096
+#define AGENT_IDLE_MS 5 /* the agent hangs up when the client sends nothing for this long */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -57,6 +64,67 @@ static int fake_execute(void *opaque, const char *command_json, int timeout_ms, 
 }
 
 static const struct qga_transport_ops fake_ops = { .execute = fake_execute };
+
+/* One line of the input, or NULL at its end: [*p, *next) with its newline. */
+static const char *next_line(struct replies *r, size_t *len)
+{
+	const char *start = r->p, *nl;
+
+	if (r->p >= r->end)
+		return NULL;
+	nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+	r->p = nl ? nl + 1 : r->end;
+	*len = (size_t)(r->p - start);
+	return start;
+}
+
+struct agent {
+	int fd;
+	struct replies lines;
+};
+
+/* The guest's side of the stream: reads the client's commands, answers as the header says. */
+static void *agent_main(void *opaque)
+{
+	struct agent *a = opaque;
+	char req[4096];
+	size_t have = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = a->fd, .events = POLLIN };
+		char *nl, out[64];
+		const char *line;
+		size_t len;
+		ssize_t n;
+
+		nl = memchr(req, '\n', have);
+		if (!nl) {
+			if (have == sizeof(req) || poll(&pfd, 1, AGENT_IDLE_MS) <= 0)
+				break;
+			n = recv(a->fd, req + have, sizeof(req) - have, 0);
+			if (n <= 0)
+				break;
+			have += (size_t)n;
+			continue;
+		}
+		*nl = '\0';
+		const char *sync = strstr(req, "guest-sync-delimited");
+		const char *id = sync ? strstr(sync, "\"id\": ") : NULL;
+		if (id) {
+			int k = snprintf(out, sizeof(out), "\xff{\"return\": %lu}\n", strtoul(id + 6, NULL, 10));
+			line = out;
+			len = (size_t)k;
+		} else if (!(line = next_line(&a->lines, &len))) {
+			break;
+		}
+		if (send(a->fd, line, len, MSG_NOSIGNAL) != (ssize_t)len)
+			break;
+		have -= (size_t)(nl + 1 - req);
+		memmove(req, nl + 1, have);
+	}
+	shutdown(a->fd, SHUT_RDWR);
+	return NULL;
+}
 
 static void drive(struct qga_client *c)
 {
@@ -105,20 +173,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 
+	struct agent a = { .lines = { (const char *)data + 1, (const char *)data + size } };
+	pthread_t agent;
 	int sv[2];
+
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return 0;
-	if (size > 1 && write(sv[1], data + 1, size - 1) != (ssize_t)(size - 1)) {
+	a.fd = sv[1];
+	if (pthread_create(&agent, NULL, agent_main, &a) != 0) {
 		close(sv[0]);
 		close(sv[1]);
 		return 0;
 	}
-	shutdown(sv[1], SHUT_WR);
 	/* sv[0] is the client's from here on, also on failure */
 	if (qga_client_new_fd(sv[0], "fuzz", &opts, &c, &err) == 0) {
 		drive(c);
 		qga_client_free(c);
 	}
+	pthread_join(agent, NULL);
 	close(sv[1]);
 	return 0;
 }
