@@ -57,6 +57,8 @@ struct run {
 	int owner_fd; /* the run directory's owner lock, held while the run executes */
 	struct bpf_source *bpf;       /* the probes, loaded at the first repetition, retargeted for the next */
 	struct hostvm_run *hostvm;    /* kernel arms: each repetition in a host VM (hostvm-rep.h) */
+	int write_error;              /* the first report rewrite that failed (-ENOSPC ...): the run stops */
+	char write_msg[SB_ERROR_MAX];
 };
 
 /* one repetition in flight */
@@ -97,14 +99,28 @@ static void record_usage(struct run *run)
 		run->report->usage.samples += run->report->reps[i]->n_rows;
 }
 
+/*
+ * A rewrite that fails (a full file system, a quota) stops the run: going
+ * on would measure what no report keeps. The run ends failed with the
+ * write's error; the final write is tried all the same, and succeeds when
+ * space came back in the meantime.
+ */
 static void write_report(struct run *run)
 {
 	struct sb_error e = {};
+	int k;
 
 	record_usage(run);
-	/* a failed write is retried at the next occasion; the final one is checked */
-	report_write(run->report, run->report_path, &e);
+	k = report_write(run->report, run->report_path, &e);
 	run->last_write_ns = mono_ns();
+	if (k < 0 && !run->write_error) {
+		run->write_error = k;
+		/* truncating a long message is fine; using the result keeps -Wformat-truncation quiet */
+		if (snprintf(run->write_msg, sizeof(run->write_msg),
+			     "the report could not be written, so the run stopped: %s; free space in the run directory or write the run elsewhere (--output DIR)",
+			     e.msg) < 0)
+			run->write_msg[0] = '\0';
+	}
 }
 
 static void progress(struct run *run, const char *step, const struct rep_run *rr, const struct sampler_figures *fig)
@@ -188,6 +204,26 @@ static int check_vm(struct rep_run *rr, struct sb_error *err)
 	vm_exited(rr->vm, desc, sizeof(desc));
 	return sb_error_set(err, -ECHILD, "QEMU (pid %d) exited during the %s window: %s", rr->vm->pid, rr->step,
 			    desc);
+}
+
+/* How long QEMU gets to be reaped after its monitor went away, most often because it died. */
+#define VM_EXIT_GRACE_MS 1000
+
+static bool lost_monitor(int k)
+{
+	return k == -ECONNRESET || k == -EPIPE || k == -ENOTCONN || k == -ESHUTDOWN;
+}
+
+/* QEMU closes its sockets as it exits, a moment before it can be reaped. */
+static void await_vm_exit(struct rep_run *rr)
+{
+	char desc[768];
+
+	for (unsigned waited = 0; waited < VM_EXIT_GRACE_MS; waited += 50) {
+		if (vm_exited(rr->vm, desc, sizeof(desc)))
+			return;
+		usleep(50000);
+	}
 }
 
 static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
@@ -299,12 +335,16 @@ static int run_window_loop(struct rep_run *rr, enum report_window w, double dura
 
 		if (cancelled(run))
 			return sb_error_set(err, -ECANCELED, "cancelled during the %s window", rr->step);
+		if (run->write_error)
+			return sb_error_set(err, run->write_error, "%s", run->write_msg);
 		if (bounded)
 			bound_qmp_by_deadline(rr);
 		if (scenario_window) {
 			k = rr->scenario->poll(rr->scenario_state, &rr->sctx, &done, err);
 			if (k < 0) {
 				struct sb_error e2 = {};
+				if (lost_monitor(k))
+					await_vm_exit(rr); /* so the error says how QEMU ended */
 				if (check_vm(rr, &e2) < 0) {
 					*err = e2;
 					return e2.code;
@@ -846,6 +886,8 @@ static int run_repetitions(struct run *run, struct knobs_session *knobs, struct 
 			write_report(run);
 			if (k == -ECANCELED)
 				return k;
+			if (run->write_error)
+				return run->write_error; /* run_end() says why */
 			if (k < 0) {
 				f->failed++;
 				consecutive++;
@@ -875,6 +917,11 @@ static int run_repetitions(struct run *run, struct knobs_session *knobs, struct 
 /* The run's state from how its repetitions went (ret: run_repetitions() or knobs_end()); the run's return value. */
 static int run_end(struct run *run, int ret, const struct run_failures *f, unsigned total, struct sb_error *err)
 {
+	if (run->write_error) {
+		finish_run(run, REPORT_FAILED, "report", run->write_msg);
+		sb_error_set(err, run->write_error, "%s", run->write_msg);
+		return run->write_error;
+	}
 	if (ret == -ECANCELED) {
 		finish_run(run, REPORT_CANCELLED, "cancel", "the run was cancelled");
 		sb_error_set(err, ret, "the run was cancelled in repetition %u of %u", run->reps_done ? run->reps_done : 1, total);
@@ -937,6 +984,10 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	run.rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
 			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3;
 	write_report(&run);
+	if (run.write_error) {
+		ret = sb_error_set(err, run.write_error, "%s", run.write_msg);
+		goto out;
+	}
 
 	pick_state_dir(opts, state_dir, sizeof(state_dir));
 	/* a run that died with knobs set: put them back before anything else */

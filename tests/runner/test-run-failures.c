@@ -18,11 +18,19 @@
  *                   preflight QEMU refuses the background snapshot and the
  *                   run stops; with the knob at 1 it runs, and the sysctl
  *                   ends at the value it had
+ *   report-full     the run directory's file system fills up mid-run (a
+ *                   filler file on a tiny tmpfs, written in the pre window
+ *                   until ENOSPC): the next report rewrite fails, the run
+ *                   stops at once instead of measuring what no report would
+ *                   keep, and once space is back (the filler removed when the
+ *                   run says "done") the report says failed with the write's
+ *                   error; the second repetition never starts
  *   cancel          cancelled mid-run: VM stopped, report cancelled
  *
  * argv[3] (optional) runs one case only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -242,6 +250,69 @@ static void test_sink_full(void)
 	spec_done(&spec);
 }
 
+struct fill {
+	char path[PATH_MAX];
+	uint64_t filled_ns;
+};
+
+/* Fills the file system at the pre window, frees it when the run is done. */
+static void fill_progress(const struct runner_progress *p, void *userdata)
+{
+	static const char zeros[65536];
+	struct fill *f = userdata;
+
+	if (!strcmp(p->step, "pre") && !f->filled_ns) {
+		int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		CHECK(fd >= 0);
+		while (write(fd, zeros, sizeof(zeros)) > 0)
+			;
+		CHECK_MSG(errno == ENOSPC, "filling the tmpfs: %s", strerror(errno));
+		/* the last partial page too */
+		while (write(fd, zeros, 1) > 0)
+			;
+		close(fd);
+		f->filled_ns = mono_ns();
+	} else if (!strcmp(p->step, "done") && f->filled_ns) {
+		CHECK(unlink(f->path) == 0);
+	}
+}
+
+static void test_report_full(void)
+{
+	const char *tmpfs_dir = test_tmpfs("report-full", "4m");
+	struct fill fill = {};
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+	char dir[PATH_MAX];
+	uint64_t t0 = mono_ns();
+
+	small_spec(&spec, "2");
+	CHECK(spec_set(&spec, "snapshot.sink", "null", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "timing.pre_s", "60", NULL, &err) == 0);
+	snprintf(dir, sizeof(dir), "%s/run", tmpfs_dir);
+	snprintf(fill.path, sizeof(fill.path), "%s/filler", tmpfs_dir);
+	opts = (struct runner_options){ .run_dir = dir, .progress = fill_progress, .userdata = &fill,
+					.report_every_ms = 200 };
+	CHECK(run_test_run("report-full", &spec, &opts, &r, &err) < 0);
+	CHECK(fill.filled_ns);
+	double stopped_s = (double)(mono_ns() - fill.filled_ns) / 1e9;
+	printf("report-full: stopped %.1f s after the file system filled (%.1f s in all): %s\n", stopped_s,
+	       (double)(mono_ns() - t0) / 1e9, err.msg);
+	CHECK_MSG(stopped_s < 20, "the run went on for %.1f s with a report it could not write", stopped_s);
+	CHECK_MSG(strstr(err.msg, "No space left on device") && strstr(err.msg, "--output"), "%s", err.msg);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(!strcmp(jstr(r, "error/phase"), "report"));
+	CHECK_MSG(strstr(jstr(r, "error/message"), "No space left on device"), "%s", jstr(r, "error/message"));
+	CHECK(json_object_array_length(jget(r, "repetitions")) == 1);
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 pre"));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
 #define UFFD_SYSCTL "/proc/sys/vm/unprivileged_userfaultfd"
 static long uffd_original = -1;
 
@@ -339,7 +410,7 @@ int main(int argc, char **argv)
 		{ "qemu-missing", test_qemu_missing }, { "qemu-killed", test_qemu_killed },
 		{ "qemu-stopped", test_qemu_stopped },
 		{ "sink-full", test_sink_full },       { "uffd-refused", test_uffd_refused },
-		{ "cancel", test_cancel },
+		{ "report-full", test_report_full }, { "cancel", test_cancel },
 	};
 
 	run_test_init(argc, argv);
