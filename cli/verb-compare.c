@@ -74,6 +74,8 @@ static void usage(FILE *out)
 		"  --json                same as --format json\n"
 		"  --output DIR          also write compare.json, compare.txt, compare.md and SVG\n"
 		"                        plots (one per metric, timeline.svg) into DIR\n"
+		"  --all                 keep metrics that are 0 in every repetition of both sides\n"
+		"                        in the Markdown and the plots (default: left out, named)\n"
 		"  -q, --quiet           nothing on stdout\n"
 		"\n"
 		"Exit codes: 0 no significant regression, 3 a significant regression beyond\n"
@@ -97,6 +99,7 @@ enum {
 	OPT_FORMAT,
 	OPT_JSON,
 	OPT_OUTPUT,
+	OPT_ALL,
 };
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN };
@@ -224,8 +227,8 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 	return 0;
 }
 
-/* Fills *a and *o; 0, 1 after --help, or -EINVAL/-ENOMEM (said why on stderr). */
-static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o)
+/* Fills *a and *o; 0, 1 after --help (help printed with usage_fn), or -EINVAL/-ENOMEM (said why on stderr). */
+static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o, void (*usage_fn)(FILE *))
 {
 	static const struct option longopts[] = {
 		{ "baseline", required_argument, NULL, OPT_BASELINE },
@@ -242,6 +245,7 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -283,11 +287,14 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		case OPT_OUTPUT:
 			a->output = optarg;
 			break;
+		case OPT_ALL:
+			o->show_all = true;
+			break;
 		case 'q':
 			a->quiet = true;
 			break;
 		case 'h':
-			usage(stdout);
+			usage_fn(stdout);
 			return 1;
 		default:
 			fprintf(stderr, "Run 'snapbench compare --help' for the options.\n");
@@ -327,8 +334,9 @@ static int write_file(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
+/* compare.json, compare.txt and the plots; *md_flags gets the plots written (for compare.md's links). */
 static int write_outputs(const char *dir, const struct compare_result *res, const char *json, const char *table,
-			 const char *markdown)
+			 unsigned *md_flags)
 {
 	int r;
 
@@ -337,10 +345,11 @@ static int write_outputs(const char *dir, const struct compare_result *res, cons
 			strerror(errno));
 		return -errno;
 	}
-	if ((r = write_file(dir, "compare.json", json)) < 0 || (r = write_file(dir, "compare.txt", table)) < 0 ||
-	    (r = write_file(dir, "compare.md", markdown)) < 0)
+	if ((r = write_file(dir, "compare.json", json)) < 0 || (r = write_file(dir, "compare.txt", table)) < 0)
 		return r;
 	for (size_t i = 0; i < res->n_metrics; i++) {
+		if (!compare_metric_shown(res, i)) /* 0 everywhere: compare.md names it */
+			continue;
 		_cleanup_free_ char *svg = compare_plot_metric_svg(res, i);
 		_cleanup_free_ char *name = compare_plot_file_name(&res->metrics[i]);
 		if (!svg || !name) {
@@ -349,11 +358,16 @@ static int write_outputs(const char *dir, const struct compare_result *res, cons
 		}
 		if ((r = write_file(dir, name, svg)) < 0)
 			return r;
+		*md_flags |= COMPARE_MD_PLOTS;
 	}
 	const char *why = NULL;
 	_cleanup_free_ char *timeline = compare_plot_timeline_svg(res, &why);
-	if (timeline)
-		return write_file(dir, "timeline.svg", timeline);
+	if (timeline) {
+		if ((r = write_file(dir, "timeline.svg", timeline)) < 0)
+			return r;
+		*md_flags |= COMPARE_MD_TIMELINE;
+		return 0;
+	}
 	/* a report without timelines is valid input: say why the plot is missing */
 	fprintf(stderr, "snapbench compare: no timeline.svg: %s\n", why ? why : "unknown reason");
 	return 0;
@@ -406,7 +420,7 @@ static int select_sides(const struct args *a, char **positional, size_t n_pos, c
 	return r;
 }
 
-static int run_compare(int argc, char **argv)
+static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *))
 {
 	struct compare_options o;
 	struct args a = { 0 };
@@ -415,10 +429,11 @@ static int run_compare(int argc, char **argv)
 	struct compare_result *res = NULL;
 	struct sb_error err = { 0 };
 	_cleanup_free_ char *json = NULL, *table = NULL, *markdown = NULL;
+	unsigned md_flags = 0;
 	int r, ret = EXIT_USAGE;
 
 	compare_options_init(&o);
-	r = parse_argv(argc, argv, &a, &o);
+	r = parse_argv(argc, argv, &a, &o, usage_fn);
 	if (r != 0) {
 		ret = r > 0 ? EXIT_OK : r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
@@ -440,13 +455,23 @@ static int run_compare(int argc, char **argv)
 
 	json = compare_json_string(res);
 	table = compare_format_table(res);
-	markdown = compare_format_markdown(res);
-	if (!json || !table || !markdown) {
+	if (!json || !table) {
 		fprintf(stderr, "snapbench compare: out of memory\n");
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (a.output && write_outputs(a.output, res, json, table, markdown) < 0) {
+	if (a.output && write_outputs(a.output, res, json, table, &md_flags) < 0) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	/* after the plots: compare.md links the ones written */
+	markdown = compare_format_markdown(res, md_flags);
+	if (!markdown) {
+		fprintf(stderr, "snapbench compare: out of memory\n");
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (a.output && write_file(a.output, "compare.md", markdown) < 0) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -466,6 +491,11 @@ out:
 	compare_pool_done(&pool);
 	args_done(&a);
 	return ret;
+}
+
+static int run_compare(int argc, char **argv)
+{
+	return compare_run(argc, argv, usage);
 }
 
 const struct verb verb_compare = {
