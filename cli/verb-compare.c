@@ -420,7 +420,35 @@ static int select_sides(const struct args *a, char **positional, size_t n_pos, c
 	return r;
 }
 
-static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *))
+/* What bisect-step needs of a comparison, taken before the result is freed. */
+struct compare_outcome {
+	bool computed;                 /* the comparison ran and its outputs were written */
+	size_t compared, regressed, insufficient;
+	char regressed_metrics[256];   /* "latency_p99_ns +35.2%, ..." */
+};
+
+static void outcome_fill(struct compare_outcome *out, const struct compare_result *res)
+{
+	size_t len = 0;
+
+	*out = (struct compare_outcome){ .computed = true, .compared = res->n_metrics };
+	for (size_t i = 0; i < res->n_metrics; i++) {
+		const struct compare_metric *m = &res->metrics[i];
+		char change[32];
+
+		out->insufficient += m->verdict == COMPARE_INSUFFICIENT_DATA;
+		if (m->verdict != COMPARE_REGRESSED)
+			continue;
+		out->regressed++;
+		compare_format_change(m, change, sizeof(change));
+		if (len < sizeof(out->regressed_metrics))
+			len += (size_t)snprintf(out->regressed_metrics + len, sizeof(out->regressed_metrics) - len,
+						"%s%s (%s) %s", len ? ", " : "", m->name, m->window, change);
+	}
+}
+
+/* snapbench compare, or the comparison of bisect-step (outcome non-NULL). */
+static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct compare_outcome *outcome)
 {
 	struct compare_options o;
 	struct args a = { 0 };
@@ -484,6 +512,8 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *))
 		}
 	}
 	ret = res->exit_code;
+	if (outcome)
+		outcome_fill(outcome, res);
 out:
 	compare_result_free(res);
 	compare_side_done(&base);
@@ -495,11 +525,74 @@ out:
 
 static int run_compare(int argc, char **argv)
 {
-	return compare_run(argc, argv, usage);
+	return compare_run(argc, argv, usage, NULL);
 }
 
 const struct verb verb_compare = {
 	.name = "compare",
 	.summary = "compare baseline and patched runs: statistics, verdicts, tables, plots",
 	.run = run_compare,
+};
+
+/*
+ * snapbench bisect-step: compare for `git bisect run`, which reads the exit
+ * code as good (0), bad (1-124, 126, 127), skip (125) or "stop the
+ * bisection" (128 and above). It exits 0, 1 or 125 only (docs/cli.md).
+ */
+enum {
+	BISECT_GOOD = 0,
+	BISECT_BAD = 1,
+	BISECT_SKIP = 125,
+};
+
+static void bisect_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbench bisect-step [COMPARE OPTIONS] BASELINE.json PATCHED.json\n"
+		"       snapbench bisect-step [COMPARE OPTIONS] TWO-ARM-REPORT.json\n"
+		"       snapbench bisect-step [COMPARE OPTIONS] --baseline SEL --patched SEL [REPORT...]\n"
+		"\n"
+		"One step of 'git bisect run': compares the runs as 'snapbench compare' does\n"
+		"(the same options, see 'snapbench compare --help'; the baseline is the good\n"
+		"reference, the patched side the commit under test) and exits\n"
+		"\n"
+		"    0  good: no metric regressed, and every compared metric has enough\n"
+		"       repetitions for a verdict\n"
+		"    1  bad: a metric regressed (choose them with --metric)\n"
+		"  125  skip: too few repetitions for a verdict (insufficient-data), no metric\n"
+		"       to compare, missing or invalid reports, bad options, outputs not written\n"
+		"\n"
+		"and never anything else. docs/cli.md has a bisect script for a kernel tree.\n");
+}
+
+static int run_bisect_step(int argc, char **argv)
+{
+	struct compare_outcome oc = { 0 };
+	int r = compare_run(argc, argv, bisect_usage, &oc);
+
+	if (!oc.computed) {
+		if (r == EXIT_OK) /* --help */
+			return BISECT_GOOD;
+		fprintf(stderr, "snapbench bisect-step: skip (125): no comparison (the message above says why)\n");
+		return BISECT_SKIP;
+	}
+	if (oc.regressed) {
+		fprintf(stderr, "snapbench bisect-step: bad (1): %zu of %zu metrics regressed: %s\n", oc.regressed,
+			oc.compared, oc.regressed_metrics);
+		return BISECT_BAD;
+	}
+	if (!oc.compared || oc.insufficient) {
+		fprintf(stderr, "snapbench bisect-step: skip (125): %s\n",
+			!oc.compared ? "no metric had values on both sides"
+				     : "too few repetitions for a verdict on some metric (insufficient-data)");
+		return BISECT_SKIP;
+	}
+	fprintf(stderr, "snapbench bisect-step: good (0): none of %zu metrics regressed\n", oc.compared);
+	return BISECT_GOOD;
+}
+
+const struct verb verb_bisect_step = {
+	.name = "bisect-step",
+	.summary = "one step of git bisect run: compare, exit 0 good, 1 regressed, 125 skip",
+	.run = run_bisect_step,
 };
