@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "parse-number.h"
 #include "runner.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static_assert(COMPARE_EXIT_OK == EXIT_OK, "compare.h and exit-codes.h disagree on EXIT_OK");
@@ -228,7 +229,8 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 }
 
 /* Fills *a and *o; 0, 1 after --help (help printed with usage_fn), or -EINVAL/-ENOMEM (said why on stderr). */
-static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o, void (*usage_fn)(FILE *))
+static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o, const char *verb,
+		      void (*usage_fn)(FILE *))
 {
 	static const struct option longopts[] = {
 		{ "baseline", required_argument, NULL, OPT_BASELINE },
@@ -253,7 +255,8 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	opterr = 0; /* verb_option_error() says what is wrong */
+	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_BASELINE:
 			a->baseline = optarg;
@@ -297,7 +300,7 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 			usage_fn(stdout);
 			return 1;
 		default:
-			fprintf(stderr, "Run 'snapbench compare --help' for the options.\n");
+			verb_option_error(verb, c, argv, longopts);
 			return -EINVAL;
 		}
 	}
@@ -461,7 +464,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	int r, ret = EXIT_USAGE;
 
 	compare_options_init(&o);
-	r = parse_argv(argc, argv, &a, &o, usage_fn);
+	r = parse_argv(argc, argv, &a, &o, argv[0], usage_fn);
 	if (r != 0) {
 		ret = r > 0 ? EXIT_OK : r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		goto out;

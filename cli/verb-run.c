@@ -330,7 +330,6 @@ static int parse_argv(int argc, char **argv, struct run_args *a)
 		.options = options,
 		.shortopts = "qn:o:",
 		.positional = ARGS_NONE,
-		.brief_usage_error = true,
 		.parse_option = parse_option,
 	};
 	struct sb_error err = {};
