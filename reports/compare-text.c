@@ -105,11 +105,6 @@ static void display_name(const char *metric, const char *time_unit, char *buf, s
 		memcpy(buf + size - 4, "...", 4);
 }
 
-void metric_display_name(const char *metric, char *buf, size_t size)
-{
-	display_name(metric, NULL, buf, size);
-}
-
 void compare_metric_label(const char *metric, const struct compare_scale *sc, char *buf, size_t size)
 {
 	display_name(metric, sc ? sc->unit : NULL, buf, size);

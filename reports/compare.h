@@ -298,7 +298,8 @@ struct compare_scale compare_time_scale(const char *name, const char *unit, doub
 struct compare_scale compare_metric_scale(const struct compare_metric *m);
 /* The columns s takes on a terminal: its UTF-8 characters ("µs" is two bytes, one column). */
 size_t compare_text_width(const char *s);
-/* Display name with the unit of the scale: "latency p99 (µs)", "pf/s". */
+/* Display name for tables and plots, "latency p99 (µs)", "pf/s", "invalidations/s (uffd-wp)": a time
+ * metric with the unit of sc (NULL, or sc->unit NULL: the name's own). Report text is sanitized. */
 void compare_metric_label(const char *metric, const struct compare_scale *sc, char *buf, size_t size);
 
 /* "2.04x", "0.263x", "1/14,400x" (below 0.1), "n/a": patched median / baseline median. */
