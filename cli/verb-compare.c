@@ -427,7 +427,7 @@ static int select_sides(const struct args *a, char **positional, size_t n_pos, c
 struct compare_outcome {
 	bool computed;                 /* the comparison ran and its outputs were written */
 	size_t compared, regressed, insufficient;
-	char regressed_metrics[256];   /* "latency_p99_ns +35.2%, ..." */
+	char regressed_metrics[256];   /* "latency p99 (µs) in snapshot +35.2%, ..." */
 };
 
 static void outcome_fill(struct compare_outcome *out, const struct compare_result *res)
@@ -437,16 +437,18 @@ static void outcome_fill(struct compare_outcome *out, const struct compare_resul
 	*out = (struct compare_outcome){ .computed = true, .compared = res->n_metrics };
 	for (size_t i = 0; i < res->n_metrics; i++) {
 		const struct compare_metric *m = &res->metrics[i];
-		char change[32];
+		struct compare_scale sc = compare_metric_scale(m);
+		char change[32], name[96];
 
 		out->insufficient += m->verdict == COMPARE_INSUFFICIENT_DATA;
 		if (m->verdict != COMPARE_REGRESSED)
 			continue;
 		out->regressed++;
 		compare_format_change(m, change, sizeof(change));
+		compare_metric_label(m->name, &sc, name, sizeof(name)); /* the report's text, sanitized */
 		if (len < sizeof(out->regressed_metrics))
 			len += (size_t)snprintf(out->regressed_metrics + len, sizeof(out->regressed_metrics) - len,
-						"%s%s (%s) %s", len ? ", " : "", m->name, m->window, change);
+						"%s%s in %s %s", len ? ", " : "", name, m->window, change);
 	}
 }
 
