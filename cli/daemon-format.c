@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "compare.h"
 #include "daemon-format.h"
 #include "macro.h"
 
@@ -42,24 +43,6 @@ void fmt_duration(char *buf, size_t len, double s)
 		snprintf(buf, len, "%.1fs", s);
 }
 
-void fmt_stat(struct json_object *st, char *buf, size_t len)
-{
-	struct json_object *med = client_get(st, "median", NULL, NULL);
-	char a[24], b[24], c[24];
-
-	if (!st || !med) {
-		snprintf(buf, len, "%s", st ? "n/a" : "");
-		return;
-	}
-	fmt_json_rate(a, sizeof(a), med);
-	fmt_json_rate(b, sizeof(b), client_get(st, "min", NULL, NULL));
-	fmt_json_rate(c, sizeof(c), client_get(st, "max", NULL, NULL));
-	if (json_object_get_int(client_get(st, "n", NULL, NULL)) > 1)
-		snprintf(buf, len, "%s [%s %s]", a, b, c);
-	else
-		snprintf(buf, len, "%s", a);
-}
-
 const struct metric_row metric_rows[] = {
 	{ "pf_per_s", "pf/s" },
 	{ "tlb_per_s", "tlb/s" },
@@ -73,6 +56,92 @@ const struct metric_row metric_rows[] = {
 	{ "snapshot_pages_per_s", "snapshot pages/s" },
 };
 const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
+
+static double num_of(struct json_object *st, const char *key)
+{
+	struct json_object *v = client_get(st, key, NULL, NULL);
+
+	if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+		return NAN;
+	return json_object_get_double(v);
+}
+
+/* "median (min max)" as compare writes it, times mult; the median alone for one value; "n/a" without a median, "" for NULL. */
+static void fmt_stat(struct json_object *st, double mult, char *buf, size_t len)
+{
+	double med = num_of(st, "median");
+
+	if (!st || isnan(med)) {
+		snprintf(buf, len, "%s", st ? "n/a" : "");
+		return;
+	}
+	if (json_object_get_int(client_get(st, "n", NULL, NULL)) > 1)
+		compare_format_median_range(med * mult, num_of(st, "min") * mult, num_of(st, "max") * mult, buf, len);
+	else
+		compare_format_number(med * mult, buf, len);
+}
+
+static void print_padded(FILE *out, const char *s, size_t width)
+{
+	size_t w = compare_text_width(s);
+
+	fprintf(out, "%s%*s", s, (int)(width > w ? width - w : 0), "");
+}
+
+#define ARM_TABLE_MAX_WINDOWS 3
+
+void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
+		       size_t n_windows)
+{
+	char cell[ARRAY_SIZE(metric_rows)][ARM_TABLE_MAX_WINDOWS][80], label[ARRAY_SIZE(metric_rows)][64];
+	bool shown[ARRAY_SIZE(metric_rows)] = { false };
+	size_t wlabel = 20, wcol[ARM_TABLE_MAX_WINDOWS] = { 0 };
+
+	if (n_windows > ARM_TABLE_MAX_WINDOWS)
+		n_windows = ARM_TABLE_MAX_WINDOWS;
+	for (size_t w = 0; w < n_windows; w++)
+		wcol[w] = strlen(titles[w]);
+	for (size_t i = 0; i < n_metric_rows; i++) {
+		struct json_object *st[ARM_TABLE_MAX_WINDOWS];
+		double mag = 0;
+
+		for (size_t w = 0; w < n_windows; w++) {
+			st[w] = client_get(arm, "windows", windows[w], metric_rows[i].metric);
+			shown[i] |= st[w] != NULL;
+			if (isfinite(num_of(st[w], "median")))
+				mag = fmax(mag, fabs(num_of(st[w], "median")));
+		}
+		/* one unit per row, as compare chooses it: time metrics in ns, µs, ms or s */
+		struct compare_scale sc = compare_time_scale(metric_rows[i].metric, NULL, mag);
+		const char *paren = strstr(metric_rows[i].label, " (");
+		if (sc.unit && paren)
+			snprintf(label[i], sizeof(label[i]), "%.*s (%s)", (int)(paren - metric_rows[i].label),
+				 metric_rows[i].label, sc.unit);
+		else
+			snprintf(label[i], sizeof(label[i]), "%s", metric_rows[i].label);
+		for (size_t w = 0; w < n_windows; w++) {
+			fmt_stat(st[w], sc.mult, cell[i][w], sizeof(cell[i][w]));
+			if (shown[i])
+				wcol[w] = wcol[w] > strlen(cell[i][w]) ? wcol[w] : strlen(cell[i][w]);
+		}
+		if (shown[i] && compare_text_width(label[i]) > wlabel)
+			wlabel = compare_text_width(label[i]);
+	}
+	fprintf(out, "  %-*s", (int)wlabel, "");
+	for (size_t w = 0; w < n_windows; w++)
+		fprintf(out, "  %-*s", w + 1 < n_windows ? (int)wcol[w] : 0, titles[w]);
+	fprintf(out, "\n");
+	for (size_t i = 0; i < n_metric_rows; i++) {
+		if (!shown[i])
+			continue;
+		fprintf(out, "  ");
+		print_padded(out, label[i], wlabel);
+		for (size_t w = 0; w < n_windows; w++)
+			fprintf(out, "  %-*s", w + 1 < n_windows ? (int)wcol[w] : 0, cell[i][w]);
+		fprintf(out, "\n");
+	}
+}
+
 
 static double num(struct json_object *o, const char *key)
 {

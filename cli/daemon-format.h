@@ -20,15 +20,21 @@ void fmt_json_rate(char *buf, size_t len, struct json_object *v);
 /* "1h02m", "3m05s", "12.3s" */
 void fmt_duration(char *buf, size_t len, double s);
 
-/* "950k [901k 990k]" from a report's arm statistic (median [min max]); "n/a" without a median, "" for NULL */
-void fmt_stat(struct json_object *st, char *buf, size_t len);
-
 /* The rows of the per-window tables of a report's arms: metric (key in an arm's windows) and label. */
 struct metric_row {
 	const char *metric, *label;
 };
 extern const struct metric_row metric_rows[];
 extern const size_t n_metric_rows;
+
+/*
+ * An arm's table over windows (at most 3; titles head the columns): a row
+ * per metric_rows entry any window has, each cell the window's "median (min
+ * max)" as snapbench compare writes it (the median alone for one
+ * repetition), time metrics in one unit per row (ns, µs, ms or s).
+ */
+void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
+		       size_t n_windows);
 
 /*
  * "[41.2s  31%] rep 2/6 base: snapshot pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%";

@@ -17,6 +17,7 @@ static const struct verb *const verbs[] = {
 	&verb_logs,
 	&verb_qmp,
 	&verb_compare,
+	&verb_bisect_step,
 	&verb_probe,
 };
 
@@ -24,7 +25,7 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: snapbench VERB [OPTIONS...]\n\nverbs:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
-		fprintf(out, "  %-10s %s\n", verbs[i]->name, verbs[i]->summary);
+		fprintf(out, "  %-12s %s\n", verbs[i]->name, verbs[i]->summary);
 	fprintf(out, "\n'snapbench VERB --help' describes a verb. Exit codes: see snapbench(1).\n");
 }
 

@@ -32,18 +32,74 @@ static size_t n_flags(const struct verb_flag *f)
 	return n;
 }
 
+/* The entry of longopts that typed ("--name" or "--name=value") names: exact, or the one it abbreviates; NULL
+ * when none, *n_prefix the number of entries it abbreviates. */
+static const struct option *typed_option(const char *typed, const struct option *longopts, size_t *n_prefix)
+{
+	size_t len = strcspn(typed + 2, "=");
+	const struct option *match = NULL;
+
+	*n_prefix = 0;
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, typed + 2, len))
+			continue;
+		if (strlen(o->name) == len) {
+			*n_prefix = 1;
+			return o;
+		}
+		match = o;
+		(*n_prefix)++;
+	}
+	return *n_prefix == 1 ? match : NULL;
+}
+
+void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts)
+{
+	const char *typed = optind > 0 ? argv[optind - 1] : "";
+	size_t n_prefix = 0;
+	const struct option *o = NULL;
+	bool is_long = !strncmp(typed, "--", 2) && typed[2];
+
+	/* a short option inside a bundle ("-xq") leaves optind on the bundle: the one before may be a long option */
+	if (is_long) {
+		o = typed_option(typed, longopts, &n_prefix);
+		is_long = optopt == 0 || (o && o->val == optopt);
+	}
+	fprintf(stderr, "snapbench %s: ", verb);
+	if (!is_long) {
+		fprintf(stderr, c == ':' ? "option '-%c' needs a value" : "unknown option '-%c'", optopt);
+	} else {
+		int len = (int)strcspn(typed, "=");
+		if (c == ':') {
+			fprintf(stderr, "option '%.*s' needs a value", len, typed);
+		} else if (optopt) {
+			fprintf(stderr, "option '%.*s' takes no value", len, typed);
+		} else if (n_prefix > 1) {
+			fprintf(stderr, "ambiguous option '%.*s' (", len, typed);
+			size_t shown = 0;
+			for (const struct option *p = longopts; p->name; p++)
+				if (!strncmp(p->name, typed + 2, (size_t)len - 2))
+					fprintf(stderr, "%s--%s", shown++ ? ", " : "", p->name);
+			fprintf(stderr, ")");
+		} else {
+			fprintf(stderr, "unknown option '%.*s'", len, typed);
+		}
+	}
+	fprintf(stderr, "; try 'snapbench %s --help'\n", verb);
+}
+
 static int check_positional(const struct daemon_verb_parser *p, int argc, char **argv, struct daemon_args *a)
 {
 	if (p->positional == ARGS_NONE) {
 		if (optind != argc) {
-			fprintf(stderr, "snapbench %s: unexpected argument '%s'; see 'snapbench %s --help'\n", p->name,
+			fprintf(stderr, "snapbench %s: unexpected argument '%s'; try 'snapbench %s --help'\n", p->name,
 				argv[optind], p->name);
 			return EXIT_USAGE;
 		}
 		return ARGS_GO_ON;
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "snapbench %s: give one run ID ('snapbench list' shows them); see 'snapbench %s --help'\n",
+		fprintf(stderr, "snapbench %s: give one run ID ('snapbench list' shows them); try 'snapbench %s --help'\n",
 			p->name, p->name);
 		return EXIT_USAGE;
 	}
@@ -70,10 +126,12 @@ int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv,
 		options[k++] = p->options[i];
 	for (size_t i = 0; i < ARRAY_SIZE(shared_options); i++)
 		options[k++] = shared_options[i];
-	snprintf(shortopts, sizeof(shortopts), "h%s", p->shortopts ? p->shortopts : "");
+	/* ':' first: a missing value is ':', not '?'; opterr 0: the messages are ours */
+	snprintf(shortopts, sizeof(shortopts), ":h%s", p->shortopts ? p->shortopts : "");
 
 	*a = (struct daemon_args){};
 	optind = 1;
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, shortopts, options, NULL)) >= 0) {
 		switch (opt) {
 		case DAEMON_OPT_SOCKET:
@@ -87,10 +145,7 @@ int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv,
 			return EXIT_OK;
 		case '?':
 		case ':':
-			if (p->brief_usage_error)
-				fprintf(stderr, "snapbench %s: see 'snapbench %s --help'\n", p->name, p->name);
-			else
-				p->usage(stderr);
+			verb_option_error(p->name, opt, argv, options);
 			return EXIT_USAGE;
 		default:
 			if (opt >= DAEMON_OPT_FLAG && opt < DAEMON_OPT_FLAG + (int)n_flag) {

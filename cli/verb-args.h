@@ -41,8 +41,6 @@ struct daemon_verb_parser {
 	const struct option *options;    /* the verb's own long options ({} ends), or NULL */
 	const char *shortopts;           /* the verb's own short options (besides h), or NULL */
 	enum verb_positional positional;
-	/* an unknown option prints "see 'snapbench NAME --help'", not the whole usage */
-	bool brief_usage_error;
 	/*
 	 * One of the verb's own options (opt from its table or shortopts, arg
 	 * its optarg); returns 0, or the exit code to stop with having printed
@@ -50,6 +48,15 @@ struct daemon_verb_parser {
 	 */
 	int (*parse_option)(int opt, const char *arg, void *userdata);
 };
+
+/*
+ * After getopt_long() returned '?' or ':' (with opterr 0 and an optstring
+ * that starts with ':'): says on stderr, in the one style of every verb,
+ * "snapbench VERB: unknown option '--bogus'; try 'snapbench VERB --help'"
+ * (or "option '--metric' needs a value", "option '--force' takes no value",
+ * "ambiguous option '--a' (--aa, --all)"), naming the option as typed.
+ */
+void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts);
 
 /* daemon_args_parse(): the arguments are good, go on with the verb */
 #define ARGS_GO_ON (-1)
@@ -59,7 +66,7 @@ struct daemon_verb_parser {
  * p->parse_option, the verb's own options. The shared options come after
  * the verb's own in the table getopt_long sees. Returns ARGS_GO_ON, or the
  * exit code to return: EXIT_OK after --help (usage on stdout), EXIT_USAGE
- * after a bad option or argument (the reason on stderr).
+ * after a bad option or argument (the reason on stderr, verb_option_error()).
  */
 int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv, struct daemon_args *a,
 		      void *userdata);

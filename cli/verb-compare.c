@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "parse-number.h"
 #include "runner.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static_assert(COMPARE_EXIT_OK == EXIT_OK, "compare.h and exit-codes.h disagree on EXIT_OK");
@@ -74,6 +75,8 @@ static void usage(FILE *out)
 		"  --json                same as --format json\n"
 		"  --output DIR          also write compare.json, compare.txt, compare.md and SVG\n"
 		"                        plots (one per metric, timeline.svg) into DIR\n"
+		"  --all                 keep metrics that are 0 in every repetition of both sides\n"
+		"                        in the Markdown and the plots (default: left out, named)\n"
 		"  -q, --quiet           nothing on stdout\n"
 		"\n"
 		"Exit codes: 0 no significant regression, 3 a significant regression beyond\n"
@@ -97,6 +100,7 @@ enum {
 	OPT_FORMAT,
 	OPT_JSON,
 	OPT_OUTPUT,
+	OPT_ALL,
 };
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN };
@@ -224,8 +228,9 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 	return 0;
 }
 
-/* Fills *a and *o; 0, 1 after --help, or -EINVAL/-ENOMEM (said why on stderr). */
-static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o)
+/* Fills *a and *o; 0, 1 after --help (help printed with usage_fn), or -EINVAL/-ENOMEM (said why on stderr). */
+static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o, const char *verb,
+		      void (*usage_fn)(FILE *))
 {
 	static const struct option longopts[] = {
 		{ "baseline", required_argument, NULL, OPT_BASELINE },
@@ -242,6 +247,7 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -249,7 +255,8 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	opterr = 0; /* verb_option_error() says what is wrong */
+	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_BASELINE:
 			a->baseline = optarg;
@@ -283,14 +290,17 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		case OPT_OUTPUT:
 			a->output = optarg;
 			break;
+		case OPT_ALL:
+			o->show_all = true;
+			break;
 		case 'q':
 			a->quiet = true;
 			break;
 		case 'h':
-			usage(stdout);
+			usage_fn(stdout);
 			return 1;
 		default:
-			fprintf(stderr, "Run 'snapbench compare --help' for the options.\n");
+			verb_option_error(verb, c, argv, longopts);
 			return -EINVAL;
 		}
 	}
@@ -327,8 +337,9 @@ static int write_file(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
+/* compare.json, compare.txt and the plots; *md_flags gets the plots written (for compare.md's links). */
 static int write_outputs(const char *dir, const struct compare_result *res, const char *json, const char *table,
-			 const char *markdown)
+			 unsigned *md_flags)
 {
 	int r;
 
@@ -337,10 +348,11 @@ static int write_outputs(const char *dir, const struct compare_result *res, cons
 			strerror(errno));
 		return -errno;
 	}
-	if ((r = write_file(dir, "compare.json", json)) < 0 || (r = write_file(dir, "compare.txt", table)) < 0 ||
-	    (r = write_file(dir, "compare.md", markdown)) < 0)
+	if ((r = write_file(dir, "compare.json", json)) < 0 || (r = write_file(dir, "compare.txt", table)) < 0)
 		return r;
 	for (size_t i = 0; i < res->n_metrics; i++) {
+		if (!compare_metric_shown(res, i)) /* 0 everywhere: compare.md names it */
+			continue;
 		_cleanup_free_ char *svg = compare_plot_metric_svg(res, i);
 		_cleanup_free_ char *name = compare_plot_file_name(&res->metrics[i]);
 		if (!svg || !name) {
@@ -349,11 +361,16 @@ static int write_outputs(const char *dir, const struct compare_result *res, cons
 		}
 		if ((r = write_file(dir, name, svg)) < 0)
 			return r;
+		*md_flags |= COMPARE_MD_PLOTS;
 	}
 	const char *why = NULL;
 	_cleanup_free_ char *timeline = compare_plot_timeline_svg(res, &why);
-	if (timeline)
-		return write_file(dir, "timeline.svg", timeline);
+	if (timeline) {
+		if ((r = write_file(dir, "timeline.svg", timeline)) < 0)
+			return r;
+		*md_flags |= COMPARE_MD_TIMELINE;
+		return 0;
+	}
 	/* a report without timelines is valid input: say why the plot is missing */
 	fprintf(stderr, "snapbench compare: no timeline.svg: %s\n", why ? why : "unknown reason");
 	return 0;
@@ -406,7 +423,37 @@ static int select_sides(const struct args *a, char **positional, size_t n_pos, c
 	return r;
 }
 
-static int run_compare(int argc, char **argv)
+/* What bisect-step needs of a comparison, taken before the result is freed. */
+struct compare_outcome {
+	bool computed;                 /* the comparison ran and its outputs were written */
+	size_t compared, regressed, insufficient;
+	char regressed_metrics[256];   /* "latency p99 (µs) in snapshot +35.2%, ..." */
+};
+
+static void outcome_fill(struct compare_outcome *out, const struct compare_result *res)
+{
+	size_t len = 0;
+
+	*out = (struct compare_outcome){ .computed = true, .compared = res->n_metrics };
+	for (size_t i = 0; i < res->n_metrics; i++) {
+		const struct compare_metric *m = &res->metrics[i];
+		struct compare_scale sc = compare_metric_scale(m);
+		char change[32], name[96];
+
+		out->insufficient += m->verdict == COMPARE_INSUFFICIENT_DATA;
+		if (m->verdict != COMPARE_REGRESSED)
+			continue;
+		out->regressed++;
+		compare_format_change(m, change, sizeof(change));
+		compare_metric_label(m->name, &sc, name, sizeof(name)); /* the report's text, sanitized */
+		if (len < sizeof(out->regressed_metrics))
+			len += (size_t)snprintf(out->regressed_metrics + len, sizeof(out->regressed_metrics) - len,
+						"%s%s in %s %s", len ? ", " : "", name, m->window, change);
+	}
+}
+
+/* snapbench compare, or the comparison of bisect-step (outcome non-NULL). */
+static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct compare_outcome *outcome)
 {
 	struct compare_options o;
 	struct args a = { 0 };
@@ -415,10 +462,11 @@ static int run_compare(int argc, char **argv)
 	struct compare_result *res = NULL;
 	struct sb_error err = { 0 };
 	_cleanup_free_ char *json = NULL, *table = NULL, *markdown = NULL;
+	unsigned md_flags = 0;
 	int r, ret = EXIT_USAGE;
 
 	compare_options_init(&o);
-	r = parse_argv(argc, argv, &a, &o);
+	r = parse_argv(argc, argv, &a, &o, argv[0], usage_fn);
 	if (r != 0) {
 		ret = r > 0 ? EXIT_OK : r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
@@ -440,13 +488,23 @@ static int run_compare(int argc, char **argv)
 
 	json = compare_json_string(res);
 	table = compare_format_table(res);
-	markdown = compare_format_markdown(res);
-	if (!json || !table || !markdown) {
+	if (!json || !table) {
 		fprintf(stderr, "snapbench compare: out of memory\n");
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (a.output && write_outputs(a.output, res, json, table, markdown) < 0) {
+	if (a.output && write_outputs(a.output, res, json, table, &md_flags) < 0) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	/* after the plots: compare.md links the ones written */
+	markdown = compare_format_markdown(res, md_flags);
+	if (!markdown) {
+		fprintf(stderr, "snapbench compare: out of memory\n");
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (a.output && write_file(a.output, "compare.md", markdown) < 0) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -459,6 +517,8 @@ static int run_compare(int argc, char **argv)
 		}
 	}
 	ret = res->exit_code;
+	if (outcome)
+		outcome_fill(outcome, res);
 out:
 	compare_result_free(res);
 	compare_side_done(&base);
@@ -468,8 +528,76 @@ out:
 	return ret;
 }
 
+static int run_compare(int argc, char **argv)
+{
+	return compare_run(argc, argv, usage, NULL);
+}
+
 const struct verb verb_compare = {
 	.name = "compare",
 	.summary = "compare baseline and patched runs: statistics, verdicts, tables, plots",
 	.run = run_compare,
+};
+
+/*
+ * snapbench bisect-step: compare for `git bisect run`, which reads the exit
+ * code as good (0), bad (1-124, 126, 127), skip (125) or "stop the
+ * bisection" (128 and above). It exits 0, 1 or 125 only (docs/cli.md).
+ */
+enum {
+	BISECT_GOOD = 0,
+	BISECT_BAD = 1,
+	BISECT_SKIP = 125,
+};
+
+static void bisect_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: snapbench bisect-step [COMPARE OPTIONS] BASELINE.json PATCHED.json\n"
+		"       snapbench bisect-step [COMPARE OPTIONS] TWO-ARM-REPORT.json\n"
+		"       snapbench bisect-step [COMPARE OPTIONS] --baseline SEL --patched SEL [REPORT...]\n"
+		"\n"
+		"One step of 'git bisect run': compares the runs as 'snapbench compare' does\n"
+		"(the same options, see 'snapbench compare --help'; the baseline is the good\n"
+		"reference, the patched side the commit under test) and exits\n"
+		"\n"
+		"    0  good: no metric regressed, and every compared metric has enough\n"
+		"       repetitions for a verdict\n"
+		"    1  bad: a metric regressed (choose them with --metric)\n"
+		"  125  skip: too few repetitions for a verdict (insufficient-data), no metric\n"
+		"       to compare, missing or invalid reports, bad options, outputs not written\n"
+		"\n"
+		"and never anything else. docs/cli.md has a bisect script for a kernel tree.\n");
+}
+
+static int run_bisect_step(int argc, char **argv)
+{
+	struct compare_outcome oc = { 0 };
+	int r = compare_run(argc, argv, bisect_usage, &oc);
+
+	if (!oc.computed) {
+		if (r == EXIT_OK) /* --help */
+			return BISECT_GOOD;
+		fprintf(stderr, "snapbench bisect-step: skip (125): no comparison (the message above says why)\n");
+		return BISECT_SKIP;
+	}
+	if (oc.regressed) {
+		fprintf(stderr, "snapbench bisect-step: bad (1): %zu of %zu metrics regressed: %s\n", oc.regressed,
+			oc.compared, oc.regressed_metrics);
+		return BISECT_BAD;
+	}
+	if (!oc.compared || oc.insufficient) {
+		fprintf(stderr, "snapbench bisect-step: skip (125): %s\n",
+			!oc.compared ? "no metric had values on both sides"
+				     : "too few repetitions for a verdict on some metric (insufficient-data)");
+		return BISECT_SKIP;
+	}
+	fprintf(stderr, "snapbench bisect-step: good (0): none of %zu metrics regressed\n", oc.compared);
+	return BISECT_GOOD;
+}
+
+const struct verb verb_bisect_step = {
+	.name = "bisect-step",
+	.summary = "one step of git bisect run: compare, exit 0 good, 1 regressed, 125 skip",
+	.run = run_bisect_step,
 };

@@ -156,27 +156,19 @@ static void print_summary(struct json_object *report, const char *path)
 {
 	struct json_object *arms = client_get(report, "arms", NULL, NULL);
 	struct json_object *err = client_get(report, "error", "message", NULL);
-	char pre[96], snap[96];
+	static const char *const windows[] = { "pre", "snapshot" };
+	static const char *const titles[] = { "before (pre)", "during the snapshot" };
 
 	printf("run %s %s\n", client_get_string(report, "id", NULL), client_get_string(report, "state", NULL));
 	if (err)
 		printf("  error: %s\n", client_terminal_text(err));
 	for (size_t a = 0; a < json_object_array_length(arms); a++) {
 		struct json_object *arm = json_object_array_get_idx(arms, a);
-		printf("\narm %s: %d of %d repetitions completed, median [min max]\n",
+		printf("\narm %s: %d of %d repetitions completed, median (min max)\n",
 		       client_get_string(arm, "label", NULL),
 		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
-		printf("  %-20s %-28s %s\n", "", "before (pre)", "during the snapshot");
-		for (size_t i = 0; i < n_metric_rows; i++) {
-			struct json_object *p = client_get(arm, "windows", "pre", metric_rows[i].metric);
-			struct json_object *s = client_get(arm, "windows", "snapshot", metric_rows[i].metric);
-			if (!p && !s)
-				continue;
-			fmt_stat(p, pre, sizeof(pre));
-			fmt_stat(s, snap, sizeof(snap));
-			printf("  %-20s %-28s %s\n", metric_rows[i].label, pre, s ? snap : "n/a");
-		}
+		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows));
 		print_unavailable(stdout, report, arm);
 	}
 	printf("\nreport: %s\n", path);
@@ -338,7 +330,6 @@ static int parse_argv(int argc, char **argv, struct run_args *a)
 		.options = options,
 		.shortopts = "qn:o:",
 		.positional = ARGS_NONE,
-		.brief_usage_error = true,
 		.parse_option = parse_option,
 	};
 	struct sb_error err = {};

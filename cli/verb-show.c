@@ -19,7 +19,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: snapbench show ID [--json] [--timeline] [--socket PATH]\n"
 		"\n"
-		"Shows run ID: its state, its error if any, each arm's median [min max] per\n"
+		"Shows run ID: its state, its error if any, each arm's median (min max) per\n"
 		"window, and its repetitions. Works for queued, running and finished runs.\n"
 		"\n"
 		"  --json          print the run report (snapbench.run/1, docs/report-format.md)\n"
@@ -33,25 +33,15 @@ static void usage(FILE *out)
 static void print_report(struct json_object *report)
 {
 	static const char *const windows[] = { "pre", "snapshot", "post" };
+	static const char *const titles[] = { "before (pre)", "during the snapshot", "after (post)" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
 	for (size_t a = 0; arms && a < json_object_array_length(arms); a++) {
 		struct json_object *arm = json_object_array_get_idx(arms, a);
-		printf("\narm %s: %d of %d repetitions completed; median [min max]\n", client_get_string(arm, "label", "?"),
+		printf("\narm %s: %d of %d repetitions completed; median (min max)\n", client_get_string(arm, "label", "?"),
 		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
-		printf("  %-20s %-26s %-26s %s\n", "", "before (pre)", "during the snapshot", "after (post)");
-		for (size_t i = 0; i < n_metric_rows; i++) {
-			char cell[3][80];
-			bool any = false;
-			for (size_t w = 0; w < ARRAY_SIZE(windows); w++) {
-				struct json_object *st = client_get(arm, "windows", windows[w], metric_rows[i].metric);
-				any |= st != NULL;
-				fmt_stat(st, cell[w], sizeof(cell[w]));
-			}
-			if (any)
-				printf("  %-20s %-26s %-26s %s\n", metric_rows[i].label, cell[0], cell[1], cell[2]);
-		}
+		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows));
 		print_unavailable(stdout, report, arm);
 	}
 	if (reps && json_object_array_length(reps)) {

@@ -12,6 +12,7 @@ struct verb {
 /* Register a verb here and in cli/meson.build. */
 extern const struct verb verb_qmp;
 extern const struct verb verb_compare;
+extern const struct verb verb_bisect_step;
 extern const struct verb verb_probe;
 extern const struct verb verb_run;
 extern const struct verb verb_status;

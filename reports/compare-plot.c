@@ -59,34 +59,20 @@ static void y_axis(struct svg *s, const struct axis *a, double x0, double x1, do
 	svg_group_end(s);
 }
 
-char *compare_plot_file_name(const struct compare_metric *m)
-{
-	char *name = NULL;
-
-	if (asprintf(&name, "%s-%s.svg", m->window, m->name) < 0)
-		return NULL;
-	for (char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      strchr("._-", *p)))
-			*p = '_';
-	if (name[0] == '.')
-		name[0] = '_';
-	if (strlen(name) > 200)
-		strcpy(name + 196, ".svg");
-	return name;
-}
-
 char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 {
 	const struct compare_metric *m = &r->metrics[i];
 	const double W = 640, H = 420, left = 90, right = 20, top = 56, bottom = 86;
-	char name[96], label[80], buf[64], change[32];
+	char name[96], label[80], buf[64], change[32], ratio[72];
 	struct svg s;
 
 	if (i >= r->n_metrics)
 		return NULL;
-	metric_display_name(m->name, name, sizeof(name));
-	double lo = fmin(m->arm[0].s.min, m->arm[1].s.min), hi = fmax(m->arm[0].s.max, m->arm[1].s.max);
+	/* a time metric is drawn in the unit the tables use (ns, µs, ms, s) */
+	struct compare_scale sc = compare_metric_scale(m);
+	const double mult = sc.mult;
+	compare_metric_label(m->name, &sc, name, sizeof(name));
+	double lo = fmin(m->arm[0].s.min, m->arm[1].s.min) * mult, hi = fmax(m->arm[0].s.max, m->arm[1].s.max) * mult;
 	/* Start at 0 when the data reach down towards it, so a bar height
 	 * reads as a magnitude; otherwise zoom in on the spread. */
 	if (lo >= 0 && lo <= hi / 2)
@@ -96,16 +82,14 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 	if (svg_begin(&s, W, H, "") < 0)
 		return NULL;
 	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "%s, %s window", name, m->window);
-	if (m->from_zero)
-		snprintf(change, sizeof(change), "from 0");
-	else if (isnan(m->pct_change))
-		snprintf(change, sizeof(change), "n/a");
-	else
-		snprintf(change, sizeof(change), "%+.1f%%", m->pct_change);
-	svg_text(&s, W / 2, 43, "middle", 12, "#444444", "change of medians %s, p = %.2g: %s", change, m->mwu.p,
-		 compare_verdict_name(m->verdict));
+	compare_format_change(m, change, sizeof(change));
+	compare_format_ratio(m, ratio, sizeof(ratio));
+	svg_text(&s, W / 2, 43, "middle", 12, "#444444", "change of medians %s (%s), p = %.2g: %s", change, ratio,
+		 m->mwu.p, compare_verdict_name(m->verdict));
 	y_axis(&s, &ax, left, W - right, H - bottom, top);
-	if (m->unit[0]) {
+	if (sc.unit) {
+		svg_text(&s, 16, top - 10, "start", 11, "#333333", "%s", sc.unit);
+	} else if (m->unit[0]) {
 		char unit[40];
 		text_sanitize(m->unit, unit, sizeof(unit));
 		svg_text(&s, 16, top - 10, "start", 11, "#333333", "%s", unit);
@@ -122,9 +106,9 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 		}
 		memcpy(sorted, a->values, a->n * sizeof(*sorted));
 		stats_sort(sorted, a->n);
-		double q1 = stats_quantile_sorted(sorted, a->n, 0.25), q3 = stats_quantile_sorted(sorted, a->n, 0.75);
-		double bx = cx - 40, y_min = scale(&ax, a->s.min, H - bottom, top);
-		double y_max = scale(&ax, a->s.max, H - bottom, top);
+		double q1 = stats_quantile_sorted(sorted, a->n, 0.25) * mult, q3 = stats_quantile_sorted(sorted, a->n, 0.75) * mult;
+		double bx = cx - 40, y_min = scale(&ax, a->s.min * mult, H - bottom, top);
+		double y_max = scale(&ax, a->s.max * mult, H - bottom, top);
 
 		snprintf(buf, sizeof(buf), "side-%s", k == 0 ? "baseline" : "patched");
 		svg_group_begin(&s, buf);
@@ -135,17 +119,18 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 		/* box: the middle half (type-7 quartiles), line at the median */
 		double y_q3 = scale(&ax, q3, H - bottom, top), y_q1 = scale(&ax, q1, H - bottom, top);
 		svg_rect(&s, bx, y_q3, 60, y_q1 - y_q3, side_fill[k], side_color[k], 1.0);
-		double y_med = scale(&ax, a->s.median, H - bottom, top);
+		double y_med = scale(&ax, a->s.median * mult, H - bottom, top);
 		svg_line(&s, bx, y_med, bx + 60, y_med, side_color[k], 3, NULL);
 		/* every repetition as a point beside the box, spread so equal values stay visible */
 		for (size_t j = 0; j < a->n; j++) {
 			double px = cx + 44 + (double)(j % 5) * 7;
-			svg_circle(&s, px, scale(&ax, a->values[j], H - bottom, top), 3.5, side_color[k], "white");
+			svg_circle(&s, px, scale(&ax, a->values[j] * mult, H - bottom, top), 3.5, side_color[k], "white");
 		}
 		text_sanitize(r->side[k]->label, label, sizeof(label));
 		svg_text(&s, cx, H - bottom + 22, "middle", 13, side_color[k], "%s: %s", r->side[k]->role, label);
-		compare_format_number(a->s.median, buf, sizeof(buf));
-		svg_text(&s, cx, H - bottom + 40, "middle", 11, "#333333", "n = %zu, median %s", a->n, buf);
+		compare_format_number(a->s.median * mult, buf, sizeof(buf));
+		svg_text(&s, cx, H - bottom + 40, "middle", 11, "#333333", "n = %zu, median %s%s%s", a->n, buf,
+			 sc.unit ? " " : "", sc.unit ? sc.unit : "");
 		svg_group_end(&s);
 	}
 	svg_text(&s, W / 2, H - 14, "middle", 10, "#666666",

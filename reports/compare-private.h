@@ -13,9 +13,6 @@
  * at most max bytes (longer text ends in "..."). */
 void text_sanitize(const char *in, char *out, size_t size);
 
-/* Display names for the seed-style tables: "pf/s", "latency p99 (ns)". */
-void metric_display_name(const char *metric, char *buf, size_t size);
-
 struct compare_side;
 /* A kernel arm's "kernel" object in report root (docs/kernel-arms.md), or NULL: the arm ran on the report's host. */
 struct json_object *compare_arm_kernel(struct json_object *root, const char *label);

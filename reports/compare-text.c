@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare-private.h"
@@ -24,12 +26,38 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 	return len >= n && !memcmp(s + len - n, suffix, n);
 }
 
-void metric_display_name(const char *metric, char *buf, size_t size)
+size_t compare_text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80; /* UTF-8 continuation bytes take no column */
+	return n;
+}
+
+/* The unit a metric's name ends in: "_ns" ns, "_s" (not "_per_s") s, else NULL. */
+static const char *name_time_unit(const char *metric)
+{
+	const char *dot = strchr(metric, '.');
+	size_t len = dot ? (size_t)(dot - metric) : strlen(metric);
+
+	if (ends_with(metric, len, "_per_s"))
+		return NULL;
+	if (ends_with(metric, len, "_ns"))
+		return "ns";
+	if (ends_with(metric, len, "_s"))
+		return "s";
+	return NULL;
+}
+
+/* time_unit: what a time metric's unit reads as ("µs"), or NULL for its own. */
+static void display_name(const char *metric, const char *time_unit, char *buf, size_t size)
 {
 	char base[128], stem[128];
 	const char *dot = strchr(metric, '.');
 	size_t len = dot ? (size_t)(dot - metric) : strlen(metric);
 	const char *unit = "";
+	char unit_buf[16];
 
 	if (len >= sizeof(base))
 		len = sizeof(base) - 1;
@@ -45,6 +73,10 @@ void metric_display_name(const char *metric, char *buf, size_t size)
 	} else if (ends_with(base, len, "_s")) {
 		base[len - 2] = '\0';
 		unit = " (s)";
+	}
+	if (time_unit && strcmp(unit, "/s")) {
+		snprintf(unit_buf, sizeof(unit_buf), " (%s)", time_unit);
+		unit = unit_buf;
 	}
 
 	/* "latency_p999" reads as p99.9, the seed's name for it */
@@ -62,12 +94,76 @@ void metric_display_name(const char *metric, char *buf, size_t size)
 	}
 	stem[j] = '\0';
 
-	char raw[256];
+	/* the report's text is sanitized, the unit (ours, "µs" is UTF-8) is not */
+	char clean_stem[128], cause[128] = "";
+	text_sanitize(stem, clean_stem, sizeof(clean_stem));
 	if (dot)
-		snprintf(raw, sizeof(raw), "%s%s (%s)", stem, unit, dot + 1);
-	else
-		snprintf(raw, sizeof(raw), "%s%s", stem, unit);
-	text_sanitize(raw, buf, size);
+		text_sanitize(dot + 1, cause, sizeof(cause));
+	int n = dot ? snprintf(buf, size, "%s%s (%s)", clean_stem, unit, cause)
+		    : snprintf(buf, size, "%s%s", clean_stem, unit);
+	if (n >= 0 && (size_t)n >= size && size >= 4)
+		memcpy(buf + size - 4, "...", 4);
+}
+
+void compare_metric_label(const char *metric, const struct compare_scale *sc, char *buf, size_t size)
+{
+	display_name(metric, sc ? sc->unit : NULL, buf, size);
+}
+
+struct compare_scale compare_time_scale(const char *name, const char *unit, double magnitude)
+{
+	static const struct {
+		const char *name;
+		double ns;
+	} units[] = { { "s", 1e9 }, { "ms", 1e6 }, { "\xc2\xb5s", 1e3 }, { "ns", 1 } };
+	double factor = 0;
+
+	if (!unit || !*unit)
+		unit = name ? name_time_unit(name) : NULL;
+	if (!unit)
+		return (struct compare_scale){ 1.0, NULL };
+	if (!strcmp(unit, "us"))
+		unit = "\xc2\xb5s";
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(unit, units[i].name))
+			factor = units[i].ns;
+	if (factor == 0)
+		return (struct compare_scale){ 1.0, NULL };
+	double v = fabs(magnitude) * factor;
+	if (!(v > 0) || !isfinite(v)) /* nothing to scale by: the metric's own unit */
+		return (struct compare_scale){ 1.0, unit };
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (v >= units[i].ns || i + 1 == ARRAY_SIZE(units))
+			return (struct compare_scale){ factor / units[i].ns, units[i].name };
+	return (struct compare_scale){ 1.0, unit };
+}
+
+struct compare_scale compare_metric_scale(const struct compare_metric *m)
+{
+	double mag = fmax(fabs(m->arm[0].s.median), fabs(m->arm[1].s.median));
+
+	if (!(mag > 0)) /* medians of 0: the largest value decides */
+		for (int s = 0; s < 2; s++)
+			mag = fmax(mag, fmax(fabs(m->arm[s].s.min), fabs(m->arm[s].s.max)));
+	return compare_time_scale(m->name, m->unit, mag);
+}
+
+/* (here, not in compare-plot.c: the Markdown links the plots by it) */
+char *compare_plot_file_name(const struct compare_metric *m)
+{
+	char *name = NULL;
+
+	if (asprintf(&name, "%s-%s.svg", m->window, m->name) < 0)
+		return NULL;
+	for (char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("._-", *p)))
+			*p = '_';
+	if (name[0] == '.')
+		name[0] = '_';
+	if (strlen(name) > 200)
+		strcpy(name + 196, ".svg");
+	return name;
 }
 
 /* A kernel arm's "kernel" object in report root (docs/kernel-arms.md), or NULL: the arm ran on the report's host. */

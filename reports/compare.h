@@ -181,6 +181,7 @@ struct compare_options {
 	bool force;            /* compare incomparable inputs anyway */
 	bool aa;               /* the sides are halves of one label (A/A) */
 	enum compare_aa_split aa_split;
+	bool show_all;         /* Markdown and plots keep metrics that are 0 everywhere (--all) */
 };
 
 extern const char *const compare_default_metrics[];
@@ -260,12 +261,51 @@ struct json_object *compare_to_json(const struct compare_result *r);
 /* JSON text as written to files: pretty, newline-terminated; NULL on ENOMEM. */
 char *compare_json_string(const struct compare_result *r);
 
-/* Seed-style text table; Markdown for CI comments. NULL on ENOMEM. */
+/* What compare_format_markdown() links to: the plots written beside compare.md. */
+enum {
+	COMPARE_MD_PLOTS = 1 << 0,    /* the WINDOW-METRIC.svg of every metric compare_metric_shown() */
+	COMPARE_MD_TIMELINE = 1 << 1, /* timeline.svg */
+};
+
+/* Seed-style text table (every metric); Markdown for CI comments (the
+ * metrics compare_metric_shown(), links to the plots in flags). NULL on ENOMEM. */
 char *compare_format_table(const struct compare_result *r);
-char *compare_format_markdown(const struct compare_result *r);
+char *compare_format_markdown(const struct compare_result *r, unsigned flags);
+
+/* Whether metrics[i] is 0 in every repetition of both sides. */
+bool compare_metric_all_zero(const struct compare_metric *m);
+/* Whether Markdown and plots show metrics[i]: not all zero, or opts.show_all. */
+bool compare_metric_shown(const struct compare_result *r, size_t i);
 
 /* "1,234,567", "94", "0.3": how every figure in tables and plots is written. */
 void compare_format_number(double v, char *buf, size_t size);
+/* "1,234,567 (1,200,000 1,300,000)": median (min max), as compare and show write them. */
+void compare_format_median_range(double median, double min, double max, char *buf, size_t size);
+
+/*
+ * The unit a time metric's figures are written in. unit is the metric's
+ * (ns, us, ms or s; NULL or "": the name's _ns or _s suffix says); its
+ * values times mult are in the returned unit ("ns", "µs" (UTF-8), "ms" or
+ * "s"): the largest whose 1 the magnitude (the larger |median|) reaches. A
+ * metric of another unit gets mult 1 and unit NULL.
+ */
+struct compare_scale {
+	double mult;
+	const char *unit;
+};
+struct compare_scale compare_time_scale(const char *name, const char *unit, double magnitude);
+/* compare_time_scale() of m by the larger of its medians. */
+struct compare_scale compare_metric_scale(const struct compare_metric *m);
+/* The columns s takes on a terminal: its UTF-8 characters ("µs" is two bytes, one column). */
+size_t compare_text_width(const char *s);
+/* Display name for tables and plots, "latency p99 (µs)", "pf/s", "invalidations/s (uffd-wp)": a time
+ * metric with the unit of sc (NULL, or sc->unit NULL: the name's own). Report text is sanitized. */
+void compare_metric_label(const char *metric, const struct compare_scale *sc, char *buf, size_t size);
+
+/* "2.04x", "0.263x", "1/14,400x" (below 0.1), "n/a": patched median / baseline median. */
+void compare_format_ratio(const struct compare_metric *m, char *buf, size_t size);
+/* "-73.7%", "+0.3%", "-99.993%" (never rounded to -100% when the ratio is not 0), "from 0", "n/a". */
+void compare_format_change(const struct compare_metric *m, char *buf, size_t size);
 
 /* SVG: the repetitions of each side of metrics[i] as a strip and box plot. */
 char *compare_plot_metric_svg(const struct compare_result *r, size_t i);

@@ -23,6 +23,14 @@ void svg_escape(struct strbuf *b, const char *text)
 		case '\'':
 			strbuf_append(b, "&apos;");
 			break;
+		case 0xc2:
+			if (p[1] == 0xb5) { /* the micro sign of "µs", as a character reference */
+				strbuf_append(b, "&#181;");
+				p++;
+				break;
+			}
+			strbuf_append(b, "?");
+			break;
 		default:
 			strbuf_append_repeat(b, *p >= 0x20 && *p < 0x7f ? (char)*p : '?', 1);
 		}

@@ -3,7 +3,8 @@
  * A minimal SVG writer for compare's plots: shapes, polylines and escaped
  * text into a growing memory buffer. The output is standalone SVG 1.1 that
  * any XML parser accepts: text is escaped and bytes that XML 1.0 forbids or
- * that are not ASCII become '?'. Coordinates are written with two decimals
+ * that are not ASCII become '?' (but for the micro sign of "µs", written
+ * as &#181;). Coordinates are written with two decimals
  * so the same plot gives the same bytes.
  */
 #pragma once

@@ -427,6 +427,109 @@ static void test_format(void)
 	}
 }
 
+/* The ratio column, a change near -100%, and the time units of tables and plots. */
+static void test_change_ratio_units(void)
+{
+	static const struct {
+		double ratio, pct;
+		bool from_zero;
+		const char *change, *ratio_text;
+	} cases[] = {
+		{ 1.0 / 14400, (1.0 / 14400 - 1) * 100, false, "-99.99%", "1/14,400x" },
+		{ 0.002635, -99.7365, false, "-99.7%", "1/380x" },
+		{ 0.263, -73.7, false, "-73.7%", "0.263x" },
+		{ 0.0, -100, false, "-100.0%", "0x" },
+		{ 1.0, 0, false, "0.0%", "1.00x" },
+		{ 2.52, 152, false, "+152.0%", "2.52x" },
+		{ 1440, 143900, false, "+143900.0%", "1,440x" },
+		{ NAN, NAN, true, "from 0", "n/a" },
+		{ 0.00001, -99.999, false, "-99.999%", "1/100,000x" },
+	};
+	char buf[80];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct compare_metric m = { .ratio = cases[i].ratio, .pct_change = cases[i].pct,
+					    .from_zero = cases[i].from_zero };
+		compare_format_change(&m, buf, sizeof(buf));
+		CHECK_MSG(!strcmp(buf, cases[i].change), "change %g -> %s, want %s", cases[i].pct, buf, cases[i].change);
+		compare_format_ratio(&m, buf, sizeof(buf));
+		CHECK_MSG(!strcmp(buf, cases[i].ratio_text), "ratio %g -> %s, want %s", cases[i].ratio, buf,
+			  cases[i].ratio_text);
+	}
+
+	static const struct {
+		const char *name, *unit;
+		double magnitude, mult;
+		const char *want;
+	} units[] = {
+		{ "latency_p99_ns", "ns", 19789, 1e-3, "\xc2\xb5s" },
+		{ "latency_p50_ns", "ns", 340, 1, "ns" },
+		{ "latency_p999_ns", "ns", 5.87e6, 1e-6, "ms" },
+		{ "latency_max_ns", "", 2.5e9, 1e-9, "s" },          /* unit from the name */
+		{ "snapshot_duration_s", "s", 0.25, 1e3, "ms" },
+		{ "snapshot_duration_s", "s", 2.4, 1, "s" },
+		{ "latency_p99_ns", "ns", 0, 1, "ns" },              /* nothing to scale by */
+		{ "pf_per_s", "1/s", 950015, 1, NULL },              /* not a time */
+		{ "x", "us", 1500, 1e-3, "ms" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		struct compare_scale sc = compare_time_scale(units[i].name, units[i].unit, units[i].magnitude);
+		CHECK_MSG(fabs(sc.mult - units[i].mult) < 1e-12 * units[i].mult &&
+			  (units[i].want ? sc.unit && !strcmp(sc.unit, units[i].want) : !sc.unit),
+			  "%s %g %s -> %g %s", units[i].name, units[i].magnitude, units[i].unit, sc.mult,
+			  sc.unit ? sc.unit : "(none)");
+	}
+	compare_metric_label("latency_p99_ns", &(struct compare_scale){ 1e-3, "\xc2\xb5s" }, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "latency p99 (\xc2\xb5s)"), "%s", buf);
+	compare_metric_label("latency_p999_ns", NULL, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "latency p99.9 (ns)"), "%s", buf);
+	compare_metric_label("invalidations_per_s.uffd-wp", &(struct compare_scale){ 1, NULL }, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "invalidations/s (uffd-wp)"), "%s", buf);
+	compare_format_median_range(19.789, 16.885, 20.2, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "19.8 (16.9 20.2)"), "%s", buf);
+}
+
+/* Metrics 0 everywhere leave the Markdown (named on a line) unless show_all; the order of its parts. */
+static void test_markdown_zero_metrics(void)
+{
+	const struct metric_spec base[] = {
+		{ "pf_per_s", "lower", { 100, 101, 102, 103, 104 } },
+		{ "exits_per_s", "lower", { 0, 0, 0, 0, 0 } },
+	};
+	const struct metric_spec patch[] = {
+		{ "pf_per_s", "lower", { 100, 101, 102, 103, 104 } },
+		{ "exits_per_s", "lower", { 0, 0, 0, 0, 0 } },
+	};
+	_cleanup_free_ char *a = write_report("m-a.json", "20261101T000000Z-000021", "a", 5, base, 2, "w");
+	_cleanup_free_ char *b = write_report("m-b.json", "20261101T000000Z-000022", "b", 5, patch, 2, "w");
+	struct compare_options o;
+	struct sb_error err = { 0 };
+	struct fixture f;
+
+	options_all_metrics(&o);
+	CHECK_MSG(run(&f, a, b, &o, &err) == 0, "%s", err.msg);
+	CHECK(f.res->n_metrics == 2);
+	const struct compare_metric *m = find(f.res, "exits_per_s");
+	CHECK(m && compare_metric_all_zero(m) && !compare_metric_all_zero(find(f.res, "pf_per_s")));
+	_cleanup_free_ char *md = compare_format_markdown(f.res, COMPARE_MD_PLOTS | COMPARE_MD_TIMELINE);
+	_cleanup_free_ char *txt = compare_format_table(f.res);
+	CHECK(md && txt);
+	CHECK_MSG(!strstr(md, "| exits/s |") && strstr(md, "(`--all` keeps them): exits/s.\n"), "%s", md);
+	CHECK_MSG(strstr(md, "[pf/s](snapshot-pf_per_s.svg)") && !strstr(md, "exits_per_s.svg"), "%s", md);
+	CHECK(strstr(txt, "  exits/s ")); /* the text table keeps every metric */
+	const char *table = strstr(md, "| pf/s |"), *plots = strstr(md, "**Plots**"), *details = strstr(md, "<details>");
+	CHECK_MSG(table && plots && details && table < plots && plots < details && strstr(details, "Kernel: "), "%s", md);
+	fixture_done(&f);
+
+	o.show_all = true;
+	CHECK(run(&f, a, b, &o, &err) == 0);
+	_cleanup_free_ char *md_all = compare_format_markdown(f.res, 0);
+	CHECK_MSG(md_all && strstr(md_all, "| exits/s |") && !strstr(md_all, "--all") && !strstr(md_all, "**Plots**"),
+		  "%s", md_all);
+	CHECK(compare_metric_shown(f.res, 0) && compare_metric_shown(f.res, 1));
+	fixture_done(&f);
+}
+
 static void test_svg_escape(void)
 {
 	struct svg s;
@@ -440,6 +543,11 @@ static void test_svg_escape(void)
 	CHECK(strstr(out, ">x&lt;/text&gt;&lt;script&gt;?" "?" "?</text>"));
 	CHECK(!strstr(out, "<script>"));
 	free(out);
+	CHECK(svg_begin(&s, 10, 10, "") == 0);
+	svg_text(&s, 1, 1, "start", 10, "black", "p99 (\xc2\xb5s) \xc2\xa0");
+	out = svg_end(&s);
+	CHECK(out && strstr(out, ">p99 (&#181;s) ?" "?</text>"));
+	free(out);
 }
 
 int main(void)
@@ -452,11 +560,14 @@ int main(void)
 	test_aa_split();
 	test_bad_inputs();
 	test_format();
+	test_change_ratio_units();
+	test_markdown_zero_metrics();
 	test_svg_escape();
 
 	/* remove what the tests wrote */
 	static const char *const files[] = { "v-a.json", "v-b.json", "s-a.json", "s-b.json", "s-c.json",
-					     "c-a.json", "c-b.json", "aa.json", "z-a.json", "z-b.json" };
+					     "c-a.json", "c-b.json", "aa.json", "z-a.json", "z-b.json",
+					     "m-a.json", "m-b.json" };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		char path[256];
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, files[i]);

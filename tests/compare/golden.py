@@ -46,6 +46,12 @@ CASES = [
     ("aa-alternate", ["--store", "store", "--aa", "label=stock"], 0, True),
     ("aa-halves-json", ["--aa", "stock.json", "--aa-split", "halves", "--json", "--metric", "pf_per_s"], 0, False),
     ("forced", ["--force", "stock.json", "read64.json", "--metric", "pf_per_s", "--metric", "tlb_per_s"], 0, True),
+    # tlb/s is 0 in every repetition of both sides in the pre window: out of the Markdown and the plots ...
+    ("zero-left-out", ["--force", "perm-upgrade.json", "read64.json", "--window", "pre", "--window", "snapshot",
+                       "--metric", "pf_per_s", "--metric", "tlb_per_s"], 0, True),
+    # ... unless --all
+    ("zero-all", ["--force", "perm-upgrade.json", "read64.json", "--window", "pre", "--all",
+                  "--metric", "pf_per_s", "--metric", "tlb_per_s"], 0, True),
     ("thresholds", ["--threshold", "80", "--threshold", "latency_p50_ns=20", "--metric", "pf_per_s",
                     "--metric", "latency_*", "--alpha", "0.01", "--bootstrap", "500",
                     "stock.json", "perm-upgrade.json"], 0, True),
@@ -195,10 +201,25 @@ def run_case(snapbench, testdata, validator, golden, name, args, want_rc, with_o
         if "--format" not in args and "--json" not in args and got["out"] != got["txt"]:
             fail(name, "stdout and compare.txt differ")
         svgs = sorted(f for f in os.listdir(os.path.join(outdir, "o")) if f.endswith(".svg"))
-        want_svgs = sorted(["%s-%s.svg" % (m["window"], m["metric"]) for m in doc["metrics"]] + ["timeline.svg"])
+        # a metric 0 in every repetition of both sides has no plot, unless --all
+        plotted = [m for m in doc["metrics"]
+                   if "--all" in args or any(v != 0 for side in ("baseline", "patched") for v in m[side]["values"])]
+        want_svgs = sorted(["%s-%s.svg" % (m["window"], m["metric"]) for m in plotted] + ["timeline.svg"])
         if svgs != want_svgs:
             fail(name, "plots written %s, expected %s" % (svgs, want_svgs))
+        md = got["md"]
+        for f in want_svgs:
+            if "](%s)" % f not in md:
+                fail(name, "compare.md does not link %s" % f)
         for m in doc["metrics"]:
+            if m not in plotted and ("](%s-%s.svg)" % (m["window"], m["metric"])) in md:
+                fail(name, "compare.md links the plot of %s, which is 0 everywhere" % m["metric"])
+        # the order of compare.md: tables, warnings, plots, then the details folded
+        at = [md.find(h) for h in ("#### Window", "**Warnings**" if doc["warnings"] else "#### Window",
+                                   "**Plots**", "<details>", "</details>")]
+        if -1 in at or at != sorted(at):
+            fail(name, "compare.md is not tables, warnings, plots, <details>: positions %s" % at)
+        for m in plotted:
             check_metric_svg(name, os.path.join(outdir, "o", "%s-%s.svg" % (m["window"], m["metric"])), m)
         # a third panel exactly when an input's timeline counts bpf.invalidations
         has_bpf = False

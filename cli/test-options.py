@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Unknown options and missing values: one message style in every verb that
+parses with cli/verb-args.c (the daemon verbs) and in compare/bisect-step:
+
+  snapbench VERB: unknown option '--bogus'; try 'snapbench VERB --help'
+
+naming the option as typed, and the verb's usage exit code (2; 125 for
+bisect-step). None of these reach snapbenchd: the socket points nowhere.
+
+Usage: test-options.py SNAPBENCH
+"""
+import os
+import subprocess
+import sys
+
+CASES = [
+    # verb arguments, exit code, stderr
+    (["show", "--bogus"], 2, "snapbench show: unknown option '--bogus'; try 'snapbench show --help'"),
+    (["show", "--socket"], 2, "snapbench show: option '--socket' needs a value; try 'snapbench show --help'"),
+    (["show", "--json=yes", "ID"], 2, "snapbench show: option '--json' takes no value; try 'snapbench show --help'"),
+    (["show", "-x", "ID"], 2, "snapbench show: unknown option '-x'; try 'snapbench show --help'"),
+    (["show"], 2, "snapbench show: give one run ID ('snapbench list' shows them); try 'snapbench show --help'"),
+    (["status", "extra"], 2, "snapbench status: unexpected argument 'extra'; try 'snapbench status --help'"),
+    (["list", "-n"], 2, "snapbench list: option '-n' needs a value; try 'snapbench list --help'"),
+    (["list", "--limit"], 2, "snapbench list: option '--limit' needs a value; try 'snapbench list --help'"),
+    (["cancel", "--bogus", "ID"], 2, "snapbench cancel: unknown option '--bogus'; try 'snapbench cancel --help'"),
+    (["logs", "--bytes"], 2, "snapbench logs: option '--bytes' needs a value; try 'snapbench logs --help'"),
+    (["run", "--bogus"], 2, "snapbench run: unknown option '--bogus'; try 'snapbench run --help'"),
+    (["compare", "--bogus"], 2, "snapbench compare: unknown option '--bogus'; try 'snapbench compare --help'"),
+    (["compare", "--metric"], 2, "snapbench compare: option '--metric' needs a value; try 'snapbench compare --help'"),
+    (["compare", "--force=1"], 2, "snapbench compare: option '--force' takes no value; try 'snapbench compare --help'"),
+    (["compare", "--al", "x"], 2,
+     "snapbench compare: ambiguous option '--al' (--alpha, --all); try 'snapbench compare --help'"),
+    (["compare", "--json", "-qx"], 2, "snapbench compare: unknown option '-x'; try 'snapbench compare --help'"),
+    (["bisect-step", "--bogus"], 125,
+     "snapbench bisect-step: unknown option '--bogus'; try 'snapbench bisect-step --help'\n"
+     "snapbench bisect-step: skip (125): no comparison (the message above says why)"),
+]
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    env = dict(os.environ, SNAPBENCH_SOCKET="/nonexistent/snapbenchd.sock")
+    failed = 0
+    for args, rc, err in CASES:
+        p = subprocess.run([argv[1]] + args, capture_output=True, text=True, env=env, timeout=30)
+        if p.returncode != rc or p.stderr != err + "\n" or p.stdout:
+            failed += 1
+            print("FAIL snapbench %s: exit %d (want %d), stderr %r (want %r), stdout %r"
+                  % (" ".join(args), p.returncode, rc, p.stderr, err + "\n", p.stdout))
+        else:
+            print("ok snapbench %s" % " ".join(args))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
