@@ -15,9 +15,11 @@
  * in seconds), "_per_second" for rates. docs/exports.md lists the mapping.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "export.h"
 #include "export-private.h"
@@ -106,8 +108,8 @@ static const char *sub_label(const char *base)
  * to its family: snapbench_pf_per_second, snapbench_invalidations_by_cause_per_second
  * with cause="uffd-wp", snapbench_latency_p99_seconds (values in seconds).
  */
-static void window_metric_family(const char *metric, char name[static NAME_MAX_LEN], const char **label,
-				 const char **sub, const char **unit, double *divisor)
+static void window_metric_family(const char *prefix, const char *metric, char name[static NAME_MAX_LEN],
+				 const char **label, const char **sub, const char **unit, double *divisor)
 {
 	const char *dot = strchr(metric, '.');
 	size_t len = dot ? (size_t)(dot - metric) : strlen(metric);
@@ -124,7 +126,7 @@ static void window_metric_family(const char *metric, char name[static NAME_MAX_L
 	} else if (ends_with(metric, len, "_s")) {
 		len -= 2, suffix = "_seconds", *unit = "seconds";
 	}
-	snprintf(name, NAME_MAX_LEN, "snapbench_");
+	snprintf(name, NAME_MAX_LEN, "%s", prefix);
 	name_append(name, NAME_MAX_LEN, metric, len);
 	if (*label) {
 		name_append(name, NAME_MAX_LEN, "_by_", 4);
@@ -169,9 +171,8 @@ static void label(struct strbuf *b, bool *first, const char *key, const char *va
 	*first = false;
 }
 
-/* One sample: NAME{arm, rep[, window][, extra]} VALUE. */
-static void sample(struct family *fam, const char *arm, const char *rep, const char *window, const char *extra_key,
-		   const char *extra_value, double v)
+/* One sample: NAME{labels[0]="labels[1]", ...} VALUE; a NULL key ends the labels early. */
+static void sample_labels(struct family *fam, const char *const *labels, size_t n, double v)
 {
 	struct strbuf *b = &fam->samples;
 	char num[EXPORT_NUMBER_MAX];
@@ -179,14 +180,24 @@ static void sample(struct family *fam, const char *arm, const char *rep, const c
 
 	strbuf_append(b, fam->name);
 	strbuf_append(b, fam->type == FAMILY_COUNTER ? "_total" : fam->type == FAMILY_INFO ? "_info" : "");
-	label(b, &first, "arm", arm);
-	label(b, &first, "rep", rep);
-	if (window)
-		label(b, &first, "window", window);
-	if (extra_key)
-		label(b, &first, extra_key, extra_value);
+	for (size_t i = 0; i + 1 < n && labels[i]; i += 2)
+		label(b, &first, labels[i], labels[i + 1]);
 	export_format_number(v, num);
-	strbuf_appendf(b, "} %s\n", num);
+	strbuf_appendf(b, "%s %s\n", first ? "" : "}", num);
+}
+
+/* One sample of a repetition: NAME{arm, rep[, window][, extra]} VALUE. */
+static void sample(struct family *fam, const char *arm, const char *rep, const char *window, const char *extra_key,
+		   const char *extra_value, double v)
+{
+	const char *labels[8] = { "arm", arm, "rep", rep };
+	size_t n = 4;
+
+	if (window)
+		labels[n++] = "window", labels[n++] = window;
+	if (extra_key)
+		labels[n++] = extra_key, labels[n++] = extra_value;
+	sample_labels(fam, labels, n, v);
 }
 
 static const char *metric_help(struct json_object *report, const char *metric)
@@ -221,7 +232,7 @@ static void rep_windows(struct families *f, struct json_object *report, struct j
 
 			if (!value || !json_is_number(value))
 				continue; /* unavailable: no sample (the CSV and JSON say why) */
-			window_metric_family(metric, name, &lab, &sub, &unit, &divisor);
+			window_metric_family("snapbench_", metric, name, &lab, &sub, &unit, &divisor);
 			const char *desc = metric_help(report, metric);
 			if (sub)
 				snprintf(help, sizeof(help), "%s (report metrics %.*s.*, by %s)",
@@ -293,14 +304,15 @@ static void family_write(struct strbuf *b, const struct family *fam, enum export
 		strbuf_append(b, fam->samples.s);
 }
 
+static int families_render(struct families *f, enum export_metrics_dialect dialect, char **ret, struct sb_error *err,
+			   const char *what);
+
 int export_report_metrics(struct json_object *report, enum export_metrics_dialect dialect, char **ret,
 			  struct sb_error *err)
 {
-	_cleanup_strbuf_ struct strbuf b = {};
 	struct families f = {};
 	struct json_object *reps = json_lookup(report, "repetitions");
 	const char *id = json_lookup_string(report, "id");
-	int r = 0;
 
 	if (!json_object_is_type(report, json_type_object) || !id)
 		return sb_error_set(err, -EINVAL, "not a run report: a JSON object with an \"id\" is expected");
@@ -312,13 +324,9 @@ int export_report_metrics(struct json_object *report, enum export_metrics_dialec
 	if (family_get(&f, "snapbench_run", FAMILY_INFO, NULL, "the run: its id, state and scenario") &&
 	    family_get(&f, "snapbench_repetition", FAMILY_INFO, NULL,
 		       "a repetition of the run: its arm, index and state")) {
-		struct strbuf *run = &f.v[0].samples;
-		bool first = true;
-		strbuf_append(run, "snapbench_run_info");
-		label(run, &first, "run", id);
-		label(run, &first, "state", json_lookup_string(report, "state"));
-		label(run, &first, "scenario", json_lookup_string(json_lookup(report, "spec"), "scenario"));
-		strbuf_append(run, "} 1\n");
+		const char *labels[] = { "run", id, "state", json_lookup_string(report, "state"), "scenario",
+					 json_lookup_string(json_lookup(report, "spec"), "scenario") };
+		sample_labels(&f.v[0], labels, ARRAY_SIZE(labels), 1);
 	}
 	for (size_t i = 0; !f.oom && reps && i < json_object_array_length(reps); i++) {
 		struct json_object *rep = json_object_array_get_idx(reps, i);
@@ -337,18 +345,152 @@ int export_report_metrics(struct json_object *report, enum export_metrics_dialec
 		snprintf(index, sizeof(index), "%lld", (long long)json_object_get_int64(json_lookup(rep, "index")));
 		rep_totals(&f, rep, json_lookup_string(rep, "arm"), index);
 	}
-	for (size_t i = 0; i < f.n; i++) {
-		b.oom |= f.v[i].samples.oom;
-		if (f.v[i].samples.s) /* the repetition family is empty while a run is queued */
-			family_write(&b, &f.v[i], dialect);
+	return families_render(&f, dialect, ret, err, id);
+}
+
+/* The text of the families that have samples; frees f. */
+static int families_render(struct families *f, enum export_metrics_dialect dialect, char **ret, struct sb_error *err,
+			   const char *what)
+{
+	_cleanup_strbuf_ struct strbuf b = {};
+
+	for (size_t i = 0; i < f->n; i++) {
+		b.oom |= f->v[i].samples.oom;
+		if (f->v[i].samples.s) /* e.g. the repetition family while a run is queued */
+			family_write(&b, &f->v[i], dialect);
 	}
 	if (dialect == EXPORT_OPENMETRICS)
 		strbuf_append(&b, "# EOF\n");
-	char *text = f.oom ? NULL : strbuf_steal(&b);
-	families_done(&f);
+	char *text = f->oom ? NULL : strbuf_steal(&b);
+	families_done(f);
 	if (!text)
-		r = sb_error_set(err, -ENOMEM, "out of memory writing the metrics of run %s", id);
-	else
-		*ret = text;
-	return r;
+		return sb_error_set(err, -ENOMEM, "out of memory writing the metrics of %s", what);
+	*ret = text;
+	return 0;
+}
+
+/* "2026-11-30T03:45:12Z" as seconds since the epoch; NAN when it is not one. */
+static double rfc3339_seconds(const char *s)
+{
+	struct tm tm = {};
+	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+
+	return end && !*end ? (double)timegm(&tm) : NAN;
+}
+
+/* The newest completed run of each arm label: its summary and that arm's entry. */
+struct last_run {
+	const char *label;
+	struct json_object *run, *arm;
+};
+
+static int last_runs(struct json_object *summaries, struct last_run **ret, size_t *n)
+{
+	struct last_run *v = NULL;
+	size_t k = 0;
+
+	for (size_t i = 0; i < json_object_array_length(summaries); i++) {
+		struct json_object *run = json_object_array_get_idx(summaries, i);
+		struct json_object *arms = json_lookup(run, "arms");
+		const char *state = json_lookup_string(run, "state");
+
+		if (!state || strcmp(state, "completed") || !json_object_is_type(arms, json_type_array))
+			continue;
+		for (size_t a = 0; a < json_object_array_length(arms); a++) {
+			struct json_object *arm = json_object_array_get_idx(arms, a);
+			const char *label = json_lookup_string(arm, "label");
+			size_t j = 0;
+
+			if (!label)
+				continue;
+			while (j < k && strcmp(v[j].label, label))
+				j++;
+			if (j == k) {
+				struct last_run *nv = realloc(v, (k + 1) * sizeof(*nv));
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+				k++;
+			}
+			/* summaries come oldest first: a later run replaces an earlier one */
+			v[j] = (struct last_run){ .label = label, .run = run, .arm = arm };
+		}
+	}
+	*ret = v;
+	*n = k;
+	return 0;
+}
+
+int export_service_metrics(struct json_object *summaries, size_t queue_length, char **ret, struct sb_error *err)
+{
+	static const char *const states[] = { "queued", "running", "completed", "failed", "cancelled" };
+	struct families f = {};
+	_cleanup_free_ struct last_run *last = NULL;
+	size_t n_last = 0;
+
+	if (!json_object_is_type(summaries, json_type_array))
+		return sb_error_set(err, -EINVAL, "the run summaries are %s, not an array", json_type_phrase(summaries));
+	if (last_runs(summaries, &last, &n_last) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory writing the service metrics");
+
+	struct family *fam = family_get(&f, "snapbench_queue_length", FAMILY_GAUGE, NULL,
+					"runs waiting in snapbenchd's queue");
+	if (fam)
+		sample_labels(fam, NULL, 0, (double)queue_length);
+	fam = family_get(&f, "snapbench_runs", FAMILY_GAUGE, NULL, "runs in the results store, by state");
+	for (size_t s = 0; fam && s < ARRAY_SIZE(states); s++) {
+		size_t count = 0;
+		for (size_t i = 0; i < json_object_array_length(summaries); i++) {
+			const char *state = json_lookup_string(json_object_array_get_idx(summaries, i), "state");
+			count += state && !strcmp(state, states[s]);
+		}
+		sample_labels(fam, (const char *const[]){ "state", states[s] }, 2, (double)count);
+	}
+	for (size_t i = 0; i < n_last && !f.oom; i++) {
+		const struct last_run *l = &last[i];
+		struct json_object *reps = json_lookup(l->arm, "repetitions");
+		struct json_object *medians = json_lookup(l->arm, "snapshot");
+		const char *who[] = { "label", l->label };
+
+		fam = family_get(&f, "snapbench_last_run", FAMILY_INFO, NULL,
+				 "the newest completed run with an arm of this label");
+		if (fam)
+			sample_labels(fam, (const char *const[]){ "label", l->label, "run", json_lookup_string(l->run, "id"),
+								  "scenario", json_lookup_string(l->run, "scenario") },
+				      6, 1);
+		double finished = rfc3339_seconds(json_lookup_string(l->run, "finished"));
+		fam = family_get(&f, "snapbench_last_run_finished_timestamp_seconds", FAMILY_GAUGE, NULL,
+				 "when the newest completed run of this label finished, seconds since the epoch");
+		if (fam && isfinite(finished))
+			sample_labels(fam, who, 2, finished);
+		fam = family_get(&f, "snapbench_last_run_repetitions", FAMILY_GAUGE, NULL,
+				 "the repetitions of this label's arm in its newest completed run, by result");
+		for (size_t k = 0; fam && k < 2; k++) {
+			const char *result = k ? "failed" : "completed";
+			struct json_object *v = json_lookup(reps, result);
+			if (json_is_number(v))
+				sample_labels(fam, (const char *const[]){ "label", l->label, "result", result }, 4,
+					      json_object_get_double(v));
+		}
+		if (!json_object_is_type(medians, json_type_object))
+			continue;
+		json_object_object_foreach(medians, metric, value) {
+			char name[NAME_MAX_LEN], help[256];
+			const char *lab, *sub, *unit;
+			double divisor;
+
+			if (!value || !json_is_number(value))
+				continue;
+			window_metric_family("snapbench_last_run_", metric, name, &lab, &sub, &unit, &divisor);
+			snprintf(help, sizeof(help), "median of %s over the snapshot windows of this label's newest "
+				 "completed run", metric);
+			fam = family_get(&f, name, FAMILY_GAUGE, unit, help);
+			if (fam)
+				sample_labels(fam, (const char *const[]){ "label", l->label, "window", "snapshot", lab, sub },
+					      lab ? 6 : 4, json_object_get_double(value) / divisor);
+		}
+	}
+	return families_render(&f, EXPORT_PROMETHEUS, ret, err, "the service");
 }

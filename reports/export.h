@@ -42,3 +42,12 @@ enum export_metrics_dialect {
 /* The run's figures as metrics (docs/exports.md); 0, -ENOMEM or -EINVAL as export_report_csv(). */
 int export_report_metrics(struct json_object *report, enum export_metrics_dialect dialect, char **ret,
 			  struct sb_error *err);
+
+/*
+ * snapbenchd's metrics file for node_exporter's textfile collector (the
+ * Prometheus format): runs by state, the queue's length, and the newest
+ * completed run of each arm label with its headline medians. summaries are
+ * the run summaries snapbenchd's list returns (docs/protocol.md), oldest
+ * first. 0, -ENOMEM, or -EINVAL when summaries is not an array.
+ */
+int export_service_metrics(struct json_object *summaries, size_t queue_length, char **ret, struct sb_error *err);

@@ -18,6 +18,10 @@ CASE is one of
   compare-junit   compare --format junit valid against JUNIT_XSD (xmllint),
                   a testcase per window and metric, failures and skips as
                   the verdicts say, the figures in the properties;
+  service-metrics snapbenchd's metrics file (--metrics-file) on a store of
+                  the fixtures: promtool check metrics passes it, and it holds
+                  the runs by state, the queue's length and each label's
+                  newest completed run with its medians;
   formats         unknown --format values are refused naming the value and
                   the formats there are.
 
@@ -109,7 +113,7 @@ def run(argv, rc=None):
 class Store:
     """A snapbenchd of our own, serving a results store that holds the given reports."""
 
-    def __init__(self, snapbenchd, tmp, reports):
+    def __init__(self, snapbenchd, tmp, reports, args=()):
         self.state = os.path.join(tmp, "state")
         self.sock = os.path.join(tmp, "snapbenchd.sock")
         for report in reports:
@@ -118,7 +122,7 @@ class Store:
             write_json(os.path.join(d, "report.json"), report)
         self.log = open(os.path.join(tmp, "snapbenchd.log"), "w+")
         self.proc = subprocess.Popen([snapbenchd, "--foreground", "--socket", self.sock, "--state-dir", self.state,
-                                      "--group", "root"], stdout=self.log, stderr=subprocess.STDOUT)
+                                      "--group", "root"] + list(args), stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while not os.path.exists(self.sock):
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -489,6 +493,79 @@ def case_compare_junit(snapbench, testdata, tmp, xsd):
             % (what, len(want), int(root.get("failures")), sum(int(s.get("skipped")) for s in root)))
 
 
+SERVICE_FIXTURES = ["stock.json", "perm-upgrade.json", "regressed.json", "two-arms.json", "small-a.json",
+                    "store/20261110T080000Z-0b0001/report.json", "store/20261111T080000Z-0b0002/report.json"]
+
+
+def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
+    promtool = shutil.which("promtool")
+    if not promtool:
+        skip("promtool (Debian package prometheus)")
+    try:
+        from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
+    except ImportError:
+        skip("prometheus_client (Debian package python3-prometheus-client)")
+    reports = [load(testdata, n) for n in SERVICE_FIXTURES]
+    failed = copy.deepcopy(reports[-1])  # a failed run: counted, never a label's last completed run
+    failed["id"], failed["state"] = "20261230T080000Z-0f0001", "failed"
+    reports.append(failed)
+    path = os.path.join(tmp, "textfile", "snapbench.prom")
+    os.makedirs(os.path.dirname(path))
+    store = Store(snapbenchd, tmp, reports, ["--metrics-file", path])
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path):
+            check(time.monotonic() < deadline, "snapbenchd wrote no %s" % path)
+            time.sleep(0.05)
+    finally:
+        store.close()
+    check(oct(os.stat(path).st_mode & 0o777) == "0o644", "the metrics file's mode: %o" % os.stat(path).st_mode)
+    check(os.listdir(os.path.dirname(path)) == ["snapbench.prom"], "left beside it: %s" % os.listdir(os.path.dirname(path)))
+    with open(path) as f:
+        text = f.read()
+    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
+          "promtool check metrics: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+    got = {}
+    for fam in parse_prometheus(text):
+        for smp in fam.samples:
+            got[(smp.name, tuple(sorted(smp.labels.items())))] = smp.value
+
+    def value(name, **labels):
+        key = (name, tuple(sorted(labels.items())))
+        check(key in got, "no sample %s{%s}" % (name, labels))
+        return got[key]
+
+    check(value("snapbench_queue_length") == 0, "queue length")
+    for state in ("queued", "running", "completed", "failed", "cancelled"):
+        want = sum(r["state"] == state for r in reports)
+        check(value("snapbench_runs", state=state) == want, "runs %s: %s, the store has %d"
+              % (state, value("snapbench_runs", state=state), want))
+    newest = {}
+    for r in sorted(reports, key=lambda r: r["id"]):  # ids sort by creation time
+        if r["state"] == "completed":
+            for arm in r["arms"]:
+                newest[arm["label"]] = (r, arm)
+    for label, (r, arm) in newest.items():
+        check(value("snapbench_last_run_info", label=label, run=r["id"], scenario=r["spec"]["scenario"]) == 1,
+              "last run of %s" % label)
+        check(value("snapbench_last_run_repetitions", label=label, result="completed")
+              == arm["repetitions"]["completed"], "%s's completed repetitions" % label)
+        for metric, st in arm["windows"]["snapshot"].items():
+            if metric not in ("pf_per_s", "tlb_per_s", "invalidations_per_s", "guest_ops_per_s", "latency_p99_ns",
+                              "snapshot_duration_s") or st["median"] is None:
+                continue
+            name, _, divisor = family_of_metric(metric)
+            name = name.replace("snapbench_", "snapbench_last_run_", 1)
+            check(same(value(name, label=label, window="snapshot"), st["median"] / divisor),
+                  "%s of %s: %s, the report's median %r" % (name, label, value(name, label=label, window="snapshot"),
+                                                            st["median"]))
+    labels = {dict(k[1])["label"] for k in got if k[0] == "snapbench_last_run_info"}
+    check(labels == set(newest), "labels %s, expected %s" % (labels, set(newest)))
+    log("the metrics file passes promtool; %d samples: runs by state, the queue, the newest completed run of %d "
+        "labels with their medians" % (len(got), len(newest)))
+
+
 def case_formats(snapbench, testdata, tmp):
     os.chdir(testdata)
     p = run([snapbench, "compare", "--format", "yaml", "stock.json", "perm-upgrade.json"], rc=2)
@@ -516,6 +593,8 @@ def main():
             case_compare_csv(snapbench, testdata, tmp)
         elif case == "compare-junit":
             case_compare_junit(snapbench, testdata, tmp, os.path.abspath(sys.argv[5]))
+        elif case == "service-metrics":
+            case_service_metrics(snapbench, snapbenchd, testdata, tmp)
         elif case == "formats":
             case_formats(snapbench, testdata, tmp)
         else:
