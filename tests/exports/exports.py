@@ -22,6 +22,10 @@ CASE is one of
                   the fixtures: promtool check metrics passes it, and it holds
                   the runs by state, the queue's length and each label's
                   newest completed run with its medians;
+  service-scrape  the same file read by a real node_exporter's textfile
+                  collector (Debian's prometheus-node-exporter, on a
+                  loopback port of its own): scraped without error, every
+                  sample of the file in the scrape with its value;
   formats         unknown --format values are refused naming the value and
                   the formats there are.
 
@@ -39,11 +43,13 @@ import json
 import math
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import xml.etree.ElementTree as ET
 
 WINDOWS = ["pre", "snapshot", "post"]
@@ -497,18 +503,17 @@ SERVICE_FIXTURES = ["stock.json", "perm-upgrade.json", "regressed.json", "two-ar
                     "store/20261110T080000Z-0b0001/report.json", "store/20261111T080000Z-0b0002/report.json"]
 
 
-def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
-    promtool = shutil.which("promtool")
-    if not promtool:
-        skip("promtool (Debian package prometheus)")
-    try:
-        from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
-    except ImportError:
-        skip("prometheus_client (Debian package python3-prometheus-client)")
+def service_reports(testdata):
     reports = [load(testdata, n) for n in SERVICE_FIXTURES]
     failed = copy.deepcopy(reports[-1])  # a failed run: counted, never a label's last completed run
     failed["id"], failed["state"] = "20261230T080000Z-0f0001", "failed"
     reports.append(failed)
+    return reports
+
+
+def service_metrics_file(snapbenchd, testdata, tmp):
+    """The metrics file a snapbenchd on a store of the fixtures writes at start-up, and the reports."""
+    reports = service_reports(testdata)
     path = os.path.join(tmp, "textfile", "snapbench.prom")
     os.makedirs(os.path.dirname(path))
     store = Store(snapbenchd, tmp, reports, ["--metrics-file", path])
@@ -522,14 +527,30 @@ def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
     check(oct(os.stat(path).st_mode & 0o777) == "0o644", "the metrics file's mode: %o" % os.stat(path).st_mode)
     check(os.listdir(os.path.dirname(path)) == ["snapbench.prom"], "left beside it: %s" % os.listdir(os.path.dirname(path)))
     with open(path) as f:
-        text = f.read()
+        return path, f.read(), reports
+
+
+def samples_of(parse, text):
+    got = {}
+    for fam in parse(text):
+        for smp in fam.samples:
+            got[(smp.name, tuple(sorted(smp.labels.items())))] = smp.value
+    return got
+
+
+def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
+    promtool = shutil.which("promtool")
+    if not promtool:
+        skip("promtool (Debian package prometheus)")
+    try:
+        from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
+    except ImportError:
+        skip("prometheus_client (Debian package python3-prometheus-client)")
+    path, text, reports = service_metrics_file(snapbenchd, testdata, tmp)
     p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
     check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
           "promtool check metrics: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
-    got = {}
-    for fam in parse_prometheus(text):
-        for smp in fam.samples:
-            got[(smp.name, tuple(sorted(smp.labels.items())))] = smp.value
+    got = samples_of(parse_prometheus, text)
 
     def value(name, **labels):
         key = (name, tuple(sorted(labels.items())))
@@ -566,6 +587,54 @@ def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
         "labels with their medians" % (len(got), len(newest)))
 
 
+def free_loopback_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def case_service_scrape(snapbench, snapbenchd, testdata, tmp):
+    exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    if not exporter:
+        skip("node_exporter (Debian package prometheus-node-exporter)")
+    try:
+        from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
+    except ImportError:
+        skip("prometheus_client (Debian package python3-prometheus-client)")
+    path, text, _ = service_metrics_file(snapbenchd, testdata, tmp)
+    port = free_loopback_port()
+    with open(os.path.join(tmp, "node-exporter.log"), "w+") as log_file:
+        proc = subprocess.Popen([exporter, "--collector.disable-defaults", "--collector.textfile",
+                                 "--collector.textfile.directory=" + os.path.dirname(path),
+                                 "--web.listen-address=127.0.0.1:%d" % port],
+                                stdout=log_file, stderr=subprocess.STDOUT)
+        try:
+            deadline, body = time.monotonic() + 30, None
+            while body is None:
+                try:
+                    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+                        body = r.read().decode()
+                except OSError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        log_file.seek(0)
+                        fail("node_exporter did not serve on port %d:\n%s" % (port, log_file.read()))
+                    time.sleep(0.1)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    scraped = samples_of(parse_prometheus, body)
+    errors = [v for (name, _), v in scraped.items() if name == "node_textfile_scrape_error"]
+    check(errors == [0], "node_textfile_scrape_error %s:\n%s" % (errors, body[:2000]))
+    ours = samples_of(parse_prometheus, text)
+    missing = [k for k in ours if k not in scraped]
+    check(not missing, "samples of the file not in the scrape: %s" % missing[:5])
+    for k, v in ours.items():
+        check(same(scraped[k], v), "%s: scraped %r, the file has %r"
+              % (k, scraped[k], v))
+    log("node_exporter's textfile collector read the metrics file without error: %d samples, each as written"
+        % len(ours))
+
+
 def case_formats(snapbench, testdata, tmp):
     os.chdir(testdata)
     p = run([snapbench, "compare", "--format", "yaml", "stock.json", "perm-upgrade.json"], rc=2)
@@ -595,6 +664,8 @@ def main():
             case_compare_junit(snapbench, testdata, tmp, os.path.abspath(sys.argv[5]))
         elif case == "service-metrics":
             case_service_metrics(snapbench, snapbenchd, testdata, tmp)
+        elif case == "service-scrape":
+            case_service_scrape(snapbench, snapbenchd, testdata, tmp)
         elif case == "formats":
             case_formats(snapbench, testdata, tmp)
         else:
