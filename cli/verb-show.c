@@ -89,6 +89,7 @@ struct show_args {
 	struct daemon_args d;
 	bool timeline;
 	enum show_format format;
+	bool format_given;
 };
 
 enum { OPT_FORMAT = 0x100 };
@@ -101,6 +102,7 @@ static int parse_option(int opt, const char *arg, void *userdata)
 	for (size_t f = 0; f < _SHOW_FORMAT_MAX; f++)
 		if (!strcmp(arg, show_format_names[f])) {
 			a->format = (enum show_format)f;
+			a->format_given = true;
 			return 0;
 		}
 	fprintf(stderr, "snapbench show: --format %s: unknown format; use text, json, csv, openmetrics or "
@@ -132,6 +134,11 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 	r = daemon_args_parse(&parser, argc, argv, &a->d, a);
 	if (r != ARGS_GO_ON)
 		return r;
+	if (a->d.json && a->format_given && a->format != SHOW_JSON) {
+		fprintf(stderr, "snapbench show: --json and --format %s ask for two formats; give one\n",
+			show_format_names[a->format]);
+		return EXIT_USAGE;
+	}
 	if (a->d.json)
 		a->format = SHOW_JSON;
 	if (a->timeline && a->format != SHOW_JSON) {

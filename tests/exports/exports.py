@@ -647,6 +647,8 @@ def case_formats(snapbench, testdata, tmp):
           "show's message for --format yaml: %s" % p.stderr)
     p = run([snapbench, "show", "--format", "csv", "--timeline", "20261102T100000Z-5a0c01"], rc=2)
     check("--timeline" in p.stderr, "show --timeline without JSON: %s" % p.stderr)
+    p = run([snapbench, "show", "--json", "--format", "csv", "20261102T100000Z-5a0c01"], rc=2)
+    check("--json and --format csv" in p.stderr, "show --json --format csv: %s" % p.stderr)
     log("unknown formats are refused naming the value and the accepted ones")
 
 
