@@ -52,13 +52,17 @@ static void families_done(struct families *f)
 	free(f->v);
 }
 
-/* The family called name, added (with help) when new; NULL on out-of-memory. */
+/*
+ * The family called name, added (with help) when new; NULL on out-of-memory,
+ * and when a family of that name has another type (a report's metric named
+ * like one of ours: its samples are left out rather than mixed in).
+ */
 static struct family *family_get(struct families *f, const char *name, enum family_type type, const char *unit,
 				 const char *help)
 {
 	for (size_t i = 0; i < f->n; i++)
 		if (!strcmp(f->v[i].name, name))
-			return &f->v[i];
+			return f->v[i].type == type ? &f->v[i] : NULL;
 	struct family *nv = realloc(f->v, (f->n + 1) * sizeof(*nv));
 	if (!nv) {
 		f->oom = true;

@@ -123,6 +123,22 @@ static void test_empty_run(void)
 	json_object_put(queued);
 }
 
+/* A metric named like one of the exports' own families does not get mixed into it. */
+static void test_name_clash(void)
+{
+	struct sb_error err = { 0 };
+	struct json_object *report = json_tokener_parse(
+		"{\"id\": \"r1\", \"state\": \"completed\", \"repetitions\": [{\"index\": 0, \"arm\": \"a\", "
+		"\"state\": \"completed\", \"windows\": {\"pre\": {\"metrics\": {\"run\": 5, \"pf_per_s\": 7}}}}]}");
+	_cleanup_free_ char *om = NULL;
+
+	CHECK(report);
+	CHECK(export_report_metrics(report, EXPORT_OPENMETRICS, &om, &err) == 0);
+	CHECK_MSG(!strstr(om, "snapbench_run_info{arm") && !strstr(om, "# TYPE snapbench_run gauge"), "%s", om);
+	CHECK_MSG(strstr(om, "snapbench_pf_per_second{arm=\"a\",rep=\"0\",window=\"pre\"} 7\n"), "%s", om);
+	json_object_put(report);
+}
+
 int main(void)
 {
 	test_text();
@@ -130,5 +146,6 @@ int main(void)
 	test_numbers();
 	test_not_a_report();
 	test_empty_run();
+	test_name_clash();
 	return 0;
 }

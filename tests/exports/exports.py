@@ -351,6 +351,7 @@ COMPARE_CASES = [
     ("stock vs regressed", ["--baseline", "stock.json", "--patched", "regressed.json"]),
     ("two arms, two windows", ["two-arms.json", "--window", "pre", "--window", "snapshot"]),
     ("2 vs 2", ["small-a.json", "small-b.json"]),
+    ("A/A", ["--aa", "label=stock", "stock.json"]),
 ]
 
 
@@ -399,7 +400,7 @@ def case_compare_csv(snapbench, testdata, tmp):
             for k, side in enumerate(("baseline", "patched")):
                 rec = recs[2 * i + k]
                 check((rec["window"], rec["metric"], rec["side"], rec["label"]) ==
-                      (m["window"], m["metric"], side, doc["inputs"][side]["label"]),
+                      (m["window"], m["metric"], doc["inputs"][side]["role"], doc["inputs"][side]["label"]),
                       "%s: row %d is %s" % (what, 2 * i + k, rec))
                 e = exp[side]
                 check(int(rec["n"]) == e["n"], "%s %s %s: n %s, the reports have %d" % (what, m["metric"], side,
@@ -458,9 +459,10 @@ def case_compare_junit(snapbench, testdata, tmp, xsd):
             check(props["verdict"] == doc["verdict"] and int(props["exit_code"]) == rc,
                   "%s: verdict properties %s" % (what, props))
             for side in ("baseline", "patched"):
-                check(props[side + ".label"] == (HOSTILE_SHOWN if side == "baseline" and what == "hostile label"
+                role = doc["inputs"][side]["role"]
+                check(props[role + ".label"] == (HOSTILE_SHOWN if side == "baseline" and what == "hostile label"
                                                  else doc["inputs"][side]["label"]),
-                      "%s: %s.label is %r" % (what, side, props[side + ".label"]))
+                      "%s: %s.label is %r" % (what, role, props[role + ".label"]))
             for tc in tcs:
                 window = tc.get("classname").rsplit(".", 1)[1]
                 cases_by_key[(window, tc.get("name"))] = (tc, props)
@@ -485,7 +487,7 @@ def case_compare_junit(snapbench, testdata, tmp, xsd):
                       "%s %s: message %r" % (what, m["metric"], msg))
             for side in ("baseline", "patched"):
                 e = stats_of(side_values(doc, testdata, side, m["window"], m["metric"]))
-                pre = "%s.%s." % (m["metric"], side)
+                pre = "%s.%s." % (m["metric"], doc["inputs"][side]["role"])
                 check(int(props[pre + "n"]) == e["n"], "%s %s: %sn" % (what, m["metric"], pre))
                 for f in ("median", "min", "max"):
                     check(same(float(props[pre + f]), e[f]), "%s: %s%s is %s, the reports give %r"
