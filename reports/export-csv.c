@@ -30,14 +30,12 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 	static const char *const header[] = { "run", "arm", "repetition", "state", "window",
 					      "metric", "unit", "value", "unavailable" };
 	_cleanup_strbuf_ struct strbuf b = {};
-	struct json_object *reps = json_lookup(report, "repetitions");
-	const char *id = json_lookup_string(report, "id");
+	struct json_object *reps;
+	const char *id;
+	int r = export_report_parts(report, &id, &reps, err);
 
-	if (!json_object_is_type(report, json_type_object) || !id)
-		return sb_error_set(err, -EINVAL, "not a run report: a JSON object with an \"id\" is expected");
-	if (reps && !json_object_is_type(reps, json_type_array))
-		return sb_error_set(err, -EINVAL, "run %s: \"repetitions\" is %s, not an array", id,
-				    json_type_phrase(reps));
+	if (r < 0)
+		return r;
 
 	export_append_csv_row(&b, header, ARRAY_SIZE(header));
 	for (size_t i = 0; reps && i < json_object_array_length(reps); i++) {

@@ -315,14 +315,12 @@ int export_report_metrics(struct json_object *report, enum export_metrics_dialec
 			  struct sb_error *err)
 {
 	struct families f = {};
-	struct json_object *reps = json_lookup(report, "repetitions");
-	const char *id = json_lookup_string(report, "id");
+	struct json_object *reps;
+	const char *id;
+	int r = export_report_parts(report, &id, &reps, err);
 
-	if (!json_object_is_type(report, json_type_object) || !id)
-		return sb_error_set(err, -EINVAL, "not a run report: a JSON object with an \"id\" is expected");
-	if (reps && !json_object_is_type(reps, json_type_array))
-		return sb_error_set(err, -EINVAL, "run %s: \"repetitions\" is %s, not an array", id,
-				    json_type_phrase(reps));
+	if (r < 0)
+		return r;
 
 	/* the info families first (indexes 0 and 1: family_get() may move the array), so that they lead */
 	if (family_get(&f, "snapbench_run", FAMILY_INFO, NULL, "the run: its id, state and scenario") &&

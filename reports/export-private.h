@@ -4,7 +4,10 @@
 
 #include <stddef.h>
 
+#include "error.h"
 #include "strbuf.h"
+
+struct json_object;
 
 /* How export_append_text() escapes what it appends. */
 enum export_escape {
@@ -30,3 +33,8 @@ void export_append_csv_row(struct strbuf *b, const char *const *fields, size_t n
  * "1e+20"); "" for NAN and infinities. */
 #define EXPORT_NUMBER_MAX 40
 void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX]);
+
+/* A run report's id and its repetitions (NULL when it has none yet); -EINVAL
+ * (err says why) when report is not a run report object. */
+int export_report_parts(struct json_object *report, const char **id, struct json_object **reps,
+			struct sb_error *err);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Text and numbers as the exports write them: UTF-8 without controls, CSV fields, shortest numbers. */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "export-private.h"
+#include "json-util.h"
 
 /* The length of the valid UTF-8 sequence at p (its code point in *cp), or 0. */
 static size_t utf8_sequence(const unsigned char *p, uint32_t *cp)
@@ -133,4 +135,20 @@ void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX])
 		if (strtod(buf, NULL) == v)
 			return;
 	}
+}
+
+int export_report_parts(struct json_object *report, const char **id, struct json_object **reps,
+			struct sb_error *err)
+{
+	const char *i = json_lookup_string(report, "id");
+	struct json_object *r = json_lookup(report, "repetitions");
+
+	if (!json_object_is_type(report, json_type_object) || !i)
+		return sb_error_set(err, -EINVAL, "not a run report: a JSON object with an \"id\" is expected");
+	if (r && !json_object_is_type(r, json_type_array))
+		return sb_error_set(err, -EINVAL, "run %s: \"repetitions\" is %s, not an array", i,
+				    json_type_phrase(r));
+	*id = i;
+	*reps = r;
+	return 0;
 }

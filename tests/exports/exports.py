@@ -301,15 +301,32 @@ def check_samples(families, report, what):
     return len(want)
 
 
-def case_show_metrics(snapbench, snapbenchd, testdata, tmp):
+def need_promtool():
     promtool = shutil.which("promtool")
     if not promtool:
         skip("promtool (Debian package prometheus)")
+    return promtool
+
+
+def need_parsers():
+    """prometheus_client's parsers: the Prometheus text format's, and the strict OpenMetrics one."""
     try:
         from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
         from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
     except ImportError:
         skip("prometheus_client (Debian package python3-prometheus-client)")
+    return parse_prometheus, parse_openmetrics
+
+
+def promtool_check(promtool, text, what):
+    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
+          "%s: promtool check metrics: exit %d\n%s%s" % (what, p.returncode, p.stdout, p.stderr))
+
+
+def case_show_metrics(snapbench, snapbenchd, testdata, tmp):
+    promtool = need_promtool()
+    parse_prometheus, parse_openmetrics = need_parsers()
 
     hostile = hostile_stock(testdata)
     cases = [(n, load(testdata, n), load(testdata, n)) for n in ("stock.json", "two-arms.json")]
@@ -324,9 +341,7 @@ def case_show_metrics(snapbench, snapbenchd, testdata, tmp):
 
 def check_metrics(snapbench, store, promtool, parse_prometheus, parse_openmetrics, what, run_id, report):
     prom = store.show(snapbench, run_id, "prometheus")
-    p = subprocess.run([promtool, "check", "metrics"], input=prom, capture_output=True, text=True)
-    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
-          "%s: promtool check metrics: exit %d\n%s%s" % (what, p.returncode, p.stdout, p.stderr))
+    promtool_check(promtool, prom, what)
     check("# EOF" not in prom and "# UNIT" not in prom, "%s: OpenMetrics lines in the Prometheus format" % what)
     n = check_samples(list(parse_prometheus(prom)), report, what + " (prometheus)")
 
@@ -541,17 +556,10 @@ def samples_of(parse, text):
 
 
 def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
-    promtool = shutil.which("promtool")
-    if not promtool:
-        skip("promtool (Debian package prometheus)")
-    try:
-        from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
-    except ImportError:
-        skip("prometheus_client (Debian package python3-prometheus-client)")
+    promtool = need_promtool()
+    parse_prometheus, _ = need_parsers()
     path, text, reports = service_metrics_file(snapbenchd, testdata, tmp)
-    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
-    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
-          "promtool check metrics: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+    promtool_check(promtool, text, "the metrics file")
     got = samples_of(parse_prometheus, text)
 
     def value(name, **labels):
@@ -599,10 +607,7 @@ def case_service_scrape(snapbench, snapbenchd, testdata, tmp):
     exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
     if not exporter:
         skip("node_exporter (Debian package prometheus-node-exporter)")
-    try:
-        from prometheus_client.parser import text_string_to_metric_families as parse_prometheus
-    except ImportError:
-        skip("prometheus_client (Debian package python3-prometheus-client)")
+    parse_prometheus, _ = need_parsers()
     path, text, _ = service_metrics_file(snapbenchd, testdata, tmp)
     port = free_loopback_port()
     with open(os.path.join(tmp, "node-exporter.log"), "w+") as log_file:
