@@ -14,6 +14,7 @@
 #include "atomic-file.h"
 #include "compare.h"
 #include "exit-codes.h"
+#include "export.h"
 #include "macro.h"
 #include "parse-number.h"
 #include "runner.h"
@@ -71,10 +72,13 @@ static void usage(FILE *out)
 		"                        differ (the differences are listed as warnings)\n"
 		"\n"
 		"Output:\n"
-		"  --format FMT          table (default), json or markdown on stdout\n"
+		"  --format FMT          table (default), json, markdown, csv (one row per metric\n"
+		"                        and side) or junit (JUnit XML for CI test reports) on\n"
+		"                        stdout\n"
 		"  --json                same as --format json\n"
-		"  --output DIR          also write compare.json, compare.txt, compare.md and SVG\n"
-		"                        plots (one per metric, timeline.svg) into DIR\n"
+		"  --output DIR          also write compare.json, compare.txt, compare.md,\n"
+		"                        compare.csv, compare-junit.xml and SVG plots (one per\n"
+		"                        metric, timeline.svg) into DIR\n"
 		"  --all                 keep metrics that are 0 in every repetition of both sides\n"
 		"                        in the Markdown and the plots (default: left out, named)\n"
 		"  -q, --quiet           nothing on stdout\n"
@@ -103,7 +107,15 @@ enum {
 	OPT_ALL,
 };
 
-enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN };
+enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN, FORMAT_CSV, FORMAT_JUNIT, _FORMAT_MAX };
+
+static const char *const format_names[_FORMAT_MAX] = {
+	[FORMAT_TABLE] = "table",
+	[FORMAT_JSON] = "json",
+	[FORMAT_MARKDOWN] = "markdown",
+	[FORMAT_CSV] = "csv",
+	[FORMAT_JUNIT] = "junit",
+};
 
 struct args {
 	const char *baseline, *patched, *aa, *store, *output;
@@ -213,17 +225,14 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		o->bootstrap_iterations = (unsigned)d;
 		break;
 	case OPT_FORMAT:
-		if (!strcmp(arg, "table"))
-			a->format = FORMAT_TABLE;
-		else if (!strcmp(arg, "json"))
-			a->format = FORMAT_JSON;
-		else if (!strcmp(arg, "markdown"))
-			a->format = FORMAT_MARKDOWN;
-		else {
-			fprintf(stderr, "snapbench compare: --format %s: use table, json or markdown\n", arg);
-			return -EINVAL;
-		}
-		break;
+		for (size_t f = 0; f < _FORMAT_MAX; f++)
+			if (!strcmp(arg, format_names[f])) {
+				a->format = (enum format)f;
+				return 0;
+			}
+		fprintf(stderr, "snapbench compare: --format %s: unknown format; use table, json, markdown, csv or "
+			"junit\n", arg);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -337,8 +346,11 @@ static int write_file(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
-/* compare.json, compare.txt and the plots; *md_flags gets the plots written (for compare.md's links). */
-static int write_outputs(const char *dir, const struct compare_result *res, const char *json, const char *table,
+/*
+ * The outputs of one comparison but the Markdown (indexed by enum format),
+ * and the plots; *md_flags gets the plots written, for compare.md's links.
+ */
+static int write_outputs(const char *dir, const struct compare_result *res, char *const text[static _FORMAT_MAX],
 			 unsigned *md_flags)
 {
 	int r;
@@ -348,7 +360,10 @@ static int write_outputs(const char *dir, const struct compare_result *res, cons
 			strerror(errno));
 		return -errno;
 	}
-	if ((r = write_file(dir, "compare.json", json)) < 0 || (r = write_file(dir, "compare.txt", table)) < 0)
+	if ((r = write_file(dir, "compare.json", text[FORMAT_JSON])) < 0 ||
+	    (r = write_file(dir, "compare.txt", text[FORMAT_TABLE])) < 0 ||
+	    (r = write_file(dir, "compare.csv", text[FORMAT_CSV])) < 0 ||
+	    (r = write_file(dir, "compare-junit.xml", text[FORMAT_JUNIT])) < 0)
 		return r;
 	for (size_t i = 0; i < res->n_metrics; i++) {
 		if (!compare_metric_shown(res, i)) /* 0 everywhere: compare.md names it */
@@ -461,7 +476,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	struct compare_side base = { 0 }, patch = { 0 };
 	struct compare_result *res = NULL;
 	struct sb_error err = { 0 };
-	_cleanup_free_ char *json = NULL, *table = NULL, *markdown = NULL;
+	char *text[_FORMAT_MAX] = { 0 };
 	unsigned md_flags = 0;
 	int r, ret = EXIT_USAGE;
 
@@ -486,30 +501,33 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 		goto out;
 	}
 
-	json = compare_json_string(res);
-	table = compare_format_table(res);
-	if (!json || !table) {
-		fprintf(stderr, "snapbench compare: out of memory\n");
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (a.output && write_outputs(a.output, res, json, table, &md_flags) < 0) {
+	text[FORMAT_JSON] = compare_json_string(res);
+	text[FORMAT_TABLE] = compare_format_table(res);
+	text[FORMAT_CSV] = export_compare_csv(res);
+	text[FORMAT_JUNIT] = export_compare_junit(res);
+	for (size_t f = 0; f < _FORMAT_MAX; f++)
+		if (f != FORMAT_MARKDOWN && !text[f]) {
+			fprintf(stderr, "snapbench compare: out of memory\n");
+			ret = EXIT_FAIL;
+			goto out;
+		}
+	if (a.output && write_outputs(a.output, res, text, &md_flags) < 0) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	/* after the plots: compare.md links the ones written */
-	markdown = compare_format_markdown(res, md_flags);
-	if (!markdown) {
+	text[FORMAT_MARKDOWN] = compare_format_markdown(res, md_flags);
+	if (!text[FORMAT_MARKDOWN]) {
 		fprintf(stderr, "snapbench compare: out of memory\n");
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (a.output && write_file(a.output, "compare.md", markdown) < 0) {
+	if (a.output && write_file(a.output, "compare.md", text[FORMAT_MARKDOWN]) < 0) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
 	if (!a.quiet) {
-		fputs(a.format == FORMAT_JSON ? json : a.format == FORMAT_MARKDOWN ? markdown : table, stdout);
+		fputs(text[a.format], stdout);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			fprintf(stderr, "snapbench compare: cannot write to stdout: %s\n", strerror(errno));
 			ret = EXIT_FAIL;
@@ -520,6 +538,8 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	if (outcome)
 		outcome_fill(outcome, res);
 out:
+	for (size_t f = 0; f < _FORMAT_MAX; f++)
+		free(text[f]);
 	compare_result_free(res);
 	compare_side_done(&base);
 	compare_side_done(&patch);

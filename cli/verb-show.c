@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench show: one run's summary, or its report as JSON. */
+#include <assert.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include "client.h"
 #include "daemon-format.h"
 #include "exit-codes.h"
+#include "export.h"
 #include "macro.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -17,12 +20,16 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench show ID [--json] [--timeline] [--socket PATH]\n"
+		"usage: snapbench show ID [--format FMT] [--json] [--timeline] [--socket PATH]\n"
 		"\n"
 		"Shows run ID: its state, its error if any, each arm's median (min max) per\n"
 		"window, and its repetitions. Works for queued, running and finished runs.\n"
 		"\n"
-		"  --json          print the run report (snapbench.run/1, docs/report-format.md)\n"
+		"  --format FMT    text (default); json: the run report (snapbench.run/1,\n"
+		"                  docs/report-format.md); csv: one row per repetition, window\n"
+		"                  and metric; openmetrics or prometheus: the run's figures as\n"
+		"                  metrics (docs/exports.md)\n"
+		"  --json          same as --format json\n"
 		"  --timeline      with --json: keep each repetition's timeline (large)\n"
 		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
 		"\n"
@@ -58,10 +65,40 @@ static void print_report(struct json_object *report)
 	}
 }
 
+enum show_format { SHOW_TEXT, SHOW_JSON, SHOW_CSV, SHOW_OPENMETRICS, SHOW_PROMETHEUS, _SHOW_FORMAT_MAX };
+
+static const char *const show_format_names[_SHOW_FORMAT_MAX] = {
+	[SHOW_TEXT] = "text",
+	[SHOW_JSON] = "json",
+	[SHOW_CSV] = "csv",
+	[SHOW_OPENMETRICS] = "openmetrics",
+	[SHOW_PROMETHEUS] = "prometheus",
+};
+
 struct show_args {
 	struct daemon_args d;
 	bool timeline;
+	enum show_format format;
+	bool format_given;
 };
+
+enum { OPT_FORMAT = 0x100 };
+
+static int parse_option(int opt, const char *arg, void *userdata)
+{
+	struct show_args *a = userdata;
+
+	assert(opt == OPT_FORMAT);
+	for (size_t f = 0; f < _SHOW_FORMAT_MAX; f++)
+		if (!strcmp(arg, show_format_names[f])) {
+			a->format = (enum show_format)f;
+			a->format_given = true;
+			return 0;
+		}
+	fprintf(stderr, "snapbench show: --format %s: unknown format; use text, json, csv, openmetrics or "
+		"prometheus\n", arg);
+	return EXIT_USAGE;
+}
 
 static int parse_argv(int argc, char **argv, struct show_args *a)
 {
@@ -69,11 +106,17 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 		{ "timeline", offsetof(struct show_args, timeline) },
 		{},
 	};
+	static const struct option options[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{},
+	};
 	static const struct daemon_verb_parser parser = {
 		.name = "show",
 		.usage = usage,
 		.flags = flags,
+		.options = options,
 		.positional = ARGS_ONE_ID,
+		.parse_option = parse_option,
 	};
 	int r;
 
@@ -81,11 +124,41 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 	r = daemon_args_parse(&parser, argc, argv, &a->d, a);
 	if (r != ARGS_GO_ON)
 		return r;
-	if (a->timeline && !a->d.json) {
+	if (a->d.json && a->format_given && a->format != SHOW_JSON) {
+		fprintf(stderr, "snapbench show: --json and --format %s ask for two formats; give one\n",
+			show_format_names[a->format]);
+		return EXIT_USAGE;
+	}
+	if (a->d.json)
+		a->format = SHOW_JSON;
+	if (a->timeline && a->format != SHOW_JSON) {
 		fprintf(stderr, "snapbench show: --timeline goes with --json\n");
 		return EXIT_USAGE;
 	}
 	return ARGS_GO_ON;
+}
+
+/* The report as CSV or metrics on stdout; an exit code. */
+static int print_export(enum show_format format, struct json_object *report)
+{
+	_cleanup_free_ char *text = NULL;
+	struct sb_error err = { 0 };
+	int r;
+
+	if (format == SHOW_CSV)
+		r = export_report_csv(report, &text, &err);
+	else
+		r = export_report_metrics(report, format == SHOW_OPENMETRICS ? EXPORT_OPENMETRICS : EXPORT_PROMETHEUS,
+					  &text, &err);
+	if (r < 0) {
+		fprintf(stderr, "snapbench show: %s\n", err.msg);
+		return EXIT_FAIL; /* snapbenchd's reply, not the user's input, is at fault */
+	}
+	if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "snapbench show: cannot write to stdout: %s\n", strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
 static int run(const struct show_args *a)
@@ -100,7 +173,9 @@ static int run(const struct show_args *a)
 	ret = client_request("snapbench show", a->d.socket_path, req, SHOW_TIMEOUT_MS, NULL, &reply);
 	if (ret)
 		return ret;
-	if (a->d.json) {
+	if (a->format == SHOW_CSV || a->format == SHOW_OPENMETRICS || a->format == SHOW_PROMETHEUS)
+		return print_export(a->format, client_get(reply, "report", NULL, NULL));
+	if (a->format == SHOW_JSON) {
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {
 		print_summary_block(stdout, client_get(reply, "run", NULL, NULL), "");

@@ -194,6 +194,7 @@ void current_start_next(struct daemon *d)
 			json_object_put(state);
 		}
 		daemon_update_status(d, true);
+		daemon_write_metrics(d);
 	}
 }
 
@@ -302,6 +303,7 @@ void current_finish(struct daemon *d)
 		log_error("%s", err.msg);
 	daemon_notify_end(d, id);
 	daemon_update_status(d, true);
+	daemon_write_metrics(d);
 }
 
 int current_check_cancel_deadline(struct daemon *d, uint64_t now)

@@ -373,6 +373,7 @@ int daemon_loop(struct daemon *d)
 
 	sd_notify(0, "READY=1");
 	daemon_update_status(d, true);
+	daemon_write_metrics(d); /* the store as recovery left it */
 	current_start_next(d);
 
 	for (;;) {

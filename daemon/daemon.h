@@ -49,11 +49,14 @@ struct daemon_config {
 	unsigned write_timeout_ms;    /* a peer that reads none of its replies */
 	unsigned cancel_timeout_ms;   /* a cancelled worker gets this long before SIGKILL */
 	unsigned recover_wait_ms;     /* for a previous daemon's worker to finish stopping */
+	const char *metrics_file;     /* NULL: DAEMON_DEFAULT_METRICS_FILE for the default state dir; "": none */
 };
 
 #define DAEMON_DEFAULT_STATE_DIR "/var/lib/snapbench"
 #define DAEMON_DEFAULT_GROUP "snapbench"
 #define DAEMON_LOCK_FILE "snapbenchd.lock"
+/* node_exporter's textfile collector reads *.prom here (Debian's prometheus-node-exporter) */
+#define DAEMON_DEFAULT_METRICS_FILE "/var/lib/prometheus/node-exporter/snapbench.prom"
 #define DAEMON_OUT_HIGH_WATER (1u << 20) /* stop reading requests / drop progress above this */
 #define DAEMON_READ_CHUNK (64u << 10)
 
@@ -112,6 +115,7 @@ struct daemon {
 	unsigned long long requests;
 	uint64_t last_status_ns;
 	char last_status[256];
+	bool metrics_failed;          /* the last write of the metrics file failed (said once) */
 };
 
 /* Fills cfg with the defaults. */
@@ -169,6 +173,9 @@ int current_check_cancel_deadline(struct daemon *d, uint64_t now);
 int daemon_cancel_current(struct daemon *d, const char *by);
 /* daemon.c */
 void daemon_update_status(struct daemon *d, bool force);
+/* metrics-file.c: the metrics file's path (NULL: none), and its rewrite after a change */
+const char *daemon_metrics_path(const struct daemon_config *cfg);
+void daemon_write_metrics(struct daemon *d);
 /* Sends watchers of run an "end" event with its summary. */
 void daemon_notify_end(struct daemon *d, const char *run);
 /* The summary of the current run with its progress (new reference), or NULL. */

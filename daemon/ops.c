@@ -269,6 +269,7 @@ static void op_submit(struct request *rq)
 	json_object_object_add(o, "position", json_object_new_int64((int64_t)d->queue.n + (d->cur.active ? 1 : 0)));
 	conn_send(d, rq->c, o);
 	daemon_update_status(d, true);
+	daemon_write_metrics(d);
 }
 
 /* ---- status ---- */
@@ -469,6 +470,7 @@ static void op_cancel(struct request *rq)
 		json_object_object_add(o, "cancelling", json_object_new_boolean(false));
 		conn_send(d, rq->c, o);
 		daemon_update_status(d, true);
+		daemon_write_metrics(d);
 		return;
 	}
 

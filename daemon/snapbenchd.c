@@ -50,8 +50,12 @@ static void usage(FILE *out)
 		"  --write-timeout SEC      drop clients that read none of their replies this long (default 30)\n"
 		"  --cancel-timeout SEC     a cancelled run must stop within this, else it is killed (default 45)\n"
 		"  --recover-wait SEC       at start, wait this long for a previous worker to stop (default 60)\n"
+		"  --metrics-file PATH      keep the runs' metrics here for node_exporter's textfile\n"
+		"                           collector (default with the default state directory:\n"
+		"                           %s, when its directory exists; '': none)\n"
 		"  --version, --help\n",
-		PROTOCOL_DEFAULT_SOCKET, DAEMON_DEFAULT_STATE_DIR, DAEMON_DEFAULT_GROUP, LIBEXECDIR);
+		PROTOCOL_DEFAULT_SOCKET, DAEMON_DEFAULT_STATE_DIR, DAEMON_DEFAULT_GROUP, LIBEXECDIR,
+		DAEMON_DEFAULT_METRICS_FILE);
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, unsigned *ret)
@@ -185,6 +189,7 @@ enum {
 	OPT_CANCEL_TIMEOUT,
 	OPT_RECOVER_WAIT,
 	OPT_LOG_FILE,
+	OPT_METRICS_FILE,
 	OPT_VERSION,
 };
 
@@ -207,6 +212,7 @@ static const struct option options[] = {
 	{ "cancel-timeout", required_argument, NULL, OPT_CANCEL_TIMEOUT },
 	{ "recover-wait", required_argument, NULL, OPT_RECOVER_WAIT },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -244,6 +250,15 @@ static int parse_argv(int argc, char **argv, struct args *ret)
 			break;
 		case OPT_QEMU:
 			cfg.qemu = optarg;
+			break;
+		case OPT_METRICS_FILE:
+			if (*optarg && (strlen(optarg) < 6 || strcmp(optarg + strlen(optarg) - 5, ".prom") ||
+					optarg[strlen(optarg) - 6] == '/')) {
+				fprintf(stderr, "snapbenchd: --metrics-file %s: give a file name ending in .prom "
+					"(node_exporter's textfile collector reads only those), or '' for none\n", optarg);
+				return 2;
+			}
+			cfg.metrics_file = optarg;
 			break;
 		case OPT_MAX_CONNECTIONS:
 			if (parse_uint("--max-connections", optarg, 1, 10000, &cfg.max_connections) < 0)

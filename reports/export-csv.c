@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* CSV exports (RFC 4180): a run's per-repetition window figures, a comparison's per-side statistics. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "export.h"
+#include "export-private.h"
+#include "json-util.h"
+
+static const char *const report_windows[] = { "pre", "snapshot", "post" };
+
+/* metric_info's unit of name, else of its base name before the '.' (per-cause metrics), else "". */
+static const char *metric_unit(struct json_object *report, const char *name)
+{
+	struct json_object *info = json_lookup(report, "metric_info");
+	const char *unit = json_lookup_string(json_lookup(info, name), "unit");
+	const char *dot = strchr(name, '.');
+
+	if (!unit && dot) {
+		char base[128];
+		snprintf(base, sizeof(base), "%.*s", (int)(dot - name), name);
+		unit = json_lookup_string(json_lookup(info, base), "unit");
+	}
+	return unit ? unit : "";
+}
+
+int export_report_csv(struct json_object *report, char **ret, struct sb_error *err)
+{
+	static const char *const header[] = { "run", "arm", "repetition", "state", "window",
+					      "metric", "unit", "value", "unavailable" };
+	_cleanup_strbuf_ struct strbuf b = {};
+	struct json_object *reps;
+	const char *id;
+	int r = export_report_parts(report, &id, &reps, err);
+
+	if (r < 0)
+		return r;
+
+	export_append_csv_row(&b, header, ARRAY_SIZE(header));
+	for (size_t i = 0; reps && i < json_object_array_length(reps); i++) {
+		struct json_object *rep = json_object_array_get_idx(reps, i);
+		struct json_object *windows = json_lookup(rep, "windows");
+		char index[24];
+
+		snprintf(index, sizeof(index), "%lld", (long long)json_object_get_int64(json_lookup(rep, "index")));
+		for (size_t w = 0; w < ARRAY_SIZE(report_windows); w++) {
+			struct json_object *win = json_lookup(windows, report_windows[w]);
+			struct json_object *metrics = json_lookup(win, "metrics");
+			struct json_object *unavailable = json_lookup(win, "unavailable");
+
+			if (!json_object_is_type(metrics, json_type_object))
+				continue;
+			json_object_object_foreach(metrics, name, value) {
+				char num[EXPORT_NUMBER_MAX] = "";
+				const char *why = json_lookup_string(unavailable, name);
+
+				if (value && json_is_number(value))
+					export_format_number(json_object_get_double(value), num);
+				else if (!why)
+					why = "not measured";
+				const char *row[] = { id, json_lookup_string(rep, "arm"), index,
+						      json_lookup_string(rep, "state"), report_windows[w], name,
+						      metric_unit(report, name), num, num[0] ? "" : why };
+				export_append_csv_row(&b, row, ARRAY_SIZE(row));
+			}
+		}
+	}
+	char *text = strbuf_steal(&b);
+	if (!text)
+		return sb_error_set(err, -ENOMEM, "out of memory writing the CSV of run %s", id);
+	*ret = text;
+	return 0;
+}
+
+char *export_compare_csv(const struct compare_result *r)
+{
+	static const char *const header[] = { "window", "metric", "unit", "better", "side", "label", "n",
+					      "missing", "median", "min", "max", "mean", "stddev", "cv",
+					      "ratio", "pct_change", "from_zero", "p", "alpha", "threshold_pct",
+					      "verdict" };
+	_cleanup_strbuf_ struct strbuf b = {};
+	char alpha[EXPORT_NUMBER_MAX];
+
+	export_format_number(r->opts.alpha, alpha);
+	export_append_csv_row(&b, header, ARRAY_SIZE(header));
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		const struct compare_metric *m = &r->metrics[i];
+		char ratio[EXPORT_NUMBER_MAX], pct[EXPORT_NUMBER_MAX], p[EXPORT_NUMBER_MAX],
+			threshold[EXPORT_NUMBER_MAX];
+
+		export_format_number(m->ratio, ratio);
+		export_format_number(m->pct_change, pct);
+		export_format_number(m->mwu.p, p);
+		export_format_number(m->threshold_pct, threshold);
+		for (size_t s = 0; s < 2; s++) {
+			const struct compare_arm_stats *a = &m->arm[s];
+			char n[24], missing[24], med[EXPORT_NUMBER_MAX], min[EXPORT_NUMBER_MAX],
+				max[EXPORT_NUMBER_MAX], mean[EXPORT_NUMBER_MAX], sd[EXPORT_NUMBER_MAX],
+				cv[EXPORT_NUMBER_MAX];
+
+			snprintf(n, sizeof(n), "%zu", a->n);
+			snprintf(missing, sizeof(missing), "%zu", a->n_missing);
+			export_format_number(a->s.median, med);
+			export_format_number(a->s.min, min);
+			export_format_number(a->s.max, max);
+			export_format_number(a->s.mean, mean);
+			export_format_number(a->s.stddev, sd);
+			export_format_number(a->s.cv, cv);
+			const char *row[] = { m->window, m->name, m->unit, compare_better_name(m->better),
+					      r->side[s]->role, r->side[s]->label, n, missing, med, min, max, mean,
+					      sd, cv, ratio, pct, m->from_zero ? "true" : "false", p, alpha,
+					      threshold, compare_verdict_name(m->verdict) };
+			export_append_csv_row(&b, row, ARRAY_SIZE(row));
+		}
+	}
+	return strbuf_steal(&b);
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Text and numbers as the exports write them: UTF-8 without controls, CSV fields, shortest numbers. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export-private.h"
+#include "json-util.h"
+
+/* The length of the valid UTF-8 sequence at p (its code point in *cp), or 0. */
+static size_t utf8_sequence(const unsigned char *p, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c, min;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if ((p[0] & 0xe0) == 0xc0)
+		n = 2, c = p[0] & 0x1f, min = 0x80;
+	else if ((p[0] & 0xf0) == 0xe0)
+		n = 3, c = p[0] & 0x0f, min = 0x800;
+	else if ((p[0] & 0xf8) == 0xf0)
+		n = 4, c = p[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80) /* also stops at the NUL */
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0; /* overlong, past Unicode, or a surrogate */
+	*cp = c;
+	return n;
+}
+
+static bool is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+static void append_escaped(struct strbuf *b, char c, enum export_escape e)
+{
+	if (e == EXPORT_ESCAPE_XML) {
+		switch (c) {
+		case '&': strbuf_append(b, "&amp;"); return;
+		case '<': strbuf_append(b, "&lt;"); return;
+		case '>': strbuf_append(b, "&gt;"); return;
+		case '"': strbuf_append(b, "&quot;"); return;
+		case '\'': strbuf_append(b, "&apos;"); return;
+		}
+	} else if (e == EXPORT_ESCAPE_LABEL && (c == '\\' || c == '"')) {
+		strbuf_append_repeat(b, '\\', 1);
+	}
+	strbuf_append_mem(b, &c, 1);
+}
+
+void export_append_text(struct strbuf *b, const char *s, enum export_escape e)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (p && *p) {
+		uint32_t cp;
+		size_t n = utf8_sequence(p, &cp);
+
+		if (n == 0 || is_control(cp)) {
+			strbuf_append_mem(b, "?", 1);
+			p += n ? n : 1;
+		} else if (n == 1) {
+			append_escaped(b, (char)*p++, e);
+		} else {
+			strbuf_append_mem(b, (const char *)p, n);
+			p += n;
+		}
+	}
+}
+
+void export_append_csv_field(struct strbuf *b, const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+	bool quote = len && (strpbrk(s, ",\"") || s[0] == ' ' || s[len - 1] == ' ');
+
+	if (!quote) {
+		export_append_text(b, s, EXPORT_ESCAPE_NONE);
+		return;
+	}
+	strbuf_append(b, "\"");
+	for (const char *p = s; *p;) {
+		const char *q = strchr(p, '"');
+		size_t n = q ? (size_t)(q - p) : strlen(p);
+		_cleanup_free_ char *part = strndup(p, n);
+
+		if (!part) {
+			b->oom = true;
+			return;
+		}
+		export_append_text(b, part, EXPORT_ESCAPE_NONE);
+		if (!q)
+			break;
+		strbuf_append(b, "\"\"");
+		p = q + 1;
+	}
+	strbuf_append(b, "\"");
+}
+
+void export_append_csv_row(struct strbuf *b, const char *const *fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strbuf_append(b, ",");
+		export_append_csv_field(b, fields[i]);
+	}
+	strbuf_append(b, "\r\n");
+}
+
+void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX])
+{
+	if (!isfinite(v)) {
+		buf[0] = '\0';
+		return;
+	}
+	if (v == 0)
+		v = 0; /* no "-0" */
+	if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(buf, EXPORT_NUMBER_MAX, "%.0f", v);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, EXPORT_NUMBER_MAX, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+int export_report_parts(struct json_object *report, const char **id, struct json_object **reps,
+			struct sb_error *err)
+{
+	const char *i = json_lookup_string(report, "id");
+	struct json_object *r = json_lookup(report, "repetitions");
+
+	if (!json_object_is_type(report, json_type_object) || !i)
+		return sb_error_set(err, -EINVAL, "not a run report: a JSON object with an \"id\" is expected");
+	if (r && !json_object_is_type(r, json_type_array))
+		return sb_error_set(err, -EINVAL, "run %s: \"repetitions\" is %s, not an array", i,
+				    json_type_phrase(r));
+	*id = i;
+	*reps = r;
+	return 0;
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The exports' text rules (reports/export-text.c): what a report's strings
+ * become in CSV, XML and OpenMetrics labels, including the bytes JSON
+ * fixtures cannot carry (invalid UTF-8), and the number format. The
+ * formats themselves are read back by real parsers in tests/exports/.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "export.h"
+#include "export-private.h"
+
+static char *text(const char *s, enum export_escape e)
+{
+	struct strbuf b = {};
+
+	export_append_text(&b, s, e);
+	return strbuf_steal(&b);
+}
+
+#define CHECK_TEXT(in, e, want)                                                            \
+	do {                                                                               \
+		_cleanup_free_ char *got_ = text(in, e);                                   \
+		CHECK_MSG(got_ && !strcmp(got_, want), "%s -> \"%s\", expected \"%s\"", #in, \
+			  got_ ? got_ : "(null)", want);                                   \
+	} while (0)
+
+static void test_text(void)
+{
+	CHECK_TEXT("plain", EXPORT_ESCAPE_NONE, "plain");
+	CHECK_TEXT("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7", EXPORT_ESCAPE_NONE, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7");
+	/* C0, DEL and C1 (CSI as U+009B) controls, tab and newline included */
+	CHECK_TEXT("a\x1b[2J\tb\nc\x7f" "d\xc2\x9b" "e", EXPORT_ESCAPE_NONE, "a?[2J?b?c?d?e");
+	/* not UTF-8: a stray continuation byte, a truncated sequence, an overlong '/', a surrogate, past U+10FFFF */
+	CHECK_TEXT("x\x80y", EXPORT_ESCAPE_NONE, "x?y");
+	CHECK_TEXT("x\xe2\x82", EXPORT_ESCAPE_NONE, "x??");
+	CHECK_TEXT("\xc0\xaf", EXPORT_ESCAPE_NONE, "??");
+	CHECK_TEXT("\xed\xa0\x80", EXPORT_ESCAPE_NONE, "???");
+	CHECK_TEXT("\xf4\x90\x80\x80", EXPORT_ESCAPE_NONE, "????");
+	CHECK_TEXT("<a href=\"x\">&'</a>", EXPORT_ESCAPE_XML, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;");
+	CHECK_TEXT("a\\b\"c", EXPORT_ESCAPE_LABEL, "a\\\\b\\\"c");
+	CHECK_TEXT("", EXPORT_ESCAPE_XML, "");
+	CHECK_TEXT(NULL, EXPORT_ESCAPE_XML, "");
+}
+
+static void check_row(const char *const *fields, size_t n, const char *want)
+{
+	struct strbuf b = {};
+	_cleanup_free_ char *got = NULL;
+
+	export_append_csv_row(&b, fields, n);
+	got = strbuf_steal(&b);
+	CHECK_MSG(got && !strcmp(got, want), "CSV row \"%s\", expected \"%s\"", got ? got : "(null)", want);
+}
+
+static void test_csv(void)
+{
+	check_row((const char *const[]){ "a", "", "1.5" }, 3, "a,,1.5\r\n");
+	check_row((const char *const[]){ "x,y", "say \"hi\"", " lead", "trail ", "in side" }, 5,
+		  "\"x,y\",\"say \"\"hi\"\"\",\" lead\",\"trail \",in side\r\n");
+	check_row((const char *const[]){ "\"" }, 1, "\"\"\"\"\r\n");
+	/* a newline is a control: '?', so a record is always one line */
+	check_row((const char *const[]){ "two\r\nlines", NULL }, 2, "two??lines,\r\n");
+}
+
+static void check_number(double v, const char *want)
+{
+	char buf[EXPORT_NUMBER_MAX];
+
+	export_format_number(v, buf);
+	CHECK_MSG(!strcmp(buf, want), "%.17g -> \"%s\", expected \"%s\"", v, buf, want);
+}
+
+static void test_numbers(void)
+{
+	check_number(950015, "950015");
+	check_number(0.1, "0.1");
+	check_number(-0.0, "0");
+	check_number(1.0 / 3, "0.3333333333333333");
+	check_number(16885 / 1e9, "1.6885e-05");
+	check_number(1e20, "1e+20");
+	check_number(-2.5, "-2.5");
+	check_number(NAN, "");
+	check_number(INFINITY, "");
+}
+
+static void test_not_a_report(void)
+{
+	struct sb_error err = { 0 };
+	char *out = (char *)"untouched";
+	struct json_object *arr = json_object_new_array();
+	struct json_object *bad = json_tokener_parse("{\"id\": \"r\", \"repetitions\": {}}");
+
+	CHECK(export_report_csv(arr, &out, &err) == -EINVAL && strstr(err.msg, "not a run report"));
+	CHECK(export_report_metrics(arr, EXPORT_OPENMETRICS, &out, &err) == -EINVAL);
+	CHECK(export_report_csv(bad, &out, &err) == -EINVAL && strstr(err.msg, "not an array"));
+	CHECK(!strcmp(out, "untouched")); /* out-parameters are left alone on failure */
+	json_object_put(arr);
+	json_object_put(bad);
+}
+
+static void test_empty_run(void)
+{
+	struct sb_error err = { 0 };
+	struct json_object *queued = json_tokener_parse("{\"id\": \"r1\", \"state\": \"queued\", \"repetitions\": []}");
+	_cleanup_free_ char *csv = NULL, *om = NULL, *prom = NULL;
+
+	CHECK(export_report_csv(queued, &csv, &err) == 0);
+	CHECK(!strcmp(csv, "run,arm,repetition,state,window,metric,unit,value,unavailable\r\n"));
+	CHECK(export_report_metrics(queued, EXPORT_OPENMETRICS, &om, &err) == 0);
+	CHECK_MSG(!strcmp(om, "# HELP snapbench_run the run: its id, state and scenario\n"
+			      "# TYPE snapbench_run info\n"
+			      "snapbench_run_info{run=\"r1\",state=\"queued\",scenario=\"\"} 1\n"
+			      "# EOF\n"), "%s", om);
+	CHECK(export_report_metrics(queued, EXPORT_PROMETHEUS, &prom, &err) == 0);
+	CHECK_MSG(!strcmp(prom, "# HELP snapbench_run_info the run: its id, state and scenario\n"
+				"# TYPE snapbench_run_info gauge\n"
+				"snapbench_run_info{run=\"r1\",state=\"queued\",scenario=\"\"} 1\n"), "%s", prom);
+	json_object_put(queued);
+}
+
+/* A metric named like one of the exports' own families does not get mixed into it. */
+static void test_name_clash(void)
+{
+	struct sb_error err = { 0 };
+	struct json_object *report = json_tokener_parse(
+		"{\"id\": \"r1\", \"state\": \"completed\", \"repetitions\": [{\"index\": 0, \"arm\": \"a\", "
+		"\"state\": \"completed\", \"windows\": {\"pre\": {\"metrics\": {\"run\": 5, \"pf_per_s\": 7}}}}]}");
+	_cleanup_free_ char *om = NULL;
+
+	CHECK(report);
+	CHECK(export_report_metrics(report, EXPORT_OPENMETRICS, &om, &err) == 0);
+	CHECK_MSG(!strstr(om, "snapbench_run_info{arm") && !strstr(om, "# TYPE snapbench_run gauge"), "%s", om);
+	CHECK_MSG(strstr(om, "snapbench_pf_per_second{arm=\"a\",rep=\"0\",window=\"pre\"} 7\n"), "%s", om);
+	json_object_put(report);
+}
+
+int main(void)
+{
+	test_text();
+	test_csv();
+	test_numbers();
+	test_not_a_report();
+	test_empty_run();
+	test_name_clash();
+	return 0;
+}
