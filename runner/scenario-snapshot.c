@@ -175,16 +175,17 @@ static void fetch_error(struct snap *s, const struct scenario_ctx *ctx)
 }
 
 /* Takes QEMU's MIGRATION events until its migration ended or none is waiting. */
-static int read_events(struct snap *s, const struct scenario_ctx *ctx)
+static int read_events(struct snap *s, const struct scenario_ctx *ctx, struct sb_error *err)
 {
 	while (!s->qemu_ended) {
 		_cleanup_qmp_event_ struct qmp_event *e = NULL;
 		struct json_object *st;
-		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, NULL);
+		struct sb_error e2 = {};
+		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, &e2);
 		if (k == -ETIMEDOUT)
 			return 0;
 		if (k < 0)
-			return k;
+			return sb_error_set(err, k, "QMP connection lost during the snapshot: %s", e2.msg);
 		if (!e->data || !json_object_object_get_ex(e->data, "status", &st))
 			continue;
 		const char *status = json_object_get_string(st);
@@ -297,9 +298,9 @@ static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, st
 	uint64_t setup_ns = (uint64_t)(ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS) * NSEC_PER_MSEC;
 
 	if (!s->done) {
-		int k = read_events(s, ctx);
+		int k = read_events(s, ctx, err);
 		if (k < 0)
-			return sb_error_set(err, k, "QMP connection lost during the snapshot");
+			return k;
 		check_end(s);
 	}
 	if (!s->done && !s->qemu_ended && s->query_status == QMP_MIGRATION_SETUP && s->query_ns > s->migrate_ns &&
