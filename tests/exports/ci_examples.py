@@ -91,10 +91,10 @@ def expand(word, env, where):
     return re.sub(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", var, word)
 
 
-def snapbench_commands(blocks, env, where):
-    """(argv words unexpanded, stdout target) of each snapbench command; set -- and other words tracked."""
+def snapbench_commands(blocks, where):
+    """(kind, words unexpanded, stdout target, step, env) of each snapbench command, set -- and kernel build."""
     found = []
-    for name, block in blocks:
+    for name, block, env in blocks:
         p = subprocess.run(["bash", "-n", "-c", block], capture_output=True, text=True)
         check(p.returncode == 0, "%s %s: bash -n: %s" % (where, name, p.stderr))
         check("${{" not in block, "%s %s: a ${{ }} expression in the shell (pass it through env:)" % (where, name))
@@ -104,9 +104,9 @@ def snapbench_commands(blocks, env, where):
                 words.pop(0)
             check("snapbench" not in words[1:], "%s %s: snapbench not at the start of %s" % (where, name, cmd))
             if words[:2] == ["set", "--"]:
-                found.append(("set", words[2:], None, name))
+                found.append(("set", words[2:], None, name, env))
             elif words and words[0] == "sh" and len(words) > 1 and words[1] == BUILD_SCRIPT:
-                found.append(("build", words[2:], None, name))
+                found.append(("build", words[2:], None, name, env))
             elif words and words[0] == "snapbench":
                 argv, target = [], None
                 it = iter(words)
@@ -115,7 +115,7 @@ def snapbench_commands(blocks, env, where):
                         target = next(it)
                     else:
                         argv.append(w)
-                found.append(("snapbench", argv, target, name))
+                found.append(("snapbench", argv, target, name, env))
     return found
 
 
@@ -134,10 +134,10 @@ def relabelled_two_arms(testdata, labels):
     return r
 
 
-def run_pipeline(snapbench, testdata, found, env, where, cwd):
-    """Runs the snapbench commands in order; returns the compare exit codes."""
+def run_pipeline(snapbench, testdata, found, where, cwd):
+    """Runs the snapbench commands in order, each with its step's variables; returns the compare exit codes."""
     positional, builds, compare_rcs, runs = [], [], [], 0
-    for kind, words, target, step in found:
+    for kind, words, target, step, env in found:
         argv = [expand(w, env, where) for w in words]
         if kind == "set":
             positional = [m for w in argv for m in (sorted(glob.glob(w)) or [w])]
@@ -209,15 +209,15 @@ def case_gitlab(snapbench, testdata, path, tmp):
         doc = yaml.safe_load(f)
     project = os.path.join(tmp, "gitlab")
     os.makedirs(project)
-    env = {"CI_PROJECT_DIR": project}
+    env = {"CI_PROJECT_DIR": project, "CI_BUILDS_DIR": os.path.join(tmp, "gitlab-builds")}
     for k, v in doc.get("variables", {}).items():
         env[k] = expand(str(v), env, "gitlab variables")
     jobs = {k: v for k, v in doc.items() if isinstance(v, dict) and "script" in v}
     check(list(jobs) == ["snapbench"], "gitlab: jobs %s" % list(jobs))
     job = jobs["snapbench"]
-    blocks = [("script %d" % i, s) for i, s in enumerate(job.get("before_script", []) + job["script"])]
-    found = snapbench_commands(blocks, env, "gitlab")
-    rcs = run_pipeline(snapbench, testdata, found, env, "gitlab", project)
+    blocks = [("script %d" % i, s, env) for i, s in enumerate(job.get("before_script", []) + job["script"])]
+    found = snapbench_commands(blocks, "gitlab")
+    rcs = run_pipeline(snapbench, testdata, found, "gitlab", project)
 
     art = job["artifacts"]
     check(art.get("when") == "always", "gitlab: artifacts are not kept when the job fails (when: always)")
@@ -236,8 +236,9 @@ def case_gitlab(snapbench, testdata, path, tmp):
 
 
 def github_expr(value, workspace):
-    """${{ github.workspace }} as the test's directory; other expressions as placeholders."""
+    """${{ github.workspace }} and ${{ runner.temp }} as the test's directories; other expressions as placeholders."""
     value = value.replace("${{ github.workspace }}", workspace)
+    value = value.replace("${{ runner.temp }}", os.path.join(os.path.dirname(workspace), "runner-temp"))
     return re.sub(r"\$\{\{[^}]*\}\}", "EXPR", value)
 
 
@@ -255,13 +256,12 @@ def case_github(snapbench, testdata, path, tmp):
     env.update({k: github_expr(str(v), workspace) for k, v in job.get("env", {}).items()})
     steps = job["steps"]
     blocks = []
-    for s in steps:
+    for s in steps:  # a step sees the job's env and its own
         if "run" in s:
-            blocks.append((s.get("name", s.get("id", "?")), s["run"]))
-            for k, v in s.get("env", {}).items():
-                env[k] = github_expr(str(v), workspace)
-    found = snapbench_commands(blocks, env, "github")
-    rcs = run_pipeline(snapbench, testdata, found, env, "github", workspace)
+            step_env = dict(env, **{k: github_expr(str(v), workspace) for k, v in s.get("env", {}).items()})
+            blocks.append((s.get("name", s.get("id", "?")), s["run"], step_env))
+    found = snapbench_commands(blocks, "github")
+    rcs = run_pipeline(snapbench, testdata, found, "github", workspace)
 
     upload = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     check(len(upload) == 1 and upload[0].get("if") == "always()", "github: no upload-artifact step with if: always()")
