@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare-private.h"
@@ -462,21 +463,39 @@ static void settings_table(struct strbuf *b, const struct compare_result *r)
 	strbuf_append(b, "</tbody>\n</table>\n");
 }
 
-/* The run spec of each side's first run, as JSON (the comparable parts are the same on both). */
+/* Multi-line text for a <pre>: each line as html_text() writes it. */
+static void html_lines(struct strbuf *b, const char *s)
+{
+	for (const char *nl; s; s = nl ? nl + 1 : NULL) {
+		nl = strchr(s, '\n');
+		_cleanup_free_ char *line = nl ? strndup(s, (size_t)(nl - s)) : strdup(s);
+		if (!line) {
+			b->oom = true;
+			return;
+		}
+		html_text(b, line);
+		if (nl)
+			strbuf_append(b, "\n");
+	}
+}
+
+/* The run spec of each side's first run, as JSON (the comparable parts are the same on both); once
+ * when both sides come from one run. */
 static void specs(struct strbuf *b, const struct compare_result *r)
 {
 	for (size_t s = 0; s < 2; s++) {
-		if (!r->side[s]->n_reports)
+		if (!r->side[s]->n_reports || (s == 1 && r->side[0]->n_reports &&
+					       r->side[0]->reports[0] == r->side[1]->reports[0]))
 			continue;
 		const struct compare_report *rep = r->side[s]->reports[0];
 		struct json_object *spec = json_lookup(rep->root, "spec");
 		strbuf_append(b, "<details class=\"spec\"><summary>Run spec of ");
 		html_text(b, rep->id);
 		strbuf_append(b, " (");
-		html_text(b, side_title(r, s));
+		html_text(b, s == 0 && rep == r->side[1]->reports[0] ? "both sides" : side_title(r, s));
 		strbuf_append(b, ")</summary>\n<pre>");
-		html_text(b, spec ? json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PRETTY |
-								       JSON_C_TO_STRING_NOSLASHESCAPE) : "(none)");
+		html_lines(b, spec ? json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+									JSON_C_TO_STRING_NOSLASHESCAPE) : "(none)");
 		strbuf_append(b, "</pre>\n</details>\n");
 	}
 }

@@ -8,7 +8,8 @@ reports/testdata/.
 CASE is one of
   structure  per comparison: the page's table rows are the JSON's metrics
              (those not 0 everywhere, unless --all) with their verdicts and
-             the text table's cells; compare.html in --output is the page
+             the text table's cells; the details name each run with its
+             kernel and hold the first run's spec as JSON; compare.html in --output is the page
              on stdout; every SVG --output writes is inline in it, byte for
              byte but its ids (prefixed to be unique); the page loads nothing (no src, no link, no script, no
              url(), no href but #fragments, http(s):// only as the SVG
@@ -73,6 +74,10 @@ class Page(html.parser.HTMLParser):
         self.in_sides = False
         self.notes = []          # text of <ul class="notes"> items
         self.in_notes = False
+        self.pres = []           # text of each <pre>
+        self.in_pre = False
+        self.kernel_cells = []   # cells of <table class="kernels">
+        self.in_kernels = False
         self.feed(text)
         self.close()
 
@@ -90,10 +95,20 @@ class Page(html.parser.HTMLParser):
             self.in_sides = True
         elif tag == "ul" and a.get("class") == "notes":
             self.in_notes = True
+        elif tag == "pre":
+            self.pres.append("")
+            self.in_pre = True
+        elif tag == "table" and a.get("class") == "kernels":
+            self.in_kernels = True
+        elif tag == "td" and self.in_kernels:
+            self.kernel_cells.append("")
 
     def handle_endtag(self, tag):
         if tag == "table":
             self.window = None
+            self.in_kernels = False
+        elif tag == "pre":
+            self.in_pre = False
         elif tag == "td" and self.cell is not None:
             self.row[3].append("".join(self.cell))
             self.cell = None
@@ -106,6 +121,10 @@ class Page(html.parser.HTMLParser):
             self.in_notes = False
 
     def handle_data(self, data):
+        if self.in_pre:
+            self.pres[-1] += data
+        if self.in_kernels and self.kernel_cells:
+            self.kernel_cells[-1] += data
         if self.cell is not None:
             self.cell.append(data)
         if self.in_sides:
@@ -178,6 +197,15 @@ def check_page(snapbench, args, tmp, what):
         line = table_line(table, window, cells[0])
         for c in cells[1:]:
             check(c in line, "%s %s: cell %r is not in the text table's line %r" % (what, metric, c, line))
+    # the details: each side's kernel per run, and the first run's spec as JSON
+    for side in ("baseline", "patched"):
+        for rep in doc["inputs"][side]["reports"]:
+            check(rep["kernel_release"] in page.kernel_cells and rep["id"] in page.kernel_cells,
+                  "%s: run %s on %s is not in the kernels table %s" % (what, rep["id"], rep["kernel_release"],
+                                                                      page.kernel_cells))
+    first = ex.load(os.getcwd(), doc["inputs"]["baseline"]["reports"][0]["path"])
+    check(page.pres and json.loads(page.pres[0]) == first["spec"], "%s: the first <pre> is not %s's spec: %r"
+          % (what, first["id"], page.pres[:1]))
     check(("Verdict: %s (exit code %d)." % (doc["verdict"], rc)) in re.sub(r"<[^>]+>", "", page_text),
           "%s: no verdict line" % what)
     for w in doc["warnings"]:
