@@ -21,9 +21,11 @@ variables (a variable the pipeline does not define fails the test):
 
 Then every artifact path the pipeline uploads exists (compare.json,
 compare-junit.xml, compare.html, compare.md among them), GitLab's JUnit
-report is JUnit XML, the upload runs whatever happened, and a regression
-(compare's exit code 3) fails the job after the comment is posted.
-build-kernel.sh passes sh -n.
+report is JUnit XML, and the upload runs whatever happened. Last, the shell
+from the comparison on runs under bash -eo pipefail with this snapbench and
+stand-ins for curl and gh: a regression (compare's exit code 3) posts the
+comment and then fails the job with 3, no regression posts and succeeds, a
+missing report fails with 2 and posts nothing. build-kernel.sh passes sh -n.
 """
 
 import copy
@@ -37,28 +39,18 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import exports as ex  # noqa: E402  (log, fail, check, skip)
+
 try:
     import yaml
 except ImportError:
-    print("ci-examples: SKIP: python3-yaml is not installed (scripts/install-deps installs it)", flush=True)
-    sys.exit(77)
+    ex.skip("python3-yaml (Debian package python3-yaml)")
+
+check, fail, log = ex.check, ex.fail, ex.log
 
 OPERATORS = {";", "&&", "||", "|", "(", ")", "&"}
 BUILD_SCRIPT = "ci/snapbench-build-kernel.sh"  # where docs/ci.md says to copy build-kernel.sh
-
-
-def log(*args):
-    print("ci-examples:", *args, flush=True)
-
-
-def fail(msg):
-    print("ci-examples: FAIL:", msg, flush=True)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
 
 
 def commands(block):
@@ -190,6 +182,50 @@ def run_pipeline(snapbench, testdata, found, where, cwd):
     return compare_rcs
 
 
+STUB = """#!/bin/sh
+# a stand-in for %s: records its arguments, one a line
+printf '%%s\\n' "$@" > "$STUB_LOG/%s.args"
+"""
+
+
+def stubs(tmp, snapbench):
+    """A PATH directory with this build's snapbench and stand-ins for the forges' clients (curl, gh)."""
+    d = os.path.join(tmp, "bin")
+    if not os.path.isdir(d):
+        os.makedirs(os.path.join(tmp, "stub-log"))
+        os.makedirs(d)
+        os.symlink(snapbench, os.path.join(d, "snapbench"))
+        for tool in ("curl", "gh"):
+            with open(os.path.join(d, tool), "w") as f:
+                f.write(STUB % (tool, tool))
+            os.chmod(os.path.join(d, tool), 0o755)
+    return d
+
+
+def run_shell(block, env, tmp, snapbench, cwd):
+    """A block as the forges run it (bash -eo pipefail), with our snapbench and the stand-ins on PATH;
+    (exit code, {tool: its arguments} for the stand-ins it called)."""
+    log_dir = os.path.join(tmp, "stub-log")
+    bindir = stubs(tmp, snapbench)
+    for f in os.listdir(log_dir):
+        os.unlink(os.path.join(log_dir, f))
+    e = dict(env, PATH=bindir + ":/usr/bin:/bin", HOME=tmp, STUB_LOG=log_dir, LC_ALL="C.UTF-8")
+    p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", block], env=e, cwd=cwd,
+                       capture_output=True, text=True, timeout=60)
+    called = {}
+    for f in os.listdir(log_dir):
+        with open(os.path.join(log_dir, f)) as fh:
+            called[f.split(".")[0]] = fh.read().splitlines()
+    return p.returncode, called, p.stderr
+
+
+def hide_runs(results):
+    """Moves the run directory away (a run that wrote no report); returns how to put it back."""
+    runs = os.path.join(results, "runs")
+    os.rename(runs, runs + ".hidden")
+    return lambda: os.rename(runs + ".hidden", runs)
+
+
 def check_artifacts(paths, base, where):
     """Every uploaded path exists; the comparison's outputs are among them."""
     files = []
@@ -231,15 +267,41 @@ def case_gitlab(snapbench, testdata, path, tmp):
           "gitlab: compare's exit code is not kept and returned after the comment:\n%s" % block)
     check("merge_requests/$CI_MERGE_REQUEST_IID/notes" in script and "comment.md" in script,
           "gitlab: the Markdown is not posted to the merge request")
+
+    # the compare block as GitLab runs it: a regression, none, and an error
+    genv = dict(env, CI_JOB_URL="https://gitlab.invalid/job/7", CI_API_V4_URL="https://gitlab.invalid/api/v4",
+                CI_PROJECT_ID="11", CI_MERGE_REQUEST_IID="42", SNAPBENCH_NOTE_TOKEN="token")
+    comment = os.path.join(env["RESULTS"], "compare", "comment.md")
+    for threshold, verdict, want_rc in ((env["SNAPBENCH_THRESHOLD"], "regressed", 3), ("1000", "no-change", 0)):
+        rc, called, err = run_shell(block, dict(genv, SNAPBENCH_THRESHOLD=threshold), tmp, snapbench, project)
+        check(rc == want_rc, "gitlab: the compare block exits %d, compare's verdict %s gives %d\n%s"
+              % (rc, verdict, want_rc, err))
+        args = called.get("curl", [])
+        check("body@" + comment in args and args[-1] == genv["CI_API_V4_URL"] + "/projects/11/merge_requests/42/notes"
+              and "PRIVATE-TOKEN: token" in args, "gitlab: the comment is not posted: curl %s" % args)
+        with open(comment) as f:
+            text = f.read()
+        check(text.startswith("### snapbench compare: %s" % verdict) and
+              "(https://gitlab.invalid/job/7/artifacts/browse/snapbench-results/compare/)" in text,
+              "gitlab: the comment reads:\n%s" % text)
+    restore = hide_runs(env["RESULTS"])
+    rc, called, err = run_shell(block, genv, tmp, snapbench, project)
+    restore()
+    check(rc == 2 and "curl" not in called, "gitlab: without a report the block exits %d (want 2), calls %s"
+          % (rc, sorted(called)))
+    log("gitlab: the compare block run by bash: exit 3 after posting on a regression, 0 after posting "
+        "without one, 2 and no comment without a report")
     log("gitlab: %d snapbench commands, compare exit %s, %d artifact files, the JUnit report, exit 3 kept"
         % (sum(k == "snapbench" for k, *_ in found), rcs, n))
 
 
 def github_expr(value, workspace):
-    """${{ github.workspace }} and ${{ runner.temp }} as the test's directories; other expressions as placeholders."""
-    value = value.replace("${{ github.workspace }}", workspace)
-    value = value.replace("${{ runner.temp }}", os.path.join(os.path.dirname(workspace), "runner-temp"))
-    return re.sub(r"\$\{\{[^}]*\}\}", "EXPR", value)
+    """The expressions the workflow uses, as the test's directories and placeholders."""
+    known = {"github.workspace": workspace, "runner.temp": os.path.join(os.path.dirname(workspace), "runner-temp"),
+             "github.event.pull_request.number": "42", "github.base_ref": "main", "github.token": "token",
+             "github.server_url": "https://github.invalid", "github.repository": "owner/linux",
+             "github.run_id": "7"}
+    return re.sub(r"\$\{\{\s*([^}]*?)\s*\}\}", lambda m: known.get(m.group(1), "EXPR"), value)
 
 
 def case_github(snapbench, testdata, path, tmp):
@@ -277,6 +339,65 @@ def case_github(snapbench, testdata, path, tmp):
           any("gh pr comment" in s.get("run", "") for s in steps), "github: the comment is not posted first")
     log("github: %d snapbench commands, compare exit %s, %d artifact files, exit 3 fails the job last"
         % (sum(k == "snapbench" for k, *_ in found), rcs, n))
+
+    # the steps from Compare on as the runner takes them: a regression, none, and an error
+    env["GITHUB_WORKSPACE"] = workspace
+    first = steps.index(compare)
+    body = os.path.join(env["RESULTS"], "compare", "comment.md")
+    for threshold, verdict, want in ((env["SNAPBENCH_THRESHOLD"], "regressed", ("Fail on a regression", 3)),
+                                     ("1000", "no-change", None)):
+        ran, failed, called = github_steps(steps[first:], dict(env, SNAPBENCH_THRESHOLD=threshold), workspace, tmp,
+                                           snapbench)
+        check(failed == want and "Comment on the pull request" in ran and "Keep the results" in ran,
+              "github, %s: steps run %s, failed %s; expected the comment, the upload and a failure %s"
+              % (verdict, ran, failed, want))
+        check(called.get("gh", [])[:3] == ["pr", "comment", "42"] and called["gh"][3:] == ["--body-file", body],
+              "github: the comment is not posted: gh %s" % called.get("gh"))
+        with open(body) as f:
+            text = f.read()
+        check(text.startswith("### snapbench compare: %s" % verdict) and
+              "(https://github.invalid/owner/linux/actions/runs/7)" in text, "github: the comment reads:\n%s" % text)
+    restore = hide_runs(env["RESULTS"])
+    ran, failed, called = github_steps(steps[first:], env, workspace, tmp, snapbench)
+    restore()
+    check(failed == ("Compare", 2) and ran == ["Compare", "Keep the results"] and "gh" not in called,
+          "github, no report: steps run %s, failed %s, called %s" % (ran, failed, sorted(called)))
+    log("github: the steps run by bash: on a regression the comment, the upload, then exit 3; without one "
+        "the same and success; without a report compare fails, the upload runs, no comment")
+
+
+def github_steps(steps, job_env, workspace, tmp, snapbench):
+    """Runs steps as GitHub's runner does: if: (success() unless always() is asked), each run: in bash
+    with a fresh GITHUB_OUTPUT, uses: steps taken as done. (steps run, (first failed step, its exit
+    code) or None, stand-ins called)."""
+    outputs, ran, failed, called = {}, [], None, {}
+    for i, s in enumerate(steps):
+        cond = s.get("if")
+        if cond == "always()":
+            go = True
+        elif cond is None:
+            go = failed is None
+        else:
+            m = re.fullmatch(r"steps\.(\w+)\.outputs\.(\w+) == '([^']*)'", cond)
+            check(m, "github: a condition the test does not know: %r" % cond)
+            go = failed is None and outputs.get(m.group(1), {}).get(m.group(2)) == m.group(3)
+        if not go:
+            continue
+        name = s.get("name", s.get("uses"))
+        ran.append(name)
+        if "run" not in s:
+            continue
+        out = os.path.join(tmp, "github-output-%d" % i)
+        open(out, "w").close()
+        env = dict(job_env, GITHUB_OUTPUT=out, GITHUB_STEP_SUMMARY=os.path.join(tmp, "github-summary"),
+                   **{k: github_expr(str(v), workspace) for k, v in s.get("env", {}).items()})
+        rc, c, _ = run_shell(s["run"], env, tmp, snapbench, workspace)
+        called.update(c)
+        with open(out) as f:
+            outputs[s.get("id", "")] = dict(l.split("=", 1) for l in f.read().splitlines() if "=" in l)
+        if rc and failed is None:
+            failed = (name, rc)
+    return ran, failed, called
 
 
 def main():
