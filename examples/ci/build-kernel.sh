@@ -18,10 +18,12 @@ src=$1
 out=$2
 jobs=$(nproc)
 
-# What kernel-arms.md lists, and what makes it selectable.
+# What kernel-arms.md lists, what makes it selectable, and what the probes
+# attach through (fentry, kprobes, tracepoints: docs/probes.md).
 need="KVM KVM_AMD KVM_INTEL VIRTUALIZATION VIRTIO VIRTIO_MENU VIRTIO_PCI VIRTIO_CONSOLE
       NET_9P NET_9P_VIRTIO 9P_FS DEVTMPFS BPF_SYSCALL DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT
-      DEBUG_INFO_BTF FTRACE USERFAULTFD PVH"
+      DEBUG_INFO_BTF FTRACE FUNCTION_TRACER DYNAMIC_FTRACE KPROBES KPROBE_EVENTS BPF_EVENTS
+      USERFAULTFD PVH"
 
 mkdir -p "$out"
 make -C "$src" O="$out" defconfig
@@ -29,7 +31,7 @@ for opt in $need; do
 	"$src/scripts/config" --file "$out/.config" --enable "$opt"
 done
 make -C "$src" O="$out" olddefconfig
-for opt in $need; do
+for opt in $need TRACEPOINTS; do # TRACEPOINTS: selected by the tracers, not set by hand
 	case "$opt" in
 	DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT | PVH) continue ;; # a choice, and a speed-up (docs/kernel-arms.md)
 	esac
