@@ -6,7 +6,7 @@
  * two arms selected, compared (every default metric, no bootstrap: its cost
  * is per metric, not per input byte) and formatted as a table, Markdown,
  * JSON and each plot. Any file must end in a clean error or output, never a
- * crash, a leak or a hang. The exports (CSV, JUnit XML; the report's own CSV
+ * crash, a leak or a hang. The exports (CSV, JUnit XML, HTML; the report's own CSV
  * and metrics) of the same comparison and report too.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
@@ -20,6 +20,7 @@
 
 #include "compare.h"
 #include "export.h"
+#include "export-html.h"
 
 #define MAX_INPUT (1 << 20)
 
@@ -43,6 +44,7 @@ static void outputs(const struct compare_result *res)
 
 	free(export_compare_csv(res));
 	free(export_compare_junit(res));
+	free(export_compare_html(res));
 
 	free(compare_format_table(res));
 	free(compare_format_markdown(res, 0));
