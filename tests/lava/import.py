@@ -3,7 +3,7 @@
 """snapbench import-lava on LAVA job logs built here from the report
 fixtures of reports/testdata/ (docs/lava.md): no LAVA, no QEMU.
 
-    import.py SNAPBENCH TESTDATA CASE
+    import.py SNAPBENCH TESTDATA CASE REPORT_SCRIPT
 
 A log is what lava-run writes: one YAML flow record a line, the DUT's console
 as "target" records (with the kernel's printk lines in between, carriage
@@ -24,7 +24,11 @@ CASE is one of
              nothing in the store, also not the good report beside the bad one
              in the same log;
   conflict   the same log twice: the second exits 1 naming the run already
-             in the store, which is left as it was.
+             in the store, which is left as it was;
+  script     lava/snapbench-lava-report, what the DUT runs, prints a report
+             (pretty, and on one line as the run engine writes it) with the
+             job's fields; its lines as the console's records import byte
+             for byte; a field it cannot carry is refused.
 """
 
 import base64
@@ -218,10 +222,39 @@ def case_conflict(snapbench, testdata, tmp):
     log("a second import of the same run is refused (exit 1), the store left as it was")
 
 
+def case_script(snapbench, testdata, tmp, script):
+    store = os.path.join(tmp, "store")
+    stock, _ = fixture(testdata, "stock.json")
+    one_line = json.dumps(json.loads(stock), separators=(",", ":")).encode()  # as the run engine writes it
+    other, other_id = fixture(testdata, "perm-upgrade.json")
+    one = write(os.path.join(tmp, "one-line.json"), one_line.decode().replace(json.loads(stock)["id"], other_id, 1)
+                .replace('"stock"', '"one-line"'))
+    with open(one, "rb") as f:
+        one_line = f.read()
+    for path, data, run_id in ((os.path.join(testdata, "stock.json"), stock, json.loads(stock)["id"]),
+                               (one, one_line, other_id)):
+        p = run(["/bin/sh", script, path, "job=4711", "device=qemu-01", "device_type=qemu"], 0)
+        console = [record("target", line + "\r") for line in p.stdout.splitlines()]
+        text = record("info", "start: 2 lava-test-shell") + "".join(console) + record("info", "Job finished")
+        logfile = write(os.path.join(tmp, run_id + ".log"), text)
+        run([snapbench, "import-lava", "--store", store, logfile], 0)
+        with open(os.path.join(store, run_id, "report.json"), "rb") as f:
+            check(f.read() == data, "%s: not byte for byte after the script and the import" % path)
+        with open(os.path.join(store, run_id, "origin.json")) as f:
+            check(json.load(f)["lava"] == {"job_id": "4711", "device": "qemu-01", "device_type": "qemu"},
+                  "%s: origin" % path)
+    p = run(["/bin/sh", script, os.path.join(testdata, "stock.json"), "device=a b"], 2)
+    check("letters, digits" in p.stderr, "the script took a device name with a space: %s" % p.stderr)
+    log("the DUT's script prints reports (pretty and one-line) that import byte for byte with their origin")
+
+
 def main():
-    snapbench, testdata = (os.path.abspath(a) for a in sys.argv[1:3])
+    snapbench, testdata, script = (os.path.abspath(a) for a in (sys.argv[1], sys.argv[2], sys.argv[4]))
     case = sys.argv[3]
     with tempfile.TemporaryDirectory(prefix="snapbench-lava-") as tmp:
+        if case == "script":
+            case_script(snapbench, testdata, tmp, script)
+            return
         {"good": case_good, "truncated": case_truncated, "corrupt": case_corrupt,
          "conflict": case_conflict}[case](snapbench, testdata, tmp)
 
