@@ -229,7 +229,7 @@ static int run(const struct args *a)
 	}
 	r = lava_log_parse(a->log, text, len, &log, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench import-lava: %s; nothing imported\n", err.msg);
+		fprintf(stderr, "snapbench import-lava: %s%s\n", err.msg, r == -ENOENT ? "" : "; nothing imported");
 		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 	}
 	/* every report checked, and its place in the store free, before anything is written */
