@@ -19,6 +19,7 @@ static const struct verb *const verbs[] = {
 	&verb_compare,
 	&verb_bisect_step,
 	&verb_probe,
+	&verb_import_lava,
 };
 
 static void usage(FILE *out)

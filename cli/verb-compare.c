@@ -74,8 +74,11 @@ static void usage(FILE *out)
 		"\n"
 		"Output:\n"
 		"  --format FMT          table (default), json, markdown, csv (one row per metric\n"
-		"                        and side), junit (JUnit XML for CI test reports) or\n"
-		"                        html (one self-contained page, plots inline) on stdout\n"
+		"                        and side), junit (JUnit XML for CI test reports), html\n"
+		"                        (one self-contained page, plots inline) or kcidb (KCIDB\n"
+		"                        JSON for KernelCI) on stdout\n"
+		"  --kcidb-origin NAME   with --format kcidb: the origin of the ids (a-z, 0-9,\n"
+		"                        '_'; default %s)\n"
 		"  --json                same as --format json\n"
 		"  --output DIR          also write compare.json, compare.txt, compare.md,\n"
 		"                        compare.csv, compare-junit.xml, compare.html and SVG\n"
@@ -87,7 +90,7 @@ static void usage(FILE *out)
 		"Exit codes: 0 no significant regression, 3 a significant regression beyond\n"
 		"the threshold, 2 invalid input or incomparable runs, 1 output not written.\n"
 		"docs/compare.md explains the statistics and the verdict rules.\n",
-		default_store(), STATS_BOOTSTRAP_ITERATIONS);
+		default_store(), STATS_BOOTSTRAP_ITERATIONS, EXPORT_KCIDB_ORIGIN_DEFAULT);
 }
 
 enum {
@@ -106,9 +109,10 @@ enum {
 	OPT_JSON,
 	OPT_OUTPUT,
 	OPT_ALL,
+	OPT_KCIDB_ORIGIN,
 };
 
-enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN, FORMAT_CSV, FORMAT_JUNIT, FORMAT_HTML, _FORMAT_MAX };
+enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN, FORMAT_CSV, FORMAT_JUNIT, FORMAT_HTML, FORMAT_KCIDB, _FORMAT_MAX };
 
 static const char *const format_names[_FORMAT_MAX] = {
 	[FORMAT_TABLE] = "table",
@@ -117,10 +121,11 @@ static const char *const format_names[_FORMAT_MAX] = {
 	[FORMAT_CSV] = "csv",
 	[FORMAT_JUNIT] = "junit",
 	[FORMAT_HTML] = "html",
+	[FORMAT_KCIDB] = "kcidb",
 };
 
 struct args {
-	const char *baseline, *patched, *aa, *store, *output;
+	const char *baseline, *patched, *aa, *store, *output, *kcidb_origin;
 	enum format format;
 	bool quiet;
 	char **windows, **metrics;
@@ -233,8 +238,16 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 				return 0;
 			}
 		fprintf(stderr, "snapbench compare: --format %s: unknown format; use table, json, markdown, csv, "
-			"junit or html\n", arg);
+			"junit, html or kcidb\n", arg);
 		return -EINVAL;
+	case OPT_KCIDB_ORIGIN:
+		if (!export_kcidb_origin_valid(arg)) {
+			fprintf(stderr, "snapbench compare: --kcidb-origin %s: use lowercase letters, digits and '_' "
+				"(e.g. %s)\n", arg, EXPORT_KCIDB_ORIGIN_DEFAULT);
+			return -EINVAL;
+		}
+		a->kcidb_origin = arg;
+		break;
 	}
 	return 0;
 }
@@ -259,6 +272,7 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "all", no_argument, NULL, OPT_ALL },
+		{ "kcidb-origin", required_argument, NULL, OPT_KCIDB_ORIGIN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -288,6 +302,7 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		case OPT_THRESHOLD:
 		case OPT_BOOTSTRAP:
 		case OPT_FORMAT:
+		case OPT_KCIDB_ORIGIN:
 			r = parse_checked_option(c, optarg, a, o);
 			if (r < 0)
 				return r;
@@ -328,6 +343,10 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 	o->n_thresholds = a->n_thresholds;
 	if (!a->store)
 		a->store = default_store();
+	if (a->kcidb_origin && a->format != FORMAT_KCIDB) {
+		fprintf(stderr, "snapbench %s: --kcidb-origin goes with --format kcidb\n", verb);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -509,6 +528,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	text[FORMAT_CSV] = export_compare_csv(res);
 	text[FORMAT_JUNIT] = export_compare_junit(res);
 	text[FORMAT_HTML] = export_compare_html(res);
+	text[FORMAT_KCIDB] = export_compare_kcidb(res, a.kcidb_origin ? a.kcidb_origin : EXPORT_KCIDB_ORIGIN_DEFAULT);
 	for (size_t f = 0; f < _FORMAT_MAX; f++)
 		if (f != FORMAT_MARKDOWN && !text[f]) {
 			fprintf(stderr, "snapbench compare: out of memory\n");

@@ -20,7 +20,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench show ID [--format FMT] [--json] [--timeline] [--socket PATH]\n"
+		"usage: snapbench show ID [--format FMT] [--json] [--timeline] [--kcidb-origin NAME]\n"
+		"                      [--socket PATH]\n"
 		"\n"
 		"Shows run ID: its state, its error if any, each arm's median (min max) per\n"
 		"window, and its repetitions. Works for queued, running and finished runs.\n"
@@ -28,13 +29,16 @@ static void usage(FILE *out)
 		"  --format FMT    text (default); json: the run report (snapbench.run/1,\n"
 		"                  docs/report-format.md); csv: one row per repetition, window\n"
 		"                  and metric; openmetrics or prometheus: the run's figures as\n"
-		"                  metrics (docs/exports.md)\n"
+		"                  metrics; kcidb: KCIDB JSON for KernelCI (docs/exports.md)\n"
 		"  --json          same as --format json\n"
 		"  --timeline      with --json: keep each repetition's timeline (large)\n"
+		"  --kcidb-origin NAME\n"
+		"                  with --format kcidb: the origin of the ids (a-z, 0-9, '_';\n"
+		"                  default %s)\n"
 		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
 		"\n"
 		"Exit codes: 0 done, 2 bad flags or no such run, 4 snapbenchd not reachable.\n",
-		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
+		EXPORT_KCIDB_ORIGIN_DEFAULT, PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
 static void print_report(struct json_object *report)
@@ -65,7 +69,7 @@ static void print_report(struct json_object *report)
 	}
 }
 
-enum show_format { SHOW_TEXT, SHOW_JSON, SHOW_CSV, SHOW_OPENMETRICS, SHOW_PROMETHEUS, _SHOW_FORMAT_MAX };
+enum show_format { SHOW_TEXT, SHOW_JSON, SHOW_CSV, SHOW_OPENMETRICS, SHOW_PROMETHEUS, SHOW_KCIDB, _SHOW_FORMAT_MAX };
 
 static const char *const show_format_names[_SHOW_FORMAT_MAX] = {
 	[SHOW_TEXT] = "text",
@@ -73,6 +77,7 @@ static const char *const show_format_names[_SHOW_FORMAT_MAX] = {
 	[SHOW_CSV] = "csv",
 	[SHOW_OPENMETRICS] = "openmetrics",
 	[SHOW_PROMETHEUS] = "prometheus",
+	[SHOW_KCIDB] = "kcidb",
 };
 
 struct show_args {
@@ -80,14 +85,24 @@ struct show_args {
 	bool timeline;
 	enum show_format format;
 	bool format_given;
+	const char *kcidb_origin;
 };
 
-enum { OPT_FORMAT = 0x100 };
+enum { OPT_FORMAT = 0x100, OPT_KCIDB_ORIGIN };
 
 static int parse_option(int opt, const char *arg, void *userdata)
 {
 	struct show_args *a = userdata;
 
+	if (opt == OPT_KCIDB_ORIGIN) {
+		if (!export_kcidb_origin_valid(arg)) {
+			fprintf(stderr, "snapbench show: --kcidb-origin %s: use lowercase letters, digits and '_' "
+				"(e.g. %s)\n", arg, EXPORT_KCIDB_ORIGIN_DEFAULT);
+			return EXIT_USAGE;
+		}
+		a->kcidb_origin = arg;
+		return 0;
+	}
 	assert(opt == OPT_FORMAT);
 	for (size_t f = 0; f < _SHOW_FORMAT_MAX; f++)
 		if (!strcmp(arg, show_format_names[f])) {
@@ -95,8 +110,8 @@ static int parse_option(int opt, const char *arg, void *userdata)
 			a->format_given = true;
 			return 0;
 		}
-	fprintf(stderr, "snapbench show: --format %s: unknown format; use text, json, csv, openmetrics or "
-		"prometheus\n", arg);
+	fprintf(stderr, "snapbench show: --format %s: unknown format; use text, json, csv, openmetrics, "
+		"prometheus or kcidb\n", arg);
 	return EXIT_USAGE;
 }
 
@@ -108,6 +123,7 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 	};
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "kcidb-origin", required_argument, NULL, OPT_KCIDB_ORIGIN },
 		{},
 	};
 	static const struct daemon_verb_parser parser = {
@@ -135,11 +151,15 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 		fprintf(stderr, "snapbench show: --timeline goes with --json\n");
 		return EXIT_USAGE;
 	}
+	if (a->kcidb_origin && a->format != SHOW_KCIDB) {
+		fprintf(stderr, "snapbench show: --kcidb-origin goes with --format kcidb\n");
+		return EXIT_USAGE;
+	}
 	return ARGS_GO_ON;
 }
 
-/* The report as CSV or metrics on stdout; an exit code. */
-static int print_export(enum show_format format, struct json_object *report)
+/* The report as CSV, metrics or KCIDB on stdout; an exit code. */
+static int print_export(const struct show_args *a, enum show_format format, struct json_object *report)
 {
 	_cleanup_free_ char *text = NULL;
 	struct sb_error err = { 0 };
@@ -147,6 +167,9 @@ static int print_export(enum show_format format, struct json_object *report)
 
 	if (format == SHOW_CSV)
 		r = export_report_csv(report, &text, &err);
+	else if (format == SHOW_KCIDB)
+		r = export_report_kcidb(report, a->kcidb_origin ? a->kcidb_origin : EXPORT_KCIDB_ORIGIN_DEFAULT, &text,
+					&err);
 	else
 		r = export_report_metrics(report, format == SHOW_OPENMETRICS ? EXPORT_OPENMETRICS : EXPORT_PROMETHEUS,
 					  &text, &err);
@@ -173,8 +196,9 @@ static int run(const struct show_args *a)
 	ret = client_request("snapbench show", a->d.socket_path, req, SHOW_TIMEOUT_MS, NULL, &reply);
 	if (ret)
 		return ret;
-	if (a->format == SHOW_CSV || a->format == SHOW_OPENMETRICS || a->format == SHOW_PROMETHEUS)
-		return print_export(a->format, client_get(reply, "report", NULL, NULL));
+	if (a->format == SHOW_CSV || a->format == SHOW_OPENMETRICS || a->format == SHOW_PROMETHEUS ||
+	    a->format == SHOW_KCIDB)
+		return print_export(a, a->format, client_get(reply, "report", NULL, NULL));
 	if (a->format == SHOW_JSON) {
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Typed guest agent commands: info, exec and its status, files; base64. */
+/* Typed guest agent commands: info, exec and its status, files. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -7,97 +7,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base64.h"
 #include "clock.h"
 #include "json-util.h"
 #include "macro.h"
 #include "qga.h"
-
-/* ---- base64 ---- */
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-size_t qga_base64_encoded_len(size_t n)
-{
-	return (n + 2) / 3 * 4;
-}
-
-void qga_base64_encode(const void *in, size_t n, char *out)
-{
-	const unsigned char *p = in;
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		out[o++] = b64[(v >> 18) & 63];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = i + 1 < n ? b64[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < n ? b64[v & 63] : '=';
-	}
-	out[o] = '\0';
-}
-
-static int b64_value(char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-size_t qga_base64_decoded_len(const char *s, size_t len)
-{
-	size_t pad = 0;
-
-	if (len == 0 || len % 4)
-		return len / 4 * 3;
-	pad = (s[len - 1] == '=') + (s[len - 1] == '=' && s[len - 2] == '=');
-	return len / 4 * 3 - pad;
-}
-
-ssize_t qga_base64_decode(const char *s, size_t len, void *out)
-{
-	unsigned char *o = out;
-	size_t n = 0;
-
-	if (len % 4)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i += 4) {
-		int v[4], pad = 0;
-		for (int k = 0; k < 4; k++) {
-			if (s[i + k] == '=') {
-				/* padding only at the very end, at most two */
-				if (i + 4 != len || k < 2)
-					return -EINVAL;
-				v[k] = 0;
-				pad++;
-				continue;
-			}
-			if (pad)
-				return -EINVAL;
-			v[k] = b64_value(s[i + k]);
-			if (v[k] < 0)
-				return -EINVAL;
-		}
-		uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-		o[n++] = (unsigned char)(x >> 16);
-		if (pad < 2)
-			o[n++] = (unsigned char)(x >> 8);
-		if (pad < 1)
-			o[n++] = (unsigned char)x;
-	}
-	return (ssize_t)n;
-}
 
 /* ---- helpers ---- */
 
@@ -196,7 +110,7 @@ static int decode_stream(struct json_object *o, const char *key, char **data, si
 	char *buf = malloc(n / 4 * 3 + 1);
 	if (!buf)
 		return -ENOMEM;
-	ssize_t k = qga_base64_decode(json_object_get_string(x), n, buf);
+	ssize_t k = base64_decode(json_object_get_string(x), n, buf);
 	if (k < 0) {
 		free(buf);
 		return -EBADMSG;
@@ -334,7 +248,7 @@ int qga_file_close(struct qga_client *c, int64_t handle, struct sb_error *err)
 int qga_file_write(struct qga_client *c, int64_t handle, const void *buf, size_t len, struct sb_error *err)
 {
 	const char *p = buf;
-	_cleanup_free_ char *enc = malloc(qga_base64_encoded_len(QGA_FILE_CHUNK) + 1);
+	_cleanup_free_ char *enc = malloc(base64_encoded_len(QGA_FILE_CHUNK) + 1);
 
 	if (!enc)
 		return sb_error_set(err, -ENOMEM, "out of memory");
@@ -346,7 +260,7 @@ int qga_file_write(struct qga_client *c, int64_t handle, const void *buf, size_t
 
 		if (!args)
 			return sb_error_set(err, -ENOMEM, "out of memory");
-		qga_base64_encode(p, n, enc);
+		base64_encode(p, n, enc);
 		json_object_object_add(args, "handle", json_object_new_int64(handle));
 		json_object_object_add(args, "buf-b64", json_object_new_string(enc));
 		r = qga_execute(c, "guest-file-write", args, qga_client_command_timeout(c), &ret, err);
@@ -386,7 +300,7 @@ int qga_file_read(struct qga_client *c, int64_t handle, void *buf, size_t len, s
 		return r;
 	if (get_int(ret, "count", &count) < 0 || get_bool(ret, "eof", eof) < 0 ||
 	    !json_object_object_get_ex(ret, "buf-b64", &b) || !json_object_is_type(b, json_type_string) || count < 0 ||
-	    (size_t)count > len || (size_t)json_object_get_string_len(b) > qga_base64_encoded_len(len))
+	    (size_t)count > len || (size_t)json_object_get_string_len(b) > base64_encoded_len(len))
 		return sb_error_set(err, -EPROTO, "%s: guest-file-read reply of the wrong shape or size", qga_client_label(c));
 	/*
 	 * The guest is untrusted: the encoded length alone still allows up to 2
@@ -394,10 +308,10 @@ int qga_file_read(struct qga_client *c, int64_t handle, void *buf, size_t len, s
 	 * the decoded length must be count before anything is written to buf.
 	 */
 	size_t slen = (size_t)json_object_get_string_len(b);
-	if (qga_base64_decoded_len(json_object_get_string(b), slen) != (size_t)count)
+	if (base64_decoded_len(json_object_get_string(b), slen) != (size_t)count)
 		return sb_error_set(err, -EPROTO, "%s: guest-file-read: buf-b64 does not decode to count (%lld) bytes",
 				    qga_client_label(c), (long long)count);
-	ssize_t k = qga_base64_decode(json_object_get_string(b), slen, buf);
+	ssize_t k = base64_decode(json_object_get_string(b), slen, buf);
 	if (k < 0 || k != count)
 		return sb_error_set(err, -EPROTO, "%s: guest-file-read: buf-b64 does not decode to count (%lld) bytes",
 				    qga_client_label(c), (long long)count);

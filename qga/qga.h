@@ -173,21 +173,3 @@ int qga_file_read(struct qga_client *c, int64_t handle, void *buf, size_t len, s
 int qga_copy_in(struct qga_client *c, const void *buf, size_t len, const char *path, unsigned mode,
 		struct sb_error *err);
 
-/* ---- base64 (RFC 4648, with padding), as the agent speaks it ---- */
-
-/* Encoded length of n bytes, NUL excluded. */
-size_t qga_base64_encoded_len(size_t n);
-/* Encodes n bytes into out (qga_base64_encoded_len(n) + 1 bytes), NUL-terminated. */
-void qga_base64_encode(const void *in, size_t n, char *out);
-/*
- * The length s (len chars) decodes to, from its length and trailing
- * padding alone; what qga_base64_decode() writes at most, for a bound
- * before decoding.
- */
-size_t qga_base64_decoded_len(const char *s, size_t len);
-/*
- * Decodes s (len chars; whitespace is not allowed) into out (at least
- * qga_base64_decoded_len(s, len) bytes). Returns the decoded length or
- * -EINVAL for bad input.
- */
-ssize_t qga_base64_decode(const char *s, size_t len, void *out);

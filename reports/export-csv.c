@@ -10,21 +10,6 @@
 
 static const char *const report_windows[] = { "pre", "snapshot", "post" };
 
-/* metric_info's unit of name, else of its base name before the '.' (per-cause metrics), else "". */
-static const char *metric_unit(struct json_object *report, const char *name)
-{
-	struct json_object *info = json_lookup(report, "metric_info");
-	const char *unit = json_lookup_string(json_lookup(info, name), "unit");
-	const char *dot = strchr(name, '.');
-
-	if (!unit && dot) {
-		char base[128];
-		snprintf(base, sizeof(base), "%.*s", (int)(dot - name), name);
-		unit = json_lookup_string(json_lookup(info, base), "unit");
-	}
-	return unit ? unit : "";
-}
-
 int export_report_csv(struct json_object *report, char **ret, struct sb_error *err)
 {
 	static const char *const header[] = { "run", "arm", "repetition", "state", "window",
@@ -61,7 +46,7 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 					why = "not measured";
 				const char *row[] = { id, json_lookup_string(rep, "arm"), index,
 						      json_lookup_string(rep, "state"), report_windows[w], name,
-						      metric_unit(report, name), num, num[0] ? "" : why };
+						      export_metric_unit(report, name), num, num[0] ? "" : why };
 				export_append_csv_row(&b, row, ARRAY_SIZE(row));
 			}
 		}

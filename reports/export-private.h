@@ -38,3 +38,7 @@ void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX]);
  * (err says why) when report is not a run report object. */
 int export_report_parts(struct json_object *report, const char **id, struct json_object **reps,
 			struct sb_error *err);
+
+/* metric_info's unit of name, else of its base name before the '.' (per-cause
+ * metrics: invalidations_per_s.uffd-wp), else "". */
+const char *export_metric_unit(struct json_object *report, const char *name);

@@ -152,3 +152,17 @@ int export_report_parts(struct json_object *report, const char **id, struct json
 	*reps = r;
 	return 0;
 }
+
+const char *export_metric_unit(struct json_object *report, const char *name)
+{
+	struct json_object *info = json_lookup(report, "metric_info");
+	const char *unit = json_lookup_string(json_lookup(info, name), "unit");
+	const char *dot = strchr(name, '.');
+
+	if (!unit && dot) {
+		char base[128];
+		snprintf(base, sizeof(base), "%.*s", (int)(dot - name), name);
+		unit = json_lookup_string(json_lookup(info, base), "unit");
+	}
+	return unit ? unit : "";
+}

@@ -7,7 +7,9 @@
  *     window x metric, export_compare_csv() one row per metric x side;
  *   - JUnit XML (export_compare_junit()): one testcase per window and
  *     metric, for the test report views of GitLab CI and Jenkins;
- *   - OpenMetrics and the Prometheus text format (export_report_metrics()).
+ *   - OpenMetrics and the Prometheus text format (export_report_metrics());
+ *   - KCIDB JSON, the I/O schema of KernelCI's results database
+ *     (export_report_kcidb(), export_compare_kcidb()).
  *
  * docs/exports.md describes the columns, elements and metric names. The
  * report functions take the report as JSON (snapbench.run/1, as
@@ -51,3 +53,28 @@ int export_report_metrics(struct json_object *report, enum export_metrics_dialec
  * first. 0, -ENOMEM, or -EINVAL when summaries is not an array.
  */
 int export_service_metrics(struct json_object *summaries, size_t queue_length, char **ret, struct sb_error *err);
+
+/*
+ * KCIDB: the KCIDB I/O schema version 5.3 (reports/schema/kcidb/), what
+ * kcidb-submit takes. origin names the submitting CI system in every id
+ * (export_kcidb_origin_valid(); EXPORT_KCIDB_ORIGIN_DEFAULT unless the user
+ * gives another).
+ */
+#define EXPORT_KCIDB_MAJOR 5
+#define EXPORT_KCIDB_MINOR 3
+#define EXPORT_KCIDB_ORIGIN_DEFAULT "snapbench"
+
+/* Whether origin is a KCIDB origin: one or more of a-z, 0-9 and '_'. */
+bool export_kcidb_origin_valid(const char *origin);
+
+/* A run: per arm a checkout and a build (the kernel it ran on), per
+ * repetition a test (DONE, ERROR, MISS) and per repetition, window and
+ * metric a test with the figure (DONE) or the reason it is missing (SKIP).
+ * 0, -ENOMEM, or -EINVAL as export_report_csv() or for an invalid origin. */
+int export_report_kcidb(struct json_object *report, const char *origin, char **ret, struct sb_error *err);
+
+/* A comparison: per side a checkout and a build, a test of the overall
+ * verdict and one per compared metric (PASS, FAIL for regressed, SKIP for
+ * insufficient-data) and per metric not compared (SKIP). NULL on
+ * out-of-memory or an invalid origin (the caller checks it first). */
+char *export_compare_kcidb(const struct compare_result *r, const char *origin);

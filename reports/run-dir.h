@@ -13,6 +13,9 @@
  *   <id>/qemu.pid              QEMU's pid while it runs (qemu backend), for a
  *                              supervisor after a crash
  *   <id>/qemu-TAG.log          QEMU's output, one per repetition (qemu backend)
+ *   <id>/origin.json           where a run imported from elsewhere came from
+ *                              (snapbench import-lava: the LAVA job, device,
+ *                              log; docs/lava.md)
  *   <id>/owner.lock            flock()ed by the process executing the run for
  *                              its whole life: a "running" report whose lock
  *                              nobody holds was cut off (daemon recovery)
@@ -25,6 +28,7 @@
 #define RUN_DIR_STORE_RUNS "runs"
 #define RUN_DIR_REPORT "report.json"
 #define RUN_DIR_SPEC "spec.json"
+#define RUN_DIR_ORIGIN "origin.json"
 #define RUN_DIR_WORKER_LOG "worker.log"
 #define RUN_DIR_QEMU_PID "qemu.pid"
 #define RUN_DIR_OWNER_LOCK "owner.lock"

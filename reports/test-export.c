@@ -139,6 +139,50 @@ static void test_name_clash(void)
 	json_object_put(report);
 }
 
+/* KCIDB: origins the schema takes, test paths from names no path may hold, the errors. */
+static void test_kcidb(void)
+{
+	struct sb_error err = { 0 };
+	struct json_object *report = json_tokener_parse(
+		"{\"id\": \"r1\", \"state\": \"completed\", \"spec\": {\"scenario\": \"bg snap\"}, "
+		"\"repetitions\": [{\"index\": 0, \"arm\": \"a\\u001bb\", \"state\": \"cancelled\", "
+		"\"started\": \"2026-11-02T10:00:00Z\", \"windows\": {\"pre\": {\"start_s\": 1.25, "
+		"\"duration_s\": 3, \"metrics\": {\"x/y..z\": 7, \"gone\": null}, \"unavailable\": {\"gone\": \"no probe\"}}}}]}");
+	_cleanup_free_ char *out = NULL, *bad = NULL;
+	struct json_object *doc, *tests, *t;
+
+	CHECK(export_kcidb_origin_valid("snapbench") && export_kcidb_origin_valid("lab_2"));
+	CHECK(!export_kcidb_origin_valid("") && !export_kcidb_origin_valid(NULL) && !export_kcidb_origin_valid("Lab") &&
+	      !export_kcidb_origin_valid("a:b") && !export_kcidb_origin_valid("a-b"));
+	CHECK(report);
+	CHECK(export_report_kcidb(report, "Lab", &bad, &err) == -EINVAL && !bad && strstr(err.msg, "\"Lab\""));
+	CHECK(export_report_kcidb(report, "lab", &out, &err) == 0);
+	doc = json_tokener_parse(out);
+	CHECK_MSG(doc, "%s", out);
+	tests = json_object_object_get(doc, "tests");
+	CHECK(json_object_array_length(tests) == 3);
+	t = json_object_array_get_idx(tests, 0); /* the repetition: cancelled is MISS */
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(t, "path")), "snapbench.bg_snap"));
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(t, "status")), "MISS"));
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(t, "build_id")), "lab:r1/a?b"));
+	t = json_object_array_get_idx(tests, 1);
+	CHECK_MSG(!strcmp(json_object_get_string(json_object_object_get(t, "path")), "snapbench.bg_snap.pre.x_y._.z"),
+		  "%s", json_object_get_string(json_object_object_get(t, "path")));
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(t, "id")), "lab:r1/0/pre/x/y..z"));
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(t, "start_time")), "2026-11-02T10:00:01.250Z"));
+	CHECK(!json_object_object_get(json_object_object_get(t, "number"), "unit")); /* no metric_info */
+	t = json_object_array_get_idx(tests, 2);
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(t, "status")), "SKIP"));
+	CHECK(!strcmp(json_object_get_string(json_object_object_get(t, "comment")), "no probe"));
+	CHECK(!json_object_object_get(t, "number"));
+	json_object_put(doc);
+	json_object_put(report);
+
+	report = json_tokener_parse("[1]");
+	CHECK(export_report_kcidb(report, "lab", &bad, &err) == -EINVAL && !bad);
+	json_object_put(report);
+}
+
 int main(void)
 {
 	test_text();
@@ -147,5 +191,6 @@ int main(void)
 	test_not_a_report();
 	test_empty_run();
 	test_name_clash();
+	test_kcidb();
 	return 0;
 }

@@ -9,7 +9,7 @@ checks every arrow of the source tree against its "may use" column:
     names a header of the tree, which belongs to the component of its
     folder (the longest folder of the table that holds it; generated
     headers are named below); an angle include of a library's headers
-    (json-c, libbpf, libvirt, libsystemd) names that library, anything
+    (json-c, libbpf, libvirt, libsystemd, zlib) names that library, anything
     else is libc;
   - each entry of every "dependencies :" in each component's meson.build:
     a dependency declared with declare_dependency() belongs to the
@@ -41,6 +41,7 @@ LIBRARIES = {
     "libvirt": {"deps": {"libvirt", "libvirt-qemu"}, "headers": ("libvirt/",)},
     "libsystemd": {"deps": {"libsystemd"}, "headers": ("systemd/",)},
     "libm": {"deps": {"libm"}, "headers": ()},
+    "zlib": {"deps": {"zlib"}, "headers": ("zlib.h",)},
 }
 ALWAYS = {"libc", "threads"}
 # Headers meson generates: which component's they are.

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "check.h"
 #include "clock.h"
 #include "fake-agent.h"
@@ -24,10 +25,10 @@
 
 static char *b64(const void *data, size_t n)
 {
-	char *s = malloc(qga_base64_encoded_len(n) + 1);
+	char *s = malloc(base64_encoded_len(n) + 1);
 
 	CHECK(s);
-	qga_base64_encode(data, n, s);
+	base64_encode(data, n, s);
 	return s;
 }
 

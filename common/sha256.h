@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* SHA-256 (FIPS 180-4), for the kernel config's hash in reports. */
+/* SHA-256 (FIPS 180-4): the kernel config's hash in reports, a report's checksum in a LAVA log. */
 #pragma once
 
 #include <stddef.h>

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * KCIDB JSON (the I/O schema of KernelCI's common results database, version
+ * 5.3: reports/schema/kcidb/): a run's figures as test runs, a comparison's
+ * verdicts as PASS/FAIL tests. Each arm (run) or side (comparison) is one
+ * checkout and one build, the kernel it ran on; the tests reference the
+ * builds. Ids start with the origin and are made of the run ids, arm
+ * labels, repetition indexes, windows and metrics, so the same input gives
+ * the same ids and a resubmission updates what was submitted.
+ * docs/exports.md describes the objects and their fields.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export.h"
+#include "export-private.h"
+#include "json-util.h"
+
+/* What the builders need: the origin, and an out-of-memory latch (a NULL a
+ * builder returns is "no such field", not a failure). */
+struct kcidb {
+	const char *origin;
+	bool oom;
+};
+
+static const char *const report_windows[] = { "pre", "snapshot", "post" };
+
+bool export_kcidb_origin_valid(const char *origin)
+{
+	if (!origin || !*origin)
+		return false;
+	for (const char *p = origin; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return false;
+	return true;
+}
+
+static struct json_object *oom_check(struct kcidb *k, struct json_object *o)
+{
+	if (!o)
+		k->oom = true;
+	return o;
+}
+
+static struct json_object *obj(struct kcidb *k)
+{
+	return oom_check(k, json_object_new_object());
+}
+
+static struct json_object *arr(struct kcidb *k)
+{
+	return oom_check(k, json_object_new_array());
+}
+
+/* s as exports write text (controls and bytes that are not UTF-8 as '?'); NULL for NULL. */
+static struct json_object *text(struct kcidb *k, const char *s)
+{
+	_cleanup_strbuf_ struct strbuf b = {};
+	_cleanup_free_ char *t = NULL;
+
+	if (!s)
+		return NULL;
+	export_append_text(&b, s, EXPORT_ESCAPE_NONE);
+	t = strbuf_steal(&b);
+	if (!t) {
+		k->oom = true;
+		return NULL;
+	}
+	return oom_check(k, json_object_new_string(t));
+}
+
+/* The shortest form that reads back to the same double; NULL (no field) for NAN and infinities. */
+static struct json_object *num(struct kcidb *k, double v)
+{
+	char buf[EXPORT_NUMBER_MAX];
+
+	if (!isfinite(v))
+		return NULL;
+	export_format_number(v, buf);
+	return oom_check(k, json_object_new_double_s(v == 0 ? 0 : v, buf));
+}
+
+static struct json_object *count(struct kcidb *k, int64_t n)
+{
+	return oom_check(k, json_object_new_int64(n));
+}
+
+/* o[key] = v; a NULL v (no such field) or o (out of memory before) adds nothing. Takes v. */
+static void put(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!o || !v) {
+		json_object_put(v);
+		return;
+	}
+	if (json_object_object_add(o, key, v) < 0) {
+		k->oom = true;
+		json_object_put(v);
+	}
+}
+
+static void push(struct kcidb *k, struct json_object *a, struct json_object *v)
+{
+	if (!a || !v) {
+		json_object_put(v);
+		return;
+	}
+	if (json_object_array_add(a, v) < 0) {
+		k->oom = true;
+		json_object_put(v);
+	}
+}
+
+/* A copy of a report's JSON as KCIDB may hold it: no nulls (the schema has
+ * none), text as text(), numbers in their shortest form; depth bounded. */
+static struct json_object *copy(struct kcidb *k, struct json_object *v, int depth)
+{
+	struct json_object *o;
+
+	switch (json_object_get_type(v)) {
+	case json_type_boolean:
+		return oom_check(k, json_object_new_boolean(json_object_get_boolean(v)));
+	case json_type_int:
+		return count(k, json_object_get_int64(v));
+	case json_type_double:
+		return num(k, json_object_get_double(v));
+	case json_type_string:
+		return text(k, json_object_get_string(v));
+	case json_type_object:
+		if (depth <= 0)
+			return NULL;
+		o = obj(k);
+		json_object_object_foreach(v, key, member) {
+			_cleanup_strbuf_ struct strbuf b = {};
+			_cleanup_free_ char *name = NULL;
+
+			export_append_text(&b, key, EXPORT_ESCAPE_NONE);
+			name = strbuf_steal(&b);
+			if (!name)
+				k->oom = true;
+			else
+				put(k, o, name, copy(k, member, depth - 1));
+		}
+		return o;
+	case json_type_array:
+		if (depth <= 0)
+			return NULL;
+		o = arr(k);
+		for (size_t i = 0; i < json_object_array_length(v); i++)
+			push(k, o, copy(k, json_object_array_get_idx(v, i), depth - 1));
+		return o;
+	default: /* null */
+		return NULL;
+	}
+}
+
+#define COPY_DEPTH 8
+
+/* "ORIGIN:" then the parts, each as text() writes it. */
+static struct json_object *id_new(struct kcidb *k, const char *fmt, ...) _printf_(2, 3);
+static struct json_object *id_new(struct kcidb *k, const char *fmt, ...)
+{
+	_cleanup_strbuf_ struct strbuf b = {};
+	_cleanup_free_ char *raw = NULL;
+	va_list ap;
+
+	strbuf_appendf(&b, "%s:", k->origin);
+	va_start(ap, fmt);
+	strbuf_vappendf(&b, fmt, ap);
+	va_end(ap);
+	raw = strbuf_steal(&b);
+	if (!raw) {
+		k->oom = true;
+		return NULL;
+	}
+	return text(k, raw);
+}
+
+/* One component of a test path: [a-zA-Z0-9_-]+, every other byte as '_'. */
+static void path_component(struct strbuf *b, const char *s)
+{
+	if (!s || !*s) {
+		strbuf_append(b, "_");
+		return;
+	}
+	for (const char *p = s; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+			  c == '-';
+		strbuf_append_mem(b, ok ? &c : "_", 1);
+	}
+}
+
+/* "snapbench.SCENARIO[.MIDDLE][.WINDOW[.METRIC...]]": a metric's dots separate path components. */
+static struct json_object *path_new(struct kcidb *k, const char *scenario, const char *middle, const char *window,
+				    const char *metric)
+{
+	_cleanup_strbuf_ struct strbuf b = {};
+	_cleanup_free_ char *t = NULL;
+
+	strbuf_append(&b, "snapbench.");
+	path_component(&b, scenario);
+	if (middle) {
+		strbuf_append(&b, ".");
+		path_component(&b, middle);
+	}
+	if (window) {
+		strbuf_append(&b, ".");
+		path_component(&b, window);
+	}
+	for (const char *p = metric; p;) {
+		const char *dot = strchr(p, '.');
+		_cleanup_free_ char *part = strndup(p, dot ? (size_t)(dot - p) : strlen(p));
+
+		if (!part) {
+			k->oom = true;
+			return NULL;
+		}
+		strbuf_append(&b, ".");
+		path_component(&b, part);
+		p = dot ? dot + 1 : NULL;
+	}
+	t = strbuf_steal(&b);
+	if (!t) {
+		k->oom = true;
+		return NULL;
+	}
+	return oom_check(k, json_object_new_string(t));
+}
+
+/* A report's "YYYY-MM-DDTHH:MM:SSZ" as seconds since the epoch; NAN when it is not one. */
+static double timestamp_parse(const char *s)
+{
+	struct tm tm = { 0 };
+	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+
+	return end && !*end ? (double)timegm(&tm) : NAN;
+}
+
+/* t (seconds since the epoch) as RFC 3339 UTC, with milliseconds when it has a fraction; NULL for NAN. */
+static struct json_object *timestamp_new(struct kcidb *k, double t)
+{
+	char buf[64], day[40];
+	long long ms;
+	time_t secs;
+	struct tm tm;
+
+	if (!isfinite(t) || fabs(t) > 1e15)
+		return NULL;
+	ms = llround(t * 1000);
+	secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+	ms -= (long long)secs * 1000;
+	if (!gmtime_r(&secs, &tm) || !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm))
+		return NULL;
+	if (ms)
+		snprintf(buf, sizeof(buf), "%s.%03lldZ", day, ms);
+	else
+		snprintf(buf, sizeof(buf), "%sZ", day);
+	return oom_check(k, json_object_new_string(buf));
+}
+
+static struct json_object *version_new(struct kcidb *k)
+{
+	struct json_object *v = obj(k);
+
+	put(k, v, "major", count(k, EXPORT_KCIDB_MAJOR));
+	put(k, v, "minor", count(k, EXPORT_KCIDB_MINOR));
+	return v;
+}
+
+/* The arm labelled label of report, or NULL. */
+static struct json_object *report_arm(struct json_object *report, const char *label)
+{
+	struct json_object *arms = json_lookup(report, "arms");
+
+	for (size_t i = 0; label && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms);
+	     i++) {
+		struct json_object *arm = json_object_array_get_idx(arms, i);
+		const char *l = json_lookup_string(arm, "label");
+		if (l && !strcmp(l, label))
+			return arm;
+	}
+	return NULL;
+}
+
+/* The kernel an arm ran on: a kernel arm's own (arms[].kernel, booted in a
+ * host VM), else the host's release, version and command line. */
+static struct json_object *kernel_new(struct kcidb *k, struct json_object *report, const char *label)
+{
+	struct json_object *own = json_lookup(report_arm(report, label), "kernel");
+	struct json_object *host = json_lookup(report, "host"), *o;
+
+	if (json_object_is_type(own, json_type_object)) {
+		o = copy(k, own, COPY_DEPTH);
+		put(k, o, "runs_on", text(k, "host VM"));
+		return o;
+	}
+	o = obj(k);
+	put(k, o, "release", text(k, json_lookup_string(host, "kernel_release")));
+	put(k, o, "version", text(k, json_lookup_string(host, "kernel_version")));
+	put(k, o, "cmdline", text(k, json_lookup_string(host, "cmdline")));
+	put(k, o, "runs_on", text(k, "host"));
+	return o;
+}
+
+/* environment: {"misc": {"host": the report's host, "kernel": kernel_new()}}. */
+static struct json_object *environment_new(struct kcidb *k, struct json_object *report, const char *label)
+{
+	struct json_object *env = obj(k), *misc = obj(k);
+
+	put(k, misc, "host", copy(k, json_lookup(report, "host"), COPY_DEPTH));
+	put(k, misc, "kernel", kernel_new(k, report, label));
+	put(k, env, "misc", misc);
+	return env;
+}
+
+/* One checkout and one build of id ORIGIN:key, the kernel an arm ran on; misc is the build's (taken). */
+static void add_build(struct kcidb *k, struct json_object *doc, const char *key, struct json_object *report,
+		      const char *label, const char *comment, struct json_object *misc)
+{
+	struct json_object *checkout = obj(k), *build = obj(k);
+
+	put(k, checkout, "id", id_new(k, "%s", key));
+	put(k, checkout, "origin", text(k, k->origin));
+	put(k, checkout, "comment", text(k, comment));
+	struct json_object *cmisc = obj(k);
+	put(k, cmisc, "kernel", kernel_new(k, report, label));
+	put(k, checkout, "misc", cmisc);
+	push(k, json_lookup(doc, "checkouts"), checkout);
+
+	put(k, build, "id", id_new(k, "%s", key));
+	put(k, build, "checkout_id", id_new(k, "%s", key));
+	put(k, build, "origin", text(k, k->origin));
+	put(k, build, "comment", text(k, comment));
+	put(k, misc, "kernel", kernel_new(k, report, label));
+	put(k, build, "misc", misc);
+	push(k, json_lookup(doc, "builds"), build);
+}
+
+static struct json_object *document_new(struct kcidb *k)
+{
+	struct json_object *doc = obj(k);
+
+	put(k, doc, "version", version_new(k));
+	put(k, doc, "checkouts", arr(k));
+	put(k, doc, "builds", arr(k));
+	put(k, doc, "tests", arr(k));
+	return doc;
+}
+
+static int document_text(struct kcidb *k, struct json_object *doc, char **ret)
+{
+	const char *s;
+
+	if (k->oom || !doc)
+		return -ENOMEM;
+	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!s || asprintf(ret, "%s\n", s) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* ---- a run ---- */
+
+/* A repetition's state as a KCIDB status: completed DONE, failed ERROR, else (cancelled, running) MISS. */
+static const char *repetition_status(const char *state)
+{
+	if (state && !strcmp(state, "completed"))
+		return "DONE";
+	if (state && !strcmp(state, "failed"))
+		return "ERROR";
+	return "MISS";
+}
+
+struct run_ctx {
+	struct kcidb *k;
+	struct json_object *report, *tests;
+	const char *id, *scenario;
+};
+
+static void add_window_tests(struct run_ctx *c, struct json_object *rep, long long index, struct json_object *build_id,
+			     struct json_object *env, double started)
+{
+	struct kcidb *k = c->k;
+	struct json_object *windows = json_lookup(rep, "windows");
+
+	for (size_t w = 0; w < ARRAY_SIZE(report_windows); w++) {
+		struct json_object *win = json_lookup(windows, report_windows[w]);
+		struct json_object *metrics = json_lookup(win, "metrics");
+		struct json_object *unavailable = json_lookup(win, "unavailable");
+		struct json_object *start_s = json_lookup(win, "start_s"), *duration_s = json_lookup(win, "duration_s");
+
+		if (!json_object_is_type(metrics, json_type_object))
+			continue;
+		json_object_object_foreach(metrics, name, value) {
+			struct json_object *t = obj(k), *misc = obj(k);
+			const char *unit = export_metric_unit(c->report, name);
+			const char *why = json_lookup_string(unavailable, name);
+			bool measured = value && json_is_number(value) && isfinite(json_object_get_double(value));
+
+			put(k, t, "id", id_new(k, "%s/%lld/%s/%s", c->id, index, report_windows[w], name));
+			put(k, t, "build_id", json_object_get(build_id));
+			put(k, t, "origin", text(k, k->origin));
+			put(k, t, "path", path_new(k, c->scenario, NULL, report_windows[w], name));
+			put(k, t, "status", text(k, measured ? "DONE" : "SKIP"));
+			if (measured) {
+				struct json_object *number = obj(k);
+				put(k, number, "value", num(k, json_object_get_double(value)));
+				if (unit[0] && strcmp(unit, "1"))
+					put(k, number, "unit", text(k, unit));
+				put(k, t, "number", number);
+			} else {
+				if (!why)
+					why = "not measured";
+				put(k, t, "comment", text(k, why));
+			}
+			if (start_s && json_is_number(start_s))
+				put(k, t, "start_time", timestamp_new(k, started + json_object_get_double(start_s)));
+			if (duration_s && json_is_number(duration_s))
+				put(k, t, "duration", num(k, json_object_get_double(duration_s)));
+			put(k, t, "environment", json_object_get(env));
+			put(k, misc, "run", text(k, c->id));
+			put(k, misc, "arm", text(k, json_lookup_string(rep, "arm")));
+			put(k, misc, "repetition", count(k, index));
+			put(k, misc, "window", text(k, report_windows[w]));
+			put(k, misc, "metric", text(k, name));
+			put(k, misc, "unit", text(k, unit));
+			put(k, misc, "better", text(k, json_lookup_string(json_lookup(json_lookup(c->report, "metric_info"),
+										      name), "better")));
+			if (!measured)
+				put(k, misc, "unavailable", text(k, why));
+			put(k, t, "misc", misc);
+			push(k, c->tests, t);
+		}
+	}
+}
+
+static void add_repetition(struct run_ctx *c, struct json_object *rep)
+{
+	struct kcidb *k = c->k;
+	const char *arm = json_lookup_string(rep, "arm"), *state = json_lookup_string(rep, "state");
+	struct json_object *error = json_lookup(rep, "error");
+	long long index = (long long)json_object_get_int64(json_lookup(rep, "index"));
+	double started = timestamp_parse(json_lookup_string(rep, "started"));
+	double finished = timestamp_parse(json_lookup_string(rep, "finished"));
+	struct json_object *t = obj(k), *misc = obj(k);
+	_cleanup_json_ struct json_object *build_id = id_new(k, "%s/%s", c->id, arm ? arm : "");
+	_cleanup_json_ struct json_object *env = environment_new(k, c->report, arm);
+
+	put(k, t, "id", id_new(k, "%s/%lld", c->id, index));
+	put(k, t, "build_id", json_object_get(build_id));
+	put(k, t, "origin", text(k, k->origin));
+	put(k, t, "path", path_new(k, c->scenario, NULL, NULL, NULL));
+	put(k, t, "status", text(k, repetition_status(state)));
+	put(k, t, "log_excerpt", text(k, json_lookup_string(error, "message")));
+	put(k, t, "start_time", timestamp_new(k, started));
+	if (finished >= started)
+		put(k, t, "duration", num(k, finished - started));
+	put(k, t, "environment", json_object_get(env));
+	put(k, misc, "run", text(k, c->id));
+	put(k, misc, "arm", text(k, arm));
+	put(k, misc, "repetition", count(k, index));
+	put(k, misc, "state", text(k, state));
+	put(k, misc, "error", copy(k, error, COPY_DEPTH));
+	put(k, t, "misc", misc);
+	push(k, c->tests, t);
+	add_window_tests(c, rep, index, build_id, env, isfinite(started) ? started : NAN);
+}
+
+/* Whether label is among the first n entries of labels. */
+static bool seen(const char **labels, size_t n, const char *label)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(labels[i], label))
+			return true;
+	return false;
+}
+
+int export_report_kcidb(struct json_object *report, const char *origin, char **ret, struct sb_error *err)
+{
+	struct kcidb k = { .origin = origin };
+	struct json_object *reps, *arms = json_lookup(report, "arms");
+	_cleanup_json_ struct json_object *doc = NULL;
+	_cleanup_free_ const char **labels = NULL;
+	size_t n_labels = 0, n_arms, n_reps;
+	const char *id;
+	int r = export_report_parts(report, &id, &reps, err);
+
+	if (r < 0)
+		return r;
+	if (!export_kcidb_origin_valid(origin))
+		return sb_error_set(err, -EINVAL, "KCIDB origin \"%s\": use lowercase letters, digits and '_' "
+				    "(e.g. snapbench)", origin ? origin : "");
+	struct run_ctx c = { .k = &k, .report = report, .id = id,
+			     .scenario = json_lookup_string(json_lookup(report, "spec"), "scenario") };
+
+	doc = document_new(&k);
+	c.tests = json_lookup(doc, "tests");
+	/* one checkout and build per arm: those of arms[], then any a repetition names that arms[] does not */
+	n_arms = json_object_is_type(arms, json_type_array) ? json_object_array_length(arms) : 0;
+	n_reps = reps ? json_object_array_length(reps) : 0;
+	labels = calloc(n_arms + n_reps + 1, sizeof(*labels));
+	if (!labels)
+		return sb_error_set(err, -ENOMEM, "out of memory writing the KCIDB JSON of run %s", id);
+	for (size_t i = 0; i < n_arms + n_reps; i++) {
+		struct json_object *o = i < n_arms ? json_object_array_get_idx(arms, i)
+						   : json_object_array_get_idx(reps, i - n_arms);
+		const char *label = json_lookup_string(o, i < n_arms ? "label" : "arm");
+		if (label && !seen(labels, n_labels, label))
+			labels[n_labels++] = label;
+	}
+	for (size_t i = 0; i < n_labels; i++) {
+		_cleanup_free_ char *key = NULL, *comment = NULL;
+		struct json_object *misc = obj(&k);
+
+		if (asprintf(&key, "%s/%s", id, labels[i]) < 0 ||
+		    asprintf(&comment, "the kernel of arm \"%s\" in snapbench run %s", labels[i], id) < 0) {
+			json_object_put(misc);
+			return sb_error_set(err, -ENOMEM, "out of memory writing the KCIDB JSON of run %s", id);
+		}
+		put(&k, misc, "run", text(&k, id));
+		put(&k, misc, "arm", text(&k, labels[i]));
+		put(&k, misc, "knobs", copy(&k, json_lookup(report_arm(report, labels[i]), "knobs"), COPY_DEPTH));
+		add_build(&k, doc, key, report, labels[i], comment, misc);
+	}
+	for (size_t i = 0; i < n_reps; i++)
+		add_repetition(&c, json_object_array_get_idx(reps, i));
+	if (document_text(&k, doc, ret) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory writing the KCIDB JSON of run %s", id);
+	return 0;
+}
+
+/* ---- a comparison ---- */
+
+/* A verdict as a KCIDB status: regressed FAIL; insufficient-data SKIP (no verdict: too few
+ * repetitions); improved, no-change and changed PASS. */
+static const char *verdict_status(enum compare_verdict v)
+{
+	switch (v) {
+	case COMPARE_REGRESSED:
+		return "FAIL";
+	case COMPARE_INSUFFICIENT_DATA:
+		return "SKIP";
+	default:
+		return "PASS";
+	}
+}
+
+/* A side's key: its run ids joined with '+', '/', its label. */
+static char *side_key(const struct compare_side *s)
+{
+	_cleanup_strbuf_ struct strbuf b = {};
+
+	for (size_t i = 0; i < s->n_reports; i++)
+		strbuf_appendf(&b, "%s%s", i ? "+" : "", s->reports[i]->id);
+	strbuf_appendf(&b, "/%s", s->label ? s->label : "");
+	return strbuf_steal(&b);
+}
+
+static struct json_object *side_misc(struct kcidb *k, const struct compare_side *s)
+{
+	struct json_object *misc = obj(k), *runs = arr(k);
+
+	put(k, misc, "role", text(k, s->role));
+	put(k, misc, "label", text(k, s->label));
+	put(k, misc, "selector", text(k, s->selector));
+	for (size_t i = 0; i < s->n_reports; i++)
+		push(k, runs, text(k, s->reports[i]->id));
+	put(k, misc, "runs", runs);
+	put(k, misc, "repetitions", count(k, (int64_t)s->n_reps));
+	return misc;
+}
+
+static struct json_object *arm_stats(struct kcidb *k, const struct compare_side *s, const struct compare_arm_stats *a)
+{
+	struct json_object *o = obj(k);
+
+	put(k, o, "label", text(k, s->label));
+	put(k, o, "n", count(k, (int64_t)a->n));
+	put(k, o, "missing", count(k, (int64_t)a->n_missing));
+	put(k, o, "median", num(k, a->s.median));
+	put(k, o, "min", num(k, a->s.min));
+	put(k, o, "max", num(k, a->s.max));
+	put(k, o, "mean", num(k, a->s.mean));
+	put(k, o, "stddev", num(k, a->s.stddev));
+	return o;
+}
+
+struct compare_ctx {
+	struct kcidb *k;
+	const struct compare_result *r;
+	struct json_object *tests, *build_id, *env;
+	const char *prefix, *scenario; /* "compare/BASEKEY..PATCHKEY" or "aa-SPLIT/KEY" */
+	double start, end;             /* the patched side's first repetition start and last end */
+};
+
+/* A test of the comparison: id ORIGIN:PREFIX[/WINDOW/METRIC], path snapbench.SCENARIO.compare[.WINDOW.METRIC];
+ * takes misc. */
+static struct json_object *compare_test(struct compare_ctx *c, const char *window, const char *metric,
+					const char *status, struct json_object *misc)
+{
+	struct kcidb *k = c->k;
+	struct json_object *t = obj(k);
+
+	if (window)
+		put(k, t, "id", id_new(k, "%s/%s/%s", c->prefix, window, metric));
+	else
+		put(k, t, "id", id_new(k, "%s", c->prefix));
+	put(k, t, "build_id", json_object_get(c->build_id));
+	put(k, t, "origin", text(k, k->origin));
+	put(k, t, "path", path_new(k, c->scenario, "compare", window, metric));
+	put(k, t, "status", text(k, status));
+	put(k, t, "start_time", timestamp_new(k, c->start));
+	if (c->end >= c->start)
+		put(k, t, "duration", num(k, c->end - c->start));
+	put(k, t, "environment", json_object_get(c->env));
+	put(k, t, "misc", misc);
+	return t; /* the caller adds its fields and push()es it */
+}
+
+static void add_metric_test(struct compare_ctx *c, const struct compare_metric *m)
+{
+	struct kcidb *k = c->k;
+	const struct compare_result *r = c->r;
+	struct json_object *misc = obj(k), *notes = arr(k);
+
+	put(k, misc, "window", text(k, m->window));
+	put(k, misc, "metric", text(k, m->name));
+	put(k, misc, "unit", text(k, m->unit));
+	put(k, misc, "better", text(k, compare_better_name(m->better)));
+	put(k, misc, "verdict", text(k, compare_verdict_name(m->verdict)));
+	put(k, misc, r->side[0]->role, arm_stats(k, r->side[0], &m->arm[0]));
+	put(k, misc, r->side[1]->role, arm_stats(k, r->side[1], &m->arm[1]));
+	put(k, misc, "ratio", num(k, m->ratio));
+	put(k, misc, "pct_change", num(k, m->pct_change));
+	put(k, misc, "from_zero", oom_check(k, json_object_new_boolean(m->from_zero)));
+	put(k, misc, "p", num(k, m->mwu.p));
+	put(k, misc, "alpha", num(k, r->opts.alpha));
+	put(k, misc, "threshold_pct", num(k, m->threshold_pct));
+	for (size_t i = 0; m->notes && m->notes[i]; i++)
+		push(k, notes, text(k, m->notes[i]));
+	put(k, misc, "notes", notes);
+	struct json_object *t = compare_test(c, m->window, m->name, verdict_status(m->verdict), misc);
+	if (isfinite(m->pct_change) && !m->from_zero) {
+		struct json_object *number = obj(k);
+		put(k, number, "value", num(k, m->pct_change));
+		put(k, number, "unit", text(k, "%"));
+		put(k, t, "number", number);
+	}
+	if (m->verdict == COMPARE_INSUFFICIENT_DATA)
+		put(k, t, "comment", text(k, "insufficient-data: too few repetitions for a verdict"));
+	push(k, c->tests, t);
+}
+
+/* The first start and the last end of a side's repetitions. */
+static void side_span(const struct compare_side *side, double *start, double *end)
+{
+	*start = NAN;
+	*end = NAN;
+	for (size_t i = 0; i < side->n_reps; i++) {
+		struct json_object *rep = side->reps[i].rep;
+		double a = timestamp_parse(json_lookup_string(rep, "started"));
+		double b = timestamp_parse(json_lookup_string(rep, "finished"));
+		if (isfinite(a) && !(a >= *start))
+			*start = a;
+		if (isfinite(b) && !(b <= *end))
+			*end = b;
+	}
+}
+
+char *export_compare_kcidb(const struct compare_result *r, const char *origin)
+{
+	struct kcidb k = { .origin = origin };
+	_cleanup_json_ struct json_object *doc = NULL, *build_id = NULL, *env = NULL;
+	_cleanup_free_ char *base_key = NULL, *patched_key = NULL, *prefix = NULL;
+	char *keys[2];
+	struct json_object *report[2];
+	char *text_out = NULL;
+
+	if (!export_kcidb_origin_valid(origin))
+		return NULL;
+	keys[0] = base_key = side_key(r->side[0]);
+	keys[1] = patched_key = side_key(r->side[1]);
+	if (!base_key || !patched_key)
+		return NULL;
+	for (size_t s = 0; s < 2; s++)
+		report[s] = r->side[s]->n_reports ? r->side[s]->reports[0]->root : NULL;
+	doc = document_new(&k);
+	for (size_t s = 0; s < 2; s++) {
+		_cleanup_free_ char *comment = NULL;
+
+		if (s == 1 && !strcmp(keys[0], keys[1]))
+			break; /* A/A: one build */
+		if (asprintf(&comment, "the kernel of the %s side (arm \"%s\") of a snapbench comparison",
+			     r->side[s]->role, r->side[s]->label ? r->side[s]->label : "") < 0)
+			return NULL;
+		add_build(&k, doc, keys[s], report[s], r->side[s]->label, comment, side_misc(&k, r->side[s]));
+	}
+	if (r->opts.aa)
+		k.oom |= asprintf(&prefix, "aa-%s/%s", r->opts.aa_split == COMPARE_AA_HALVES ? "halves" : "alternate",
+				  keys[1]) < 0;
+	else
+		k.oom |= asprintf(&prefix, "compare/%s..%s", keys[0], keys[1]) < 0;
+	if (k.oom) {
+		prefix = NULL;
+		return NULL;
+	}
+	build_id = id_new(&k, "%s", keys[1]);
+	env = environment_new(&k, report[1], r->side[1]->label);
+	struct compare_ctx c = { .k = &k, .r = r, .tests = json_lookup(doc, "tests"), .build_id = build_id,
+				 .env = env, .prefix = prefix,
+				 .scenario = json_lookup_string(json_lookup(report[1], "spec"), "scenario") };
+	side_span(r->side[1], &c.start, &c.end);
+
+	struct json_object *misc = obj(&k);
+	put(&k, misc, "mode", text(&k, r->opts.aa ? "aa" : "compare"));
+	put(&k, misc, "verdict", text(&k, compare_verdict_name(r->verdict)));
+	put(&k, misc, "exit_code", count(&k, r->exit_code));
+	put(&k, misc, "alpha", num(&k, r->opts.alpha));
+	put(&k, misc, "threshold_pct", num(&k, r->opts.threshold_pct));
+	put(&k, misc, r->side[0]->role, side_misc(&k, r->side[0]));
+	put(&k, misc, r->side[1]->role, side_misc(&k, r->side[1]));
+	push(&k, c.tests, compare_test(&c, NULL, NULL, r->exit_code == COMPARE_EXIT_REGRESSION ? "FAIL" : "PASS", misc));
+	for (size_t i = 0; i < r->n_metrics; i++)
+		add_metric_test(&c, &r->metrics[i]);
+	for (size_t i = 0; i < r->n_skipped; i++) {
+		const struct compare_skipped *sk = &r->skipped[i];
+		struct json_object *m = obj(&k);
+
+		put(&k, m, "window", text(&k, sk->window));
+		put(&k, m, "metric", text(&k, sk->name));
+		put(&k, m, "verdict", text(&k, "not-compared"));
+		put(&k, m, "reason", text(&k, sk->reason));
+		struct json_object *t = compare_test(&c, sk->window, sk->name, "SKIP", m);
+		put(&k, t, "comment", text(&k, sk->reason));
+		push(&k, c.tests, t);
+	}
+	if (document_text(&k, doc, &text_out) < 0)
+		return NULL;
+	return text_out;
+}
