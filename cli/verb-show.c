@@ -95,8 +95,7 @@ static int parse_option(int opt, const char *arg, void *userdata)
 			a->format_given = true;
 			return 0;
 		}
-	fprintf(stderr, "snapbench show: --format %s: unknown format; use text, json, csv, openmetrics or "
-		"prometheus\n", arg);
+	verb_error("--format %s: unknown format; use text, json, csv, openmetrics or prometheus", arg);
 	return EXIT_USAGE;
 }
 
@@ -125,14 +124,14 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 	if (r != ARGS_GO_ON)
 		return r;
 	if (a->d.json && a->format_given && a->format != SHOW_JSON) {
-		fprintf(stderr, "snapbench show: --json and --format %s ask for two formats; give one\n",
+		verb_error("--json and --format %s ask for two formats; give one",
 			show_format_names[a->format]);
 		return EXIT_USAGE;
 	}
 	if (a->d.json)
 		a->format = SHOW_JSON;
 	if (a->timeline && a->format != SHOW_JSON) {
-		fprintf(stderr, "snapbench show: --timeline goes with --json\n");
+		verb_error("--timeline goes with --json");
 		return EXIT_USAGE;
 	}
 	return ARGS_GO_ON;
@@ -151,11 +150,11 @@ static int print_export(enum show_format format, struct json_object *report)
 		r = export_report_metrics(report, format == SHOW_OPENMETRICS ? EXPORT_OPENMETRICS : EXPORT_PROMETHEUS,
 					  &text, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench show: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return EXIT_FAIL; /* snapbenchd's reply, not the user's input, is at fault */
 	}
 	if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "snapbench show: cannot write to stdout: %s\n", strerror(errno));
+		verb_error("cannot write to stdout: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
