@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-FAILED = []
+from clitest import check, result
 
 # verb arguments, exit code; each also runs without --json (no stdout then)
 BAD_OPTION = [
@@ -55,13 +55,6 @@ OTHER_ERRORS = [
     (["qmp", "--socket", "/nonexistent/qmp.sock", "--timeout", "0.2", "query-status"], 4, None),
     (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], 2, None),
 ]
-
-
-def check(cond, what):
-    if not cond:
-        FAILED.append(what)
-        print("FAIL " + what)
-    return cond
 
 
 def run(snapbench, args, env):
@@ -175,10 +168,7 @@ def main(argv):
         "snapbench nosuch --json: exit %d, stdout %r" % (p.returncode, p.stdout))
     check_answer_alone(snapbench, testdata, env)
     check_daemon_reply(snapbench, snapbenchd, env)
-    if FAILED:
-        print("%d check(s) failed" % len(FAILED))
-        return 1
-    return 0
+    return result()
 
 
 if __name__ == "__main__":

@@ -17,14 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-FAILED = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILED.append(what)
-        print("FAIL " + what)
-    return cond
+from clitest import check, result
 
 
 def run_local(snapbench, out, extra):
@@ -81,11 +74,8 @@ def main(argv):
         check(len(p.stderr.splitlines()) == len(failures) and
               all(l.startswith("snapbench run: ") for l in p.stderr.splitlines()),
               "--json: stderr %r" % p.stderr)
-    if FAILED:
-        print("%d check(s) failed" % len(FAILED))
-        return 1
-    print("ok: %d preflight failures, one line each: %s" % (len(failures), failures))
-    return 0
+    print("checked: %d preflight failures, one line each: %s" % (len(failures), failures))
+    return result()
 
 
 if __name__ == "__main__":
