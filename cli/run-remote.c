@@ -153,10 +153,12 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 	ret = remote_follow(c, "snapbench run", o->socket_path, id, o->quiet, true, &final);
 	if (ret != EXIT_OK)
 		return ret;
-	if (o->json)
+	if (o->json) {
 		client_print_json(final);
-	else
+		verb_errors_answered();
+	} else {
 		print_summary_block(stdout, final, "");
+	}
 	ret = client_exit_code_state(client_get_string(final, "state", NULL));
 	if (!o->json && ret != EXIT_OK)
 		fprintf(stderr, "snapbench run: run %s %s; 'snapbench show %s' and 'snapbench logs %s' tell more\n", id,

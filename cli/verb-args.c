@@ -3,6 +3,7 @@
  * The shared options of snapbenchd's verbs: --socket, --json, --help, the run ID;
  * the one message style of every verb's option errors; every verb's errors (JSON under --json).
  */
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -73,6 +74,13 @@ void verb_errors_begin(const char *verb, bool json_errors)
 	errors.json = json_errors;
 }
 
+/* "snapbench VERB" (or "snapbench" before a verb was found), the prefix of the verb's messages */
+static const char *self_prefix(char buf[static 64])
+{
+	snprintf(buf, 64, "snapbench%s%s", errors.verb ? " " : "", errors.verb ? errors.verb : "");
+	return buf;
+}
+
 /* "snapbench VERB: " (or "snapbench: ") before each line of msg, on stderr */
 static void print_lines(const char *who, const char *msg)
 {
@@ -92,8 +100,7 @@ static void keep(const char *who, const char *msg)
 
 	if (errors.first)
 		return;
-	snprintf(self, sizeof(self), "snapbench%s%s", errors.verb ? " " : "", errors.verb ? errors.verb : "");
-	if (!strcmp(who, self))
+	if (!strcmp(who, self_prefix(self)))
 		errors.first = strdup(msg);
 	else if (asprintf(&errors.first, "%s: %s", !strncmp(who, "snapbench: ", 11) ? who + 11 : who, msg) < 0)
 		errors.first = NULL;
@@ -102,19 +109,19 @@ static void keep(const char *who, const char *msg)
 static _printf_(3, 0) void say(bool error, const char *who, const char *fmt, va_list ap)
 {
 	char self[64], *msg = NULL;
+	int saved_errno = errno; /* callers may still read errno after saying why */
 
-	if (!who) {
-		snprintf(self, sizeof(self), "snapbench%s%s", errors.verb ? " " : "", errors.verb ? errors.verb : "");
-		who = self;
-	}
+	if (!who)
+		who = self_prefix(self);
 	if (vasprintf(&msg, fmt, ap) < 0) {
 		fprintf(stderr, "%s: out of memory\n", who);
-		return;
+	} else {
+		print_lines(who, msg);
+		if (error)
+			keep(who, msg);
+		free(msg);
 	}
-	print_lines(who, msg);
-	if (error)
-		keep(who, msg);
-	free(msg);
+	errno = saved_errno;
 }
 
 void verb_error(const char *fmt, ...)
@@ -142,6 +149,12 @@ void verb_message(const char *fmt, ...)
 	va_start(ap, fmt);
 	say(false, NULL, fmt, ap);
 	va_end(ap);
+}
+
+void verb_errors_answered(void)
+{
+	free(errors.first);
+	errors.first = NULL;
 }
 
 int verb_errors_end(int exit_code)

@@ -78,6 +78,12 @@ _printf_(1, 2) void verb_error(const char *fmt, ...);
 _printf_(2, 3) void verb_error_as(const char *who, const char *fmt, ...);
 /* A note or warning in the same form ("snapbench VERB: ..." per line), not an error: never kept. */
 _printf_(1, 2) void verb_message(const char *fmt, ...);
+/*
+ * The verb printed its JSON answer, which tells how it ended (run --wait's
+ * summary with the run's state): an error kept before it (a cancel that
+ * failed while the run went on) is not printed as a second object.
+ */
+void verb_errors_answered(void);
 /* exit_code, having printed the kept error as JSON on stdout under --json if exit_code is not 0. */
 int verb_errors_end(int exit_code);
 

@@ -206,8 +206,7 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		break;
 	case OPT_ALPHA:
 		if (parse_double(arg, 0, 1, &d, NULL) < 0 || d == 0 || d == 1) {
-			verb_error("--alpha %s: give a level between 0 and 1 (e.g. 0.05)",
-				arg);
+			verb_error("--alpha %s: give a level between 0 and 1 (e.g. 0.05)", arg);
 			return -EINVAL;
 		}
 		o->alpha = d;
@@ -354,9 +353,9 @@ static int write_outputs(const char *dir, const struct compare_result *res, char
 	int r;
 
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		verb_error("--output %s: cannot create the directory: %s", dir,
-			strerror(errno));
-		return -errno;
+		r = -errno;
+		verb_error("--output %s: cannot create the directory: %s", dir, strerror(-r));
+		return r;
 	}
 	if ((r = write_file(dir, "compare.json", text[FORMAT_JSON])) < 0 ||
 	    (r = write_file(dir, "compare.txt", text[FORMAT_TABLE])) < 0 ||

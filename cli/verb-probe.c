@@ -84,8 +84,7 @@ static int parse_interval(const char *s, uint64_t *ns)
 	double v;
 
 	if (parse_double(s, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
-		verb_error("--interval '%s' is not a number of seconds from 0.01 to %g", s,
-			MAX_INTERVAL_S);
+		verb_error("--interval '%s' is not a number of seconds from 0.01 to %g", s, MAX_INTERVAL_S);
 		return -EINVAL;
 	}
 	*ns = (uint64_t)(v * 1e9);
@@ -107,10 +106,8 @@ static int parse_test_tracepoint(const char *s, struct sb_probe_options *o)
 			}
 		}
 	}
-	verb_error(
-		"--test-tracepoint '%s': write COUNTER=CATEGORY:NAME with a tracepoint counter, "
-		"e.g. age_hva=kvm:kvm_no_such_event",
-		s);
+	verb_error("--test-tracepoint '%s': write COUNTER=CATEGORY:NAME with a tracepoint counter, "
+		"e.g. age_hva=kvm:kvm_no_such_event", s);
 	return -EINVAL;
 }
 

@@ -58,8 +58,7 @@ static int parse_timeout(const char *s, int *ms)
 	double v;
 
 	if (parse_double(s, 0, MAX_TIMEOUT_S, &v, NULL) < 0 || v == 0) {
-		verb_error(
-			"--timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)",
+		verb_error("--timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)",
 			s, MAX_TIMEOUT_S);
 		return -EINVAL;
 	}
@@ -80,8 +79,7 @@ static int parse_args_json(const char *text, struct json_object **ret)
 	if (r == -ENOMEM)
 		return -ENOMEM;
 	if (r < 0 || !json_object_is_type(obj, json_type_object)) {
-		verb_error(
-			"ARGS-JSON '%s' is not a JSON object (%s); give the arguments as one object, "
+		verb_error("ARGS-JSON '%s' is not a JSON object (%s); give the arguments as one object, "
 			"e.g. '{\"target\": \"vm\"}'",
 			text, r < 0 ? info.reason : "wrong type");
 		json_object_put(obj);
@@ -215,8 +213,7 @@ static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 			return EXIT_USAGE;
 	}
 	if (optind < argc) {
-		verb_error("unexpected argument '%s'; ARGS-JSON is a single JSON object",
-			argv[optind]);
+		verb_error("unexpected argument '%s'; ARGS-JSON is a single JSON object", argv[optind]);
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
@@ -257,8 +254,7 @@ static int run(struct qmp_args *a)
 	if (fd_file) {
 		fd = open(fd_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
 		if (fd < 0) {
-			verb_error("--fd %s: cannot open it for writing: %s", fd_file,
-				strerror(errno));
+			verb_error("--fd %s: cannot open it for writing: %s", fd_file, strerror(errno));
 			json_object_put(args);
 			return EXIT_USAGE;
 		}

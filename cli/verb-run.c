@@ -308,8 +308,7 @@ static int apply_label(struct run_args *a)
 		return EXIT_USAGE;
 	}
 	if (!spec_label_valid(a->label)) {
-		verb_error("--label: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-'",
-			a->label);
+		verb_error("--label: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-'", a->label);
 		return EXIT_USAGE;
 	}
 	l = strdup(a->label);
@@ -366,8 +365,7 @@ static int parse_argv(int argc, char **argv, struct run_args *a)
 			return r;
 	}
 	if (spec_validate(&a->spec, &err) < 0) {
-		verb_error("%s%s%s", a->spec_file ? a->spec_file : "", a->spec_file ? ": " : "",
-			err.msg);
+		verb_error("%s%s%s", a->spec_file ? a->spec_file : "", a->spec_file ? ": " : "", err.msg);
 		return EXIT_USAGE;
 	}
 	return ARGS_GO_ON;

@@ -124,8 +124,7 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 	if (r != ARGS_GO_ON)
 		return r;
 	if (a->d.json && a->format_given && a->format != SHOW_JSON) {
-		verb_error("--json and --format %s ask for two formats; give one",
-			show_format_names[a->format]);
+		verb_error("--json and --format %s ask for two formats; give one", show_format_names[a->format]);
 		return EXIT_USAGE;
 	}
 	if (a->d.json)
