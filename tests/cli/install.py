@@ -11,6 +11,7 @@
   - snapbench.1 lists every verb of `snapbench --help`, each in a section of
     its own, and in that section every option its `snapbench VERB --help`
     names (so the manual page cannot drift from the parsers);
+  - the bash completion completes a verb, an option and a --format value;
   - with zsh: the completion loads (compinit, then source) without a word on
     stderr and registers both commands, and, typed in an interactive zsh,
     completes a verb, an option and a --format value.
@@ -125,6 +126,29 @@ def check_zsh(zcompdir, bindir):
     print("checked the zsh completion: it loads, registers both commands, completes verbs, options, formats")
 
 
+BASH = r'''
+source "$1"
+read -ra COMP_WORDS <<< "$2"
+[[ $2 == *" " ]] && COMP_WORDS+=("")   # a new word after the space
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+_snapbench
+printf '%s\n' "${COMPREPLY[@]}"
+'''
+
+
+def check_bash(bashcomp, bindir):
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    for typed, want in (("snapbench bi", ["bisect-step"]), ("snapbench qmp --j", ["--json"]),
+                        ("snapbench show --format ", ["text", "json", "csv", "openmetrics", "prometheus"]),
+                        ("snapbench probe --no-", ["--no-attribution"])):
+        p = subprocess.run(["bash", "-c", BASH, "bash", os.path.join(bashcomp, "snapbench"), typed],
+                           capture_output=True, text=True, env=env, timeout=60)
+        got = p.stdout.split()
+        check(p.returncode == 0 and all(w in got for w in want),
+              "bash: %r<TAB>: %s, want %s (%s)" % (typed, got, want, p.stderr))
+    print("checked the bash completion: verbs, options, formats")
+
+
 def main(argv):
     if len(argv) != 9:
         sys.exit(__doc__)
@@ -155,6 +179,7 @@ def main(argv):
         # the installed snapbench runs from DESTDIR: nothing it needs to answer --help is elsewhere
         snapbench = os.path.join(bindir, "snapbench")
         check_man(snapbench, os.path.join(under(dest, prefix, mandir), "man1", "snapbench.1"))
+        check_bash(under(dest, prefix, bashdir), bindir)
         check_zsh(under(dest, prefix, zshdir), bindir + os.pathsep + under(dest, prefix, "sbin"))
     return result()
 
