@@ -27,19 +27,8 @@ import time
 
 from clitest import check, result
 
-# verb arguments, exit code; each also runs without --json (no stdout then)
-BAD_OPTION = [
-    (["run", "--bogus"], 2),
-    (["status", "--bogus"], 2),
-    (["list", "--bogus"], 2),
-    (["show", "--bogus", "ID"], 2),
-    (["cancel", "--bogus", "ID"], 2),
-    (["logs", "--bogus", "ID"], 2),
-    (["qmp", "--bogus"], 2),
-    (["compare", "--bogus"], 2),
-    (["bisect-step", "--bogus"], 125),
-    (["probe", "--bogus"], 2),
-]
+# the exit code of bad usage: 2, but for bisect-step (git bisect run's "skip")
+USAGE_EXIT = {"bisect-step": 125}
 
 OTHER_ERRORS = [
     # a missing value (--json goes first: after it, it would be the value), a bad value, a missing
@@ -93,11 +82,16 @@ def check_error(snapbench, args, rc, env, message=None):
     return obj
 
 
-def check_accepted(snapbench, env):
-    """Every verb takes --json: with --help it prints its usage and exits 0."""
+def verbs_of(snapbench, env):
+    """The verbs snapbench --help lists."""
     verbs = [line.split()[0] for line in run(snapbench, ["--help"], env).stdout.splitlines()
              if line.startswith("  ")]
     check(len(verbs) >= 10, "snapbench --help lists %d verbs" % len(verbs))
+    return verbs
+
+
+def check_accepted(snapbench, verbs, env):
+    """Every verb takes --json: with --help it prints its usage and exits 0."""
     for verb in verbs:
         p = run(snapbench, [verb, "--json", "--help"], env)
         check(p.returncode == 0 and p.stdout.startswith("usage: snapbench " + verb) and p.stderr == "",
@@ -155,10 +149,12 @@ def main(argv):
         sys.exit(__doc__)
     snapbench, snapbenchd, testdata = (os.path.abspath(a) for a in argv[1:4])
     env = dict(os.environ, SNAPBENCH_SOCKET="/nonexistent/snapbenchd.sock")
-    check_accepted(snapbench, env)
-    for args, rc in BAD_OPTION:
-        check_error(snapbench, args, rc, env,
-                    "unknown option '--bogus'; try 'snapbench %s --help'" % args[0])
+    verbs = verbs_of(snapbench, env)
+    check_accepted(snapbench, verbs, env)
+    # every verb, each run with and without --json (no stdout then)
+    for verb in verbs:
+        check_error(snapbench, [verb, "--bogus"], USAGE_EXIT.get(verb, 2), env,
+                    "unknown option '--bogus'; try 'snapbench %s --help'" % verb)
     for args, rc, message in OTHER_ERRORS:
         check_error(snapbench, args, rc, env, message)
     # an unknown verb: no verb to name
