@@ -178,6 +178,10 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 	n = strlen(buf);
 	if (isfinite(snap) && n < len)
 		snprintf(buf + n, len - n, "  snapshot %.0f%%", snap * 100);
+	const char *waiting = client_get_string(p, "waiting_for", NULL);
+	n = strlen(buf);
+	if (waiting && n < len)
+		snprintf(buf + n, len - n, "  waiting %.0f s for QEMU to answer %s", num(p, "waiting_s"), waiting);
 }
 
 void progress_printer_init(struct progress_printer *p, FILE *out)

@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "exit-codes.h"
 #include "export.h"
+#include "export-html.h"
 #include "macro.h"
 #include "parse-number.h"
 #include "runner.h"
@@ -73,12 +74,12 @@ static void usage(FILE *out)
 		"\n"
 		"Output:\n"
 		"  --format FMT          table (default), json, markdown, csv (one row per metric\n"
-		"                        and side) or junit (JUnit XML for CI test reports) on\n"
-		"                        stdout\n"
+		"                        and side), junit (JUnit XML for CI test reports) or\n"
+		"                        html (one self-contained page, plots inline) on stdout\n"
 		"  --json                same as --format json\n"
 		"  --output DIR          also write compare.json, compare.txt, compare.md,\n"
-		"                        compare.csv, compare-junit.xml and SVG plots (one per\n"
-		"                        metric, timeline.svg) into DIR\n"
+		"                        compare.csv, compare-junit.xml, compare.html and SVG\n"
+		"                        plots (one per metric, timeline.svg) into DIR\n"
 		"  --all                 keep metrics that are 0 in every repetition of both sides\n"
 		"                        in the Markdown and the plots (default: left out, named)\n"
 		"  -q, --quiet           nothing on stdout\n"
@@ -107,7 +108,7 @@ enum {
 	OPT_ALL,
 };
 
-enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN, FORMAT_CSV, FORMAT_JUNIT, _FORMAT_MAX };
+enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN, FORMAT_CSV, FORMAT_JUNIT, FORMAT_HTML, _FORMAT_MAX };
 
 static const char *const format_names[_FORMAT_MAX] = {
 	[FORMAT_TABLE] = "table",
@@ -115,6 +116,7 @@ static const char *const format_names[_FORMAT_MAX] = {
 	[FORMAT_MARKDOWN] = "markdown",
 	[FORMAT_CSV] = "csv",
 	[FORMAT_JUNIT] = "junit",
+	[FORMAT_HTML] = "html",
 };
 
 struct args {
@@ -228,7 +230,7 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 				a->format = (enum format)f;
 				return 0;
 			}
-		verb_error("--format %s: unknown format; use table, json, markdown, csv or junit", arg);
+		verb_error("--format %s: unknown format; use table, json, markdown, csv, junit or html", arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -360,7 +362,8 @@ static int write_outputs(const char *dir, const struct compare_result *res, char
 	if ((r = write_file(dir, "compare.json", text[FORMAT_JSON])) < 0 ||
 	    (r = write_file(dir, "compare.txt", text[FORMAT_TABLE])) < 0 ||
 	    (r = write_file(dir, "compare.csv", text[FORMAT_CSV])) < 0 ||
-	    (r = write_file(dir, "compare-junit.xml", text[FORMAT_JUNIT])) < 0)
+	    (r = write_file(dir, "compare-junit.xml", text[FORMAT_JUNIT])) < 0 ||
+	    (r = write_file(dir, "compare.html", text[FORMAT_HTML])) < 0)
 		return r;
 	for (size_t i = 0; i < res->n_metrics; i++) {
 		if (!compare_metric_shown(res, i)) /* 0 everywhere: compare.md names it */
@@ -502,6 +505,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	text[FORMAT_TABLE] = compare_format_table(res);
 	text[FORMAT_CSV] = export_compare_csv(res);
 	text[FORMAT_JUNIT] = export_compare_junit(res);
+	text[FORMAT_HTML] = export_compare_html(res);
 	for (size_t f = 0; f < _FORMAT_MAX; f++)
 		if (f != FORMAT_MARKDOWN && !text[f]) {
 			verb_error("out of memory");

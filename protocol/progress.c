@@ -32,14 +32,16 @@ struct json_object *progress_to_json(const struct runner_progress *p)
 	json_object_object_add(o, "guest_ops_per_s", number_or_null(p->guest_ops_per_s));
 	json_object_object_add(o, "sample_window", p->sample_window ? json_object_new_string(p->sample_window) : NULL);
 	json_object_object_add(o, "snapshot_fraction", number_or_null(p->snapshot_fraction));
+	json_object_object_add(o, "waiting_for", p->waiting_for ? json_object_new_string(p->waiting_for) : NULL);
+	json_object_object_add(o, "waiting_s", number_or_null(p->waiting_s));
 	return o;
 }
 
 static const char *const int_fields[] = { "rep", "reps" };
-static const char *const string_fields[] = { "arm", "step", "sample_window" };
+static const char *const string_fields[] = { "arm", "step", "sample_window", "waiting_for" };
 static const char *const number_fields[] = {
 	"elapsed_s", "rep_elapsed_s", "fraction", "pf_per_s", "tlb_per_s", "invalidations_per_s",
-	"guest_ops_per_s", "snapshot_fraction",
+	"guest_ops_per_s", "snapshot_fraction", "waiting_s",
 };
 
 struct json_object *progress_sanitize(struct json_object *in)

@@ -45,6 +45,25 @@ static void test_step_start_carries_previous_window(void)
 	json_object_put(o);
 }
 
+static void test_waiting_for_qemu(void)
+{
+	struct runner_progress p = {
+		.rep = 0, .reps = 1, .arm = "a", .step = "snapshot", .pf_per_s = NAN, .tlb_per_s = NAN,
+		.invalidations_per_s = NAN, .guest_ops_per_s = NAN, .snapshot_fraction = 0.3,
+		.waiting_for = "query-migrate", .waiting_s = 3.5,
+	};
+	struct json_object *o = round_trip(&p);
+
+	CHECK(!strcmp(jstr(o, "waiting_for"), "query-migrate"));
+	CHECK(json_object_get_double(jget(o, "waiting_s")) == 3.5);
+	json_object_put(o);
+	p.waiting_for = NULL;
+	p.waiting_s = NAN;
+	o = round_trip(&p);
+	CHECK(jnull(o, "waiting_for") && jnull(o, "waiting_s"));
+	json_object_put(o);
+}
+
 static void test_no_sample_yet(void)
 {
 	struct runner_progress p = {
@@ -80,6 +99,7 @@ int main(void)
 {
 	test_step_start_carries_previous_window();
 	test_no_sample_yet();
+	test_waiting_for_qemu();
 	test_sanitize_drops_junk();
 	return 0;
 }

@@ -29,6 +29,8 @@ struct qmp_client {
 	char *label;
 	struct qmp_options opts;
 	uint64_t deadline_ns; /* QMP_NO_DEADLINE, or commands wait no later than this */
+	qmp_wait_hook wait_hook; /* called while a command waits for its reply */
+	void *wait_userdata;
 
 	/* stream transport */
 	int fd;
@@ -153,6 +155,12 @@ int qmp_client_command_timeout(const struct qmp_client *c)
 		return 1;
 	uint64_t left_ms = (c->deadline_ns - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
 	return left_ms < (uint64_t)c->opts.command_timeout_ms ? (int)left_ms : c->opts.command_timeout_ms;
+}
+
+void qmp_client_set_wait_hook(struct qmp_client *c, qmp_wait_hook hook, void *userdata)
+{
+	c->wait_hook = hook;
+	c->wait_userdata = userdata;
 }
 
 void qmp_client_set_deadline(struct qmp_client *c, uint64_t deadline_ns)
@@ -556,9 +564,20 @@ static int stream_execute(struct qmp_client *c, const char *command, struct json
 		return mark_broken(c, r, err);
 	}
 
-	do {
-		r = stream_pump(c, id, deadline, &reply, err);
-	} while (r == 0);
+	uint64_t sent_ns = mono_ns();
+	for (;;) {
+		/* with a hook, the wait is cut into slices, and the hook told after each */
+		uint64_t slice = c->wait_hook ? mono_ns() + (uint64_t)QMP_WAIT_HOOK_MS * NSEC_PER_MSEC : deadline;
+
+		r = stream_pump(c, id, slice < deadline ? slice : deadline, &reply, err);
+		if (r == -ETIMEDOUT && slice < deadline) {
+			sb_error_clear(err);
+			c->wait_hook(c->wait_userdata, command, (double)(mono_ns() - sent_ns) / 1e9);
+			continue;
+		}
+		if (r != 0)
+			break;
+	}
 	if (r == -ETIMEDOUT) {
 		abandon_id(c, id);
 		return sb_error_set(err, -ETIMEDOUT, "%s did not answer QMP command '%s' within %d ms", c->label,

@@ -221,3 +221,14 @@ void qmp_client_set_command_timeout(struct qmp_client *c, int timeout_ms);
  */
 #define QMP_NO_DEADLINE UINT64_MAX
 void qmp_client_set_deadline(struct qmp_client *c, uint64_t deadline_ns);
+
+/*
+ * Called about once a second (QMP_WAIT_HOOK_MS) while a command waits for
+ * its reply on a stream connection, with the command and how long it has
+ * waited: for a caller whose progress must say what it waits for while
+ * QEMU does not answer. The ops transport (libvirt's passthrough) blocks
+ * inside libvirt and calls no hook. NULL clears it.
+ */
+#define QMP_WAIT_HOOK_MS 1000
+typedef void (*qmp_wait_hook)(void *userdata, const char *command, double waited_s);
+void qmp_client_set_wait_hook(struct qmp_client *c, qmp_wait_hook hook, void *userdata);

@@ -18,3 +18,7 @@ struct compare_side;
 struct json_object *compare_arm_kernel(struct json_object *root, const char *label);
 /* The kernel release side s's report i ran on: its arm's host VM kernel (*host_vm true), else the host's. */
 const char *compare_side_release(const struct compare_side *s, size_t i, bool *host_vm);
+
+struct compare_result;
+/* Whether any repetition of the comparison ran in a host VM under TCG (the tables then say so). */
+bool compare_any_tcg(const struct compare_result *r);

@@ -10,6 +10,7 @@
 
 #include "compare.h"
 #include "compare-private.h"
+#include "store-index.h"
 #include "run-dir.h"
 
 struct selector {
@@ -242,13 +243,18 @@ oom:
 	return r;
 }
 
-/* Every run directory in store, loaded; those that do not load are noted and skipped. */
-static int scan_store(struct compare_pool *pool, const char *store, const struct compare_report ***out,
-		      size_t *n_out, char ***notes, struct sb_error *err)
+/*
+ * Every run directory in store that has an arm labelled label, loaded;
+ * those that do not load are noted and skipped. The store's label index
+ * (store-index.h) spares the loads of runs it knows lack the label.
+ */
+static int scan_store(struct compare_pool *pool, const char *store, const char *label,
+		      const struct compare_report ***out, size_t *n_out, char ***notes, struct sb_error *err)
 {
 	DIR *d;
 	struct dirent *e;
 	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_(store_index_freep) struct store_index *ix = NULL;
 	size_t n_names = 0;
 	int r = 0;
 
@@ -276,6 +282,10 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 	if (r < 0)
 		goto out;
 	strv_sort(names);
+	if (store_index_open(store, &ix) < 0) {
+		r = sb_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 
 	for (size_t i = 0; i < n_names; i++) {
 		_cleanup_free_ char *file = NULL;
@@ -290,6 +300,9 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 		}
 		if (stat(file, &st) < 0)
 			continue; /* not a run directory */
+		bool has;
+		if (store_index_lookup(ix, names[i], &st, label, &has) == 1 && !has)
+			continue;
 		if (compare_pool_load(pool, file, &rep, &lerr) < 0) {
 			if (lerr.code == -ENOMEM || lerr.code == -E2BIG) {
 				r = sb_error_set(err, lerr.code, "%s", lerr.msg);
@@ -301,6 +314,10 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 			}
 			continue;
 		}
+		if (store_index_update(ix, names[i], &st, json_lookup(rep->root, "arms")) < 0) {
+			r = sb_error_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
 		const struct compare_report **nv = realloc(*out, (*n_out + 1) * sizeof(*nv));
 		if (!nv) {
 			r = sb_error_set(err, -ENOMEM, "out of memory");
@@ -309,6 +326,8 @@ static int scan_store(struct compare_pool *pool, const char *store, const struct
 		*out = nv;
 		(*out)[(*n_out)++] = rep;
 	}
+	/* a store this user may not write is scanned in full next time, as without an index */
+	(void)store_index_save(ix, store, NULL);
 out:
 	return r;
 }
@@ -401,7 +420,7 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 					 "store, id=RUN_ID or file=PATH name runs", role, selector);
 			goto out;
 		}
-		r = scan_store(pool, store, &reports, &n_reports, &notes, err);
+		r = scan_store(pool, store, sel.label, &reports, &n_reports, &notes, err);
 		if (r < 0)
 			goto out;
 		if (asprintf(&where, "the results store %s", store) < 0)

@@ -242,19 +242,6 @@ static void kernels(struct strbuf *b, const struct compare_side *s)
 	}
 }
 
-/* Whether any repetition of the comparison ran in a host VM under TCG. */
-static bool any_tcg(const struct compare_result *r)
-{
-	for (int sd = 0; sd < 2; sd++)
-		for (size_t i = 0; i < r->side[sd]->n_reports; i++) {
-			struct json_object *k = compare_arm_kernel(r->side[sd]->reports[i]->root, r->side[sd]->label);
-			const char *accel = json_lookup_string(json_lookup(k, "host_vm"), "accel");
-			if (accel && !strcmp(accel, "tcg"))
-				return true;
-		}
-	return false;
-}
-
 static void sides_line(struct strbuf *b, const struct compare_result *r, bool markdown)
 {
 	if (r->opts.aa) {
@@ -281,7 +268,7 @@ static void context_lines(struct strbuf *b, const struct compare_result *r, bool
 	strbuf_append(b, " vs ");
 	kernels(b, r->side[1]);
 	strbuf_appendf(b, "%s", markdown ? ".\n\n" : "\n");
-	if (any_tcg(r))
+	if (compare_any_tcg(r))
 		strbuf_appendf(b, "Host VMs under TCG (emulated CPU): absolute figures are not bare metal's; the ratio between arms of one run is what counts.%s",
 			    markdown ? "\n\n" : "\n");
 	strbuf_appendf(b, "Median (min max) per arm; two-sided Mann-Whitney U, alpha %g; change threshold %g%%.\n",

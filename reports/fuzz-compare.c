@@ -6,7 +6,8 @@
  * two arms selected, compared (every default metric, no bootstrap: its cost
  * is per metric, not per input byte) and formatted as a table, Markdown,
  * JSON and each plot. Any file must end in a clean error or output, never a
- * crash, a leak or a hang.
+ * crash, a leak or a hang. The exports (CSV, JUnit XML, HTML; the report's own CSV
+ * and metrics) of the same comparison and report too.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
  *   build-fuzz/reports/fuzz-compare -max_total_time=60 -dict=reports/fuzz-compare.dict reports/fuzz-corpus
@@ -18,17 +19,35 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "export.h"
+#include "export-html.h"
 
 #define MAX_INPUT (1 << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void report_exports(struct json_object *report)
+{
+	struct sb_error err = { 0 };
+	char *text = NULL;
+
+	if (export_report_csv(report, &text, &err) == 0)
+		free(text);
+	text = NULL;
+	if (export_report_metrics(report, EXPORT_OPENMETRICS, &text, &err) == 0)
+		free(text);
+}
+
 static void outputs(const struct compare_result *res)
 {
 	const char *why = NULL;
 
+	free(export_compare_csv(res));
+	free(export_compare_junit(res));
+	free(export_compare_html(res));
+
 	free(compare_format_table(res));
-	free(compare_format_markdown(res));
+	free(compare_format_markdown(res, 0));
 	free(compare_json_string(res));
 	free(compare_plot_timeline_svg(res, &why));
 	for (size_t i = 0; i < res->n_metrics; i++) {
@@ -60,10 +79,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	compare_options_init(&opts);
 	opts.bootstrap_iterations = 0;
 	opts.force = true; /* incomparable sides are compared anyway: more of the code runs */
-	if (compare_select_two_arms(&pool, path, &baseline, &patched, &err) == 0 &&
-	    compare_compute(&baseline, &patched, &opts, &res, &err) == 0) {
-		outputs(res);
-		compare_result_free(res);
+	if (compare_select_two_arms(&pool, path, &baseline, &patched, &err) == 0) {
+		report_exports(pool.reports[0]->root);
+		if (compare_compute(&baseline, &patched, &opts, &res, &err) == 0) {
+			outputs(res);
+			compare_result_free(res);
+		}
 	}
 	compare_side_done(&baseline);
 	compare_side_done(&patched);

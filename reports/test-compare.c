@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "compare.h"
+#include "store-index.h"
 #include "strv.h"
 #include "svg.h"
 
@@ -90,6 +91,14 @@ static char *write_report(const char *file, const char *id, const char *label, s
 	CHECK(json_object_to_file(path, root) == 0);
 	json_object_put(root);
 	return path;
+}
+
+static int unlink_at(const char *dir, const char *name)
+{
+	_cleanup_free_ char *path = NULL;
+
+	CHECK(asprintf(&path, "%s/%s", dir, name) > 0);
+	return unlink(path);
 }
 
 struct fixture {
@@ -401,11 +410,75 @@ static void test_bad_inputs(void)
 	compare_pool_done(&pool);
 	unlink(r1);
 	rmdir(d1);
+	CHECK(unlink_at(p, STORE_INDEX_FILE) == 0); /* the scan by label wrote it */
 	rmdir(p);
 	unlink(deep);
 	unlink(trunc);
 	unlink(trailing);
 	unlink(noreps);
+}
+
+/* The store's label index: a scan by label loads only the runs that have it, once the index knows them. */
+static void test_store_index(void)
+{
+	static const char *const ids[] = { "20261102T000000Z-00000a", "20261102T000000Z-00000b",
+					   "20261102T000000Z-00000c" };
+	static const char *const labels[] = { "a", "b", "c" };
+	const struct metric_spec ms[] = { { "pf_per_s", "lower", { 1, 2 } } };
+	_cleanup_free_ char *store = NULL;
+	char *files[3] = {}, *dirs[3] = {};
+	struct compare_pool pool = { 0 };
+	struct compare_side side = { 0 };
+	struct sb_error err = { 0 };
+
+	CHECK(asprintf(&store, "%s/ix-store", tmpdir) > 0);
+	CHECK(mkdir(store, 0755) == 0);
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		_cleanup_free_ char *rel = NULL;
+		CHECK(asprintf(&dirs[i], "%s/%s", store, ids[i]) > 0);
+		CHECK(mkdir(dirs[i], 0755) == 0);
+		CHECK(asprintf(&rel, "ix-store/%s/report.json", ids[i]) > 0);
+		files[i] = write_report(rel, ids[i], labels[i], 2, ms, 1, "w");
+	}
+
+	/* no index yet: every run is loaded, and the index written */
+	CHECK(compare_select(&pool, "baseline", "label=a", NULL, 0, store, &side, &err) == 0);
+	CHECK_MSG(pool.n == 3, "%zu reports loaded", pool.n);
+	compare_side_done(&side);
+	compare_pool_done(&pool);
+
+	/* with it: only run a's report */
+	CHECK(compare_select(&pool, "baseline", "label=a", NULL, 0, store, &side, &err) == 0);
+	CHECK_MSG(pool.n == 1 && side.n_reps == 2, "%zu reports loaded, %zu repetitions", pool.n, side.n_reps);
+	compare_side_done(&side);
+	compare_pool_done(&pool);
+
+	/* a rewritten report (another size) is not what its entry describes: loaded again */
+	char *again = write_report(strstr(files[1], "ix-store/"), ids[1], "a", 1, ms, 1, "w");
+	free(again);
+	CHECK(compare_select(&pool, "baseline", "label=a", NULL, 0, store, &side, &err) == 0);
+	CHECK_MSG(pool.n == 2 && side.n_reports == 2, "%zu reports loaded, %zu used", pool.n, side.n_reports);
+	compare_side_done(&side);
+	compare_pool_done(&pool);
+
+	/* an index that does not parse is no index: every run is loaded */
+	_cleanup_free_ char *ixpath = NULL;
+	CHECK(asprintf(&ixpath, "%s/%s", store, STORE_INDEX_FILE) > 0);
+	FILE *f = fopen(ixpath, "w");
+	CHECK(f && fputs("{\"schema\": \"snapbench.store-index/1\", \"runs\": [", f) >= 0 && fclose(f) == 0);
+	CHECK(compare_select(&pool, "baseline", "label=c", NULL, 0, store, &side, &err) == 0);
+	CHECK_MSG(pool.n == 3 && side.n_reports == 1, "%zu reports loaded, %zu used", pool.n, side.n_reports);
+	compare_side_done(&side);
+	compare_pool_done(&pool);
+
+	CHECK(unlink(ixpath) == 0);
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		CHECK(unlink_at(dirs[i], "report.json") == 0);
+		CHECK(rmdir(dirs[i]) == 0);
+		free(files[i]);
+		free(dirs[i]);
+	}
+	CHECK(rmdir(store) == 0);
 }
 
 static void test_format(void)
@@ -559,6 +632,7 @@ int main(void)
 	test_comparability();
 	test_aa_split();
 	test_bad_inputs();
+	test_store_index();
 	test_format();
 	test_change_ratio_units();
 	test_markdown_zero_metrics();

@@ -149,6 +149,19 @@ static void progress(struct run *run, const char *step, const struct rep_run *rr
 	run->opts->progress(p, run->opts->userdata);
 }
 
+/* QEMU has not answered a command for a second or more: the progress says so (qmp_wait_hook). */
+static void qmp_waiting(void *userdata, const char *command, double waited_s)
+{
+	struct rep_run *rr = userdata;
+	struct runner_progress *p = &rr->run->progress;
+
+	p->waiting_for = command;
+	p->waiting_s = waited_s;
+	progress(rr->run, rr->step, rr, NULL);
+	p->waiting_for = NULL;
+	p->waiting_s = NAN;
+}
+
 static int pattern_value(const char *s)
 {
 	int p = GUEST_PATTERN_WRITE64;
@@ -516,6 +529,8 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	k = vm_start(&cfg, &rr.vm, err);
 	if (k < 0)
 		goto fatal;
+	if (rr.vm->qmp)
+		qmp_client_set_wait_hook(rr.vm->qmp, qmp_waiting, &rr);
 	rr.rep->pid = rr.vm->pid;
 	rr.rep->argv = strv_copy(rr.vm->argv);
 	rr.rep->backend = strdup(rr.vm->backend->name);
@@ -981,6 +996,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	run.progress.reps = total;
 	run.progress.pf_per_s = run.progress.tlb_per_s = NAN;
 	run.progress.invalidations_per_s = run.progress.guest_ops_per_s = NAN;
+	run.progress.waiting_s = NAN;
 	run.rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
 			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3;
 	write_report(&run);

@@ -23,4 +23,7 @@ struct runner_progress {
 	 * repetition's first sample */
 	const char *sample_window;
 	double snapshot_fraction; /* 0..1 during the snapshot (transferred / total), else NAN */
+	/* QEMU has not answered this QMP command (e.g. "query-stats") for waiting_s seconds; else NULL, NAN */
+	const char *waiting_for;
+	double waiting_s;
 };

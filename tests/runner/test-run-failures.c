@@ -8,7 +8,9 @@
  *   qemu-killed     QEMU killed mid-snapshot: that repetition fails with the
  *                   reason, the next one completes, no QEMU is left
  *   qemu-stopped    QEMU stopped (SIGSTOP) mid-snapshot: the snapshot's
- *                   deadline fires on time and the report names it
+ *                   deadline fires on time and the report names it; while
+ *                   QEMU does not answer, the progress says which QMP
+ *                   command the run waits for and how long it has
  *   sink-full       the snapshot file on a full (tiny) tmpfs: preflight says
  *                   so; without preflight the snapshot fails with QEMU's
  *                   error and the partial file is removed
@@ -150,13 +152,22 @@ static char stopped_run_dir[PATH_MAX];
 static pid_t stopped_pid;
 static uint64_t stopped_ns;
 
+static char stopped_waiting_for[64];
+static double stopped_waiting_s;
+
 static void stop_in_snapshot(const struct runner_progress *p, void *userdata)
 {
 	char path[PATH_MAX + 16];
 
 	(void)userdata;
 	if (stopped_pid)
-		printf("qemu-stopped: %.1f s after the stop: step %s\n", (double)(mono_ns() - stopped_ns) / 1e9, p->step);
+		printf("qemu-stopped: %.1f s after the stop: step %s%s%s\n", (double)(mono_ns() - stopped_ns) / 1e9,
+		       p->step, p->waiting_for ? ", waiting for QEMU to answer " : "",
+		       p->waiting_for ? p->waiting_for : "");
+	if (stopped_pid && p->waiting_for && p->waiting_s > stopped_waiting_s) {
+		snprintf(stopped_waiting_for, sizeof(stopped_waiting_for), "%s", p->waiting_for);
+		stopped_waiting_s = p->waiting_s;
+	}
 	if (p->rep != 0 || strcmp(p->step, "snapshot") || stopped_pid || !(p->snapshot_fraction > 0.05))
 		return;
 	snprintf(path, sizeof(path), "%s/qemu.pid", stopped_run_dir);
@@ -202,6 +213,11 @@ static void test_qemu_stopped(void)
 	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
 	CHECK_MSG(strstr(jstr(r, "repetitions/0/error/message"), "spec.snapshot.timeout_s"), "%s",
 		  jstr(r, "repetitions/0/error/message"));
+	/* while QEMU did not answer, the progress said which command it waited for */
+	printf("qemu-stopped: the progress said %.1f s waiting for QEMU to answer %s\n", stopped_waiting_s,
+	       stopped_waiting_for);
+	CHECK_MSG(stopped_waiting_s >= 1 && !strncmp(stopped_waiting_for, "query-", 6),
+		  "no progress said what the run waited for (%s, %.1f s)", stopped_waiting_for, stopped_waiting_s);
 	/*
 	 * A correctness bound, not a speed target: the deadline (6 s after the
 	 * snapshot began), a second or two to notice, and the 2 s stop timeout
