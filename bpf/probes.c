@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <linux/userfaultfd.h>
 #include <sys/mman.h>
@@ -910,6 +911,27 @@ static void counters_init(struct sb_probes *p)
 		ci->probe = &p->probes[counter_defs[c].probe].info;
 		ci->available = ci->probe->available;
 	}
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+int sb_probes_check_privileges(struct sb_error *err)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return sb_error_set(err, -errno, "cannot read this process's capabilities: %s", strerror(errno));
+#define HAS(c) (!!(data[(c) / 32].effective & (1u << ((c) % 32))))
+	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
+		return 0;
+#undef HAS
+	return sb_error_set(err, -EPERM, "BPF probes need CAP_BPF and CAP_PERFMON (or root)");
 }
 
 int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret, struct sb_error *err)

@@ -122,6 +122,14 @@ struct sb_counter_info {
 struct sb_probes;
 
 /*
+ * Whether this process may load and attach the probes at all: CAP_SYS_ADMIN
+ * (root), or CAP_BPF and CAP_PERFMON, effective. 0, or -EPERM with err
+ * naming what is missing (the caller adds the fix), before anything is
+ * loaded.
+ */
+int sb_probes_check_privileges(struct sb_error *err);
+
+/*
  * Prepare probes for pid (a QEMU process, or any thread of it: its thread
  * group is the target). Checks that the process exists and holds a KVM VM,
  * probes which backends work, loads the programs. opts may be NULL

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "verb-args.h"
 
 struct client {
 	int fd;
@@ -206,12 +207,12 @@ int client_request_on(struct client *c, const char *who, struct json_object *req
 
 	r = request ? client_call(c, request, timeout_ms, &reply, &err) : sb_error_set(&err, -ENOMEM, "out of memory");
 	if (r < 0) {
-		fprintf(stderr, "%s: %s\n", who, err.msg);
+		verb_error_as(who, "%s", err.msg);
 		return client_exit_code_errno(r);
 	}
 	msg = client_reply_error(reply, &code);
 	if (msg) {
-		fprintf(stderr, "%s: %s\n", who, msg);
+		verb_error_as(who, "%s", msg);
 		return client_exit_code(code);
 	}
 	*ret_reply = TAKE_PTR(reply);
@@ -228,7 +229,7 @@ int client_request(const char *who, const char *socket_path, struct json_object 
 
 	r = client_connect(socket_path, &c, &err);
 	if (r < 0) {
-		fprintf(stderr, "%s: %s\n", who, err.msg);
+		verb_error_as(who, "%s", err.msg);
 		return client_exit_code_errno(r);
 	}
 	r = client_request_on(c, who, TAKE_PTR(request), timeout_ms, ret_reply);

@@ -273,6 +273,21 @@ void print_summary_row(FILE *out, struct json_object *sum)
 		client_get_string(sum, "scenario", "-"), labels, reps, client_get_string(sum, "created", "-"));
 }
 
+void print_lines_under(FILE *out, const char *head, const char *text)
+{
+	int pad = (int)strlen(head);
+
+	fputs(head, out);
+	for (const char *l = text;;) {
+		size_t n = strcspn(l, "\n");
+
+		fprintf(out, "%*s%.*s\n", l == text ? 0 : pad, "", (int)n, l);
+		if (!l[n] || !l[n + 1])
+			break;
+		l += n + 1;
+	}
+}
+
 void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 {
 	struct json_object *arms = client_get(sum, "arms", NULL, NULL), *reps = client_get(sum, "repetitions", NULL, NULL);
@@ -291,8 +306,12 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 			json_object_get_int(client_get(reps, "completed", NULL, NULL)),
 			json_object_get_int(client_get(reps, "total", NULL, NULL)),
 			json_object_get_int(client_get(reps, "failed", NULL, NULL)));
-	if (msg)
-		fprintf(out, "%s  error%s%s%s: %s\n", indent, phase ? " (" : "", phase ? phase : "", phase ? ")" : "", msg);
+	if (msg) {
+		char head[96];
+
+		snprintf(head, sizeof(head), "%s  error%s%s%s: ", indent, phase ? " (" : "", phase ? phase : "", phase ? ")" : "");
+		print_lines_under(out, head, msg);
+	}
 	for (size_t i = 0; arms && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms); i++) {
 		struct json_object *a = json_object_array_get_idx(arms, i), *s = client_get(a, "snapshot", NULL, NULL);
 		char pf[16], tlb[16], inv[16], ops[16], p99[16], dur[16];

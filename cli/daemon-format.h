@@ -57,6 +57,12 @@ void progress_printer_note(struct progress_printer *p, const char *fmt, ...) __a
 /* Leaves the bar's line. */
 void progress_printer_done(struct progress_printer *p);
 
+/*
+ * head, then text; each further line of text (a run's preflight failures,
+ * one per line) under the first, indented as far as head is long.
+ */
+void print_lines_under(FILE *out, const char *head, const char *text);
+
 /* One line of `snapbench list`: ID STATE SCENARIO LABELS REPS CREATED */
 void print_summary_header(FILE *out);
 void print_summary_row(FILE *out, struct json_object *summary);

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "verb-args.h"
 #include "verbs.h"
 
 static const struct verb *const verbs[] = {
@@ -30,6 +31,15 @@ static void usage(FILE *out)
 	fprintf(out, "\n'snapbench VERB --help' describes a verb. Exit codes: see snapbench(1).\n");
 }
 
+/* --json among the verb's options (before "--"): its errors are JSON too, even those of the options before it */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -45,9 +55,12 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
-		if (!strcmp(argv[1], verbs[i]->name))
-			return verbs[i]->run(argc - 1, argv + 1);
+		if (!strcmp(argv[1], verbs[i]->name)) {
+			verb_errors_begin(verbs[i]->name, wants_json(argc, argv));
+			return verb_errors_end(verbs[i]->run(argc - 1, argv + 1));
+		}
 
-	fprintf(stderr, "snapbench: unknown verb '%s'; run 'snapbench --help' for the list.\n", argv[1]);
-	return EXIT_USAGE;
+	verb_errors_begin(NULL, wants_json(argc, argv));
+	verb_error("unknown verb '%s'; run 'snapbench --help' for the list.", argv[1]);
+	return verb_errors_end(EXIT_USAGE);
 }

@@ -12,6 +12,7 @@
 #include "exit-codes.h"
 #include "macro.h"
 #include "run-remote.h"
+#include "verb-args.h"
 #include "spec.h"
 
 static volatile sig_atomic_t interrupted;
@@ -72,7 +73,7 @@ int remote_follow(struct client *c, const char *who, const char *socket_path, co
 			if (r == -ECONNRESET)
 				sb_error_set(&err, r, "snapbenchd closed the connection before run %s ended (did it stop?); 'snapbench show %s' tells its state",
 					     id, id);
-			fprintf(stderr, "%s: %s\n", who, err.msg);
+			verb_error_as(who, "%s", err.msg);
 			r = client_exit_code_errno(r);
 			break;
 		}
@@ -118,7 +119,7 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 	int ret;
 
 	if (spec_to_json(spec, &spec_json) < 0) {
-		fprintf(stderr, "snapbench run: out of memory\n");
+		verb_error("out of memory");
 		return EXIT_FAIL;
 	}
 	req = client_request_new("submit", NULL);
@@ -131,7 +132,7 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 		return ret;
 	id = client_get_string(client_get(reply, "run", NULL, NULL), "id", NULL);
 	if (!id) {
-		fprintf(stderr, "snapbench run: snapbenchd's reply names no run\n");
+		verb_error("snapbenchd's reply names no run");
 		return EXIT_FAIL;
 	}
 	if (!o->wait) {
@@ -152,10 +153,12 @@ int remote_run(const struct run_spec *spec, const struct remote_run_options *o)
 	ret = remote_follow(c, "snapbench run", o->socket_path, id, o->quiet, true, &final);
 	if (ret != EXIT_OK)
 		return ret;
-	if (o->json)
+	if (o->json) {
 		client_print_json(final);
-	else
+		verb_errors_answered();
+	} else {
 		print_summary_block(stdout, final, "");
+	}
 	ret = client_exit_code_state(client_get_string(final, "state", NULL));
 	if (!o->json && ret != EXIT_OK)
 		fprintf(stderr, "snapbench run: run %s %s; 'snapbench show %s' and 'snapbench logs %s' tell more\n", id,

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Unknown options and missing values: one message style in every verb that
-parses with cli/verb-args.c (the daemon verbs) and in compare/bisect-step:
+"""Unknown options and missing values: one message style in every verb (the
+daemon verbs parse with cli/verb-args.c; compare, bisect-step, qmp and probe
+call its verb_option_error()):
 
   snapbench VERB: unknown option '--bogus'; try 'snapbench VERB --help'
 
@@ -32,7 +33,17 @@ CASES = [
     (["compare", "--force=1"], 2, "snapbench compare: option '--force' takes no value; try 'snapbench compare --help'"),
     (["compare", "--al", "x"], 2,
      "snapbench compare: ambiguous option '--al' (--alpha, --all); try 'snapbench compare --help'"),
-    (["compare", "--json", "-qx"], 2, "snapbench compare: unknown option '-x'; try 'snapbench compare --help'"),
+    (["compare", "--force", "-qx"], 2, "snapbench compare: unknown option '-x'; try 'snapbench compare --help'"),
+    (["qmp", "--bogus"], 2, "snapbench qmp: unknown option '--bogus'; try 'snapbench qmp --help'"),
+    (["qmp", "--socket"], 2, "snapbench qmp: option '--socket' needs a value; try 'snapbench qmp --help'"),
+    (["qmp", "--timeout"], 2, "snapbench qmp: option '--timeout' needs a value; try 'snapbench qmp --help'"),
+    (["qmp", "--pretty=yes"], 2, "snapbench qmp: option '--pretty' takes no value; try 'snapbench qmp --help'"),
+    (["qmp", "-t", "1"], 2, "snapbench qmp: unknown option '-t'; try 'snapbench qmp --help'"),
+    (["probe", "--bogus"], 2, "snapbench probe: unknown option '--bogus'; try 'snapbench probe --help'"),
+    (["probe", "--pid"], 2, "snapbench probe: option '--pid' needs a value; try 'snapbench probe --help'"),
+    (["probe", "--json=1"], 2, "snapbench probe: option '--json' takes no value; try 'snapbench probe --help'"),
+    (["probe", "--pid", "1", "extra"], 2,
+     "snapbench probe: unexpected argument 'extra'; try 'snapbench probe --help'"),
     (["bisect-step", "--bogus"], 125,
      "snapbench bisect-step: unknown option '--bogus'; try 'snapbench bisect-step --help'\n"
      "snapbench bisect-step: skip (125): no comparison (the message above says why)"),

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The shared options of snapbenchd's verbs: --socket, --json, --help, the run ID. */
+/*
+ * The shared options of snapbenchd's verbs: --socket, --json, --help, the run ID;
+ * the one message style of every verb's option errors; every verb's errors (JSON under --json).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exit-codes.h"
 #include "macro.h"
+#include "strbuf.h"
 #include "verb-args.h"
 
 static const struct option shared_options[] = {
@@ -53,54 +60,171 @@ static const struct option *typed_option(const char *typed, const struct option 
 	return *n_prefix == 1 ? match : NULL;
 }
 
+static struct {
+	const char *verb; /* NULL: before a verb was found */
+	bool json;
+	char *first;      /* the verb's first error, without "snapbench VERB: " */
+} errors;
+
+void verb_errors_begin(const char *verb, bool json_errors)
+{
+	free(errors.first);
+	errors.first = NULL;
+	errors.verb = verb;
+	errors.json = json_errors;
+}
+
+/* "snapbench VERB" (or "snapbench" before a verb was found), the prefix of the verb's messages */
+static const char *self_prefix(char buf[static 64])
+{
+	snprintf(buf, 64, "snapbench%s%s", errors.verb ? " " : "", errors.verb ? errors.verb : "");
+	return buf;
+}
+
+/* "snapbench VERB: " (or "snapbench: ") before each line of msg, on stderr */
+static void print_lines(const char *who, const char *msg)
+{
+	for (const char *l = msg;;) {
+		size_t n = strcspn(l, "\n");
+
+		fprintf(stderr, "%s: %.*s\n", who, (int)n, l);
+		if (!l[n] || !l[n + 1])
+			break;
+		l += n + 1;
+	}
+}
+
+static void keep(const char *who, const char *msg)
+{
+	char self[64];
+
+	if (errors.first)
+		return;
+	if (!strcmp(who, self_prefix(self)))
+		errors.first = strdup(msg);
+	else if (asprintf(&errors.first, "%s: %s", !strncmp(who, "snapbench: ", 11) ? who + 11 : who, msg) < 0)
+		errors.first = NULL;
+}
+
+static _printf_(3, 0) void say(bool error, const char *who, const char *fmt, va_list ap)
+{
+	char self[64], *msg = NULL;
+	int saved_errno = errno; /* callers may still read errno after saying why */
+
+	if (!who)
+		who = self_prefix(self);
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fprintf(stderr, "%s: out of memory\n", who);
+	} else {
+		print_lines(who, msg);
+		if (error)
+			keep(who, msg);
+		free(msg);
+	}
+	errno = saved_errno;
+}
+
+void verb_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(true, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void verb_error_as(const char *who, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(true, who, fmt, ap);
+	va_end(ap);
+}
+
+void verb_message(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(false, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void verb_errors_answered(void)
+{
+	free(errors.first);
+	errors.first = NULL;
+}
+
+int verb_errors_end(int exit_code)
+{
+	if (exit_code != 0 && errors.json && errors.first) {
+		struct json_object *o = json_object_new_object();
+
+		if (o) {
+			json_object_object_add(o, "verb", errors.verb ? json_object_new_string(errors.verb) : NULL);
+			json_object_object_add(o, "error", json_object_new_string(errors.first));
+			json_object_object_add(o, "exit_code", json_object_new_int(exit_code));
+			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+									     JSON_C_TO_STRING_NOSLASHESCAPE));
+			fflush(stdout);
+			json_object_put(o);
+		}
+	}
+	verb_errors_begin(NULL, false);
+	return exit_code;
+}
+
 void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts)
 {
 	const char *typed = optind > 0 ? argv[optind - 1] : "";
 	size_t n_prefix = 0;
 	const struct option *o = NULL;
 	bool is_long = !strncmp(typed, "--", 2) && typed[2];
+	_cleanup_strbuf_ struct strbuf msg = {};
+	char who[64];
 
 	/* a short option inside a bundle ("-xq") leaves optind on the bundle: the one before may be a long option */
 	if (is_long) {
 		o = typed_option(typed, longopts, &n_prefix);
 		is_long = optopt == 0 || (o && o->val == optopt);
 	}
-	fprintf(stderr, "snapbench %s: ", verb);
 	if (!is_long) {
-		fprintf(stderr, c == ':' ? "option '-%c' needs a value" : "unknown option '-%c'", optopt);
+		strbuf_appendf(&msg, c == ':' ? "option '-%c' needs a value" : "unknown option '-%c'", optopt);
 	} else {
 		int len = (int)strcspn(typed, "=");
 		if (c == ':') {
-			fprintf(stderr, "option '%.*s' needs a value", len, typed);
+			strbuf_appendf(&msg, "option '%.*s' needs a value", len, typed);
 		} else if (optopt) {
-			fprintf(stderr, "option '%.*s' takes no value", len, typed);
+			strbuf_appendf(&msg, "option '%.*s' takes no value", len, typed);
 		} else if (n_prefix > 1) {
-			fprintf(stderr, "ambiguous option '%.*s' (", len, typed);
+			strbuf_appendf(&msg, "ambiguous option '%.*s' (", len, typed);
 			size_t shown = 0;
 			for (const struct option *p = longopts; p->name; p++)
 				if (!strncmp(p->name, typed + 2, (size_t)len - 2))
-					fprintf(stderr, "%s--%s", shown++ ? ", " : "", p->name);
-			fprintf(stderr, ")");
+					strbuf_appendf(&msg, "%s--%s", shown++ ? ", " : "", p->name);
+			strbuf_append(&msg, ")");
 		} else {
-			fprintf(stderr, "unknown option '%.*s'", len, typed);
+			strbuf_appendf(&msg, "unknown option '%.*s'", len, typed);
 		}
 	}
-	fprintf(stderr, "; try 'snapbench %s --help'\n", verb);
+	strbuf_appendf(&msg, "; try 'snapbench %s --help'", verb);
+	snprintf(who, sizeof(who), "snapbench %s", verb);
+	verb_error_as(who, "%s", msg.oom ? "bad option (out of memory)" : msg.s);
 }
 
 static int check_positional(const struct daemon_verb_parser *p, int argc, char **argv, struct daemon_args *a)
 {
 	if (p->positional == ARGS_NONE) {
 		if (optind != argc) {
-			fprintf(stderr, "snapbench %s: unexpected argument '%s'; try 'snapbench %s --help'\n", p->name,
-				argv[optind], p->name);
+			verb_error("unexpected argument '%s'; try 'snapbench %s --help'", argv[optind], p->name);
 			return EXIT_USAGE;
 		}
 		return ARGS_GO_ON;
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "snapbench %s: give one run ID ('snapbench list' shows them); try 'snapbench %s --help'\n",
-			p->name, p->name);
+		verb_error("give one run ID ('snapbench list' shows them); try 'snapbench %s --help'", p->name);
 		return EXIT_USAGE;
 	}
 	a->id = argv[optind];
@@ -117,7 +241,7 @@ int daemon_args_parse(const struct daemon_verb_parser *p, int argc, char **argv,
 	int opt, r;
 
 	if (!options) {
-		fprintf(stderr, "snapbench %s: out of memory\n", p->name);
+		verb_error("out of memory");
 		return EXIT_FAIL;
 	}
 	for (size_t i = 0; i < n_flag; i++)

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "macro.h"
+
 struct daemon_args {
 	const char *socket_path; /* --socket; NULL: $SNAPBENCH_SOCKET, else the default */
 	bool json;               /* --json */
@@ -57,6 +59,33 @@ struct daemon_verb_parser {
  * "ambiguous option '--a' (--aa, --all)"), naming the option as typed.
  */
 void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts);
+
+/*
+ * A verb's errors, said in one place. main() calls verb_errors_begin()
+ * before the verb and returns verb_errors_end(its exit code).
+ *
+ * verb_error() prints "snapbench VERB: MESSAGE" on stderr, one line per
+ * line of MESSAGE (each with the prefix), and keeps the first error of the
+ * verb. Under --json (json_errors), verb_errors_end() then prints that error
+ * as one JSON object on stdout, {"verb": VERB, "error": MESSAGE,
+ * "exit_code": N}, when the verb exits non-zero. A verb that reports its
+ * failure in its own JSON output (run --local's outcome, compare's verdict)
+ * says it with verb_message() or not at all, so stdout holds one answer.
+ */
+void verb_errors_begin(const char *verb, bool json_errors);
+_printf_(1, 2) void verb_error(const char *fmt, ...);
+/* The same with another prefix than "snapbench VERB" (the client's "who"); kept as "who: message" unless who is that. */
+_printf_(2, 3) void verb_error_as(const char *who, const char *fmt, ...);
+/* A note or warning in the same form ("snapbench VERB: ..." per line), not an error: never kept. */
+_printf_(1, 2) void verb_message(const char *fmt, ...);
+/*
+ * The verb printed its JSON answer, which tells how it ended (run --wait's
+ * summary with the run's state): an error kept before it (a cancel that
+ * failed while the run went on) is not printed as a second object.
+ */
+void verb_errors_answered(void);
+/* exit_code, having printed the kept error as JSON on stdout under --json if exit_code is not 0. */
+int verb_errors_end(int exit_code);
 
 /* daemon_args_parse(): the arguments are good, go on with the verb */
 #define ARGS_GO_ON (-1)

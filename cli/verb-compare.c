@@ -158,8 +158,8 @@ static int parse_threshold(struct args *a, struct compare_options *o, char *arg)
 	double pct;
 
 	if (parse_double(eq ? eq + 1 : arg, 0, DBL_MAX, &pct, NULL) < 0) {
-		fprintf(stderr, "snapbench compare: --threshold %s: give a percentage >= 0 (e.g. 5) or METRIC=PCT "
-			"(e.g. latency_p99_ns=10)\n", arg);
+		verb_error("--threshold %s: give a percentage >= 0 (e.g. 5) or METRIC=PCT "
+			"(e.g. latency_p99_ns=10)", arg);
 		return -EINVAL;
 	}
 	if (!eq) {
@@ -167,7 +167,7 @@ static int parse_threshold(struct args *a, struct compare_options *o, char *arg)
 		return 0;
 	}
 	if (eq == arg) {
-		fprintf(stderr, "snapbench compare: --threshold %s: the metric name before '=' is missing\n", arg);
+		verb_error("--threshold %s: the metric name before '=' is missing", arg);
 		return -EINVAL;
 	}
 	struct compare_threshold *nv = realloc(a->thresholds, (a->n_thresholds + 1) * sizeof(*nv));
@@ -191,13 +191,13 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		else if (!strcmp(arg, "halves"))
 			o->aa_split = COMPARE_AA_HALVES;
 		else {
-			fprintf(stderr, "snapbench compare: --aa-split %s: use alternate or halves\n", arg);
+			verb_error("--aa-split %s: use alternate or halves", arg);
 			return -EINVAL;
 		}
 		break;
 	case OPT_WINDOW:
 		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "post")) {
-			fprintf(stderr, "snapbench compare: --window %s: use pre, snapshot or post\n", arg);
+			verb_error("--window %s: use pre, snapshot or post", arg);
 			return -EINVAL;
 		}
 		if (push_ptr(&a->windows, &a->n_windows, arg) < 0)
@@ -205,7 +205,7 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		break;
 	case OPT_METRIC:
 		if (!*arg) {
-			fprintf(stderr, "snapbench compare: --metric needs a name such as pf_per_s\n");
+			verb_error("--metric needs a name such as pf_per_s");
 			return -EINVAL;
 		}
 		if (push_ptr(&a->metrics, &a->n_metrics, arg) < 0)
@@ -213,8 +213,7 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		break;
 	case OPT_ALPHA:
 		if (parse_double(arg, 0, 1, &d, NULL) < 0 || d == 0 || d == 1) {
-			fprintf(stderr, "snapbench compare: --alpha %s: give a level between 0 and 1 (e.g. 0.05)\n",
-				arg);
+			verb_error("--alpha %s: give a level between 0 and 1 (e.g. 0.05)", arg);
 			return -EINVAL;
 		}
 		o->alpha = d;
@@ -225,8 +224,7 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		break;
 	case OPT_BOOTSTRAP:
 		if (parse_double(arg, 0, 1000000, &d, NULL) < 0 || d != floor(d)) {
-			fprintf(stderr, "snapbench compare: --bootstrap %s: give a whole number of iterations "
-				"from 0 to 1000000\n", arg);
+			verb_error("--bootstrap %s: give a whole number of iterations from 0 to 1000000", arg);
 			return -EINVAL;
 		}
 		o->bootstrap_iterations = (unsigned)d;
@@ -237,13 +235,12 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 				a->format = (enum format)f;
 				return 0;
 			}
-		fprintf(stderr, "snapbench compare: --format %s: unknown format; use table, json, markdown, csv, "
-			"junit, html or kcidb\n", arg);
+		verb_error("--format %s: unknown format; use table, json, markdown, csv, junit, html or kcidb", arg);
 		return -EINVAL;
 	case OPT_KCIDB_ORIGIN:
 		if (!export_kcidb_origin_valid(arg)) {
-			fprintf(stderr, "snapbench compare: --kcidb-origin %s: use lowercase letters, digits and '_' "
-				"(e.g. %s)\n", arg, EXPORT_KCIDB_ORIGIN_DEFAULT);
+			verb_error("--kcidb-origin %s: use lowercase letters, digits and '_' "
+				"(e.g. %s)", arg, EXPORT_KCIDB_ORIGIN_DEFAULT);
 			return -EINVAL;
 		}
 		a->kcidb_origin = arg;
@@ -344,7 +341,7 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 	if (!a->store)
 		a->store = default_store();
 	if (a->kcidb_origin && a->format != FORMAT_KCIDB) {
-		fprintf(stderr, "snapbench %s: --kcidb-origin goes with --format kcidb\n", verb);
+		verb_error("--kcidb-origin goes with --format kcidb");
 		return -EINVAL;
 	}
 	return 0;
@@ -357,11 +354,11 @@ static int write_file(const char *dir, const char *name, const char *text)
 
 	if (asprintf(&path, "%s/%s", dir, name) < 0) {
 		path = NULL;
-		fprintf(stderr, "snapbench compare: out of memory\n");
+		verb_error("out of memory");
 		return -ENOMEM;
 	}
 	if (atomic_file_write(path, text, strlen(text), 0644, &err) < 0) {
-		fprintf(stderr, "snapbench compare: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return err.code;
 	}
 	return 0;
@@ -377,9 +374,9 @@ static int write_outputs(const char *dir, const struct compare_result *res, char
 	int r;
 
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "snapbench compare: --output %s: cannot create the directory: %s\n", dir,
-			strerror(errno));
-		return -errno;
+		r = -errno;
+		verb_error("--output %s: cannot create the directory: %s", dir, strerror(-r));
+		return r;
 	}
 	if ((r = write_file(dir, "compare.json", text[FORMAT_JSON])) < 0 ||
 	    (r = write_file(dir, "compare.txt", text[FORMAT_TABLE])) < 0 ||
@@ -393,7 +390,7 @@ static int write_outputs(const char *dir, const struct compare_result *res, char
 		_cleanup_free_ char *svg = compare_plot_metric_svg(res, i);
 		_cleanup_free_ char *name = compare_plot_file_name(&res->metrics[i]);
 		if (!svg || !name) {
-			fprintf(stderr, "snapbench compare: out of memory drawing %s\n", res->metrics[i].name);
+			verb_error("out of memory drawing %s", res->metrics[i].name);
 			return -ENOMEM;
 		}
 		if ((r = write_file(dir, name, svg)) < 0)
@@ -409,7 +406,7 @@ static int write_outputs(const char *dir, const struct compare_result *res, char
 		return 0;
 	}
 	/* a report without timelines is valid input: say why the plot is missing */
-	fprintf(stderr, "snapbench compare: no timeline.svg: %s\n", why ? why : "unknown reason");
+	verb_error("no timeline.svg: %s", why ? why : "unknown reason");
 	return 0;
 }
 
@@ -512,13 +509,13 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 
 	r = select_sides(&a, argv + optind, (size_t)(argc - optind), &o, &pool, &base, &patch, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench compare: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		ret = r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
 	}
 	r = compare_compute(&base, &patch, &o, &res, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench compare: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		ret = r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
 	}
@@ -531,7 +528,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	text[FORMAT_KCIDB] = export_compare_kcidb(res, a.kcidb_origin ? a.kcidb_origin : EXPORT_KCIDB_ORIGIN_DEFAULT);
 	for (size_t f = 0; f < _FORMAT_MAX; f++)
 		if (f != FORMAT_MARKDOWN && !text[f]) {
-			fprintf(stderr, "snapbench compare: out of memory\n");
+			verb_error("out of memory");
 			ret = EXIT_FAIL;
 			goto out;
 		}
@@ -542,7 +539,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	/* after the plots: compare.md links the ones written */
 	text[FORMAT_MARKDOWN] = compare_format_markdown(res, md_flags);
 	if (!text[FORMAT_MARKDOWN]) {
-		fprintf(stderr, "snapbench compare: out of memory\n");
+		verb_error("out of memory");
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -553,7 +550,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	if (!a.quiet) {
 		fputs(text[a.format], stdout);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
-			fprintf(stderr, "snapbench compare: cannot write to stdout: %s\n", strerror(errno));
+			verb_error("cannot write to stdout: %s", strerror(errno));
 			ret = EXIT_FAIL;
 			goto out;
 		}
@@ -611,7 +608,8 @@ static void bisect_usage(FILE *out)
 		"  125  skip: too few repetitions for a verdict (insufficient-data), no metric\n"
 		"       to compare, missing or invalid reports, bad options, outputs not written\n"
 		"\n"
-		"and never anything else. docs/cli.md has a bisect script for a kernel tree.\n");
+		"and never anything else. With --json the comparison on stdout is compare's JSON, and an\n"
+		"error is also a JSON object there. docs/cli.md has a bisect script for a kernel tree.\n");
 }
 
 static int run_bisect_step(int argc, char **argv)

@@ -33,7 +33,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench import-lava [--store DIR] [--job-id ID] [--device NAME]\n"
+		"usage: snapbench import-lava [--store DIR] [--job-id ID] [--device NAME] [--json]\n"
 		"                             [--device-type TYPE] LOG\n"
 		"\n"
 		"Reads a LAVA job log (lava-run's output, or 'lavacli jobs logs --raw ID'; - is\n"
@@ -49,6 +49,8 @@ static void usage(FILE *out)
 		"  --job-id ID          the LAVA job (default: what the report's marker says)\n"
 		"  --device NAME        the device it ran on (default: the marker's)\n"
 		"  --device-type TYPE   its device type (default: the marker's)\n"
+		"  --json               one JSON object a line per imported run: id, bytes,\n"
+		"                       sha256, job_id, device, device_type, run_dir\n"
 		"\n"
 		"Exit codes: 0 imported, 2 bad flags or a log that holds no good report,\n"
 		"1 the store cannot take it (a run of that id exists, a write failed).\n"
@@ -56,10 +58,11 @@ static void usage(FILE *out)
 		runner_default_results_dir());
 }
 
-enum { OPT_STORE = 0x100, OPT_JOB_ID, OPT_DEVICE, OPT_DEVICE_TYPE };
+enum { OPT_STORE = 0x100, OPT_JOB_ID, OPT_DEVICE, OPT_DEVICE_TYPE, OPT_JSON };
 
 struct args {
 	const char *store, *job, *device, *device_type, *log;
+	bool json;
 };
 
 /* 0, 1 after --help, or -EINVAL (said why on stderr). */
@@ -70,6 +73,7 @@ static int parse_argv(int argc, char **argv, struct args *a)
 		{ "job-id", required_argument, NULL, OPT_JOB_ID },
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "device-type", required_argument, NULL, OPT_DEVICE_TYPE },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -92,6 +96,9 @@ static int parse_argv(int argc, char **argv, struct args *a)
 		case OPT_DEVICE_TYPE:
 			a->device_type = optarg;
 			break;
+		case OPT_JSON:
+			a->json = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -101,8 +108,8 @@ static int parse_argv(int argc, char **argv, struct args *a)
 		}
 	}
 	if (argc - optind != 1) {
-		fprintf(stderr, "snapbench import-lava: give one LOG (a LAVA job log, or - for stdin); try 'snapbench "
-			"import-lava --help'\n");
+		verb_error("give one LOG (a LAVA job log, or - for stdin); try 'snapbench "
+			"import-lava --help'");
 		return -EINVAL;
 	}
 	a->log = argv[optind];
@@ -219,17 +226,17 @@ static int run(const struct args *a)
 	if (!strcmp(a->log, "-")) {
 		r = read_full_fd(STDIN_FILENO, LAVA_LOG_MAX_BYTES, &text, &len);
 		if (r < 0) {
-			fprintf(stderr, "snapbench import-lava: cannot read the log from stdin: %s\n",
+			verb_error("cannot read the log from stdin: %s",
 				r == -EFBIG ? "larger than 1 GiB" : strerror(-r));
 			return EXIT_USAGE;
 		}
 	} else if (read_full_file(a->log, LAVA_LOG_MAX_BYTES, &text, &len, &err) < 0) {
-		fprintf(stderr, "snapbench import-lava: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return EXIT_USAGE;
 	}
 	r = lava_log_parse(a->log, text, len, &log, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench import-lava: %s%s\n", err.msg, r == -ENOENT ? "" : "; nothing imported");
+		verb_error("%s%s", err.msg, r == -ENOENT ? "" : "; nothing imported");
 		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 	}
 	/* every report checked, and its place in the store free, before anything is written */
@@ -238,30 +245,30 @@ static int run(const struct args *a)
 		struct stat st;
 
 		if (check_report(&log.reports[i], &err) < 0) {
-			fprintf(stderr, "snapbench import-lava: %s: %s; nothing imported\n", a->log, err.msg);
+			verb_error("%s: %s; nothing imported", a->log, err.msg);
 			ret = EXIT_USAGE;
 		} else if (asprintf(&dest, "%s/%s", a->store, log.reports[i].id) < 0) {
 			dest = NULL;
 			ret = EXIT_FAIL;
 		} else if (lstat(dest, &st) == 0) {
-			fprintf(stderr, "snapbench import-lava: %s: run %s is already in the store (imported before?); "
-				"nothing imported\n", dest, log.reports[i].id);
+			verb_error("%s: run %s is already in the store (imported before?); "
+				"nothing imported", dest, log.reports[i].id);
 			ret = EXIT_FAIL;
 		}
 		for (size_t j = 0; j < i && ret == EXIT_OK; j++)
 			if (!strcmp(log.reports[j].id, log.reports[i].id)) {
-				fprintf(stderr, "snapbench import-lava: %s: run %s twice (log lines %zu and %zu); nothing "
-					"imported\n", a->log, log.reports[i].id, log.reports[j].line, log.reports[i].line);
+				verb_error("%s: run %s twice (log lines %zu and %zu); nothing "
+					"imported", a->log, log.reports[i].id, log.reports[j].line, log.reports[i].line);
 				ret = EXIT_USAGE;
 			}
 	}
 	if (ret == EXIT_OK && (r = mkdir_p(a->store, 0755)) < 0) {
-		fprintf(stderr, "snapbench import-lava: --store %s: cannot create it: %s\n", a->store, strerror(-r));
+		verb_error("--store %s: cannot create it: %s", a->store, strerror(-r));
 		ret = EXIT_FAIL;
 	}
 	for (; ret == EXIT_OK && written < log.n_reports; written++)
 		if (write_run(a, &log.reports[written], &err) < 0) {
-			fprintf(stderr, "snapbench import-lava: %s; nothing imported\n", err.msg);
+			verb_error("%s; nothing imported", err.msg);
 			ret = EXIT_FAIL;
 		}
 	if (ret != EXIT_OK) {
@@ -277,6 +284,31 @@ static int run(const struct args *a)
 		const struct lava_report *rp = &log.reports[i];
 		const char *job = a->job ? a->job : rp->job, *dev = a->device ? a->device : rp->device;
 		const char *type = a->device_type ? a->device_type : rp->device_type;
+		if (a->json) {
+			/* one object a line per imported run */
+			_cleanup_json_ struct json_object *o = json_object_new_object();
+			_cleanup_free_ char *dir = NULL;
+			const char *line = NULL;
+			if (o && asprintf(&dir, "%s/%s", a->store, rp->id) >= 0) {
+				json_object_object_add(o, "id", json_object_new_string(rp->id));
+				json_object_object_add(o, "bytes", json_object_new_int64((int64_t)rp->len));
+				json_object_object_add(o, "sha256", json_object_new_string(rp->sha256));
+				json_object_object_add(o, "job_id", string_or_null(job));
+				json_object_object_add(o, "device", string_or_null(dev));
+				json_object_object_add(o, "device_type", string_or_null(type));
+				json_object_object_add(o, "run_dir", json_object_new_string(dir));
+				line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+			} else {
+				dir = NULL;
+			}
+			if (!line) {
+				verb_error("out of memory");
+				lava_log_done(&log);
+				return EXIT_FAIL;
+			}
+			printf("%s\n", line);
+			continue;
+		}
 		printf("imported run %s (%zu bytes, sha256 %.12s...) from LAVA job %s, device %s (%s) into %s/%s\n", rp->id,
 		       rp->len, rp->sha256, job ? job : "(unknown)", dev ? dev : "(unknown)", type ? type : "type unknown",
 		       a->store, rp->id);

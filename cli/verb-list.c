@@ -56,7 +56,7 @@ static int parse_option(int opt, const char *arg, void *userdata)
 		break;
 	case 'n':
 		if (parse_int64(arg, 1, 1000000, &n, NULL) < 0) {
-			fprintf(stderr, "snapbench list: --limit '%s': expected a number from 1 to 1000000\n", arg);
+			verb_error("--limit '%s': expected a number from 1 to 1000000", arg);
 			return EXIT_USAGE;
 		}
 		a->limit = n;

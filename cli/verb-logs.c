@@ -39,7 +39,7 @@ static int parse_option(int opt, const char *arg, void *userdata)
 
 	if (opt == 'b') {
 		if (parse_int64(arg, 1, 1 << 20, &a->bytes, NULL) < 0) {
-			fprintf(stderr, "snapbench logs: --bytes '%s': expected a number from 1 to 1048576\n", arg);
+			verb_error("--bytes '%s': expected a number from 1 to 1048576", arg);
 			return EXIT_USAGE;
 		}
 	}

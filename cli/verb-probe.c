@@ -63,7 +63,7 @@ static void usage(FILE *out)
 		"                       (tests) probe CATEGORY:NAME instead of COUNTER's tracepoint\n"
 		"\n"
 		"Exit codes: 0 done; 1 failed while running; 2 bad usage; 4 no such process, no KVM VM in it,\n"
-		"or the kernel refused every probe.\n",
+		"or the kernel refused every probe; 5 not authorized: not root (no CAP_BPF and CAP_PERFMON).\n",
 		DEFAULT_INTERVAL_S, SB_PROBE_DEFAULT_SAMPLE_EVERY, SB_PROBE_DEFAULT_MAX_STACKS, DEFAULT_TOP);
 }
 
@@ -72,7 +72,7 @@ static int parse_uint(const char *opt, const char *s, unsigned long min, unsigne
 	uint64_t u;
 
 	if (parse_uint64(s, min, max, &u, NULL) < 0) {
-		fprintf(stderr, "snapbench probe: %s '%s' is not a whole number from %lu to %lu\n", opt, s, min, max);
+		verb_error("%s '%s' is not a whole number from %lu to %lu", opt, s, min, max);
 		return -EINVAL;
 	}
 	*v = (unsigned long)u;
@@ -84,8 +84,7 @@ static int parse_interval(const char *s, uint64_t *ns)
 	double v;
 
 	if (parse_double(s, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
-		fprintf(stderr, "snapbench probe: --interval '%s' is not a number of seconds from 0.01 to %g\n", s,
-			MAX_INTERVAL_S);
+		verb_error("--interval '%s' is not a number of seconds from 0.01 to %g", s, MAX_INTERVAL_S);
 		return -EINVAL;
 	}
 	*ns = (uint64_t)(v * 1e9);
@@ -107,10 +106,8 @@ static int parse_test_tracepoint(const char *s, struct sb_probe_options *o)
 			}
 		}
 	}
-	fprintf(stderr,
-		"snapbench probe: --test-tracepoint '%s': write COUNTER=CATEGORY:NAME with a tracepoint counter, "
-		"e.g. age_hva=kvm:kvm_no_such_event\n",
-		s);
+	verb_error("--test-tracepoint '%s': write COUNTER=CATEGORY:NAME with a tracepoint counter, "
+		"e.g. age_hva=kvm:kvm_no_such_event", s);
 	return -EINVAL;
 }
 
@@ -223,7 +220,7 @@ static void print_stacks_text(struct sb_probes *p, size_t top)
 			size_t n = 0;
 
 			if (sb_probes_top_stacks(p, at, -1, sampled, top, &st, &n, &err) < 0) {
-				fprintf(stderr, "snapbench probe: %s\n", err.msg);
+				verb_error("%s", err.msg);
 				return;
 			}
 			if (!n)
@@ -399,7 +396,7 @@ static int emit_summary_json(struct sb_probes *p, const struct sb_probe_snapshot
 			int r = sb_probes_top_stacks(p, at, -1, sampled, top, &st, &n, &err);
 
 			if (r < 0) {
-				fprintf(stderr, "snapbench probe: %s\n", err.msg);
+				verb_error("%s", err.msg);
 				json_object_put(o);
 				json_object_put(stacks);
 				return r;
@@ -457,7 +454,8 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 
 	sb_probe_options_init(&opts);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0; /* verb_option_error() says what is wrong */
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_uint("--pid", optarg, 1, 0x7fffffff, &pid) < 0)
@@ -476,7 +474,7 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 			break;
 		case 'b':
 			if (sb_backend_mask_parse(optarg, &opts.backends, &err) < 0) {
-				fprintf(stderr, "snapbench probe: --backend: %s\n", err.msg);
+				verb_error("--backend: %s", err.msg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -505,16 +503,16 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			verb_option_error("probe", opt, argv, longopts);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "snapbench probe: unexpected argument '%s'\n", argv[optind]);
+		verb_error("unexpected argument '%s'; try 'snapbench probe --help'", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (!pid) {
-		fprintf(stderr, "snapbench probe: --pid is required: the pid of a QEMU running with -accel kvm\n");
+		verb_error("--pid is required: the pid of a QEMU running with -accel kvm");
 		return EXIT_USAGE;
 	}
 	*ret = (struct probe_args){
@@ -542,7 +540,7 @@ static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct s
 
 	r = sb_probes_read(p, prev, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench probe: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return EXIT_FAIL;
 	}
 	*t0 = prev->mono_ns;
@@ -553,7 +551,7 @@ static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct s
 		next += a->interval_ns;
 		r = sb_probes_read(p, &cur, &err);
 		if (r < 0) {
-			fprintf(stderr, "snapbench probe: %s\n", err.msg);
+			verb_error("%s", err.msg);
 			return EXIT_FAIL;
 		}
 		if (a->json)
@@ -581,14 +579,20 @@ static int run(struct probe_args *a)
 	uint64_t t0;
 	int r;
 
+	/* before anything is loaded: without the capabilities the kernel would refuse every program */
+	r = sb_probes_check_privileges(&err);
+	if (r < 0) {
+		verb_error("%s%s", err.msg, r == -EPERM ? ": run as root (the probes load BPF programs into the kernel)" : "");
+		return r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
+	}
 	r = sb_probes_open((pid_t)a->pid, &a->opts, &p, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench probe: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return exit_code_for(r);
 	}
 	r = sb_probes_attach(p, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench probe: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return exit_code_for(r);
 	}
 	if (a->json)

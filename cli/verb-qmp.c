@@ -25,7 +25,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench qmp --socket PATH [--timeout S] [--fd FILE] [--wait-event NAME] [--pretty]\n"
+		"usage: snapbench qmp --socket PATH [--timeout S] [--fd FILE] [--wait-event NAME] [--pretty] [--json]\n"
 		"                     [COMMAND [ARGS-JSON]]\n"
 		"\n"
 		"Send one QMP command to the QEMU listening on PATH (-qmp unix:PATH,server=on,wait=off) and\n"
@@ -38,6 +38,8 @@ static void usage(FILE *out)
 		"                     (for getfd: snapbench qmp --socket S --fd snap.bin getfd '{\"fdname\":\"s\"}')\n"
 		"  --wait-event NAME  after the command, wait for event NAME (e.g. MIGRATION, SHUTDOWN)\n"
 		"  --pretty           indent the JSON output\n"
+		"  --json             accepted for symmetry with the other verbs (the output is JSON anyway);\n"
+		"                     an error is then also printed as a JSON object on stdout\n"
 		"  ARGS-JSON          the command's arguments as one JSON object, e.g. '{\"target\": \"vm\"}'\n"
 		"\n"
 		"Examples:\n"
@@ -56,8 +58,7 @@ static int parse_timeout(const char *s, int *ms)
 	double v;
 
 	if (parse_double(s, 0, MAX_TIMEOUT_S, &v, NULL) < 0 || v == 0) {
-		fprintf(stderr,
-			"snapbench qmp: --timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)\n",
+		verb_error("--timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)",
 			s, MAX_TIMEOUT_S);
 		return -EINVAL;
 	}
@@ -78,9 +79,8 @@ static int parse_args_json(const char *text, struct json_object **ret)
 	if (r == -ENOMEM)
 		return -ENOMEM;
 	if (r < 0 || !json_object_is_type(obj, json_type_object)) {
-		fprintf(stderr,
-			"snapbench qmp: ARGS-JSON '%s' is not a JSON object (%s); give the arguments as one object, "
-			"e.g. '{\"target\": \"vm\"}'\n",
+		verb_error("ARGS-JSON '%s' is not a JSON object (%s); give the arguments as one object, "
+			"e.g. '{\"target\": \"vm\"}'",
 			text, r < 0 ? info.reason : "wrong type");
 		json_object_put(obj);
 		return -EINVAL;
@@ -154,6 +154,7 @@ static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 		{ "fd", required_argument, NULL, 'f' },
 		{ "wait-event", required_argument, NULL, 'w' },
 		{ "pretty", no_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -163,8 +164,8 @@ static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 	bool pretty = false;
 
 	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	opterr = 0; /* verb_option_error() says what is wrong */
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			socket_path = optarg;
@@ -182,32 +183,29 @@ static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 		case 'p':
 			pretty = true;
 			break;
+		case 'j':
+			break; /* the output is JSON already */
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			if (optopt)
-				fprintf(stderr, "snapbench qmp: option -%c is unknown or lacks its value\n", optopt);
-			else
-				fprintf(stderr, "snapbench qmp: option '%s' is unknown or lacks its value\n",
-					argv[optind - 1]);
-			fprintf(stderr, "Run 'snapbench qmp --help' for the options.\n");
+			verb_option_error("qmp", opt, argv, options);
 			return EXIT_USAGE;
 		}
 	}
 
 	if (!socket_path) {
-		fprintf(stderr, "snapbench qmp: --socket PATH is required: the path of QEMU's -qmp unix socket\n");
+		verb_error("--socket PATH is required: the path of QEMU's -qmp unix socket");
 		return EXIT_USAGE;
 	}
 	if (optind < argc)
 		command = argv[optind++];
 	if (!command && !wait_event) {
-		fprintf(stderr, "snapbench qmp: give a COMMAND (e.g. query-status), --wait-event NAME, or both\n");
+		verb_error("give a COMMAND (e.g. query-status), --wait-event NAME, or both");
 		return EXIT_USAGE;
 	}
 	if (command && !command[0]) {
-		fprintf(stderr, "snapbench qmp: COMMAND is empty; name a QMP command, e.g. query-status\n");
+		verb_error("COMMAND is empty; name a QMP command, e.g. query-status");
 		return EXIT_USAGE;
 	}
 	if (optind < argc) {
@@ -215,18 +213,17 @@ static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 			return EXIT_USAGE;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "snapbench qmp: unexpected argument '%s'; ARGS-JSON is a single JSON object\n",
-			argv[optind]);
+		verb_error("unexpected argument '%s'; ARGS-JSON is a single JSON object", argv[optind]);
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
 	if (fd_file && !command) {
-		fprintf(stderr, "snapbench qmp: --fd needs a COMMAND to pass the file with (e.g. getfd)\n");
+		verb_error("--fd needs a COMMAND to pass the file with (e.g. getfd)");
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
 	if (wait_event && !wait_event[0]) {
-		fprintf(stderr, "snapbench qmp: --wait-event needs an event name, e.g. SHUTDOWN\n");
+		verb_error("--wait-event needs an event name, e.g. SHUTDOWN");
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
@@ -257,8 +254,7 @@ static int run(struct qmp_args *a)
 	if (fd_file) {
 		fd = open(fd_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
 		if (fd < 0) {
-			fprintf(stderr, "snapbench qmp: --fd %s: cannot open it for writing: %s\n", fd_file,
-				strerror(errno));
+			verb_error("--fd %s: cannot open it for writing: %s", fd_file, strerror(errno));
 			json_object_put(args);
 			return EXIT_USAGE;
 		}
@@ -266,7 +262,7 @@ static int run(struct qmp_args *a)
 
 	r = qmp_connect(socket_path, timeout_ms, NULL, &c, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench qmp: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		json_object_put(args);
 		return exit_code_for(r);
 	}
@@ -275,7 +271,7 @@ static int run(struct qmp_args *a)
 		r = qmp_execute(c, command, args, fd, timeout_ms, &ret, &err);
 		json_object_put(args);
 		if (r < 0) {
-			fprintf(stderr, "snapbench qmp: %s\n", err.msg);
+			verb_error("%s", err.msg);
 			return exit_code_for(r);
 		}
 		print_json(ret, pretty);
@@ -287,7 +283,7 @@ static int run(struct qmp_args *a)
 
 		r = qmp_wait_event(c, wait_event, timeout_ms, &e, &err);
 		if (r < 0) {
-			fprintf(stderr, "snapbench qmp: %s\n", err.msg);
+			verb_error("%s", err.msg);
 			return r == -ETIMEDOUT ? EXIT_FAIL : exit_code_for(r);
 		}
 		print_event(e, pretty);

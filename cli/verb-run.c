@@ -161,7 +161,7 @@ static void print_summary(struct json_object *report, const char *path)
 
 	printf("run %s %s\n", client_get_string(report, "id", NULL), client_get_string(report, "state", NULL));
 	if (err)
-		printf("  error: %s\n", client_terminal_text(err));
+		print_lines_under(stdout, "  error: ", client_terminal_text(err));
 	for (size_t a = 0; a < json_object_array_length(arms); a++) {
 		struct json_object *arm = json_object_array_get_idx(arms, a);
 		printf("\narm %s: %d of %d repetitions completed, median (min max)\n",
@@ -209,7 +209,7 @@ static int parse_field_flag(struct run_args *a, size_t i, const char *arg)
 
 	snprintf(flag, sizeof(flag), "--%s", field_flags[i].flag);
 	if (spec_set(&a->spec, field_flags[i].field, arg, flag, &err) < 0) {
-		fprintf(stderr, "snapbench run: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -260,14 +260,14 @@ static int parse_option(int opt, const char *arg, void *userdata)
 		break;
 	case 'n':
 		if (spec_set(&a->spec, "repetitions", arg, "-n", &err) < 0) {
-			fprintf(stderr, "snapbench run: %s\n", err.msg);
+			verb_error("%s", err.msg);
 			return EXIT_USAGE;
 		}
 		break;
 	default:
 		if (opt >= OPT_FIELD && opt < OPT_FIELD + (int)ARRAY_SIZE(field_flags))
 			return parse_field_flag(a, (size_t)(opt - OPT_FIELD), arg);
-		fprintf(stderr, "snapbench run: see 'snapbench run --help'\n");
+		verb_error("see 'snapbench run --help'");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -287,12 +287,12 @@ static int load_spec_file(int argc, char **argv, struct run_args *a)
 			a->spec_file = argv[i] + 7;
 	}
 	if (spec_init(&a->spec) < 0) {
-		fprintf(stderr, "snapbench run: out of memory\n");
+		verb_error("out of memory");
 		return EXIT_FAIL;
 	}
 	a->spec_ready = true;
 	if (a->spec_file && spec_apply_file(&a->spec, a->spec_file, &err) < 0) {
-		fprintf(stderr, "snapbench run: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return EXIT_USAGE;
 	}
 	return ARGS_GO_ON;
@@ -303,13 +303,12 @@ static int apply_label(struct run_args *a)
 	char *l;
 
 	if (a->spec.n_arms != 1) {
-		fprintf(stderr, "snapbench run: --label names the single arm, but the spec has %zu arms; give each --arm its label\n",
+		verb_error("--label names the single arm, but the spec has %zu arms; give each --arm its label",
 			a->spec.n_arms);
 		return EXIT_USAGE;
 	}
 	if (!spec_label_valid(a->label)) {
-		fprintf(stderr, "snapbench run: --label: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-'\n",
-			a->label);
+		verb_error("--label: '%s' is not a label; use 1-64 letters, digits, '.', '_', '+' or '-'", a->label);
 		return EXIT_USAGE;
 	}
 	l = strdup(a->label);
@@ -366,8 +365,7 @@ static int parse_argv(int argc, char **argv, struct run_args *a)
 			return r;
 	}
 	if (spec_validate(&a->spec, &err) < 0) {
-		fprintf(stderr, "snapbench run: %s%s%s\n", a->spec_file ? a->spec_file : "", a->spec_file ? ": " : "",
-			err.msg);
+		verb_error("%s%s%s", a->spec_file ? a->spec_file : "", a->spec_file ? ": " : "", err.msg);
 		return EXIT_USAGE;
 	}
 	return ARGS_GO_ON;
@@ -380,14 +378,14 @@ static int check_mode(const struct run_args *a)
 		const char *local_only = a->output ? "--output" : a->qemu ? "--qemu" : a->guest_image ? "--guest-image"
 				       : a->state_dir ? "--state-dir" : a->no_preflight ? "--no-preflight" : NULL;
 		if (local_only) {
-			fprintf(stderr, "snapbench run: %s applies to --local runs; snapbenchd keeps runs in its state directory and uses its own settings (see snapbenchd(8))\n",
+			verb_error("%s applies to --local runs; snapbenchd keeps runs in its state directory and uses its own settings (see snapbenchd(8))",
 				local_only);
 			return EXIT_USAGE;
 		}
 		return ARGS_GO_ON;
 	}
 	if (a->wait || a->d.socket_path) {
-		fprintf(stderr, "snapbench run: %s is for runs through snapbenchd; a --local run always runs to its end\n",
+		verb_error("%s is for runs through snapbenchd; a --local run always runs to its end",
 			a->wait ? "--wait" : "--socket");
 		return EXIT_USAGE;
 	}
@@ -431,7 +429,7 @@ static int run_local(const struct run_args *a)
 
 	report_new_id(realtime_ns(), id);
 	if ((size_t)snprintf(run_dir, sizeof(run_dir), "%s/%s", output, id) >= sizeof(run_dir)) {
-		fprintf(stderr, "snapbench run: --output: path too long\n");
+		verb_error("--output: path too long");
 		return EXIT_USAGE;
 	}
 
@@ -457,15 +455,19 @@ static int run_local(const struct run_args *a)
 
 	if (report_read(report_path, &report, &rerr) < 0) {
 		/* no report: the run directory itself was unusable */
-		fprintf(stderr, "snapbench run: %s\n", *err.msg ? err.msg : rerr.msg);
+		verb_error("%s", *err.msg ? err.msg : rerr.msg);
 		return EXIT_FAIL;
 	}
 	if (a->d.json)
 		print_json(report, report_path);
 	else
 		print_summary(report, report_path);
-	if (r < 0) /* also with --json: stdout is for the JSON, the reason goes to stderr */
-		fprintf(stderr, "snapbench run: %s\n", err.msg);
+	/*
+	 * also with --json: stdout is for the JSON, the reason goes to stderr, one line per
+	 * preflight failure; not kept as an error: the outcome on stdout has it
+	 */
+	if (r < 0)
+		verb_message("%s", err.msg);
 	return local_exit_code(r, report);
 }
 

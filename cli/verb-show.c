@@ -96,8 +96,8 @@ static int parse_option(int opt, const char *arg, void *userdata)
 
 	if (opt == OPT_KCIDB_ORIGIN) {
 		if (!export_kcidb_origin_valid(arg)) {
-			fprintf(stderr, "snapbench show: --kcidb-origin %s: use lowercase letters, digits and '_' "
-				"(e.g. %s)\n", arg, EXPORT_KCIDB_ORIGIN_DEFAULT);
+			verb_error("--kcidb-origin %s: use lowercase letters, digits and '_' "
+				"(e.g. %s)", arg, EXPORT_KCIDB_ORIGIN_DEFAULT);
 			return EXIT_USAGE;
 		}
 		a->kcidb_origin = arg;
@@ -110,8 +110,7 @@ static int parse_option(int opt, const char *arg, void *userdata)
 			a->format_given = true;
 			return 0;
 		}
-	fprintf(stderr, "snapbench show: --format %s: unknown format; use text, json, csv, openmetrics, "
-		"prometheus or kcidb\n", arg);
+	verb_error("--format %s: unknown format; use text, json, csv, openmetrics, prometheus or kcidb", arg);
 	return EXIT_USAGE;
 }
 
@@ -141,18 +140,17 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 	if (r != ARGS_GO_ON)
 		return r;
 	if (a->d.json && a->format_given && a->format != SHOW_JSON) {
-		fprintf(stderr, "snapbench show: --json and --format %s ask for two formats; give one\n",
-			show_format_names[a->format]);
+		verb_error("--json and --format %s ask for two formats; give one", show_format_names[a->format]);
 		return EXIT_USAGE;
 	}
 	if (a->d.json)
 		a->format = SHOW_JSON;
 	if (a->timeline && a->format != SHOW_JSON) {
-		fprintf(stderr, "snapbench show: --timeline goes with --json\n");
+		verb_error("--timeline goes with --json");
 		return EXIT_USAGE;
 	}
 	if (a->kcidb_origin && a->format != SHOW_KCIDB) {
-		fprintf(stderr, "snapbench show: --kcidb-origin goes with --format kcidb\n");
+		verb_error("--kcidb-origin goes with --format kcidb");
 		return EXIT_USAGE;
 	}
 	return ARGS_GO_ON;
@@ -174,11 +172,11 @@ static int print_export(const struct show_args *a, enum show_format format, stru
 		r = export_report_metrics(report, format == SHOW_OPENMETRICS ? EXPORT_OPENMETRICS : EXPORT_PROMETHEUS,
 					  &text, &err);
 	if (r < 0) {
-		fprintf(stderr, "snapbench show: %s\n", err.msg);
+		verb_error("%s", err.msg);
 		return EXIT_FAIL; /* snapbenchd's reply, not the user's input, is at fault */
 	}
 	if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "snapbench show: cannot write to stdout: %s\n", strerror(errno));
+		verb_error("cannot write to stdout: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,18 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "macro.h"
+#include "probes.h"
 #include "vm-libvirt.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 struct failures {
 	struct sb_error *err;
@@ -43,7 +35,8 @@ static _printf_(3, 4) void fail(struct failures *f, int code, const char *fmt, .
 		f->first = code < 0 ? code : -EINVAL;
 	if (!f->err)
 		return;
-	int n = snprintf(f->err->msg + f->used, sizeof(f->err->msg) - f->used, "%s%s", f->used ? "; " : "", msg);
+	/* one failure per line: the CLI prints each on a line of its own */
+	int n = snprintf(f->err->msg + f->used, sizeof(f->err->msg) - f->used, "%s%s", f->used ? "\n" : "", msg);
 	if (n > 0)
 		f->used = f->used + (size_t)n < sizeof(f->err->msg) ? f->used + (size_t)n : sizeof(f->err->msg) - 1;
 	f->err->code = f->first;
@@ -143,21 +136,17 @@ static void check_qemu(struct failures *f, const struct preflight_input *in, str
 
 static void check_bpf(struct failures *f, const struct run_spec *spec)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {};
+	struct sb_error e = {};
+	int r;
 
 	if (!spec->bpf.enabled)
 		return;
-	if (syscall(SYS_capget, &hdr, data) < 0) {
-		fail(f, -errno, "cannot read this process's capabilities: %s", strerror(errno));
-		return;
-	}
-#define HAS(c) (!!(data[(c) / 32].effective & (1u << ((c) % 32))))
-	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
-		return;
-#undef HAS
-	fail(f, -EPERM,
-	     "BPF probes need CAP_BPF and CAP_PERFMON (or root): run as root, or run without them (--no-bpf, spec.bpf.enabled false); their counters are then reported unavailable");
+	r = sb_probes_check_privileges(&e);
+	if (r == -EPERM)
+		fail(f, r, "%s: run as root, or run without them (--no-bpf, spec.bpf.enabled false); their counters are then reported unavailable",
+		     e.msg);
+	else if (r < 0)
+		fail(f, r, "%s", e.msg);
 }
 
 static void check_space(struct failures *f, const struct preflight_input *in)

@@ -20,8 +20,9 @@ struct preflight_input {
 
 /*
  * Runs every check. On success qemu (if not NULL) describes the QEMU found.
- * On failure err lists every failed check ("; "-separated), each naming the
- * input and the fix; the return value is the first failure's errno.
+ * On failure err lists every failed check, one per line ("\n"-separated,
+ * no newline at the end), each naming the input and the fix; the return
+ * value is the first failure's errno.
  */
 int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, struct sb_error *err);
 
