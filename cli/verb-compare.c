@@ -173,8 +173,8 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		}
 		break;
 	case OPT_WINDOW:
-		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "post")) {
-			fprintf(stderr, "snapbench compare: --window %s: use pre, snapshot or post\n", arg);
+		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "migration") && strcmp(arg, "post")) {
+			fprintf(stderr, "snapbench compare: --window %s: use pre, snapshot, migration (dirty-log) or post\n", arg);
 			return -EINVAL;
 		}
 		if (push_ptr(&a->windows, &a->n_windows, arg) < 0)

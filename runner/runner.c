@@ -129,7 +129,9 @@ static void progress(struct run *run, const char *step, const struct rep_run *rr
 		p->invalidations_per_s = fig->invalidations_per_s;
 		p->guest_ops_per_s = fig->guest_ops_per_s;
 	}
-	p->snapshot_fraction = rr && !strcmp(step, "snapshot") ? rr->snapshot_fraction : NAN;
+	p->snapshot_fraction = rr && rr->scenario && !strcmp(step, report_window_to_string(rr->scenario->window))
+				       ? rr->snapshot_fraction
+				       : NAN;
 	run->opts->progress(p, run->opts->userdata);
 }
 
