@@ -1132,10 +1132,14 @@ static int validate_host_vm(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.host_vm.numa_nodes: %u nodes do not split %u vCPUs and %llu MiB evenly; choose a divisor of both",
 				    spec->host_vm.numa_nodes, spec->host_vm.vcpus, (unsigned long long)(spec->host_vm.memory >> 20));
-	if (spec->vm.memory + (512ull << 20) > spec->host_vm.memory)
+	/* dirty-log: the migration's destination runs in the host VM too, with a second copy of guest RAM */
+	uint64_t guests = spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? 2 : 1;
+	if (spec->vm.memory * guests + (512ull << 20) > spec->host_vm.memory)
 		return sb_error_set(err, -EINVAL,
-				    "spec.host_vm.memory: %llu MiB leave too little room for the guest's %llu MiB (spec.vm.memory) and the kernel under test; give at least 512 MiB more (--host-vm-memory)",
-				    (unsigned long long)(spec->host_vm.memory >> 20), (unsigned long long)(spec->vm.memory >> 20));
+				    "spec.host_vm.memory: %llu MiB leave too little room for the guest's %llu MiB (spec.vm.memory%s) and the kernel under test; give at least 512 MiB more (--host-vm-memory)",
+				    (unsigned long long)(spec->host_vm.memory >> 20),
+				    (unsigned long long)(spec->vm.memory * guests >> 20),
+				    guests > 1 ? ", twice: source and destination" : "");
 	return 0;
 }
 
