@@ -166,7 +166,9 @@ static void test_e2e(void)
 		CHECK(!strcmp(jstr(rep, "snapshot/status"), "not-started"));
 		CHECK(!jp(rep, "windows/snapshot"));
 	}
-	CHECK(jnum(r, "arms/0/windows/migration/tlb_per_s/n") == 2);
+	CHECK(jnum(r, "arms/0/windows/migration/iterations/n") == 2);
+	CHECK(jnum(r, "arms/0/windows/migration/dirty_pages_per_s/n") == 2);
+	CHECK(jnum(r, "arms/0/windows/migration/guest_ops_per_s/n") == 2);
 	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
