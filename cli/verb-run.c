@@ -164,6 +164,7 @@ static void print_summary(struct json_object *report, const char *path)
 	struct json_object *arms = client_get(report, "arms", NULL, NULL);
 	struct json_object *err = client_get(report, "error", "message", NULL);
 	char pre[96], snap[96];
+	const char *w = report_action_window(report);
 
 	printf("run %s %s\n", client_get_string(report, "id", NULL), client_get_string(report, "state", NULL));
 	if (err)
@@ -174,10 +175,11 @@ static void print_summary(struct json_object *report, const char *path)
 		       client_get_string(arm, "label", NULL),
 		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
-		printf("  %-20s %-28s %s\n", "", "before (pre)", "during the snapshot");
+		printf("  %-20s %-28s %s\n", "", "before (pre)",
+		       strcmp(w, "migration") ? "during the snapshot" : "during the migration's passes");
 		for (size_t i = 0; i < n_metric_rows; i++) {
 			struct json_object *p = client_get(arm, "windows", "pre", metric_rows[i].metric);
-			struct json_object *s = client_get(arm, "windows", "snapshot", metric_rows[i].metric);
+			struct json_object *s = client_get(arm, "windows", w, metric_rows[i].metric);
 			if (!p && !s)
 				continue;
 			fmt_stat(p, pre, sizeof(pre));

@@ -222,7 +222,10 @@ static int summarize_snapshot(const struct report_rep *rep, const struct report_
 /*
  * The migration window's pass metrics. Per-pass figures are means over the
  * steady passes: those after the first (the bulk pass sends all of RAM)
- * that ran to their end.
+ * that ran to their end before the iterations were ended (the cancel, or
+ * the limits lifted for completion: a completion's last passes carry the
+ * stop-and-copy, not the dirty-log cycle). The dirty rate is over the
+ * passes that ended by then and whose dirty pages are known.
  */
 static int summarize_iterations(const struct report *r, const struct report_rep *rep,
 				const struct report_metric_def *def, struct json_object *metrics,
@@ -238,6 +241,10 @@ static int summarize_iterations(const struct report *r, const struct report_rep 
 	k = report_rep_iterations(rep, &it, &n);
 	if (k < 0)
 		return k;
+	/* when the iterations were ended, in the rows' time; a tolerance for the sample that saw it */
+	double cutoff = rep->migration.started_s >= 0 && rep->migration.iterating_s >= 0
+				? rep->migration.started_s + rep->migration.iterating_s + 0.05
+				: INFINITY;
 	if (!strcmp(def->name, "iterations"))
 		return add_value(metrics, def->name, (double)n);
 	if (!strcmp(def->name, "clear_log_ns_per_iteration"))
@@ -254,7 +261,7 @@ static int summarize_iterations(const struct report *r, const struct report_rep 
 			c2 = counter_index(rep, GET_LOG_NS_COUNTER);
 	}
 	for (size_t i = 1; i < n; i++) {
-		if (!it[i].complete)
+		if (!it[i].complete || it[i].start_s + it[i].duration_s > cutoff)
 			continue;
 		steady++;
 		dur += it[i].duration_s;
@@ -265,7 +272,7 @@ static int summarize_iterations(const struct report *r, const struct report_rep 
 		}
 	}
 	for (size_t i = 0; i < n; i++)
-		if (it[i].dirty_pages >= 0 && it[i].duration_s > 0) {
+		if (it[i].dirty_pages >= 0 && it[i].duration_s > 0 && it[i].start_s + it[i].duration_s <= cutoff) {
 			dirty += (double)it[i].dirty_pages;
 			dirty_dur += it[i].duration_s;
 		}
