@@ -13,6 +13,8 @@
  *                   measured where it is not), nothing is left behind
  *   complete        completion "complete": the migration completes, the
  *                   source is resumed and the post window sees the guest run
+ *   ring            KVM's dirty ring (-accel kvm,dirty-ring-size=N) on both
+ *                   QEMUs: the passes go on as with the bitmap
  *   dest-fails      the destination QEMU does not start: the repetition
  *                   fails in prepare with QEMU's words, the run stops, no
  *                   QEMU is left
@@ -20,7 +22,8 @@
  *                   fails with the migration's error and the destination's
  *                   end, no QEMU is left
  *
- * argv[3] (optional) runs one case only.
+ * argv[3] (optional) runs one case only; argv[4] is snapbench, for
+ * `snapbench compare` of the e2e report (its defaults for dirty-log runs).
  */
 #include <errno.h>
 #include <limits.h>
@@ -36,6 +39,8 @@
 #include "run-test.h"
 #include "runner.h"
 #include "spec.h"
+
+static const char *snapbench_exe;
 
 static void dirty_spec(struct run_spec *spec, const char *reps, const char *iterate_s)
 {
@@ -114,7 +119,8 @@ static void check_passes(struct json_object *r, int i, size_t min_passes)
 	CHECK(jnum(rep, "windows/migration/metrics/iterations") == (double)n);
 	CHECK(jnum(rep, "windows/migration/metrics/dirty_pages_per_s") > 0);
 	CHECK(jnum(rep, "windows/migration/metrics/guest_ops_per_s") > 0);
-	CHECK(jnum(rep, "windows/post/metrics/guest_ops_per_s") > 0);
+	CHECK_MSG(jnum(rep, "windows/post/metrics/guest_ops_per_s") > 0, "post window: %s",
+		  json_object_to_json_string(jp(rep, "windows/post")));
 	CHECK(jnum(rep, "migration/destination/pid") > 0);
 	CHECK(jnum(rep, "migration/iterating_s") >= jnum(r, "spec/dirty_log/iterate_s") - 0.01);
 }
@@ -143,11 +149,13 @@ static void check_clear_log(struct json_object *r, int i)
 static void test_e2e(void)
 {
 	struct run_spec spec;
-	struct runner_options opts = {};
+	char run_dir[PATH_MAX];
+	struct runner_options opts = { .run_dir = run_dir };
 	struct sb_error err = {};
 	struct json_object *r;
 	int k;
 
+	snprintf(run_dir, sizeof(run_dir), "%s/20261201T000000Z-d1e2e0", test_tmpdir("dirty-log-e2e"));
 	dirty_spec(&spec, "2", "12");
 	k = run_test_run("dirty-log-e2e", &spec, &opts, &r, &err);
 	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
@@ -166,6 +174,26 @@ static void test_e2e(void)
 		CHECK(!jp(rep, "windows/snapshot"));
 	}
 	CHECK(jnum(r, "arms/0/windows/migration/iterations/n") == 2);
+	/* compare's defaults for a dirty-log run: the migration window, led by the seed's figures */
+	if (snapbench_exe) {
+		char out[PATH_MAX + 32], errp[PATH_MAX + 64], rp[PATH_MAX + 32];
+		struct json_object *c;
+		snprintf(rp, sizeof(rp), "%s/report.json", run_dir);
+		snprintf(out, sizeof(out), "%s/compare.json", test_tmpdir("dirty-log-compare"));
+		snprintf(errp, sizeof(errp), "%s.err", out);
+		char *argv[] = { (char *)snapbench_exe, "compare", "--aa", "label=default", "--json", rp, NULL };
+		k = run_test_spawn(argv, out, errp);
+		CHECK_MSG(k == 0, "snapbench compare exited %d: %s", k, run_test_read_file(errp));
+		c = json_tokener_parse(run_test_read_file(out));
+		CHECK(c);
+		CHECK(!strcmp(jstr(c, "settings/windows/0"), "migration"));
+		CHECK(!strcmp(jstr(c, "settings/metrics/0"), "clear_log_ns_per_iteration"));
+		CHECK(!strcmp(jstr(c, "settings/metrics/1"), "tlb_per_iteration"));
+		CHECK(!strcmp(jstr(c, "metrics/0/window"), "migration"));
+		printf("compare --aa: %zu metrics, the first %s\n", json_object_array_length(jp(c, "metrics")),
+		       jstr(c, "metrics/0/metric"));
+		json_object_put(c);
+	}
 	CHECK(jnum(r, "arms/0/windows/migration/dirty_pages_per_s/n") == 2);
 	CHECK(jnum(r, "arms/0/windows/migration/guest_ops_per_s/n") == 2);
 	run_test_expect_no_qemu(r);
@@ -187,6 +215,32 @@ static void test_complete(void)
 	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
 	check_passes(r, 0, 2);
 	CHECK(!strcmp(jstr(r, "repetitions/0/migration/status"), "completed"));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static void test_ring(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+	bool accel = false;
+	int k;
+
+	dirty_spec(&spec, "1", "6");
+	CHECK(spec_set(&spec, "dirty_log.tracking", "ring", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "dirty_log.ring_size", "4096", NULL, &err) == 0);
+	k = run_test_run("dirty-log-ring", &spec, &opts, &r, &err);
+	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
+	check_passes(r, 0, 3);
+	for (size_t i = 0; i < json_object_array_length(jp(r, "repetitions/0/vm/argv")); i++)
+		accel |= !strcmp(json_object_get_string(json_object_array_get_idx(jp(r, "repetitions/0/vm/argv"), i)),
+				 "kvm,dirty-ring-size=4096");
+	CHECK(accel);
+	CHECK(!strcmp(jstr(r, "repetitions/0/migration/tracking"), "ring"));
+	CHECK(jnum(r, "repetitions/0/migration/ring_size") == 4096);
 	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
@@ -276,12 +330,14 @@ int main(int argc, char **argv)
 	static const struct run_test_case cases[] = {
 		{ "e2e", test_e2e },
 		{ "complete", test_complete },
+		{ "ring", test_ring },
 		{ "dest-fails", test_dest_fails },
 		{ "migration-fails", test_migration_fails },
 	};
 
 	run_test_init(argc, argv);
 	run_test_require_kvm_root();
+	snapbench_exe = argc > 4 ? argv[4] : NULL;
 	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
 	return 0;
 }
