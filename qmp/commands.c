@@ -348,7 +348,9 @@ int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err)
 	return r;
 }
 
-int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
+/* getfd under fdname, then command ("migrate", "migrate-incoming") with uri "fd:<fdname>" */
+static int migrate_fd_command(struct qmp_client *c, const char *command, int fd, const char *fdname,
+			      struct sb_error *err)
 {
 	char uri[FDNAME_MAX + 4];
 	_cleanup_json_ struct json_object *args = NULL;
@@ -361,7 +363,7 @@ int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct s
 	args = args_with("uri", json_object_new_string(uri));
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	r = execute(c, "migrate", args, NULL, err);
+	r = execute(c, command, args, NULL, err);
 	if (r == -EREMOTEIO) {
 		/* QEMU did not take the fd over: do not leave it open there. */
 		struct sb_error ignored = { 0 };
@@ -371,6 +373,11 @@ int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct s
 	return r;
 }
 
+int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
+{
+	return migrate_fd_command(c, "migrate", fd, fdname, err);
+}
+
 int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err)
 {
 	return execute(c, "migrate_cancel", NULL, NULL, err);
@@ -378,24 +385,7 @@ int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err)
 
 int qmp_migrate_incoming_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
 {
-	char uri[FDNAME_MAX + 4];
-	_cleanup_json_ struct json_object *args = NULL;
-	int r;
-
-	r = qmp_getfd(c, fd, fdname, err);
-	if (r < 0)
-		return r;
-	snprintf(uri, sizeof(uri), "fd:%s", fdname);
-	args = args_with("uri", json_object_new_string(uri));
-	if (!args)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	r = execute(c, "migrate-incoming", args, NULL, err);
-	if (r == -EREMOTEIO) {
-		struct sb_error ignored = { 0 };
-
-		qmp_closefd(c, fdname, &ignored);
-	}
-	return r;
+	return migrate_fd_command(c, "migrate-incoming", fd, fdname, err);
 }
 
 int qmp_cont(struct qmp_client *c, struct sb_error *err)

@@ -9,18 +9,15 @@
  */
 #include <json-c/json.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "check.h"
 #include "report.h"
 #include "test-json.h"
 #include "test-tmp.h"
-
-extern char **environ;
+#include "test-validate.h"
 
 static const char dirty_spec[] =
 	"{\"scenario\": \"dirty-log\", \"repetitions\": 1,"
@@ -107,19 +104,6 @@ static void fill(struct report *r, struct report_rep *rep)
 	(void)r;
 }
 
-static int run_validator(const char *validator, const char *schema, const char *path)
-{
-	char *argv[] = { "/usr/bin/python3", (char *)validator, (char *)schema, (char *)path, NULL };
-	pid_t pid;
-	int status;
-
-	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-		return -1;
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 int main(int argc, char **argv)
 {
 	_cleanup_report_ struct report *r = NULL, *outer = NULL;
@@ -183,7 +167,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/report.json", test_tmpdir("iterations"));
 	CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
 	if (argc > 2) {
-		int rc = run_validator(argv[1], argv[2], path);
+		int rc = test_validate_report(argv[1], argv[2], path);
 		CHECK_MSG(rc == 0, "schema validation of %s failed (%d)", path, rc);
 	}
 
