@@ -113,7 +113,7 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 		 client_get_string(p, "arm", ""), step, win ? win : "", win ? ": " : "", pf, tlb, inv, ops);
 	n = strlen(buf);
 	if (isfinite(snap) && n < len)
-		snprintf(buf + n, len - n, "  snapshot %.0f%%", snap * 100);
+		snprintf(buf + n, len - n, "  %s %.0f%%", step, snap * 100); /* the scenario's window: snapshot, migration */
 }
 
 void progress_printer_init(struct progress_printer *p, FILE *out)
