@@ -50,8 +50,14 @@ enum sb_counter {
 	SB_C_MN_INVALIDATE,   /* fentry kvm_mmu_notifier_invalidate_range_start */
 	SB_C_KVM_FLUSH,       /* fentry kvm_flush_remote_tlbs */
 	SB_C_KVM_FLUSH_RANGE, /* fentry kvm_flush_remote_tlbs_range; pages = gfns */
+	SB_C_CLEAR_DIRTY_LOG, /* fentry+fexit kvm_clear_dirty_log_protect (KVM_CLEAR_DIRTY_LOG); detail = ns inside */
+	SB_C_GET_DIRTY_LOG,   /* fentry+fexit kvm_get_dirty_log_protect (KVM_GET_DIRTY_LOG); detail = ns inside */
 	SB_C_MAX,
 };
+
+/* Timed calls (SB_C_CLEAR_DIRTY_LOG, SB_C_GET_DIRTY_LOG): per-call latency, bucket b = [2^b, 2^(b+1)) ns. */
+#define SB_TIMED_CALLS 2
+#define SB_TIMED_HIST 40
 
 /* tlb:tlb_flush reasons map to consecutive counters. */
 #define SB_TLB_REASONS 6
@@ -122,6 +128,7 @@ struct sb_counts {
 	__u64 stacks_dropped[SB_ATTR_MAX];  /* stack map full */
 	__u64 sample_countdown[SB_ATTR_MAX];
 	__u64 marker_dropped;               /* migration marker map full */
+	__u64 timed_hist[SB_TIMED_CALLS][SB_TIMED_HIST]; /* target VM's timed calls, by latency */
 };
 
 /* Kernel function [start, end) that decides a cause when seen on a stack. */

@@ -951,3 +951,78 @@ int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64
 	count(SB_C_KVM_FLUSH_RANGE, &task, &ectx, nr_pages, 0);
 	return 0;
 }
+
+/*
+ * --- fentry + fexit: the time KVM spends in a call, for the target VM.
+ * kvm_vm_ioctl_clear_dirty_log() and kvm_vm_ioctl_get_dirty_log() are
+ * inlined into kvm_vm_ioctl() on the kernels seen here; the functions
+ * they call with slots_lock held are not, and do the work (write-protect
+ * the pages of the mask, flush remote TLBs). ---
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);   /* pid_tgid of the caller */
+	__type(value, __u64); /* bpf_ktime_get_ns() at entry */
+} timed_entry SEC(".maps");
+
+static __always_inline void timed_enter(struct kvm *kvm)
+{
+	__u64 id, t;
+
+	if (!is_target_vm(kvm))
+		return;
+	id = bpf_get_current_pid_tgid();
+	t = bpf_ktime_get_ns();
+	bpf_map_update_elem(&timed_entry, &id, &t, BPF_ANY);
+}
+
+static __always_inline void timed_exit(__u32 counter, __u32 which)
+{
+	struct task_struct *task = NULL;
+	struct sb_counts *c;
+	__u64 id = bpf_get_current_pid_tgid(), *t, d;
+	__u32 b = 0;
+	int ectx;
+
+	t = bpf_map_lookup_elem(&timed_entry, &id);
+	if (!t)
+		return;
+	d = bpf_ktime_get_ns() - *t;
+	bpf_map_delete_elem(&timed_entry, &id);
+	for (int i = 1; i < SB_TIMED_HIST; i++)
+		if (d >> i)
+			b = (__u32)i;
+	c = count(counter, &task, &ectx, 0, d);
+	if (c && which < SB_TIMED_CALLS && b < SB_TIMED_HIST)
+		c->timed_hist[which][b]++;
+}
+
+SEC("?fentry/kvm_clear_dirty_log_protect")
+int BPF_PROG(fentry_kvm_clear_dirty_log_protect, struct kvm *kvm)
+{
+	timed_enter(kvm);
+	return 0;
+}
+
+SEC("?fexit/kvm_clear_dirty_log_protect")
+int BPF_PROG(fexit_kvm_clear_dirty_log_protect, struct kvm *kvm)
+{
+	timed_exit(SB_C_CLEAR_DIRTY_LOG, 0);
+	return 0;
+}
+
+SEC("?fentry/kvm_get_dirty_log_protect")
+int BPF_PROG(fentry_kvm_get_dirty_log_protect, struct kvm *kvm)
+{
+	timed_enter(kvm);
+	return 0;
+}
+
+SEC("?fexit/kvm_get_dirty_log_protect")
+int BPF_PROG(fexit_kvm_get_dirty_log_protect, struct kvm *kvm)
+{
+	timed_exit(SB_C_GET_DIRTY_LOG, 1);
+	return 0;
+}

@@ -48,6 +48,7 @@ struct probe_def {
 	const char *name;     /* tracepoint or kernel function */
 	int first, last;      /* counters fed, or -1 for a marker */
 	enum probe_gate gate;
+	bool timed;           /* fentry with an fexit_<name> program: the time inside the call */
 };
 
 enum {
@@ -69,6 +70,8 @@ enum {
 	P_MN_INVALIDATE,
 	P_KVM_FLUSH,
 	P_KVM_FLUSH_RANGE,
+	P_CLEAR_DIRTY_LOG,
+	P_GET_DIRTY_LOG,
 	P_MAX,
 };
 
@@ -92,6 +95,9 @@ static const struct probe_def probe_defs[P_MAX] = {
 			      SB_C_MN_INVALIDATE },
 	[P_KVM_FLUSH] = { NULL, "kvm_flush_remote_tlbs", SB_C_KVM_FLUSH, SB_C_KVM_FLUSH },
 	[P_KVM_FLUSH_RANGE] = { NULL, "kvm_flush_remote_tlbs_range", SB_C_KVM_FLUSH_RANGE, SB_C_KVM_FLUSH_RANGE },
+	[P_CLEAR_DIRTY_LOG] = { NULL, "kvm_clear_dirty_log_protect", SB_C_CLEAR_DIRTY_LOG, SB_C_CLEAR_DIRTY_LOG,
+				.timed = true },
+	[P_GET_DIRTY_LOG] = { NULL, "kvm_get_dirty_log_protect", SB_C_GET_DIRTY_LOG, SB_C_GET_DIRTY_LOG, .timed = true },
 };
 
 struct counter_def {
@@ -136,6 +142,10 @@ static const struct counter_def counter_defs[SB_C_MAX] = {
 			     P_KVM_FLUSH },
 	[SB_C_KVM_FLUSH_RANGE] = { "kvm_remote_flush_range", "KVM ranged remote TLB flush requests for the target VM",
 				   "pages", NULL, P_KVM_FLUSH_RANGE },
+	[SB_C_CLEAR_DIRTY_LOG] = { "clear_dirty_log", "KVM_CLEAR_DIRTY_LOG calls of the target VM (kvm_clear_dirty_log_protect)",
+				   NULL, "ns", P_CLEAR_DIRTY_LOG },
+	[SB_C_GET_DIRTY_LOG] = { "get_dirty_log", "KVM_GET_DIRTY_LOG calls of the target VM (kvm_get_dirty_log_protect)",
+				 NULL, "ns", P_GET_DIRTY_LOG },
 };
 
 /*
@@ -340,6 +350,8 @@ struct probe_state {
 	unsigned int excluded;        /* backends that failed to load for this probe */
 	struct bpf_program *prog;
 	struct bpf_link *link;
+	struct bpf_program *exit_prog; /* timed probes: fexit_<name> */
+	struct bpf_link *exit_link;
 };
 
 struct sb_probes {
@@ -727,7 +739,7 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 	for (int i = 0; i < P_MAX; i++) {
 		struct probe_state *ps = &p->probes[i];
 
-		ps->prog = NULL;
+		ps->prog = ps->exit_prog = NULL;
 		if (!ps->info.available)
 			continue;
 		ps->prog = find_prog(skel, ps->info.backend, probe_defs[i].name);
@@ -738,6 +750,20 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 			continue;
 		}
 		bpf_program__set_autoload(ps->prog, true);
+		if (probe_defs[i].timed) {
+			char name[160];
+			snprintf(name, sizeof(name), "fexit_%s", probe_defs[i].name);
+			ps->exit_prog = bpf_object__find_program_by_name(skel->obj, name);
+			if (!ps->exit_prog) {
+				bpf_program__set_autoload(ps->prog, false);
+				ps->prog = NULL;
+				ps->info.available = false;
+				reason_add(ps, "fexit: no such program in the BPF object");
+				ps->info.backend = SB_BACKEND_NONE;
+				continue;
+			}
+			bpf_program__set_autoload(ps->exit_prog, true);
+		}
 		if (ps->info.backend == SB_BACKEND_TP_BTF && strcmp(ps->name, probe_defs[i].name)) {
 			r = bpf_program__set_attach_target(ps->prog, 0, ps->name);
 			if (r < 0) {
@@ -764,7 +790,7 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 		log_capture = NULL;
 		sb_probes_bpf__destroy(skel);
 		for (int i = 0; i < P_MAX; i++)
-			p->probes[i].prog = NULL;
+			p->probes[i].prog = p->probes[i].exit_prog = NULL;
 		return r;
 	}
 	free(log_capture);
@@ -776,6 +802,14 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 /* Map a program name back to its probe and backend. */
 static bool prog_to_probe(const char *prog, int *probe, enum sb_backend *backend)
 {
+	/* a timed probe's exit half fails with its fentry backend */
+	if (!strncmp(prog, "fexit_", 6))
+		for (int i = 0; i < P_MAX; i++)
+			if (probe_defs[i].timed && !strcmp(prog + 6, probe_defs[i].name)) {
+				*probe = i;
+				*backend = SB_BACKEND_FENTRY;
+				return true;
+			}
 	for (int b = SB_BACKEND_FENTRY; b < SB_BACKEND_MAX; b++) {
 		size_t len = strlen(prog_prefix[b]);
 
@@ -804,7 +838,9 @@ static int parse_test_tracepoint(const struct sb_probe_options *o, struct sb_err
 				    o->test_tracepoint);
 	if ((unsigned)o->test_counter >= SB_C_MAX || counter_defs[o->test_counter].probe == P_MN_INVALIDATE ||
 	    counter_defs[o->test_counter].probe == P_KVM_FLUSH ||
-	    counter_defs[o->test_counter].probe == P_KVM_FLUSH_RANGE)
+	    counter_defs[o->test_counter].probe == P_KVM_FLUSH_RANGE ||
+	    counter_defs[o->test_counter].probe == P_CLEAR_DIRTY_LOG ||
+	    counter_defs[o->test_counter].probe == P_GET_DIRTY_LOG)
 		return sb_error_set(err, -EINVAL, "test tracepoint '%s': test_counter must name a tracepoint counter",
 				    o->test_tracepoint);
 	return 0;
@@ -1058,6 +1094,14 @@ int sb_probes_attach(struct sb_probes *p, struct sb_error *err)
 			ps->link = bpf_program__attach(ps->prog);
 			if (!ps->link)
 				r = sb_error_set(&e, -errno, "%s", strerror(errno));
+			if (r >= 0 && ps->exit_prog) {
+				ps->exit_link = bpf_program__attach(ps->exit_prog);
+				if (!ps->exit_link) {
+					r = sb_error_set(&e, -errno, "fexit: %s", strerror(errno));
+					bpf_link__destroy(ps->link);
+					ps->link = NULL;
+				}
+			}
 			break;
 		}
 		if (r < 0) {
@@ -1246,8 +1290,10 @@ void sb_probes_close(struct sb_probes *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < P_MAX; i++)
+	for (int i = 0; i < P_MAX; i++) {
+		bpf_link__destroy(p->probes[i].exit_link);
 		bpf_link__destroy(p->probes[i].link);
+	}
 	sb_probes_bpf__destroy(p->skel);
 	btf__free(p->vmlinux);
 	ksyms_free(&p->ksyms);

@@ -54,6 +54,11 @@ const struct metric_row metric_rows[] = {
 	{ "latency_p999_ns", "latency p99.9 (ns)" },
 	{ "snapshot_duration_s", "snapshot (s)" },
 	{ "snapshot_pages_per_s", "snapshot pages/s" },
+	{ "clear_log_ns_per_iteration", "clear-log ns/pass" },
+	{ "tlb_per_iteration", "tlb/pass" },
+	{ "dirty_pages_per_s", "dirty pages/s" },
+	{ "iteration_s", "pass (s)" },
+	{ "iterations", "passes" },
 };
 const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
 
@@ -177,7 +182,7 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 		 client_get_string(p, "arm", ""), step, win ? win : "", win ? ": " : "", pf, tlb, inv, ops);
 	n = strlen(buf);
 	if (isfinite(snap) && n < len)
-		snprintf(buf + n, len - n, "  snapshot %.0f%%", snap * 100);
+		snprintf(buf + n, len - n, "  %s %.0f%%", step, snap * 100); /* the scenario's window: snapshot, migration */
 	const char *waiting = client_get_string(p, "waiting_for", NULL);
 	n = strlen(buf);
 	if (waiting && n < len)
@@ -337,18 +342,26 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
  * metric the arm has no median of (a counter this host cannot count, e.g.
  * pf_taken on PVM), once per metric.
  */
+const char *report_action_window(struct json_object *report)
+{
+	const char *sc = client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL);
+
+	return sc && !strcmp(sc, "dirty-log") ? "migration" : "snapshot";
+}
+
 void print_unavailable(FILE *out, struct json_object *report, struct json_object *arm)
 {
 	struct json_object *reps = client_get(report, "repetitions", NULL, NULL);
+	const char *w = report_action_window(report);
 
 	for (size_t i = 0; i < n_metric_rows; i++) {
-		if (client_get(arm, "windows", "snapshot", metric_rows[i].metric) &&
-		    client_get(client_get(arm, "windows", "snapshot", metric_rows[i].metric), "median", NULL, NULL))
+		if (client_get(arm, "windows", w, metric_rows[i].metric) &&
+		    client_get(client_get(arm, "windows", w, metric_rows[i].metric), "median", NULL, NULL))
 			continue;
 		for (size_t r = 0; reps && json_object_is_type(reps, json_type_array) && r < json_object_array_length(reps);
 		     r++) {
 			struct json_object *why =
-				client_get(client_get(json_object_array_get_idx(reps, r), "windows", "snapshot", "unavailable"),
+				client_get(client_get(json_object_array_get_idx(reps, r), "windows", w, "unavailable"),
 					   metric_rows[i].metric, NULL, NULL);
 			if (why && json_object_is_type(why, json_type_string)) {
 				fprintf(out, "  %s: unavailable: %s\n", metric_rows[i].label, client_terminal_text(why));

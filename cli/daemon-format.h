@@ -70,5 +70,8 @@ void print_summary_row(FILE *out, struct json_object *summary);
 /* The several lines of a summary (status, show, run --wait): state, error, arms' headline figures, progress. */
 void print_summary_block(FILE *out, struct json_object *summary, const char *indent);
 
-/* After an arm's table: the reason each n/a row of the snapshot window is unavailable (from the report's repetitions). */
+/* The window of a report's scenario: "migration" for dirty-log runs, else "snapshot". */
+const char *report_action_window(struct json_object *report);
+
+/* After an arm's table: the reason each n/a row of the scenario's window is unavailable (from the report's repetitions). */
 void print_unavailable(FILE *out, struct json_object *report, struct json_object *arm);

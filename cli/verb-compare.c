@@ -58,11 +58,14 @@ static void usage(FILE *out)
 		"                        report.json (default %s)\n"
 		"\n"
 		"Statistics and verdicts:\n"
-		"  --window NAME         pre, snapshot or post; repeatable (default snapshot)\n"
+		"  --window NAME         pre, snapshot, migration or post; repeatable (default\n"
+		"                        snapshot; dirty-log runs: migration)\n"
 		"  --metric NAME         a metric or a glob such as 'invalidations_per_s.*';\n"
 		"                        repeatable (default: pf_per_s tlb_per_s\n"
 		"                        invalidations_per_s[.*] guest_ops_per_s latency_p50_ns\n"
-		"                        latency_p99_ns latency_p999_ns)\n"
+		"                        latency_p99_ns latency_p999_ns; dirty-log runs: the\n"
+		"                        seed's clear_log_ns_per_iteration tlb_per_iteration\n"
+		"                        tlb_per_s dirty_pages_per_s first, docs/compare.md)\n"
 		"  --alpha P             significance level of the two-sided test (default 0.05)\n"
 		"  --threshold PCT       smallest |change of medians| in %% that earns a verdict\n"
 		"                        (default 5)\n"
@@ -196,8 +199,8 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		}
 		break;
 	case OPT_WINDOW:
-		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "post")) {
-			verb_error("--window %s: use pre, snapshot or post", arg);
+		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "migration") && strcmp(arg, "post")) {
+			verb_error("--window %s: use pre, snapshot, migration (dirty-log) or post", arg);
 			return -EINVAL;
 		}
 		if (push_ptr(&a->windows, &a->n_windows, arg) < 0)

@@ -40,6 +40,7 @@ static const struct {
 	const char *arg;
 	const char *help;
 } field_flags[] = {
+	{ "scenario", "scenario", "S", "background-snapshot (default) or dirty-log (docs/scenarios.md)" },
 	{ "repetitions", "repetitions", "N", "repetitions per arm (default 5)" },
 	{ "description", "description", "TEXT", "free text kept in the report" },
 	{ "backend", "vm.backend", "B", "qemu (QEMU started by snapbench, default) or libvirt (a transient domain)" },
@@ -68,6 +69,12 @@ static const struct {
 	{ "keep-snapshot", "snapshot.keep", "BOOL", "keep snapshot files (default false)" },
 	{ "max-bandwidth", "snapshot.max_bandwidth", "SIZE", "snapshot bandwidth per second, e.g. 100M, or none" },
 	{ "snapshot-timeout", "snapshot.timeout_s", "S", "a snapshot taking longer fails (default 600)" },
+	{ "dirty-tracking", "dirty_log.tracking", "bitmap|ring", "dirty-log: KVM's dirty bitmap (default) or dirty ring" },
+	{ "dirty-ring-size", "dirty_log.ring_size", "N", "dirty-log: ring entries per vCPU, a power of 2 (default 4096)" },
+	{ "iterate", "dirty_log.iterate_s", "S", "dirty-log: how long the migration is held in its passes (default 20)" },
+	{ "migrate-bandwidth", "dirty_log.max_bandwidth", "SIZE", "dirty-log: QEMU's max-bandwidth while iterating (default 32M)" },
+	{ "downtime-limit", "dirty_log.downtime_limit_ms", "MS", "dirty-log: QEMU's downtime-limit while iterating (default 1)" },
+	{ "completion", "dirty_log.completion", "cancel|complete", "dirty-log: how the migration ends (default cancel)" },
 	{ "warmup", "timing.warmup_s", "S", "warm-up before sampling counts (default 2)" },
 	{ "pre", "timing.pre_s", "S", "window before the snapshot (default 5)" },
 	{ "post", "timing.post_s", "S", "window after the snapshot (default 5)" },
@@ -156,8 +163,10 @@ static void print_summary(struct json_object *report, const char *path)
 {
 	struct json_object *arms = client_get(report, "arms", NULL, NULL);
 	struct json_object *err = client_get(report, "error", "message", NULL);
-	static const char *const windows[] = { "pre", "snapshot" };
-	static const char *const titles[] = { "before (pre)", "during the snapshot" };
+	const char *w = report_action_window(report);
+	const char *const windows[] = { "pre", w };
+	const char *const titles[] = { "before (pre)",
+				       strcmp(w, "migration") ? "during the snapshot" : "during the migration's passes" };
 
 	printf("run %s %s\n", client_get_string(report, "id", NULL), client_get_string(report, "state", NULL));
 	if (err)

@@ -113,7 +113,14 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 
 	add(&s, "%s", vm->qemu ? vm->qemu : "qemu-system-x86_64");
 	add(&s, "-machine");
-	add(&s, "pc,accel=kvm");
+	if (vm->dirty_ring_size) {
+		/* the ring is a property of the accelerator object, which only -accel sets */
+		add(&s, "pc");
+		add(&s, "-accel");
+		add(&s, "kvm,dirty-ring-size=%u", vm->dirty_ring_size);
+	} else {
+		add(&s, "pc,accel=kvm");
+	}
 	if (*firmware) {
 		add(&s, "-bios");
 		add(&s, "%s", firmware);

@@ -34,6 +34,7 @@ struct guest_vm {
 	int telemetry_fd;     /* fd number in QEMU: guest_telemetry_pipe()'s write end */
 	int control_fd;       /* fd number in QEMU */
 	const char *const *extra; /* more arguments (e.g. -qmp), NULL-terminated; may be NULL */
+	unsigned dirty_ring_size; /* 0: KVM's dirty bitmap; else -accel kvm,dirty-ring-size=N (entries per vCPU) */
 };
 
 /*

@@ -152,6 +152,10 @@ int qmp_query_migrate(struct qmp_client *c, struct qmp_migration_info *ret, stru
 	info.ram_duplicate = int_member(ram, "duplicate");
 	info.ram_normal = int_member(ram, "normal");
 	info.ram_pages_per_second = int_member(ram, "pages-per-second");
+	info.ram_dirty_sync_count = int_member(ram, "dirty-sync-count");
+	info.ram_dirty_pages_rate = int_member(ram, "dirty-pages-rate");
+	info.ram_postcopy_requests = int_member(ram, "postcopy-requests");
+	info.ram_page_size = int_member(ram, "page-size");
 	desc = qmp_json_member(reply, "error-desc", json_type_string);
 	if (desc) {
 		info.error_desc = strdup(json_object_get_string(desc));
@@ -344,7 +348,9 @@ int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err)
 	return r;
 }
 
-int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
+/* getfd under fdname, then command ("migrate", "migrate-incoming") with uri "fd:<fdname>" */
+static int migrate_fd_command(struct qmp_client *c, const char *command, int fd, const char *fdname,
+			      struct sb_error *err)
 {
 	char uri[FDNAME_MAX + 4];
 	_cleanup_json_ struct json_object *args = NULL;
@@ -357,7 +363,7 @@ int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct s
 	args = args_with("uri", json_object_new_string(uri));
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	r = execute(c, "migrate", args, NULL, err);
+	r = execute(c, command, args, NULL, err);
 	if (r == -EREMOTEIO) {
 		/* QEMU did not take the fd over: do not leave it open there. */
 		struct sb_error ignored = { 0 };
@@ -367,9 +373,24 @@ int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct s
 	return r;
 }
 
+int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
+{
+	return migrate_fd_command(c, "migrate", fd, fdname, err);
+}
+
 int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err)
 {
 	return execute(c, "migrate_cancel", NULL, NULL, err);
+}
+
+int qmp_migrate_incoming_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
+{
+	return migrate_fd_command(c, "migrate-incoming", fd, fdname, err);
+}
+
+int qmp_cont(struct qmp_client *c, struct sb_error *err)
+{
+	return execute(c, "cont", NULL, NULL, err);
 }
 
 int qmp_snapshot_background_start(struct qmp_client *c, int fd, struct sb_error *err)

@@ -106,6 +106,10 @@ struct qmp_migration_info {
 	int64_t ram_duplicate;             /* pages (zero pages) */
 	int64_t ram_normal;                /* pages */
 	int64_t ram_pages_per_second;
+	int64_t ram_dirty_sync_count;      /* dirty-log syncs so far: the precopy pass (iteration) under way */
+	int64_t ram_dirty_pages_rate;      /* pages/s dirtied, as QEMU estimated it at its last sync */
+	int64_t ram_postcopy_requests;     /* pages the destination asked for while in postcopy */
+	int64_t ram_page_size;             /* bytes */
 	char *error_desc;                  /* set when status is failed */
 };
 
@@ -149,6 +153,16 @@ int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err);
 int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err);
 
 int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err);
+
+/*
+ * The destination's side, in a QEMU started with -incoming defer: getfd
+ * under fdname, then migrate-incoming with uri "fd:<fdname>". The caller
+ * may close its copy of fd once this returns.
+ */
+int qmp_migrate_incoming_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err);
+
+/* cont: resume the guest (also the source after a completed migration: it runs on there). */
+int qmp_cont(struct qmp_client *c, struct sb_error *err);
 
 /*
  * A background snapshot of RAM and devices into fd: sets the capabilities

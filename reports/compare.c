@@ -23,9 +23,35 @@ const size_t compare_n_default_metrics = ARRAY_SIZE(compare_default_metrics);
 
 static const char *const default_windows[] = { "snapshot" };
 
+/*
+ * dirty-log runs (seed 001), by default: their migration window, led by
+ * the seed's figures (clear-log time and remote flushes per pass, flushes
+ * per second, the dirty rate), then the guest's throughput and latency.
+ */
+static const char *const dirty_log_windows[] = { "migration" };
+static const char *const dirty_log_metrics[] = {
+	"clear_log_ns_per_iteration",
+	"tlb_per_iteration",
+	"tlb_per_s",
+	"dirty_pages_per_s",
+	"guest_ops_per_s",
+	"pf_per_s",
+	"pf_fast_per_s",
+	"iteration_s",
+	"latency_p50_ns",
+	"latency_p99_ns",
+};
+
+static bool is_dirty_log(const struct compare_side *side)
+{
+	struct json_object *sc = side->n_reports ? json_lookup(json_lookup(side->reports[0]->root, "spec"), "scenario") : NULL;
+
+	return sc && json_object_is_type(sc, json_type_string) && !strcmp(json_object_get_string(sc), "dirty-log");
+}
+
 /* The spec fields two runs must share to be compared (docs/compare.md). */
 static const char *const comparable_fields[] = {
-	"spec.scenario", "spec.vm.memory", "spec.vm.vcpus", "spec.guest", "spec.timing",
+	"spec.scenario", "spec.vm.memory", "spec.vm.vcpus", "spec.guest", "spec.timing", "spec.dirty_log",
 };
 
 #define MAX_DIFFS 64
@@ -777,6 +803,17 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 	res->opts = *opts;
 	res->side[0] = baseline;
 	res->side[1] = patched;
+	if (is_dirty_log(baseline)) {
+		/* the defaults are the snapshot's: a dirty-log run's are its own (the sides share a scenario, below) */
+		if (opts->windows == (char **)default_windows) {
+			res->opts.windows = (char **)dirty_log_windows;
+			res->opts.n_windows = ARRAY_SIZE(dirty_log_windows);
+		}
+		if (opts->metrics == (char **)compare_default_metrics) {
+			res->opts.metrics = (char **)dirty_log_metrics;
+			res->opts.n_metrics = ARRAY_SIZE(dirty_log_metrics);
+		}
+	}
 
 	r = compare_check_comparable(baseline, patched, &res->diffs, &res->n_diffs, err);
 	if (r < 0)
@@ -817,8 +854,8 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 			opts->alpha, floor, reps_needed(opts->alpha)) < 0)
 		goto oom;
 
-	for (size_t w = 0; w < opts->n_windows; w++) {
-		r = compute_window(res, opts->windows[w], err);
+	for (size_t w = 0; w < res->opts.n_windows; w++) {
+		r = compute_window(res, res->opts.windows[w], err);
 		if (r < 0)
 			goto fail;
 	}

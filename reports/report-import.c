@@ -157,7 +157,36 @@ static int import_row(struct report_rep *rep, struct json_object *row)
 		r->migration.remaining = get_u64(m, "remaining");
 		r->migration.pages_per_s = get_num(m, "pages_per_s", 0);
 		r->migration.dirty_pages_rate = get_num(m, "dirty_pages_rate", -1);
+		if (get(m, "dirty_sync_count")) {
+			r->migration.precopy = true;
+			r->migration.dirty_sync_count = get_u64(m, "dirty_sync_count");
+			r->migration.pages = get_u64(m, "pages");
+		}
 	}
+	return 0;
+}
+
+/* rep.migration (dirty-log); its iterations are derived from the timeline again */
+static int import_live_migration(struct report_live_migration *lm, struct json_object *m)
+{
+	struct json_object *d = get(m, "destination");
+
+	if (!m)
+		return 0;
+	lm->set = true;
+	snprintf(lm->status, sizeof(lm->status), "%s", get_str(m, "status") ? get_str(m, "status") : "");
+	snprintf(lm->completion, sizeof(lm->completion), "%s", get_str(m, "completion") ? get_str(m, "completion") : "");
+	snprintf(lm->tracking, sizeof(lm->tracking), "%s", get_str(m, "tracking") ? get_str(m, "tracking") : "");
+	lm->started_s = get_num(m, "started_s", -1);
+	lm->iterating_s = get_num(m, "iterating_s", -1);
+	lm->ring_size = (unsigned)get_u64(m, "ring_size");
+	lm->max_bandwidth = get_u64(m, "max_bandwidth");
+	lm->downtime_limit_ms = (unsigned)get_u64(m, "downtime_limit_ms");
+	lm->page_size = get_u64(m, "page_size");
+	lm->dest_pid = (int)get_i64(d, "pid", 0);
+	if (dup_str(&lm->dest_exit, get_str(d, "exit")) < 0 || dup_str(&lm->dest_log, get_str(d, "log")) < 0 ||
+	    dup_str(&lm->error, get_str(m, "error")) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -228,7 +257,8 @@ int report_rep_import(struct report *r, struct report_rep *rep, struct json_obje
 	rep->tsc_khz = (uint32_t)get_u64(g, "tsc_khz");
 	if (dup_str(&rep->vm_exit, get_str(vm, "exit")) < 0 || dup_str(&rep->backend, get_str(vm, "backend")) < 0 ||
 	    dup_str(&rep->guest_kind, get_str(g, "kind")) < 0 || dup_str(&rep->guest_clock, get_str(g, "clock")) < 0 ||
-	    dup_str(&rep->pattern, get_str(g, "pattern")) < 0 || import_snapshot(&rep->snapshot, get(src, "snapshot")) < 0)
+	    dup_str(&rep->pattern, get_str(g, "pattern")) < 0 || import_snapshot(&rep->snapshot, get(src, "snapshot")) < 0 ||
+	    import_live_migration(&rep->migration, get(src, "migration")) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 
 	tl = get(src, "timeline");

@@ -175,6 +175,7 @@ static struct json_object *b_probes(struct builder *b, const struct report *r)
 static const enum report_window summary_windows[] = {
 	REPORT_WINDOW_PRE,
 	REPORT_WINDOW_SNAPSHOT,
+	REPORT_WINDOW_MIGRATION,
 	REPORT_WINDOW_POST,
 };
 #define N_SUMMARY_WINDOWS ARRAY_SIZE(summary_windows)
@@ -343,7 +344,11 @@ static struct json_object *b_arms(struct builder *b, const struct report *r, str
 					b_add(b, win, name, b_stat(b, values, n));
 				}
 			}
-			b_add(b, windows, report_window_to_string(summary_windows[w]), win);
+			/* the migration window only where a scenario has one: other reports stay as they were */
+			if (summary_windows[w] == REPORT_WINDOW_MIGRATION && !json_object_object_length(win))
+				json_object_put(win);
+			else
+				b_add(b, windows, report_window_to_string(summary_windows[w]), win);
 		}
 		b_add(b, o, "label", b_str(b, arm->label));
 		b_add(b, o, "knobs", json_object_get(arm->knobs));
@@ -390,6 +395,10 @@ static struct json_object *b_row(struct builder *b, const struct report_rep *rep
 		b_add(b, mo, "pages_per_s", json_number_new(m->pages_per_s < 0 ? 0 : m->pages_per_s));
 		if (m->dirty_pages_rate >= 0)
 			b_add(b, mo, "dirty_pages_rate", json_number_new(m->dirty_pages_rate));
+		if (m->precopy) {
+			b_add(b, mo, "dirty_sync_count", b_u64(b, m->dirty_sync_count));
+			b_add(b, mo, "pages", b_u64(b, m->pages));
+		}
 		b_add(b, o, "migration", mo);
 	}
 	return o;
@@ -398,6 +407,59 @@ static struct json_object *b_row(struct builder *b, const struct report_rep *rep
 static struct json_object *b_num_or_null(double v)
 {
 	return v < 0 ? NULL : json_number_new(v);
+}
+
+/* rep.migration (dirty-log): the migration and its passes, each with its counters summed over its rows */
+static struct json_object *b_live_migration(struct builder *b, const struct report_rep *rep)
+{
+	const struct report_live_migration *m = &rep->migration;
+	struct json_object *o = b_obj(b), *d = b_obj(b), *arr = b_arr(b);
+	struct report_iteration *it = NULL;
+	size_t n = 0;
+
+	b_add(b, o, "status", b_str(b, *m->status ? m->status : "not-started"));
+	b_add(b, o, "started_s", b_num_or_null(m->started_s));
+	b_add(b, o, "iterating_s", b_num_or_null(m->iterating_s));
+	b_add(b, o, "completion", b_str(b, m->completion));
+	b_add(b, o, "tracking", b_str(b, m->tracking));
+	b_add(b, o, "ring_size", !strcmp(m->tracking, "ring") ? b_u64(b, m->ring_size) : NULL);
+	b_add(b, o, "max_bandwidth", b_u64(b, m->max_bandwidth));
+	b_add(b, o, "downtime_limit_ms", b_u64(b, m->downtime_limit_ms));
+	b_add(b, o, "page_size", m->page_size ? b_u64(b, m->page_size) : NULL);
+	b_add(b, d, "pid", m->dest_pid > 0 ? b_i64(b, m->dest_pid) : NULL);
+	b_add(b, d, "exit", b_str(b, m->dest_exit));
+	b_add(b, d, "log", b_str(b, m->dest_log));
+	b_add(b, o, "destination", d);
+	b_add(b, o, "error", b_str(b, m->error));
+	if (report_rep_iterations(rep, &it, &n) < 0)
+		b->oom = true;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = b_obj(b), *c = b_obj(b);
+		b_add(b, e, "pass", b_u64(b, it[i].pass));
+		b_add(b, e, "start_s", json_number_new(it[i].start_s < 0 ? 0 : it[i].start_s));
+		b_add(b, e, "duration_s", json_number_new(it[i].duration_s));
+		b_add(b, e, "complete", b_bool(b, it[i].complete));
+		b_add(b, e, "rows", b_u64(b, it[i].n_rows));
+		b_add(b, e, "pages_sent", it[i].pages_sent >= 0 ? b_i64(b, it[i].pages_sent) : NULL);
+		b_add(b, e, "dirty_pages", it[i].dirty_pages >= 0 ? b_i64(b, it[i].dirty_pages) : NULL);
+		b_add(b, e, "dirty_pages_per_s",
+		      it[i].dirty_pages >= 0 && it[i].duration_s > 0
+			      ? json_number_new((double)it[i].dirty_pages / it[i].duration_s)
+			      : NULL);
+		for (size_t k = 0; k < rep->n_counters; k++) {
+			uint64_t sum = 0;
+			for (size_t j = 0; j < it[i].n_rows; j++) {
+				const struct report_row *row = &rep->rows[it[i].first_row + j];
+				sum += k < row->n_values ? row->values[k] : 0;
+			}
+			b_add(b, c, rep->counters[k], b_u64(b, sum));
+		}
+		b_add(b, e, "counters", c);
+		b_push(b, arr, e);
+	}
+	free(it);
+	b_add(b, o, "iterations", arr);
+	return o;
 }
 
 static struct json_object *b_rep(struct builder *b, const struct report *r, const struct report_rep *rep,
@@ -465,6 +527,8 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 		b_add(b, s, "throttle", NULL);
 	}
 	b_add(b, o, "snapshot", s);
+	if (rep->migration.set)
+		b_add(b, o, "migration", b_live_migration(b, rep));
 	if (rep->host_vm) {
 		struct json_object *h = b_obj(b);
 		b_add(b, h, "pid", rep->host_vm_pid > 0 ? b_i64(b, rep->host_vm_pid) : NULL);

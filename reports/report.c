@@ -26,6 +26,7 @@ static const char *const window_names[] = {
 	[REPORT_WINDOW_PRE] = "pre",
 	[REPORT_WINDOW_SNAPSHOT] = "snapshot",
 	[REPORT_WINDOW_POST] = "post",
+	[REPORT_WINDOW_MIGRATION] = "migration",
 };
 
 static const char *const rep_state_names[] = {
@@ -138,6 +139,9 @@ static void rep_free(struct report_rep *rep)
 	free(rep->pattern);
 	free(rep->snapshot.path);
 	free(rep->snapshot.error);
+	free(rep->migration.dest_exit);
+	free(rep->migration.dest_log);
+	free(rep->migration.error);
 	free(rep->host_vm_console);
 	for (size_t i = 0; i < rep->n_counters; i++)
 		free(rep->counters[i]);

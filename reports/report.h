@@ -37,6 +37,7 @@ enum report_window {
 	REPORT_WINDOW_PRE,
 	REPORT_WINDOW_SNAPSHOT,
 	REPORT_WINDOW_POST,
+	REPORT_WINDOW_MIGRATION, /* dirty-log: the migration held in its iterations */
 	_REPORT_WINDOW_MAX,
 };
 
@@ -93,6 +94,37 @@ struct report_migration {
 	uint64_t transferred, remaining;
 	double pages_per_s;
 	double dirty_pages_rate; /* < 0: QEMU did not report one */
+	bool precopy;            /* a live migration's row (dirty-log): the two below are set */
+	uint64_t dirty_sync_count; /* QEMU's dirty-log syncs so far: the pass under way at the sample */
+	uint64_t pages;          /* pages sent so far (ram.normal + ram.duplicate) */
+};
+
+/* dirty-log: the live migration of a repetition (the iterations are derived from the timeline) */
+struct report_live_migration {
+	bool set;                      /* the repetition ran the dirty-log scenario */
+	char status[32];               /* QEMU's last migration status; "" before migrate */
+	double started_s;              /* migrate issued, seconds since the repetition started; < 0: never */
+	double iterating_s;            /* how long it was held iterating before completion/cancel; < 0: not known */
+	char completion[16];           /* "cancel" or "complete" as the spec asked */
+	char tracking[16];             /* "bitmap" or "ring" */
+	unsigned ring_size;            /* ring: entries per vCPU */
+	uint64_t max_bandwidth;        /* bytes/s while iterating */
+	unsigned downtime_limit_ms;
+	uint64_t page_size;            /* QEMU's page size; 0: not known */
+	int dest_pid;                  /* the destination QEMU; 0: never started */
+	char *dest_exit;               /* how it ended when it ended on its own, or NULL */
+	char *dest_log;                /* its log's path, or NULL */
+	char *error;                   /* why the migration failed, or NULL */
+};
+
+/* One migration pass, derived from the timeline rows of the migration window (report_rep_iterations()). */
+struct report_iteration {
+	uint64_t pass;                 /* QEMU's dirty-sync-count while it ran */
+	double start_s, duration_s;    /* its rows' span */
+	size_t first_row, n_rows;      /* rows [first_row, first_row + n_rows) of rep->rows */
+	bool complete;                 /* a later pass began: this one ran to its end */
+	int64_t pages_sent;            /* pages sent during it; < 0: not known */
+	int64_t dirty_pages;           /* pages it left dirty (sent by the next pass, or still queued); < 0: not known */
 };
 
 /* One timeline row: deltas since the previous row. */
@@ -155,6 +187,7 @@ struct report_rep {
 	char *pattern;
 
 	struct report_snapshot snapshot;
+	struct report_live_migration migration;
 
 	/* kernel arms: the host VM this repetition ran in */
 	bool host_vm;
@@ -268,6 +301,14 @@ int report_row_set(struct report_rep *rep, struct report_row *row, const char *c
 int report_row_set_index(struct report_row *row, size_t index, uint64_t delta);
 /* Adds count to histogram bucket (indexes must come in increasing order). */
 int report_row_add_hist(struct report_rep *rep, struct report_row *row, uint32_t bucket, uint64_t count);
+
+/*
+ * The passes of rep's migration window. *ret is malloc'd (NULL and 0 when
+ * there are none). Rows are assigned to the pass under way at their start
+ * (the pass their previous row ended in), so every row of the window is in
+ * exactly one iteration and per-iteration sums add up to the window's.
+ */
+int report_rep_iterations(const struct report_rep *rep, struct report_iteration **ret, size_t *n);
 
 /* Sum of a counter over the rep's rows (of window w, or all rows when w < 0). */
 uint64_t report_rep_counter_total(const struct report_rep *rep, size_t index, int w);

@@ -15,6 +15,11 @@
 #include "report.h"
 
 #define LATENCY_COUNTER "guest.probe_reads"
+/* dirty-log: metrics of the migration window's passes (report_rep_iterations()), not of one counter */
+#define ITERATIONS "(migration passes)"
+#define CLEAR_LOG_NS_COUNTER "bpf.clear_dirty_log_ns"
+#define GET_LOG_NS_COUNTER "bpf.get_dirty_log_ns"
+#define REMOTE_FLUSH_COUNTER "kvm.remote_tlb_flush"
 
 static const struct report_metric_def metric_defs[] = {
 	{ "pf_per_s", "kvm.pf_taken", false, "1/s", "lower",
@@ -53,6 +58,15 @@ static const struct report_metric_def metric_defs[] = {
 	{ "latency_max_ns", LATENCY_COUNTER, false, "ns", "lower",
 	  "guest probe read latency, upper bound of the highest bucket hit" },
 	{ "latency_samples", LATENCY_COUNTER, false, "1", "none", "guest probe reads in the window" },
+	{ "clear_log_ns_per_iteration", ITERATIONS, false, "ns", "lower",
+	  "time KVM spent clearing the dirty log (KVM_CLEAR_DIRTY_LOG, and KVM_GET_DIRTY_LOG) per migration pass (passes after the first that ran to their end)" },
+	{ "tlb_per_iteration", ITERATIONS, false, "1", "lower",
+	  "KVM remote TLB flushes (remote_tlb_flush) per migration pass (passes after the first that ran to their end)" },
+	{ "dirty_pages_per_s", ITERATIONS, false, "1/s", "none",
+	  "guest pages dirtied per second during the migration's passes (what each pass left for the next)" },
+	{ "iteration_s", ITERATIONS, false, "s", "none",
+	  "duration of a migration pass, mean (passes after the first that ran to their end)" },
+	{ "iterations", ITERATIONS, false, "1", "none", "migration passes begun in the window" },
 	{ "snapshot_duration_s", NULL, false, "s", "lower", "wall time of the background snapshot" },
 	{ "snapshot_pages_per_s", NULL, false, "1/s", "higher", "guest pages written by the snapshot per second" },
 };
@@ -205,6 +219,76 @@ static int summarize_snapshot(const struct report_rep *rep, const struct report_
 	return add_value(metrics, def->name, (double)s->pages / s->duration_s);
 }
 
+/*
+ * The migration window's pass metrics. Per-pass figures are means over the
+ * steady passes: those after the first (the bulk pass sends all of RAM)
+ * that ran to their end before the iterations were ended (the cancel, or
+ * the limits lifted for completion: a completion's last passes carry the
+ * stop-and-copy, not the dirty-log cycle). The dirty rate is over the
+ * passes that ended by then and whose dirty pages are known.
+ */
+static int summarize_iterations(const struct report *r, const struct report_rep *rep,
+				const struct report_metric_def *def, struct json_object *metrics,
+				struct json_object *unavailable)
+{
+	_cleanup_free_ struct report_iteration *it = NULL;
+	size_t n = 0, steady = 0;
+	double dur = 0, dirty = 0, dirty_dur = 0, sum = 0;
+	const char *counter = NULL;
+	char buf[256];
+	int c = -1, c2 = -1, k;
+
+	k = report_rep_iterations(rep, &it, &n);
+	if (k < 0)
+		return k;
+	/* when the iterations were ended, in the rows' time; a tolerance for the sample that saw it */
+	double cutoff = rep->migration.started_s >= 0 && rep->migration.iterating_s >= 0
+				? rep->migration.started_s + rep->migration.iterating_s + 0.05
+				: INFINITY;
+	if (!strcmp(def->name, "iterations"))
+		return add_value(metrics, def->name, (double)n);
+	if (!strcmp(def->name, "clear_log_ns_per_iteration"))
+		counter = CLEAR_LOG_NS_COUNTER;
+	else if (!strcmp(def->name, "tlb_per_iteration"))
+		counter = REMOTE_FLUSH_COUNTER;
+	if (counter) {
+		const struct report_probe *p = report_find_probe(r, counter);
+		c = counter_index(rep, counter);
+		if ((p && !p->available) || c < 0)
+			return add_unavailable(metrics, unavailable, def->name, missing_reason(r, counter, buf, sizeof(buf)));
+		/* without manual-protect, KVM_GET_DIRTY_LOG write-protects the pages itself: its time counts too */
+		if (!strcmp(counter, CLEAR_LOG_NS_COUNTER) && (p = report_find_probe(r, GET_LOG_NS_COUNTER)) && p->available)
+			c2 = counter_index(rep, GET_LOG_NS_COUNTER);
+	}
+	for (size_t i = 1; i < n; i++) {
+		if (!it[i].complete || it[i].start_s + it[i].duration_s > cutoff)
+			continue;
+		steady++;
+		dur += it[i].duration_s;
+		for (size_t j = 0; c >= 0 && j < it[i].n_rows; j++) {
+			const struct report_row *row = &rep->rows[it[i].first_row + j];
+			sum += (size_t)c < row->n_values ? (double)row->values[c] : 0;
+			sum += c2 >= 0 && (size_t)c2 < row->n_values ? (double)row->values[c2] : 0;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (it[i].dirty_pages >= 0 && it[i].duration_s > 0 && it[i].start_s + it[i].duration_s <= cutoff) {
+			dirty += (double)it[i].dirty_pages;
+			dirty_dur += it[i].duration_s;
+		}
+	if (!strcmp(def->name, "dirty_pages_per_s")) {
+		if (dirty_dur <= 0)
+			return add_unavailable(metrics, unavailable, def->name,
+					       "no pass's dirty pages are known: a pass's are known once the next pass sent them");
+		return add_value(metrics, def->name, dirty / dirty_dur);
+	}
+	if (!steady) {
+		snprintf(buf, sizeof(buf), "no pass after the first ran to its end (%zu passes began); hold the migration longer (spec.dirty_log.iterate_s)", n);
+		return add_unavailable(metrics, unavailable, def->name, buf);
+	}
+	return add_value(metrics, def->name, (counter ? sum : dur) / (double)steady);
+}
+
 int report_rep_window_summary(const struct report *r, const struct report_rep *rep, enum report_window w,
 			      struct json_object **ret)
 {
@@ -241,6 +325,10 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 			if (w != REPORT_WINDOW_SNAPSHOT)
 				continue;
 			k = summarize_snapshot(rep, def, metrics, unavailable);
+		} else if (!strcmp(def->counter, ITERATIONS)) {
+			if (w != REPORT_WINDOW_MIGRATION)
+				continue;
+			k = summarize_iterations(r, rep, def, metrics, unavailable);
 		} else if (!strcmp(def->counter, LATENCY_COUNTER)) {
 			k = summarize_latency(r, rep, w, def, metrics, unavailable, &merged, &have_merged);
 		} else if (def->family) {

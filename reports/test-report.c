@@ -8,19 +8,16 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "report.h"
 #include "test-json.h"
 #include "test-tmp.h"
-
-extern char **environ;
+#include "test-validate.h"
 
 static const char full_spec[] =
 	"{\"scenario\": \"background-snapshot\", \"repetitions\": 3,"
@@ -123,19 +120,6 @@ static void fill_rep(struct report *r, struct report_rep *rep, uint64_t pf_snap,
 		CHECK(report_error_set(&rep->error, "rep 2 snapshot", "QEMU died") == 0);
 	rep->finished_ns = rep->started_ns + 7000000000ULL;
 	(void)r;
-}
-
-static int run_validator(const char *validator, const char *schema, const char *path)
-{
-	char *argv[] = { "/usr/bin/python3", (char *)validator, (char *)schema, (char *)path, NULL };
-	pid_t pid;
-	int status;
-
-	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-		return -1;
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static void test_report(const char *validator, const char *schema)
@@ -247,7 +231,7 @@ static void test_report(const char *validator, const char *schema)
 	CHECK(near(jnum(back, "arms/0/windows/snapshot/pf_per_s/median"), 20));
 	json_object_put(back);
 	if (validator) {
-		int rc = run_validator(validator, schema, path);
+		int rc = test_validate_report(validator, schema, path);
 		CHECK_MSG(rc == 0, "schema validation of %s failed (%d)", path, rc);
 	}
 

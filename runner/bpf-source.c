@@ -58,6 +58,15 @@ static const struct {
 	{ SB_ATTR_KVM_FLUSH, SB_C_KVM_FLUSH, "bpf.kvm_remote_flush" },
 };
 
+/* Timed calls' per-call latency histograms: "bpf.NAME_hist.B" counts calls of [2^B, 2^(B+1)) ns. */
+static const struct {
+	enum sb_counter counter;
+	unsigned which; /* index into sb_counts.timed_hist */
+} timed_keys[] = {
+	{ SB_C_CLEAR_DIRTY_LOG, 0 },
+	{ SB_C_GET_DIRTY_LOG, 1 },
+};
+
 static int set_probe(struct report *r, const char *counter, const struct sb_counter_info *ci, const char *suffix)
 {
 	const char *cannot = kvm_flavour_cannot_count(kvm_flavour_host(), counter);
@@ -99,6 +108,15 @@ static int record_probes(struct bpf_source *s, struct report *r)
 			snprintf(dkey, sizeof(dkey), "%s_%s", key, ci->detail_label);
 			snprintf(suffix, sizeof(suffix), " (%s)", ci->detail_label);
 			k = set_probe(r, dkey, ci, suffix);
+		}
+	}
+	for (size_t t = 0; t < ARRAY_SIZE(timed_keys) && k >= 0; t++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, timed_keys[t].counter);
+		if (!ci || !ci->available)
+			continue;
+		for (int b = 0; b < SB_TIMED_HIST && k >= 0; b++) {
+			snprintf(key, sizeof(key), "bpf.%s_hist.%d", ci->name, b);
+			k = set_probe(r, key, ci, " (calls by latency, [2^B, 2^(B+1)) ns)");
 		}
 	}
 	for (size_t a = 0; a < ARRAY_SIZE(attr_keys) && k >= 0; a++) {
@@ -178,6 +196,16 @@ int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, 
 				goto oom;
 		}
 	}
+	for (size_t t = 0; t < ARRAY_SIZE(timed_keys); t++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, timed_keys[t].counter);
+		if (!ci || !ci->available)
+			continue;
+		for (int b = 0; b < SB_TIMED_HIST; b++) {
+			snprintf(key, sizeof(key), "bpf.%s_hist.%d", ci->name, b);
+			if ((k = emit(userdata, key, c->timed_hist[timed_keys[t].which][b])) < 0)
+				goto oom;
+		}
+	}
 	if (!s->attribution)
 		return 0;
 	for (size_t a = 0; a < ARRAY_SIZE(attr_keys); a++) {
@@ -207,7 +235,8 @@ void bpf_source_close(struct bpf_source *s)
 int bpf_source_report_unavailable(struct report *r, const char *reason)
 {
 	static const char *const names[] = { "bpf.invalidations",   "bpf.invalidated_pages", "bpf.invalidations_kthread",
-					     "bpf.page_fault",      "bpf.host_tlb_flush",    "bpf.tlb_shootdowns" };
+					     "bpf.page_fault",      "bpf.host_tlb_flush",    "bpf.tlb_shootdowns",
+					     "bpf.clear_dirty_log_ns" };
 	int k = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(names) && k >= 0; i++)

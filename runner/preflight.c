@@ -129,7 +129,7 @@ static void check_qemu(struct failures *f, const struct preflight_input *in, str
 	if (!q->has_query_stats)
 		fail(f, -EOPNOTSUPP, "QEMU %s %d.%d.%d has no query-stats (KVM statistics need QEMU 7.1 or later): install a newer QEMU or pass --qemu PATH",
 		     q->path, q->major, q->minor, q->micro);
-	if (!q->has_background_snapshot)
+	if (!q->has_background_snapshot && in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT)
 		fail(f, -EOPNOTSUPP, "QEMU %s %d.%d.%d has no background-snapshot migration capability (QEMU 6.0+ built for Linux): install a newer QEMU or pass --qemu PATH",
 		     q->path, q->major, q->minor, q->micro);
 }
@@ -155,8 +155,8 @@ static void check_space(struct failures *f, const struct preflight_input *in)
 	unsigned long long avail, need;
 	int r;
 
-	if (spec->snapshot.sink_null)
-		return;
+	if (spec->snapshot.sink_null || spec->scenario != SPEC_SCENARIO_BACKGROUND_SNAPSHOT)
+		return; /* only a snapshot writes to the run directory */
 	need = spec->vm.memory + PREFLIGHT_SINK_MARGIN;
 	if (spec->snapshot.keep)
 		need *= spec_total_repetitions(spec);
@@ -198,15 +198,18 @@ static int mem_available(unsigned long long *ret)
  */
 static void check_memory(struct failures *f, const struct run_spec *spec)
 {
+	/* dirty-log: the migration's destination on this host fills a second copy of guest RAM */
+	bool dest = spec->scenario == SPEC_SCENARIO_DIRTY_LOG;
 	unsigned long long avail = 0;
 
 	if (spec->vm.backing == SPEC_BACKING_HUGETLB || mem_available(&avail) < 0)
 		return;
-	if (spec->vm.memory > avail)
+	if (spec->vm.memory * (dest ? 2 : 1) > avail)
 		fail(f, -ENOMEM,
-		     "the guest's %llu MiB of RAM (spec.vm.memory) exceed the %llu MiB this host has available "
+		     "the guest's %llu MiB of RAM (spec.vm.memory)%s exceed the %llu MiB this host has available "
 		     "(MemAvailable in /proc/meminfo): lower --memory or free memory on the host",
-		     (unsigned long long)(spec->vm.memory >> 20), avail >> 20);
+		     (unsigned long long)(spec->vm.memory >> 20),
+		     dest ? ", twice (the migration's destination QEMU runs on this host too)," : "", avail >> 20);
 }
 
 static void check_hugetlb(struct failures *f, const struct run_spec *spec)
@@ -226,10 +229,13 @@ static void check_hugetlb(struct failures *f, const struct run_spec *spec)
 		     (unsigned long long)(hp >> 10));
 		return;
 	}
-	if ((uint64_t)free_pages < spec->vm.memory / hp)
+	/* dirty-log: the destination QEMU on this host takes as many again */
+	uint64_t need = spec->vm.memory / hp * (spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? 2 : 1);
+	if ((uint64_t)free_pages < need)
 		fail(f, -ENOMEM,
-		     "%ld free %llu kB huge pages, the guest needs %llu: reserve them (echo N > /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages, or the knob sysctl:vm.nr_hugepages=N for 2M pages)",
-		     free_pages, (unsigned long long)(hp >> 10), (unsigned long long)(spec->vm.memory / hp),
+		     "%ld free %llu kB huge pages, the guest needs %llu%s: reserve them (echo N > /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages, or the knob sysctl:vm.nr_hugepages=N for 2M pages)",
+		     free_pages, (unsigned long long)(hp >> 10), (unsigned long long)need,
+		     spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? " (with the migration's destination)" : "",
 		     (unsigned long long)(hp >> 10));
 }
 
@@ -249,8 +255,8 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 	check_qemu(&f, in, &q, &qemu_ok);
 	if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
 		libvirt_preflight(in->spec, fail_msg, &f); /* libvirt's QEMU user, not ours */
-	else
-		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL);
+	else if (in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT)
+		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL); /* a precopy migration needs no userfaultfd */
 	check_bpf(&f, in->spec);
 	check_space(&f, in);
 	check_memory(&f, in->spec);

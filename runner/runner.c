@@ -145,7 +145,9 @@ static void progress(struct run *run, const char *step, const struct rep_run *rr
 		p->invalidations_per_s = fig->invalidations_per_s;
 		p->guest_ops_per_s = fig->guest_ops_per_s;
 	}
-	p->snapshot_fraction = rr && !strcmp(step, "snapshot") ? rr->snapshot_fraction : NAN;
+	p->snapshot_fraction = rr && rr->scenario && !strcmp(step, report_window_to_string(rr->scenario->window))
+				       ? rr->snapshot_fraction
+				       : NAN;
 	run->opts->progress(p, run->opts->userdata);
 }
 
@@ -372,6 +374,12 @@ static int run_window_loop(struct rep_run *rr, enum report_window w, double dura
 		now = mono_ns();
 		if (now >= end || done)
 			return take(rr, w, err);
+		if (scenario_window && rr->scenario->sample_now && rr->scenario->sample_now(rr->scenario_state)) {
+			k = take(rr, w, err);
+			if (k < 0)
+				return k;
+			next = mono_ns() + interval;
+		}
 		if (now >= next) {
 			k = take(rr, w, err);
 			if (k < 0)
@@ -442,6 +450,7 @@ static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdat
 			!strcmp(hp->sample_window, "warmup") ? REPORT_WINDOW_WARMUP
 			: !strcmp(hp->sample_window, "pre")  ? REPORT_WINDOW_PRE
 			: !strcmp(hp->sample_window, "post") ? REPORT_WINDOW_POST
+			: !strcmp(hp->sample_window, "migration") ? REPORT_WINDOW_MIGRATION
 							     : REPORT_WINDOW_SNAPSHOT);
 	progress(rr->run, rr->step, rr, &fig);
 	if (mono_ns() - rr->run->last_write_ns >= (uint64_t)rr->run->report_every_ms * NSEC_PER_MSEC)
@@ -525,6 +534,9 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.tag = tag,
 		.name = name,
 		.command_timeout_ms = (int)run->opts->qmp_timeout_ms,
+		.dirty_ring_size = spec->scenario == SPEC_SCENARIO_DIRTY_LOG && spec->dirty_log.tracking == SPEC_DIRTY_RING
+					   ? spec->dirty_log.ring_size
+					   : 0,
 	};
 	k = vm_start(&cfg, &rr.vm, err);
 	if (k < 0)
@@ -546,6 +558,8 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.run_dir = run->run_dir,
 		.rep_index = index,
 		.rep_start_ns = rr.start_ns,
+		.vm_cfg = &cfg,
+		.dest_qemu_binary = run->opts->dest_qemu_binary,
 	};
 	write_report(run);
 
@@ -998,7 +1012,8 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	run.progress.invalidations_per_s = run.progress.guest_ops_per_s = NAN;
 	run.progress.waiting_s = NAN;
 	run.rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
-			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3;
+			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3 +
+			    (spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? spec->dirty_log.iterate_s : 0);
 	write_report(&run);
 	if (run.write_error) {
 		ret = sb_error_set(err, run.write_error, "%s", run.write_msg);

@@ -478,6 +478,8 @@ const struct scenario_ops *scenario_find(enum spec_scenario s)
 	switch (s) {
 	case SPEC_SCENARIO_BACKGROUND_SNAPSHOT:
 		return &scenario_background_snapshot;
+	case SPEC_SCENARIO_DIRTY_LOG:
+		return &scenario_dirty_log;
 	}
 	return NULL;
 }

@@ -14,9 +14,12 @@
  *   deadline   (optional) when the action must have ended, mono_ns(); the
  *              runner bounds its QMP commands in the window by it, so a
  *              QEMU that stops answering cannot hold the run past it
+ *   sample_now (optional) asked after each poll: true takes a sample at
+ *              once, so a row ends where the action changed phase (a
+ *              migration's new pass) rather than at the next interval
  *
- * Adding one (dirty-log, numa-hinting, postcopy-restore) is a new
- * scenario-<name>.c and a line in scenario_find(); the runner is untouched.
+ * Adding one (numa-hinting, postcopy-restore) is a new scenario-<name>.c
+ * and a line in scenario_find(); the runner is untouched.
  */
 #pragma once
 
@@ -29,6 +32,7 @@
 #include "spec.h"
 
 struct vm;
+struct vm_config;
 
 struct scenario_ctx {
 	const struct run_spec *spec;
@@ -37,6 +41,8 @@ struct scenario_ctx {
 	unsigned rep_index;
 	uint64_t rep_start_ns; /* mono_ns() at the repetition's start */
 	unsigned setup_timeout_ms; /* how long the action may stay in its setup state; 0: the scenario's default */
+	const struct vm_config *vm_cfg; /* how vm was started (a migration's destination is started alike); may be NULL */
+	const char *dest_qemu_binary;   /* a migration's destination QEMU; NULL: vm_cfg's */
 };
 
 struct scenario_ops {
@@ -55,8 +61,10 @@ struct scenario_ops {
 	void (*summarize)(void *state, const struct scenario_ctx *ctx, struct report_rep *rep);
 	void (*cleanup)(void *state, const struct scenario_ctx *ctx);
 	uint64_t (*deadline)(void *state, const struct scenario_ctx *ctx); /* UINT64_MAX: none (yet) */
+	bool (*sample_now)(void *state);
 };
 
 const struct scenario_ops *scenario_find(enum spec_scenario s);
 
 extern const struct scenario_ops scenario_background_snapshot;
+extern const struct scenario_ops scenario_dirty_log;

@@ -116,6 +116,10 @@ static int extra_args(const struct vm_config *cfg, char ***ret)
 		r |= strv_push(&v, "-name");
 		r |= strv_push(&v, cfg->name);
 	}
+	if (cfg->incoming) {
+		r |= strv_push(&v, "-incoming");
+		r |= strv_push(&v, cfg->incoming);
+	}
 	if (s->vm.user) {
 		r |= strv_push(&v, "-runas");
 		r |= strv_push(&v, s->vm.user);
@@ -266,7 +270,7 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	if (r < 0)
 		return r;
 	if (asprintf(&vm->log_path, "%s/" RUN_DIR_QEMU_LOG_PREFIX "%s" RUN_DIR_QEMU_LOG_SUFFIX, cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
-	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, RUN_DIR_QEMU_PID) < 0) {
+	    asprintf(&vm->pid_path, "%s/%s", cfg->run_dir, cfg->pid_file ? cfg->pid_file : RUN_DIR_QEMU_PID) < 0) {
 		vm->log_path = vm->pid_path = NULL;
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -289,6 +293,7 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 		.telemetry_fd = CHILD_TELEMETRY_FD,
 		.control_fd = CHILD_CONTROL_FD,
 		.extra = (const char *const *)extra,
+		.dirty_ring_size = cfg->dirty_ring_size,
 	};
 	r = guest_qemu_argv(&gvm, &vm->argv, err);
 	strv_free(extra);

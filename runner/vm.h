@@ -41,6 +41,9 @@ struct vm_config {
 	const char *name;             /* QEMU -name, for ps; may be NULL */
 	int connect_timeout_ms;       /* QMP greeting; <= 0: 30 s */
 	int command_timeout_ms;       /* qemu backend: QMP commands; <= 0: 30 s (QMP_DEFAULT_COMMAND_TIMEOUT_MS) */
+	const char *incoming;         /* qemu backend: -incoming's value ("defer": a migration's destination), or NULL */
+	const char *pid_file;         /* qemu backend: its pid file in run_dir; NULL: RUN_DIR_QEMU_PID */
+	unsigned dirty_ring_size;     /* qemu backend, micro guest: KVM's dirty ring (guest_vm.dirty_ring_size); 0: bitmap */
 };
 
 struct vm;

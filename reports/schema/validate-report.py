@@ -21,7 +21,7 @@ try:
 except ImportError:
     sys.exit("validate-report: python3-jsonschema is missing; run scripts/install-deps")
 
-WINDOW_ORDER = {"warmup": 0, "pre": 1, "snapshot": 2, "post": 3}
+WINDOW_ORDER = {"warmup": 0, "pre": 1, "snapshot": 2, "migration": 2, "post": 3}
 
 
 def close(a, b):
@@ -61,6 +61,23 @@ def check(report):
             if sums.get(k, 0) != rep["totals"][k]:
                 problems.append("%s.totals[%s] = %d but the timeline sums to %d"
                                 % (where, k, rep["totals"][k], sums.get(k, 0)))
+        mig = rep.get("migration")
+        if mig is not None:
+            # dirty-log: the passes cover the migration window's rows exactly, so their counters sum to the window's
+            rows = [r for r in rep["timeline"] if r["window"] == "migration"]
+            if sum(it["rows"] for it in mig["iterations"]) != len(rows):
+                problems.append("%s.migration: its iterations hold %d rows, the migration window %d"
+                                % (where, sum(it["rows"] for it in mig["iterations"]), len(rows)))
+            for k in names:
+                want = sum(r["counters"].get(k, 0) for r in rows)
+                got = sum(it["counters"].get(k, 0) for it in mig["iterations"])
+                if want != got:
+                    problems.append("%s.migration: counter %s sums to %d over the iterations, %d over the window"
+                                    % (where, k, got, want))
+            dur = sum(r["dt_s"] for r in rows)
+            if not close(sum(it["duration_s"] for it in mig["iterations"]), dur):
+                problems.append("%s.migration: the iterations last %g s, the window %g s"
+                                % (where, sum(it["duration_s"] for it in mig["iterations"]), dur))
         for wname, win in rep["windows"].items():
             for m, v in win["metrics"].items():
                 if m not in info:

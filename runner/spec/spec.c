@@ -27,7 +27,9 @@
 
 #define SPEC_MAX_DEPTH 16
 
-static const char *const scenario_names[] = { "background-snapshot", NULL };
+static const char *const scenario_names[] = { "background-snapshot", "dirty-log", NULL };
+static const char *const tracking_names[] = { "bitmap", "ring", NULL };
+static const char *const completion_names[] = { "cancel", "complete", NULL };
 static const char *const backing_names[] = { "anon", "anon-nothp", "hugetlb", NULL };
 static const char *const page_size_names[] = { "4k", "2m", NULL };
 static const char *const sink_names[] = { "file", "null", NULL };
@@ -126,6 +128,13 @@ static const struct field fields[] = {
 	{ .path = "snapshot.keep", .type = F_BOOL, .offset = OFF(snapshot.keep) },
 	{ .path = "snapshot.max_bandwidth", .type = F_SIZE, .offset = OFF(snapshot.max_bandwidth), .min = 1, .max = 1e15, .nullable = true },
 	{ .path = "snapshot.timeout_s", .type = F_SECONDS, .offset = OFF(snapshot.timeout_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "dirty_log", .type = F_OBJECT },
+	{ .path = "dirty_log.tracking", .type = F_ENUM, .offset = OFF(dirty_log.tracking), .choices = tracking_names },
+	{ .path = "dirty_log.ring_size", .type = F_UINT, .offset = OFF(dirty_log.ring_size), .min = 1024, .max = 65536 },
+	{ .path = "dirty_log.iterate_s", .type = F_SECONDS, .offset = OFF(dirty_log.iterate_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "dirty_log.max_bandwidth", .type = F_SIZE, .offset = OFF(dirty_log.max_bandwidth), .min = 1 << 20, .max = 1e12 },
+	{ .path = "dirty_log.downtime_limit_ms", .type = F_UINT, .offset = OFF(dirty_log.downtime_limit_ms), .min = 1, .max = 2000000 },
+	{ .path = "dirty_log.completion", .type = F_ENUM, .offset = OFF(dirty_log.completion), .choices = completion_names },
 	{ .path = "timing", .type = F_OBJECT },
 	{ .path = "timing.warmup_s", .type = F_SECONDS, .offset = OFF(timing.warmup_s), .min = 0, .max = 86400 },
 	{ .path = "timing.pre_s", .type = F_SECONDS, .offset = OFF(timing.pre_s), .min = 0, .max = 86400, .excl = true },
@@ -304,6 +313,14 @@ int spec_init(struct run_spec *spec)
 		.snapshot = {
 			.sink_null = false,
 			.timeout_s = 600,
+		},
+		.dirty_log = {
+			.tracking = SPEC_DIRTY_BITMAP,
+			.ring_size = 4096,
+			.iterate_s = 20,
+			.max_bandwidth = 32ull << 20,
+			.downtime_limit_ms = 1,
+			.completion = SPEC_COMPLETION_CANCEL,
 		},
 		.timing = {
 			.warmup_s = 2,
@@ -1115,10 +1132,14 @@ static int validate_host_vm(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.host_vm.numa_nodes: %u nodes do not split %u vCPUs and %llu MiB evenly; choose a divisor of both",
 				    spec->host_vm.numa_nodes, spec->host_vm.vcpus, (unsigned long long)(spec->host_vm.memory >> 20));
-	if (spec->vm.memory + (512ull << 20) > spec->host_vm.memory)
+	/* dirty-log: the migration's destination runs in the host VM too, with a second copy of guest RAM */
+	uint64_t guests = spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? 2 : 1;
+	if (spec->vm.memory * guests + (512ull << 20) > spec->host_vm.memory)
 		return sb_error_set(err, -EINVAL,
-				    "spec.host_vm.memory: %llu MiB leave too little room for the guest's %llu MiB (spec.vm.memory) and the kernel under test; give at least 512 MiB more (--host-vm-memory)",
-				    (unsigned long long)(spec->host_vm.memory >> 20), (unsigned long long)(spec->vm.memory >> 20));
+				    "spec.host_vm.memory: %llu MiB leave too little room for the guest's %llu MiB (spec.vm.memory%s) and the kernel under test; give at least 512 MiB more (--host-vm-memory)",
+				    (unsigned long long)(spec->host_vm.memory >> 20),
+				    (unsigned long long)(spec->vm.memory * guests >> 20),
+				    guests > 1 ? ", twice: source and destination" : "");
 	return 0;
 }
 
@@ -1213,6 +1234,21 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
 	if (spec->n_arms == 0)
 		return sb_error_set(err, -EINVAL, "spec.arms: at least one arm is needed");
+	if (spec->scenario == SPEC_SCENARIO_DIRTY_LOG) {
+		/* the runner starts the migration's destination itself, as a second micro guest QEMU */
+		if (spec->vm.backend != SPEC_BACKEND_QEMU || spec->guest.kind != SPEC_GUEST_MICRO)
+			return sb_error_set(err, -EINVAL,
+					    "spec.scenario \"dirty-log\": the runner starts the migration's destination QEMU itself, so it needs the qemu backend and the micro guest; drop vm.backend and guest.kind");
+		if (spec->dirty_log.tracking == SPEC_DIRTY_RING &&
+		    (spec->dirty_log.ring_size & (spec->dirty_log.ring_size - 1)))
+			return sb_error_set(err, -EINVAL,
+					    "spec.dirty_log.ring_size: %u is not a power of 2; QEMU takes 1024, 2048, 4096 ... 65536",
+					    spec->dirty_log.ring_size);
+		if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->dirty_log.iterate_s * 1000))
+			return sb_error_set(err, -EINVAL,
+					    "spec.dirty_log.iterate_s: %g s is shorter than one sample interval (spec.timing.interval_ms %u); lengthen it",
+					    spec->dirty_log.iterate_s, spec->timing.interval_ms);
+	}
 	if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.pre_s * 1000) ||
 	    (uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.post_s * 1000))
 		return sb_error_set(err, -EINVAL,
@@ -1377,6 +1413,18 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 	add(&b, s, "max_bandwidth", spec->snapshot.max_bandwidth ? json_object_new_uint64(spec->snapshot.max_bandwidth) : NULL);
 	add(&b, s, "timeout_s", seconds(spec->snapshot.timeout_s));
 	add(&b, o, "snapshot", s);
+
+	if (spec->scenario == SPEC_SCENARIO_DIRTY_LOG) {
+		/* only in dirty-log specs: the other scenarios' reports stay as they were */
+		struct json_object *d = json_object_new_object();
+		add(&b, d, "tracking", json_object_new_string(tracking_names[spec->dirty_log.tracking]));
+		add(&b, d, "ring_size", json_object_new_int((int)spec->dirty_log.ring_size));
+		add(&b, d, "iterate_s", seconds(spec->dirty_log.iterate_s));
+		add(&b, d, "max_bandwidth", json_object_new_uint64(spec->dirty_log.max_bandwidth));
+		add(&b, d, "downtime_limit_ms", json_object_new_int((int)spec->dirty_log.downtime_limit_ms));
+		add(&b, d, "completion", json_object_new_string(completion_names[spec->dirty_log.completion]));
+		add(&b, o, "dirty_log", d);
+	}
 
 	add(&b, t, "warmup_s", seconds(spec->timing.warmup_s));
 	add(&b, t, "pre_s", seconds(spec->timing.pre_s));

@@ -30,6 +30,17 @@ struct json_object;
 
 enum spec_scenario {
 	SPEC_SCENARIO_BACKGROUND_SNAPSHOT,
+	SPEC_SCENARIO_DIRTY_LOG,       /* a precopy migration held in its iterations (docs/scenarios.md) */
+};
+
+enum spec_dirty_tracking {
+	SPEC_DIRTY_BITMAP,             /* KVM's dirty bitmap (KVM_GET_DIRTY_LOG / KVM_CLEAR_DIRTY_LOG) */
+	SPEC_DIRTY_RING,               /* KVM's dirty ring, -accel kvm,dirty-ring-size=N */
+};
+
+enum spec_completion {
+	SPEC_COMPLETION_CANCEL,        /* migrate_cancel: the source runs on */
+	SPEC_COMPLETION_COMPLETE,      /* let it converge; the source is resumed (cont) for the post window */
 };
 
 enum spec_backing {
@@ -129,6 +140,16 @@ struct run_spec {
 		uint64_t max_bandwidth;   /* bytes/s, 0: unlimited */
 		double timeout_s;
 	} snapshot;
+
+	/* scenario dirty-log: the migration and how it is held in its iterative phase */
+	struct {
+		enum spec_dirty_tracking tracking;
+		unsigned ring_size;       /* dirty ring entries per vCPU, a power of 2 */
+		double iterate_s;         /* how long the migration is held iterating */
+		uint64_t max_bandwidth;   /* QEMU's max-bandwidth, bytes/s */
+		unsigned downtime_limit_ms; /* QEMU's downtime-limit while iterating: small, so it does not converge */
+		enum spec_completion completion;
+	} dirty_log;
 
 	struct {
 		double warmup_s, pre_s, post_s;

@@ -31,7 +31,13 @@ static const struct bad_json bad_json[] = {
 	{ "{\"repetitions\": 0}", { "spec.repetitions", "1 to 1000" } },
 	{ "{\"repetitions\": 1001}", { "spec.repetitions", "got 1001" } },
 	{ "{\"repetitions\": true}", { "spec.repetitions", "integer" } },
-	{ "{\"scenario\": \"dirty-log\"}", { "spec.scenario", "background-snapshot", "dirty-log" } },
+	{ "{\"scenario\": \"numa-hinting\"}", { "spec.scenario", "background-snapshot, dirty-log", "numa-hinting" } },
+	{ "{\"scenario\": \"dirty-log\", \"vm\": {\"backend\": \"libvirt\"}}", { "spec.scenario \"dirty-log\"", "qemu backend" } },
+	{ "{\"scenario\": \"dirty-log\", \"dirty_log\": {\"tracking\": \"ring\", \"ring_size\": 3000}}", { "spec.dirty_log.ring_size", "power of 2" } },
+	{ "{\"dirty_log\": {\"ring_size\": 512}}", { "spec.dirty_log.ring_size", "1024 to 65536" } },
+	{ "{\"dirty_log\": {\"tracking\": \"log\"}}", { "spec.dirty_log.tracking", "bitmap, ring" } },
+	{ "{\"dirty_log\": {\"completion\": \"abort\"}}", { "spec.dirty_log.completion", "cancel, complete" } },
+	{ "{\"dirty_log\": {\"downtime_limit_ms\": 0}}", { "spec.dirty_log.downtime_limit_ms" } },
 	{ "{\"vm\": {\"memory\": \"lots\"}}", { "spec.vm.memory", "256M" } },
 	{ "{\"vm\": {\"memory\": \"1M\"}}", { "spec.vm.memory", "16777216" } },
 	{ "{\"vm\": {\"memory\": -5}}", { "spec.vm.memory", "negative" } },
@@ -254,6 +260,41 @@ static void test_defaults_and_round_trip(void)
 	spec_done(&spec);
 }
 
+/* dirty-log's section: only in its specs' JSON, and it round-trips */
+static void test_dirty_log(void)
+{
+	static const char text[] = "{\"scenario\": \"dirty-log\", \"dirty_log\": {\"tracking\": \"ring\", \"ring_size\": 8192,"
+				   " \"iterate_s\": 12.5, \"max_bandwidth\": \"16M\", \"downtime_limit_ms\": 2, \"completion\": \"complete\"}}";
+	struct run_spec spec, again;
+	struct json_object *j = NULL, *j2 = NULL;
+	struct sb_error err = {};
+	const char *out;
+
+	CHECK(spec_init(&spec) == 0);
+	CHECK(spec_to_json(&spec, &j) == 0);
+	CHECK(!json_object_object_get_ex(j, "dirty_log", NULL)); /* background-snapshot specs stay as they were */
+	json_object_put(j);
+	CHECK_MSG(spec_apply_json(&spec, text, strlen(text), NULL, &err) == 0, "%s", err.msg);
+	CHECK_MSG(spec_validate(&spec, &err) == 0, "%s", err.msg);
+	CHECK(spec.scenario == SPEC_SCENARIO_DIRTY_LOG && spec.dirty_log.tracking == SPEC_DIRTY_RING);
+	CHECK(spec.dirty_log.ring_size == 8192 && spec.dirty_log.max_bandwidth == 16ull << 20);
+	CHECK(spec.dirty_log.downtime_limit_ms == 2 && spec.dirty_log.completion == SPEC_COMPLETION_COMPLETE);
+	CHECK(spec_to_json(&spec, &j) == 0);
+	CHECK(!strcmp(jstr(j, "dirty_log", "iterate_s"), "12.5"));
+	CHECK(!strcmp(jstr(j, "dirty_log", "tracking"), "\"ring\""));
+	out = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+	CHECK(spec_init(&again) == 0);
+	CHECK_MSG(spec_apply_json(&again, out, strlen(out), NULL, &err) == 0, "%s: %s", out, err.msg);
+	CHECK(spec_to_json(&again, &j2) == 0);
+	CHECK(!strcmp(out, json_object_to_json_string_ext(j2, JSON_C_TO_STRING_PLAIN)));
+	CHECK(spec_set(&spec, "dirty_log.iterate_s", "0.5", "--iterate", &err) == 0);
+	CHECK(spec_validate(&spec, &err) == -EINVAL && strstr(err.msg, "spec.dirty_log.iterate_s"));
+	json_object_put(j);
+	json_object_put(j2);
+	spec_done(&again);
+	spec_done(&spec);
+}
+
 static void test_flags_override(void)
 {
 	struct run_spec spec;
@@ -343,6 +384,7 @@ int main(void)
 	test_bad_json();
 	test_bad_flags();
 	test_defaults_and_round_trip();
+	test_dirty_log();
 	test_flags_override();
 	return 0;
 }

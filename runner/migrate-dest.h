@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A live migration's destination on this host: a second QEMU started like
+ * the repetition's own (the same vm_config, so the same machine, memory
+ * and devices) with -incoming defer, and the local channel between them.
+ * The scenarios that migrate (dirty-log, postcopy-restore) share it.
+ *
+ * The channel is a socketpair: the destination gets one end through getfd
+ * and migrate-incoming "fd:NAME", the source the other for its migrate
+ * "fd:NAME". Nothing has a path, so no other local user can connect and
+ * nothing is left behind. The destination's log is RUN_DIR/qemu-TAG-dest.log,
+ * its pid file RUN_DIR/MIGRATE_DEST_PID_FILE while it runs.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+struct vm;
+struct vm_config;
+struct qmp_migrate_capability;
+
+#define MIGRATE_DEST_PID_FILE "qemu-dest.pid"
+
+struct migrate_dest {
+	struct vm *vm;          /* the destination QEMU */
+	int src_fd;             /* the channel's source end, for the source's migrate; -1 once taken */
+	bool incoming;          /* migrate-incoming was accepted */
+};
+
+/*
+ * Starts the destination: QEMU as in cfg (qemu_binary overrides cfg's when
+ * not NULL), -incoming defer, its own log (tag cfg->tag + "-dest") and pid
+ * file, then the migration capabilities caps (the destination needs some of
+ * the source's, e.g. postcopy-ram). On failure nothing is left running and
+ * err says what QEMU said.
+ */
+int migrate_dest_start(const struct vm_config *cfg, const char *qemu_binary, const struct qmp_migrate_capability *caps,
+		       size_t n_caps, struct migrate_dest **ret, struct sb_error *err);
+
+/* Creates the channel and starts migrate-incoming on the destination's end; d->src_fd is the source's. */
+int migrate_dest_listen(struct migrate_dest *d, struct sb_error *err);
+
+/* Has the destination exited? desc gets how, and the tail of its log (as vm_exited()). */
+bool migrate_dest_exited(struct migrate_dest *d, char *desc, size_t len);
+
+/* Stops it within timeout_ms: QMP quit, then SIGKILL; always reaped. */
+void migrate_dest_stop(struct migrate_dest *d, int timeout_ms);
+
+/* Stops (at once) and frees; NULL is fine. */
+void migrate_dest_free(struct migrate_dest *d);
