@@ -18,6 +18,7 @@ static const char *const pattern_strings[GUEST_PATTERN_COUNT] = {
 	[GUEST_PATTERN_WRITE64] = "write64",
 	[GUEST_PATTERN_RAND_SET] = "rand-set",
 	[GUEST_PATTERN_PROBE] = "probe",
+	[GUEST_PATTERN_FAULT_LINEAR] = "fault-linear",
 };
 
 static const char *const clock_strings[] = {
@@ -64,6 +65,14 @@ static int is_worker_pattern(int pattern)
 	return pattern >= 0 && pattern < GUEST_PATTERN_COUNT && pattern != GUEST_PATTERN_PROBE;
 }
 
+static bool has_vcpu_pattern(const struct guest_params *p, int pattern)
+{
+	for (unsigned i = 0; i < p->vcpus && i < GUEST_MAX_VCPUS; i++)
+		if (p->vcpu_pattern[i] == pattern)
+			return true;
+	return false;
+}
+
 int guest_params_validate(const struct guest_params *p, struct sb_error *err)
 {
 	if (p->vcpus < 1 || p->vcpus > GUEST_MAX_VCPUS)
@@ -84,7 +93,7 @@ int guest_params_validate(const struct guest_params *p, struct sb_error *err)
 				    " bytes of RAM and the guest needs some for itself; lower it or give the VM more memory",
 				    p->region_bytes, p->ram_bytes);
 	if (!is_worker_pattern(p->pattern))
-		return sb_error_set(err, -EINVAL, "guest parameter pattern=%d: use read64, write64, rand-set or idle", p->pattern);
+		return sb_error_set(err, -EINVAL, "guest parameter pattern=%d: use read64, write64, rand-set, fault-linear or idle", p->pattern);
 	if (p->probe_vcpu < -1 || p->probe_vcpu >= (int)p->vcpus)
 		return sb_error_set(err, -EINVAL, "guest parameter probe_vcpu=%d: the VM has vCPUs 0 to %u; pick one or -1 for no probe",
 				    p->probe_vcpu, p->vcpus - 1);
@@ -98,12 +107,15 @@ int guest_params_validate(const struct guest_params *p, struct sb_error *err)
 					    p->vcpus - 1);
 		if (!is_worker_pattern(pat))
 			return sb_error_set(err, -EINVAL,
-					    "guest parameter vcpu_pattern[%u]=%d: use read64, write64, rand-set or idle", i, pat);
+					    "guest parameter vcpu_pattern[%u]=%d: use read64, write64, rand-set, fault-linear or idle", i, pat);
 		if ((int)i == p->probe_vcpu)
 			return sb_error_set(err, -EINVAL,
 					    "guest parameter vcpu_pattern[%u]: vCPU %u runs the probe (probe_vcpu); move the probe or drop the pattern",
 					    i, i);
 	}
+	if (!p->populate && (p->pattern == GUEST_PATTERN_FAULT_LINEAR || has_vcpu_pattern(p, GUEST_PATTERN_FAULT_LINEAR)))
+		return sb_error_set(err, -EINVAL,
+				    "guest parameter populate=off: the fault-linear pattern checks what populate writes; turn populate on");
 	if (p->probe_gap_us > GUEST_PROBE_GAP_MAX_US)
 		return sb_error_set(err, -EINVAL, "guest parameter probe_gap_us=%u: at most %u (10 s)", p->probe_gap_us,
 				    GUEST_PROBE_GAP_MAX_US);
@@ -145,6 +157,8 @@ int guest_params_to_cmdline(const struct guest_params *p, char **out, struct sb_
 		strbuf_appendf(&b, " probe=%d", p->probe_vcpu);
 	strbuf_appendf(&b, " probe-gap=%u run=%" PRIu64 " interval=%u seed=%" PRIu64 " populate=%s clock=%s", p->probe_gap_us,
 		       p->run_ms, p->interval_ms, p->seed, p->populate ? "on" : "off", clock_strings[p->clock]);
+	if (p->fault_write)
+		strbuf_append(&b, " fault=write");
 	/* 255 vCPUs with a pattern each stays far below the limit; still, never
 	 * hand QEMU a command line the guest would cut. */
 	s = strbuf_steal(&b);

@@ -29,6 +29,7 @@ struct guest_params {
 	unsigned interval_ms;      /* telemetry period */
 	uint64_t seed;             /* rand-set's generator */
 	bool populate;             /* write every 4 KiB page of the region before the workloads start */
+	bool fault_write;          /* fault-linear: its pass writes each page (else reads) */
 	int clock;                 /* 0: best available, else enum guest_clock_source */
 };
 
@@ -44,7 +45,7 @@ int guest_params_validate(const struct guest_params *p, struct sb_error *err);
 /* The -append string, "-- key=value ...". Validates first. *out is malloc'd. */
 int guest_params_to_cmdline(const struct guest_params *p, char **out, struct sb_error *err);
 
-/* "read64", "write64", "rand-set", "idle", "probe"; NULL when out of range. */
+/* "read64", "write64", "rand-set", "idle", "probe", "fault-linear"; NULL when out of range. */
 const char *guest_pattern_to_string(int pattern);
 /* -EINVAL for anything else; "probe" is not a worker pattern. */
 int guest_pattern_from_string(const char *s, int *pattern);

@@ -310,6 +310,40 @@ static int decode_log(struct guest_decoder *d, struct reader *r, struct sb_error
 	return 0;
 }
 
+static int decode_fault(struct guest_decoder *d, struct reader *r, struct sb_error *err)
+{
+	struct guest_fault *f = &d->rec.fault;
+
+	if (r->len != GUEST_WIRE_FAULT_SIZE)
+		return sb_error_set(err, -EBADMSG, "FAULT of %zu bytes, expected %d", r->len, GUEST_WIRE_FAULT_SIZE);
+	f->tsc_start = rd(r, 8);
+	f->tsc_end = rd(r, 8);
+	f->tsc_hz = rd(r, 8);
+	f->base = rd(r, 8);
+	f->bytes = rd(r, 8);
+	f->pages = rd(r, 8);
+	f->mismatches = rd(r, 8);
+	f->first_mismatch = rd(r, 8);
+	f->vcpu = (unsigned)rd(r, 2);
+	f->access = (int)rd(r, 1);
+	if (f->access != GUEST_FAULT_READ && f->access != GUEST_FAULT_WRITE)
+		return sb_error_set(err, -EBADMSG, "FAULT with unknown access %d", f->access);
+	if (!f->tsc_hz || f->tsc_end < f->tsc_start)
+		return sb_error_set(err, -EBADMSG, "FAULT's pass ends (TSC %" PRIu64 ") before it starts (%" PRIu64
+				    ") or has no TSC rate (%" PRIu64 " Hz)", f->tsc_end, f->tsc_start, f->tsc_hz);
+	if (f->pages != (f->bytes + 4095) / 4096 || f->base + f->bytes < f->base)
+		return sb_error_set(err, -EBADMSG, "FAULT touched %" PRIu64 " pages of a %" PRIu64 "-byte slice", f->pages,
+				    f->bytes);
+	if (f->mismatches > f->pages || (f->mismatches && (f->first_mismatch < f->base ||
+							    f->first_mismatch >= f->base + f->bytes)))
+		return sb_error_set(err, -EBADMSG, "FAULT's %" PRIu64 " mismatches (the first at %#" PRIx64
+				    ") do not fit its %" PRIu64 " pages from %#" PRIx64, f->mismatches, f->first_mismatch,
+				    f->pages, f->base);
+	if (d->have_hello && f->vcpu >= d->hello.vcpus)
+		return sb_error_set(err, -EBADMSG, "FAULT from vCPU %u of %u", f->vcpu, d->hello.vcpus);
+	return 0;
+}
+
 /* Skip to the next possible magic (keeping a partial one at the end);
  * report only the first error of a stretch of garbage. */
 static int resync(struct guest_decoder *d, int code)
@@ -393,6 +427,8 @@ static int decode_payload(struct guest_decoder *d, unsigned type, struct reader 
 		return decode_end(d, r, err);
 	case GUEST_RECORD_LOG:
 		return decode_log(d, r, err);
+	case GUEST_RECORD_FAULT:
+		return decode_fault(d, r, err);
 	default:
 		return sb_error_set(err, -EBADMSG, "unknown record type %u", type);
 	}
@@ -539,6 +575,20 @@ int guest_hist_percentiles(const uint64_t hist[GUEST_HIST_BUCKETS], uint64_t tsc
 	return 0;
 }
 
+double guest_fault_pass_ns(const struct guest_fault *f)
+{
+	return f->tsc_hz ? (double)(f->tsc_end - f->tsc_start) * 1e9 / (double)f->tsc_hz : NAN;
+}
+
+const char *guest_fault_access_to_string(int access)
+{
+	switch (access) {
+	case GUEST_FAULT_READ: return "read";
+	case GUEST_FAULT_WRITE: return "write";
+	default: return NULL;
+	}
+}
+
 const char *guest_record_type_to_string(int type)
 {
 	switch (type) {
@@ -546,6 +596,7 @@ const char *guest_record_type_to_string(int type)
 	case GUEST_RECORD_SAMPLE: return "sample";
 	case GUEST_RECORD_END: return "end";
 	case GUEST_RECORD_LOG: return "log";
+	case GUEST_RECORD_FAULT: return "fault";
 	}
 	return "unknown";
 }

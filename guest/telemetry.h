@@ -65,6 +65,17 @@ struct guest_log {
 	char text[GUEST_WIRE_MAX_LOG + 1];
 };
 
+/* A fault-linear vCPU's pass (self-contained: a destination's stream has no HELLO). */
+struct guest_fault {
+	uint64_t tsc_start, tsc_end, tsc_hz;
+	uint64_t base, bytes;   /* the vCPU's slice */
+	uint64_t pages;         /* 4 KiB pages touched */
+	uint64_t mismatches;    /* pages that did not hold what populate wrote */
+	uint64_t first_mismatch; /* the first one's address; 0: none */
+	unsigned vcpu;          /* index */
+	int access;             /* enum guest_fault_access */
+};
+
 struct guest_record {
 	int type; /* enum guest_record_type */
 	uint32_t seq;
@@ -75,6 +86,7 @@ struct guest_record {
 		struct guest_sample sample;
 		struct guest_end end;
 		struct guest_log log;
+		struct guest_fault fault;
 	};
 };
 
@@ -133,6 +145,12 @@ int guest_hist_window(const uint64_t later[GUEST_HIST_BUCKETS], const uint64_t e
  */
 int guest_hist_percentiles(const uint64_t hist[GUEST_HIST_BUCKETS], uint64_t tsc_hz, const double *pct, size_t n,
 			   double *ns, struct sb_error *err);
+
+/* The pass's elapsed time in ns (its own tsc_hz). */
+double guest_fault_pass_ns(const struct guest_fault *f);
+
+/* "read", "write"; NULL for anything else. */
+const char *guest_fault_access_to_string(int access);
 
 const char *guest_record_type_to_string(int type);
 const char *guest_end_reason_to_string(int reason);

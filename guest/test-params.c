@@ -166,12 +166,44 @@ static void test_guest_parser(void)
 	expect_guest_rejects("-- probe=2 pattern.2=idle", "pattern.2 names the probe's vCPU");
 }
 
+/* fault-linear: its access travels as fault=, read by default; it needs the populated pattern */
+static void test_fault_linear(void)
+{
+	_cleanup_free_ char *line = NULL, *line2 = NULL;
+	struct guest_params p;
+	struct guest_config cfg;
+	struct sb_error err = { 0 };
+	char msg[512];
+
+	guest_params_init(&p, 2);
+	p.pattern = GUEST_PATTERN_FAULT_LINEAR;
+	CHECK(guest_params_to_cmdline(&p, &line, &err) == 0);
+	CHECK(strstr(line, " pattern=fault-linear ") && !strstr(line, "fault="));
+	CHECK(guest_cmdline_parse(line, &cfg, msg, sizeof(msg)) == 0);
+	CHECK(cfg.pattern == GUEST_PATTERN_FAULT_LINEAR && cfg.fault_access == GUEST_FAULT_READ);
+	p.fault_write = true;
+	CHECK(guest_params_to_cmdline(&p, &line2, &err) == 0 && strstr(line2, " fault=write"));
+	CHECK(guest_cmdline_parse(line2, &cfg, msg, sizeof(msg)) == 0 && cfg.fault_access == GUEST_FAULT_WRITE);
+
+	p.populate = false;
+	CHECK(guest_params_validate(&p, &err) == -EINVAL && strstr(err.msg, "populate=off"));
+	p.pattern = GUEST_PATTERN_IDLE;
+	p.vcpu_pattern[1] = GUEST_PATTERN_FAULT_LINEAR;
+	CHECK(guest_params_validate(&p, &err) == -EINVAL && strstr(err.msg, "fault-linear"));
+	p.populate = true;
+	CHECK(guest_params_validate(&p, &err) == 0);
+
+	expect_guest_rejects("-- fault=exec", "use fault=read or fault=write");
+	CHECK(guest_cmdline_parse("-- pattern=fault-linear fault=read", &cfg, msg, sizeof(msg)) == 0);
+}
+
 static void test_pattern_strings(void)
 {
 	int pat;
 
 	CHECK(guest_pattern_from_string("rand-set", &pat) == 0 && pat == GUEST_PATTERN_RAND_SET);
 	CHECK(guest_pattern_from_string("idle", &pat) == 0 && pat == GUEST_PATTERN_IDLE);
+	CHECK(guest_pattern_from_string("fault-linear", &pat) == 0 && pat == GUEST_PATTERN_FAULT_LINEAR);
 	CHECK(guest_pattern_from_string("probe", &pat) == -EINVAL);
 	CHECK(guest_pattern_from_string("READ64", &pat) == -EINVAL);
 	CHECK(!strcmp(guest_pattern_to_string(GUEST_PATTERN_WRITE64), "write64"));
@@ -187,6 +219,7 @@ int main(void)
 	test_everything_set();
 	test_validation();
 	test_guest_parser();
+	test_fault_linear();
 	test_pattern_strings();
 	printf("params: all checks passed\n");
 	return 0;

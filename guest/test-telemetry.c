@@ -146,6 +146,26 @@ static void logrec(struct buf *out, uint32_t seq, unsigned level, const char *te
 	frame(out, GUEST_WIRE_VERSION, GUEST_RECORD_LOG, seq, &pl);
 }
 
+static void fault(struct buf *out, uint32_t seq, uint64_t t0, uint64_t t1, uint64_t pages, uint64_t mismatches,
+		  uint64_t first, unsigned access)
+{
+	pl.n = 0;
+	put(&pl, t0, 8);
+	put(&pl, t1, 8);
+	put(&pl, HZ, 8);
+	put(&pl, 2ull << 20, 8);
+	put(&pl, pages * 4096, 8);
+	put(&pl, pages, 8);
+	put(&pl, mismatches, 8);
+	put(&pl, first, 8);
+	put(&pl, 1, 2);
+	put(&pl, access, 1);
+	put(&pl, 0, 1);
+	put(&pl, 0, 4);
+	CHECK(pl.n == GUEST_WIRE_FAULT_SIZE);
+	frame(out, GUEST_WIRE_VERSION, GUEST_RECORD_FAULT, seq, &pl);
+}
+
 /* ---- a test reader ----------------------------------------------------------- */
 
 struct seen {
@@ -626,6 +646,49 @@ static void test_percentiles(void)
 	}
 }
 
+/* FAULT: decoded without a HELLO (a destination's stream starts mid-way), checked for what cannot be */
+static void test_fault(void)
+{
+	_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+	const struct guest_record *rec;
+	struct sb_error err = { 0 };
+
+	stream.n = 0;
+	fault(&stream, 40, 1000, 1000 + HZ / 4, 32768, 0, 0, GUEST_FAULT_WRITE);
+	fault(&stream, 41, 1000, 2000, 16, 2, (2ull << 20) + 3 * 4096, GUEST_FAULT_READ);
+	fault(&stream, 42, 2000, 1000, 16, 0, 0, GUEST_FAULT_READ);             /* ends before it starts */
+	fault(&stream, 43, 1000, 2000, 16, 17, 2ull << 20, GUEST_FAULT_READ);   /* more mismatches than pages */
+	fault(&stream, 44, 1000, 2000, 16, 1, 1ull << 20, GUEST_FAULT_READ);    /* a mismatch outside the slice */
+	fault(&stream, 45, 1000, 2000, 16, 0, 0, 7);                            /* an unknown access */
+	CHECK(guest_decoder_feed(d, stream.b, stream.n) == stream.n);
+
+	CHECK(guest_decoder_next(d, &rec, &err) == 1 && rec->type == GUEST_RECORD_FAULT && rec->lost == 40);
+	CHECK(rec->fault.pages == 32768 && rec->fault.bytes == 128ull << 20 && rec->fault.base == 2ull << 20);
+	CHECK(rec->fault.vcpu == 1 && rec->fault.access == GUEST_FAULT_WRITE && rec->fault.mismatches == 0);
+	CHECK(fabs(guest_fault_pass_ns(&rec->fault) - 250e6) < 1);
+	CHECK(guest_decoder_next(d, &rec, &err) == 1 && rec->fault.mismatches == 2);
+	CHECK(rec->fault.first_mismatch == (2ull << 20) + 3 * 4096 && rec->fault.access == GUEST_FAULT_READ);
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG && strstr(err.msg, "before it starts"));
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG && strstr(err.msg, "mismatches"));
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG && strstr(err.msg, "mismatches"));
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG && strstr(err.msg, "unknown access 7"));
+	CHECK(guest_decoder_next(d, &rec, &err) == 0);
+
+	/* after a HELLO, the vCPU must be one of its */
+	{
+		_cleanup_guest_decoder_ struct guest_decoder *d2 = decoder();
+
+		stream.n = 0;
+		hello(&stream, 0, 1, 1);
+		fault(&stream, 1, 1000, 2000, 16, 0, 0, GUEST_FAULT_READ);
+		CHECK(guest_decoder_feed(d2, stream.b, stream.n) == stream.n);
+		CHECK(guest_decoder_next(d2, &rec, &err) == 1 && rec->type == GUEST_RECORD_HELLO);
+		CHECK(guest_decoder_next(d2, &rec, &err) == -EBADMSG && strstr(err.msg, "vCPU 1 of 1"));
+	}
+	CHECK(!strcmp(guest_fault_access_to_string(GUEST_FAULT_WRITE), "write") && !guest_fault_access_to_string(2));
+	CHECK(!strcmp(guest_record_type_to_string(GUEST_RECORD_FAULT), "fault"));
+}
+
 static void test_strings(void)
 {
 	CHECK(!strcmp(guest_exit_status_to_string(33), "the guest stopped cleanly"));
@@ -649,6 +712,7 @@ int main(void)
 	test_feed_backpressure();
 	test_hist_layout();
 	test_percentiles();
+	test_fault();
 	test_strings();
 	printf("telemetry: all checks passed\n");
 	return 0;

@@ -23,6 +23,7 @@
  * register; GUEST_CMD_STOP asks for a clean stop, other bytes are ignored. */
 #define GUEST_PORT_SERIAL 0x3f8
 #define GUEST_CMD_STOP 'q'
+#define GUEST_CMD_FAULT 'f' /* fault-linear workers: run the pass now (once) */
 
 /* Values the guest writes to GUEST_PORT_EXIT, and QEMU's exit status for
  * each. Status 1 stays QEMU's own failure (bad option, no KVM), status 0 a
@@ -44,6 +45,8 @@ enum guest_pattern {
 	GUEST_PATTERN_WRITE64 = 2,  /* sweeps its slice, one 8-byte store per op */
 	GUEST_PATTERN_RAND_SET = 3, /* 8-byte store at a seeded pseudo-random slot */
 	GUEST_PATTERN_PROBE = 4,    /* the latency probe (role, not a -append value) */
+	GUEST_PATTERN_FAULT_LINEAR = 5, /* waits for GUEST_CMD_FAULT, then one read (or write) per 4 KiB page of its
+					 * slice, in order, once; checks the populated value; a FAULT record */
 	GUEST_PATTERN_COUNT
 };
 
@@ -115,6 +118,22 @@ enum guest_record_type {
 	 *   text, no NUL, length <= GUEST_WIRE_MAX_LOG.
 	 */
 	GUEST_RECORD_LOG = 4,
+	/*
+	 * FAULT, once per fault-linear vCPU, after its pass:
+	 *   u64 tsc_start, u64 tsc_end, u64 tsc_hz, u64 base, u64 bytes,
+	 *   u64 pages (touched), u64 mismatches (pages whose first 8 bytes did
+	 *   not hold what populate wrote: address | 1), u64 first_mismatch
+	 *   (its address, 0: none), u16 vcpu (index), u8 access
+	 *   (enum guest_fault_access), u8 pad, u32 pad.
+	 * It carries its own tsc_hz: after a migration the destination's
+	 * stream has no HELLO.
+	 */
+	GUEST_RECORD_FAULT = 5,
+};
+
+enum guest_fault_access {
+	GUEST_FAULT_READ = 0,  /* an 8-byte load per page */
+	GUEST_FAULT_WRITE = 1, /* an 8-byte exchange per page (a write that returns the old value) */
 };
 
 /* HELLO flags */
@@ -138,6 +157,7 @@ enum guest_log_level {
 #define GUEST_WIRE_SAMPLE_BUCKET 10
 #define GUEST_WIRE_END_SIZE 12
 #define GUEST_WIRE_LOG_FIXED 4
+#define GUEST_WIRE_FAULT_SIZE 72
 
 /* ---- the latency histogram ----------------------------------------------- */
 /*

@@ -9,6 +9,7 @@ static const char *const pattern_names[GUEST_PATTERN_COUNT] = {
 	[GUEST_PATTERN_WRITE64] = "write64",
 	[GUEST_PATTERN_RAND_SET] = "rand-set",
 	[GUEST_PATTERN_PROBE] = "probe",
+	[GUEST_PATTERN_FAULT_LINEAR] = "fault-linear",
 };
 
 const char *guest_pattern_name(unsigned pattern)
@@ -135,7 +136,7 @@ static int parse_one(struct token key, struct token val, struct guest_config *cf
 	} else if (tok_eq(key, "pattern")) {
 		pat = parse_pattern(val);
 		if (pat < 0)
-			return fail(err, errlen, key, val, "use read64, write64, rand-set or idle");
+			return fail(err, errlen, key, val, "use read64, write64, rand-set, fault-linear or idle");
 		cfg->pattern = (uint8_t)pat;
 	} else if (key.len > 8 && tok_eq((struct token){ key.p, 8 }, "pattern.")) {
 		struct token idx = { key.p + 8, key.len - 8 };
@@ -144,7 +145,7 @@ static int parse_one(struct token key, struct token val, struct guest_config *cf
 			return fail(err, errlen, key, val, "pattern.N takes a vCPU index N from 0 to 254");
 		pat = parse_pattern(val);
 		if (pat < 0)
-			return fail(err, errlen, key, val, "use read64, write64, rand-set or idle");
+			return fail(err, errlen, key, val, "use read64, write64, rand-set, fault-linear or idle");
 		cfg->vcpu_pattern[v] = (uint8_t)pat;
 	} else if (tok_eq(key, "probe")) {
 		if (tok_eq(val, "none"))
@@ -175,6 +176,13 @@ static int parse_one(struct token key, struct token val, struct guest_config *cf
 			cfg->populate = 0;
 		else
 			return fail(err, errlen, key, val, "use populate=on or populate=off");
+	} else if (tok_eq(key, "fault")) {
+		if (tok_eq(val, "read"))
+			cfg->fault_access = GUEST_FAULT_READ;
+		else if (tok_eq(val, "write"))
+			cfg->fault_access = GUEST_FAULT_WRITE;
+		else
+			return fail(err, errlen, key, val, "use fault=read or fault=write (fault-linear's access)");
 	} else if (tok_eq(key, "clock")) {
 		if (tok_eq(val, "auto"))
 			cfg->clock = 0;
@@ -188,7 +196,7 @@ static int parse_one(struct token key, struct token val, struct guest_config *cf
 			return fail(err, errlen, key, val, "use auto, kvmclock, cpuid or pit");
 	} else {
 		return fail(err, errlen, key, val,
-			    "unknown parameter; known: mem, page, pattern, pattern.N, probe, probe-gap, run, interval, seed, populate, clock");
+			    "unknown parameter; known: mem, page, pattern, pattern.N, probe, probe-gap, run, interval, seed, populate, fault, clock");
 	}
 	return 0;
 }

@@ -30,6 +30,7 @@ struct guest_config {
 	uint32_t interval_ms; /* telemetry period */
 	uint64_t seed;
 	uint8_t populate;     /* write every page of the region before starting */
+	uint8_t fault_access; /* fault-linear's access: enum guest_fault_access */
 	uint8_t vcpu_pattern[GUEST_MAX_VCPUS]; /* GUEST_PATTERN_UNSET: use pattern */
 };
 

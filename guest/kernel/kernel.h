@@ -37,6 +37,7 @@ extern unsigned nr_vcpus;
 extern unsigned slot_of_index[GUEST_MAX_VCPUS];
 extern struct guest_config cfg;
 extern volatile int stop_requested;
+extern volatile int fault_requested; /* GUEST_CMD_FAULT arrived */
 
 /* boot.S */
 extern uint32_t boot_magic, boot_info, ap_cr3, ap_next_slot, ap_max_slot;
@@ -85,6 +86,8 @@ void crc32_init(void);
 void tel_hello(uint64_t now);
 void tel_sample(uint64_t now);
 void tel_end(uint64_t now, unsigned reason, unsigned stopped);
+void tel_fault(const struct vcpu *v, uint64_t tsc_start, uint64_t tsc_end, uint64_t pages, uint64_t mismatches,
+	       uint64_t first_mismatch);
 PRINTF(2, 3) void tel_log(unsigned level, const char *fmt, ...);
 NORETURN void guest_exit(unsigned code);
 /* LOG error + END + exit; bad_params for what the command line got wrong */

@@ -18,6 +18,7 @@ unsigned nr_vcpus;
 unsigned slot_of_index[GUEST_MAX_VCPUS];
 struct guest_config cfg;
 volatile int stop_requested;
+volatile int fault_requested;
 volatile uint64_t ctl_deadline = UINT64_MAX;
 
 static uint64_t next_sample, next_poll, run_end, interval_cycles, poll_cycles;
@@ -73,12 +74,18 @@ void exception_handler(const struct exc_frame *f)
 
 /* ---- controller ---------------------------------------------------------- */
 
+/* GUEST_CMD_FAULT starts the fault-linear passes; 1 when GUEST_CMD_STOP came. */
 static int stop_byte_received(void)
 {
 	/* bounded: a host that floods the port cannot keep us here */
-	for (int i = 0; i < 64 && (inb(GUEST_PORT_SERIAL + SERIAL_LSR) & LSR_DATA_READY); i++)
-		if (inb(GUEST_PORT_SERIAL) == GUEST_CMD_STOP)
+	for (int i = 0; i < 64 && (inb(GUEST_PORT_SERIAL + SERIAL_LSR) & LSR_DATA_READY); i++) {
+		uint8_t c = inb(GUEST_PORT_SERIAL);
+
+		if (c == GUEST_CMD_STOP)
 			return 1;
+		if (c == GUEST_CMD_FAULT)
+			WRITE_ONCE(fault_requested, 1);
+	}
 	return 0;
 }
 

@@ -184,6 +184,27 @@ void tel_end(uint64_t now, unsigned reason, unsigned stopped)
 	tx_unlock();
 }
 
+void tel_fault(const struct vcpu *v, uint64_t tsc_start, uint64_t tsc_end, uint64_t pages, uint64_t mismatches,
+	       uint64_t first_mismatch)
+{
+	tx_lock();
+	begin(GUEST_RECORD_FAULT);
+	put64(tsc_start);
+	put64(tsc_end);
+	put64(tsc_hz);
+	put64(v->slice_base);
+	put64(v->slice_bytes);
+	put64(pages);
+	put64(mismatches);
+	put64(first_mismatch);
+	put16((uint16_t)v->index);
+	put8(cfg.fault_access);
+	put8(0);
+	put32(0);
+	send();
+	tx_unlock();
+}
+
 static void tel_vlog(unsigned level, const char *fmt, va_list ap)
 {
 	char text[GUEST_WIRE_MAX_LOG + 1];

@@ -161,6 +161,52 @@ static void run_probe(struct vcpu *v)
 	}
 }
 
+static void run_idle(struct vcpu *v);
+
+/*
+ * fault-linear: wait (parked, the BSP running the controller) until the
+ * host sends GUEST_CMD_FAULT, then touch every 4 KiB page of the slice
+ * once, in order: a load, or an exchange (one write access that returns
+ * what was there). Each page's first 8 bytes must hold what populate
+ * wrote (address | 1); after a migration a page that was lost reads as
+ * zero. No controller or telemetry inside the pass, so its time is the
+ * touches' alone; the FAULT record follows it.
+ */
+static void run_fault_linear(struct vcpu *v)
+{
+	const int is_bsp = v == &vcpus[0];
+	const int write = cfg.fault_access == GUEST_FAULT_WRITE;
+	uint64_t base = v->slice_base, end = v->slice_base + v->slice_bytes;
+	uint64_t t0, t1, pages = 0, mismatches = 0, first = 0;
+
+	for (;;) {
+		if (is_bsp) {
+			uint64_t now = rdtsc();
+
+			if (now >= ctl_deadline)
+				controller_tick(now);
+		}
+		if (READ_ONCE(stop_requested))
+			return;
+		if (READ_ONCE(fault_requested))
+			break;
+		cpu_relax();
+	}
+	t0 = rdtsc_ordered();
+	for (uint64_t a = base; a < end; a += PAGE_4K) {
+		volatile uint64_t *p = (volatile uint64_t *)(uintptr_t)a;
+		uint64_t got = write ? __atomic_exchange_n(p, a | 1, __ATOMIC_RELAXED) : *p;
+
+		if (got != (a | 1) && !mismatches++)
+			first = a;
+		pages++;
+	}
+	t1 = rdtsc_ordered();
+	v->ops = pages;
+	tel_fault(v, t0, t1, pages, mismatches, first);
+	run_idle(v);
+}
+
 static void run_idle(struct vcpu *v)
 {
 	if (v != &vcpus[0])
@@ -191,6 +237,9 @@ void run_role(struct vcpu *v)
 	case GUEST_PATTERN_PROBE:
 		run_probe(v);
 		break;
+	case GUEST_PATTERN_FAULT_LINEAR:
+		run_fault_linear(v);
+		break;
 	default:
 		run_idle(v);
 	}
@@ -198,7 +247,8 @@ void run_role(struct vcpu *v)
 
 static int is_worker(unsigned pattern)
 {
-	return pattern == GUEST_PATTERN_READ64 || pattern == GUEST_PATTERN_WRITE64 || pattern == GUEST_PATTERN_RAND_SET;
+	return pattern == GUEST_PATTERN_READ64 || pattern == GUEST_PATTERN_WRITE64 || pattern == GUEST_PATTERN_RAND_SET ||
+	       pattern == GUEST_PATTERN_FAULT_LINEAR;
 }
 
 /*
@@ -242,6 +292,10 @@ int workload_assign(char *err, size_t errlen)
 			v->pattern = cfg.pattern;
 		if (is_worker(v->pattern))
 			workers++;
+		if (v->pattern == GUEST_PATTERN_FAULT_LINEAR && !cfg.populate) {
+			k_snprintf(err, errlen, "pattern fault-linear on vCPU %u checks what populate wrote: set populate=on", i);
+			return -1;
+		}
 	}
 	if (!workers)
 		return 0;
