@@ -393,6 +393,11 @@ int qmp_cont(struct qmp_client *c, struct sb_error *err)
 	return execute(c, "cont", NULL, NULL, err);
 }
 
+int qmp_migrate_start_postcopy(struct qmp_client *c, struct sb_error *err)
+{
+	return execute(c, "migrate-start-postcopy", NULL, NULL, err);
+}
+
 int qmp_snapshot_background_start(struct qmp_client *c, int fd, struct sb_error *err)
 {
 	static const struct qmp_migrate_capability caps[] = {

@@ -161,6 +161,13 @@ int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err);
  */
 int qmp_migrate_incoming_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err);
 
+/*
+ * migrate-start-postcopy: switch a migration with the postcopy-ram
+ * capability (on both sides) to postcopy at its next iteration; the
+ * destination then runs the guest and asks for pages as it faults.
+ */
+int qmp_migrate_start_postcopy(struct qmp_client *c, struct sb_error *err);
+
 /* cont: resume the guest (also the source after a completed migration: it runs on there). */
 int qmp_cont(struct qmp_client *c, struct sb_error *err);
 

@@ -42,16 +42,35 @@ static const char *const dirty_log_metrics[] = {
 	"latency_p99_ns",
 };
 
-static bool is_dirty_log(const struct compare_side *side)
+/*
+ * postcopy-restore runs (seed 003), by default: their migration window, led
+ * by the seed's figure (the time to fault the region in) and the chunk size
+ * postcopy served it in, then the page requests and the faults.
+ */
+static const char *const postcopy_metrics[] = {
+	"fault_pass_ms",
+	"postcopy_chunk_bytes",
+	"postcopy_requests",
+	"fault_mismatches",
+	"pf_per_s",
+	"kvm_page_faults_per_s",
+};
+
+static bool is_scenario(const struct compare_side *side, const char *name)
 {
 	struct json_object *sc = side->n_reports ? json_lookup(json_lookup(side->reports[0]->root, "spec"), "scenario") : NULL;
 
-	return sc && json_object_is_type(sc, json_type_string) && !strcmp(json_object_get_string(sc), "dirty-log");
+	return sc && json_object_is_type(sc, json_type_string) && !strcmp(json_object_get_string(sc), name);
+}
+
+static bool is_dirty_log(const struct compare_side *side)
+{
+	return is_scenario(side, "dirty-log");
 }
 
 /* The spec fields two runs must share to be compared (docs/compare.md). */
 static const char *const comparable_fields[] = {
-	"spec.scenario", "spec.vm.memory", "spec.vm.vcpus", "spec.guest", "spec.timing", "spec.dirty_log",
+	"spec.scenario", "spec.vm.memory", "spec.vm.vcpus", "spec.guest", "spec.timing", "spec.dirty_log", "spec.postcopy",
 };
 
 #define MAX_DIFFS 64
@@ -812,6 +831,15 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 		if (opts->metrics == (char **)compare_default_metrics) {
 			res->opts.metrics = (char **)dirty_log_metrics;
 			res->opts.n_metrics = ARRAY_SIZE(dirty_log_metrics);
+		}
+	} else if (is_scenario(baseline, "postcopy-restore")) {
+		if (opts->windows == (char **)default_windows) {
+			res->opts.windows = (char **)dirty_log_windows;
+			res->opts.n_windows = ARRAY_SIZE(dirty_log_windows);
+		}
+		if (opts->metrics == (char **)compare_default_metrics) {
+			res->opts.metrics = (char **)postcopy_metrics;
+			res->opts.n_metrics = ARRAY_SIZE(postcopy_metrics);
 		}
 	}
 

@@ -190,6 +190,39 @@ static int import_live_migration(struct report_live_migration *lm, struct json_o
 	return 0;
 }
 
+/* rep.postcopy (postcopy-restore) */
+static int import_postcopy(struct report_postcopy *pc, struct json_object *m)
+{
+	struct json_object *d = get(m, "destination"), *p = get(m, "pass");
+
+	if (!m)
+		return 0;
+	pc->set = true;
+	snprintf(pc->status, sizeof(pc->status), "%s", get_str(m, "status") ? get_str(m, "status") : "");
+	snprintf(pc->access, sizeof(pc->access), "%s", get_str(m, "access") ? get_str(m, "access") : "");
+	snprintf(pc->backing, sizeof(pc->backing), "%s", get_str(m, "backing") ? get_str(m, "backing") : "");
+	pc->started_s = get_num(m, "started_s", -1);
+	pc->switchover_s = get_num(m, "switchover_s", -1);
+	pc->pass_started_s = get_num(m, "pass_started_s", -1);
+	pc->preempt = json_object_get_boolean(get(m, "preempt"));
+	pc->chunk_bytes = get_u64(m, "chunk_bytes");
+	pc->pass_ns = p ? get_num(p, "ms", -1) * 1e6 : -1;
+	if (pc->pass_ns < 0)
+		pc->pass_ns = -1;
+	pc->pass_vcpus = (unsigned)get_u64(p, "vcpus");
+	pc->pass_pages = get_u64(p, "pages");
+	pc->pass_bytes = get_u64(p, "bytes");
+	pc->mismatches = get_u64(p, "mismatches");
+	pc->first_mismatch = get_u64(p, "first_mismatch");
+	pc->postcopy_requests = get_i64(m, "postcopy_requests", -1);
+	pc->probes_on_destination = json_object_get_boolean(get(m, "probes_on_destination"));
+	pc->dest_pid = (int)get_i64(d, "pid", 0);
+	if (dup_str(&pc->dest_exit, get_str(d, "exit")) < 0 || dup_str(&pc->dest_log, get_str(d, "log")) < 0 ||
+	    dup_str(&pc->error, get_str(m, "error")) < 0 || dup_str(&pc->probes_error, get_str(m, "probes_error")) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int import_snapshot(struct report_snapshot *sn, struct json_object *s)
 {
 	const char *st = get_str(s, "status");
@@ -258,7 +291,8 @@ int report_rep_import(struct report *r, struct report_rep *rep, struct json_obje
 	if (dup_str(&rep->vm_exit, get_str(vm, "exit")) < 0 || dup_str(&rep->backend, get_str(vm, "backend")) < 0 ||
 	    dup_str(&rep->guest_kind, get_str(g, "kind")) < 0 || dup_str(&rep->guest_clock, get_str(g, "clock")) < 0 ||
 	    dup_str(&rep->pattern, get_str(g, "pattern")) < 0 || import_snapshot(&rep->snapshot, get(src, "snapshot")) < 0 ||
-	    import_live_migration(&rep->migration, get(src, "migration")) < 0)
+	    import_live_migration(&rep->migration, get(src, "migration")) < 0 ||
+	    import_postcopy(&rep->postcopy, get(src, "postcopy")) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 
 	tl = get(src, "timeline");

@@ -409,6 +409,41 @@ static struct json_object *b_num_or_null(double v)
 	return v < 0 ? NULL : json_number_new(v);
 }
 
+/* rep.postcopy (postcopy-restore): the switch-over and the destination's pass */
+static struct json_object *b_postcopy(struct builder *b, const struct report_rep *rep)
+{
+	const struct report_postcopy *m = &rep->postcopy;
+	struct json_object *o = b_obj(b), *d = b_obj(b), *p = NULL;
+
+	b_add(b, o, "status", b_str(b, *m->status ? m->status : "not-started"));
+	b_add(b, o, "started_s", b_num_or_null(m->started_s));
+	b_add(b, o, "switchover_s", b_num_or_null(m->switchover_s));
+	b_add(b, o, "pass_started_s", b_num_or_null(m->pass_started_s));
+	b_add(b, o, "access", b_str(b, m->access));
+	b_add(b, o, "preempt", b_bool(b, m->preempt));
+	b_add(b, o, "backing", b_str(b, m->backing));
+	b_add(b, o, "chunk_bytes", b_u64(b, m->chunk_bytes));
+	if (m->pass_ns >= 0) {
+		p = b_obj(b);
+		b_add(b, p, "ms", json_number_new(m->pass_ns / 1e6));
+		b_add(b, p, "vcpus", b_u64(b, m->pass_vcpus));
+		b_add(b, p, "pages", b_u64(b, m->pass_pages));
+		b_add(b, p, "bytes", b_u64(b, m->pass_bytes));
+		b_add(b, p, "mismatches", b_u64(b, m->mismatches));
+		b_add(b, p, "first_mismatch", m->mismatches ? b_u64(b, m->first_mismatch) : NULL);
+	}
+	b_add(b, o, "pass", p);
+	b_add(b, o, "postcopy_requests", m->postcopy_requests >= 0 ? b_i64(b, m->postcopy_requests) : NULL);
+	b_add(b, o, "probes_on_destination", b_bool(b, m->probes_on_destination));
+	b_add(b, o, "probes_error", b_str(b, m->probes_error));
+	b_add(b, d, "pid", m->dest_pid > 0 ? b_i64(b, m->dest_pid) : NULL);
+	b_add(b, d, "exit", b_str(b, m->dest_exit));
+	b_add(b, d, "log", b_str(b, m->dest_log));
+	b_add(b, o, "destination", d);
+	b_add(b, o, "error", b_str(b, m->error));
+	return o;
+}
+
 /* rep.migration (dirty-log): the migration and its passes, each with its counters summed over its rows */
 static struct json_object *b_live_migration(struct builder *b, const struct report_rep *rep)
 {
@@ -529,6 +564,8 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 	b_add(b, o, "snapshot", s);
 	if (rep->migration.set)
 		b_add(b, o, "migration", b_live_migration(b, rep));
+	if (rep->postcopy.set)
+		b_add(b, o, "postcopy", b_postcopy(b, rep));
 	if (rep->host_vm) {
 		struct json_object *h = b_obj(b);
 		b_add(b, h, "pid", rep->host_vm_pid > 0 ? b_i64(b, rep->host_vm_pid) : NULL);

@@ -142,6 +142,10 @@ static void rep_free(struct report_rep *rep)
 	free(rep->migration.dest_exit);
 	free(rep->migration.dest_log);
 	free(rep->migration.error);
+	free(rep->postcopy.dest_exit);
+	free(rep->postcopy.dest_log);
+	free(rep->postcopy.error);
+	free(rep->postcopy.probes_error);
 	free(rep->host_vm_console);
 	for (size_t i = 0; i < rep->n_counters; i++)
 		free(rep->counters[i]);

@@ -117,6 +117,31 @@ struct report_live_migration {
 	char *error;                   /* why the migration failed, or NULL */
 };
 
+/* postcopy-restore: the switch-over and the destination's fault-linear pass over its region */
+struct report_postcopy {
+	bool set;                      /* the repetition ran the postcopy-restore scenario */
+	char status[32];               /* the source's last migration status; "" before migrate */
+	double started_s;              /* migrate issued, seconds since the repetition started; < 0: never */
+	double switchover_s;           /* the destination's guest resumed (its RESUME event); < 0: never */
+	double pass_started_s;         /* GUEST_CMD_FAULT sent to the destination's guest; < 0: never */
+	char access[8];                /* "read" or "write" */
+	bool preempt;                  /* postcopy-preempt */
+	char backing[16];              /* spec.vm.backing */
+	uint64_t chunk_bytes;          /* the page size postcopy serves a fault with: 4096, or the huge page size */
+	double pass_ns;                /* the pass's time (the slowest fault-linear vCPU's); < 0: no pass reported */
+	unsigned pass_vcpus;           /* fault-linear vCPUs that reported */
+	uint64_t pass_pages, pass_bytes;
+	uint64_t mismatches;           /* pages that did not hold what the source's guest wrote */
+	uint64_t first_mismatch;       /* the first one's guest-physical address; 0: none */
+	int64_t postcopy_requests;     /* pages the destination asked the source for (query-migrate); < 0: not known */
+	bool probes_on_destination;    /* the BPF probes counted the destination's QEMU from migrate-start-postcopy to the window's end */
+	char *probes_error;            /* why they could not be pointed at it, or NULL */
+	int dest_pid;                  /* the destination QEMU; 0: never started */
+	char *dest_exit;               /* how it ended when it ended on its own, or NULL */
+	char *dest_log;                /* its log's path, or NULL */
+	char *error;                   /* why the repetition failed in the scenario, or NULL */
+};
+
 /* One migration pass, derived from the timeline rows of the migration window (report_rep_iterations()). */
 struct report_iteration {
 	uint64_t pass;                 /* QEMU's dirty-sync-count while it ran */
@@ -188,6 +213,7 @@ struct report_rep {
 
 	struct report_snapshot snapshot;
 	struct report_live_migration migration;
+	struct report_postcopy postcopy;
 
 	/* kernel arms: the host VM this repetition ran in */
 	bool host_vm;

@@ -20,6 +20,8 @@
 #define CLEAR_LOG_NS_COUNTER "bpf.clear_dirty_log_ns"
 #define GET_LOG_NS_COUNTER "bpf.get_dirty_log_ns"
 #define REMOTE_FLUSH_COUNTER "kvm.remote_tlb_flush"
+/* postcopy-restore: figures of the destination's pass (rep.postcopy), not of one counter */
+#define POSTCOPY "(postcopy pass)"
 
 static const struct report_metric_def metric_defs[] = {
 	{ "pf_per_s", "kvm.pf_taken", false, "1/s", "lower",
@@ -67,6 +69,14 @@ static const struct report_metric_def metric_defs[] = {
 	{ "iteration_s", ITERATIONS, false, "s", "none",
 	  "duration of a migration pass, mean (passes after the first that ran to their end)" },
 	{ "iterations", ITERATIONS, false, "1", "none", "migration passes begun in the window" },
+	{ "fault_pass_ms", POSTCOPY, false, "ms", "lower",
+	  "time the destination's guest took to touch its region once, linearly, after the postcopy switch-over (fault-linear)" },
+	{ "postcopy_chunk_bytes", POSTCOPY, false, "B", "none",
+	  "the page size postcopy served the destination's faults in (4 KiB anonymous RAM, the huge page size with hugetlb)" },
+	{ "postcopy_requests", POSTCOPY, false, "1", "none",
+	  "pages the destination asked the source for in postcopy (query-migrate postcopy-requests)" },
+	{ "fault_mismatches", POSTCOPY, false, "1", "lower",
+	  "pages of the destination's region that did not hold what the source's guest wrote (0: no page lost)" },
 	{ "snapshot_duration_s", NULL, false, "s", "lower", "wall time of the background snapshot" },
 	{ "snapshot_pages_per_s", NULL, false, "1/s", "higher", "guest pages written by the snapshot per second" },
 };
@@ -289,6 +299,27 @@ static int summarize_iterations(const struct report *r, const struct report_rep 
 	return add_value(metrics, def->name, (counter ? sum : dur) / (double)steady);
 }
 
+static int summarize_postcopy(const struct report_rep *rep, const struct report_metric_def *def,
+			      struct json_object *metrics, struct json_object *unavailable)
+{
+	const struct report_postcopy *p = &rep->postcopy;
+
+	if (!strcmp(def->name, "postcopy_chunk_bytes"))
+		return p->chunk_bytes ? add_value(metrics, def->name, (double)p->chunk_bytes)
+				      : add_unavailable(metrics, unavailable, def->name, "the chunk size is not known");
+	if (!strcmp(def->name, "postcopy_requests"))
+		return p->postcopy_requests >= 0
+			       ? add_value(metrics, def->name, (double)p->postcopy_requests)
+			       : add_unavailable(metrics, unavailable, def->name,
+						 "QEMU's query-migrate gave no postcopy-requests before the migration ended");
+	if (p->pass_ns < 0)
+		return add_unavailable(metrics, unavailable, def->name,
+				       p->error ? p->error : "the destination's guest reported no fault-linear pass");
+	if (!strcmp(def->name, "fault_pass_ms"))
+		return add_value(metrics, def->name, p->pass_ns / 1e6);
+	return add_value(metrics, def->name, (double)p->mismatches);
+}
+
 int report_rep_window_summary(const struct report *r, const struct report_rep *rep, enum report_window w,
 			      struct json_object **ret)
 {
@@ -325,8 +356,12 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 			if (w != REPORT_WINDOW_SNAPSHOT)
 				continue;
 			k = summarize_snapshot(rep, def, metrics, unavailable);
+		} else if (!strcmp(def->counter, POSTCOPY)) {
+			if (w != REPORT_WINDOW_MIGRATION || !rep->postcopy.set)
+				continue;
+			k = summarize_postcopy(rep, def, metrics, unavailable);
 		} else if (!strcmp(def->counter, ITERATIONS)) {
-			if (w != REPORT_WINDOW_MIGRATION)
+			if (w != REPORT_WINDOW_MIGRATION || rep->postcopy.set)
 				continue;
 			k = summarize_iterations(r, rep, def, metrics, unavailable);
 		} else if (!strcmp(def->counter, LATENCY_COUNTER)) {

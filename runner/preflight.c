@@ -198,8 +198,8 @@ static int mem_available(unsigned long long *ret)
  */
 static void check_memory(struct failures *f, const struct run_spec *spec)
 {
-	/* dirty-log: the migration's destination on this host fills a second copy of guest RAM */
-	bool dest = spec->scenario == SPEC_SCENARIO_DIRTY_LOG;
+	/* dirty-log, postcopy-restore: the migration's destination on this host fills a second copy of guest RAM */
+	bool dest = spec_scenario_has_destination(spec->scenario);
 	unsigned long long avail = 0;
 
 	if (spec->vm.backing == SPEC_BACKING_HUGETLB || mem_available(&avail) < 0)
@@ -229,13 +229,13 @@ static void check_hugetlb(struct failures *f, const struct run_spec *spec)
 		     (unsigned long long)(hp >> 10));
 		return;
 	}
-	/* dirty-log: the destination QEMU on this host takes as many again */
-	uint64_t need = spec->vm.memory / hp * (spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? 2 : 1);
+	/* dirty-log, postcopy-restore: the destination QEMU on this host takes as many again */
+	uint64_t need = spec->vm.memory / hp * (spec_scenario_has_destination(spec->scenario) ? 2 : 1);
 	if ((uint64_t)free_pages < need)
 		fail(f, -ENOMEM,
 		     "%ld free %llu kB huge pages, the guest needs %llu%s: reserve them (echo N > /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages, or the knob sysctl:vm.nr_hugepages=N for 2M pages)",
 		     free_pages, (unsigned long long)(hp >> 10), (unsigned long long)need,
-		     spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? " (with the migration's destination)" : "",
+		     spec_scenario_has_destination(spec->scenario) ? " (with the migration's destination)" : "",
 		     (unsigned long long)(hp >> 10));
 }
 

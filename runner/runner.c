@@ -191,6 +191,7 @@ static int guest_append(const struct run_spec *spec, char **ret, struct sb_error
 	p.run_ms = 0;
 	p.interval_ms = spec->guest.telemetry_interval_ms;
 	p.seed = spec->guest.seed;
+	p.fault_write = spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE && spec->postcopy.access == SPEC_FAULT_WRITE;
 	p.clock = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(clocks); i++)
 		if (!strcmp(spec->guest.clock, clocks[i]))
@@ -577,6 +578,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 			bpf_source_report_unavailable(run->report, reason);
 		}
 		rr.bpf = run->bpf;
+		rr.sctx.bpf = rr.bpf;
 	} else {
 		bpf_source_report_unavailable(run->report, "BPF probes are off (spec.bpf.enabled is false)");
 	}
@@ -1013,7 +1015,8 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	run.progress.waiting_s = NAN;
 	run.rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
 			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3 +
-			    (spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? spec->dirty_log.iterate_s : 0);
+			    (spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? spec->dirty_log.iterate_s : 0) +
+			    (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE ? 5 : 0);
 	write_report(&run);
 	if (run.write_error) {
 		ret = sb_error_set(err, run.write_error, "%s", run.write_msg);

@@ -480,6 +480,8 @@ const struct scenario_ops *scenario_find(enum spec_scenario s)
 		return &scenario_background_snapshot;
 	case SPEC_SCENARIO_DIRTY_LOG:
 		return &scenario_dirty_log;
+	case SPEC_SCENARIO_POSTCOPY_RESTORE:
+		return &scenario_postcopy_restore;
 	}
 	return NULL;
 }

@@ -33,6 +33,7 @@
 
 struct vm;
 struct vm_config;
+struct bpf_source;
 
 struct scenario_ctx {
 	const struct run_spec *spec;
@@ -43,6 +44,7 @@ struct scenario_ctx {
 	unsigned setup_timeout_ms; /* how long the action may stay in its setup state; 0: the scenario's default */
 	const struct vm_config *vm_cfg; /* how vm was started (a migration's destination is started alike); may be NULL */
 	const char *dest_qemu_binary;   /* a migration's destination QEMU; NULL: vm_cfg's */
+	struct bpf_source *bpf;         /* the BPF probes, pointed at vm's QEMU; NULL: none (a scenario may point them at its destination for a while) */
 };
 
 struct scenario_ops {
@@ -68,3 +70,4 @@ const struct scenario_ops *scenario_find(enum spec_scenario s);
 
 extern const struct scenario_ops scenario_background_snapshot;
 extern const struct scenario_ops scenario_dirty_log;
+extern const struct scenario_ops scenario_postcopy_restore;

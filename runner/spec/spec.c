@@ -27,7 +27,8 @@
 
 #define SPEC_MAX_DEPTH 16
 
-static const char *const scenario_names[] = { "background-snapshot", "dirty-log", NULL };
+static const char *const scenario_names[] = { "background-snapshot", "dirty-log", "postcopy-restore", NULL };
+static const char *const access_names[] = { "read", "write", NULL };
 static const char *const tracking_names[] = { "bitmap", "ring", NULL };
 static const char *const completion_names[] = { "cancel", "complete", NULL };
 static const char *const backing_names[] = { "anon", "anon-nothp", "hugetlb", NULL };
@@ -35,7 +36,7 @@ static const char *const page_size_names[] = { "4k", "2m", NULL };
 static const char *const sink_names[] = { "file", "null", NULL };
 static const char *const backend_names[] = { "qemu", "libvirt", NULL };
 static const char *const kind_names[] = { "micro", "linux", NULL };
-static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", NULL };
+static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", "fault-linear", NULL };
 static const char *const disk_format_names[] = { "qcow2", "raw", NULL };
 static const char *const clock_names[] = { "auto", "kvmclock", "cpuid", "pit", NULL };
 static const char *const accel_names[] = { "auto", "kvm", "tcg", NULL };
@@ -135,6 +136,11 @@ static const struct field fields[] = {
 	{ .path = "dirty_log.max_bandwidth", .type = F_SIZE, .offset = OFF(dirty_log.max_bandwidth), .min = 1 << 20, .max = 1e12 },
 	{ .path = "dirty_log.downtime_limit_ms", .type = F_UINT, .offset = OFF(dirty_log.downtime_limit_ms), .min = 1, .max = 2000000 },
 	{ .path = "dirty_log.completion", .type = F_ENUM, .offset = OFF(dirty_log.completion), .choices = completion_names },
+	{ .path = "postcopy", .type = F_OBJECT },
+	{ .path = "postcopy.access", .type = F_ENUM, .offset = OFF(postcopy.access), .choices = access_names },
+	{ .path = "postcopy.preempt", .type = F_BOOL, .offset = OFF(postcopy.preempt) },
+	{ .path = "postcopy.background_bandwidth", .type = F_SIZE, .offset = OFF(postcopy.background_bandwidth), .min = 1 << 16, .max = 1e12, .nullable = true },
+	{ .path = "postcopy.timeout_s", .type = F_SECONDS, .offset = OFF(postcopy.timeout_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "timing", .type = F_OBJECT },
 	{ .path = "timing.warmup_s", .type = F_SECONDS, .offset = OFF(timing.warmup_s), .min = 0, .max = 86400 },
 	{ .path = "timing.pre_s", .type = F_SECONDS, .offset = OFF(timing.pre_s), .min = 0, .max = 86400, .excl = true },
@@ -321,6 +327,10 @@ int spec_init(struct run_spec *spec)
 			.max_bandwidth = 32ull << 20,
 			.downtime_limit_ms = 1,
 			.completion = SPEC_COMPLETION_CANCEL,
+		},
+		.postcopy = {
+			.access = SPEC_FAULT_READ,
+			.timeout_s = 120,
 		},
 		.timing = {
 			.warmup_s = 2,
@@ -1133,7 +1143,7 @@ static int validate_host_vm(const struct run_spec *spec, struct sb_error *err)
 				    "spec.host_vm.numa_nodes: %u nodes do not split %u vCPUs and %llu MiB evenly; choose a divisor of both",
 				    spec->host_vm.numa_nodes, spec->host_vm.vcpus, (unsigned long long)(spec->host_vm.memory >> 20));
 	/* dirty-log: the migration's destination runs in the host VM too, with a second copy of guest RAM */
-	uint64_t guests = spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? 2 : 1;
+	uint64_t guests = spec_scenario_has_destination(spec->scenario) ? 2 : 1;
 	if (spec->vm.memory * guests + (512ull << 20) > spec->host_vm.memory)
 		return sb_error_set(err, -EINVAL,
 				    "spec.host_vm.memory: %llu MiB leave too little room for the guest's %llu MiB (spec.vm.memory%s) and the kernel under test; give at least 512 MiB more (--host-vm-memory)",
@@ -1248,6 +1258,19 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 			return sb_error_set(err, -EINVAL,
 					    "spec.dirty_log.iterate_s: %g s is shorter than one sample interval (spec.timing.interval_ms %u); lengthen it",
 					    spec->dirty_log.iterate_s, spec->timing.interval_ms);
+	}
+	if (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE) {
+		bool faulting = spec->guest.pattern && !strcmp(spec->guest.pattern, "fault-linear");
+
+		if (spec->vm.backend != SPEC_BACKEND_QEMU || spec->guest.kind != SPEC_GUEST_MICRO)
+			return sb_error_set(err, -EINVAL,
+					    "spec.scenario \"postcopy-restore\": the runner starts the migration's destination QEMU itself, so it needs the qemu backend and the micro guest; drop vm.backend and guest.kind");
+		for (unsigned i = 0; i < spec->vm.vcpus && i < SPEC_MAX_VCPUS; i++)
+			if (spec->guest.vcpu_pattern[i] && !strcmp(spec->guest.vcpu_pattern[i], "fault-linear"))
+				faulting = true;
+		if (!faulting)
+			return sb_error_set(err, -EINVAL,
+					    "spec.guest.pattern: the postcopy-restore scenario times the destination's fault-linear pass; set guest.pattern (or a guest.vcpu_pattern) to \"fault-linear\"");
 	}
 	if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.pre_s * 1000) ||
 	    (uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.post_s * 1000))
@@ -1424,6 +1447,15 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 		add(&b, d, "downtime_limit_ms", json_object_new_int((int)spec->dirty_log.downtime_limit_ms));
 		add(&b, d, "completion", json_object_new_string(completion_names[spec->dirty_log.completion]));
 		add(&b, o, "dirty_log", d);
+	}
+
+	if (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE) {
+		struct json_object *d = json_object_new_object();
+		add(&b, d, "access", json_object_new_string(access_names[spec->postcopy.access]));
+		add(&b, d, "preempt", json_object_new_boolean(spec->postcopy.preempt));
+		add(&b, d, "background_bandwidth", spec->postcopy.background_bandwidth ? json_object_new_uint64(spec->postcopy.background_bandwidth) : NULL);
+		add(&b, d, "timeout_s", seconds(spec->postcopy.timeout_s));
+		add(&b, o, "postcopy", d);
 	}
 
 	add(&b, t, "warmup_s", seconds(spec->timing.warmup_s));

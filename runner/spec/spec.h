@@ -31,6 +31,12 @@ struct json_object;
 enum spec_scenario {
 	SPEC_SCENARIO_BACKGROUND_SNAPSHOT,
 	SPEC_SCENARIO_DIRTY_LOG,       /* a precopy migration held in its iterations (docs/scenarios.md) */
+	SPEC_SCENARIO_POSTCOPY_RESTORE, /* a postcopy migration; the destination's guest faults its region in once */
+};
+
+enum spec_fault_access {
+	SPEC_FAULT_READ,               /* fault-linear reads each page */
+	SPEC_FAULT_WRITE,              /* ... writes it */
 };
 
 enum spec_dirty_tracking {
@@ -83,6 +89,13 @@ struct spec_arm {
 };
 
 #define SPEC_PATTERN_DEFAULT NULL /* in vcpu_pattern[]: the guest's default pattern */
+
+struct run_spec;
+/* The scenarios that start a migration's destination QEMU on this host (a second copy of guest RAM). */
+static inline bool spec_scenario_has_destination(enum spec_scenario s)
+{
+	return s == SPEC_SCENARIO_DIRTY_LOG || s == SPEC_SCENARIO_POSTCOPY_RESTORE;
+}
 
 struct run_spec {
 	enum spec_scenario scenario;
@@ -150,6 +163,14 @@ struct run_spec {
 		unsigned downtime_limit_ms; /* QEMU's downtime-limit while iterating: small, so it does not converge */
 		enum spec_completion completion;
 	} dirty_log;
+
+	/* scenario postcopy-restore: the switch-over and the destination's one pass over its region */
+	struct {
+		enum spec_fault_access access; /* the fault-linear pass's access */
+		bool preempt;             /* QEMU's postcopy-preempt capability on both sides */
+		uint64_t background_bandwidth; /* QEMU's max-postcopy-bandwidth: the background push, bytes/s; 0: unlimited */
+		double timeout_s;         /* for the migration and the pass to end */
+	} postcopy;
 
 	struct {
 		double warmup_s, pre_s, post_s;
