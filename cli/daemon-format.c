@@ -346,7 +346,7 @@ const char *report_action_window(struct json_object *report)
 {
 	const char *sc = client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL);
 
-	return sc && !strcmp(sc, "dirty-log") ? "migration" : "snapshot";
+	return sc && (!strcmp(sc, "dirty-log") || !strcmp(sc, "postcopy-restore")) ? "migration" : "snapshot";
 }
 
 void print_unavailable(FILE *out, struct json_object *report, struct json_object *arm)

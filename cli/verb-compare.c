@@ -59,13 +59,16 @@ static void usage(FILE *out)
 		"\n"
 		"Statistics and verdicts:\n"
 		"  --window NAME         pre, snapshot, migration or post; repeatable (default\n"
-		"                        snapshot; dirty-log runs: migration)\n"
+		"                        snapshot; dirty-log and postcopy-restore runs:\n"
+		"                        migration)\n"
 		"  --metric NAME         a metric or a glob such as 'invalidations_per_s.*';\n"
 		"                        repeatable (default: pf_per_s tlb_per_s\n"
 		"                        invalidations_per_s[.*] guest_ops_per_s latency_p50_ns\n"
 		"                        latency_p99_ns latency_p999_ns; dirty-log runs: the\n"
 		"                        seed's clear_log_ns_per_iteration tlb_per_iteration\n"
-		"                        tlb_per_s dirty_pages_per_s first, docs/compare.md)\n"
+		"                        tlb_per_s dirty_pages_per_s first; postcopy-restore\n"
+		"                        runs: fault_pass_ms postcopy_chunk_bytes\n"
+		"                        postcopy_requests first, docs/compare.md)\n"
 		"  --alpha P             significance level of the two-sided test (default 0.05)\n"
 		"  --threshold PCT       smallest |change of medians| in %% that earns a verdict\n"
 		"                        (default 5)\n"
@@ -200,7 +203,7 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		break;
 	case OPT_WINDOW:
 		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "migration") && strcmp(arg, "post")) {
-			verb_error("--window %s: use pre, snapshot, migration (dirty-log) or post", arg);
+			verb_error("--window %s: use pre, snapshot, migration (dirty-log, postcopy-restore) or post", arg);
 			return -EINVAL;
 		}
 		if (push_ptr(&a->windows, &a->n_windows, arg) < 0)

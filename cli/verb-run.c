@@ -40,7 +40,7 @@ static const struct {
 	const char *arg;
 	const char *help;
 } field_flags[] = {
-	{ "scenario", "scenario", "S", "background-snapshot (default) or dirty-log (docs/scenarios.md)" },
+	{ "scenario", "scenario", "S", "background-snapshot (default), dirty-log or postcopy-restore (docs/scenarios.md)" },
 	{ "repetitions", "repetitions", "N", "repetitions per arm (default 5)" },
 	{ "description", "description", "TEXT", "free text kept in the report" },
 	{ "backend", "vm.backend", "B", "qemu (QEMU started by snapbench, default) or libvirt (a transient domain)" },

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The postcopy-restore scenario for real: a postcopy migration of the micro
+ * guest to a destination QEMU on this host, whose guest then touches its
+ * 128 MiB region once, linearly. Every report validates. Cases:
+ *
+ *   e2e             2 repetitions, reads, the background push throttled to
+ *                   64 MiB/s: each records the pass's time over
+ *                   all 32768 pages, postcopy-requests > 0, no page lost
+ *                   (every page held what the source's guest wrote), the
+ *                   migration completed; compare's defaults lead with the
+ *                   pass time; nothing is left behind
+ *   write           the pass writes (an exchange per page): no page lost
+ *   hugetlb         guest RAM on 2 MiB hugetlb pages (reserved by the
+ *                   sysctl:vm.nr_hugepages knob): the chunk is 2 MiB
+ *   dest-fails      the destination QEMU does not start: the repetition
+ *                   fails in prepare with QEMU's words, the run stops, no
+ *                   QEMU is left
+ *   no-hugepages    hugetlb with huge pages for the source only: the
+ *                   destination cannot start, the repetition says so
+ *   preempt-refused postcopy-preempt over the runner's fd channel, which
+ *                   QEMU refuses (it needs a multi-channel transport): the
+ *                   repetition fails with QEMU's reason, no QEMU is left
+ *
+ * argv[3] (optional) runs one case only; argv[4] is snapbench, for
+ * `snapbench compare` of the e2e report (its defaults for these runs).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "macro.h"
+#include "run-test.h"
+#include "runner.h"
+#include "spec.h"
+
+static const char *snapbench_exe;
+
+static bool jtrue(struct json_object *o, const char *path)
+{
+	struct json_object *v = jget(o, path);
+
+	CHECK_MSG(v && json_object_is_type(v, json_type_boolean), "%s: not a boolean", path);
+	return json_object_get_boolean(v);
+}
+
+static void postcopy_spec(struct run_spec *spec, const char *reps)
+{
+	struct sb_error err = {};
+
+	CHECK(spec_init(spec) == 0);
+	CHECK(spec_set(spec, "scenario", "postcopy-restore", NULL, &err) == 0);
+	CHECK(spec_set(spec, "repetitions", reps, NULL, &err) == 0);
+	CHECK(spec_set(spec, "vm.memory", "256M", NULL, &err) == 0);
+	CHECK(spec_set(spec, "vm.vcpus", "1", NULL, &err) == 0);
+	CHECK(spec_set(spec, "guest.pattern", "fault-linear", NULL, &err) == 0);
+	CHECK(spec_set(spec, "guest.region", "128M", NULL, &err) == 0);
+	CHECK(spec_set(spec, "guest.probe.vcpu", "null", NULL, &err) == 0);
+	CHECK(spec_set(spec, "postcopy.timeout_s", "60", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.warmup_s", "0", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.pre_s", "1", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.post_s", "1", NULL, &err) == 0);
+	CHECK(spec_set(spec, "timing.interval_ms", "250", NULL, &err) == 0);
+	CHECK_MSG(spec_validate(spec, &err) == 0, "%s", err.msg);
+}
+
+/* A repetition whose pass ran over the whole region and found every page. */
+static void check_pass(struct json_object *r, int i, const char *access, double chunk)
+{
+	char p[96];
+	struct json_object *rep = jp(r, (snprintf(p, sizeof(p), "repetitions/%d", i), p));
+
+	CHECK(!strcmp(jstr(rep, "state"), "completed"));
+	CHECK(!strcmp(jstr(rep, "postcopy/status"), "completed"));
+	CHECK(jnull(rep, "postcopy/error"));
+	CHECK(!strcmp(jstr(rep, "postcopy/access"), access));
+	CHECK(jnum(rep, "postcopy/chunk_bytes") == chunk);
+	CHECK(jnum(rep, "postcopy/pass/ms") > 0);
+	CHECK(jnum(rep, "postcopy/pass/vcpus") == 1);
+	CHECK(jnum(rep, "postcopy/pass/pages") == 32768);
+	CHECK(jnum(rep, "postcopy/pass/bytes") == 128 << 20);
+	CHECK(jnum(rep, "postcopy/pass/mismatches") == 0);
+	CHECK(jnull(rep, "postcopy/pass/first_mismatch"));
+	CHECK(jnum(rep, "postcopy/started_s") < jnum(rep, "postcopy/switchover_s"));
+	CHECK(jnum(rep, "postcopy/switchover_s") <= jnum(rep, "postcopy/pass_started_s"));
+	CHECK(jnum(rep, "windows/migration/metrics/fault_pass_ms") == jnum(rep, "postcopy/pass/ms"));
+	CHECK(jnum(rep, "windows/migration/metrics/fault_mismatches") == 0);
+	CHECK(jnum(rep, "windows/migration/metrics/postcopy_chunk_bytes") == chunk);
+	/* the probes followed the guest to the destination where they run at all */
+	if (jp(r, "probes/bpf.invalidations") && jtrue(r, "probes/bpf.invalidations/available"))
+		CHECK(jtrue(rep, "postcopy/probes_on_destination"));
+	printf("rep %d: pass %.1f ms over %.0f pages, %.0f postcopy requests, chunk %.0f B\n", i,
+	       jnum(rep, "postcopy/pass/ms"), jnum(rep, "postcopy/pass/pages"), jnum(rep, "postcopy/postcopy_requests"),
+	       chunk);
+}
+
+static void test_e2e(void)
+{
+	struct run_spec spec;
+	char run_dir[PATH_MAX];
+	struct runner_options opts = { .run_dir = run_dir };
+	struct sb_error err = {};
+	struct json_object *r;
+	int k;
+
+	snprintf(run_dir, sizeof(run_dir), "%s/20261201T000000Z-0c0e2e", test_tmpdir("postcopy-e2e"));
+	postcopy_spec(&spec, "2");
+	/*
+	 * QEMU pushes the pages in address order, the order the pass touches
+	 * them: unthrottled, the push stays ahead of the guest and it asks for
+	 * almost nothing (0 to 40 requests here). At 64 MiB/s the guest
+	 * outruns the push and asks for hundreds.
+	 */
+	CHECK(spec_set(&spec, "postcopy.background_bandwidth", "64M", NULL, &err) == 0);
+	k = run_test_run("postcopy-e2e", &spec, &opts, &r, &err);
+	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
+	CHECK(!strcmp(jstr(r, "state"), "completed"));
+	CHECK(!strcmp(jstr(r, "spec/scenario"), "postcopy-restore"));
+	CHECK(jnum(r, "arms/0/repetitions/completed") == 2);
+	for (int i = 0; i < 2; i++) {
+		char p[96];
+		check_pass(r, i, "read", 4096);
+		CHECK(jnum(r, (snprintf(p, sizeof(p), "repetitions/%d/postcopy/postcopy_requests", i), p)) > 0);
+	}
+	CHECK(jnum(r, "arms/0/windows/migration/fault_pass_ms/n") == 2);
+	if (snapbench_exe) {
+		char out[PATH_MAX + 32], errp[PATH_MAX + 64], rp[PATH_MAX + 32];
+		struct json_object *c;
+		snprintf(rp, sizeof(rp), "%s/report.json", run_dir);
+		snprintf(out, sizeof(out), "%s/compare.json", test_tmpdir("postcopy-compare"));
+		snprintf(errp, sizeof(errp), "%s.err", out);
+		char *argv[] = { (char *)snapbench_exe, "compare", "--aa", "label=default", "--json", rp, NULL };
+		k = run_test_spawn(argv, out, errp);
+		CHECK_MSG(k == 0, "snapbench compare exited %d: %s", k, run_test_read_file(errp));
+		c = json_tokener_parse(run_test_read_file(out));
+		CHECK(c);
+		CHECK(!strcmp(jstr(c, "settings/windows/0"), "migration"));
+		CHECK(!strcmp(jstr(c, "settings/metrics/0"), "fault_pass_ms"));
+		CHECK(!strcmp(jstr(c, "settings/metrics/1"), "postcopy_chunk_bytes"));
+		CHECK(!strcmp(jstr(c, "metrics/0/metric"), "fault_pass_ms"));
+		json_object_put(c);
+	}
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static void test_write(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+	int k;
+
+	postcopy_spec(&spec, "1");
+	CHECK(spec_set(&spec, "postcopy.access", "write", NULL, &err) == 0);
+	k = run_test_run("postcopy-write", &spec, &opts, &r, &err);
+	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
+	check_pass(r, 0, "write", 4096);
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static void hugetlb_spec(struct run_spec *spec, const char *pages)
+{
+	struct sb_error err = {};
+	char knob[64];
+
+	postcopy_spec(spec, "1");
+	snprintf(knob, sizeof(knob), "sysctl:vm.nr_hugepages=%s", pages);
+	CHECK(spec_set(spec, "vm.backing", "hugetlb", NULL, &err) == 0);
+	CHECK(spec_set(spec, "vm.hugepage_size", "2M", NULL, &err) == 0);
+	CHECK(spec_set(spec, "knobs", knob, NULL, &err) == 0);
+	CHECK_MSG(spec_validate(spec, &err) == 0, "%s", err.msg);
+}
+
+static void test_hugetlb(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+	int k;
+
+	hugetlb_spec(&spec, "300"); /* 128 pages each for the source and the destination */
+	k = run_test_run("postcopy-hugetlb", &spec, &opts, &r, &err);
+	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
+	check_pass(r, 0, "read", 2 << 20);
+	CHECK(!strcmp(jstr(r, "repetitions/0/postcopy/backing"), "hugetlb"));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static void test_no_hugepages(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+
+	hugetlb_spec(&spec, "150"); /* the source's 128, not the destination's */
+	CHECK(run_test_run("postcopy-no-hugepages", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 prepare"));
+	printf("error: %s\n", jstr(r, "repetitions/0/error/message"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "destination QEMU did not start"));
+	CHECK(strstr(jstr(r, "repetitions/0/postcopy/error"), "destination"));
+	CHECK(jnull(r, "repetitions/0/postcopy/pass"));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static void test_dest_fails(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = { .dest_qemu_binary = "/bin/false" };
+	struct sb_error err = {};
+	struct json_object *r;
+
+	postcopy_spec(&spec, "2");
+	CHECK(run_test_run("postcopy-dest-fails", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(json_object_array_length(jp(r, "repetitions")) == 1); /* the next would fail alike: the run stopped */
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 prepare"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "/bin/false"));
+	CHECK(strstr(jstr(r, "repetitions/0/postcopy/error"), "destination QEMU did not start"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/postcopy/status"), "not-started"));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+static void test_preempt_refused(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+
+	postcopy_spec(&spec, "1");
+	CHECK(spec_set(&spec, "postcopy.preempt", "true", NULL, &err) == 0);
+	CHECK(run_test_run("postcopy-preempt-refused", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "repetitions/0/state"), "failed"));
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 migration"));
+	printf("error: %s\n", jstr(r, "repetitions/0/error/message"));
+	CHECK(strstr(jstr(r, "repetitions/0/postcopy/error"), "the migration failed"));
+	CHECK(strstr(jstr(r, "repetitions/0/postcopy/error"), "multi-channels"));
+	CHECK(jtrue(r, "repetitions/0/postcopy/preempt"));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct run_test_case cases[] = {
+		{ "e2e", test_e2e },
+		{ "write", test_write },
+		{ "hugetlb", test_hugetlb },
+		{ "dest-fails", test_dest_fails },
+		{ "no-hugepages", test_no_hugepages },
+		{ "preempt-refused", test_preempt_refused },
+	};
+
+	run_test_init(argc, argv);
+	run_test_require_kvm_root();
+	snapbench_exe = argc > 4 ? argv[4] : NULL;
+	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
+	return 0;
+}
