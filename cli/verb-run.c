@@ -56,7 +56,7 @@ static const struct {
 	{ "prealloc", "vm.prealloc", "BOOL", "preallocate guest RAM (default false)" },
 	{ "user", "vm.user", "USER", "QEMU drops to this user (-runas), or none" },
 	{ "qemu-arg", "vm.extra_args", "ARG", "one more QEMU argument; repeatable" },
-	{ "pattern", "guest.pattern", "P", "workers' pattern: write64, read64, rand-set, idle (default write64)" },
+	{ "pattern", "guest.pattern", "P", "workers' pattern: write64, read64, rand-set, idle, fault-linear (default write64)" },
 	{ "vcpu-pattern", "guest.vcpu_patterns", "N=P", "pattern of vCPU N; repeatable" },
 	{ "region", "guest.region", "SIZE|PCT", "workload region: a size or a share of free RAM (default 50%)" },
 	{ "page-size", "guest.page_size", "4k|2m", "guest page size (default 4k)" },
