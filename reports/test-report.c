@@ -256,10 +256,63 @@ static void test_report(const char *validator, const char *schema)
 	json_object_put(j);
 }
 
+/* rep.postcopy: written, its four metrics in the migration window (and no pass metrics), read back by report_rep_import() */
+static void test_postcopy(void)
+{
+	_cleanup_report_ struct report *r = NULL, *r2 = NULL;
+	struct report_rep *rep, *rep2;
+	struct json_object *j = NULL, *j2 = NULL;
+	struct sb_error err = {};
+	struct report_row *row;
+
+	CHECK(report_new("20261201T120000Z-0c0c0c", 1796010312ULL * 1000000000ULL, &r) == 0);
+	CHECK(report_add_arm(r, "default", NULL, 1) == 0);
+	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK(report_rep_append_row(rep, 1.0 + i, 1.0, i == 1 ? REPORT_WINDOW_MIGRATION : REPORT_WINDOW_PRE, &row) == 0);
+		CHECK(report_row_set(rep, row, "guest.ops", 0) == 0);
+	}
+	rep->postcopy = (struct report_postcopy){
+		.set = true, .status = "completed", .started_s = 1.2, .switchover_s = 1.3, .pass_started_s = 1.31,
+		.access = "read", .backing = "hugetlb", .chunk_bytes = 2 << 20, .pass_ns = 433.5e6, .pass_vcpus = 1,
+		.pass_pages = 32768, .pass_bytes = 128 << 20, .mismatches = 2, .first_mismatch = 0x300000,
+		.postcopy_requests = 7, .probes_on_destination = true, .dest_pid = 99,
+	};
+	rep->postcopy.dest_log = strdup("/tmp/qemu-rep0-dest.log");
+	rep->state = REPORT_REP_COMPLETED;
+	CHECK(report_to_json(r, &j, &err) == 0);
+	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/ms"), 433.5));
+	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/first_mismatch"), 0x300000));
+	CHECK(near(jnum(j, "repetitions/0/postcopy/chunk_bytes"), 2 << 20));
+	CHECK(!strcmp(json_object_get_string(jp(j, "repetitions/0/postcopy/backing")), "hugetlb"));
+	CHECK(near(jnum(j, "repetitions/0/windows/migration/metrics/fault_pass_ms"), 433.5));
+	CHECK(near(jnum(j, "repetitions/0/windows/migration/metrics/postcopy_requests"), 7));
+	CHECK(near(jnum(j, "repetitions/0/windows/migration/metrics/fault_mismatches"), 2));
+	CHECK(near(jnum(j, "repetitions/0/windows/migration/metrics/postcopy_chunk_bytes"), 2 << 20));
+	CHECK(!jp(j, "repetitions/0/windows/migration/metrics/iterations"));
+	CHECK(!jp(j, "repetitions/0/windows/pre/metrics/fault_pass_ms"));
+	CHECK(!jp(j, "repetitions/0/migration"));
+
+	/* read back as a kernel arm's repetition is: the same JSON again */
+	CHECK(report_new("20261201T120001Z-0c0c0d", 1796010312ULL * 1000000000ULL, &r2) == 0);
+	CHECK(report_add_arm(r2, "default", NULL, 1) == 0);
+	CHECK(report_add_rep(r2, 0, r2->created_ns, &rep2) == 0);
+	CHECK_MSG(report_rep_import(r2, rep2, j, 0, &err) == 0, "%s", err.msg);
+	CHECK(rep2->postcopy.set && rep2->postcopy.pass_vcpus == 1 && rep2->postcopy.mismatches == 2);
+	CHECK(near(rep2->postcopy.pass_ns, 433.5e6) && rep2->postcopy.postcopy_requests == 7);
+	CHECK(rep2->postcopy.probes_on_destination && !strcmp(rep2->postcopy.dest_log, "/tmp/qemu-rep0-dest.log"));
+	CHECK(report_to_json(r2, &j2, &err) == 0);
+	CHECK(!strcmp(json_object_to_json_string(jp(j, "repetitions/0/postcopy")),
+		      json_object_to_json_string(jp(j2, "repetitions/0/postcopy"))));
+	json_object_put(j);
+	json_object_put(j2);
+}
+
 int main(int argc, char **argv)
 {
 	test_percentile();
 	test_ids();
 	test_report(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
+	test_postcopy();
 	return 0;
 }

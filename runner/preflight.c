@@ -108,9 +108,12 @@ static void check_userfaultfd(struct failures *f, const struct run_spec *spec, c
 			return;
 	}
 	fail(f, -EPERM,
-	     "QEMU runs as '%s' (uid %u), which may not use userfaultfd: vm.unprivileged_userfaultfd is 0%s, and background snapshots need userfaultfd write-protect; fix: set the knob sysctl:vm.unprivileged_userfaultfd=1 for the run, or run QEMU as root (drop spec.vm.user)",
+	     "QEMU runs as '%s' (uid %u), which may not use userfaultfd: vm.unprivileged_userfaultfd is 0%s, and %s; fix: set the knob sysctl:vm.unprivileged_userfaultfd=1 for the run, or run QEMU as root (drop spec.vm.user)",
 	     user ? user : "the invoking user", (unsigned)uid,
-	     devnode ? " and /dev/userfaultfd is not accessible to it" : " and this QEMU does not use /dev/userfaultfd (8.0+ does)");
+	     devnode ? " and /dev/userfaultfd is not accessible to it" : " and this QEMU does not use /dev/userfaultfd (8.0+ does)",
+	     spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE
+		     ? "postcopy needs userfaultfd in the migration's destination, for the faults KVM takes too"
+		     : "background snapshots need userfaultfd write-protect");
 }
 
 static void check_qemu(struct failures *f, const struct preflight_input *in, struct qemu_info *q, bool *ok)
@@ -255,7 +258,8 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 	check_qemu(&f, in, &q, &qemu_ok);
 	if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
 		libvirt_preflight(in->spec, fail_msg, &f); /* libvirt's QEMU user, not ours */
-	else if (in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT)
+	else if (in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT ||
+		 in->spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE)
 		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL); /* a precopy migration needs no userfaultfd */
 	check_bpf(&f, in->spec);
 	check_space(&f, in);

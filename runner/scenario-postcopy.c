@@ -152,14 +152,23 @@ static int pc_prepare(void *state, const struct scenario_ctx *ctx, struct sb_err
 		if (k < 0)
 			return sb_error_prefix(err, "setting QEMU's max-postcopy-bandwidth (spec.postcopy.background_bandwidth)");
 	}
-	/* the destination checks userfaultfd when it gets postcopy-ram: a refusal shows here */
-	k = migrate_dest_start(ctx->vm_cfg, ctx->dest_qemu_binary, caps, n_caps, &s->dest, err);
+	k = migrate_dest_start(ctx->vm_cfg, ctx->dest_qemu_binary, NULL, 0, &s->dest, err);
 	if (k < 0) {
 		snprintf(s->error, sizeof(s->error), "%s", err->msg);
 		return k;
 	}
 	s->dest_pid = s->dest->vm->pid;
 	s->dest_log = s->dest->vm->log_path ? strdup(s->dest->vm->log_path) : NULL;
+	/* the destination checks userfaultfd when it gets postcopy-ram: a refusal shows here */
+	k = qmp_migrate_set_capabilities(s->dest->vm->qmp, caps, n_caps, err);
+	if (k < 0) {
+		sb_error_prefix(err, "postcopy refused: the migration's destination QEMU (pid %d) refused postcopy-ram%s", s->dest_pid,
+				spec->postcopy.preempt ? " or postcopy-preempt" : "");
+		snprintf(s->error, sizeof(s->error),
+			 "%.700s (postcopy needs userfaultfd in the destination, also for the faults KVM takes: run QEMU as root or set the knob sysctl:vm.unprivileged_userfaultfd=1)",
+			 err->msg);
+		return sb_error_set(err, k, "%s", s->error);
+	}
 	return 0;
 }
 

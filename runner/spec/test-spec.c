@@ -295,6 +295,47 @@ static void test_dirty_log(void)
 	spec_done(&spec);
 }
 
+/* postcopy-restore's section: only in its specs' JSON, it round-trips, and it needs a fault-linear vCPU */
+static void test_postcopy(void)
+{
+	static const char text[] = "{\"scenario\": \"postcopy-restore\", \"vm\": {\"vcpus\": 1},"
+				   " \"guest\": {\"pattern\": \"fault-linear\", \"probe\": {\"vcpu\": null}},"
+				   " \"postcopy\": {\"access\": \"write\", \"preempt\": true, \"background_bandwidth\": \"64M\","
+				   " \"timeout_s\": 30}}";
+	struct run_spec spec, again;
+	struct json_object *j = NULL, *j2 = NULL;
+	struct sb_error err = {};
+	const char *out;
+
+	CHECK(spec_init(&spec) == 0);
+	CHECK(spec_to_json(&spec, &j) == 0);
+	CHECK(!json_object_object_get_ex(j, "postcopy", NULL));
+	json_object_put(j);
+	CHECK_MSG(spec_apply_json(&spec, text, strlen(text), NULL, &err) == 0, "%s", err.msg);
+	CHECK_MSG(spec_validate(&spec, &err) == 0, "%s", err.msg);
+	CHECK(spec.scenario == SPEC_SCENARIO_POSTCOPY_RESTORE && spec.postcopy.access == SPEC_FAULT_WRITE);
+	CHECK(spec.postcopy.preempt && spec.postcopy.background_bandwidth == 64ull << 20 && spec.postcopy.timeout_s == 30);
+	CHECK(spec_scenario_has_destination(spec.scenario) && !spec_scenario_has_destination(SPEC_SCENARIO_BACKGROUND_SNAPSHOT));
+	CHECK(spec_to_json(&spec, &j) == 0);
+	CHECK(!strcmp(jstr(j, "postcopy", "access"), "\"write\""));
+	CHECK(!strcmp(jstr(j, "postcopy", "background_bandwidth"), "67108864"));
+	CHECK(!json_object_object_get_ex(j, "dirty_log", NULL));
+	out = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+	CHECK(spec_init(&again) == 0);
+	CHECK_MSG(spec_apply_json(&again, out, strlen(out), NULL, &err) == 0, "%s: %s", out, err.msg);
+	CHECK(spec_to_json(&again, &j2) == 0);
+	CHECK(!strcmp(out, json_object_to_json_string_ext(j2, JSON_C_TO_STRING_PLAIN)));
+	/* no vCPU to time: the spec says which field to set */
+	CHECK(spec_set(&spec, "guest.pattern", "write64", "--pattern", &err) == 0);
+	CHECK(spec_validate(&spec, &err) == -EINVAL && strstr(err.msg, "spec.guest.pattern") && strstr(err.msg, "fault-linear"));
+	CHECK(spec_set(&spec, "postcopy.access", "exec", NULL, &err) == -EINVAL && strstr(err.msg, "read, write"));
+	CHECK(spec_set(&spec, "postcopy.background_bandwidth", "1K", NULL, &err) == -EINVAL);
+	json_object_put(j);
+	json_object_put(j2);
+	spec_done(&again);
+	spec_done(&spec);
+}
+
 static void test_flags_override(void)
 {
 	struct run_spec spec;
@@ -385,6 +426,7 @@ int main(void)
 	test_bad_flags();
 	test_defaults_and_round_trip();
 	test_dirty_log();
+	test_postcopy();
 	test_flags_override();
 	return 0;
 }

@@ -18,6 +18,10 @@
  *                   QEMU is left
  *   no-hugepages    hugetlb with huge pages for the source only: the
  *                   destination cannot start, the repetition says so
+ *   uffd-refused    QEMU as an unprivileged user without userfaultfd (the
+ *                   knob sysctl:vm.unprivileged_userfaultfd=0 for the run):
+ *                   preflight says so; without preflight the destination
+ *                   refuses postcopy-ram in QEMU's words, the run stops
  *   preempt-refused postcopy-preempt over the runner's fd channel, which
  *                   QEMU refuses (it needs a multi-channel transport): the
  *                   repetition fails with QEMU's reason, no QEMU is left
@@ -238,6 +242,53 @@ static void test_dest_fails(void)
 	spec_done(&spec);
 }
 
+#define UFFD_SYSCTL "/proc/sys/vm/unprivileged_userfaultfd"
+static long uffd_original = -1;
+
+static void restore_uffd(void)
+{
+	run_test_restore_sysctl(UFFD_SYSCTL, uffd_original);
+}
+
+static void test_uffd_refused(void)
+{
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+
+	if (access(UFFD_SYSCTL, F_OK) < 0)
+		SKIP_TEST("%s", UFFD_SYSCTL);
+	uffd_original = run_test_sysctl_locked(UFFD_SYSCTL);
+	CHECK(uffd_original >= 0);
+	test_at_exit(restore_uffd);
+
+	postcopy_spec(&spec, "2");
+	CHECK(spec_set(&spec, "vm.user", "nobody", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "knobs", "sysctl:vm.unprivileged_userfaultfd=0", NULL, &err) == 0);
+	CHECK(run_test_run("postcopy-uffd-refused", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "error/phase"), "preflight"));
+	CHECK_MSG(strstr(jstr(r, "error/message"), "postcopy needs userfaultfd") &&
+			  strstr(jstr(r, "error/message"), "sysctl:vm.unprivileged_userfaultfd=1"),
+		  "%s", jstr(r, "error/message"));
+	json_object_put(r);
+
+	opts = (struct runner_options){ .skip_preflight = true };
+	CHECK(run_test_run("postcopy-uffd-refused-nopf", &spec, &opts, &r, &err) < 0);
+	CHECK(!strcmp(jstr(r, "state"), "failed"));
+	CHECK(json_object_array_length(jp(r, "repetitions")) == 1); /* the run stopped: it would fail alike */
+	CHECK(!strcmp(jstr(r, "repetitions/0/error/phase"), "rep 0 prepare"));
+	printf("uffd-refused: %s\n", jstr(r, "repetitions/0/error/message"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "postcopy refused"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "sysctl:vm.unprivileged_userfaultfd=1"));
+	CHECK(strstr(jstr(r, "repetitions/0/postcopy/error"), "postcopy refused"));
+	CHECK(jnull(r, "repetitions/0/postcopy/pass"));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+	CHECK(run_test_sysctl_locked(UFFD_SYSCTL) == uffd_original);
+}
+
 static void test_preempt_refused(void)
 {
 	struct run_spec spec;
@@ -267,6 +318,7 @@ int main(int argc, char **argv)
 		{ "hugetlb", test_hugetlb },
 		{ "dest-fails", test_dest_fails },
 		{ "no-hugepages", test_no_hugepages },
+		{ "uffd-refused", test_uffd_refused },
 		{ "preempt-refused", test_preempt_refused },
 	};
 
