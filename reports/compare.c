@@ -52,6 +52,8 @@ static const char *const postcopy_metrics[] = {
 	"postcopy_chunk_bytes",
 	"postcopy_requests",
 	"fault_mismatches",
+	"set_spte_count",
+	"tdp_spte_changes",
 	"pf_per_s",
 	"kvm_page_faults_per_s",
 };

@@ -77,6 +77,10 @@ static const struct report_metric_def metric_defs[] = {
 	  "pages the destination asked the source for in postcopy (query-migrate postcopy-requests)" },
 	{ "fault_mismatches", POSTCOPY, false, "1", "lower",
 	  "pages of the destination's region that did not hold what the source's guest wrote (0: no page lost)" },
+	{ "set_spte_count", POSTCOPY, false, "1", "none",
+	  "SPTEs KVM installed in the migration window (kvmmmu:kvm_mmu_set_spte; the destination's from the switch-over)" },
+	{ "tdp_spte_changes", POSTCOPY, false, "1", "none",
+	  "TDP MMU SPTE changes in the migration window (kvmmmu:kvm_tdp_mmu_spte_changed; the destination's from the switch-over)" },
 	{ "snapshot_duration_s", NULL, false, "s", "lower", "wall time of the background snapshot" },
 	{ "snapshot_pages_per_s", NULL, false, "1/s", "higher", "guest pages written by the snapshot per second" },
 };
@@ -299,10 +303,28 @@ static int summarize_iterations(const struct report *r, const struct report_rep 
 	return add_value(metrics, def->name, (counter ? sum : dur) / (double)steady);
 }
 
-static int summarize_postcopy(const struct report_rep *rep, const struct report_metric_def *def,
+/* A counter's total over the window: what the prefetch patch changes is how many SPTEs a pass installs. */
+static int window_total(const struct report *r, const struct report_rep *rep, const char *counter, const char *name,
+			struct json_object *metrics, struct json_object *unavailable)
+{
+	const struct report_probe *probe = report_find_probe(r, counter);
+	int c = counter_index(rep, counter);
+	char buf[256];
+
+	if (c < 0 || (probe && !probe->available))
+		return add_unavailable(metrics, unavailable, name, missing_reason(r, counter, buf, sizeof(buf)));
+	return add_value(metrics, name, (double)report_rep_counter_total(rep, (size_t)c, REPORT_WINDOW_MIGRATION));
+}
+
+static int summarize_postcopy(const struct report *r, const struct report_rep *rep, const struct report_metric_def *def,
 			      struct json_object *metrics, struct json_object *unavailable)
 {
 	const struct report_postcopy *p = &rep->postcopy;
+
+	if (!strcmp(def->name, "set_spte_count"))
+		return window_total(r, rep, "bpf.set_spte", def->name, metrics, unavailable);
+	if (!strcmp(def->name, "tdp_spte_changes"))
+		return window_total(r, rep, "bpf.tdp_spte_changed", def->name, metrics, unavailable);
 
 	if (!strcmp(def->name, "postcopy_chunk_bytes"))
 		return p->chunk_bytes ? add_value(metrics, def->name, (double)p->chunk_bytes)
@@ -359,7 +381,7 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 		} else if (!strcmp(def->counter, POSTCOPY)) {
 			if (w != REPORT_WINDOW_MIGRATION || !rep->postcopy.set)
 				continue;
-			k = summarize_postcopy(rep, def, metrics, unavailable);
+			k = summarize_postcopy(r, rep, def, metrics, unavailable);
 		} else if (!strcmp(def->counter, ITERATIONS)) {
 			if (w != REPORT_WINDOW_MIGRATION || rep->postcopy.set)
 				continue;

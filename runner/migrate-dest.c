@@ -80,6 +80,13 @@ bool migrate_dest_exited(struct migrate_dest *d, char *desc, size_t len)
 	return d && d->vm && vm_exited(d->vm, desc, len);
 }
 
+const char *migrate_dest_note_exit(struct migrate_dest *d, char *buf, size_t len)
+{
+	if (!*buf && migrate_dest_exited(d, buf, len) && !*buf)
+		snprintf(buf, len, "exited");
+	return buf;
+}
+
 void migrate_dest_stop(struct migrate_dest *d, int timeout_ms)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };

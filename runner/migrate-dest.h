@@ -46,6 +46,13 @@ int migrate_dest_listen(struct migrate_dest *d, struct sb_error *err);
 /* Has the destination exited? desc gets how, and the tail of its log (as vm_exited()). */
 bool migrate_dest_exited(struct migrate_dest *d, char *desc, size_t len);
 
+/*
+ * How the destination ended, noted once: while buf is "" and d has exited,
+ * buf gets migrate_dest_exited()'s description ("exited" if that is empty).
+ * Returns buf ("" while it runs).
+ */
+const char *migrate_dest_note_exit(struct migrate_dest *d, char *buf, size_t len);
+
 /* Stops it within timeout_ms: QMP quit, then SIGKILL; always reaped. */
 void migrate_dest_stop(struct migrate_dest *d, int timeout_ms);
 

@@ -207,9 +207,7 @@ static int read_events(struct dirty *s, const struct scenario_ctx *ctx)
 
 static const char *dest_state(struct dirty *s)
 {
-	if (!*s->dest_exit && migrate_dest_exited(s->dest, s->dest_exit, sizeof(s->dest_exit)) && !*s->dest_exit)
-		snprintf(s->dest_exit, sizeof(s->dest_exit), "exited");
-	return s->dest_exit;
+	return migrate_dest_note_exit(s->dest, s->dest_exit, sizeof(s->dest_exit));
 }
 
 /* The iterations are over: cancel, or lift the limits so that the next sync converges. */

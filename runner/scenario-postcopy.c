@@ -197,9 +197,7 @@ static int pc_start(void *state, const struct scenario_ctx *ctx, struct sb_error
 
 static const char *dest_state(struct postcopy *s)
 {
-	if (!*s->dest_exit && migrate_dest_exited(s->dest, s->dest_exit, sizeof(s->dest_exit)) && !*s->dest_exit)
-		snprintf(s->dest_exit, sizeof(s->dest_exit), "exited");
-	return s->dest_exit;
+	return migrate_dest_note_exit(s->dest, s->dest_exit, sizeof(s->dest_exit));
 }
 
 /* query-migrate's error-desc; QEMU 7.2 leaves some refusals (postcopy-preempt over an fd) to its log only */
