@@ -213,14 +213,22 @@ int main(int argc, char **argv)
 		free(out);
 	}
 
-	/* text mode runs and names the target */
+	/* text mode runs and names the target, takes the interval with its unit, and ends with the session's totals */
 	{
-		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--count", "1", "--interval", "0.2", NULL };
+		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--count", "2", "--interval", "200ms", NULL };
 
 		rc = run_capture(a, &out);
 		CHECK(rc == 0);
 		CHECK(strstr(out, "target: pid ") && strstr(out, "(vm-churn)"));
 		CHECK(strstr(out, "causes of unmap_hva (target): mprotect"));
+		CHECK_MSG(strstr(out, "--- 0.4") || strstr(out, "--- 0.3") || strstr(out, "--- 0.5"), "%s", out);
+		const char *totals = strstr(out, "=== totals over the whole session: ");
+		CHECK_MSG(totals, "no totals at the end: %s", out);
+		/* the churn's mprotect calls invalidate: their total is counted, not a rate */
+		const char *row = strstr(totals, "\nunmap_hva");
+		unsigned long long events = 0;
+		CHECK_MSG(row && sscanf(row + 1, "unmap_hva %llu", &events) == 1 && events > 0, "%s", totals);
+		printf("probe totals: unmap_hva %llu events over the session\n", events);
 		free(out);
 	}
 
