@@ -19,6 +19,7 @@
 #include "exit-codes.h"
 #include "macro.h"
 #include "parse-number.h"
+#include "probe-session.h"
 #include "probes.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -111,32 +112,6 @@ static int parse_test_tracepoint(const char *s, struct sb_probe_options *o)
 	verb_error("--test-tracepoint '%s': write COUNTER=CATEGORY:NAME with a tracepoint counter, "
 		"e.g. age_hva=kvm:kvm_no_such_event", s);
 	return -EINVAL;
-}
-
-static int exit_code_for(int r)
-{
-	switch (r) {
-	case -EINVAL:
-		return EXIT_USAGE;
-	case -ESRCH:
-	case -ENODEV:
-	case -EPERM:
-	case -EACCES:
-	case -EOPNOTSUPP:
-	case -ENOENT:
-		return EXIT_UNAVAILABLE;
-	default:
-		return EXIT_FAIL;
-	}
-}
-
-static bool process_alive(pid_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) == 0;
 }
 
 /* ---- text output ---- */
@@ -547,10 +522,10 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 }
 
 /*
- * Samples every interval until count, a signal or the target's exit: *prev
- * gets the last sample, *t0 the first's time. EXIT_OK or the exit code.
+ * Samples every interval until count, a signal or the target's exit: *first
+ * gets the snapshot the session starts from, *prev the last one read, *t0
+ * the first's time. EXIT_OK or the exit code.
  */
-/* *first: the snapshot the session starts from; *prev: the last one read. */
 static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct sb_probe_snapshot *first,
 		       struct sb_probe_snapshot *prev, uint64_t *t0)
 {
@@ -583,7 +558,7 @@ static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct s
 			print_delta_text(p, prev, &cur, *t0, false);
 		fflush(stdout);
 		*prev = cur;
-		if (!process_alive(sb_probes_target(p))) {
+		if (!probe_session_target_alive(sb_probes_target(p))) {
 			target_gone = true;
 			break;
 		}
@@ -597,27 +572,13 @@ static int run(struct probe_args *a)
 {
 	_cleanup_sb_probes_ struct sb_probes *p = NULL;
 	struct sb_probe_snapshot first, prev;
-	struct sb_error err = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t t0;
 	int r;
 
-	/* before anything is loaded: without the capabilities the kernel would refuse every program */
-	r = sb_probes_check_privileges(&err);
-	if (r < 0) {
-		verb_error("%s%s", err.msg, r == -EPERM ? ": run as root (the probes load BPF programs into the kernel)" : "");
-		return r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
-	}
-	r = sb_probes_open((pid_t)a->pid, &a->opts, &p, &err);
-	if (r < 0) {
-		verb_error("%s", err.msg);
-		return exit_code_for(r);
-	}
-	r = sb_probes_attach(p, &err);
-	if (r < 0) {
-		verb_error("%s", err.msg);
-		return exit_code_for(r);
-	}
+	r = probe_session_open((pid_t)a->pid, &a->opts, &p);
+	if (r != EXIT_OK)
+		return r;
 	if (a->json)
 		emit_probes_json(p);
 	else
