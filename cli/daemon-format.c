@@ -177,8 +177,16 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 	/* a step's first lines carry the previous window's sample: say whose figures they are */
 	if (win && !strcmp(win, step))
 		win = NULL;
-	snprintf(buf, len, "[%s %3.0f%%] rep %d/%d %s: %-8s %s%spf/s %s  tlb/s %s  inval/s %s  ops/s %s", el,
-		 isfinite(frac) ? frac * 100 : 0.0, (int)num(p, "rep") + 1, (int)num(p, "reps"),
+	/* the time left, from the fraction done so far: once there is enough of it to go by */
+	char eta[24] = "";
+	double elapsed = num(p, "elapsed_s");
+	if (isfinite(frac) && frac >= 0.02 && frac < 1 && isfinite(elapsed)) {
+		char left[16];
+		fmt_duration(left, sizeof(left), elapsed * (1 - frac) / frac);
+		snprintf(eta, sizeof(eta), " ETA %s", left);
+	}
+	snprintf(buf, len, "[%s %3.0f%%%s] rep %d/%d %s: %-8s %s%spf/s %s  tlb/s %s  inval/s %s  ops/s %s", el,
+		 isfinite(frac) ? frac * 100 : 0.0, eta, (int)num(p, "rep") + 1, (int)num(p, "reps"),
 		 client_get_string(p, "arm", ""), step, win ? win : "", win ? ": " : "", pf, tlb, inv, ops);
 	n = strlen(buf);
 	if (isfinite(snap) && n < len)

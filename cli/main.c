@@ -20,6 +20,7 @@ static const struct verb *const verbs[] = {
 	&verb_compare,
 	&verb_bisect_step,
 	&verb_probe,
+	&verb_top,
 	&verb_import_lava,
 };
 

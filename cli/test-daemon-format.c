@@ -2,6 +2,7 @@
 /*
  * The arm tables of snapbench show and run --local: "median (min max)" as
  * snapbench compare writes it, one time unit per row, columns that line up.
+ * The progress line: the time left, and what the run waits for.
  */
 #include <json-c/json.h>
 #include <stdio.h>
@@ -26,8 +27,31 @@ static char *table(struct json_object *arm, size_t n_windows)
 	return text;
 }
 
+static void progress_line(void)
+{
+	struct json_object *p = json_tokener_parse(
+		"{\"rep\": 1, \"reps\": 4, \"arm\": \"base\", \"step\": \"snapshot\", \"elapsed_s\": 30,"
+		" \"fraction\": 0.25, \"pf_per_s\": 120, \"tlb_per_s\": null, \"invalidations_per_s\": 812,"
+		" \"guest_ops_per_s\": 1.2e6, \"sample_window\": \"snapshot\", \"snapshot_fraction\": 0.4,"
+		" \"waiting_for\": \"query-migrate\", \"waiting_s\": 3.2}");
+	char line[256];
+
+	CHECK(p);
+	fmt_progress(line, sizeof(line), p);
+	/* a quarter done in 30 s: 90 s to go */
+	CHECK_MSG(!strncmp(line, "[30.0s  25% ETA 1m30s] rep 2/4 base: snapshot", 44), "%s", line);
+	CHECK_MSG(strstr(line, "snapshot 40%  waiting 3 s for QEMU to answer query-migrate"), "%s", line);
+	/* too little done to tell, and nothing waited for */
+	json_object_object_add(p, "fraction", json_object_new_double(0.01));
+	json_object_object_add(p, "waiting_for", NULL);
+	fmt_progress(line, sizeof(line), p);
+	CHECK_MSG(!strstr(line, "ETA") && !strstr(line, "waiting"), "%s", line);
+	json_object_put(p);
+}
+
 int main(int argc, char **argv)
 {
+	progress_line();
 	CHECK_MSG(argc == 2, "usage: test-daemon-format STOCK.json");
 	struct json_object *report = json_object_from_file(argv[1]);
 	CHECK_MSG(report, "cannot read %s", argv[1]);

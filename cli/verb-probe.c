@@ -19,6 +19,7 @@
 #include "exit-codes.h"
 #include "macro.h"
 #include "parse-number.h"
+#include "probe-session.h"
 #include "probes.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -49,7 +50,8 @@ static void usage(FILE *out)
 		"recorded kernel stacks are shown.\n"
 		"\n"
 		"  --pid PID            the QEMU process (or any of its threads)\n"
-		"  --interval S         seconds between reports (default %g)\n"
+		"  --interval S         seconds between reports, or a duration with its unit:\n"
+		"                       500ms, 2s (default %g)\n"
 		"  --count N            stop after N reports\n"
 		"  --json               one JSON object per line: probes, then cumulative counts per interval,\n"
 		"                       then a summary with top stacks\n"
@@ -83,8 +85,9 @@ static int parse_interval(const char *s, uint64_t *ns)
 {
 	double v;
 
-	if (parse_double(s, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
-		verb_error("--interval '%s' is not a number of seconds from 0.01 to %g", s, MAX_INTERVAL_S);
+	if (parse_duration(s, 1, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
+		verb_error("--interval '%s' is not a number of seconds from 0.01 to %g, or a duration with its unit "
+			   "such as 500ms or 2s", s, MAX_INTERVAL_S);
 		return -EINVAL;
 	}
 	*ns = (uint64_t)(v * 1e9);
@@ -111,32 +114,6 @@ static int parse_test_tracepoint(const char *s, struct sb_probe_options *o)
 	return -EINVAL;
 }
 
-static int exit_code_for(int r)
-{
-	switch (r) {
-	case -EINVAL:
-		return EXIT_USAGE;
-	case -ESRCH:
-	case -ENODEV:
-	case -EPERM:
-	case -EACCES:
-	case -EOPNOTSUPP:
-	case -ENOENT:
-		return EXIT_UNAVAILABLE;
-	default:
-		return EXIT_FAIL;
-	}
-}
-
-static bool process_alive(pid_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) == 0;
-}
-
 /* ---- text output ---- */
 
 static void print_probes_text(struct sb_probes *p)
@@ -153,15 +130,25 @@ static void print_probes_text(struct sb_probes *p)
 	printf("attribution: %s\n\n", sb_probes_attribution(p) ? "on" : "off");
 }
 
-static void print_interval_text(struct sb_probes *p, const struct sb_probe_snapshot *prev,
-				const struct sb_probe_snapshot *cur, uint64_t t0)
+/*
+ * The counters between two snapshots: rates per second for an interval,
+ * or (totals) the events themselves over the whole session, with its mean
+ * rate beside them.
+ */
+static void print_delta_text(struct sb_probes *p, const struct sb_probe_snapshot *prev,
+			     const struct sb_probe_snapshot *cur, uint64_t t0, bool totals)
 {
 	double dt = (double)(cur->mono_ns - prev->mono_ns) / 1e9;
+	double per; /* divisor of a count: 1 for totals, else the interval */
 	bool header = false;
 
 	if (dt <= 0)
 		dt = 1e-9;
-	printf("--- %.2f s (interval %.2f s) ---\n", (double)(cur->mono_ns - t0) / 1e9, dt);
+	per = totals ? 1 : dt;
+	if (totals)
+		printf("=== totals over the whole session: %.2f s ===\n", dt);
+	else
+		printf("--- %.2f s (interval %.2f s) ---\n", (double)(cur->mono_ns - t0) / 1e9, dt);
 	for (int c = 0; c < SB_C_MAX; c++) {
 		const struct sb_counter_info *ci = sb_probes_counter(p, c);
 		const struct sb_count *a = cur->c.count[c], *b = prev->c.count[c];
@@ -174,14 +161,22 @@ static void print_interval_text(struct sb_probes *p, const struct sb_probe_snaps
 		if (!total)
 			continue;
 		if (!header) {
-			printf("%-24s %12s %12s %12s %14s\n", "counter", "target/s", "kthread/s", "other/s",
-			       "target pages/s");
+			if (totals)
+				printf("%-24s %12s %12s %12s %14s %12s\n", "counter", "target", "kthread", "other",
+				       "target pages", "all/s");
+			else
+				printf("%-24s %12s %12s %12s %14s\n", "counter", "target/s", "kthread/s", "other/s",
+				       "target pages/s");
 			header = true;
 		}
-		printf("%-24s %12.0f %12.0f %12.0f", ci->name, (double)(a[0].events - b[0].events) / dt,
-		       (double)(a[1].events - b[1].events) / dt, (double)(a[2].events - b[2].events) / dt);
+		printf("%-24s %12.0f %12.0f %12.0f", ci->name, (double)(a[0].events - b[0].events) / per,
+		       (double)(a[1].events - b[1].events) / per, (double)(a[2].events - b[2].events) / per);
 		if (ci->pages_label)
-			printf(" %14.0f", (double)(a[0].pages - b[0].pages) / dt);
+			printf(" %14.0f", (double)(a[0].pages - b[0].pages) / per);
+		else if (totals)
+			printf(" %14s", "-"); /* no pages to this event */
+		if (totals)
+			printf(" %12.1f", (double)total / dt);
 		if (ci->detail_label)
 			printf("   %s: %llu", ci->detail_label,
 			       (unsigned long long)(a[0].detail - b[0].detail + a[1].detail - b[1].detail));
@@ -527,10 +522,12 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 }
 
 /*
- * Samples every interval until count, a signal or the target's exit: *prev
- * gets the last sample, *t0 the first's time. EXIT_OK or the exit code.
+ * Samples every interval until count, a signal or the target's exit: *first
+ * gets the snapshot the session starts from, *prev the last one read, *t0
+ * the first's time. EXIT_OK or the exit code.
  */
-static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct sb_probe_snapshot *prev, uint64_t *t0)
+static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct sb_probe_snapshot *first,
+		       struct sb_probe_snapshot *prev, uint64_t *t0)
 {
 	struct sb_probe_snapshot cur;
 	struct sb_error err = { 0 };
@@ -543,6 +540,7 @@ static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct s
 		verb_error("%s", err.msg);
 		return EXIT_FAIL;
 	}
+	*first = *prev;
 	*t0 = prev->mono_ns;
 	next = *t0 + a->interval_ns;
 	for (unsigned long n = 0; !stop_requested && (!a->count || n < a->count); n++) {
@@ -557,10 +555,10 @@ static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct s
 		if (a->json)
 			emit_interval_json(p, &cur, *t0);
 		else
-			print_interval_text(p, prev, &cur, *t0);
+			print_delta_text(p, prev, &cur, *t0, false);
 		fflush(stdout);
 		*prev = cur;
-		if (!process_alive(sb_probes_target(p))) {
+		if (!probe_session_target_alive(sb_probes_target(p))) {
 			target_gone = true;
 			break;
 		}
@@ -573,28 +571,14 @@ static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct s
 static int run(struct probe_args *a)
 {
 	_cleanup_sb_probes_ struct sb_probes *p = NULL;
-	struct sb_probe_snapshot prev;
-	struct sb_error err = { 0 };
+	struct sb_probe_snapshot first, prev;
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t t0;
 	int r;
 
-	/* before anything is loaded: without the capabilities the kernel would refuse every program */
-	r = sb_probes_check_privileges(&err);
-	if (r < 0) {
-		verb_error("%s%s", err.msg, r == -EPERM ? ": run as root (the probes load BPF programs into the kernel)" : "");
-		return r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
-	}
-	r = sb_probes_open((pid_t)a->pid, &a->opts, &p, &err);
-	if (r < 0) {
-		verb_error("%s", err.msg);
-		return exit_code_for(r);
-	}
-	r = sb_probes_attach(p, &err);
-	if (r < 0) {
-		verb_error("%s", err.msg);
-		return exit_code_for(r);
-	}
+	r = probe_session_open((pid_t)a->pid, &a->opts, &p);
+	if (r != EXIT_OK)
+		return r;
 	if (a->json)
 		emit_probes_json(p);
 	else
@@ -605,14 +589,17 @@ static int run(struct probe_args *a)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	r = sample_loop(p, a, &prev, &t0);
+	r = sample_loop(p, a, &first, &prev, &t0);
 	if (r != EXIT_OK)
 		return r;
 	if (a->json) {
 		if (emit_summary_json(p, &prev, t0, a->top) < 0)
 			return EXIT_FAIL;
-	} else if (a->top) {
-		print_stacks_text(p, a->top);
+	} else {
+		printf("\n");
+		print_delta_text(p, &first, &prev, t0, true);
+		if (a->top)
+			print_stacks_text(p, a->top);
 	}
 	return EXIT_OK;
 }

@@ -145,6 +145,8 @@ static void usage(FILE *out)
 		"  --json                print the outcome as JSON on stdout (progress stays on stderr)\n"
 		"  -q, --quiet           no progress\n"
 		"\n"
+		"MS and S take a number in that unit, or a duration with its unit: 500ms, 2s, 1m.\n"
+		"\n"
 		"Exit codes: 0 completed (without --wait: queued), 1 the run failed, 2 bad spec\n"
 		"or flags, 4 preflight failed (--local: a missing host feature; the message says\n"
 		"how to fix it) or snapbenchd not reachable, 5 not authorized to submit,\n"

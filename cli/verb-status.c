@@ -1,35 +1,106 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* snapbench status: the daemon, the run it executes (with progress) and the queue. */
 #include <json-c/json.h>
+#include <poll.h>
+#include <stddef.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "daemon-format.h"
 #include "exit-codes.h"
+#include "parse-number.h"
 #include "verb-args.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench status [--socket PATH] [--json]\n"
+		"usage: snapbench status [--watch [--interval D] [--count N]] [--socket PATH] [--json]\n"
 		"\n"
 		"Shows snapbenchd: its version and uptime, the run it executes with its progress,\n"
 		"and the queued runs. Anyone who can reach the socket may ask.\n"
 		"\n"
+		"  --watch         ask again every interval until Ctrl-C: on a terminal the\n"
+		"                  screen is redrawn, otherwise each status follows the last\n"
+		"                  under a line with the time (--json: one object a line)\n"
+		"  --interval D    with --watch: seconds between asks, or a duration with its\n"
+		"                  unit: 500ms, 2s (default 2)\n"
+		"  --count N       with --watch: stop after N statuses\n"
 		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
 		"  --json          print the daemon's reply as JSON (docs/protocol.md, op status)\n"
 		"\n"
-		"Exit codes: 0 done, 4 snapbenchd not reachable (see snapbench(1)).\n",
+		"Exit codes: 0 done, 2 bad flags, 4 snapbenchd not reachable (see snapbench(1)).\n",
 		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
-static const struct daemon_verb_parser parser = {
-	.name = "status",
-	.usage = usage,
-	.positional = ARGS_NONE,
+struct status_args {
+	struct daemon_args d;
+	bool watch;
+	double interval_s;
+	bool interval_given;
+	unsigned count; /* 0: until Ctrl-C */
 };
+
+enum { OPT_INTERVAL = 0x100, OPT_COUNT };
+
+static int parse_option(int opt, const char *arg, void *userdata)
+{
+	struct status_args *a = userdata;
+
+	switch (opt) {
+	case OPT_INTERVAL:
+		if (parse_duration(arg, 1, 0.1, 3600, &a->interval_s, NULL) < 0) {
+			verb_error("--interval '%s': give seconds from 0.1 to 3600, or a duration with its unit such as "
+				   "500ms or 2s", arg);
+			return EXIT_USAGE;
+		}
+		a->interval_given = true;
+		break;
+	case OPT_COUNT:
+		if (parse_unsigned(arg, 1, 1000000, &a->count, NULL) < 0) {
+			verb_error("--count '%s': expected a number from 1 to 1000000", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	}
+	return 0;
+}
+
+static int parse_argv(int argc, char **argv, struct status_args *a)
+{
+	static const struct verb_flag flags[] = {
+		{ "watch", offsetof(struct status_args, watch) },
+		{},
+	};
+	static const struct option options[] = {
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{},
+	};
+	static const struct daemon_verb_parser parser = {
+		.name = "status",
+		.usage = usage,
+		.flags = flags,
+		.options = options,
+		.positional = ARGS_NONE,
+		.parse_option = parse_option,
+	};
+	int r;
+
+	*a = (struct status_args){ .interval_s = 2 };
+	r = daemon_args_parse(&parser, argc, argv, &a->d, a);
+	if (r != ARGS_GO_ON)
+		return r;
+	if (!a->watch && (a->count || a->interval_given)) {
+		verb_error("--interval and --count go with --watch");
+		return EXIT_USAGE;
+	}
+	return ARGS_GO_ON;
+}
 
 static void print_status(struct json_object *reply)
 {
@@ -67,7 +138,8 @@ static void print_status(struct json_object *reply)
 	}
 }
 
-static int run(const struct daemon_args *a)
+/* line: the JSON on one line (--watch --json: one object a line) */
+static int show_once(const struct daemon_args *a, bool line)
 {
 	_cleanup_json_ struct json_object *reply = NULL;
 	int ret;
@@ -75,23 +147,64 @@ static int run(const struct daemon_args *a)
 	ret = client_request("snapbench status", a->socket_path, client_request_new("status", NULL), 0, NULL, &reply);
 	if (ret)
 		return ret;
-	if (a->json)
+	if (a->json && line)
+		printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	else if (a->json)
 		client_print_json(reply);
 	else
 		print_status(reply);
 	return EXIT_OK;
 }
 
-static int status_main(int argc, char **argv)
-{
-	struct daemon_args a;
-	int r;
+static volatile sig_atomic_t watch_stop;
 
-	r = daemon_args_parse(&parser, argc, argv, &a, NULL);
-	if (r != ARGS_GO_ON)
-		return r;
-	return run(&a);
+static void on_watch_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
 }
+
+/* kvm_stat's way: ask, show, wait; a terminal is redrawn, anything else gets one status after another. */
+static int watch(const struct status_args *a)
+{
+	struct sigaction sa = { .sa_handler = on_watch_signal };
+	bool tty = isatty(STDOUT_FILENO) && !a->d.json;
+	int ret = EXIT_OK;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (unsigned n = 0; !watch_stop && (!a->count || n < a->count); n++) {
+		if (n > 0) {
+			/* the wait, cut short by Ctrl-C */
+			for (int left = (int)(a->interval_s * 1000); left > 0 && !watch_stop; left -= 100)
+				poll(NULL, 0, left < 100 ? left : 100);
+			if (watch_stop)
+				break;
+		}
+		if (tty) {
+			fputs("\033[H\033[2J", stdout); /* home, clear */
+		} else if (!a->d.json) {
+			char when[32];
+			time_t now = time(NULL);
+			struct tm tm;
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+			printf("%s--- %s ---\n", n ? "\n" : "", when);
+		}
+		ret = show_once(&a->d, true);
+		fflush(stdout);
+		if (ret != EXIT_OK)
+			break;
+	}
+	return ret;
+}
+
+static int run(const struct status_args *a)
+{
+	return a->watch ? watch(a) : show_once(&a->d, false);
+}
+
+VERB_MAIN(status_main, struct status_args)
 
 const struct verb verb_status = {
 	.name = "status",

@@ -14,6 +14,7 @@ extern const struct verb verb_qmp;
 extern const struct verb verb_compare;
 extern const struct verb verb_bisect_step;
 extern const struct verb verb_probe;
+extern const struct verb verb_top;
 extern const struct verb verb_import_lava;
 extern const struct verb verb_run;
 extern const struct verb verb_status;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "parse-number.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -85,6 +86,37 @@ int parse_double(const char *s, double min, double max, double *ret, struct sb_e
 		return sb_error_set(err, -ERANGE, "'%s' is out of range: give %g to %g", s, min, max);
 	*ret = v;
 	return 0;
+}
+
+int parse_duration(const char *s, double unit_s, double min, double max, double *ret, struct sb_error *err)
+{
+	static const struct {
+		const char *suffix;
+		double s;
+	} units[] = { { "ns", 1e-9 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 } };
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || end == s || (errno && errno != ERANGE) || isnan(v) || v < 0 || !isfinite(v) || isspace((unsigned char)*s))
+		goto invalid;
+	if (*end) {
+		size_t i;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].suffix))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			goto invalid;
+		unit_s = units[i].s;
+	}
+	v *= unit_s;
+	if (!(v >= min && v <= max))
+		return sb_error_set(err, -ERANGE, "'%s' is out of range: give %g s to %g s", s, min, max);
+	*ret = v;
+	return 0;
+invalid:
+	return sb_error_set(err, -EINVAL, "'%s' is not a duration: give a number, or one with a unit (ns, us, ms, s, m, h) such as 500ms or 2s", s);
 }
 
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *ret, struct sb_error *err)

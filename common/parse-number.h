@@ -28,3 +28,10 @@ int parse_double(const char *s, double min, double max, double *ret, struct sb_e
  * -ERANGE also when the value does not fit 64 bits.
  */
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *ret, struct sb_error *err);
+
+/*
+ * A duration, in seconds in *ret: a number (what parse_double() reads,
+ * not negative) in unit_s seconds, or with a unit: ns, us, ms, s, m or h
+ * ("500ms", "2s", "1.5m"). [min, max] in seconds, inclusive.
+ */
+int parse_duration(const char *s, double unit_s, double min, double max, double *ret, struct sb_error *err);

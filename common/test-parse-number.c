@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -50,6 +51,25 @@ int main(void)
 	CHECK(parse_double("1e999", 0, 1e300, &d, NULL) == -ERANGE);
 	CHECK(parse_double("2", 0, 1.5, &d, &err) == -ERANGE);
 	CHECK_MSG(!strcmp(err.msg, "'2' is out of range: give 0 to 1.5"), "%s", err.msg);
+	CHECK(d == 7);
+
+	/* durations: a bare number in the caller's unit, or with one of its own */
+	CHECK(parse_duration("500", 1e-3, 0, 60, &d, NULL) == 0 && fabs(d - 0.5) < 1e-12);
+	CHECK(parse_duration("500ms", 1, 0, 60, &d, NULL) == 0 && fabs(d - 0.5) < 1e-12);
+	CHECK(parse_duration("2s", 1e-3, 0, 60, &d, NULL) == 0 && d == 2);
+	CHECK(parse_duration("1.5m", 1, 0, 600, &d, NULL) == 0 && d == 90);
+	CHECK(parse_duration("1h", 1, 0, 7200, &d, NULL) == 0 && d == 3600);
+	CHECK(parse_duration("250us", 1, 0, 1, &d, NULL) == 0 && fabs(d - 250e-6) < 1e-15);
+	CHECK(parse_duration("10ns", 1, 0, 1, &d, NULL) == 0 && fabs(d - 10e-9) < 1e-18);
+	d = 7;
+	const char *bad_durations[] = { "", "s", "-1s", "2x", "2 s", " 2s", "2S", "nan", "inf", "2sec", "1e" };
+	for (size_t k = 0; k < sizeof(bad_durations) / sizeof(bad_durations[0]); k++)
+		CHECK_MSG(parse_duration(bad_durations[k], 1, 0, 1e9, &d, NULL) == -EINVAL, "%s", bad_durations[k]);
+	CHECK(parse_duration("2x", 1, 0, 60, &d, &err) == -EINVAL);
+	CHECK_MSG(!strcmp(err.msg, "'2x' is not a duration: give a number, or one with a unit (ns, us, ms, s, m, h) such as 500ms or 2s"),
+		  "%s", err.msg);
+	CHECK(parse_duration("2m", 1, 0, 60, &d, &err) == -ERANGE);
+	CHECK_MSG(!strcmp(err.msg, "'2m' is out of range: give 0 s to 60 s"), "%s", err.msg);
 	CHECK(d == 7);
 
 	CHECK(parse_size("4096", 0, UINT64_MAX, &u, NULL) == 0 && u == 4096);

@@ -187,7 +187,8 @@ static int side_fill(const char *role, const char *selector, const char *label,
 	*side = (struct compare_side){ 0 };
 	if (!(side->role = strdup(role)) || !(side->selector = strdup(selector)))
 		goto oom;
-	qsort(reports, n_reports, sizeof(*reports), cmp_report);
+	if (n_reports) /* the label index may have spared every load: no array */
+		qsort(reports, n_reports, sizeof(*reports), cmp_report);
 
 	for (size_t i = 0; i < n_reports; i++) {
 		const struct compare_report *rep = reports[i];

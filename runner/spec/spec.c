@@ -731,6 +731,14 @@ static int set_vcpu_pattern(struct run_spec *spec, const char *vcpu, const char 
 }
 
 /* Store a checked value; where names the field or flag. */
+/* A field in milliseconds (its name ends in _ms): its flag takes a duration with a unit too. */
+static bool is_ms_field(const struct field *f)
+{
+	size_t n = strlen(f->path);
+
+	return n > 3 && !strcmp(f->path + n - 3, "_ms");
+}
+
 static int set_uint(struct run_spec *spec, const struct field *f, double v, const char *got, const char *where,
 		    struct sb_error *err)
 {
@@ -1047,10 +1055,20 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	}
 	switch (f->type) {
 	case F_UINT:
-		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0)
-			return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
-					    f->max, got);
-		return set_uint(spec, f, d, got, where, err);
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) == 0)
+			return set_uint(spec, f, d, got, where, err);
+		/* a field in ms also takes a duration with its unit: 500ms, 2s */
+		if (is_ms_field(f) && parse_duration(value, 1e-3, 0, DBL_MAX, &d, NULL) == 0) {
+			double whole = floor(d * 1000 + 0.5);
+
+			d = fabs(d * 1000 - whole) < 1e-6 ? whole : d * 1000;
+			return set_uint(spec, f, d, got, where, err);
+		}
+		if (is_ms_field(f))
+			return sb_error_set(err, -EINVAL, "%s: must be a number of ms from %.0f to %.0f, or a duration "
+					    "with its unit such as 500ms or 2s (got %s)", where, f->min, f->max, got);
+		return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
+				    f->max, got);
 	case F_U64: {
 		uint64_t v;
 		if (parse_uint64(value, 0, UINT64_MAX, &v, NULL) < 0)
@@ -1067,8 +1085,10 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 		return set_size(spec, f, b, got, where, err);
 	}
 	case F_SECONDS:
-		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0)
-			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds (got %s)", where, got);
+		/* a bare number is seconds; a duration with its unit (500ms, 2m) too */
+		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0 && parse_duration(value, 1, 0, DBL_MAX, &d, NULL) < 0)
+			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds, or a duration with its unit "
+					    "such as 500ms or 2m (got %s)", where, got);
 		return set_seconds(spec, f, d, got, where, err);
 	case F_BOOL:
 		if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))

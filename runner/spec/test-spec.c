@@ -144,7 +144,9 @@ static const struct bad_flag bad_flags[] = {
 	{ "vm.vcpus", "two", { "--x", "1 to 255" } },
 	{ "vm.vcpus", "2.5", { "--x", "got 2.5" } },
 	{ "timing.pre_s", "-1", { "--x: must be > 0 (got -1)" } },
-	{ "timing.pre_s", "5s", { "--x", "number of seconds" } },
+	{ "timing.pre_s", "5q", { "--x", "number of seconds, or a duration with its unit" } },
+	{ "timing.interval_ms", "2x", { "--x", "number of ms from 100 to 60000, or a duration" } },
+	{ "timing.interval_ms", "150us", { "--x", "integer from 100 to 60000" } },
 	{ "timing.post_s", "inf", { "--x", "number of seconds" } },
 	{ "guest.pattern", "write", { "--x", "write64" } },
 	{ "guest.probe.vcpu", "-3", { "--x", "or none" } },
@@ -159,6 +161,22 @@ static const struct bad_flag bad_flags[] = {
 	{ "vm.extra_args", "-runas", { "--x", "vm.user" } },
 	{ "nonsense", "1", { "--x", "no spec field" } },
 };
+
+/* A flag in seconds or ms takes a duration with its unit too. */
+static void test_duration_flags(void)
+{
+	struct run_spec spec;
+	struct sb_error err = {};
+
+	CHECK(spec_init(&spec) == 0);
+	CHECK(spec_set(&spec, "timing.pre_s", "1500ms", "--pre", &err) == 0 && spec.timing.pre_s == 1.5);
+	CHECK(spec_set(&spec, "timing.post_s", "2m", "--post", &err) == 0 && spec.timing.post_s == 120);
+	CHECK(spec_set(&spec, "timing.interval_ms", "2s", "--interval", &err) == 0 && spec.timing.interval_ms == 2000);
+	CHECK(spec_set(&spec, "timing.interval_ms", "0.3s", "--interval", &err) == 0 && spec.timing.interval_ms == 300);
+	CHECK(spec_set(&spec, "guest.telemetry_interval_ms", "250", "--telemetry-interval", &err) == 0 &&
+	      spec.guest.telemetry_interval_ms == 250);
+	spec_done(&spec);
+}
 
 static void test_bad_flags(void)
 {
@@ -424,6 +442,7 @@ int main(void)
 	test_names();
 	test_bad_json();
 	test_bad_flags();
+	test_duration_flags();
 	test_defaults_and_round_trip();
 	test_dirty_log();
 	test_postcopy();

@@ -213,14 +213,67 @@ int main(int argc, char **argv)
 		free(out);
 	}
 
-	/* text mode runs and names the target */
+	/* text mode runs and names the target, takes the interval with its unit, and ends with the session's totals */
 	{
-		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--count", "1", "--interval", "0.2", NULL };
+		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--count", "2", "--interval", "200ms", NULL };
 
 		rc = run_capture(a, &out);
 		CHECK(rc == 0);
 		CHECK(strstr(out, "target: pid ") && strstr(out, "(vm-churn)"));
 		CHECK(strstr(out, "causes of unmap_hva (target): mprotect"));
+		CHECK_MSG(strstr(out, "--- 0.4") || strstr(out, "--- 0.3") || strstr(out, "--- 0.5"), "%s", out);
+		const char *totals = strstr(out, "=== totals over the whole session: ");
+		CHECK_MSG(totals, "no totals at the end: %s", out);
+		/* the churn's mprotect calls invalidate: their total is counted, not a rate */
+		const char *row = strstr(totals, "\nunmap_hva");
+		unsigned long long events = 0;
+		CHECK_MSG(row && sscanf(row + 1, "unmap_hva %llu", &events) == 1 && events > 0, "%s", totals);
+		printf("probe totals: unmap_hva %llu events over the session\n", events);
+		free(out);
+	}
+
+	/* snapbench top: kvm_stat's table from the same probes, its rows, their sort and filter, --json */
+	{
+		char *a[] = { (char *)snapbench, "top", "--pid", pidbuf, "--count", "2", "--interval", "200ms", NULL };
+		char *aj[] = { (char *)snapbench, "top", "--pid", pidbuf, "--count", "2", "--interval", "200ms", "--json", NULL };
+		char *af[] = { (char *)snapbench, "top", "--pid", pidbuf, "--count", "1", "--interval", "200ms",
+			       "--filter", "mprotect$", "--sort", "name", NULL };
+		char *ab[] = { (char *)snapbench, "top", "--pid", pidbuf, "--filter", "(", NULL };
+		unsigned long long total = 0;
+		const char *row;
+
+		CHECK(run_capture(a, &out) == 0);
+		/* two tables, one after the other (not a terminal: no screen redraw) */
+		const char *second = strstr(out, "snapbench top: pid ");
+		CHECK_MSG(second && strstr(second + 1, "snapbench top: pid ") && !strchr(out, '\033'), "%s", out);
+		CHECK_MSG(strstr(out, " Event ") && strstr(out, "%Total") && strstr(out, "CurAvg/s"), "%s", out);
+		row = strstr(out, "\n unmap_hva ");
+		CHECK_MSG(row && sscanf(row, "\n unmap_hva %llu", &total) == 1 && total > 0, "%s", out);
+		CHECK_MSG(strstr(out, "\n unmap_hva.mprotect "), "no cause row: %s", out);
+		printf("top: unmap_hva %llu in its first table\n", total);
+		free(out);
+
+		CHECK(run_capture(aj, &out) == 0);
+		struct json_object *objs[4] = {};
+		size_t nl = parse_lines(out, objs, 4);
+		CHECK_MSG(nl == 2, "%zu JSON lines", nl);
+		bool seen = false;
+		for (size_t i = 0; i < json_object_array_length(jget(objs[1], "rows")); i++) {
+			struct json_object *r = json_object_array_get_idx(jget(objs[1], "rows"), i);
+			if (!strcmp(jstr(r, "name"), "unmap_hva")) {
+				seen = true;
+				CHECK(json_object_get_int64(jget(r, "total")) > 0 && !strcmp(jstr(r, "group"), "counter"));
+			}
+		}
+		CHECK_MSG(seen, "no unmap_hva row in %s", json_object_to_json_string(objs[1]));
+		for (size_t i = 0; i < nl; i++)
+			json_object_put(objs[i]);
+		free(out);
+
+		CHECK(run_capture(af, &out) == 0);
+		CHECK_MSG(strstr(out, "\n unmap_hva.mprotect ") && !strstr(out, "\n unmap_hva "), "%s", out);
+		free(out);
+		CHECK(run_capture(ab, &out) == 2);
 		free(out);
 	}
 
