@@ -59,6 +59,10 @@ const struct metric_row metric_rows[] = {
 	{ "dirty_pages_per_s", "dirty pages/s" },
 	{ "iteration_s", "pass (s)" },
 	{ "iterations", "passes" },
+	{ "fault_pass_ms", "fault pass (ms)" },
+	{ "postcopy_chunk_bytes", "postcopy chunk (bytes)" },
+	{ "postcopy_requests", "postcopy requests" },
+	{ "fault_mismatches", "pages lost" },
 };
 const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
 
