@@ -119,7 +119,7 @@ int main(void)
 	CHECK_MSG(fabs((double)pit_hz - (double)kvm_hz) < 0.10 * (double)kvm_hz, "PIT %llu Hz, kvmclock %llu Hz",
 		  (unsigned long long)pit_hz, (unsigned long long)kvm_hz);
 
-	rejected(2, "-- pattern=bogus", "bad pattern=bogus: use read64, write64, rand-set or idle");
+	rejected(2, "-- pattern=bogus", "bad pattern=bogus: use read64, write64, rand-set, fault-linear or idle");
 	rejected(2, "-- mem=4G", "does not fit");
 	rejected(2, "-- probe=5", "probe=5 but the VM has 2 vCPUs");
 	rejected(2, "-- pattern.3=read64", "pattern.3 but the VM has 2 vCPUs");
