@@ -297,22 +297,40 @@ static int find_init(char *buf, size_t len)
 	return access(buf, X_OK) < 0 ? -errno : 0;
 }
 
-/* The kernel scripts/fetch-test-kernel unpacked: CACHE/RELEASE/boot/vmlinuz-RELEASE, exactly one. */
+/*
+ * The kernel scripts/fetch-test-kernel unpacked: CACHE/RELEASE/boot/vmlinuz-RELEASE,
+ * exactly one (CACHE/current, its link to the release fetched last, is the same file).
+ */
 static char *cached_kernel(void)
 {
 	const char *cache = getenv("SNAPBENCH_KERNEL_CACHE") ?: "/var/cache/snapbench/kernels";
 	char pattern[PATH_MAX];
 	char *path = NULL;
+	size_t distinct = 0;
 	glob_t g;
 
 	snprintf(pattern, sizeof(pattern), "%s/*/boot/vmlinuz-*", cache);
-	if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc != 1)
+	if (glob(pattern, 0, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			char *real = realpath(g.gl_pathv[i], NULL);
+			if (!real)
+				continue;
+			if (path && !strcmp(path, real)) {
+				free(real);
+				continue;
+			}
+			distinct++;
+			free(path);
+			path = real;
+		}
+	if (distinct != 1) {
 		fprintf(stderr,
 			"hostvm-exec: %zu kernels in %s (want one): run scripts/install-deps (or scripts/fetch-test-kernel) as "
 			"root, or pass --kernel IMAGE\n",
-			g.gl_pathc, cache);
-	else
-		path = strdup(g.gl_pathv[0]);
+			distinct, cache);
+		free(path);
+		path = NULL;
+	}
 	globfree(&g);
 	return path;
 }
