@@ -978,6 +978,36 @@ static __always_inline void timed_enter(struct kvm *kvm)
 	bpf_map_update_elem(&timed_entry, &id, &t, BPF_ANY);
 }
 
+/*
+ * floor(log2(d)) (0 for d < 2), at most SB_TIMED_HIST - 1: six halvings,
+ * not a loop over the buckets. The loop branched on d at every bucket with
+ * a different b on each path, so the verifier could prune nothing and gave
+ * up after a million instructions (half a minute in a TCG host VM), and the
+ * timed probes never loaded.
+ */
+static __always_inline __u32 log2_bucket(__u64 d)
+{
+	__u32 b = 0, s;
+
+	s = (d >> 32) ? 32 : 0;
+	d >>= s;
+	b += s;
+	s = (d >> 16) ? 16 : 0;
+	d >>= s;
+	b += s;
+	s = (d >> 8) ? 8 : 0;
+	d >>= s;
+	b += s;
+	s = (d >> 4) ? 4 : 0;
+	d >>= s;
+	b += s;
+	s = (d >> 2) ? 2 : 0;
+	d >>= s;
+	b += s;
+	b += (__u32)(d >> 1);
+	return b < SB_TIMED_HIST ? b : SB_TIMED_HIST - 1;
+}
+
 static __always_inline void timed_exit(__u32 counter, __u32 which)
 {
 	struct task_struct *task = NULL;
@@ -991,9 +1021,8 @@ static __always_inline void timed_exit(__u32 counter, __u32 which)
 		return;
 	d = bpf_ktime_get_ns() - *t;
 	bpf_map_delete_elem(&timed_entry, &id);
-	for (int i = 1; i < SB_TIMED_HIST; i++)
-		if (d >> i)
-			b = (__u32)i;
+	b = log2_bucket(d);
+	barrier_var(b); /* keep the bound check below: the verifier cannot follow the clamp's arithmetic */
 	c = count(counter, &task, &ectx, 0, d);
 	if (c && which < SB_TIMED_CALLS && b < SB_TIMED_HIST)
 		c->timed_hist[which][b]++;

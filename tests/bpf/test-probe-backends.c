@@ -167,6 +167,13 @@ static void fentry_state(void)
 		      d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events);
 		printf("fentry: available, mn_invalidate counted %llu\n",
 		       (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events);
+		/* the timed probes (fentry + fexit) load where fentry does */
+		for (int c = SB_C_CLEAR_DIRTY_LOG; c <= SB_C_GET_DIRTY_LOG; c++) {
+			const struct sb_counter_info *t = sb_probes_counter(p, c);
+
+			CHECK_MSG(t->available && t->probe->backend == SB_BACKEND_FENTRY, "%s: %s", t->probe->name,
+				  t->probe->reason);
+		}
 	} else {
 		printf("fentry: unavailable: %s\n", ci->probe->reason);
 		CHECK(ci->probe->backend == SB_BACKEND_NONE);
