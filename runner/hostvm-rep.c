@@ -32,6 +32,8 @@
 #define INIT_NAME "snapbench-hostvm-init"
 #define INNER_NAME "snapbench-hostvm-run"
 #define CONSOLE_TAIL_LINES 12
+/* no line from inside for this long (it sends one every 5 s): its kernel is stuck */
+#define SILENCE_LIMIT_S 60
 #define EXIT_GRACE_MS 30000
 #define MAX_PARAMS 4096
 
@@ -419,6 +421,7 @@ struct follow {
 	double init_uptime_s, ready_uptime_s; /* the host VM's own clock at its init's and runner's first words */
 	char error[1024];
 	char step[32], window[32];
+	uint64_t last_word_ns; /* mono_ns() of the last line from inside */
 };
 
 static double num_or_nan(struct json_object *o, const char *key)
@@ -437,6 +440,7 @@ static void on_line(const char *text, void *userdata)
 	struct json_object *o = json_tokener_parse(text), *v;
 	const char *event = NULL;
 
+	f->last_word_ns = mono_ns();
 	if (!o)
 		return;
 	if (json_object_object_get_ex(o, "event", &v))
@@ -579,6 +583,16 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 			k = sb_error_set(err, -ETIMEDOUT,
 					 "the host VM did not reach the runner within %.0f s (host_vm.boot_timeout_s; %s) and was killed; console: %s",
 					 spec->host_vm.boot_timeout_s, hr->accel, *tail ? tail : "(empty)");
+			goto fail;
+		}
+		if (f.ready && f.last_word_ns && now > f.last_word_ns + (uint64_t)SILENCE_LIMIT_S * NSEC_PER_SEC) {
+			hostvm_kill(vm);
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			k = sb_error_set(err, -ETIMEDOUT,
+					 "the host VM went silent in the %s step: no word from the runner inside for %d s "
+					 "(it sends one every 5 s, so the host VM's kernel is stuck; under TCG a soft lockup "
+					 "of a vCPU in KVM was seen) and was killed; console: %s",
+					 *f.step ? f.step : "first", SILENCE_LIMIT_S, *tail ? tail : "(empty)");
 			goto fail;
 		}
 		if (run_deadline && now > run_deadline) {

@@ -222,8 +222,12 @@ static int check_vm(struct rep_run *rr, struct sb_error *err)
 			    desc);
 }
 
-/* How long QEMU gets to be reaped after its monitor went away, most often because it died. */
-#define VM_EXIT_GRACE_MS 1000
+/*
+ * How long QEMU gets to be reaped after its monitor went away, most often
+ * because it died: in a TCG host VM a QEMU tearing down its guest took
+ * longer than a second.
+ */
+#define VM_EXIT_GRACE_MS 5000
 
 static bool lost_monitor(int k)
 {

@@ -8,7 +8,12 @@
  *
  *   {"event":"ready","t_s":5.1}                   the runner is up (boot time ends)
  *   {"event":"progress","step":"pre",...}         the run engine's progress
+ *   {"event":"alive","t_s":12.0}                  every HEARTBEAT_S while it runs
  *   {"event":"done","status":0,"message":""}      the run ended
+ *
+ * The heartbeat comes from a thread of its own, so it stops only when the
+ * host VM's kernel does (a soft lockup of the whole VM was seen under TCG):
+ * the outer runner kills a host VM that stays silent (runner/hostvm-rep.c).
  *
  * With --boot-only it sends ready and done and exits (bench/hostvm-boot).
  */
@@ -17,6 +22,7 @@
 #include <stdbool.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +33,20 @@
 #include "runner.h"
 #include "spec.h"
 
+#define HEARTBEAT_S 5
+
 static int port = -1;
+static pthread_mutex_t port_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void send_obj(struct json_object *o)
 {
 	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	size_t len = strlen(text);
 
+	pthread_mutex_lock(&port_lock);
 	if (port >= 0 && (write(port, text, len) != (ssize_t)len || write(port, "\n", 1) != 1))
 		port = -1; /* the outer runner went away: run on, the report still lands in the share */
+	pthread_mutex_unlock(&port_lock);
 	json_object_put(o);
 }
 
@@ -76,6 +87,16 @@ static void event(const char *name, int status, const char *message)
 	json_object_object_add(o, "status", json_object_new_int(status));
 	json_object_object_add(o, "message", json_object_new_string(message ? message : ""));
 	send_obj(o);
+}
+
+static void *heartbeat(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		sleep(HEARTBEAT_S);
+		event("alive", 0, NULL);
+	}
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -128,6 +149,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	event("ready", 0, NULL);
+	pthread_t hb;
+	if (pthread_create(&hb, NULL, heartbeat, NULL) == 0)
+		pthread_detach(hb);
 	struct runner_options ro = {
 		.run_dir = output,
 		.state_dir = state_dir,

@@ -24,11 +24,30 @@
       fast, the repetition is failed with the reason and the console's last
       lines (the kernel's panic), and no QEMU is left behind.
 
+  hostvm.py dirtylog SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
+      Seed 001's dirty-log scenario in a host VM (npt arm, 2 vCPUs, a
+      128 MiB guest storing at random over 32 MiB, migration held in its
+      passes for 8 s, then cancelled): the run completes and its report is
+      valid; KVM_CLEAR_DIRTY_LOG's time is measured through fentry/fexit on
+      kvm.ko (calls > 0, their ns > 0, the latency histogram sums to the
+      calls exactly), per pass and in the migration window's clear-log
+      ns/pass; fentry on kvm_flush_remote_tlbs equals KVM's
+      remote_tlb_flush_requests over the repetition exactly; pf_taken is
+      non-zero during the passes (write-protect faults) and BPF's
+      kvm:kvm_page_fault is at least pf_taken.
+
 SNAPBENCH_TEST_KEEP=1 keeps WORKDIR (the runs, their consoles) when a test fails.
   hostvm.py killed SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
       The host VM's QEMU is killed once the run engine inside has started:
       the repetition fails saying QEMU was killed, with the console's tail,
       and nothing is left running.
+
+  hostvm.py silent SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
+      The host VM's QEMU is stopped (SIGSTOP) once the run engine inside has
+      started, as a host VM whose kernel hangs looks from outside: after 60 s
+      without a word from inside (it sends one every 5 s) the repetition
+      fails saying the host VM went silent and in which step, the host VM is
+      killed, and nothing is left running.
 
   hostvm.py badinput SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
       Bad input fails before a host VM boots, with the input and the fix in
@@ -183,6 +202,54 @@ def e2e(snapbench, schema, validator, workdir, image, release):
     no_leftovers(workdir)
 
 
+def dirtylog(snapbench, schema, validator, workdir, image, release):
+    out = os.path.join(workdir, "dirtylog")
+    spec = {
+        "description": "seed 001's dirty-log scenario in a host VM",
+        "scenario": "dirty-log",
+        "repetitions": 1,
+        "vm": {"memory": "128M", "vcpus": 2},
+        "guest": {"kind": "micro", "pattern": "rand-set", "region": "32M", "telemetry_interval_ms": 1000},
+        "dirty_log": {"tracking": "bitmap", "iterate_s": 8, "max_bandwidth": "32M", "downtime_limit_ms": 1,
+                      "completion": "cancel"},
+        "timing": {"warmup_s": 1, "pre_s": 2, "post_s": 2, "interval_ms": 500},
+        "host_vm": {"kernel": image, "memory": "2G", "vcpus": 2},
+        "arms": [{"label": "npt", "knobs": {"module:kvm_amd.npt": "1"}}],
+    }
+    spec_path = os.path.join(workdir, "dirty-log.json")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f)
+    r = subprocess.run([snapbench, "run", "--local", "--output", out, "--spec", spec_path, "-q"],
+                       capture_output=True, text=True, timeout=900)
+    path, rep = load_report(out)
+    x = rep["repetitions"][0]
+    check(r.returncode == 0, "the run failed (exit %d): %s %s; repetition error: %s"
+          % (r.returncode, r.stdout[-2000:], r.stderr[-2000:], x.get("error")))
+    validate(validator, schema, path)
+    check(rep["state"] == "completed" and x["state"] == "completed", "run %s, repetition %s" % (rep["state"], x["state"]))
+    t = x["totals"]
+    calls, ns = t["bpf.clear_dirty_log"], t["bpf.clear_dirty_log_ns"]
+    hist = sum(v for k, v in t.items() if k.startswith("bpf.clear_dirty_log_hist."))
+    check(calls > 0 and ns > 0, "KVM_CLEAR_DIRTY_LOG not timed: %d calls, %d ns" % (calls, ns))
+    check(hist == calls, "clear-log histogram holds %d calls, the counter %d" % (hist, calls))
+    req, fentry = t["kvm.remote_tlb_flush_requests"], t["bpf.kvm_remote_flush"]
+    check(req == fentry, "remote_tlb_flush_requests %d != fentry kvm_flush_remote_tlbs %d" % (req, fentry))
+    pf, bpf = t["kvm.pf_taken"], t["bpf.page_fault"]
+    pf_mig = window_sum(x, "migration", "kvm.pf_taken")
+    check(pf_mig > 0, "pf_taken is 0 during the migration's passes")
+    check(bpf >= pf, "BPF kvm:kvm_page_fault %d < pf_taken %d" % (bpf, pf))
+    passes = x["migration"]["iterations"]
+    m = x["windows"]["migration"]["metrics"]
+    check(m.get("clear_log_ns_per_iteration"), "no clear-log ns/pass: %s"
+          % x["windows"]["migration"].get("unavailable"))
+    per_pass = [p["counters"].get("bpf.clear_dirty_log_ns", 0) for p in passes]
+    print("npt: %d passes, clear-log %d calls %.1f ms in all (%.2f ms/pass in the window), per pass ms %s; remote "
+          "flush requests %d == fentry %d (flushes %d); pf_taken %d (passes %d), kvm_page_fault %d"
+          % (len(passes), calls, ns / 1e6, m["clear_log_ns_per_iteration"] / 1e6,
+             ", ".join("%.1f" % (v / 1e6) for v in per_pass), req, fentry, t["kvm.remote_tlb_flush"], pf, pf_mig, bpf))
+    no_leftovers(workdir)
+
+
 def noboot(snapbench, schema, validator, workdir, image, release):
     out = os.path.join(workdir, "noboot")
     argv = [snapbench, "run", "--local", "--output", out, "--kernel", image,
@@ -202,10 +269,10 @@ def noboot(snapbench, schema, validator, workdir, image, release):
     no_leftovers(workdir)
 
 
-def killed(snapbench, schema, validator, workdir, image, release):
+def killed(snapbench, schema, validator, workdir, image, release, sig=signal.SIGKILL):
     """The host VM's QEMU killed mid-run: the repetition fails with the reason and the console's tail."""
     import time
-    out = os.path.join(workdir, "killed")
+    out = os.path.join(workdir, "killed" if sig == signal.SIGKILL else "silent")
     argv = [snapbench, "run", "--local", "--output", out, "--kernel", image] + RUN_ARGS + ["--pre", "60"]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -221,8 +288,9 @@ def killed(snapbench, schema, validator, workdir, image, release):
                     pid = int(f.read())
             time.sleep(0.5)
         check(pid, "the host VM did not reach the runner within 240 s")
-        os.kill(pid, signal.SIGKILL)
-        stdout, stderr = p.communicate(timeout=120)
+        os.kill(pid, sig)
+        stopped = time.time()
+        stdout, stderr = p.communicate(timeout=180)
     finally:
         if p.poll() is None:
             p.kill()
@@ -233,7 +301,15 @@ def killed(snapbench, schema, validator, workdir, image, release):
     x = rep["repetitions"][0]
     msg = x["error"]["message"] or ""
     check(x["state"] == "failed", "repetition state %s" % x["state"])
-    check("QEMU was killed" in msg and "console: " in msg, "message: %r" % msg)
+    if sig == signal.SIGKILL:
+        check("QEMU was killed" in msg and "console: " in msg, "message: %r" % msg)
+    else:
+        took = time.time() - stopped
+        print("given up after %.1f s" % took)
+        check("went silent in the " in msg and "no word from the runner inside for 60 s" in msg
+              and "console: " in msg, "message: %r" % msg)
+        # 60 s from its last word, which came up to 5 s before the stop
+        check(50 <= took < 120, "the silent host VM was given up after %.1f s" % took)
     check(x["host_vm"]["boot_s"] is not None, "boot_s of a VM that reached the runner: %r" % x["host_vm"]["boot_s"])
     print("failed as expected: %s" % msg[:400])
     no_leftovers(workdir)
@@ -273,7 +349,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="hostvm-%s-" % mode, dir=base)
     ok = False
     try:
-        {"e2e": e2e, "noboot": noboot, "badinput": badinput, "killed": killed}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
+        {"e2e": e2e, "noboot": noboot, "badinput": badinput, "killed": killed, "dirtylog": dirtylog,
+         "silent": lambda *a: killed(*a, sig=signal.SIGSTOP)}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
         ok = True
     finally:
         no_leftovers(workdir)
