@@ -571,6 +571,7 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 		b_add(b, h, "pid", rep->host_vm_pid > 0 ? b_i64(b, rep->host_vm_pid) : NULL);
 		b_add(b, h, "boot_s", b_num_or_null(rep->host_vm_boot_s));
 		b_add(b, h, "console_log", b_str(b, rep->host_vm_console));
+		b_add(b, h, "retried_after", b_str(b, rep->host_vm_retried));
 		b_add(b, o, "host_vm", h);
 	}
 

@@ -147,6 +147,7 @@ static void rep_free(struct report_rep *rep)
 	free(rep->postcopy.error);
 	free(rep->postcopy.probes_error);
 	free(rep->host_vm_console);
+	free(rep->host_vm_retried);
 	for (size_t i = 0; i < rep->n_counters; i++)
 		free(rep->counters[i]);
 	free(rep->counters);

@@ -220,6 +220,7 @@ struct report_rep {
 	double host_vm_boot_s;         /* QEMU start to the runner inside ready; < 0: it never got there */
 	char *host_vm_console;         /* the console log's path */
 	int host_vm_pid;
+	char *host_vm_retried;         /* why a first host VM was given up and this one booted, or NULL */
 
 	/* the timeline */
 	size_t n_counters;

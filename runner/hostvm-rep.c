@@ -500,7 +500,8 @@ static void fail_rep(struct report_rep *rep, enum report_rep_state state, const 
 	report_error_set(&rep->error, phase, msg);
 }
 
-int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
+/* One host VM for the repetition; -EHOSTDOWN when it went silent (its kernel hung). */
+static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
 {
 	const struct run_spec *spec = ctx->spec;
 	struct hostvm_arm *arm = &hr->arms[ctx->arm];
@@ -588,7 +589,7 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 		if (f.ready && f.last_word_ns && now > f.last_word_ns + (uint64_t)SILENCE_LIMIT_S * NSEC_PER_SEC) {
 			hostvm_kill(vm);
 			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
-			k = sb_error_set(err, -ETIMEDOUT,
+			k = sb_error_set(err, -EHOSTDOWN,
 					 "the host VM went silent in the %s step: no word from the runner inside for %d s "
 					 "(it sends one every 5 s, so the host VM's kernel is stuck; under TCG a soft lockup "
 					 "of a vCPU in KVM was seen) and was killed; console: %s",
@@ -662,6 +663,42 @@ out:
 	}
 	hostvm_free(vm);
 	return k;
+}
+
+/*
+ * A host VM whose kernel hung (a soft lockup of a vCPU in KVM was seen
+ * under TCG, intermittently) measured nothing of the kernel under test: the
+ * repetition gets one fresh host VM, the report says why
+ * (host_vm.retried_after), and the first one's directory is kept as
+ * hostvm-repN.silent. Any other failure, and a second silence, fail the
+ * repetition.
+ */
+int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
+{
+	struct report_rep *rep = ctx->rep;
+	char dir[PATH_MAX], kept[PATH_MAX + 8];
+	_cleanup_free_ char *run_dir = NULL;
+	int k = rep_attempt(hr, ctx, err);
+
+	if (k != -EHOSTDOWN || (ctx->cancel && *ctx->cancel))
+		return k;
+	run_dir = realpath(ctx->run_dir, NULL);
+	if (!run_dir)
+		return k;
+	snprintf(dir, sizeof(dir), "%.3900s/hostvm-rep%u", run_dir, ctx->index);
+	snprintf(kept, sizeof(kept), "%s.silent", dir);
+	if (rename(dir, kept) < 0)
+		return k; /* the error stands */
+	free(rep->host_vm_retried);
+	rep->host_vm_retried = strdup(err->msg);
+	free(rep->host_vm_console);
+	rep->host_vm_console = NULL;
+	rep->host_vm_pid = 0;
+	rep->host_vm_boot_s = -1;
+	rep->state = REPORT_REP_RUNNING;
+	report_error_set(&rep->error, NULL, NULL);
+	sb_error_clear(err);
+	return rep_attempt(hr, ctx, err);
 }
 
 int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *work_dir,
