@@ -987,23 +987,15 @@ static __always_inline void timed_enter(struct kvm *kvm)
  */
 static __always_inline __u32 log2_bucket(__u64 d)
 {
-	__u32 b = 0, s;
+	__u32 b = 0;
 
-	s = (d >> 32) ? 32 : 0;
-	d >>= s;
-	b += s;
-	s = (d >> 16) ? 16 : 0;
-	d >>= s;
-	b += s;
-	s = (d >> 8) ? 8 : 0;
-	d >>= s;
-	b += s;
-	s = (d >> 4) ? 4 : 0;
-	d >>= s;
-	b += s;
-	s = (d >> 2) ? 2 : 0;
-	d >>= s;
-	b += s;
+#pragma unroll
+	for (__u32 half = 32; half > 1; half >>= 1) {
+		__u32 s = (d >> half) ? half : 0;
+
+		d >>= s;
+		b += s;
+	}
 	b += (__u32)(d >> 1);
 	return b < SB_TIMED_HIST ? b : SB_TIMED_HIST - 1;
 }

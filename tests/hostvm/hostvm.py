@@ -286,21 +286,30 @@ def first_host_vm(out, deadline_s=240):
     check(False, "the host VM did not reach the runner within %d s" % deadline_s)
 
 
-def killed(snapbench, schema, validator, workdir, image, release):
-    """The host VM's QEMU killed mid-run: the repetition fails with the reason and the console's tail."""
-    out = os.path.join(workdir, "killed")
-    argv = [snapbench, "run", "--local", "--output", out, "--kernel", image] + RUN_ARGS + ["--pre", "60"]
+def run_signalling_host_vm(argv, out, sig, timeout):
+    """Runs argv, sends sig to its first host VM once that reached the runner; (exit, stderr, pid, when)."""
+    import time
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        os.kill(first_host_vm(out), signal.SIGKILL)
-        p.communicate(timeout=120)
+        pid = first_host_vm(out)
+        os.kill(pid, sig)
+        when = time.time()
+        _, stderr = p.communicate(timeout=timeout)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+    return p.returncode, stderr, pid, when
+
+
+def killed(snapbench, schema, validator, workdir, image, release):
+    """The host VM's QEMU killed mid-run: the repetition fails with the reason and the console's tail."""
+    out = os.path.join(workdir, "killed")
+    argv = [snapbench, "run", "--local", "--output", out, "--kernel", image] + RUN_ARGS + ["--pre", "60"]
+    code, _, _, _ = run_signalling_host_vm(argv, out, signal.SIGKILL, 120)
     path, rep = load_report(out)
     validate(validator, schema, path)
-    check(p.returncode != 0 and rep["state"] == "failed", "run %s (exit %d)" % (rep["state"], p.returncode))
+    check(code != 0 and rep["state"] == "failed", "run %s (exit %d)" % (rep["state"], code))
     x = rep["repetitions"][0]
     msg = x["error"]["message"] or ""
     check(x["state"] == "failed", "repetition state %s" % x["state"])
@@ -315,21 +324,12 @@ def silent(snapbench, schema, validator, workdir, image, release):
     import time
     out = os.path.join(workdir, "silent")
     argv = [snapbench, "run", "--local", "--output", out, "--kernel", image] + RUN_ARGS
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        first = first_host_vm(out)
-        os.kill(first, signal.SIGSTOP)
-        stopped = time.time()
-        stdout, stderr = p.communicate(timeout=400)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    code, stderr, first, stopped = run_signalling_host_vm(argv, out, signal.SIGSTOP, 400)
     path, rep = load_report(out)
     validate(validator, schema, path)
     x = rep["repetitions"][0]
-    check(p.returncode == 0 and rep["state"] == "completed" and x["state"] == "completed",
-          "run %s, repetition %s (exit %d): %s %s" % (rep["state"], x["state"], p.returncode, x["error"], stderr[-1500:]))
+    check(code == 0 and rep["state"] == "completed" and x["state"] == "completed",
+          "run %s, repetition %s (exit %d): %s %s" % (rep["state"], x["state"], code, x["error"], stderr[-1500:]))
     why = x["host_vm"]["retried_after"] or ""
     check("went silent in the " in why and "no word from the runner inside for 60 s" in why and "console: " in why,
           "retried_after: %r" % why)
