@@ -586,7 +586,8 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 					 spec->host_vm.boot_timeout_s, hr->accel, *tail ? tail : "(empty)");
 			goto fail;
 		}
-		if (f.ready && f.last_word_ns && now > f.last_word_ns + (uint64_t)SILENCE_LIMIT_S * NSEC_PER_SEC) {
+		if (f.ready && !f.done && !f.exit_seen && f.last_word_ns &&
+		    now > f.last_word_ns + (uint64_t)SILENCE_LIMIT_S * NSEC_PER_SEC) {
 			hostvm_kill(vm);
 			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
 			k = sb_error_set(err, -EHOSTDOWN,
