@@ -264,6 +264,8 @@ static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
 	k = sampler_take(rr->sampler, w, with_migration ? &m : NULL, &fig, err);
 	if (k < 0) {
 		struct sb_error e2 = {};
+		if (lost_monitor(k))
+			await_vm_exit(rr); /* so the error says how QEMU ended */
 		if (check_vm(rr, &e2) < 0) {
 			*err = e2;
 			return e2.code;
