@@ -32,7 +32,7 @@
 #define INIT_NAME "snapbench-hostvm-init"
 #define INNER_NAME "snapbench-hostvm-run"
 #define CONSOLE_TAIL_LINES 12
-/* no line from inside for this long (it sends one every 5 s): its kernel is stuck */
+/* no line from inside for this long (it sends one every HOSTVM_HEARTBEAT_S): its kernel is stuck */
 #define SILENCE_LIMIT_S 60
 #define EXIT_GRACE_MS 30000
 #define MAX_PARAMS 4096
@@ -500,6 +500,12 @@ static void fail_rep(struct report_rep *rep, enum report_rep_state state, const 
 	report_error_set(&rep->error, phase, msg);
 }
 
+/* RUN_DIR/hostvm-repN: the repetition's host VM files. */
+static void rep_dir_path(const char *run_dir, unsigned index, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.3900s/hostvm-rep%u", run_dir, index);
+}
+
 /* One host VM for the repetition; -EHOSTDOWN when it went silent (its kernel hung). */
 static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
 {
@@ -517,7 +523,7 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 	snprintf(phase, sizeof(phase), "rep %u host-vm", ctx->index);
 	if (!run_dir)
 		return sb_error_set(err, -errno, "run directory %s: %s", ctx->run_dir, strerror(errno));
-	snprintf(rep_dir, sizeof(rep_dir), "%.3900s/hostvm-rep%u", run_dir, ctx->index);
+	rep_dir_path(run_dir, ctx->index, rep_dir, sizeof(rep_dir));
 	snprintf(out_dir, sizeof(out_dir), "%s/run", rep_dir);
 	snprintf(spec_path, sizeof(spec_path), "%s/spec.json", rep_dir);
 	snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio", rep_dir);
@@ -592,9 +598,9 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
 			k = sb_error_set(err, -EHOSTDOWN,
 					 "the host VM went silent in the %s step: no word from the runner inside for %d s "
-					 "(it sends one every 5 s, so the host VM's kernel is stuck; under TCG a soft lockup "
+					 "(it sends one every %d s, so the host VM's kernel is stuck; under TCG a soft lockup "
 					 "of a vCPU in KVM was seen) and was killed; console: %s",
-					 *f.step ? f.step : "first", SILENCE_LIMIT_S, *tail ? tail : "(empty)");
+					 *f.step ? f.step : "first", SILENCE_LIMIT_S, HOSTVM_HEARTBEAT_S, *tail ? tail : "(empty)");
 			goto fail;
 		}
 		if (run_deadline && now > run_deadline) {
@@ -686,7 +692,7 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 	run_dir = realpath(ctx->run_dir, NULL);
 	if (!run_dir)
 		return k;
-	snprintf(dir, sizeof(dir), "%.3900s/hostvm-rep%u", run_dir, ctx->index);
+	rep_dir_path(run_dir, ctx->index, dir, sizeof(dir));
 	snprintf(kept, sizeof(kept), "%s.silent", dir);
 	if (rename(dir, kept) < 0)
 		return k; /* the error stands */

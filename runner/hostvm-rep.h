@@ -19,6 +19,9 @@
 #include "report.h"
 #include "spec.h"
 
+/* the runner inside (hostvm/inner/run.c) sends {"event":"alive"} this often while it runs */
+#define HOSTVM_HEARTBEAT_S 5
+
 struct hostvm_run;
 
 struct hostvm_rep_progress {

@@ -246,6 +246,24 @@ static void await_vm_exit(struct rep_run *rr)
 	}
 }
 
+/*
+ * After a step failed with k: did QEMU end? Then *err becomes how (waiting
+ * for QEMU to be reaped when k says the monitor went away) and < 0 is
+ * returned; else *err is left alone and 0 returned.
+ */
+static int check_vm_after(struct rep_run *rr, int k, struct sb_error *err)
+{
+	struct sb_error e2 = {};
+
+	if (lost_monitor(k))
+		await_vm_exit(rr);
+	if (check_vm(rr, &e2) < 0) {
+		*err = e2;
+		return e2.code;
+	}
+	return 0;
+}
+
 static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
 {
 	struct report_migration m;
@@ -263,13 +281,8 @@ static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
 	}
 	k = sampler_take(rr->sampler, w, with_migration ? &m : NULL, &fig, err);
 	if (k < 0) {
-		struct sb_error e2 = {};
-		if (lost_monitor(k))
-			await_vm_exit(rr); /* so the error says how QEMU ended */
-		if (check_vm(rr, &e2) < 0) {
-			*err = e2;
-			return e2.code;
-		}
+		if (check_vm_after(rr, k, err) < 0)
+			return err->code;
 		return sb_error_prefix(err, "sampling");
 	}
 	rr->run->progress.sample_window = report_window_to_string(w);
@@ -365,12 +378,8 @@ static int run_window_loop(struct rep_run *rr, enum report_window w, double dura
 			k = rr->scenario->poll(rr->scenario_state, &rr->sctx, &done, err);
 			if (k < 0) {
 				struct sb_error e2 = {};
-				if (lost_monitor(k))
-					await_vm_exit(rr); /* so the error says how QEMU ended */
-				if (check_vm(rr, &e2) < 0) {
-					*err = e2;
-					return e2.code;
-				}
+				if (check_vm_after(rr, k, err) < 0)
+					return err->code;
 				take(rr, w, &e2); /* keep what the failed window measured */
 				return k;
 			}

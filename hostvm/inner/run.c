@@ -8,7 +8,7 @@
  *
  *   {"event":"ready","t_s":5.1}                   the runner is up (boot time ends)
  *   {"event":"progress","step":"pre",...}         the run engine's progress
- *   {"event":"alive","t_s":12.0}                  every HEARTBEAT_S while it runs
+ *   {"event":"alive","t_s":12.0}                  every HOSTVM_HEARTBEAT_S while it runs
  *   {"event":"done","status":0,"message":""}      the run ended
  *
  * The heartbeat comes from a thread of its own, so it stops only when the
@@ -29,11 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostvm-rep.h"
 #include "macro.h"
 #include "runner.h"
 #include "spec.h"
-
-#define HEARTBEAT_S 5
 
 static int port = -1;
 static pthread_mutex_t port_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,7 +92,7 @@ static void *heartbeat(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		sleep(HEARTBEAT_S);
+		sleep(HOSTVM_HEARTBEAT_S);
 		event("alive", 0, NULL);
 	}
 	return NULL;

@@ -71,6 +71,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 CACHE = os.environ.get("SNAPBENCH_KERNEL_CACHE", "/var/cache/snapbench/kernels")
 # telemetry once a second: at the default 100 ms the guest's telemetry exits starve its
@@ -275,7 +276,6 @@ def noboot(snapbench, schema, validator, workdir, image, release):
 
 def first_host_vm(out, deadline_s=240):
     """The pid of the host VM once the run engine inside has written its first report."""
-    import time
     deadline = time.time() + deadline_s
     while time.time() < deadline:
         inner = glob.glob(os.path.join(out, "*", "hostvm-rep0", "run", "*", "report.json")) + \
@@ -290,7 +290,6 @@ def first_host_vm(out, deadline_s=240):
 
 def run_signalling_host_vm(argv, out, sig, timeout):
     """Runs argv, sends sig to its first host VM once that reached the runner; (exit, stderr, pid, when)."""
-    import time
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         pid = first_host_vm(out)
@@ -323,7 +322,6 @@ def killed(snapbench, schema, validator, workdir, image, release):
 
 def silent(snapbench, schema, validator, workdir, image, release):
     """A host VM that goes silent is given up after 60 s and the repetition gets one fresh host VM."""
-    import time
     out = os.path.join(workdir, "silent")
     argv = [snapbench, "run", "--local", "--output", out, "--kernel", image] + RUN_ARGS
     code, stderr, first, stopped = run_signalling_host_vm(argv, out, signal.SIGSTOP, 400)

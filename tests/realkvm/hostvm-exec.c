@@ -310,12 +310,18 @@ static char *cached_kernel(void)
 	glob_t g;
 
 	snprintf(pattern, sizeof(pattern), "%s/*/boot/vmlinuz-*", cache);
+	/* the distinct files among the matches: one whose realpath no earlier match had */
 	if (glob(pattern, 0, NULL, &g) == 0)
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			char *real = realpath(g.gl_pathv[i], NULL);
-			if (!real)
-				continue;
-			if (path && !strcmp(path, real)) {
+			bool seen = false;
+
+			for (size_t j = 0; real && j < i && !seen; j++) {
+				char *other = realpath(g.gl_pathv[j], NULL);
+				seen = other && !strcmp(other, real);
+				free(other);
+			}
+			if (!real || seen) {
 				free(real);
 				continue;
 			}
