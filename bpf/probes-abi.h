@@ -59,6 +59,21 @@ enum sb_counter {
 #define SB_TIMED_CALLS 2
 #define SB_TIMED_HIST 40
 
+/*
+ * kvm_exit by exit reason (target VM only), one slot per code: SVM exit
+ * codes and VMX basic exit reasons below SB_EXIT_LOW in their own slot,
+ * SVM's 0x400.. codes (npf, avic, vmgexit) after them, SVM's -1 (invalid
+ * guest state) in SB_EXIT_SVM_ERR, every other code (and a vendor whose
+ * struct the probe cannot read) in SB_EXIT_UNKNOWN.
+ */
+#define SB_EXIT_LOW 0x100
+#define SB_EXIT_SVM_HIGH 0x400
+#define SB_EXIT_HIGH_SLOTS 16
+#define SB_EXIT_SVM_ERR (SB_EXIT_LOW + SB_EXIT_HIGH_SLOTS)
+#define SB_EXIT_UNKNOWN (SB_EXIT_SVM_ERR + 1)
+#define SB_EXIT_SLOTS 512 /* a power of two: the index is masked for the verifier */
+#define SB_EXIT_UNKNOWN_CODE 0xffffffff00000000ULL /* no code read */
+
 /* tlb:tlb_flush reasons map to consecutive counters. */
 #define SB_TLB_REASONS 6
 
@@ -129,6 +144,7 @@ struct sb_counts {
 	__u64 sample_countdown[SB_ATTR_MAX];
 	__u64 marker_dropped;               /* migration marker map full */
 	__u64 timed_hist[SB_TIMED_CALLS][SB_TIMED_HIST]; /* target VM's timed calls, by latency */
+	__u64 exit_reason[SB_EXIT_SLOTS];   /* target VM's kvm_exit by reason (SB_EXIT_*) */
 };
 
 /* Kernel function [start, end) that decides a cause when seen on a stack. */

@@ -17,6 +17,8 @@
 
 #include "clock.h"
 #include "exit-codes.h"
+#include "exit-reasons.h"
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "parse-number.h"
 #include "probe-session.h"
@@ -354,6 +356,20 @@ static void emit_interval_json(struct sb_probes *p, const struct sb_probe_snapsh
 	emit(o);
 }
 
+/* the target VM's exits by reason, as perf kvm stat names them; only reasons seen */
+static struct json_object *exit_reasons_json(const struct sb_probe_snapshot *s)
+{
+	enum sb_exit_isa isa = sb_exit_isa_of_module(kvm_flavour_host()->module);
+	struct json_object *o = json_object_new_object();
+	char name[64];
+
+	for (unsigned slot = 0; slot < SB_EXIT_SLOTS; slot++)
+		if (s->c.exit_reason[slot])
+			json_object_object_add(o, sb_exit_slot_name(slot, isa, name, sizeof(name)),
+					       json_u64(s->c.exit_reason[slot]));
+	return o;
+}
+
 static int emit_summary_json(struct sb_probes *p, const struct sb_probe_snapshot *s, uint64_t t0, size_t top)
 {
 	struct json_object *o = json_object_new_object(), *stacks = json_object_new_array(),
@@ -383,6 +399,8 @@ static int emit_summary_json(struct sb_probes *p, const struct sb_probe_snapshot
 		json_object_object_add(mn, "flags", fl);
 	}
 	json_object_object_add(o, "mn_invalidate", mn);
+	if (sb_probes_counter(p, SB_C_KVM_EXIT)->available)
+		json_object_object_add(o, "kvm_exit_reasons", exit_reasons_json(s));
 	for (int at = 0; at < SB_ATTR_MAX; at++)
 		for (int sampled = 0; sampled <= 1; sampled++) {
 			struct sb_stack *st = NULL;

@@ -12,14 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exit-reasons.h"
 #include "kvm-flavour.h"
 #include "macro.h"
 #include "probes.h"
 
 struct bpf_source {
 	struct sb_probes *p;
+	struct report *r;
 	bool attribution;
 	struct sb_probe_snapshot snap;
+	bool exit_slot_seen[SB_EXIT_SLOTS]; /* its counter has a probes entry */
 };
 
 /* report names of tlb:tlb_flush reasons, as the kernel's enum tlb_flush_reason */
@@ -154,6 +157,7 @@ int bpf_source_open(pid_t pid, struct report *r, struct bpf_source **ret, struct
 		return k;
 	}
 	s->attribution = sb_probes_attribution(s->p);
+	s->r = r;
 	k = record_probes(s, r);
 	if (k < 0) {
 		bpf_source_close(s);
@@ -166,6 +170,36 @@ int bpf_source_open(pid_t pid, struct report *r, struct bpf_source **ret, struct
 int bpf_source_retarget(struct bpf_source *s, pid_t pid, struct sb_error *err)
 {
 	return sb_probes_retarget(s->p, pid, err);
+}
+
+/*
+ * kvm_exit by reason: "bpf.kvm_exit_reason.NAME" for each reason seen so
+ * far (a counter first seen later counts from zero, as it was), its probes
+ * entry set when it first appears. They sum to bpf.kvm_exit.
+ */
+static int read_exit_reasons(struct bpf_source *s, counter_emit_fn emit, void *userdata)
+{
+	const struct sb_counter_info *ci = sb_probes_counter(s->p, SB_C_KVM_EXIT);
+	char key[128], name[64];
+	int k;
+
+	if (!ci || !ci->available)
+		return 0;
+	for (unsigned slot = 0; slot < SB_EXIT_SLOTS; slot++) {
+		if (!s->snap.c.exit_reason[slot])
+			continue;
+		snprintf(key, sizeof(key), "bpf.kvm_exit_reason.%s", sb_exit_slot_name(slot, sb_exit_isa_of_module(kvm_flavour_host()->module), name, sizeof(name)));
+		if (!s->exit_slot_seen[slot]) {
+			char suffix[160];
+			snprintf(suffix, sizeof(suffix), " (events of the target QEMU's vCPUs, exit reason %s)", name);
+			if ((k = set_probe(s->r, key, ci, suffix)) < 0)
+				return k;
+			s->exit_slot_seen[slot] = true;
+		}
+		if ((k = emit(userdata, key, s->snap.c.exit_reason[slot])) < 0)
+			return k;
+	}
+	return 0;
 }
 
 int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, struct sb_error *err)
@@ -206,6 +240,8 @@ int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, 
 				goto oom;
 		}
 	}
+	if ((k = read_exit_reasons(s, emit, userdata)) < 0)
+		goto oom;
 	if (!s->attribution)
 		return 0;
 	for (size_t a = 0; a < ARRAY_SIZE(attr_keys); a++) {

@@ -21,6 +21,9 @@
  * PVM and its emulator) neither kvm_exit nor kvm_inj_virq fires at all, so
  * only the emulation pair is exact there; the test prints the others.
  *
+ * kvm_exit is also counted by exit reason (the reasons must sum to it; on
+ * kvm_amd the interrupt and hlt reasons meet irq_exits and halt_exits).
+ *
  * docs/probes.md has the kernel code behind each rule. Two guests: the
  * micro guest (two vCPUs running the probe and write64: emulated
  * instructions, exits; once per backend: tp_btf, raw_tp, classic) and a
@@ -34,7 +37,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <asm/svm.h>
+
 #include "clock.h"
+#include "exit-reasons.h"
 #include "guest-vm.h"
 #include "probe-test.h"
 #include "qemu-launch.h"
@@ -45,7 +51,7 @@
 #define RUN_MS 3000
 
 struct vcpu_stats {
-	int64_t exits, insn_emulation, insn_emulation_fail, irq_injections;
+	int64_t exits, insn_emulation, insn_emulation_fail, irq_injections, irq_exits, halt_exits;
 };
 
 struct window {
@@ -80,6 +86,8 @@ static void read_both(struct qmp_client *c, struct sb_probes *p, struct window *
 	w->kvm.insn_emulation = stat_get(&vs.sum, "insn_emulation");
 	w->kvm.insn_emulation_fail = stat_get(&vs.sum, "insn_emulation_fail");
 	w->kvm.irq_injections = stat_get(&vs.sum, "irq_injections");
+	w->kvm.irq_exits = stat_get(&vs.sum, "irq_exits");
+	w->kvm.halt_exits = stat_get(&vs.sum, "halt_exits");
 	qmp_vcpu_stats_clear(&vs);
 }
 
@@ -96,6 +104,49 @@ static const char *kvm_vendor(void)
 			return vendors[i];
 	}
 	return "unknown";
+}
+
+/* kvm_exit of one reason over the window (its slot's delta) */
+static uint64_t exit_reason_delta(const struct window *a, const struct window *b, unsigned slot)
+{
+	return b->bpf.c.exit_reason[slot] - a->bpf.c.exit_reason[slot];
+}
+
+/*
+ * kvm_exit by reason: the reasons sum to kvm_exit on every vendor; on
+ * kvm_amd two reasons have a stat of their own: SVM_EXIT_INTR is the only
+ * exit whose handler (intr_interception) bumps irq_exits, and SVM_EXIT_HLT's
+ * (halt_interception) bumps halt_exits, which the emulator's HLT also does:
+ * == and <=.
+ */
+static void check_exit_reasons(const struct window *a, const struct window *b, uint64_t bexits, const char *vendor)
+{
+	enum sb_exit_isa isa = sb_exit_isa_of_module(vendor);
+	int64_t irq_exits = b->kvm.irq_exits - a->kvm.irq_exits, halt_exits = b->kvm.halt_exits - a->kvm.halt_exits;
+	uint64_t sum = 0;
+	char name[64];
+
+	printf("  kvm_exit by reason:");
+	for (unsigned slot = 0; slot < SB_EXIT_SLOTS; slot++) {
+		uint64_t d = exit_reason_delta(a, b, slot);
+
+		if (d)
+			printf(" %s %llu", sb_exit_slot_name(slot, isa, name, sizeof(name)), (unsigned long long)d);
+		sum += d;
+	}
+	printf("\n  query-stats irq_exits %lld  halt_exits %lld\n", (long long)irq_exits, (long long)halt_exits);
+	CHECK_MSG(sum == bexits, "the exit reasons sum to %llu, kvm_exit counted %llu", (unsigned long long)sum,
+		  (unsigned long long)bexits);
+	if (isa == SB_EXIT_ISA_SVM) {
+		uint64_t intr = exit_reason_delta(a, b, SVM_EXIT_INTR), hlt = exit_reason_delta(a, b, SVM_EXIT_HLT);
+
+		CHECK_MSG(exit_reason_delta(a, b, SB_EXIT_UNKNOWN) == 0, "kvm_amd: %llu exits of an unread reason",
+			  (unsigned long long)exit_reason_delta(a, b, SB_EXIT_UNKNOWN));
+		CHECK_MSG(intr == (uint64_t)irq_exits, "kvm_amd: kvm_exit reason interrupt %llu != irq_exits %lld",
+			  (unsigned long long)intr, (long long)irq_exits);
+		CHECK_MSG(hlt <= (uint64_t)halt_exits, "kvm_amd: kvm_exit reason hlt %llu > halt_exits %lld",
+			  (unsigned long long)hlt, (long long)halt_exits);
+	}
 }
 
 /* The pair checks over one paused-to-paused window; returns emulated instructions. */
@@ -144,6 +195,7 @@ static uint64_t check_window(const char *label, const struct window *a, const st
 	if (!strcmp(vendor, "kvm_amd"))
 		CHECK_MSG(bexits == (uint64_t)exits, "kvm_amd: kvm_exit %llu != exits %lld", (unsigned long long)bexits,
 			  (long long)exits);
+	check_exit_reasons(a, b, bexits, vendor);
 	if (want_irqs)
 		CHECK_MSG(irqs > 0, "%s injected no interrupt in %d ms: the irq pair proved nothing", label, RUN_MS);
 	if (bexits != (uint64_t)exits || virq != (uint64_t)irqs)

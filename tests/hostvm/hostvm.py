@@ -180,6 +180,21 @@ def e2e(snapbench, schema, validator, workdir, image, release):
                       % (label, n, w, x["windows"][w]["duration_s"]))
         pf, bpf = x["totals"]["kvm.pf_taken"], x["totals"]["bpf.page_fault"]
         check(pf == bpf, "rep of %s: pf_taken %d != BPF kvm:kvm_page_fault %d" % (label, pf, bpf))
+        # kvm_exit by reason: read in the same snapshot as kvm_exit, so the reasons sum to it exactly
+        reasons = {k[len("bpf.kvm_exit_reason."):]: v for k, v in x["totals"].items()
+                   if k.startswith("bpf.kvm_exit_reason.")}
+        check(sum(reasons.values()) == x["totals"]["bpf.kvm_exit"] > 0,
+              "rep of %s: exit reasons %s do not sum to kvm_exit %d" % (label, reasons, x["totals"]["bpf.kvm_exit"]))
+        check("unknown" not in reasons, "rep of %s: exits of an unread reason: %s" % (label, reasons))
+        for k in reasons:
+            pr = rep["probes"].get("bpf.kvm_exit_reason." + k)
+            check(pr and pr["available"] and "exit reason " + k in pr["source"],
+                  "rep of %s: bpf.kvm_exit_reason.%s has no probes entry naming it: %s" % (label, k, pr))
+        # the guest's faults exit as NPT faults (npt) or as #PF intercepts (shadow paging)
+        fault_reason = "npf" if label == "npt" else "pf_excp"
+        check(reasons.get(fault_reason, 0) > 0, "rep of %s: no %s exits: %s" % (label, fault_reason, reasons))
+        print("%s: kvm_exit %d by reason: %s" % (label, x["totals"]["bpf.kvm_exit"],
+              ", ".join("%s %d" % kv for kv in sorted(reasons.items(), key=lambda kv: -kv[1]))))
         print("%s: boot %.1f s, pf_taken %d (snapshot window %d) == bpf %d, tdp_spte_changed %d, set_spte %d, "
               "snapshot window %.1f s, latency samples pre/snapshot/post %s"
               % (label, boot, pf, pf_snap, bpf, x["totals"]["bpf.tdp_spte_changed"], x["totals"]["bpf.set_spte"],
