@@ -67,10 +67,13 @@ void print_lines_under(FILE *out, const char *head, const char *text);
 void print_summary_header(FILE *out);
 void print_summary_row(FILE *out, struct json_object *summary);
 
-/* The several lines of a summary (status, show, run --wait): state, error, arms' headline figures, progress. */
+/*
+ * The several lines of a summary (status, show, run --wait): state, error,
+ * arms' headline figures in the scenario's window, progress.
+ */
 void print_summary_block(FILE *out, struct json_object *summary, const char *indent);
 
-/* The window of a report's scenario: "migration" for dirty-log runs, else "snapshot". */
+/* The window of a report's scenario (report_scenario_window() of spec.scenario): "migration" or "snapshot". */
 const char *report_action_window(struct json_object *report);
 
 /* After an arm's table: the reason each n/a row of the scenario's window is unavailable (from the report's repetitions). */

@@ -12,6 +12,7 @@
 #include "exit-codes.h"
 #include "export.h"
 #include "macro.h"
+#include "report.h"
 #include "verb-args.h"
 #include "verbs.h"
 
@@ -43,8 +44,9 @@ static void usage(FILE *out)
 
 static void print_report(struct json_object *report)
 {
-	static const char *const windows[] = { "pre", "snapshot", "post" };
-	static const char *const titles[] = { "before (pre)", "during the snapshot", "after (post)" };
+	const char *scenario = client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL);
+	const char *const windows[] = { "pre", report_action_window(report), "post" };
+	const char *const titles[] = { "before (pre)", report_scenario_window_title(scenario), "after (post)" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
 	for (size_t a = 0; arms && a < json_object_array_length(arms); a++) {
