@@ -10,7 +10,11 @@ QEMU: nothing is submitted), and `snapbench show ID` and `snapbench list
   - the window of the scenario's action is headed by what it is ("during the
     migration's passes", "during the postcopy migration", "during the
     snapshot"), in the arm tables and in the summary's medians, whose last
-    figure is the migration's duration for the migrating scenarios.
+    figure is the migration's duration for the migrating scenarios;
+  - each repetition of a migrating scenario shows its migration's figures as
+    the report records them (the migration window's duration, QEMU's status,
+    dirty-log: the passes and the steady pass time; postcopy-restore: the
+    destination's pass, its page requests, the chunk, the pages lost).
 
 Usage: show.py SNAPBENCH SNAPBENCHD VALIDATOR SCHEMA TESTDATA
 """
@@ -57,6 +61,15 @@ def has(text, line, what):
     return check(line in text, "%s: no %r in\n%s" % (what, line, text))
 
 
+def rep_line(text, index):
+    """The line of repetition index in show's list."""
+    lines = text.split("\nrepetitions:\n", 1)[-1].splitlines()
+    for line in lines:
+        if line.split()[:1] == [str(index)]:
+            return line
+    return ""
+
+
 def fmt(v):
     """A figure as the CLI's fmt_rate() prints it (%.4g below 10,000)."""
     return "%.4g" % v
@@ -70,6 +83,13 @@ def check_dirty_log(text, report, summary):
     has(text, "before (pre)            during the migration's passes  after (post)", what)
     durations = [r["windows"]["migration"]["duration_s"] for r in report["repetitions"]]
     has(text, "  migration %s s\n" % fmt(statistics.median(durations)), what)
+    for r in report["repetitions"]:
+        mig, win = r["migration"], r["windows"]["migration"]
+        want = "migration %s s (%s)  passes %d  pass %s s" % (fmt(win["duration_s"]), mig["status"],
+                                                              len(mig["iterations"]),
+                                                              fmt(win["metrics"]["iteration_s"]))
+        check(rep_line(text, r["index"]).endswith(want),
+              "%s: rep %d's line %r, want it to end in %r" % (what, r["index"], rep_line(text, r["index"]), want))
     arm = summary["arms"][0]
     check("snapshot" not in arm and arm.get("migration", {}).get("migration_duration_s") == statistics.median(durations),
           "%s: the summary's arm %r" % (what, arm))
@@ -84,6 +104,16 @@ def check_postcopy(text, report, summary):
     check("during the snapshot" not in text, "%s: says 'during the snapshot':\n%s" % (what, text))
     durations = [r["windows"]["migration"]["duration_s"] for r in report["repetitions"]]
     has(text, "  migration %s s\n" % fmt(statistics.median(durations)), what)
+    for r in report["repetitions"]:
+        pc = r["postcopy"]
+        req = pc["postcopy_requests"]
+        want = "migration %s s (%s)  fault pass %s ms  postcopy requests %s  chunk %d B  pages lost %d" % (
+            fmt(r["windows"]["migration"]["duration_s"]), pc["status"], fmt(pc["pass"]["ms"]),
+            "-" if req is None else str(req), pc["chunk_bytes"], pc["pass"]["mismatches"])
+        check(rep_line(text, r["index"]).endswith(want),
+              "%s: rep %d's line %r, want it to end in %r" % (what, r["index"], rep_line(text, r["index"]), want))
+    check(any(r["postcopy"]["postcopy_requests"] is None for r in report["repetitions"]),
+          "%s: the fixture should have a repetition without QEMU's request count" % what)
     check("migration" in summary["arms"][0], "%s: the summary's arm %r" % (what, summary["arms"][0]))
 
 
