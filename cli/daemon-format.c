@@ -306,6 +306,33 @@ void print_lines_under(FILE *out, const char *head, const char *text)
 	}
 }
 
+void print_rep_retried(FILE *out, const char *indent, int index, const char *arm, const char *after)
+{
+	char head[160];
+
+	snprintf(head, sizeof(head), "%s  rep %d (arm %s): retried on a fresh host VM after: ", indent, index, arm);
+	print_lines_under(out, head, after);
+}
+
+void print_report_retried(FILE *out, struct json_object *report)
+{
+	struct json_object *reps = client_get(report, "repetitions", NULL, NULL);
+	bool first = true;
+
+	for (size_t i = 0; reps && json_object_is_type(reps, json_type_array) && i < json_object_array_length(reps); i++) {
+		struct json_object *rep = json_object_array_get_idx(reps, i);
+		const char *after = client_get_string(client_get(rep, "host_vm", NULL, NULL), "retried_after", NULL);
+
+		if (!after)
+			continue;
+		if (first)
+			fputc('\n', out);
+		first = false;
+		print_rep_retried(out, "", json_object_get_int(client_get(rep, "index", NULL, NULL)),
+				  client_get_string(rep, "arm", "?"), after);
+	}
+}
+
 void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 {
 	struct json_object *arms = client_get(sum, "arms", NULL, NULL), *reps = client_get(sum, "repetitions", NULL, NULL);
@@ -347,6 +374,14 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 		fprintf(out, "%s  arm %s, %s (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  %s %s s\n",
 			indent, client_get_string(a, "label", "?"), report_scenario_window_title(scenario), pf, tlb, inv,
 			ops, p99, migrates ? "migration" : "snapshot", dur);
+	}
+	struct json_object *retried = client_get(sum, "retried", NULL, NULL);
+	for (size_t i = 0; retried && json_object_is_type(retried, json_type_array) &&
+			   i < json_object_array_length(retried); i++) {
+		struct json_object *r = json_object_array_get_idx(retried, i);
+
+		print_rep_retried(out, indent, json_object_get_int(client_get(r, "index", NULL, NULL)),
+				  client_get_string(r, "arm", "?"), client_get_string(r, "after", "?"));
 	}
 	if (progress) {
 		char line[256];

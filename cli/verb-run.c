@@ -182,6 +182,7 @@ static void print_summary(struct json_object *report, const char *path)
 		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows));
 		print_unavailable(stdout, report, arm);
 	}
+	print_report_retried(stdout, report);
 	printf("\nreport: %s\n", path);
 }
 

@@ -108,11 +108,14 @@ static void print_report(struct json_object *report)
 		for (size_t i = 0; i < json_object_array_length(reps); i++) {
 			struct json_object *rep = json_object_array_get_idx(reps, i);
 			const char *msg = client_get_string(client_get(rep, "error", NULL, NULL), "message", NULL);
+			struct json_object *retried = client_get(rep, "host_vm", "retried_after", NULL);
 			char action[256];
 
 			fmt_rep_action(action, sizeof(action), report, rep);
-			printf("  %3d %-12s %-10s %s%s%s\n", json_object_get_int(client_get(rep, "index", NULL, NULL)),
+			printf("  %3d %-12s %-10s %s%s%s%s\n", json_object_get_int(client_get(rep, "index", NULL, NULL)),
 			       client_get_string(rep, "arm", "?"), client_get_string(rep, "state", "?"), action,
+			       /* why is in the summary above (print_summary_block) */
+			       json_object_is_type(retried, json_type_string) ? "  (retried on a fresh host VM)" : "",
 			       msg ? ": " : "", msg ? msg : "");
 		}
 	}

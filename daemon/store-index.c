@@ -69,6 +69,27 @@ static struct json_object *migration_duration_median(struct json_object *reps, s
 	return json_object_new_double(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
+/* [{"index", "arm", "after"}] of the repetitions retried on a fresh host VM (host_vm.retried_after) */
+static struct json_object *retried_reps(struct json_object *reps)
+{
+	struct json_object *out = json_object_new_array();
+	size_t n = json_object_is_type(reps, json_type_array) ? json_object_array_length(reps) : 0;
+
+	for (size_t i = 0; out && i < n; i++) {
+		struct json_object *rep = json_object_array_get_idx(reps, i);
+		struct json_object *after = store_get(store_get(rep, "host_vm"), "retried_after");
+		struct json_object *o;
+
+		if (!json_object_is_type(after, json_type_string) || !(o = json_object_new_object()))
+			continue;
+		json_object_object_add(o, "index", copy_or_null(store_get(rep, "index")));
+		json_object_object_add(o, "arm", copy_or_null(store_get(rep, "arm")));
+		json_object_object_add(o, "after", json_object_get(after));
+		json_object_array_add(out, o);
+	}
+	return out;
+}
+
 static int64_t int_or(struct json_object *v, int64_t dflt)
 {
 	return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : dflt;
@@ -154,6 +175,7 @@ struct json_object *store_summary_from_report(struct json_object *report)
 		json_object_object_add(o, "repetitions", reps);
 	}
 	json_object_object_add(o, "arms", out_arms);
+	json_object_object_add(o, "retried", retried_reps(store_get(report, "repetitions")));
 	return o;
 }
 

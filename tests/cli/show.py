@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """snapbench show and the run summary of each scenario, from fixture reports.
 
-The fixtures (reports/testdata: dirty-log.json, postcopy.json) are first checked against the schema, then put in the
+The fixtures (reports/testdata: dirty-log.json, postcopy.json,
+kernel-retried.json) are first checked against the schema, then put in the
 store of a snapbenchd this test starts on a private socket (it starts no
 QEMU: nothing is submitted), and `snapbench show ID` and `snapbench list
 --json` are read:
@@ -14,7 +15,9 @@ QEMU: nothing is submitted), and `snapbench show ID` and `snapbench list
   - each repetition of a migrating scenario shows its migration's figures as
     the report records them (the migration window's duration, QEMU's status,
     dirty-log: the passes and the steady pass time; postcopy-restore: the
-    destination's pass, its page requests, the chunk, the pages lost).
+    destination's pass, its page requests, the chunk, the pages lost);
+  - a repetition retried on a fresh host VM (host_vm.retried_after) is said
+    so, with the reason.
 
 Usage: show.py SNAPBENCH SNAPBENCHD VALIDATOR SCHEMA TESTDATA
 """
@@ -29,7 +32,7 @@ import time
 
 from clitest import check, result
 
-FIXTURES = ("dirty-log.json", "postcopy.json")
+FIXTURES = ("dirty-log.json", "postcopy.json", "kernel-retried.json")
 
 
 def run(argv, env):
@@ -117,6 +120,27 @@ def check_postcopy(text, report, summary):
     check("migration" in summary["arms"][0], "%s: the summary's arm %r" % (what, summary["arms"][0]))
 
 
+def check_retried(text, report, summary):
+    what = "show kernel-retried"
+    has(text, "  arm npt, during the snapshot (medians): ", what)
+    retried = [r for r in report["repetitions"] if r["host_vm"]["retried_after"]]
+    check(len(retried) == 1, "%s: the fixture should have one retried repetition" % what)
+    for r in retried:
+        has(text, "  rep %d (arm %s): retried on a fresh host VM after: %s\n"
+            % (r["index"], r["arm"], r["host_vm"]["retried_after"]), what)
+        check(rep_line(text, r["index"]).endswith("  (retried on a fresh host VM)"),
+              "%s: rep %d's line %r" % (what, r["index"], rep_line(text, r["index"])))
+    for r in report["repetitions"]:
+        if not r["host_vm"]["retried_after"]:
+            check("retried" not in rep_line(text, r["index"]), "%s: rep %d said retried" % (what, r["index"]))
+            check("snapshot %s s" % fmt(r["snapshot"]["duration_s"]) in rep_line(text, r["index"]),
+                  "%s: rep %d's line %r" % (what, r["index"], rep_line(text, r["index"])))
+    check(summary["retried"] == [{"index": r["index"], "arm": r["arm"], "after": r["host_vm"]["retried_after"]}
+                                 for r in retried], "%s: the summary's retried %r" % (what, summary["retried"]))
+    check("snapshot_duration_s" in summary["arms"][0].get("snapshot", {}),
+          "%s: the summary's arm %r" % (what, summary["arms"][0]))
+
+
 def main(argv):
     if len(argv) != 6:
         sys.exit(__doc__)
@@ -136,11 +160,11 @@ def main(argv):
                 p = run([snapbench, "list", "--json"], env)
                 check(p.returncode == 0, "list --json: exit %d (%s)" % (p.returncode, p.stderr))
                 summaries = {s["id"]: s for s in json.loads(p.stdout or "[]")}
-                for f, checker in zip(FIXTURES, (check_dirty_log, check_postcopy)):
+                for f, checker in zip(FIXTURES, (check_dirty_log, check_postcopy, check_retried)):
                     rid = reports[f]["id"]
                     text = show(snapbench, rid, env)
                     print(text)
-                    checker(text, reports[f], summaries.get(rid, {"arms": [{}]}))
+                    checker(text, reports[f], summaries.get(rid, {"arms": [{}], "retried": None}))
             finally:
                 d.terminate()
                 d.wait(timeout=30)
