@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "daemon-format.h"
 #include "macro.h"
+#include "report.h"
 
 void fmt_rate(char *buf, size_t len, double v)
 {
@@ -305,6 +306,33 @@ void print_lines_under(FILE *out, const char *head, const char *text)
 	}
 }
 
+void print_rep_retried(FILE *out, const char *indent, int index, const char *arm, const char *after)
+{
+	char head[160];
+
+	snprintf(head, sizeof(head), "%s  rep %d (arm %s): retried on a fresh host VM after: ", indent, index, arm);
+	print_lines_under(out, head, after);
+}
+
+void print_report_retried(FILE *out, struct json_object *report)
+{
+	struct json_object *reps = client_get(report, "repetitions", NULL, NULL);
+	bool first = true;
+
+	for (size_t i = 0; reps && json_object_is_type(reps, json_type_array) && i < json_object_array_length(reps); i++) {
+		struct json_object *rep = json_object_array_get_idx(reps, i);
+		const char *after = client_get_string(client_get(rep, "host_vm", NULL, NULL), "retried_after", NULL);
+
+		if (!after)
+			continue;
+		if (first)
+			fputc('\n', out);
+		first = false;
+		print_rep_retried(out, "", json_object_get_int(client_get(rep, "index", NULL, NULL)),
+				  client_get_string(rep, "arm", "?"), after);
+	}
+}
+
 void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 {
 	struct json_object *arms = client_get(sum, "arms", NULL, NULL), *reps = client_get(sum, "repetitions", NULL, NULL);
@@ -329,8 +357,11 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 		snprintf(head, sizeof(head), "%s  error%s%s%s: ", indent, phase ? " (" : "", phase ? phase : "", phase ? ")" : "");
 		print_lines_under(out, head, msg);
 	}
+	/* the medians of the scenario's window, under its name (docs/protocol.md "Run summary") */
+	const char *scenario = client_get_string(sum, "scenario", NULL), *w = report_scenario_window(scenario);
+	bool migrates = !strcmp(w, "migration");
 	for (size_t i = 0; arms && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms); i++) {
-		struct json_object *a = json_object_array_get_idx(arms, i), *s = client_get(a, "snapshot", NULL, NULL);
+		struct json_object *a = json_object_array_get_idx(arms, i), *s = client_get(a, w, NULL, NULL);
 		char pf[16], tlb[16], inv[16], ops[16], p99[16], dur[16];
 
 		fmt_json_rate(pf, sizeof(pf), client_get(s, "pf_per_s", NULL, NULL));
@@ -338,9 +369,19 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 		fmt_json_rate(inv, sizeof(inv), client_get(s, "invalidations_per_s", NULL, NULL));
 		fmt_json_rate(ops, sizeof(ops), client_get(s, "guest_ops_per_s", NULL, NULL));
 		fmt_json_rate(p99, sizeof(p99), client_get(s, "latency_p99_ns", NULL, NULL));
-		fmt_json_rate(dur, sizeof(dur), client_get(s, "snapshot_duration_s", NULL, NULL));
-		fprintf(out, "%s  arm %s, during the snapshot (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  snapshot %s s\n",
-			indent, client_get_string(a, "label", "?"), pf, tlb, inv, ops, p99, dur);
+		fmt_json_rate(dur, sizeof(dur),
+			      client_get(s, migrates ? "migration_duration_s" : "snapshot_duration_s", NULL, NULL));
+		fprintf(out, "%s  arm %s, %s (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  %s %s s\n",
+			indent, client_get_string(a, "label", "?"), report_scenario_window_title(scenario), pf, tlb, inv,
+			ops, p99, migrates ? "migration" : "snapshot", dur);
+	}
+	struct json_object *retried = client_get(sum, "retried", NULL, NULL);
+	for (size_t i = 0; retried && json_object_is_type(retried, json_type_array) &&
+			   i < json_object_array_length(retried); i++) {
+		struct json_object *r = json_object_array_get_idx(retried, i);
+
+		print_rep_retried(out, indent, json_object_get_int(client_get(r, "index", NULL, NULL)),
+				  client_get_string(r, "arm", "?"), client_get_string(r, "after", "?"));
 	}
 	if (progress) {
 		char line[256];
@@ -356,9 +397,7 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
  */
 const char *report_action_window(struct json_object *report)
 {
-	const char *sc = client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL);
-
-	return sc && (!strcmp(sc, "dirty-log") || !strcmp(sc, "postcopy-restore")) ? "migration" : "snapshot";
+	return report_scenario_window(client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL));
 }
 
 void print_unavailable(FILE *out, struct json_object *report, struct json_object *arm)

@@ -67,10 +67,19 @@ void print_lines_under(FILE *out, const char *head, const char *text);
 void print_summary_header(FILE *out);
 void print_summary_row(FILE *out, struct json_object *summary);
 
-/* The several lines of a summary (status, show, run --wait): state, error, arms' headline figures, progress. */
+/*
+ * The several lines of a summary (status, show, run --wait): state, error,
+ * arms' headline figures in the scenario's window, repetitions retried on a
+ * fresh host VM, progress.
+ */
 void print_summary_block(FILE *out, struct json_object *summary, const char *indent);
 
-/* The window of a report's scenario: "migration" for dirty-log runs, else "snapshot". */
+/* "INDENT  rep 2 (arm patched): retried on a fresh host VM after: AFTER" (host_vm.retried_after) */
+void print_rep_retried(FILE *out, const char *indent, int index, const char *arm, const char *after);
+/* The same for each repetition of a report that has host_vm.retried_after, after an empty line (run --local). */
+void print_report_retried(FILE *out, struct json_object *report);
+
+/* The window of a report's scenario (report_scenario_window() of spec.scenario): "migration" or "snapshot". */
 const char *report_action_window(struct json_object *report);
 
 /* After an arm's table: the reason each n/a row of the scenario's window is unavailable (from the report's repetitions). */

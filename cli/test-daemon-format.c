@@ -2,7 +2,9 @@
 /*
  * The arm tables of snapbench show and run --local: "median (min max)" as
  * snapbench compare writes it, one time unit per row, columns that line up.
- * The progress line: the time left, and what the run waits for.
+ * The progress line: the time left, and what the run waits for. The run
+ * summaries' lines: the medians of the scenario's window, headed by what it
+ * is, and the repetitions retried on a fresh host VM.
  */
 #include <json-c/json.h>
 #include <stdio.h>
@@ -12,11 +14,13 @@
 #include "check.h"
 #include "daemon-format.h"
 #include "macro.h"
+#include "report.h"
 
-static char *table(struct json_object *arm, size_t n_windows)
+/* The arm's table as show prints it for a report of scenario: the scenario's window in the middle, headed as such. */
+static char *table(struct json_object *arm, const char *scenario, size_t n_windows)
 {
-	static const char *const windows[] = { "pre", "snapshot", "post" };
-	static const char *const titles[] = { "before (pre)", "during the snapshot", "after (post)" };
+	const char *const windows[] = { "pre", report_scenario_window(scenario), "post" };
+	const char *const titles[] = { "before (pre)", report_scenario_window_title(scenario), "after (post)" };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -49,14 +53,113 @@ static void progress_line(void)
 	json_object_put(p);
 }
 
+static char *summary_block(const char *json)
+{
+	struct json_object *sum = json_tokener_parse(json);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(sum && f);
+	print_summary_block(f, sum, "");
+	CHECK(fclose(f) == 0);
+	json_object_put(sum);
+	return text;
+}
+
+/* The summary's medians are of the scenario's window, headed by what it is; retried repetitions are said so. */
+static void summary_lines(void)
+{
+	static const char head[] = "\"id\": \"20261128T080000Z-0d1001\", \"state\": \"completed\", \"created\": null,"
+				   " \"repetitions\": {\"total\": 2, \"completed\": 2, \"failed\": 0}, ";
+	char json[1024];
+
+	snprintf(json, sizeof(json), "{%s\"scenario\": \"background-snapshot\", \"retried\": [], \"arms\": [{\"label\": \"base\","
+		 " \"snapshot\": {\"pf_per_s\": 1220, \"tlb_per_s\": null, \"invalidations_per_s\": 812,"
+		 " \"guest_ops_per_s\": 15100, \"latency_p99_ns\": 29600, \"snapshot_duration_s\": 3}}]}", head);
+	_cleanup_free_ char *snap = summary_block(json);
+	CHECK_MSG(strstr(snap, "\n  arm base, during the snapshot (medians): pf/s 1220  tlb/s -  inval/s 812  ops/s 15.1k"
+			       "  p99 29.6k ns  snapshot 3 s\n"), "%s", snap);
+	CHECK_MSG(!strstr(snap, "retried"), "%s", snap);
+
+	snprintf(json, sizeof(json), "{%s\"scenario\": \"dirty-log\", \"retried\": [], \"arms\": [{\"label\": \"stock\","
+		 " \"migration\": {\"pf_per_s\": null, \"tlb_per_s\": null, \"invalidations_per_s\": 2.95,"
+		 " \"guest_ops_per_s\": 15105, \"latency_p99_ns\": 29590, \"migration_duration_s\": 4.065}}]}", head);
+	_cleanup_free_ char *dl = summary_block(json);
+	CHECK_MSG(strstr(dl, "\n  arm stock, during the migration's passes (medians): pf/s -  tlb/s -  inval/s 2.95"
+			     "  ops/s 15.1k  p99 29.6k ns  migration 4.065 s\n"), "%s", dl);
+	CHECK_MSG(!strstr(dl, "snapshot"), "%s", dl);
+
+	snprintf(json, sizeof(json), "{%s\"scenario\": \"postcopy-restore\", \"arms\": [{\"label\": \"stock\","
+		 " \"migration\": {\"migration_duration_s\": 0.6}}],"
+		 " \"retried\": [{\"index\": 2, \"arm\": \"stock\", \"after\": \"the host VM went silent\\nconsole: \\u001b[2J\"}]}", head);
+	_cleanup_free_ char *pc = summary_block(json);
+	CHECK_MSG(strstr(pc, "\n  arm stock, during the postcopy migration (medians): pf/s -  tlb/s -  inval/s -  ops/s -"
+			     "  p99 - ns  migration 0.6 s\n"), "%s", pc);
+	/* the reason's further lines under its first; terminal controls from the report made harmless */
+	CHECK_MSG(strstr(pc, "\n  rep 2 (arm stock): retried on a fresh host VM after: the host VM went silent\n"
+			     "                                                       console: ?[2J\n"), "%s", pc);
+}
+
+/* The scenarios' windows and their headings: one helper for show, run and the summaries. */
+static void scenario_windows(void)
+{
+	CHECK(!strcmp(report_scenario_window(NULL), "snapshot"));
+	CHECK(!strcmp(report_scenario_window("background-snapshot"), "snapshot"));
+	CHECK(!strcmp(report_scenario_window("dirty-log"), "migration"));
+	CHECK(!strcmp(report_scenario_window("postcopy-restore"), "migration"));
+	CHECK(!strcmp(report_scenario_window_title("background-snapshot"), "during the snapshot"));
+	CHECK(!strcmp(report_scenario_window_title("dirty-log"), "during the migration's passes"));
+	CHECK(!strcmp(report_scenario_window_title("postcopy-restore"), "during the postcopy migration"));
+}
+
+/* A dirty-log report's table: the migration window in the middle, its passes' rows, no snapshot heading. */
+static void dirty_log_table(const char *path)
+{
+	struct json_object *report = json_object_from_file(path);
+
+	CHECK_MSG(report, "cannot read %s", path);
+	CHECK(!strcmp(report_action_window(report), "migration"));
+	struct json_object *arm = json_object_array_get_idx(json_object_object_get(report, "arms"), 0);
+	_cleanup_free_ char *t = table(arm, "dirty-log", 3);
+	CHECK_MSG(strstr(t, "before (pre)            during the migration's passes  after (post)\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  passes                                        4 (4 4)                        \n"), "%s", t);
+	CHECK_MSG(!strstr(t, "snapshot"), "%s", t);
+	json_object_put(report);
+}
+
+/* run --local's summary from the report itself: the retried repetition only, with its reason. */
+static void report_retried(const char *path)
+{
+	static const char want[] = "\n  rep 2 (arm npt): retried on a fresh host VM after: the host VM went silent in the "
+				   "snapshot step: no word from the runner inside for 60 s ";
+	struct json_object *report = json_object_from_file(path);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK_MSG(report && f, "cannot read %s", path);
+	print_report_retried(f, report);
+	CHECK(fclose(f) == 0);
+	CHECK_MSG(!strncmp(text, want, strlen(want)), "%s", text);
+	/* one line: the other repetitions were not retried */
+	CHECK_MSG(strchr(text + 1, '\n') == text + len - 1, "%s", text);
+	free(text);
+	json_object_put(report);
+}
+
 int main(int argc, char **argv)
 {
 	progress_line();
-	CHECK_MSG(argc == 2, "usage: test-daemon-format STOCK.json");
+	scenario_windows();
+	summary_lines();
+	CHECK_MSG(argc == 4, "usage: test-daemon-format STOCK.json DIRTY-LOG.json KERNEL-RETRIED.json");
+	dirty_log_table(argv[2]);
+	report_retried(argv[3]);
 	struct json_object *report = json_object_from_file(argv[1]);
 	CHECK_MSG(report, "cannot read %s", argv[1]);
 	struct json_object *arm = json_object_array_get_idx(json_object_object_get(report, "arms"), 0);
-	_cleanup_free_ char *t = table(arm, 2);
+	_cleanup_free_ char *t = table(arm, "background-snapshot", 2);
 
 	/* the same figures as compare's table of this fixture (reports/testdata/golden/stock-vs-perm.txt.expected) */
 	CHECK_MSG(strstr(t, "\n  pf/s                  1,220 (1,200 1,240)            950,015 (901,000 990,000)\n"), "%s", t);
@@ -70,7 +173,7 @@ int main(int argc, char **argv)
 	struct json_object *pf = json_object_object_get(snap, "pf_per_s");
 	json_object_object_add(pf, "n", json_object_new_int(1));
 	json_object_object_add(json_object_object_get(snap, "tlb_per_s"), "median", NULL);
-	_cleanup_free_ char *t1 = table(arm, 3);
+	_cleanup_free_ char *t1 = table(arm, "background-snapshot", 3);
 	CHECK_MSG(strstr(t1, "\n  pf/s                  1,220 (1,200 1,240)            950,015  "), "%s", t1);
 	CHECK_MSG(strstr(t1, "n/a"), "%s", t1);
 	json_object_put(report);

@@ -168,9 +168,7 @@ static void print_summary(struct json_object *report, const char *path)
 	const char *w = report_action_window(report);
 	const char *const windows[] = { "pre", w };
 	const char *sc = client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL);
-	const char *const titles[] = { "before (pre)", strcmp(w, "migration")                  ? "during the snapshot"
-						       : sc && !strcmp(sc, "postcopy-restore") ? "during the postcopy migration"
-											 : "during the migration's passes" };
+	const char *const titles[] = { "before (pre)", report_scenario_window_title(sc) };
 
 	printf("run %s %s\n", client_get_string(report, "id", NULL), client_get_string(report, "state", NULL));
 	if (err)
@@ -184,6 +182,7 @@ static void print_summary(struct json_object *report, const char *path)
 		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows));
 		print_unavailable(stdout, report, arm);
 	}
+	print_report_retried(stdout, report);
 	printf("\nreport: %s\n", path);
 }
 

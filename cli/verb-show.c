@@ -2,6 +2,7 @@
 /* snapbench show: one run's summary, or its report as JSON. */
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "exit-codes.h"
 #include "export.h"
 #include "macro.h"
+#include "report.h"
 #include "verb-args.h"
 #include "verbs.h"
 
@@ -41,10 +43,56 @@ static void usage(FILE *out)
 		EXPORT_KCIDB_ORIGIN_DEFAULT, PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
+/* An integer field as a count, "-" when it is not one (null: not known). */
+static void fmt_json_count(char *buf, size_t len, struct json_object *v)
+{
+	if (v && json_object_is_type(v, json_type_int))
+		snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
+	else
+		snprintf(buf, len, "-");
+}
+
+/*
+ * The figures of a repetition's action as the report records them: the
+ * snapshot's duration; a dirty-log migration's window, status, passes and
+ * steady pass time; a postcopy migration's window, status, the
+ * destination's pass, its page requests, the chunk and the pages lost.
+ */
+static void fmt_rep_action(char *buf, size_t len, struct json_object *report, struct json_object *rep)
+{
+	struct json_object *mig = client_get(rep, "migration", NULL, NULL), *pc = client_get(rep, "postcopy", NULL, NULL);
+	struct json_object *win = client_get(rep, "windows", "migration", NULL);
+	char dur[24], a[24], b[24], c[24], d[24];
+
+	if (!mig && !pc && strcmp(report_action_window(report), "migration")) {
+		fmt_json_rate(dur, sizeof(dur), client_get(rep, "snapshot", "duration_s", NULL));
+		snprintf(buf, len, "snapshot %s s", dur);
+		return;
+	}
+	fmt_json_rate(dur, sizeof(dur), client_get(win, "duration_s", NULL, NULL));
+	if (pc) {
+		fmt_json_rate(a, sizeof(a), client_get(pc, "pass", "ms", NULL));
+		fmt_json_count(b, sizeof(b), client_get(pc, "postcopy_requests", NULL, NULL));
+		fmt_json_count(c, sizeof(c), client_get(pc, "chunk_bytes", NULL, NULL));
+		fmt_json_count(d, sizeof(d), client_get(pc, "pass", "mismatches", NULL));
+		snprintf(buf, len, "migration %s s (%s)  fault pass %s ms  postcopy requests %s  chunk %s B  pages lost %s",
+			 dur, client_get_string(pc, "status", "?"), a, b, c, d);
+		return;
+	}
+	struct json_object *passes = client_get(mig, "iterations", NULL, NULL);
+	if (passes && json_object_is_type(passes, json_type_array))
+		snprintf(a, sizeof(a), "%zu", json_object_array_length(passes));
+	else
+		snprintf(a, sizeof(a), "-");
+	fmt_json_rate(b, sizeof(b), client_get(win, "metrics", "iteration_s", NULL));
+	snprintf(buf, len, "migration %s s (%s)  passes %s  pass %s s", dur, client_get_string(mig, "status", "?"), a, b);
+}
+
 static void print_report(struct json_object *report)
 {
-	static const char *const windows[] = { "pre", "snapshot", "post" };
-	static const char *const titles[] = { "before (pre)", "during the snapshot", "after (post)" };
+	const char *scenario = client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL);
+	const char *const windows[] = { "pre", report_action_window(report), "post" };
+	const char *const titles[] = { "before (pre)", report_scenario_window_title(scenario), "after (post)" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
 	for (size_t a = 0; arms && a < json_object_array_length(arms); a++) {
@@ -60,10 +108,14 @@ static void print_report(struct json_object *report)
 		for (size_t i = 0; i < json_object_array_length(reps); i++) {
 			struct json_object *rep = json_object_array_get_idx(reps, i);
 			const char *msg = client_get_string(client_get(rep, "error", NULL, NULL), "message", NULL);
-			char dur[24];
-			fmt_json_rate(dur, sizeof(dur), client_get(rep, "snapshot", "duration_s", NULL));
-			printf("  %3d %-12s %-10s snapshot %s s%s%s\n", json_object_get_int(client_get(rep, "index", NULL, NULL)),
-			       client_get_string(rep, "arm", "?"), client_get_string(rep, "state", "?"), dur,
+			struct json_object *retried = client_get(rep, "host_vm", "retried_after", NULL);
+			char action[256];
+
+			fmt_rep_action(action, sizeof(action), report, rep);
+			printf("  %3d %-12s %-10s %s%s%s%s\n", json_object_get_int(client_get(rep, "index", NULL, NULL)),
+			       client_get_string(rep, "arm", "?"), client_get_string(rep, "state", "?"), action,
+			       /* why is in the summary above (print_summary_block) */
+			       json_object_is_type(retried, json_type_string) ? "  (retried on a fresh host VM)" : "",
 			       msg ? ": " : "", msg ? msg : "");
 		}
 	}

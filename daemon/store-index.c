@@ -13,6 +13,7 @@
 
 #include "json-util.h"
 #include "macro.h"
+#include "report.h"
 #include "run-dir.h"
 #include "store.h"
 #include "store-private.h"
@@ -23,9 +24,71 @@ static struct json_object *copy_or_null(struct json_object *v)
 	return v ? json_object_get(v) : NULL;
 }
 
+/* the medians of the scenario's window a summary carries; background snapshots add snapshot_duration_s */
 static const char *const headline_metrics[] = {
-	"pf_per_s", "tlb_per_s", "invalidations_per_s", "guest_ops_per_s", "latency_p99_ns", "snapshot_duration_s",
+	"pf_per_s", "tlb_per_s", "invalidations_per_s", "guest_ops_per_s", "latency_p99_ns",
 };
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_string(struct json_object *v, const char *s)
+{
+	return json_object_is_type(v, json_type_string) && !strcmp(json_object_get_string(v), s);
+}
+
+/*
+ * The median of the migration window's duration_s over the completed
+ * repetitions of arm label (the arms' statistics hold no duration of a
+ * migration: it is the window's), or NULL when none has one.
+ */
+static struct json_object *migration_duration_median(struct json_object *reps, struct json_object *label)
+{
+	_cleanup_free_ double *v = NULL;
+	size_t n = 0, len = json_object_is_type(reps, json_type_array) ? json_object_array_length(reps) : 0;
+
+	if (!json_object_is_type(label, json_type_string) || !len || !(v = calloc(len, sizeof(*v))))
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		struct json_object *rep = json_object_array_get_idx(reps, i);
+		struct json_object *d = store_get(store_get(store_get(rep, "windows"), "migration"), "duration_s");
+
+		if (!is_string(store_get(rep, "arm"), json_object_get_string(label)) ||
+		    !is_string(store_get(rep, "state"), "completed") ||
+		    !(json_object_is_type(d, json_type_double) || json_object_is_type(d, json_type_int)))
+			continue;
+		v[n++] = json_object_get_double(d);
+	}
+	if (!n)
+		return NULL;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return json_object_new_double(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+/* [{"index", "arm", "after"}] of the repetitions retried on a fresh host VM (host_vm.retried_after) */
+static struct json_object *retried_reps(struct json_object *reps)
+{
+	struct json_object *out = json_object_new_array();
+	size_t n = json_object_is_type(reps, json_type_array) ? json_object_array_length(reps) : 0;
+
+	for (size_t i = 0; out && i < n; i++) {
+		struct json_object *rep = json_object_array_get_idx(reps, i);
+		struct json_object *after = store_get(store_get(rep, "host_vm"), "retried_after");
+		struct json_object *o;
+
+		if (!json_object_is_type(after, json_type_string) || !(o = json_object_new_object()))
+			continue;
+		json_object_object_add(o, "index", copy_or_null(store_get(rep, "index")));
+		json_object_object_add(o, "arm", copy_or_null(store_get(rep, "arm")));
+		json_object_object_add(o, "after", json_object_get(after));
+		json_object_array_add(out, o);
+	}
+	return out;
+}
 
 static int64_t int_or(struct json_object *v, int64_t dflt)
 {
@@ -39,6 +102,10 @@ struct json_object *store_summary_from_report(struct json_object *report)
 	struct json_object *arms = store_get(report, "arms"), *spec_arms = store_get(spec, "arms");
 	struct json_object *labels = json_object_new_array();
 	struct json_object *out_arms = json_object_new_array();
+	struct json_object *scenario = store_get(spec, "scenario");
+	const char *window =
+		report_scenario_window(json_object_is_type(scenario, json_type_string) ? json_object_get_string(scenario) : NULL);
+	bool migrates = !strcmp(window, "migration");
 	int64_t total = 0, completed = 0, failed = 0;
 
 	if (!o || !labels || !out_arms) {
@@ -69,7 +136,7 @@ struct json_object *store_summary_from_report(struct json_object *report)
 		for (size_t i = 0; i < json_object_array_length(arms); i++) {
 			struct json_object *a = json_object_array_get_idx(arms, i);
 			struct json_object *reps = store_get(a, "repetitions");
-			struct json_object *snap = store_get(store_get(a, "windows"), "snapshot");
+			struct json_object *win = store_get(store_get(a, "windows"), window);
 			struct json_object *oa = json_object_new_object();
 			struct json_object *m = json_object_new_object();
 
@@ -83,10 +150,17 @@ struct json_object *store_summary_from_report(struct json_object *report)
 			failed += int_or(store_get(reps, "failed"), 0);
 			for (size_t k = 0; k < ARRAY_SIZE(headline_metrics); k++)
 				json_object_object_add(m, headline_metrics[k],
-						       copy_or_null(store_get(store_get(snap, headline_metrics[k]), "median")));
+						       copy_or_null(store_get(store_get(win, headline_metrics[k]), "median")));
+			if (migrates)
+				json_object_object_add(m, "migration_duration_s",
+						       migration_duration_median(store_get(report, "repetitions"),
+										 store_get(a, "label")));
+			else
+				json_object_object_add(m, "snapshot_duration_s",
+						       copy_or_null(store_get(store_get(win, "snapshot_duration_s"), "median")));
 			json_object_object_add(oa, "label", copy_or_null(store_get(a, "label")));
 			json_object_object_add(oa, "repetitions", copy_or_null(reps));
-			json_object_object_add(oa, "snapshot", m);
+			json_object_object_add(oa, window, m);
 			json_object_array_add(out_arms, oa);
 		}
 	} else {
@@ -101,6 +175,7 @@ struct json_object *store_summary_from_report(struct json_object *report)
 		json_object_object_add(o, "repetitions", reps);
 	}
 	json_object_object_add(o, "arms", out_arms);
+	json_object_object_add(o, "retried", retried_reps(store_get(report, "repetitions")));
 	return o;
 }
 

@@ -72,6 +72,24 @@ const char *report_snapshot_status_to_string(enum report_snapshot_status s)
 	return (unsigned)s < ARRAY_SIZE(snapshot_status_names) ? snapshot_status_names[s] : NULL;
 }
 
+static bool scenario_migrates(const char *scenario)
+{
+	return scenario && (!strcmp(scenario, "dirty-log") || !strcmp(scenario, "postcopy-restore"));
+}
+
+const char *report_scenario_window(const char *scenario)
+{
+	return scenario_migrates(scenario) ? "migration" : "snapshot";
+}
+
+const char *report_scenario_window_title(const char *scenario)
+{
+	if (!scenario_migrates(scenario))
+		return "during the snapshot";
+	/* dirty-log holds its migration in its passes; postcopy-restore's window is the switch-over and the pass */
+	return !strcmp(scenario, "postcopy-restore") ? "during the postcopy migration" : "during the migration's passes";
+}
+
 static int strdup_or_null(const char *s, char **ret)
 {
 	char *c = NULL;

@@ -62,6 +62,15 @@ const char *report_window_to_string(enum report_window w);
 const char *report_rep_state_to_string(enum report_rep_state s);
 const char *report_snapshot_status_to_string(enum report_snapshot_status s);
 
+/*
+ * The window a scenario's action is sampled in (spec.scenario; NULL is the
+ * default, background-snapshot): "migration" for the migrating scenarios,
+ * dirty-log and postcopy-restore, else "snapshot".
+ */
+const char *report_scenario_window(const char *scenario);
+/* That window's heading in text output: "during the snapshot", "during the migration's passes" ... */
+const char *report_scenario_window_title(const char *scenario);
+
 struct report_error {
 	char *message; /* NULL: no error */
 	char *phase;

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""snapbench show and the run summary of each scenario, from fixture reports.
+
+The fixtures (reports/testdata: dirty-log.json, postcopy.json,
+kernel-retried.json) are first checked against the schema, then put in the
+store of a snapbenchd this test starts on a private socket (it starts no
+QEMU: nothing is submitted), and `snapbench show ID` and `snapbench list
+--json` are read:
+
+  - the window of the scenario's action is headed by what it is ("during the
+    migration's passes", "during the postcopy migration", "during the
+    snapshot"), in the arm tables and in the summary's medians, whose last
+    figure is the migration's duration for the migrating scenarios;
+  - each repetition of a migrating scenario shows its migration's figures as
+    the report records them (the migration window's duration, QEMU's status,
+    dirty-log: the passes and the steady pass time; postcopy-restore: the
+    destination's pass, its page requests, the chunk, the pages lost);
+  - a repetition retried on a fresh host VM (host_vm.retried_after) is said
+    so, with the reason.
+
+Usage: show.py SNAPBENCH SNAPBENCHD VALIDATOR SCHEMA TESTDATA
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from clitest import check, result
+
+FIXTURES = ("dirty-log.json", "postcopy.json", "kernel-retried.json")
+
+
+def run(argv, env):
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+
+
+def start_daemon(snapbenchd, tmp, log):
+    sock, state = os.path.join(tmp, "snapbenchd.sock"), os.path.join(tmp, "state")
+    d = subprocess.Popen([snapbenchd, "--foreground", "--socket", sock, "--state-dir", state, "--group", "root",
+                          "--metrics-file", ""], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(sock):
+        if d.poll() is not None or time.monotonic() > deadline:
+            d.kill()
+            d.wait(timeout=30)
+            log.seek(0)
+            sys.exit("snapbenchd did not start listening:\n" + log.read())
+        time.sleep(0.05)
+    return d, sock
+
+
+def show(snapbench, rid, env):
+    p = run([snapbench, "show", rid], env)
+    check(p.returncode == 0 and p.stderr == "", "show %s: exit %d, stderr %r" % (rid, p.returncode, p.stderr))
+    return p.stdout
+
+
+def has(text, line, what):
+    return check(line in text, "%s: no %r in\n%s" % (what, line, text))
+
+
+def rep_line(text, index):
+    """The line of repetition index in show's list."""
+    lines = text.split("\nrepetitions:\n", 1)[-1].splitlines()
+    for line in lines:
+        if line.split()[:1] == [str(index)]:
+            return line
+    return ""
+
+
+def fmt(v):
+    """A figure as the CLI's fmt_rate() prints it (%.4g below 10,000)."""
+    return "%.4g" % v
+
+
+def check_dirty_log(text, report, summary):
+    what = "show dirty-log"
+    has(text, "  arm stock, during the migration's passes (medians): ", what)
+    check("during the snapshot" not in text, "%s: says 'during the snapshot':\n%s" % (what, text))
+    # the arm table's middle column is the migration window, headed as such
+    has(text, "before (pre)            during the migration's passes  after (post)", what)
+    durations = [r["windows"]["migration"]["duration_s"] for r in report["repetitions"]]
+    has(text, "  migration %s s\n" % fmt(statistics.median(durations)), what)
+    for r in report["repetitions"]:
+        mig, win = r["migration"], r["windows"]["migration"]
+        want = "migration %s s (%s)  passes %d  pass %s s" % (fmt(win["duration_s"]), mig["status"],
+                                                              len(mig["iterations"]),
+                                                              fmt(win["metrics"]["iteration_s"]))
+        check(rep_line(text, r["index"]).endswith(want),
+              "%s: rep %d's line %r, want it to end in %r" % (what, r["index"], rep_line(text, r["index"]), want))
+    arm = summary["arms"][0]
+    check("snapshot" not in arm and arm.get("migration", {}).get("migration_duration_s") == statistics.median(durations),
+          "%s: the summary's arm %r" % (what, arm))
+    check(arm.get("migration", {}).get("guest_ops_per_s") ==
+          report["arms"][0]["windows"]["migration"]["guest_ops_per_s"]["median"],
+          "%s: the summary's medians are not the migration window's: %r" % (what, arm))
+
+
+def check_postcopy(text, report, summary):
+    what = "show postcopy-restore"
+    has(text, "  arm stock, during the postcopy migration (medians): ", what)
+    check("during the snapshot" not in text, "%s: says 'during the snapshot':\n%s" % (what, text))
+    durations = [r["windows"]["migration"]["duration_s"] for r in report["repetitions"]]
+    has(text, "  migration %s s\n" % fmt(statistics.median(durations)), what)
+    for r in report["repetitions"]:
+        pc = r["postcopy"]
+        req = pc["postcopy_requests"]
+        want = "migration %s s (%s)  fault pass %s ms  postcopy requests %s  chunk %d B  pages lost %d" % (
+            fmt(r["windows"]["migration"]["duration_s"]), pc["status"], fmt(pc["pass"]["ms"]),
+            "-" if req is None else str(req), pc["chunk_bytes"], pc["pass"]["mismatches"])
+        check(rep_line(text, r["index"]).endswith(want),
+              "%s: rep %d's line %r, want it to end in %r" % (what, r["index"], rep_line(text, r["index"]), want))
+    check(any(r["postcopy"]["postcopy_requests"] is None for r in report["repetitions"]),
+          "%s: the fixture should have a repetition without QEMU's request count" % what)
+    check("migration" in summary["arms"][0], "%s: the summary's arm %r" % (what, summary["arms"][0]))
+
+
+def check_retried(text, report, summary):
+    what = "show kernel-retried"
+    has(text, "  arm npt, during the snapshot (medians): ", what)
+    retried = [r for r in report["repetitions"] if r["host_vm"]["retried_after"]]
+    check(len(retried) == 1, "%s: the fixture should have one retried repetition" % what)
+    for r in retried:
+        has(text, "  rep %d (arm %s): retried on a fresh host VM after: %s\n"
+            % (r["index"], r["arm"], r["host_vm"]["retried_after"]), what)
+        check(rep_line(text, r["index"]).endswith("  (retried on a fresh host VM)"),
+              "%s: rep %d's line %r" % (what, r["index"], rep_line(text, r["index"])))
+    for r in report["repetitions"]:
+        if not r["host_vm"]["retried_after"]:
+            check("retried" not in rep_line(text, r["index"]), "%s: rep %d said retried" % (what, r["index"]))
+            check("snapshot %s s" % fmt(r["snapshot"]["duration_s"]) in rep_line(text, r["index"]),
+                  "%s: rep %d's line %r" % (what, r["index"], rep_line(text, r["index"])))
+    check(summary["retried"] == [{"index": r["index"], "arm": r["arm"], "after": r["host_vm"]["retried_after"]}
+                                 for r in retried], "%s: the summary's retried %r" % (what, summary["retried"]))
+    check("snapshot_duration_s" in summary["arms"][0].get("snapshot", {}),
+          "%s: the summary's arm %r" % (what, summary["arms"][0]))
+
+
+def main(argv):
+    if len(argv) != 6:
+        sys.exit(__doc__)
+    snapbench, snapbenchd, validator, schema, testdata = (os.path.abspath(a) for a in argv[1:6])
+    paths = [os.path.join(testdata, f) for f in FIXTURES]
+    p = run([sys.executable, validator, schema] + paths, os.environ)
+    check(p.returncode == 0, "the fixtures do not validate: %s%s" % (p.stdout, p.stderr))
+    reports = {f: json.load(open(path)) for f, path in zip(FIXTURES, paths)}
+    with tempfile.TemporaryDirectory(prefix="snapbench-show-") as tmp:
+        for f, r in reports.items():
+            os.makedirs(os.path.join(tmp, "state", "runs", r["id"]))
+            shutil.copy(os.path.join(testdata, f), os.path.join(tmp, "state", "runs", r["id"], "report.json"))
+        with open(os.path.join(tmp, "snapbenchd.log"), "w+") as log:
+            d, sock = start_daemon(snapbenchd, tmp, log)
+            try:
+                env = dict(os.environ, SNAPBENCH_SOCKET=sock)
+                p = run([snapbench, "list", "--json"], env)
+                check(p.returncode == 0, "list --json: exit %d (%s)" % (p.returncode, p.stderr))
+                summaries = {s["id"]: s for s in json.loads(p.stdout or "[]")}
+                for f, checker in zip(FIXTURES, (check_dirty_log, check_postcopy, check_retried)):
+                    rid = reports[f]["id"]
+                    text = show(snapbench, rid, env)
+                    print(text)
+                    checker(text, reports[f], summaries.get(rid, {"arms": [{}], "retried": None}))
+            finally:
+                d.terminate()
+                d.wait(timeout=30)
+    return result()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
