@@ -16,7 +16,7 @@ static struct {
 	char saved[32];
 	bool changed;
 	pid_t pid; /* who set it: a forked child leaves it to its parent */
-} sysctls[4];
+} sysctls[8];
 static unsigned n_sysctls;
 static void (*signal_fn)(void);
 static struct sigaction prev_term, prev_int;
@@ -111,6 +111,14 @@ void test_sysctl_set(const char *path, const char *value)
 	int fd;
 	ssize_t n;
 
+	/* set again: the value first found is the one to put back */
+	for (unsigned i = 0; i < n_sysctls; i++)
+		if (sysctls[i].pid == getpid() && !strcmp(sysctls[i].path, path)) {
+			sysctl_name(path, name, sizeof(name));
+			sysctls[i].changed = true;
+			CHECK_MSG(write_file(path, value) == 0, "cannot set %s=%s", name, value);
+			return;
+		}
 	CHECK(n_sysctls < sizeof(sysctls) / sizeof(sysctls[0]) && strlen(path) < sizeof(sysctls[0].path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	CHECK_MSG(fd >= 0, "cannot read %s: %s", path, strerror(errno));
@@ -118,6 +126,12 @@ void test_sysctl_set(const char *path, const char *value)
 	close(fd);
 	CHECK(n > 0);
 	sysctls[n_sysctls].saved[n] = '\0';
+	/* a sysfs file of choices ("always [madvise] never"): the bracketed one is the value */
+	char *open_b = strchr(sysctls[n_sysctls].saved, '['), *close_b = open_b ? strchr(open_b, ']') : NULL;
+	if (open_b && close_b) {
+		*close_b = '\0';
+		memmove(sysctls[n_sysctls].saved, open_b + 1, strlen(open_b + 1) + 1);
+	}
 	snprintf(sysctls[n_sysctls].path, sizeof(sysctls[0].path), "%s", path);
 	if (n_sysctls == 0)
 		atexit(restore_at_exit);

@@ -14,8 +14,11 @@
 #include <stdbool.h>
 
 /*
- * Reads the sysctl at path (a /proc/sys file) and sets it to value; fails
- * the test when either cannot be done. Up to four sysctls per program.
+ * Reads the sysctl at path (a /proc/sys file, or a sysfs file of choices
+ * such as transparent_hugepage/enabled, "always [madvise] never", whose
+ * bracketed choice is the value kept) and sets it to value; fails the test
+ * when either cannot be done. Setting one again keeps the value first
+ * found. Up to eight per program.
  */
 void test_sysctl_set(const char *path, const char *value);
 
