@@ -26,6 +26,7 @@
 #include "export.h"
 #include "export-private.h"
 #include "json-util.h"
+#include "report.h"
 
 #define NAME_MAX_LEN 200
 
@@ -520,15 +521,17 @@ int export_service_metrics(struct json_object *summaries, size_t queue_length, c
 	}
 	for (size_t i = 0; i < n_last && !f.oom; i++) {
 		const struct last_run *l = &last[i];
+		const char *scenario = json_lookup_string(l->run, "scenario");
+		const char *window = report_scenario_window(scenario); /* the summary's medians are that window's */
 		struct json_object *reps = json_lookup(l->arm, "repetitions");
-		struct json_object *medians = json_lookup(l->arm, "snapshot");
+		struct json_object *medians = json_lookup(l->arm, window);
 		const char *who[] = { "label", l->label };
 
 		fam = family_get(&f, "snapbench_last_run", FAMILY_INFO, NULL,
 				 "the newest completed run with an arm of this label");
 		if (fam)
 			sample_labels(fam, (const char *const[]){ "label", l->label, "run", json_lookup_string(l->run, "id"),
-								  "scenario", json_lookup_string(l->run, "scenario") },
+								  "scenario", scenario },
 				      6, 1);
 		double finished = rfc3339_seconds(json_lookup_string(l->run, "finished"));
 		fam = family_get(&f, "snapbench_last_run_finished_timestamp_seconds", FAMILY_GAUGE, NULL,
@@ -554,11 +557,11 @@ int export_service_metrics(struct json_object *summaries, size_t queue_length, c
 			if (!value || !json_is_number(value))
 				continue;
 			window_metric_family("snapbench_last_run_", metric, name, &lab, &sub, &unit, &divisor);
-			snprintf(help, sizeof(help), "median of %s over the snapshot windows of this label's newest "
-				 "completed run", metric);
+			snprintf(help, sizeof(help), "median of %s over the scenario's window (snapshot or migration) "
+				 "of this label's newest completed run", metric);
 			fam = family_get(&f, name, FAMILY_GAUGE, unit, help);
 			if (fam)
-				sample_labels(fam, (const char *const[]){ "label", l->label, "window", "snapshot", lab, sub },
+				sample_labels(fam, (const char *const[]){ "label", l->label, "window", window, lab, sub },
 					      lab ? 6 : 4, json_object_get_double(value) / divisor);
 		}
 	}

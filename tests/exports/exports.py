@@ -610,6 +610,9 @@ def service_reports(testdata):
     failed = copy.deepcopy(reports[-1])  # a failed run: counted, never a label's last completed run
     failed["id"], failed["state"] = "20261230T080000Z-0f0001", "failed"
     reports.append(failed)
+    # migrating runs, under labels of their own: their medians are the migration window's
+    reports.append(relabel(load(testdata, "dirty-log.json"), "stock", "dirty-log"))
+    reports.append(relabel(load(testdata, "postcopy.json"), "stock", "postcopy"))
     return reports
 
 
@@ -667,15 +670,24 @@ def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
               "last run of %s" % label)
         check(value("snapbench_last_run_repetitions", label=label, result="completed")
               == arm["repetitions"]["completed"], "%s's completed repetitions" % label)
-        for metric, st in arm["windows"]["snapshot"].items():
-            if metric not in ("pf_per_s", "tlb_per_s", "invalidations_per_s", "guest_ops_per_s", "latency_p99_ns",
-                              "snapshot_duration_s") or st["median"] is None:
+        w = report_windows(r)[1]
+        medians = {m: st["median"] for m, st in arm["windows"][w].items()
+                   if m in ("pf_per_s", "tlb_per_s", "invalidations_per_s", "guest_ops_per_s", "latency_p99_ns",
+                            "snapshot_duration_s")}
+        if w == "migration":  # the window's own duration, over the arm's completed repetitions
+            medians["migration_duration_s"] = statistics.median(
+                rep["windows"]["migration"]["duration_s"] for rep in r["repetitions"]
+                if rep["arm"] == label and rep["state"] == "completed")
+        checked = 0
+        for metric, median in medians.items():
+            if median is None:
                 continue
             name, _, divisor = family_of_metric(metric)
             name = name.replace("snapbench_", "snapbench_last_run_", 1)
-            check(same(value(name, label=label, window="snapshot"), st["median"] / divisor),
-                  "%s of %s: %s, the report's median %r" % (name, label, value(name, label=label, window="snapshot"),
-                                                            st["median"]))
+            check(same(value(name, label=label, window=w), median / divisor),
+                  "%s of %s: %s, the report's median %r" % (name, label, value(name, label=label, window=w), median))
+            checked += 1
+        check(checked, "%s: no median of its %s window checked" % (label, w))
     labels = {dict(k[1])["label"] for k in got if k[0] == "snapbench_last_run_info"}
     check(labels == set(newest), "labels %s, expected %s" % (labels, set(newest)))
     log("the metrics file passes promtool; %d samples: runs by state, the queue, the newest completed run of %d "
