@@ -8,6 +8,8 @@ call its verb_option_error()):
 
 naming the option as typed, and the verb's usage exit code (2; 125 for
 bisect-step). None of these reach snapbenchd: the socket points nowhere.
+Also: run --help names the three scenarios, the spec field that picks one
+and windows that hold for each.
 
 Usage: test-options.py SNAPBENCH
 """
@@ -50,11 +52,28 @@ CASES = [
 ]
 
 
+def check_run_help(snapbench, env):
+    """run --help names every scenario, the field that picks one, and windows true for all three."""
+    p = subprocess.run([snapbench, "run", "--help"], capture_output=True, text=True, env=env, timeout=30)
+    text = " ".join(p.stdout.split())
+    problems = [w for w in ("background-snapshot", "dirty-log", "postcopy-restore", "field scenario",
+                            "windows pre, snapshot, post", "windows pre, migration, post",
+                            "--pre S window before the snapshot or migration",
+                            "--post S window after the snapshot or migration ended") if w not in text]
+    problems += ["says %r" % w for w in ("of the background-snapshot scenario", "before the snapshot (",
+                                         "after the snapshot (") if w in text]
+    if p.returncode != 0 or p.stderr or problems:
+        print("FAIL snapbench run --help: exit %d, stderr %r, %s" % (p.returncode, p.stderr, problems or "ok"))
+        return 1
+    print("ok snapbench run --help: the three scenarios, spec field scenario, each one's windows")
+    return 0
+
+
 def main(argv):
     if len(argv) != 2:
         sys.exit(__doc__)
     env = dict(os.environ, SNAPBENCH_SOCKET="/nonexistent/snapbenchd.sock")
-    failed = 0
+    failed = check_run_help(argv[1], env)
     for args, rc, err in CASES:
         p = subprocess.run([argv[1]] + args, capture_output=True, text=True, env=env, timeout=30)
         if p.returncode != rc or p.stderr != err + "\n" or p.stdout:

@@ -76,8 +76,8 @@ static const struct {
 	{ "downtime-limit", "dirty_log.downtime_limit_ms", "MS", "dirty-log: QEMU's downtime-limit while iterating (default 1)" },
 	{ "completion", "dirty_log.completion", "cancel|complete", "dirty-log: how the migration ends (default cancel)" },
 	{ "warmup", "timing.warmup_s", "S", "warm-up before sampling counts (default 2)" },
-	{ "pre", "timing.pre_s", "S", "window before the snapshot (default 5)" },
-	{ "post", "timing.post_s", "S", "window after the snapshot (default 5)" },
+	{ "pre", "timing.pre_s", "S", "window before the snapshot or migration (default 5)" },
+	{ "post", "timing.post_s", "S", "window after the snapshot or migration ended (default 5)" },
 	{ "interval", "timing.interval_ms", "MS", "sample interval, 100 to 60000 (default 1000)" },
 	{ "knob", "knobs", "NAME=VALUE", "sysctl:NAME or module:M.P for every arm; repeatable" },
 	{ "arm", "arms", "LABEL[:KNOB=V,...]", "an arm with its own knobs (and kernel=PATH,modules=DIR); repeatable (interleaved)" },
@@ -113,9 +113,10 @@ static void usage(FILE *out)
 		"usage: snapbench run [--spec FILE] [FLAGS] [--wait] [--json]\n"
 		"       snapbench run --local [--spec FILE] [FLAGS] [--output DIR] [--json]\n"
 		"\n"
-		"Runs the benchmark: arms x repetitions of the background-snapshot scenario\n"
-		"with the built-in micro guest. Flags override the spec file field by field\n"
-		"(docs/running.md lists every field).\n"
+		"Runs the benchmark: arms x repetitions of the spec's scenario (field scenario,\n"
+		"--scenario): background-snapshot (the default; windows pre, snapshot, post),\n"
+		"dirty-log or postcopy-restore (windows pre, migration, post; docs/scenarios.md).\n"
+		"Flags override the spec file field by field (docs/running.md lists every field).\n"
 		"\n"
 		"By default the run is submitted to snapbenchd, which queues it and keeps its\n"
 		"report in its state directory; snapbench prints the run id (--wait: follows\n"

@@ -8,7 +8,23 @@
 #include "export-private.h"
 #include "json-util.h"
 
-static const char *const report_windows[] = { "pre", "snapshot", "post" };
+/* A repetition's fields, as every row of it starts. */
+struct csv_rep {
+	struct strbuf *b;
+	const char *id, *arm, *index, *state;
+};
+
+/* A migration figure's row: window migration, its name as the metric (pass.2.duration_s). */
+static void figure_row(const struct export_migration_figure *f, void *userdata)
+{
+	const struct csv_rep *c = userdata;
+	char num[EXPORT_NUMBER_MAX] = "";
+
+	export_format_number(f->value, num);
+	const char *row[] = { c->id, c->arm, c->index, c->state, "migration", f->name, f->unit, num,
+			      num[0] ? "" : f->unavailable };
+	export_append_csv_row(c->b, row, ARRAY_SIZE(row));
+}
 
 int export_report_csv(struct json_object *report, char **ret, struct sb_error *err)
 {
@@ -16,12 +32,13 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 					      "metric", "unit", "value", "unavailable" };
 	_cleanup_strbuf_ struct strbuf b = {};
 	struct json_object *reps;
-	const char *id;
+	const char *id, *report_windows[EXPORT_REPORT_WINDOWS];
 	int r = export_report_parts(report, &id, &reps, err);
 
 	if (r < 0)
 		return r;
 
+	export_report_windows(report, report_windows);
 	export_append_csv_row(&b, header, ARRAY_SIZE(header));
 	for (size_t i = 0; reps && i < json_object_array_length(reps); i++) {
 		struct json_object *rep = json_object_array_get_idx(reps, i);
@@ -29,7 +46,7 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 		char index[24];
 
 		snprintf(index, sizeof(index), "%lld", (long long)json_object_get_int64(json_lookup(rep, "index")));
-		for (size_t w = 0; w < ARRAY_SIZE(report_windows); w++) {
+		for (size_t w = 0; w < EXPORT_REPORT_WINDOWS; w++) {
 			struct json_object *win = json_lookup(windows, report_windows[w]);
 			struct json_object *metrics = json_lookup(win, "metrics");
 			struct json_object *unavailable = json_lookup(win, "unavailable");
@@ -48,6 +65,11 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 						      json_lookup_string(rep, "state"), report_windows[w], name,
 						      export_metric_unit(report, name), num, num[0] ? "" : why };
 				export_append_csv_row(&b, row, ARRAY_SIZE(row));
+			}
+			if (!strcmp(report_windows[w], "migration")) {
+				struct csv_rep c = { &b, id, json_lookup_string(rep, "arm"), index,
+						     json_lookup_string(rep, "state") };
+				export_rep_migration_figures(report, rep, figure_row, &c);
 			}
 		}
 	}

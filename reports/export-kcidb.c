@@ -28,8 +28,6 @@ struct kcidb {
 	bool oom;
 };
 
-static const char *const report_windows[] = { "pre", "snapshot", "post" };
-
 bool export_kcidb_origin_valid(const char *origin)
 {
 	if (!origin || !*origin)
@@ -383,13 +381,85 @@ struct run_ctx {
 	const char *id, *scenario;
 };
 
+/* One figure of a repetition: what its test says. */
+struct figure_test {
+	const char *window, *name, *unit, *better;
+	double value;                 /* NAN: unavailable, why says why */
+	const char *why;
+	double start_s, duration_s;   /* since the repetition started; NAN: not known */
+	long long pass;               /* a dirty-log pass's figure: the pass; else -1 */
+};
+
+struct rep_ctx {
+	struct run_ctx *c;
+	struct json_object *rep, *build_id, *env;
+	long long index;
+	double started;
+};
+
+static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *f)
+{
+	struct run_ctx *c = rc->c;
+	struct kcidb *k = c->k;
+	struct json_object *t = obj(k), *misc = obj(k);
+	bool measured = isfinite(f->value);
+	const char *why = f->why ? f->why : "not measured";
+
+	put(k, t, "id", id_new(k, "%s/%lld/%s/%s", c->id, rc->index, f->window, f->name));
+	put(k, t, "build_id", json_object_get(rc->build_id));
+	put(k, t, "origin", text(k, k->origin));
+	put(k, t, "path", path_new(k, c->scenario, NULL, f->window, f->name));
+	put(k, t, "status", text(k, measured ? "DONE" : "SKIP"));
+	if (measured) {
+		struct json_object *number = obj(k);
+		put(k, number, "value", num(k, f->value));
+		if (f->unit[0] && strcmp(f->unit, "1"))
+			put(k, number, "unit", text(k, f->unit));
+		put(k, t, "number", number);
+	} else {
+		put(k, t, "comment", text(k, why));
+	}
+	if (isfinite(f->start_s))
+		put(k, t, "start_time", timestamp_new(k, rc->started + f->start_s));
+	if (isfinite(f->duration_s))
+		put(k, t, "duration", num(k, f->duration_s));
+	put(k, t, "environment", json_object_get(rc->env));
+	put(k, misc, "run", text(k, c->id));
+	put(k, misc, "arm", text(k, json_lookup_string(rc->rep, "arm")));
+	put(k, misc, "repetition", count(k, rc->index));
+	put(k, misc, "window", text(k, f->window));
+	if (f->pass >= 0)
+		put(k, misc, "pass", count(k, f->pass));
+	put(k, misc, "metric", text(k, f->name));
+	put(k, misc, "unit", text(k, f->unit));
+	put(k, misc, "better", text(k, f->better));
+	if (!measured)
+		put(k, misc, "unavailable", text(k, why));
+	put(k, t, "misc", misc);
+	push(k, c->tests, t);
+}
+
+/* A migration figure's test: snapbench.SCENARIO.migration.pass.N.FIELD, over the pass (postcopy: the window). */
+static void figure_test(const struct export_migration_figure *fig, void *userdata)
+{
+	const struct figure_test f = {
+		.window = "migration", .name = fig->name, .unit = fig->unit, .value = fig->value,
+		.why = fig->unavailable, .start_s = fig->start_s, .duration_s = fig->duration_s, .pass = fig->pass,
+	};
+
+	add_figure_test(userdata, &f);
+}
+
 static void add_window_tests(struct run_ctx *c, struct json_object *rep, long long index, struct json_object *build_id,
 			     struct json_object *env, double started)
 {
-	struct kcidb *k = c->k;
 	struct json_object *windows = json_lookup(rep, "windows");
+	const struct rep_ctx rc = { .c = c, .rep = rep, .build_id = build_id, .env = env, .index = index,
+				    .started = started };
+	const char *report_windows[EXPORT_REPORT_WINDOWS];
 
-	for (size_t w = 0; w < ARRAY_SIZE(report_windows); w++) {
+	export_report_windows(c->report, report_windows);
+	for (size_t w = 0; w < EXPORT_REPORT_WINDOWS; w++) {
 		struct json_object *win = json_lookup(windows, report_windows[w]);
 		struct json_object *metrics = json_lookup(win, "metrics");
 		struct json_object *unavailable = json_lookup(win, "unavailable");
@@ -398,45 +468,21 @@ static void add_window_tests(struct run_ctx *c, struct json_object *rep, long lo
 		if (!json_object_is_type(metrics, json_type_object))
 			continue;
 		json_object_object_foreach(metrics, name, value) {
-			struct json_object *t = obj(k), *misc = obj(k);
-			const char *unit = export_metric_unit(c->report, name);
-			const char *why = json_lookup_string(unavailable, name);
-			bool measured = value && json_is_number(value) && isfinite(json_object_get_double(value));
-
-			put(k, t, "id", id_new(k, "%s/%lld/%s/%s", c->id, index, report_windows[w], name));
-			put(k, t, "build_id", json_object_get(build_id));
-			put(k, t, "origin", text(k, k->origin));
-			put(k, t, "path", path_new(k, c->scenario, NULL, report_windows[w], name));
-			put(k, t, "status", text(k, measured ? "DONE" : "SKIP"));
-			if (measured) {
-				struct json_object *number = obj(k);
-				put(k, number, "value", num(k, json_object_get_double(value)));
-				if (unit[0] && strcmp(unit, "1"))
-					put(k, number, "unit", text(k, unit));
-				put(k, t, "number", number);
-			} else {
-				if (!why)
-					why = "not measured";
-				put(k, t, "comment", text(k, why));
-			}
-			if (start_s && json_is_number(start_s))
-				put(k, t, "start_time", timestamp_new(k, started + json_object_get_double(start_s)));
-			if (duration_s && json_is_number(duration_s))
-				put(k, t, "duration", num(k, json_object_get_double(duration_s)));
-			put(k, t, "environment", json_object_get(env));
-			put(k, misc, "run", text(k, c->id));
-			put(k, misc, "arm", text(k, json_lookup_string(rep, "arm")));
-			put(k, misc, "repetition", count(k, index));
-			put(k, misc, "window", text(k, report_windows[w]));
-			put(k, misc, "metric", text(k, name));
-			put(k, misc, "unit", text(k, unit));
-			put(k, misc, "better", text(k, json_lookup_string(json_lookup(json_lookup(c->report, "metric_info"),
-										      name), "better")));
-			if (!measured)
-				put(k, misc, "unavailable", text(k, why));
-			put(k, t, "misc", misc);
-			push(k, c->tests, t);
+			const struct figure_test f = {
+				.window = report_windows[w], .name = name, .unit = export_metric_unit(c->report, name),
+				.better = json_lookup_string(json_lookup(json_lookup(c->report, "metric_info"), name),
+							     "better"),
+				.value = value && json_is_number(value) ? json_object_get_double(value) : NAN,
+				.why = json_lookup_string(unavailable, name),
+				.start_s = start_s && json_is_number(start_s) ? json_object_get_double(start_s) : NAN,
+				.duration_s = duration_s && json_is_number(duration_s) ? json_object_get_double(duration_s)
+										       : NAN,
+				.pass = -1,
+			};
+			add_figure_test(&rc, &f);
 		}
+		if (!strcmp(report_windows[w], "migration"))
+			export_rep_migration_figures(c->report, rep, figure_test, (void *)&rc);
 	}
 }
 

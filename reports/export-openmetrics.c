@@ -9,6 +9,8 @@
  *   snapbench_run_info{run, state, scenario}             1
  *   snapbench_repetition_info{arm, rep, state}           1
  *   snapbench_<metric>{arm, rep, window[, cause]}        the window summaries (gauges)
+ *   snapbench_migration_pass_<field>{..., pass}          a dirty-log pass's figures (gauges)
+ *   snapbench_migration_postcopy_<field>{...}            the postcopy migration's figures (gauges)
  *   snapbench_<counter>_total{arm, rep[, cause]}         the repetitions' counter totals
  *
  * Names follow Prometheus' conventions: snake_case, base units (latencies
@@ -24,6 +26,7 @@
 #include "export.h"
 #include "export-private.h"
 #include "json-util.h"
+#include "report.h"
 
 #define NAME_MAX_LEN 200
 
@@ -108,9 +111,10 @@ static const char *sub_label(const char *base)
 }
 
 /*
- * Window metric name (pf_per_s, invalidations_per_s.uffd-wp, latency_p99_ns)
- * to its family: snapbench_pf_per_second, snapbench_invalidations_by_cause_per_second
- * with cause="uffd-wp", snapbench_latency_p99_seconds (values in seconds).
+ * Window metric name (pf_per_s, invalidations_per_s.uffd-wp, latency_p99_ns,
+ * fault_pass_ms) to its family: snapbench_pf_per_second,
+ * snapbench_invalidations_by_cause_per_second with cause="uffd-wp",
+ * snapbench_latency_p99_seconds, snapbench_fault_pass_seconds (values in seconds).
  */
 static void window_metric_family(const char *prefix, const char *metric, char name[static NAME_MAX_LEN],
 				 const char **label, const char **sub, const char **unit, double *divisor)
@@ -127,8 +131,12 @@ static void window_metric_family(const char *prefix, const char *metric, char na
 		len -= 6, suffix = "_per_second";
 	} else if (ends_with(metric, len, "_ns")) {
 		len -= 3, suffix = "_seconds", *unit = "seconds", *divisor = 1e9; /* exact: no 1.6885000000000002e-05 */
+	} else if (ends_with(metric, len, "_ms")) {
+		len -= 3, suffix = "_seconds", *unit = "seconds", *divisor = 1e3;
 	} else if (ends_with(metric, len, "_s")) {
 		len -= 2, suffix = "_seconds", *unit = "seconds";
+	} else if (ends_with(metric, len, "_count")) {
+		len -= 6; /* a gauge's _count reads as a summary's: set_spte_count is snapbench_set_spte */
 	}
 	snprintf(name, NAME_MAX_LEN, "%s", prefix);
 	name_append(name, NAME_MAX_LEN, metric, len);
@@ -144,8 +152,8 @@ static void window_metric_family(const char *prefix, const char *metric, char na
  * its family: snapbench_kvm_pf_taken, snapbench_bpf_invalidations_by_cause
  * with cause="uffd-wp", snapbench_guest_ops_by_vcpu with vcpu="1".
  */
-static void counter_family(const char *counter, char name[static NAME_MAX_LEN], const char **label,
-			   const char **sub)
+static void counter_family(const char *prefix, const char *counter, char name[static NAME_MAX_LEN],
+			   const char **label, const char **sub)
 {
 	const char *first = strchr(counter, '.');
 	const char *second = first ? strchr(first + 1, '.') : NULL;
@@ -153,7 +161,7 @@ static void counter_family(const char *counter, char name[static NAME_MAX_LEN], 
 
 	*sub = second ? second + 1 : NULL;
 	*label = NULL;
-	snprintf(name, NAME_MAX_LEN, "snapbench_");
+	snprintf(name, NAME_MAX_LEN, "%s", prefix);
 	name_append(name, NAME_MAX_LEN, counter, len);
 	if (!second)
 		return;
@@ -219,12 +227,69 @@ static const char *metric_help(struct json_object *report, const char *metric)
 	return json_lookup_string(json_lookup(info, metric), "description");
 }
 
+struct figure_ctx {
+	struct families *f;
+	const char *arm, *index;
+};
+
+/*
+ * A migration figure as a gauge of the migration window: a dirty-log pass's
+ * field or counter, snapbench_migration_pass_FIELD{pass="N"} (counters named
+ * as their totals are: snapbench_migration_pass_kvm_pf_taken), a postcopy
+ * field snapbench_migration_postcopy_FIELD (postcopy_requests:
+ * snapbench_migration_postcopy_requests).
+ */
+static void figure_sample(const struct export_migration_figure *fig, void *userdata)
+{
+	const struct figure_ctx *c = userdata;
+	char name[NAME_MAX_LEN], prefix[64], flat[128], pass[24], help[512];
+	const char *lab, *sub, *unit = NULL, *field = fig->field;
+	double divisor = 1;
+	size_t glen = strlen(fig->group);
+
+	if (!isfinite(fig->value))
+		return; /* unavailable: no sample (the CSV says why) */
+	snprintf(prefix, sizeof(prefix), "snapbench_migration_%s_", fig->group);
+	if (fig->counter) {
+		counter_family(prefix, fig->counter, name, &lab, &sub);
+		snprintf(help, sizeof(help), "counter %s summed over a dirty-log pass's timeline rows, by pass%s%s",
+			 fig->counter, lab ? " and " : "", lab ? lab : "");
+	} else {
+		if (!strncmp(field, fig->group, glen) && field[glen] == '_')
+			field += glen + 1; /* postcopy_requests: snapbench_migration_postcopy_requests */
+		snprintf(flat, sizeof(flat), "%s", field);
+		for (char *p = flat; *p; p++)
+			if (*p == '.')
+				*p = '_'; /* pass.ms: one name, not a cause label */
+		window_metric_family(prefix, flat, name, &lab, &sub, &unit, &divisor);
+		if (fig->pass >= 0)
+			snprintf(help, sizeof(help), "a dirty-log pass's %s (repetitions[].migration.iterations[].%s), "
+				 "by pass", fig->field, fig->field);
+		else
+			snprintf(help, sizeof(help), "the postcopy migration's %s (repetitions[].postcopy.%s)",
+				 fig->field, fig->field);
+	}
+	struct family *fam = family_get(c->f, name, FAMILY_GAUGE, unit, help);
+	if (!fam)
+		return;
+	const char *labels[10] = { "arm", c->arm, "rep", c->index, "window", "migration" };
+	size_t n = 6;
+	if (fig->pass >= 0) {
+		snprintf(pass, sizeof(pass), "%lld", fig->pass);
+		labels[n++] = "pass", labels[n++] = pass;
+	}
+	if (lab)
+		labels[n++] = lab, labels[n++] = sub;
+	sample_labels(fam, labels, n, fig->value / divisor);
+}
+
 static void rep_windows(struct families *f, struct json_object *report, struct json_object *rep, const char *arm,
 			const char *index)
 {
-	static const char *const windows[] = { "pre", "snapshot", "post" };
+	const char *windows[EXPORT_REPORT_WINDOWS];
 
-	for (size_t w = 0; w < ARRAY_SIZE(windows); w++) {
+	export_report_windows(report, windows);
+	for (size_t w = 0; w < EXPORT_REPORT_WINDOWS; w++) {
 		struct json_object *metrics = json_lookup(json_lookup(json_lookup(rep, "windows"), windows[w]), "metrics");
 
 		if (!json_object_is_type(metrics, json_type_object))
@@ -248,6 +313,10 @@ static void rep_windows(struct families *f, struct json_object *report, struct j
 			if (fam)
 				sample(fam, arm, index, windows[w], lab, sub, json_object_get_double(value) / divisor);
 		}
+		if (!strcmp(windows[w], "migration")) {
+			struct figure_ctx c = { f, arm, index };
+			export_rep_migration_figures(report, rep, figure_sample, &c);
+		}
 	}
 }
 
@@ -263,7 +332,7 @@ static void rep_totals(struct families *f, struct json_object *rep, const char *
 
 		if (!value || !json_is_number(value))
 			continue;
-		counter_family(counter, name, &lab, &sub);
+		counter_family("snapbench_", counter, name, &lab, &sub);
 		if (lab)
 			snprintf(help, sizeof(help), "counter %.*s.* summed over the repetition's timeline, by %s",
 				 (int)(sub - counter - 1), counter, lab);
@@ -452,15 +521,17 @@ int export_service_metrics(struct json_object *summaries, size_t queue_length, c
 	}
 	for (size_t i = 0; i < n_last && !f.oom; i++) {
 		const struct last_run *l = &last[i];
+		const char *scenario = json_lookup_string(l->run, "scenario");
+		const char *window = report_scenario_window(scenario); /* the summary's medians are that window's */
 		struct json_object *reps = json_lookup(l->arm, "repetitions");
-		struct json_object *medians = json_lookup(l->arm, "snapshot");
+		struct json_object *medians = json_lookup(l->arm, window);
 		const char *who[] = { "label", l->label };
 
 		fam = family_get(&f, "snapbench_last_run", FAMILY_INFO, NULL,
 				 "the newest completed run with an arm of this label");
 		if (fam)
 			sample_labels(fam, (const char *const[]){ "label", l->label, "run", json_lookup_string(l->run, "id"),
-								  "scenario", json_lookup_string(l->run, "scenario") },
+								  "scenario", scenario },
 				      6, 1);
 		double finished = rfc3339_seconds(json_lookup_string(l->run, "finished"));
 		fam = family_get(&f, "snapbench_last_run_finished_timestamp_seconds", FAMILY_GAUGE, NULL,
@@ -486,11 +557,11 @@ int export_service_metrics(struct json_object *summaries, size_t queue_length, c
 			if (!value || !json_is_number(value))
 				continue;
 			window_metric_family("snapbench_last_run_", metric, name, &lab, &sub, &unit, &divisor);
-			snprintf(help, sizeof(help), "median of %s over the snapshot windows of this label's newest "
-				 "completed run", metric);
+			snprintf(help, sizeof(help), "median of %s over the scenario's window (snapshot or migration) "
+				 "of this label's newest completed run", metric);
 			fam = family_get(&f, name, FAMILY_GAUGE, unit, help);
 			if (fam)
-				sample_labels(fam, (const char *const[]){ "label", l->label, "window", "snapshot", lab, sub },
+				sample_labels(fam, (const char *const[]){ "label", l->label, "window", window, lab, sub },
 					      lab ? 6 : 4, json_object_get_double(value) / divisor);
 		}
 	}

@@ -42,3 +42,35 @@ int export_report_parts(struct json_object *report, const char **id, struct json
 /* metric_info's unit of name, else of its base name before the '.' (per-cause
  * metrics: invalidations_per_s.uffd-wp), else "". */
 const char *export_metric_unit(struct json_object *report, const char *name);
+
+/* The windows a run report's repetitions are summarised in, in order: pre,
+ * the scenario's own window (report_scenario_window() of spec.scenario:
+ * snapshot, or migration for dirty-log and postcopy-restore), post. */
+#define EXPORT_REPORT_WINDOWS 3
+void export_report_windows(struct json_object *report, const char *windows[static EXPORT_REPORT_WINDOWS]);
+
+/*
+ * A figure the report records of a repetition's migration beside the
+ * window summary (docs/exports.md): each dirty-log pass's fields and
+ * counters (repetitions[].migration.iterations[]), and the postcopy
+ * switch-over's and destination pass's (repetitions[].postcopy). Each
+ * belongs to the migration window.
+ */
+struct export_migration_figure {
+	const char *name;      /* as the CSV's metric: "pass.2.duration_s", "pass.2.counters.kvm.pf_taken",
+				* "postcopy.switchover_s", "postcopy.pass.ms" */
+	const char *group;     /* "pass" or "postcopy" */
+	long long pass;        /* group pass: QEMU's dirty-sync-count of the pass; else -1 */
+	const char *field;     /* name after the group (and pass): "duration_s", "counters.kvm.pf_taken", "pass.ms" */
+	const char *counter;   /* a pass's counter ("kvm.pf_taken"), else NULL */
+	const char *unit;      /* "s", "ms", "1/s", "B", "ns" or "1" */
+	double value;          /* NAN: not known, unavailable says why */
+	const char *unavailable;
+	double start_s, duration_s; /* the span it covers: the pass's, else the migration window's; NAN: not known */
+};
+
+/* Calls fn for each migration figure of repetition rep of report, in the
+ * report's order (passes in order, each pass's fields, then its counters);
+ * none for a repetition that did not migrate. */
+void export_rep_migration_figures(struct json_object *report, struct json_object *rep,
+				  void (*fn)(const struct export_migration_figure *f, void *userdata), void *userdata);

@@ -239,24 +239,32 @@ def main(argv):
     argv = [a for a in argv if a != "--regenerate"]
     if len(argv) < 4:
         sys.exit(__doc__)
-    snapbench, testdata, schema_path = (os.path.abspath(a) for a in argv[1:4])
+    snapbench, source_testdata, schema_path = (os.path.abspath(a) for a in argv[1:4])
     only = set(argv[4:])
+    # compare --store rewrites the store's label index (.labels.json, an inode and mtime cache): run on a
+    # copy, so the tests leave the source tree as they found it
+    work = tempfile.mkdtemp(prefix="compare-golden-data-")
+    testdata = os.path.join(work, "testdata")
+    shutil.copytree(source_testdata, testdata, ignore=shutil.ignore_patterns("golden"))
     with open(schema_path) as f:
         validator = jsonschema.Draft202012Validator(json.load(f))
-    golden = os.path.join(testdata, "golden")
+    golden = os.path.join(source_testdata, "golden")
     os.makedirs(golden, exist_ok=True)
     failed = 0
     ran = 0
-    for name, args, rc, with_output in CASES:
-        if only and name not in only:
-            continue
-        ran += 1
-        try:
-            run_case(snapbench, testdata, validator, golden, name, args, rc, with_output, regenerate)
-            print("ok %s" % name)
-        except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError, KeyError, ValueError) as e:
-            failed += 1
-            print("FAIL %s" % e)
+    try:
+        for name, args, rc, with_output in CASES:
+            if only and name not in only:
+                continue
+            ran += 1
+            try:
+                run_case(snapbench, testdata, validator, golden, name, args, rc, with_output, regenerate)
+                print("ok %s" % name)
+            except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError, KeyError, ValueError) as e:
+                failed += 1
+                print("FAIL %s" % e)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     if regenerate:
         print("regenerated %d cases in %s: review them with git diff before committing" % (ran, golden))
     print("%d of %d cases passed" % (ran - failed, ran))

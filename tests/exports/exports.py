@@ -52,7 +52,53 @@ import time
 import urllib.request
 import xml.etree.ElementTree as ET
 
-WINDOWS = ["pre", "snapshot", "post"]
+MIGRATING = ("dirty-log", "postcopy-restore")
+# the documented figures of a migration beside its window summary (docs/exports.md)
+PASS_FIELDS = [("start_s", "s"), ("duration_s", "s"), ("complete", "1"), ("rows", "1"), ("pages_sent", "1"),
+               ("dirty_pages", "1"), ("dirty_pages_per_s", "1/s")]
+POSTCOPY_FIELDS = [("started_s", "s"), ("switchover_s", "s"), ("pass_started_s", "s"), ("chunk_bytes", "B"),
+                   ("pass.ms", "ms"), ("pass.vcpus", "1"), ("pass.pages", "1"), ("pass.bytes", "B"),
+                   ("pass.mismatches", "1"), ("postcopy_requests", "1")]
+
+
+def report_windows(report):
+    """pre, the scenario's window (migration for the migrating scenarios, else snapshot), post."""
+    scenario = report.get("spec", {}).get("scenario")
+    return ["pre", "migration" if scenario in MIGRATING else "snapshot", "post"]
+
+
+def counter_reason(report, counter):
+    """Why a counter is not measured (its probe entry, else its family's), or None."""
+    probes = report.get("probes", {})
+    p = probes.get(counter) or probes.get(counter.rsplit(".", 1)[0])
+    if p is None or p.get("available"):
+        return None
+    return p.get("reason") or "no probe"
+
+
+def migration_figures(report, rep):
+    """[{name, field, unit, value, pass, counter, start_s, duration_s}] of a repetition's migration;
+    value None: unavailable (the exports give a reason)."""
+    out = []
+    for it in (rep.get("migration") or {}).get("iterations") or []:
+        span = {"pass": it["pass"], "start_s": it["start_s"], "duration_s": it["duration_s"]}
+        for field, unit in PASS_FIELDS:
+            v = it.get(field)
+            out.append(dict(span, name="pass.%d.%s" % (it["pass"], field), field=field, unit=unit,
+                            value=None if v is None else float(v), counter=None))
+        for counter, v in it.get("counters", {}).items():
+            out.append(dict(span, name="pass.%d.counters.%s" % (it["pass"], counter), field="counters." + counter,
+                            unit="ns" if counter.endswith("_ns") else "1", counter=counter,
+                            value=None if counter_reason(report, counter) else float(v)))
+    pc = rep.get("postcopy")
+    if pc:
+        win = rep["windows"].get("migration", {})
+        for field, unit in POSTCOPY_FIELDS:
+            v = (pc.get("pass") or {}).get(field[5:]) if field.startswith("pass.") else pc.get(field)
+            out.append({"name": "postcopy." + field, "field": field, "unit": unit, "pass": None, "counter": None,
+                        "value": None if v is None else float(v), "start_s": win.get("start_s"),
+                        "duration_s": win.get("duration_s")})
+    return out
 HOSTILE_LABEL = 'evil, "quoted" \x1b[2J<&>\u00e9'
 HOSTILE_SHOWN = 'evil, "quoted" ?[2J<&>\u00e9'  # controls as '?', UTF-8 kept
 
@@ -166,7 +212,7 @@ def csv_rows(text, what):
 def expected_show_rows(report, shown_label=None):
     rows = []
     for rep in report["repetitions"]:
-        for w in WINDOWS:
+        for w in report_windows(report):
             win = rep.get("windows", {}).get(w)
             if not win:
                 continue
@@ -174,6 +220,10 @@ def expected_show_rows(report, shown_label=None):
                 why = win.get("unavailable", {}).get(name, "not measured") if value is None else ""
                 rows.append([report["id"], shown_label or rep["arm"], str(rep["index"]), rep["state"], w, name,
                              metric_unit(report, name), value, why])
+            if w == "migration":
+                for f in migration_figures(report, rep):
+                    rows.append([report["id"], shown_label or rep["arm"], str(rep["index"]), rep["state"], w,
+                                 f["name"], f["unit"], f["value"], None])
     return rows
 
 
@@ -187,7 +237,8 @@ def check_show_csv(text, report, what, shown_label=None):
     nulls = 0
     for got, exp in zip(rows[1:], want):
         check(len(got) == 9, "%s: row %s has %d fields" % (what, got, len(got)))
-        check(got[:7] == exp[:7] and got[8] == exp[8], "%s: row %s, expected %s" % (what, got, exp))
+        check(got[:7] == exp[:7] and (exp[8] is None or got[8] == exp[8]), "%s: row %s, expected %s"
+              % (what, got, exp))
         if exp[7] is None:
             nulls += 1
             check(got[7] == "" and got[8], "%s: an unavailable figure needs an empty value and a reason: %s"
@@ -195,8 +246,10 @@ def check_show_csv(text, report, what, shown_label=None):
         else:
             check(float(got[7]) == float(exp[7]), "%s: %s %s rep %s: %s, the report has %r"
                   % (what, exp[4], exp[5], exp[2], got[7], exp[7]))
-    log("%s: %d rows match the report's window summaries (%d unavailable with their reason)"
-        % (what, len(want), nulls))
+    figures = sum(1 for r in want if r[5].startswith(("pass.", "postcopy.")))
+    check(report_windows(report)[1] != "migration" or figures, "%s: no row of the migration's figures" % what)
+    log("%s: %d rows match the report's window summaries and %d its migration's figures (%d unavailable with "
+        "their reason)" % (what, len(want) - figures, figures, nulls))
 
 
 def hostile_stock(testdata):
@@ -206,23 +259,26 @@ def hostile_stock(testdata):
     return r
 
 
+SHOW_FIXTURES = ("stock.json", "two-arms.json", "dirty-log.json", "postcopy.json", "kernel-retried.json")
+
+
 def case_show_csv(snapbench, snapbenchd, testdata, tmp):
-    reports = [load(testdata, "stock.json"), load(testdata, "two-arms.json"), hostile_stock(testdata)]
+    reports = [load(testdata, n) for n in SHOW_FIXTURES] + [hostile_stock(testdata)]
     store = Store(snapbenchd, tmp, reports)
     try:
-        for report, what in zip(reports[:2], ("stock.json", "two-arms.json")):
+        for report, what in zip(reports, SHOW_FIXTURES):
             check_show_csv(store.show(snapbench, report["id"], "csv"), report, what)
-        text = store.show(snapbench, reports[2]["id"], "csv")
+        text = store.show(snapbench, reports[-1]["id"], "csv")
     finally:
         store.close()
     check("\x1b" not in text, "a control from the report reached the CSV")
     check('"evil, ""quoted"" ?[2J<&>\u00e9"' in text, "the label is not quoted per RFC 4180:\n%s" % text[:400])
-    check_show_csv(text, reports[2], "a label with a comma, quotes and ESC", shown_label=HOSTILE_SHOWN)
+    check_show_csv(text, reports[-1], "a label with a comma, quotes and ESC", shown_label=HOSTILE_SHOWN)
 
 
 # ---- show --format openmetrics / prometheus ----
 
-def family_of_metric(metric):
+def family_of_metric(metric, prefix="snapbench_"):
     """The documented mapping (docs/exports.md): name, extra label, divisor."""
     base, _, sub = metric.partition(".")
     extra = None
@@ -233,17 +289,34 @@ def family_of_metric(metric):
         stem, suffix = base[:-6], "_per_second"
     elif base.endswith("_ns"):
         stem, suffix, divisor = base[:-3], "_seconds", 1e9
+    elif base.endswith("_ms"):
+        stem, suffix, divisor = base[:-3], "_seconds", 1e3
     elif base.endswith("_s"):
         stem, suffix = base[:-2], "_seconds"
+    elif base.endswith("_count"):
+        stem, suffix = base[:-6], ""
     else:
         stem, suffix = base, ""
-    name = "snapbench_" + stem + ("_by_" + extra[0] if extra else "") + suffix
+    name = prefix + stem + ("_by_" + extra[0] if extra else "") + suffix
     return name, extra, divisor
 
 
-def family_of_counter(counter):
+def family_of_figure(f):
+    """A migration figure's family: snapbench_migration_pass_FIELD, snapbench_migration_postcopy_FIELD."""
+    group = "pass" if f["pass"] is not None else "postcopy"
+    prefix = "snapbench_migration_%s_" % group
+    if f["counter"]:
+        name, extra = family_of_counter(f["counter"], prefix)
+        return name, extra, 1
+    field = f["field"]
+    if field.startswith(group + "_"):
+        field = field[len(group) + 1:]
+    return family_of_metric(field.replace(".", "_"), prefix)
+
+
+def family_of_counter(counter, prefix="snapbench_"):
     parts = counter.split(".", 2)
-    name = "snapbench_" + "_".join(parts[:2])
+    name = prefix + "_".join(parts[:2])
     if len(parts) == 3:
         if parts[0] == "guest" and parts[1] == "ops" and parts[2].startswith("vcpu"):
             return name + "_by_vcpu", ("vcpu", parts[2][4:])
@@ -256,7 +329,7 @@ def expected_samples(report):
     want = {}
     for rep in report["repetitions"]:
         labels = {"arm": rep["arm"], "rep": str(rep["index"])}
-        for w in WINDOWS:
+        for w in report_windows(report):
             for metric, value in rep.get("windows", {}).get(w, {}).get("metrics", {}).items():
                 if value is None:
                     continue
@@ -265,6 +338,18 @@ def expected_samples(report):
                 if extra:
                     ls[extra[0]] = extra[1]
                 want[(name, tuple(sorted(ls.items())))] = value / divisor
+            for f in migration_figures(report, rep) if w == "migration" else []:
+                if f["value"] is None:
+                    continue
+                name, extra, divisor = family_of_figure(f)
+                ls = dict(labels, window=w)
+                if f["pass"] is not None:
+                    ls["pass"] = str(f["pass"])
+                if extra:
+                    ls[extra[0]] = extra[1]
+                key = (name, tuple(sorted(ls.items())))
+                check(key not in want, "two figures map onto the sample %s" % (key,))
+                want[key] = f["value"] / divisor
         for counter, value in rep.get("totals", {}).items():
             name, extra = family_of_counter(counter)
             ls = dict(labels)
@@ -329,7 +414,7 @@ def case_show_metrics(snapbench, snapbenchd, testdata, tmp):
     parse_prometheus, parse_openmetrics = need_parsers()
 
     hostile = hostile_stock(testdata)
-    cases = [(n, load(testdata, n), load(testdata, n)) for n in ("stock.json", "two-arms.json")]
+    cases = [(n, load(testdata, n), load(testdata, n)) for n in SHOW_FIXTURES]
     cases.append(("hostile label", hostile, relabel(hostile, HOSTILE_LABEL, HOSTILE_SHOWN)))
     store = Store(snapbenchd, tmp, [c[1] for c in cases])
     try:
@@ -525,6 +610,9 @@ def service_reports(testdata):
     failed = copy.deepcopy(reports[-1])  # a failed run: counted, never a label's last completed run
     failed["id"], failed["state"] = "20261230T080000Z-0f0001", "failed"
     reports.append(failed)
+    # migrating runs, under labels of their own: their medians are the migration window's
+    reports.append(relabel(load(testdata, "dirty-log.json"), "stock", "dirty-log"))
+    reports.append(relabel(load(testdata, "postcopy.json"), "stock", "postcopy"))
     return reports
 
 
@@ -582,15 +670,24 @@ def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
               "last run of %s" % label)
         check(value("snapbench_last_run_repetitions", label=label, result="completed")
               == arm["repetitions"]["completed"], "%s's completed repetitions" % label)
-        for metric, st in arm["windows"]["snapshot"].items():
-            if metric not in ("pf_per_s", "tlb_per_s", "invalidations_per_s", "guest_ops_per_s", "latency_p99_ns",
-                              "snapshot_duration_s") or st["median"] is None:
+        w = report_windows(r)[1]
+        medians = {m: st["median"] for m, st in arm["windows"][w].items()
+                   if m in ("pf_per_s", "tlb_per_s", "invalidations_per_s", "guest_ops_per_s", "latency_p99_ns",
+                            "snapshot_duration_s")}
+        if w == "migration":  # the window's own duration, over the arm's completed repetitions
+            medians["migration_duration_s"] = statistics.median(
+                rep["windows"]["migration"]["duration_s"] for rep in r["repetitions"]
+                if rep["arm"] == label and rep["state"] == "completed")
+        checked = 0
+        for metric, median in medians.items():
+            if median is None:
                 continue
             name, _, divisor = family_of_metric(metric)
             name = name.replace("snapbench_", "snapbench_last_run_", 1)
-            check(same(value(name, label=label, window="snapshot"), st["median"] / divisor),
-                  "%s of %s: %s, the report's median %r" % (name, label, value(name, label=label, window="snapshot"),
-                                                            st["median"]))
+            check(same(value(name, label=label, window=w), median / divisor),
+                  "%s of %s: %s, the report's median %r" % (name, label, value(name, label=label, window=w), median))
+            checked += 1
+        check(checked, "%s: no median of its %s window checked" % (label, w))
     labels = {dict(k[1])["label"] for k in got if k[0] == "snapbench_last_run_info"}
     check(labels == set(newest), "labels %s, expected %s" % (labels, set(newest)))
     log("the metrics file passes promtool; %d samples: runs by state, the queue, the newest completed run of %d "

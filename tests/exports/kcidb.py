@@ -41,8 +41,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exports import (COMPARE_CASES, HOSTILE_LABEL, HOSTILE_SHOWN, WINDOWS, Store, check, compare_doc,  # noqa: E402
-                     fail, load, log, metric_unit, relabel, run, same, skip, write_json)
+from exports import (COMPARE_CASES, HOSTILE_LABEL, HOSTILE_SHOWN, Store, check, compare_doc,  # noqa: E402
+                     fail, load, log, metric_unit, migration_figures, relabel, report_windows, run, same, skip,
+                     write_json)
 
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 PATH = re.compile(r"^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*$")
@@ -189,10 +190,30 @@ def check_show(doc, report, origin, what):
         check(same_json(env["host"], shown(without_nulls(report["host"]))), "%s: environment host %s" % (what, env))
         check(same_json(env["kernel"], shown(expected_kernel(report, rep["arm"]))),
               "%s: environment kernel %s" % (what, env["kernel"]))
-        for w in WINDOWS:
+        for w in report_windows(report):
             win = rep.get("windows", {}).get(w)
             if not win:
                 continue
+            for f in migration_figures(report, rep) if w == "migration" else []:
+                want += 1
+                t = tests.get("%s:%s/%d/%s/%s" % (origin, rid, idx, w, f["name"]))
+                check(t is not None, "%s: no test of rep %d's figure %s" % (what, idx, f["name"]))
+                check(t["path"] == "snapbench.%s.%s.%s" % (report["spec"]["scenario"], w, f["name"])
+                      and t["build_id"] == build, "%s: %s's path %s" % (what, t["id"], t["path"]))
+                if f["value"] is None:
+                    check(t["status"] == "SKIP" and "number" not in t and t["comment"]
+                          and t["misc"]["unavailable"] == t["comment"], "%s: unavailable %s: %s" % (what, t["id"], t))
+                else:
+                    num = t.get("number", {})
+                    check(t["status"] == "DONE" and same(num.get("value"), f["value"])
+                          and num.get("unit") == (None if f["unit"] == "1" else f["unit"]),
+                          "%s: %s is %s, the report has %r %s" % (what, t["id"], num, f["value"], f["unit"]))
+                # a pass's figure spans the pass, a postcopy figure the window
+                check(same(parse_time(t["start_time"]), parse_time(rep["started"]) + f["start_s"])
+                      and same(t["duration"], f["duration_s"]), "%s: %s's start_time %s duration %s, %s+%s"
+                      % (what, t["id"], t["start_time"], t["duration"], f["start_s"], f["duration_s"]))
+                check(t["misc"]["window"] == w and t["misc"]["metric"] == f["name"]
+                      and t["misc"].get("pass") == f["pass"], "%s: misc %s" % (what, t["misc"]))
             for metric, value in win["metrics"].items():
                 want += 1
                 t = tests.get("%s:%s/%d/%s/%s" % (origin, rid, idx, w, metric))
@@ -221,7 +242,7 @@ def check_show(doc, report, origin, what):
 
 def case_show(snapbench, snapbenchd, testdata, tmp, v):
     reports = [load(testdata, "stock.json"), load(testdata, "two-arms.json"), kernel_arm_run(testdata),
-               hostile_run(testdata)]
+               hostile_run(testdata), load(testdata, "dirty-log.json"), load(testdata, "postcopy.json")]
     store = Store(snapbenchd, tmp, reports)
     try:
         for report in reports:
