@@ -95,6 +95,7 @@ enum sb_cause {
 	SB_CAUSE_MPROTECT,
 	SB_CAUSE_THP,
 	SB_CAUSE_KSM,
+	SB_CAUSE_DIRTY_LOG,
 	SB_CAUSE_OTHER,
 	SB_CAUSE_MAX,
 };
@@ -103,13 +104,13 @@ enum sb_cause {
  * syscall_cause[] holds cause + 1 for syscalls that decide a cause, 0 for
  * those that do not, or one of these for syscalls decided by an argument.
  */
-#define SB_SYSCALL_IOCTL 0xfe           /* by the ioctl command (uffd_wp_ioctl[]) */
+#define SB_SYSCALL_IOCTL 0xfe           /* by the ioctl command (ioctl_cmd[], ioctl_cause[]) */
 #define SB_SYSCALL_MADVISE 0xfd         /* by madvise()'s advice (madvise_cause[]) */
 #define SB_SYSCALL_PROCESS_MADVISE 0xfc /* by process_madvise()'s advice (madvise_cause[]) */
 #define SB_NR_MADVISE 128               /* advice values with their own cause */
 
 #define SB_NR_SYSCALLS 512
-#define SB_MAX_IOCTL_CMDS 4
+#define SB_MAX_IOCTL_CMDS 8
 #define SB_MAX_RULES 64     /* kernel functions that decide a cause from a stack */
 #define SB_STACK_DEPTH 32   /* frames kept per stack */
 #define SB_MN_EVENTS 16     /* enum mmu_notifier_event values counted */

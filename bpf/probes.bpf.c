@@ -50,8 +50,10 @@ const volatile __u64 pf_write_mask = 1ULL << 1;
 const volatile __s32 ret_pf_fixed = 5;
 /* syscall nr -> cause + 1, SB_SYSCALL_IOCTL, or 0 (not decisive) */
 const volatile __u8 syscall_cause[SB_NR_SYSCALLS] = {};
-const volatile __u32 uffd_wp_ioctl[SB_MAX_IOCTL_CMDS] = {};
-const volatile __u32 nr_uffd_wp_ioctl = 0;
+/* ioctl commands that decide a cause, and that cause */
+const volatile __u32 ioctl_cmd[SB_MAX_IOCTL_CMDS] = {};
+const volatile __u8 ioctl_cause[SB_MAX_IOCTL_CMDS] = {};
+const volatile __u32 nr_ioctl_cmds = 0;
 /* madvise advice -> cause + 1; 0: munmap/madvise */
 const volatile __u8 madvise_cause[SB_NR_MADVISE] = {};
 /* sorted by start, non-overlapping */
@@ -292,10 +294,10 @@ static __always_inline void attribute(void *ctx, struct task_struct *task, int e
 					__u32 cmd = (__u32)regs->si;
 
 					for (int i = 0; i < SB_MAX_IOCTL_CMDS; i++) {
-						if ((__u32)i >= nr_uffd_wp_ioctl)
+						if ((__u32)i >= nr_ioctl_cmds)
 							break;
-						if (uffd_wp_ioctl[i] == cmd) {
-							cause = SB_CAUSE_UFFD_WP;
+						if (ioctl_cmd[i] == cmd) {
+							cause = ioctl_cause[i];
 							break;
 						}
 					}

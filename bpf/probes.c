@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/kvm.h>
 #include <linux/perf_event.h>
 #include <linux/userfaultfd.h>
 #include <sys/mman.h>
@@ -215,7 +216,18 @@ static const struct {
 	{ SYS_move_pages, SB_CAUSE_MIGRATION },
 };
 
-static const __u32 uffd_wp_ioctls[] = { UFFDIO_WRITEPROTECT, UFFDIO_UNREGISTER };
+/* ioctls whose invalidations and flushes have one cause */
+static const struct {
+	__u32 cmd;
+	enum sb_cause cause;
+} ioctl_defs[] = {
+	{ UFFDIO_WRITEPROTECT, SB_CAUSE_UFFD_WP },
+	{ UFFDIO_UNREGISTER, SB_CAUSE_UFFD_WP },
+	/* dirty tracking: write-protecting what was harvested, and the remote flush after it */
+	{ KVM_GET_DIRTY_LOG, SB_CAUSE_DIRTY_LOG },
+	{ KVM_CLEAR_DIRTY_LOG, SB_CAUSE_DIRTY_LOG },
+	{ KVM_RESET_DIRTY_RINGS, SB_CAUSE_DIRTY_LOG },
+};
 
 /* madvise() advice with a cause of its own; every other advice counts as munmap/madvise. */
 static const struct {
@@ -255,6 +267,7 @@ static const char *const cause_names[SB_CAUSE_MAX] = {
 	[SB_CAUSE_MPROTECT] = "mprotect",
 	[SB_CAUSE_THP] = "thp",
 	[SB_CAUSE_KSM] = "ksm",
+	[SB_CAUSE_DIRTY_LOG] = "dirty-log",
 	[SB_CAUSE_OTHER] = "other",
 };
 
@@ -705,9 +718,12 @@ static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 	for (size_t i = 0; i < ARRAY_SIZE(madvise_defs); i++)
 		if (madvise_defs[i].advice >= 0 && madvise_defs[i].advice < SB_NR_MADVISE)
 			ro->madvise_cause[madvise_defs[i].advice] = (__u8)(madvise_defs[i].cause + 1);
-	for (size_t i = 0; i < ARRAY_SIZE(uffd_wp_ioctls) && i < SB_MAX_IOCTL_CMDS; i++)
-		ro->uffd_wp_ioctl[i] = uffd_wp_ioctls[i];
-	ro->nr_uffd_wp_ioctl = ARRAY_SIZE(uffd_wp_ioctls);
+	_Static_assert(ARRAY_SIZE(ioctl_defs) <= SB_MAX_IOCTL_CMDS, "SB_MAX_IOCTL_CMDS is too small");
+	for (size_t i = 0; i < ARRAY_SIZE(ioctl_defs); i++) {
+		ro->ioctl_cmd[i] = ioctl_defs[i].cmd;
+		ro->ioctl_cause[i] = (__u8)ioctl_defs[i].cause;
+	}
+	ro->nr_ioctl_cmds = ARRAY_SIZE(ioctl_defs);
 	for (size_t i = 0; i < p->nr_rule_table; i++) {
 		ro->rules[i].start = p->rule_table[i].start;
 		ro->rules[i].end = p->rule_table[i].end;

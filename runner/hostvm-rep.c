@@ -634,10 +634,19 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 		}
 		if (!finished) {
 			/* the host VM ended before its run did: killed, panicked, or init gave up */
+			char how[96];
+
 			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
-			k = sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run %s%s; console: %s",
-					 WIFEXITED(vm->wait_status) ? "QEMU exited" : "QEMU was killed", *f.error ? ": " : "",
-					 f.error, have ? "finished" : "wrote a report",
+			/* -no-reboot: status 0 is the host VM's kernel resetting (panic=-1, a triple fault) or powering off */
+			if (WIFEXITED(vm->wait_status))
+				snprintf(how, sizeof(how), "QEMU exited with status %d%s", WEXITSTATUS(vm->wait_status),
+					 WEXITSTATUS(vm->wait_status) == 0 ? ": its kernel reset, panicked or powered off" : "");
+			else if (WIFSIGNALED(vm->wait_status))
+				snprintf(how, sizeof(how), "QEMU was killed by signal %d", WTERMSIG(vm->wait_status));
+			else
+				snprintf(how, sizeof(how), "QEMU ended");
+			k = sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run %s%s; console: %s", how,
+					 *f.error ? ": " : "", f.error, have ? "finished" : "wrote a report",
 					 f.ready ? "" : " (it never reached the runner)", *tail ? tail : "(empty)");
 			json_object_put(inner);
 			goto fail;

@@ -515,14 +515,25 @@ static int collect_all(struct sampler *s, struct sb_error *err)
 	return 0;
 }
 
+int sampler_pause_vm(struct sampler *s, bool pause, struct sb_error *err)
+{
+	return qmp_execute(s->vm->qmp, pause ? "stop" : "cont", NULL, -1, qmp_client_command_timeout(s->vm->qmp), NULL,
+			   err);
+}
+
 int sampler_baseline(struct sampler *s, struct sb_error *err)
 {
 	uint64_t t = mono_ns();
+	bool paused;
 	int k;
 
+	/* paused, so that the sources that count one event (query-stats, BPF) start from the same one */
+	paused = sampler_pause_vm(s, true, NULL) >= 0;
 	s->collecting_baseline = true;
 	s->dt = 0;
 	k = collect_all(s, err);
+	if (paused && sampler_pause_vm(s, false, k < 0 ? NULL : err) < 0 && k >= 0)
+		k = sb_error_prefix(err, "resuming the guest after the baseline read");
 	s->collecting_baseline = false;
 	s->last_ns = mono_ns();
 	s->have_baseline = k >= 0;

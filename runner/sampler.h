@@ -47,8 +47,20 @@ int sampler_wait_hello(struct sampler *s, int timeout_ms, volatile const sig_ato
 /* The guest's HELLO once seen, else NULL. */
 const struct guest_hello *sampler_hello(const struct sampler *s);
 
-/* Reads every source and remembers the values: the start of the first row. */
+/*
+ * Reads every source and remembers the values: the start of the first row.
+ * The guest is paused (QMP stop, then cont) for the read, so that two
+ * sources counting the same event (query-stats pf_taken, BPF
+ * kvm:kvm_page_fault) start from the same one; where the VM cannot be
+ * paused the read is taken running.
+ */
 int sampler_baseline(struct sampler *s, struct sb_error *err);
+
+/*
+ * QMP stop (pause) or cont. The runner pauses the guest for the last row,
+ * so the totals of two such sources count the same events.
+ */
+int sampler_pause_vm(struct sampler *s, bool pause, struct sb_error *err);
 
 /*
  * Appends a row for window w: increases since the previous take (or the
