@@ -266,7 +266,7 @@ static int debugfs_mounted(const char *root, char *other, size_t len)
  */
 static int debugfs_ready(const char *root, const char *name, struct sb_error *err)
 {
-	static const char how[] = "mount it as root with 'mount -t debugfs debugfs /sys/kernel/debug'";
+	static const char how[] = "mount it as root with 'mount -t debugfs debugfs /sys/kernel/debug' (scripts/host-setup does)";
 	char other[1024], elsewhere[1100] = "", dir[4096];
 	struct stat st;
 	int r;
