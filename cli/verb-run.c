@@ -79,7 +79,7 @@ static const struct {
 	{ "pre", "timing.pre_s", "S", "window before the snapshot or migration (default 5)" },
 	{ "post", "timing.post_s", "S", "window after the snapshot or migration ended (default 5)" },
 	{ "interval", "timing.interval_ms", "MS", "sample interval, 100 to 60000 (default 1000)" },
-	{ "knob", "knobs", "NAME=VALUE", "sysctl:NAME or module:M.P for every arm; repeatable" },
+	{ "knob", "knobs", "NAME=VALUE", "sysctl:NAME, module:M.P or debugfs:PATH for every arm; repeatable" },
 	{ "arm", "arms", "LABEL[:KNOB=V,...]", "an arm with its own knobs (and kernel=PATH,modules=DIR); repeatable (interleaved)" },
 	{ "kernel", "host_vm.kernel", "PATH", "run every arm in a host VM booting this bzImage (docs/kernel-arms.md)" },
 	{ "modules", "host_vm.modules", "DIR", "the kernel's lib/modules/RELEASE (default: beside the image, /lib/modules)" },

@@ -23,6 +23,7 @@
 #include "strv.h"
 #include "telemetry.h"
 #include "vm.h"
+#include "vmstat.h"
 
 /* KVM stats every report should have; a kernel without one gets a named gap. */
 static const char *const kvm_expected_vcpu[] = { "pf_taken", "pf_fixed", "pf_fast", "pf_spurious", "tlb_flush", "exits" };
@@ -38,6 +39,7 @@ struct sampler {
 	struct report_rep *rep;
 	struct vm *vm;
 	struct bpf_source *bpf;
+	struct vmstat_source *vmstat; /* NULL: /proc/vmstat unreadable (its counters say why) */
 	const struct run_spec *spec;
 	uint64_t t0_ns;
 	uint64_t last_ns;
@@ -208,6 +210,10 @@ int sampler_new(struct report *r, struct report_rep *rep, struct vm *vm, struct 
 			return sb_error_set(err, -ENOMEM, "out of memory");
 		}
 	}
+	if (vmstat_source_open(NULL, r, &s->vmstat, err) < 0) {
+		sampler_free(s);
+		return -ENOMEM;
+	}
 	if (spec->guest.kind == SPEC_GUEST_LINUX)
 		k = report_set_probe(r, "guest.ops", false, NULL, NULL,
 				     "stress-ng in a Linux guest reports no operation counts while it runs");
@@ -235,6 +241,7 @@ void sampler_free(struct sampler *s)
 		return;
 	names_free(&s->kvm_vm);
 	names_free(&s->kvm_vcpu);
+	vmstat_source_free(s->vmstat);
 	free(s->prev);
 	guest_decoder_free(s->dec);
 	free(s->latest);
@@ -506,6 +513,11 @@ static int collect_all(struct sampler *s, struct sb_error *err)
 		return k;
 	if (s->bpf) {
 		k = bpf_source_read(s->bpf, emit, s, err);
+		if (k < 0)
+			return k;
+	}
+	if (s->vmstat) {
+		k = vmstat_source_read(s->vmstat, emit, s, err);
 		if (k < 0)
 			return k;
 	}

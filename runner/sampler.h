@@ -2,8 +2,10 @@
 /*
  * The sampler of one repetition. Its sources are cumulative: KVM's stats
  * (QMP query-stats, the VM's and the vCPUs' summed), the BPF probes'
- * counters, and the micro guest's telemetry (op counts per vCPU and the
- * probe's latency histogram, read from the telemetry socket as it arrives).
+ * counters, the host's NUMA-balancing and migration counters from
+ * /proc/vmstat (host-wide, vmstat.h), and the micro guest's telemetry (op
+ * counts per vCPU and the probe's latency histogram, read from the
+ * telemetry socket as it arrives).
  * sampler_take() reads them all and appends one timeline row holding the
  * increase of every counter since the previous take, so the rows of a
  * repetition always sum to its totals.
@@ -30,8 +32,8 @@ struct sampler_figures {
 };
 
 /*
- * Learns which KVM stats are cumulative (query-stats-schemas) and records
- * in the report which probe feeds each counter. bpf may be NULL (probes off
+ * Learns which KVM stats are cumulative (query-stats-schemas), opens
+ * /proc/vmstat and records in the report which probe feeds each counter. bpf may be NULL (probes off
  * or unavailable: the runner has recorded why).
  */
 int sampler_new(struct report *r, struct report_rep *rep, struct vm *vm, struct bpf_source *bpf,

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mntent.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #define KNOB_VALUE_MAX 4096
 #define JOURNAL_SCHEMA "snapbench.knobs/1"
 #define JOURNAL_MAX (256 * 1024)
+#define DEBUGFS_DIR "sys/kernel/debug"
 
 struct knob_entry {
 	char *name;
@@ -45,7 +48,9 @@ int knobs_path(const char *root, const char *name, char *buf, size_t len)
 
 	if (!spec_knob_name_valid(name))
 		return -EINVAL;
-	if (!strncmp(name, "sysctl:", 7)) {
+	if (!strncmp(name, "debugfs:", 8)) {
+		n = snprintf(buf, len, "%s%s%s/%s", r, sep, DEBUGFS_DIR, name + 8);
+	} else if (!strncmp(name, "sysctl:", 7)) {
 		char rel[300];
 		snprintf(rel, sizeof(rel), "%s", name + 7);
 		for (char *p = rel; *p; p++)
@@ -59,25 +64,76 @@ int knobs_path(const char *root, const char *name, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static const char *knob_fix(const char *name, int e)
+static bool is_debugfs(const char *name)
 {
-	bool sysctl = !strncmp(name, "sysctl:", 7);
-
-	switch (e) {
-	case ENOENT:
-		return sysctl ? "check the name against 'sysctl -a'"
-			      : "check the module is loaded and has that parameter (ls /sys/module/MODULE/parameters)";
-	case EACCES:
-	case EPERM:
-		return sysctl ? "run as root" : "the parameter is read-only at runtime or needs root; set it when loading the module or on the kernel command line";
-	case EINVAL:
-		return "the kernel refused the value; check its allowed range";
-	default:
-		return "check the knob";
-	}
+	return !strncmp(name, "debugfs:", 8);
 }
 
-static int read_value(const char *path, char **ret)
+static bool real_root(const char *root)
+{
+	return !root || !*root || !strcmp(root, "/");
+}
+
+/* What a debugfs file needs, for the message when it is missing; NULL: nothing known. */
+static const char *debugfs_feature(const char *rel)
+{
+	static const struct {
+		const char *prefix, *needs;
+	} features[] = {
+		{ "sched/numa_balancing/",
+		  "the NUMA-balancing scan knobs are in debugfs from Linux 5.13 (older kernels have them as sysctl:kernel.numa_balancing_scan_*) and need CONFIG_NUMA_BALANCING (and CONFIG_SCHED_DEBUG, on kernels that have that option)" },
+		{ "sched/preempt", "it needs CONFIG_PREEMPT_DYNAMIC" },
+		{ "sched/", "the scheduler's debugfs files need CONFIG_SCHED_DEBUG on kernels that have that option (before 5.13 they were sysctl:kernel.sched_*)" },
+		{ "tracing/", "tracing/ is tracefs, which needs CONFIG_TRACING; a knob there is better a file of /sys/kernel/tracing" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(features); i++)
+		if (!strncmp(rel, features[i].prefix, strlen(features[i].prefix)))
+			return features[i].needs;
+	return NULL;
+}
+
+/*
+ * A sysfs or debugfs file of choices (a module parameter such as
+ * pcie_aspm.policy's "[default] performance powersave", debugfs
+ * sched/preempt's "none voluntary (full)") reads as the list with the
+ * selected word bracketed, but takes the bare word: keep that word, so that
+ * the value journaled is one the file accepts back. Only a list of two or
+ * more plain words with exactly one bracketed is taken for one.
+ */
+static void choice_selected(char *v)
+{
+	static const char word_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-";
+	const char *sel = NULL;
+	size_t sel_len = 0;
+	int words = 0;
+
+	for (const char *p = v; *p;) {
+		size_t n;
+
+		p += strspn(p, " \t");
+		if (!*p)
+			break;
+		n = strcspn(p, " \t");
+		words++;
+		if (n >= 3 && ((p[0] == '[' && p[n - 1] == ']') || (p[0] == '(' && p[n - 1] == ')'))) {
+			if (sel || strspn(p + 1, word_chars) != n - 2)
+				return;
+			sel = p + 1;
+			sel_len = n - 2;
+		} else if (strspn(p, word_chars) != n) {
+			return;
+		}
+		p += n;
+	}
+	if (words < 2 || !sel)
+		return;
+	memmove(v, sel, sel_len);
+	v[sel_len] = '\0';
+}
+
+/* A knob's value, without its trailing newline; choices: as choice_selected() reads them. */
+static int read_value(const char *path, bool choices, char **ret)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	char *buf;
@@ -93,6 +149,8 @@ static int read_value(const char *path, char **ret)
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
 	buf[len] = '\0';
+	if (choices && !memchr(buf, '\n', len))
+		choice_selected(buf);
 	*ret = buf;
 	return 0;
 }
@@ -110,6 +168,127 @@ static int write_value(const char *path, const char *value)
 		return -errno;
 	if ((size_t)n != len)
 		return -EIO;
+	return 0;
+}
+
+/* The kernel's lockdown mode under root ("integrity"), or "" when it has none or it cannot be read. */
+static void lockdown_mode(const char *root, char *buf, size_t len)
+{
+	_cleanup_free_ char *v = NULL;
+	char path[4096];
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/sys/kernel/security/lockdown", real_root(root) ? "" : root);
+	if (read_value(path, true, &v) == 0 && strcmp(v, "none"))
+		snprintf(buf, len, "%.32s", v);
+}
+
+/* The fix for error e on knob name, in buf (which it returns). */
+static const char *knob_fix(const char *root, const char *name, int e, char *buf, size_t len)
+{
+	bool sysctl = !strncmp(name, "sysctl:", 7);
+	char mode[40];
+
+	if (is_debugfs(name)) {
+		const char *rel = name + 8, *needs = debugfs_feature(rel), *slash = strrchr(rel, '/');
+
+		switch (e) {
+		case ENOENT:
+		case ENOTDIR:
+			if (needs)
+				snprintf(buf, len, "%s", needs);
+			else
+				snprintf(buf, len, "no such file: check the path against 'ls /sys/kernel/debug/%.*s'",
+					 slash ? (int)(slash - rel) : 0, rel);
+			return buf;
+		case EACCES:
+		case EPERM:
+			lockdown_mode(root, mode, sizeof(mode));
+			if (*mode)
+				snprintf(buf, len,
+					 "the kernel is locked down (%s), which forbids debugfs files that can be written; boot with lockdown=none (or without Secure Boot's lockdown), or drop the knob",
+					 mode);
+			else
+				snprintf(buf, len,
+					 "run as root; as root, check whether the kernel is locked down (cat /sys/kernel/security/lockdown), which forbids writable debugfs files");
+			return buf;
+		}
+	}
+	switch (e) {
+	case ENOENT:
+		return sysctl ? "check the name against 'sysctl -a'"
+			      : "check the module is loaded and has that parameter (ls /sys/module/MODULE/parameters)";
+	case EACCES:
+	case EPERM:
+		return sysctl ? "run as root" : "the parameter is read-only at runtime or needs root; set it when loading the module or on the kernel command line";
+	case EINVAL:
+		return "the kernel refused the value; check its allowed range";
+	default:
+		return "check the knob";
+	}
+}
+
+/*
+ * Where debugfs is mounted, from root's /proc/self/mounts: 1 when on
+ * /sys/kernel/debug, 0 when not (other: its mount point elsewhere, or "").
+ */
+static int debugfs_mounted(const char *root, char *other, size_t len)
+{
+	char path[4096], line[4096];
+	struct mntent m;
+	FILE *f;
+	int found = 0;
+
+	other[0] = '\0';
+	snprintf(path, sizeof(path), "%s/proc/self/mounts", real_root(root) ? "" : root);
+	f = setmntent(path, "re");
+	if (!f)
+		return -errno;
+	/* getmntent_r() drops what does not fit in line: a mount table is bounded here */
+	while (!found && getmntent_r(f, &m, line, sizeof(line))) {
+		if (strcmp(m.mnt_type, "debugfs"))
+			continue;
+		if (!strcmp(m.mnt_dir, "/" DEBUGFS_DIR))
+			found = 1;
+		else if (!other[0])
+			snprintf(other, len, "%s", m.mnt_dir);
+	}
+	endmntent(f);
+	return found;
+}
+
+/*
+ * A debugfs knob needs debugfs on /sys/kernel/debug. On the real root a
+ * debugfs that is not mounted is mounted there, as the probes mount
+ * tracefs (bpf/probe-features.c): it is what a host without systemd's
+ * sys-kernel-debug.mount lacks, and it stays mounted, as it would be on
+ * any other host. A test root is never mounted on.
+ */
+static int debugfs_ready(const char *root, const char *name, struct sb_error *err)
+{
+	static const char how[] = "mount it as root with 'mount -t debugfs debugfs /sys/kernel/debug' (scripts/host-setup does)";
+	char other[1024], elsewhere[1100] = "", dir[4096];
+	struct stat st;
+	int r;
+
+	r = debugfs_mounted(root, other, sizeof(other));
+	if (r < 0)
+		return sb_error_set(err, r, "knob %s: cannot tell whether debugfs is mounted: %s/proc/self/mounts: %s; mount /proc",
+				    name, real_root(root) ? "" : root, strerror(-r));
+	if (r > 0)
+		return 0;
+	if (*other)
+		snprintf(elsewhere, sizeof(elsewhere), " (it is mounted on %s, which knobs do not use)", other);
+	snprintf(dir, sizeof(dir), "%s/%s", real_root(root) ? "" : root, DEBUGFS_DIR);
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return sb_error_set(err, -ENOENT,
+				    "knob %s: debugfs is not mounted and %s does not exist: this kernel lacks CONFIG_DEBUG_FS; boot one with it, or drop the knob",
+				    name, dir);
+	if (!real_root(root))
+		return sb_error_set(err, -ENOENT, "knob %s: debugfs is not mounted on %s%s; %s", name, dir, elsewhere, how);
+	if (mount("debugfs", dir, "debugfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return sb_error_set(err, -errno, "knob %s: debugfs is not mounted on %s%s and mounting it failed: %s; %s",
+				    name, dir, elsewhere, strerror(errno), how);
 	return 0;
 }
 
@@ -194,6 +373,7 @@ static int journal_restore(const char *state_dir, const char *root, struct sb_er
 	struct json_object *a;
 	char path[4096], kpath[4096];
 	int r, restored = 0, failed = 0;
+	bool debugfs_ok = false;
 	struct sb_error first = {};
 
 	journal_path(state_dir, path, sizeof(path));
@@ -209,12 +389,21 @@ static int journal_restore(const char *state_dir, const char *root, struct sb_er
 		    !json_object_is_type(n, json_type_string) || !json_object_is_type(v, json_type_string))
 			continue;
 		const char *name = json_object_get_string(n);
+		struct sb_error why = {};
 		/* the path comes from the name, never from the file */
 		r = knobs_path(root, name, kpath, sizeof(kpath));
+		if (r < 0)
+			sb_error_set(&why, r, "knob %s: not a valid knob name", name);
+		else if (is_debugfs(name) && !debugfs_ok && (r = debugfs_ready(root, name, &why)) >= 0)
+			debugfs_ok = true; /* after a reboot it may not be mounted yet */
 		if (r >= 0)
 			r = write_value(kpath, json_object_get_string(v));
 		if (r < 0) {
-			if (!failed++)
+			if (failed++)
+				continue;
+			if (why.code)
+				first = why;
+			else
 				sb_error_set(&first, r, "knob %s: restoring \"%.64s\" to %s failed: %s", name,
 					     json_object_get_string(v), kpath, strerror(-r));
 			continue;
@@ -306,8 +495,8 @@ int knobs_begin(const char *state_dir, const struct knobs_options *o, const stru
 	static const struct knobs_options defaults = {};
 	struct knobs_session *s;
 	struct knobs_holder stale;
-	bool had_stale;
-	char path[4096];
+	bool had_stale, debugfs_ok = false;
+	char path[4096], fix[512];
 	int r;
 
 	if (!o)
@@ -362,12 +551,20 @@ int knobs_begin(const char *state_dir, const struct knobs_options *o, const stru
 		r = knobs_path(s->root, name, path, sizeof(path));
 		if (r < 0)
 			return session_abort(s, sb_error_set(err, r, "knob %s: not a valid knob name", name));
+		if (is_debugfs(name) && !debugfs_ok) {
+			r = debugfs_ready(s->root, name, err);
+			if (r < 0)
+				return session_abort(s, r);
+			debugfs_ok = true;
+		}
 		s->items[s->n].name = strdup(name);
 		if (!s->items[s->n].name)
 			return session_abort(s, sb_error_set(err, -ENOMEM, "out of memory"));
-		r = read_value(path, &s->items[s->n].original);
+		/* sysctls print strings as they are ("[%p]" in kernel.core_pattern is no choice) */
+		r = read_value(path, strncmp(name, "sysctl:", 7) != 0, &s->items[s->n].original);
 		if (r < 0) {
-			sb_error_set(err, r, "knob %s: cannot read %s: %s; %s", name, path, strerror(-r), knob_fix(name, -r));
+			sb_error_set(err, r, "knob %s: cannot read %s: %s; %s", name, path, strerror(-r),
+				     knob_fix(s->root, name, -r, fix, sizeof(fix)));
 			free(s->items[s->n].name);
 			return session_abort(s, r);
 		}
@@ -375,7 +572,7 @@ int knobs_begin(const char *state_dir, const struct knobs_options *o, const stru
 		if (access(path, W_OK) < 0) {
 			r = -errno;
 			sb_error_set(err, r, "knob %s: %s is not writable: %s; %s", name, path, strerror(-r),
-				     knob_fix(name, -r));
+				     knob_fix(s->root, name, -r, fix, sizeof(fix)));
 			return session_abort(s, r);
 		}
 	}
@@ -396,7 +593,7 @@ static struct knob_entry *entry_find(struct knobs_session *s, const char *name)
 
 static int entry_write(struct knobs_session *s, struct knob_entry *e, const char *value, struct sb_error *err)
 {
-	char path[4096];
+	char path[4096], fix[512];
 	int r;
 
 	if (e->current ? !strcmp(e->current, value) : !strcmp(e->original, value))
@@ -407,7 +604,7 @@ static int entry_write(struct knobs_session *s, struct knob_entry *e, const char
 	r = write_value(path, value);
 	if (r < 0)
 		return sb_error_set(err, r, "knob %s: writing \"%.64s\" to %s failed: %s; %s", e->name, value, path,
-				    strerror(-r), knob_fix(e->name, -r));
+				    strerror(-r), knob_fix(s->root, e->name, -r, fix, sizeof(fix)));
 	char *c = strdup(value);
 	if (!c)
 		return sb_error_set(err, -ENOMEM, "out of memory");

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Knobs: sysctls (/proc/sys/...) and module parameters
- * (/sys/module/M/parameters/P) set for a run and restored after it, also
- * after a crash.
+ * Knobs: sysctls (/proc/sys/...), module parameters
+ * (/sys/module/M/parameters/P) and debugfs files (/sys/kernel/debug/PATH,
+ * such as the NUMA-balancing scan periods of 5.13+ kernels) set for a run
+ * and restored after it, also after a crash. A file of choices ("[default]
+ * performance", "none (full)") is journaled as its selected word. debugfs
+ * that is not mounted on the real root is mounted on /sys/kernel/debug, as
+ * the probes mount tracefs; under a test root it is an error.
  *
  * Two locks, both flock()s the kernel drops when their holder dies:
- *  - the host-wide knob lock, /run/snapbench/knobs.lock: sysctls and module
- *    parameters belong to the host, not to a state directory, so only one
- *    run at a time may change knobs, whatever state directory it uses
+ *  - the host-wide knob lock, /run/snapbench/knobs.lock: knobs belong to
+ *    the host, not to a state directory, so only one run at a time may
+ *    change knobs, whatever state directory it uses
  *    (snapbench run --local with ./snapbench-runs, snapbenchd with
  *    /var/lib/snapbench, tests with temporary ones). The file holds a small
  *    record of its holder (pid, run id, state directory) for the message
@@ -54,7 +58,8 @@ struct knobs_holder {
 };
 
 struct knobs_options {
-	const char *root;            /* where /proc, /sys and /run are: NULL or "/" on a real host; tests pass a directory */
+	const char *root;            /* where /proc, /sys and /run are: NULL or "/" on a real host; tests pass a directory
+	                              * (with proc/self/mounts for debugfs knobs) */
 	const char *run_id;          /* goes into the host-wide lock's record; may be NULL */
 	int wait_ms;                 /* the host-wide lock is held by another run: wait this long; 0: do not wait */
 	volatile sig_atomic_t *cancel; /* non-zero stops a wait (-ECANCELED); may be NULL */
@@ -109,5 +114,5 @@ void knobs_host_unlock(int fd);
 /* Reads the host-wide lock's record without taking the lock: 1 with a record, 0 without, or -errno. */
 int knobs_host_holder(const char *root, struct knobs_holder *ret);
 
-/* The file that backs a knob name under root ("/proc/sys/kernel/numa_balancing"). */
+/* The file that backs a knob name under root ("/proc/sys/kernel/numa_balancing", "/sys/kernel/debug/sched/..."). */
 int knobs_path(const char *root, const char *name, char *buf, size_t len);

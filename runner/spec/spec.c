@@ -409,15 +409,63 @@ static bool dotted_valid(const char *s, int min_components, int max_components)
 	return comps >= min_components && comps <= max_components;
 }
 
+/*
+ * debugfs:PATH, relative to /sys/kernel/debug: why it is not a valid path
+ * under debugfs, with the fix, or NULL when it is. Components of
+ * [A-Za-z0-9_.:+-] (debugfs has upper case and PCI addresses), never "."
+ * or "..", so the path cannot leave debugfs.
+ */
+static const char *debugfs_path_problem(const char *p)
+{
+	static const char prefix[] = "/sys/kernel/debug/";
+	int comps = 0;
+
+	if (!*p)
+		return "debugfs: needs the file's path under /sys/kernel/debug, e.g. debugfs:sched/numa_balancing/scan_period_min_ms";
+	if (!strncmp(p, prefix, sizeof(prefix) - 1))
+		return "the path is absolute; debugfs:PATH is relative to /sys/kernel/debug: drop the leading /sys/kernel/debug/";
+	if (*p == '/')
+		return "the path is absolute; debugfs:PATH names a file under /sys/kernel/debug, relative to it (e.g. debugfs:sched/numa_balancing/scan_period_min_ms)";
+	for (const char *c = p; *c;) {
+		size_t len = strcspn(c, "/");
+
+		if (len == 0)
+			return "the path has an empty component ('//' or a trailing '/'); name the file itself";
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return "'.' and '..' are not allowed: the path must stay inside /sys/kernel/debug; name the file directly";
+		for (size_t i = 0; i < len; i++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:+-", c[i]))
+				return "the path may only hold letters, digits, '_', '.', ':', '+' and '-' between its '/'s";
+		if (++comps > 16)
+			return "the path is deeper than 16 components";
+		c += len;
+		if (*c == '/')
+			c++;
+		if (!*c && c[-1] == '/')
+			return "the path has an empty component ('//' or a trailing '/'); name the file itself";
+	}
+	return NULL;
+}
+
+const char *spec_knob_name_problem(const char *name)
+{
+	static const char kinds[] =
+		"write sysctl:NAME (e.g. sysctl:kernel.numa_balancing), module:MODULE.PARAM (e.g. module:kvm.halt_poll_ns) or debugfs:PATH (e.g. debugfs:sched/numa_balancing/scan_period_min_ms)";
+
+	if (!name || strlen(name) > 256)
+		return "a knob name is at most 256 characters";
+	if (!strncmp(name, "sysctl:", 7))
+		return dotted_valid(name + 7, 2, 16) ? NULL : kinds;
+	if (!strncmp(name, "module:", 7))
+		return dotted_valid(name + 7, 2, 2) && !strchr(name + 7, '-') ? NULL : kinds;
+	if (!strncmp(name, "debugfs:", 8))
+		return debugfs_path_problem(name + 8);
+	return kinds;
+}
+
 bool spec_knob_name_valid(const char *name)
 {
-	if (!name || strlen(name) > 256)
-		return false;
-	if (!strncmp(name, "sysctl:", 7))
-		return dotted_valid(name + 7, 2, 16);
-	if (!strncmp(name, "module:", 7))
-		return dotted_valid(name + 7, 2, 2) && !strchr(name + 7, '-');
-	return false;
+	return !spec_knob_name_problem(name);
 }
 
 bool spec_label_valid(const char *label)
@@ -435,10 +483,10 @@ bool spec_label_valid(const char *label)
 static int knobs_set(struct spec_knobs *k, const char *name, const char *value, const char *where,
 		     struct sb_error *err)
 {
-	if (!spec_knob_name_valid(name))
-		return sb_error_set(err, -EINVAL,
-				    "%s: knob '%.80s' is not a knob name; write sysctl:NAME (e.g. sysctl:kernel.numa_balancing) or module:MODULE.PARAM (e.g. module:kvm.halt_poll_ns)",
-				    where, name);
+	const char *problem = spec_knob_name_problem(name);
+
+	if (problem)
+		return sb_error_set(err, -EINVAL, "%s: knob '%.80s' is not a knob name; %s", where, name, problem);
 	if (strlen(value) > SPEC_MAX_STRING || strchr(value, '\n'))
 		return sb_error_set(err, -EINVAL, "%s: the value of knob %s must be one line of at most %d bytes",
 				    where, name, SPEC_MAX_STRING);

@@ -70,7 +70,10 @@ enum spec_page_size {
 	SPEC_PAGE_2M,
 };
 
-/* One knob: "sysctl:kernel.numa_balancing" or "module:kvm.halt_poll_ns" = value. */
+/*
+ * One knob: "sysctl:kernel.numa_balancing", "module:kvm.halt_poll_ns" or
+ * "debugfs:sched/numa_balancing/scan_period_min_ms" = value.
+ */
 struct spec_knob {
 	char *name;
 	char *value;
@@ -253,6 +256,11 @@ static inline unsigned spec_total_repetitions(const struct run_spec *spec)
 /* "256M" "1G" "4096" "2MiB" -> bytes. -EINVAL / -ERANGE. */
 int spec_parse_size(const char *s, uint64_t *ret);
 
-/* Knob names: "sysctl:a.b_c" or "module:m.p"; no empty components, so no "..". */
+/*
+ * Knob names: "sysctl:a.b_c", "module:m.p" or "debugfs:dir/file"; no empty,
+ * "." or ".." components, so none leaves its tree.
+ */
 bool spec_knob_name_valid(const char *name);
+/* Why name is not a knob name, with the fix; NULL when it is one. */
+const char *spec_knob_name_problem(const char *name);
 bool spec_label_valid(const char *label);

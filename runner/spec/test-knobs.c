@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Knobs against a fake /proc/sys, /sys/module and /run tree in a temp
+ * Knobs against a fake /proc/sys, /sys/module, /sys/kernel/debug (with
+ * /proc/self/mounts saying whether debugfs is mounted) and /run tree in a temp
  * directory (the real ones cannot be crashed on demand without disturbing
  * the host; tests/runner/ exercises a real sysctl and the real
  * /run/snapbench/knobs.lock): values set per arm, originals restored at the
@@ -115,6 +116,233 @@ static void test_paths(void)
 	CHECK(knobs_path("/x/", "sysctl:a.b", buf, sizeof(buf)) == 0 && !strcmp(buf, "/x/proc/sys/a/b"));
 	CHECK(knobs_path("/", "sysctl:../etc.passwd", buf, sizeof(buf)) == -EINVAL);
 	CHECK(knobs_path("/", "sysctl:a.b", buf, 5) == -ENAMETOOLONG);
+	CHECK(knobs_path("/", "debugfs:sched/numa_balancing/scan_period_min_ms", buf, sizeof(buf)) == 0);
+	CHECK(!strcmp(buf, "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms"));
+	CHECK(knobs_path("/x", "debugfs:dri/0000:00:02.0/x", buf, sizeof(buf)) == 0 &&
+	      !strcmp(buf, "/x/sys/kernel/debug/dri/0000:00:02.0/x"));
+	/* nothing that leaves debugfs */
+	CHECK(knobs_path("/", "debugfs:../../etc/passwd", buf, sizeof(buf)) == -EINVAL);
+	CHECK(knobs_path("/", "debugfs:sched/../../../etc/passwd", buf, sizeof(buf)) == -EINVAL);
+	CHECK(knobs_path("/", "debugfs:/etc/passwd", buf, sizeof(buf)) == -EINVAL);
+	CHECK(knobs_path("/", "debugfs:sched//x", buf, sizeof(buf)) == -EINVAL);
+	CHECK(knobs_path("/", "debugfs:sched/", buf, sizeof(buf)) == -EINVAL);
+	CHECK(knobs_path("/", "debugfs:./sched", buf, sizeof(buf)) == -EINVAL);
+	CHECK(knobs_path("/", "debugfs:", buf, sizeof(buf)) == -EINVAL);
+}
+
+static void put_mounts(bool debugfs)
+{
+	put("proc/self/mounts",
+	    debugfs ? "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
+		      "debugfs /sys/kernel/debug debugfs rw,nosuid,nodev,noexec,relatime 0 0\n"
+		      "tracefs /sys/kernel/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0"
+		    : "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n"
+		      "tracefs /sys/kernel/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0",
+	    0644);
+}
+
+static bool journal_has(const char *needle)
+{
+	char path[600], buf[8192];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", state, KNOBS_JOURNAL);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+#define SCAN_MIN "sys/kernel/debug/sched/numa_balancing/scan_period_min_ms"
+
+/* debugfs files: set per arm, restored at the end and after a crash, under the same lock and journal */
+static void test_debugfs(void)
+{
+	struct spec_knobs all = {}, arm = {};
+	struct knobs_session *s = NULL;
+	struct sb_error err = {};
+	int pipefd[2], status;
+	pid_t pid;
+	char c;
+
+	reset_tree();
+	put_mounts(true);
+	put(SCAN_MIN, "1000", 0644);
+	add(&all, "debugfs:sched/numa_balancing/scan_period_min_ms", "");
+	add(&all, "sysctl:kernel.numa_balancing", "");
+	add(&arm, "debugfs:sched/numa_balancing/scan_period_min_ms", "100");
+	add(&arm, "sysctl:kernel.numa_balancing", "1");
+
+	CHECK_MSG(knobs_begin(state, &ko, &all, &s, &err) == 0, "%s", err.msg);
+	CHECK(journal_has("debugfs:sched\\/numa_balancing") || journal_has("debugfs:sched/numa_balancing"));
+	expect(SCAN_MIN, "1000");
+	CHECK_MSG(knobs_set_arm(s, &arm, &err) == 0, "%s", err.msg);
+	expect(SCAN_MIN, "100");
+	CHECK(knobs_end(s, &err) == 0);
+	expect(SCAN_MIN, "1000");
+	CHECK(!journal_exists());
+
+	/* killed mid-run; the host reboots and debugfs is not mounted yet: recovery says so and keeps the journal */
+	CHECK(pipe(pipefd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (knobs_begin(state, &ko, &all, &s, &err) < 0 || knobs_set_arm(s, &arm, &err) < 0)
+			_exit(1);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	CHECK(read(pipefd[0], &c, 1) == 1);
+	close(pipefd[0]);
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status));
+	expect(SCAN_MIN, "100");
+	put_mounts(false);
+	CHECK(knobs_recover(state, root, &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "debugfs:sched/numa_balancing/scan_period_min_ms") &&
+			  strstr(err.msg, "mount -t debugfs debugfs /sys/kernel/debug") && strstr(err.msg, "journal stays"),
+		  "%s", err.msg);
+	CHECK(journal_exists());
+	put_mounts(true);
+	CHECK_MSG(knobs_recover(state, root, &err) == 2, "%s", err.msg);
+	expect(SCAN_MIN, "1000");
+	CHECK(!journal_exists());
+
+	spec_knobs_done(&all);
+	spec_knobs_done(&arm);
+}
+
+/* One knob that cannot be begun: its error code and message. */
+static int begin_one(const char *name, struct sb_error *err)
+{
+	struct spec_knobs k = {};
+	struct knobs_session *s = NULL;
+	int r;
+
+	add(&k, name, "1");
+	r = knobs_begin(state, &ko, &k, &s, err);
+	if (r == 0)
+		knobs_end(s, err);
+	spec_knobs_done(&k);
+	CHECK(!journal_exists());
+	return r;
+}
+
+static void test_debugfs_errors(void)
+{
+	struct sb_error err = {};
+	char path[600];
+
+	reset_tree();
+	put(SCAN_MIN, "1000", 0644);
+
+	/* not mounted: the knob, and how to mount it (a test root is never mounted on) */
+	put_mounts(false);
+	CHECK(begin_one("debugfs:sched/numa_balancing/scan_period_min_ms", &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "knob debugfs:sched/numa_balancing/scan_period_min_ms: debugfs is not mounted") &&
+			  strstr(err.msg, "mount -t debugfs debugfs /sys/kernel/debug"),
+		  "%s", err.msg);
+	printf("not mounted: %s\n", err.msg);
+	put("proc/self/mounts", "debugfs /mnt/dbg debugfs rw 0 0", 0644);
+	CHECK(begin_one("debugfs:sched/numa_balancing/scan_period_min_ms", &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "mounted on /mnt/dbg") && strstr(err.msg, "mount -t debugfs"), "%s", err.msg);
+	put("proc/self/mounts", "", 0644);
+	snprintf(path, sizeof(path), "%s/proc/self/mounts", root);
+	unlink(path);
+	CHECK(begin_one("debugfs:sched/numa_balancing/scan_period_min_ms", &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "cannot tell whether debugfs is mounted") && strstr(err.msg, "/proc/self/mounts"),
+		  "%s", err.msg);
+
+	/* the file is missing: the feature it needs where known, else the path to check */
+	put_mounts(true);
+	CHECK(begin_one("debugfs:sched/numa_balancing/scan_size_mb", &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "debugfs:sched/numa_balancing/scan_size_mb") && strstr(err.msg, "CONFIG_NUMA_BALANCING") &&
+			  strstr(err.msg, "5.13") && strstr(err.msg, "sysctl:kernel.numa_balancing_scan_*"),
+		  "%s", err.msg);
+	printf("missing: %s\n", err.msg);
+	CHECK(begin_one("debugfs:sched/preempt", &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "CONFIG_PREEMPT_DYNAMIC"), "%s", err.msg);
+	CHECK(begin_one("debugfs:frobnicator/level", &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "debugfs:frobnicator/level") && strstr(err.msg, "/sys/kernel/debug/frobnicator/level") &&
+			  strstr(err.msg, "ls /sys/kernel/debug/frobnicator'"),
+		  "%s", err.msg);
+
+	/* names that leave debugfs never reach a file */
+	CHECK(begin_one("debugfs:../../proc/sys/kernel/numa_balancing", &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "not a valid knob name"), "%s", err.msg);
+
+	if (geteuid() != 0) { /* root writes through 0444 files */
+		put(SCAN_MIN, "1000", 0444);
+		put("sys/kernel/security/lockdown", "none [integrity] confidentiality", 0444);
+		CHECK(begin_one("debugfs:sched/numa_balancing/scan_period_min_ms", &err) == -EACCES);
+		CHECK_MSG(strstr(err.msg, "locked down (integrity)"), "%s", err.msg);
+		put("sys/kernel/security/lockdown", "[none] integrity confidentiality", 0444);
+		CHECK(begin_one("debugfs:sched/numa_balancing/scan_period_min_ms", &err) == -EACCES);
+		CHECK_MSG(strstr(err.msg, "run as root") && !strstr(err.msg, "locked down ("), "%s", err.msg);
+	}
+
+	/* no debugfs at all */
+	put_mounts(false);
+	char *argv[] = { "rm", "-rf", "--", NULL, NULL };
+	snprintf(path, sizeof(path), "%s/sys/kernel/debug", root);
+	argv[3] = path;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv("/bin/rm", argv);
+		_exit(127);
+	}
+	CHECK(pid > 0 && waitpid(pid, NULL, 0) == pid);
+	CHECK(begin_one("debugfs:sched/numa_balancing/scan_period_min_ms", &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "CONFIG_DEBUG_FS"), "%s", err.msg);
+}
+
+/*
+ * Files of choices read as the list with the selected word bracketed and
+ * take the bare word: the journal keeps the word, so the end (and a
+ * recovery) writes back something the kernel accepts.
+ */
+static void test_choice_files(void)
+{
+	struct spec_knobs all = {}, arm = {};
+	struct knobs_session *s = NULL;
+	struct sb_error err = {};
+
+	reset_tree();
+	put_mounts(true);
+	put("sys/module/pcie_aspm/parameters/policy", "[default] performance powersave powersupersave", 0644);
+	put("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy", 0644);
+	/* not lists of choices: kept as they read */
+	put("sys/module/dm_mod/parameters/name", "a [b] c/d", 0644);
+	put("proc/sys/kernel/core_pattern", "core [x]", 0644);
+	add(&all, "module:pcie_aspm.policy", "");
+	add(&all, "debugfs:sched/preempt", "");
+	add(&all, "module:dm_mod.name", "");
+	add(&all, "sysctl:kernel.core_pattern", "");
+	add(&arm, "module:pcie_aspm.policy", "performance");
+	add(&arm, "debugfs:sched/preempt", "none");
+
+	CHECK_MSG(knobs_begin(state, &ko, &all, &s, &err) == 0, "%s", err.msg);
+	CHECK(journal_has("\"default\"") && journal_has("\"full\"") && !journal_has("[default]") &&
+	      !journal_has("(full)"));
+	CHECK(journal_has("\"a [b] c\\/d\"") || journal_has("\"a [b] c/d\""));
+	CHECK(journal_has("\"core [x]\""));
+	CHECK(knobs_set_arm(s, &arm, &err) == 0);
+	expect("sys/module/pcie_aspm/parameters/policy", "performance");
+	expect("sys/kernel/debug/sched/preempt", "none");
+	CHECK(knobs_end(s, &err) == 0);
+	expect("sys/module/pcie_aspm/parameters/policy", "default");
+	expect("sys/kernel/debug/sched/preempt", "full");
+	expect("sys/module/dm_mod/parameters/name", "a [b] c/d"); /* never written: the arm left it */
+	spec_knobs_done(&all);
+	spec_knobs_done(&arm);
 }
 
 static void test_arms_and_restore(void)
@@ -459,6 +687,9 @@ int main(void)
 	test_arms_and_restore();
 	test_errors();
 	test_crash_recovery();
+	test_debugfs();
+	test_debugfs_errors();
+	test_choice_files();
 	test_host_lock_across_state_dirs();
 	test_unsafe_files();
 	return 0;

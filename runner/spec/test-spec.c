@@ -98,6 +98,18 @@ static const struct bad_json bad_json[] = {
 	{ "{\"knobs\": {\"sysctl:../../etc/passwd\": \"0\"}}", { "spec.knobs", "not a knob name" } },
 	{ "{\"knobs\": {\"sysctl:kernel..x\": \"0\"}}", { "spec.knobs", "not a knob name" } },
 	{ "{\"knobs\": {\"module:kvm\": \"0\"}}", { "spec.knobs", "module:MODULE.PARAM" } },
+	{ "{\"knobs\": {\"debug:sched/preempt\": \"full\"}}", { "spec.knobs", "debugfs:PATH" } },
+	{ "{\"knobs\": {\"debugfs:../../proc/sys/kernel/numa_balancing\": \"0\"}}",
+	  { "spec.knobs: knob 'debugfs:../../proc", "'..' are not allowed", "inside /sys/kernel/debug" } },
+	{ "{\"knobs\": {\"debugfs:sched/../../x\": \"0\"}}", { "spec.knobs", "'..' are not allowed" } },
+	{ "{\"knobs\": {\"debugfs:/sys/kernel/debug/sched/preempt\": \"full\"}}",
+	  { "spec.knobs", "absolute", "drop the leading /sys/kernel/debug/" } },
+	{ "{\"knobs\": {\"debugfs:/etc/passwd\": \"x\"}}", { "spec.knobs", "absolute", "relative to it" } },
+	{ "{\"knobs\": {\"debugfs:sched//preempt\": \"full\"}}", { "spec.knobs", "empty component" } },
+	{ "{\"knobs\": {\"debugfs:sched/\": \"full\"}}", { "spec.knobs", "empty component" } },
+	{ "{\"knobs\": {\"debugfs:\": \"full\"}}", { "spec.knobs", "needs the file's path" } },
+	{ "{\"knobs\": {\"debugfs:sched/pre empt\": \"full\"}}", { "spec.knobs", "letters, digits" } },
+	{ "{\"arms\": [{\"label\": \"a\", \"knobs\": {\"debugfs:a/../b\": \"1\"}}]}", { "spec.arms[0].knobs", "'..'" } },
 	{ "{\"knobs\": {\"sysctl:kernel.numa_balancing\": [0]}}", { "spec.knobs.sysctl:kernel.numa_balancing", "string or an integer" } },
 	{ "{\"knobs\": []}", { "spec.knobs", "object" } },
 	{ "{\"arms\": []}", { "spec.arms", "non-empty array" } },
@@ -158,6 +170,8 @@ static const struct bad_flag bad_flags[] = {
 	{ "knobs", "sysctl:vm.x=a\nb", { "--x", "one line" } },
 	{ "arms", "has space", { "--x", "not a label" } },
 	{ "arms", "a:numa=0", { "--x", "not a knob name" } },
+	{ "arms", "a:debugfs:../x=0", { "--x: knob 'debugfs:../x' is not a knob name", "'..'" } },
+	{ "knobs", "debugfs:/sys/kernel/debug/x=0", { "--x", "absolute" } },
 	{ "vm.extra_args", "-runas", { "--x", "vm.user" } },
 	{ "nonsense", "1", { "--x", "no spec field" } },
 };
@@ -238,7 +252,8 @@ static void test_defaults_and_round_trip(void)
 		" \"knobs\": {\"sysctl:kernel.numa_balancing\": 0},"
 		" \"arms\": [{\"label\": \"stock\", \"knobs\": {}},"
 		"          {\"label\": \"no-halt-poll\", \"knobs\": {\"module:kvm.halt_poll_ns\": \"0\","
-		"                                            \"sysctl:kernel.numa_balancing\": \"1\"}}]}";
+		"                                            \"sysctl:kernel.numa_balancing\": \"1\","
+		"                                            \"debugfs:sched/numa_balancing/scan_period_min_ms\": 100}}]}";
 	spec_done(&spec);
 	CHECK(spec_init(&spec) == 0);
 	CHECK_MSG(spec_apply_json(&spec, full, strlen(full), "full.json", &err) == 0, "%s", err.msg);
@@ -252,7 +267,7 @@ static void test_defaults_and_round_trip(void)
 	CHECK(!strcmp(spec.knobs.items[0].value, "0")); /* integers become strings */
 	struct spec_knobs k = {};
 	CHECK(spec_arm_knobs(&spec, 1, &k) == 0);
-	CHECK(k.n == 2);
+	CHECK(k.n == 3);
 	for (size_t i = 0; i < k.n; i++)
 		if (!strcmp(k.items[i].name, "sysctl:kernel.numa_balancing"))
 			CHECK(!strcmp(k.items[i].value, "1")); /* the arm wins */
@@ -399,6 +414,14 @@ static void test_flags_override(void)
 	CHECK(spec_add_arm(&spec, "patched:sysctl:kernel.numa_balancing=0,module:kvm.halt_poll_ns=0", "--arm", &err) == 0);
 	CHECK(spec.n_arms == 2 && !strcmp(spec.arms[0].label, "stock"));
 	CHECK(spec.arms[1].knobs.n == 2 && !strcmp(spec.arms[1].knobs.items[1].name, "module:kvm.halt_poll_ns"));
+	/* a debugfs path holds ':' and '/', never ',' or '=' */
+	CHECK_MSG(spec_add_arm(&spec, "numa:debugfs:sched/numa_balancing/scan_period_min_ms=100,debugfs:dri/0000:00:02.0/x=1",
+			       "--arm", &err) == 0,
+		  "%s", err.msg);
+	CHECK(spec.arms[2].knobs.n == 2 &&
+	      !strcmp(spec.arms[2].knobs.items[0].name, "debugfs:sched/numa_balancing/scan_period_min_ms") &&
+	      !strcmp(spec.arms[2].knobs.items[0].value, "100") &&
+	      !strcmp(spec.arms[2].knobs.items[1].name, "debugfs:dri/0000:00:02.0/x"));
 	CHECK(spec_add_arm(&spec, "stock", "--arm", &err) < 0 && strstr(err.msg, "twice"));
 	spec_done(&spec);
 
