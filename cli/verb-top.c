@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "exit-codes.h"
+#include "exit-reasons.h"
 #include "json-util.h"
+#include "kvm-flavour.h"
 #include "macro.h"
 #include "parse-number.h"
 #include "probe-session.h"
@@ -27,7 +29,7 @@
 #include "verb-args.h"
 #include "verbs.h"
 
-#define TOP_MAX_ROWS (SB_C_MAX + SB_ATTR_MAX * SB_CAUSE_MAX)
+#define TOP_MAX_ROWS (SB_C_MAX + SB_ATTR_MAX * SB_CAUSE_MAX + SB_EXIT_SLOTS)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -45,7 +47,8 @@ static void usage(FILE *out)
 		"\n"
 		"kvm_stat's table for one QEMU, from snapbench's BPF probes: each counter\n"
 		"(KVM faults, TLB flushes and shootdowns, MMU-notifier invalidations) and each\n"
-		"cause of invalidations and remote shootdowns as a row: its total since top\n"
+		"cause of invalidations and remote shootdowns, and each VM exit reason\n"
+		"(kvm_exit.REASON, as perf kvm stat names them) as a row: its total since top\n"
 		"started, its share of its group's total, its rate over the last interval.\n"
 		"On a terminal the screen is redrawn every interval; otherwise the tables\n"
 		"follow each other. Counters this host cannot count are listed as such.\n"
@@ -183,7 +186,8 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 
 struct row {
 	char name[96];
-	const char *group; /* "counter" or "cause": %Total is of the row's group (a cause: of its counter's causes) */
+	/* "counter", "cause" or "exit_reason": %Total is of the row's group (a cause: of its counter's causes) */
+	const char *group;
 	uint64_t total;    /* since the start */
 	double current;    /* per second over the last interval */
 	double share;      /* of the group's total, 0..1 */
@@ -253,6 +257,29 @@ static size_t make_rows(struct sb_probes *p, const struct top_args *a, const str
 			for (size_t i = start; i < n; i++)
 				rows[i].share = sum ? (double)rows[i].total / (double)sum : 0;
 		}
+	/* the target's exits by reason, as perf kvm stat groups them; %Total of its exits */
+	if (sb_probes_counter(p, SB_C_KVM_EXIT)->available) {
+		enum sb_exit_isa isa = sb_exit_isa_of_module(kvm_flavour_host()->module);
+		uint64_t sum = 0;
+		size_t start = n;
+		char name[64];
+
+		for (unsigned slot = 0; slot < SB_EXIT_SLOTS; slot++) {
+			uint64_t t = cur->c.exit_reason[slot] - first->c.exit_reason[slot];
+			struct row *r = &rows[n];
+
+			if (!t)
+				continue;
+			snprintf(r->name, sizeof(r->name), "kvm_exit.%s", sb_exit_slot_name(slot, isa, name, sizeof(name)));
+			r->group = "exit_reason";
+			r->total = t;
+			r->current = (double)(cur->c.exit_reason[slot] - prev->c.exit_reason[slot]) / dt;
+			sum += t;
+			n++;
+		}
+		for (size_t i = start; i < n; i++)
+			rows[i].share = sum ? (double)rows[i].total / (double)sum : 0;
+	}
 	if (a->have_re) {
 		size_t kept = 0;
 		for (size_t i = 0; i < n; i++)
