@@ -87,6 +87,16 @@ const char *migrate_dest_note_exit(struct migrate_dest *d, char *buf, size_t len
 	return buf;
 }
 
+const char *migrate_dest_note_exit_wait(struct migrate_dest *d, char *buf, size_t len, int wait_ms)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	uint64_t deadline = mono_ns() + (uint64_t)wait_ms * NSEC_PER_MSEC;
+
+	while (!*migrate_dest_note_exit(d, buf, len) && d && d->vm && mono_ns() < deadline)
+		nanosleep(&ts, NULL);
+	return buf;
+}
+
 void migrate_dest_stop(struct migrate_dest *d, int timeout_ms)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };

@@ -53,6 +53,14 @@ bool migrate_dest_exited(struct migrate_dest *d, char *desc, size_t len);
  */
 const char *migrate_dest_note_exit(struct migrate_dest *d, char *buf, size_t len);
 
+/*
+ * The same after the migration failed: a destination that died breaks the
+ * stream before its exit can be reaped (a killed QEMU closes its sockets
+ * while its memory is still being torn down), so wait up to wait_ms for
+ * the exit before saying it is still running.
+ */
+const char *migrate_dest_note_exit_wait(struct migrate_dest *d, char *buf, size_t len, int wait_ms);
+
 /* Stops it within timeout_ms: QMP quit, then SIGKILL; always reaped. */
 void migrate_dest_stop(struct migrate_dest *d, int timeout_ms);
 

@@ -50,6 +50,7 @@
 /* "complete": QEMU's limits that let the next sync converge */
 #define UNLIMITED_BANDWIDTH (1ll << 40)
 #define COMPLETE_DOWNTIME_MS 300000
+#define DEST_EXIT_WAIT_MS 2000 /* after a failed migration: time for a dying destination to be reaped */
 #define DEST_STOP_MS 3000
 #define MIGRATE_FDNAME "sbmigrate"
 
@@ -235,7 +236,8 @@ static void check_end(struct dirty *s, const struct scenario_ctx *ctx)
 		return;
 	if (s->qemu_status == QMP_MIGRATION_FAILED) {
 		fetch_error(s, ctx, why, sizeof(why));
-		dest_state(s);
+		/* a destination that was killed broke the stream before it could be reaped */
+		migrate_dest_note_exit_wait(s->dest, s->dest_exit, sizeof(s->dest_exit), DEST_EXIT_WAIT_MS);
 		fail(s, "the migration failed after %.1f s: %s%s%s", (double)(s->end_ns - s->migrate_ns) / 1e9,
 		     *why ? why : "QEMU gave no reason", *s->dest_exit ? "; the destination QEMU " : "",
 		     *s->dest_exit ? s->dest_exit : "");

@@ -45,6 +45,7 @@
 #include "vm.h"
 
 #define SETUP_TIMEOUT_MS 60000
+#define DEST_EXIT_WAIT_MS 2000 /* after a failed migration: time for a dying destination to be reaped */
 #define DEST_STOP_MS 3000
 #define MIGRATE_FDNAME "sbmigrate"
 #define RESUME_WAIT_MS 40 /* per poll: the pass should start soon after the switch-over */
@@ -380,7 +381,8 @@ static void check_end(struct postcopy *s, const struct scenario_ctx *ctx)
 		return;
 	if (s->qemu_status == QMP_MIGRATION_FAILED) {
 		fetch_error(ctx, why, sizeof(why));
-		dest_state(s);
+		/* a destination that was killed broke the stream before it could be reaped */
+		migrate_dest_note_exit_wait(s->dest, s->dest_exit, sizeof(s->dest_exit), DEST_EXIT_WAIT_MS);
 		fail(s, "the migration failed after %.1f s: %s%s%s", (double)(s->end_ns - s->migrate_ns) / 1e9,
 		     *why ? why : "QEMU gave no reason", *s->dest_exit ? "; the destination QEMU " : "", s->dest_exit);
 	} else if (s->qemu_status == QMP_MIGRATION_CANCELLED) {
@@ -512,7 +514,7 @@ static double since(uint64_t ns, const struct scenario_ctx *ctx)
 
 static void pc_summarize(void *state, const struct scenario_ctx *ctx, struct report_rep *rep)
 {
-	static const char *const backings[] = { "anon", "anon-nothp", "hugetlb" };
+	static const char *const backings[] = { "anon", "anon-nothp", "hugetlb", "memfd" };
 	struct postcopy *s = state;
 	struct report_postcopy *m = &rep->postcopy;
 	const struct run_spec *spec = ctx->spec;
