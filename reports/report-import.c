@@ -274,6 +274,7 @@ int report_rep_import(struct report *r, struct report_rep *rep, struct json_obje
 	rep->pid = (int)get_i64(vm, "pid", 0);
 	rep->memory_bytes = get_u64(vm, "memory_bytes");
 	rep->vcpus = (unsigned)get_u64(vm, "vcpus");
+	rep->pinned_pages = get(vm, "pinned_pages") ? get_i64(vm, "pinned_pages", -1) : -1;
 	argv = get(vm, "argv");
 	if (argv && json_object_is_type(argv, json_type_array)) {
 		size_t n = json_object_array_length(argv);

@@ -519,6 +519,8 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 		b_push(b, argv, b_str(b, rep->argv[i]));
 	b_add(b, vm, "argv", argv);
 	b_add(b, vm, "exit", b_str(b, rep->vm_exit));
+	if (rep->pinned_pages >= 0)
+		b_add(b, vm, "pinned_pages", b_i64(b, rep->pinned_pages));
 	if (rep->libvirt_domain) {
 		struct json_object *lv = b_obj(b), *taints = b_arr(b);
 		b_add(b, lv, "uri", b_str(b, str_or_empty(rep->libvirt_uri)));

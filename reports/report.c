@@ -342,6 +342,7 @@ int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct rep
 	rep->state = REPORT_REP_RUNNING;
 	rep->started_ns = started_ns;
 	rep->host_vm_boot_s = -1;
+	rep->pinned_pages = -1;
 	rep->snapshot = (struct report_snapshot){
 		.status = REPORT_SNAPSHOT_NOT_STARTED,
 		.started_s = -1,

@@ -213,6 +213,7 @@ struct report_rep {
 	char *libvirt_uri;             /* libvirt backend: the connection URI ... */
 	char *libvirt_domain;          /* ... the domain's name ... */
 	char **libvirt_taints;         /* ... and why libvirt marked it tainted (NULL-terminated, may be NULL) */
+	int64_t pinned_pages;          /* arms[].pin: guest RAM pages long-term pinned; < 0: not pinned */
 
 	/* guest */
 	char *guest_kind;              /* "micro" when NULL, "linux" */

@@ -293,8 +293,8 @@ static int write_text(const char *path, const char *text, struct sb_error *err)
 }
 
 /* The spec the run engine inside runs: this arm only, one repetition, its runtime knobs. */
-static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm, const char *label, const char *path,
-		      struct sb_error *err)
+static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm, const char *label, bool pin,
+		      const char *path, struct sb_error *err)
 {
 	struct json_object *o = NULL, *arms, *a, *knobs;
 	int k = spec_to_json(spec, &o);
@@ -311,6 +311,8 @@ static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm,
 		json_object_object_add(knobs, arm->runtime.items[i].name, json_object_new_string(arm->runtime.items[i].value));
 	json_object_object_add(a, "label", json_object_new_string(label));
 	json_object_object_add(a, "knobs", knobs);
+	if (pin)
+		json_object_object_add(a, "pin", json_object_new_boolean(true));
 	json_object_array_add(arms, a);
 	json_object_object_add(o, "arms", arms);
 	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
@@ -541,7 +543,7 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 		sb_error_set(err, k, "host VM results directory %s: %s", out_dir, strerror(-k));
 		goto fail;
 	}
-	k = inner_spec(spec, arm, spec->arms[ctx->arm].label, spec_path, err);
+	k = inner_spec(spec, arm, spec->arms[ctx->arm].label, spec->arms[ctx->arm].pin, spec_path, err);
 	if (k >= 0)
 		k = build_initramfs(hr, arm, ctx, rep_dir, spec_path, out_dir, initrd, err);
 	if (k < 0)

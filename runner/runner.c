@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "config.h"
 #include "drain.h"
+#include "guest-pin.h"
 #include "host.h"
 #include "hostvm-rep.h"
 #include "knobs.h"
@@ -77,6 +78,7 @@ struct rep_run {
 	char step[32];
 	bool scenario_prepared;
 	double snapshot_fraction;
+	struct guest_pin *pin;  /* the arm pins the guest RAM (arms[].pin) */
 };
 
 static bool cancelled(const struct run *run)
@@ -438,6 +440,8 @@ static void rep_teardown(struct rep_run *rr)
 	}
 	if (rr->vm && !rr->vm->exited)
 		vm_stop(rr->vm, (int)(rr->run->opts->stop_timeout_ms ? rr->run->opts->stop_timeout_ms : 10000), &e);
+	guest_pin_close(rr->pin);
+	rr->pin = NULL;
 	sampler_free(rr->sampler);
 	rr->sampler = NULL;
 	rr->bpf = NULL; /* the run's (run->bpf), closed at its end */
@@ -606,6 +610,16 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	k = sampler_wait_hello(rr.sampler, GUEST_HELLO_TIMEOUT_MS, run->opts->cancel, err);
 	if (k < 0)
 		goto fatal;
+	if (spec->arms[arm].pin) {
+		/* as an assigned device pins it: every page faulted in and pinned until the repetition ends */
+		snprintf(rr.step, sizeof(rr.step), "pin");
+		progress(run, rr.step, &rr, NULL);
+		k = guest_pin_open(rr.vm->pid, spec->vm.memory, &rr.pin, err);
+		if (k < 0)
+			goto fatal;
+		rr.rep->pinned_pages = (int64_t)guest_pin_pages(rr.pin);
+		write_report(run);
+	}
 
 	rr.scenario = scenario_find(spec->scenario);
 	rr.scenario_state = calloc(1, rr.scenario->state_size);

@@ -55,11 +55,13 @@ int lv_domain_xml(const struct vm_config *cfg, const struct lv_vm *lv, const cha
 	xml_text(f, lv->name);
 	fputs("</name>\n  <description>snapbench micro guest (transient; destroyed when snapbench disconnects)</description>\n", f);
 	fprintf(f, "  <memory unit='MiB'>%llu</memory>\n", (unsigned long long)(s->vm.memory >> 20));
-	if (s->vm.backing == SPEC_BACKING_HUGETLB || s->vm.prealloc) {
+	if (s->vm.backing == SPEC_BACKING_HUGETLB || s->vm.backing == SPEC_BACKING_MEMFD || s->vm.prealloc) {
 		fputs("  <memoryBacking>\n", f);
 		if (s->vm.backing == SPEC_BACKING_HUGETLB)
 			fprintf(f, "    <hugepages><page size='%llu' unit='KiB'/></hugepages>\n",
 				(unsigned long long)((s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20) >> 10));
+		if (s->vm.backing == SPEC_BACKING_MEMFD)
+			fputs("    <source type='memfd'/>\n    <access mode='shared'/>\n", f);
 		if (s->vm.prealloc)
 			fputs("    <allocation mode='immediate'/>\n", f);
 		fputs("  </memoryBacking>\n", f);

@@ -101,6 +101,9 @@ static int extra_args(const struct vm_config *cfg, char ***ret)
 				MEM_BACKEND_ID, (unsigned long long)s->vm.memory,
 				(unsigned long long)(s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20),
 				s->vm.prealloc ? "on" : "off");
+	else if (s->vm.backing == SPEC_BACKING_MEMFD)
+		r |= strv_pushf(&v, "memory-backend-memfd,id=%s,size=%llu,share=on,prealloc=%s", MEM_BACKEND_ID,
+				(unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off");
 	else
 		r |= strv_pushf(&v, "memory-backend-ram,id=%s,size=%llu,prealloc=%s", MEM_BACKEND_ID,
 			       (unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off");

@@ -31,7 +31,7 @@ static const char *const scenario_names[] = { "background-snapshot", "dirty-log"
 static const char *const access_names[] = { "read", "write", NULL };
 static const char *const tracking_names[] = { "bitmap", "ring", NULL };
 static const char *const completion_names[] = { "cancel", "complete", NULL };
-static const char *const backing_names[] = { "anon", "anon-nothp", "hugetlb", NULL };
+static const char *const backing_names[] = { "anon", "anon-nothp", "hugetlb", "memfd", NULL };
 static const char *const page_size_names[] = { "4k", "2m", NULL };
 static const char *const sink_names[] = { "file", "null", NULL };
 static const char *const backend_names[] = { "qemu", "libvirt", NULL };
@@ -575,6 +575,10 @@ static int arm_host_vm_set(char **field, const char *value, const char *where, c
 
 static int arm_host_vm_arg(struct spec_arm *arm, const char *t, const char *flag, struct sb_error *err)
 {
+	if (!strcmp(t, "pin")) {
+		arm->pin = true;
+		return 1;
+	}
 	if (!strncmp(t, "kernel=", 7))
 		return arm_host_vm_set(&arm->kernel, t + 7, flag, "kernel", err);
 	if (!strncmp(t, "modules=", 8))
@@ -663,7 +667,7 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 	arms_clear(spec);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *a = json_object_array_get_idx(v, i), *label = NULL, *knobs = NULL;
-		struct json_object *kernel = NULL, *modules = NULL;
+		struct json_object *kernel = NULL, *modules = NULL, *pin = NULL;
 		int r;
 
 		snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
@@ -679,9 +683,11 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 				kernel = val;
 			else if (!strcmp(key, "modules"))
 				modules = val;
+			else if (!strcmp(key, "pin"))
+				pin = val;
 			else
 				return sb_error_set(err, -EINVAL,
-						    "%s.%.64s: unknown field; an arm has label, knobs, kernel and modules", sub, key);
+						    "%s.%.64s: unknown field; an arm has label, knobs, kernel, modules and pin", sub, key);
 		}
 		if (!label || !json_object_is_type(label, json_type_string) ||
 		    !spec_label_valid(json_object_get_string(label)))
@@ -704,6 +710,12 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 		r = arm_host_vm_from_json(&spec->arms[spec->n_arms - 1], kernel, modules, where, i, err);
 		if (r < 0)
 			return r;
+		if (pin) {
+			if (!json_object_is_type(pin, json_type_boolean))
+				return sb_error_set(err, -EINVAL, "%s[%zu].pin: must be true or false (got %s)", where, i,
+						    json_got(pin, got, sizeof(got)));
+			spec->arms[spec->n_arms - 1].pin = json_object_get_boolean(pin);
+		}
 	}
 	return 0;
 }
@@ -1260,6 +1272,11 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.vm.hugepage_size: only used with spec.vm.backing \"hugetlb\"; set it to null or change the backing");
 	}
+	for (size_t a = 0; a < spec->n_arms; a++)
+		if (spec->arms[a].pin && spec->vm.backing != SPEC_BACKING_MEMFD)
+			return sb_error_set(err, -EINVAL,
+					    "spec.arms[%zu].pin: arm '%s' pins the guest RAM, which must be a memfd it can map: set spec.vm.backing \"memfd\"",
+					    a, spec->arms[a].label);
 	if (spec->vm.memory % (1ull << 20))
 		return sb_error_set(err, -EINVAL, "spec.vm.memory: must be a whole number of MiB (got %llu bytes); round it",
 				    (unsigned long long)spec->vm.memory);
@@ -1546,6 +1563,8 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 			add(&b, arm, "kernel", json_object_new_string(spec->arms[i].kernel));
 		if (spec->arms[i].modules)
 			add(&b, arm, "modules", json_object_new_string(spec->arms[i].modules));
+		if (spec->arms[i].pin)
+			add(&b, arm, "pin", json_object_new_boolean(true));
 		if (!arm || json_object_array_add(arms, arm) < 0) {
 			json_object_put(arm);
 			b.oom = true;

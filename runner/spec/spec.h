@@ -53,6 +53,7 @@ enum spec_backing {
 	SPEC_BACKING_ANON,        /* anonymous RAM; THP as the host allows (QEMU madvises) */
 	SPEC_BACKING_ANON_NOTHP,  /* anonymous RAM, THP disabled for QEMU (PR_SET_THP_DISABLE) */
 	SPEC_BACKING_HUGETLB,     /* memfd on hugetlbfs, hugepage_size pages */
+	SPEC_BACKING_MEMFD,       /* a shared memfd (shmem) of 4 KiB pages: what arms[].pin pins */
 };
 
 enum spec_backend {
@@ -89,6 +90,7 @@ struct spec_arm {
 	struct spec_knobs knobs;
 	char *kernel;                 /* this arm's host VM kernel; NULL: spec.host_vm.kernel */
 	char *modules;                /* its lib/modules/RELEASE; NULL: spec.host_vm.modules */
+	bool pin;                     /* long-term pin the guest RAM, as an assigned device would (runner/guest-pin.h) */
 };
 
 #define SPEC_PATTERN_DEFAULT NULL /* in vcpu_pattern[]: the guest's default pattern */
