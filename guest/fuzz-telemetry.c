@@ -6,7 +6,8 @@
  * with the fix-up every record found in the input gets correct checksums
  * first, and the fuzzer reaches the checks behind them. Every record that
  * comes out is used the way the runner uses it (percentiles, rates,
- * windows), so whatever the decoder accepts must be safe to compute with.
+ * windows; a FAULT's pass time and touch histogram), so whatever the
+ * decoder accepts must be safe to compute with.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
  *   build-fuzz/guest/fuzz-telemetry -max_total_time=60 corpus/
@@ -55,12 +56,28 @@ static void fix_checksums(uint8_t *p, size_t n)
 }
 static uint64_t window[GUEST_HIST_BUCKETS];
 
+/* A FAULT as the postcopy scenario takes it: the pass's time, the touches summed, the buckets in ns. */
+static void use_fault(const struct guest_fault *f)
+{
+	static uint64_t touches[GUEST_FAULT_HIST_BUCKETS];
+	double lo, width;
+
+	(void)guest_fault_pass_ns(f);
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++) {
+		touches[b] += f->touch_hist[b];
+		if (f->touch_hist[b] && guest_fault_hist_ns(f->tsc_hz, b, &lo, &width) < 0)
+			abort(); /* the decoder let a FAULT without a TSC rate through */
+	}
+}
+
 static void use(struct guest_decoder *d, const struct guest_record *rec, int *have_prev)
 {
 	static const double pct[] = { 50, 99, 99.9, 100 };
 	const struct guest_hello *h = guest_decoder_hello(d);
 	double ns[4];
 
+	if (rec->type == GUEST_RECORD_FAULT)
+		use_fault(&rec->fault);
 	if (rec->type != GUEST_RECORD_SAMPLE || !h)
 		return;
 	(void)guest_hist_percentiles(rec->sample.hist, h->tsc_hz, pct, 4, ns, NULL);

@@ -310,12 +310,55 @@ static int decode_log(struct guest_decoder *d, struct reader *r, struct sb_error
 	return 0;
 }
 
+/*
+ * The touch histogram tiles the pass (wire.h): its counts add up to the
+ * pages, and the pass's time lies between what its buckets' bounds allow.
+ */
+static int check_touch_hist(const struct guest_fault *f, struct sb_error *err)
+{
+	uint64_t span = f->tsc_end - f->tsc_start, sum = 0, least = 0, most = 0;
+	bool open_ended = false;
+
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++) {
+		uint64_t c = f->touch_hist[b], lo, hi;
+
+		if (!c)
+			continue;
+		if (sum + c < sum)
+			return sb_error_set(err, -EBADMSG, "FAULT's touch histogram counts overflow");
+		sum += c;
+		if (b == GUEST_FAULT_HIST_BUCKETS - 1)
+			open_ended = true;
+		if (__builtin_mul_overflow(c, guest_fault_hist_low(b), &lo) || __builtin_add_overflow(least, lo, &least))
+			least = UINT64_MAX;
+		if (__builtin_mul_overflow(c, guest_fault_hist_high(b), &hi) || __builtin_add_overflow(most, hi, &most))
+			most = UINT64_MAX;
+	}
+	if (sum != f->pages)
+		return sb_error_set(err, -EBADMSG,
+				    "FAULT's touch histogram holds %" PRIu64 " touches, the record says %" PRIu64 " pages", sum,
+				    f->pages);
+	if (least > span)
+		return sb_error_set(err, -EBADMSG,
+				    "FAULT's touch histogram does not fit its pass of %" PRIu64
+				    " cycles: its touches take at least %" PRIu64,
+				    span, least);
+	if (!open_ended && (sum ? most <= span : span != 0))
+		return sb_error_set(err, -EBADMSG,
+				    "FAULT's touch histogram does not fill its pass of %" PRIu64
+				    " cycles: its touches take less than %" PRIu64,
+				    span, most);
+	return 0;
+}
+
 static int decode_fault(struct guest_decoder *d, struct reader *r, struct sb_error *err)
 {
 	struct guest_fault *f = &d->rec.fault;
+	unsigned buckets;
 
-	if (r->len != GUEST_WIRE_FAULT_SIZE)
-		return sb_error_set(err, -EBADMSG, "FAULT of %zu bytes, expected %d", r->len, GUEST_WIRE_FAULT_SIZE);
+	if (r->len < GUEST_WIRE_FAULT_FIXED)
+		return sb_error_set(err, -EBADMSG, "FAULT of %zu bytes, shorter than its fixed %d", r->len,
+				    GUEST_WIRE_FAULT_FIXED);
 	f->tsc_start = rd(r, 8);
 	f->tsc_end = rd(r, 8);
 	f->tsc_hz = rd(r, 8);
@@ -326,6 +369,16 @@ static int decode_fault(struct guest_decoder *d, struct reader *r, struct sb_err
 	f->first_mismatch = rd(r, 8);
 	f->vcpu = (unsigned)rd(r, 2);
 	f->access = (int)rd(r, 1);
+	buckets = (unsigned)rd(r, 1);
+	rd(r, 4);
+	if (buckets != GUEST_FAULT_HIST_BUCKETS)
+		return sb_error_set(err, -EBADMSG, "FAULT with a touch histogram of %u buckets; this snapbench reads %d",
+				    buckets, GUEST_FAULT_HIST_BUCKETS);
+	if (r->len != GUEST_WIRE_FAULT_SIZE)
+		return sb_error_set(err, -EBADMSG, "FAULT of %zu bytes for %u buckets, expected %d", r->len, buckets,
+				    GUEST_WIRE_FAULT_SIZE);
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++)
+		f->touch_hist[b] = rd(r, 8);
 	if (f->access != GUEST_FAULT_READ && f->access != GUEST_FAULT_WRITE)
 		return sb_error_set(err, -EBADMSG, "FAULT with unknown access %d", f->access);
 	if (!f->tsc_hz || f->tsc_end < f->tsc_start)
@@ -341,7 +394,7 @@ static int decode_fault(struct guest_decoder *d, struct reader *r, struct sb_err
 				    f->pages, f->base);
 	if (d->have_hello && f->vcpu >= d->hello.vcpus)
 		return sb_error_set(err, -EBADMSG, "FAULT from vCPU %u of %u", f->vcpu, d->hello.vcpus);
-	return 0;
+	return check_touch_hist(f, err);
 }
 
 /* Skip to the next possible magic (keeping a partial one at the end);
@@ -578,6 +631,15 @@ int guest_hist_percentiles(const uint64_t hist[GUEST_HIST_BUCKETS], uint64_t tsc
 double guest_fault_pass_ns(const struct guest_fault *f)
 {
 	return f->tsc_hz ? (double)(f->tsc_end - f->tsc_start) * 1e9 / (double)f->tsc_hz : NAN;
+}
+
+int guest_fault_hist_ns(uint64_t tsc_hz, unsigned b, double *lower_ns, double *width_ns)
+{
+	if (b >= GUEST_FAULT_HIST_BUCKETS || !tsc_hz)
+		return -EINVAL;
+	*lower_ns = (double)guest_fault_hist_low(b) * 1e9 / (double)tsc_hz;
+	*width_ns = (double)(guest_fault_hist_high(b) - guest_fault_hist_low(b)) * 1e9 / (double)tsc_hz;
+	return 0;
 }
 
 const char *guest_fault_access_to_string(int access)

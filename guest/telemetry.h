@@ -74,6 +74,8 @@ struct guest_fault {
 	uint64_t first_mismatch; /* the first one's address; 0: none */
 	unsigned vcpu;          /* index */
 	int access;             /* enum guest_fault_access */
+	/* the touches by their time in cycles (guest_fault_hist_index()); they add up to pages */
+	uint64_t touch_hist[GUEST_FAULT_HIST_BUCKETS];
 };
 
 struct guest_record {
@@ -148,6 +150,10 @@ int guest_hist_percentiles(const uint64_t hist[GUEST_HIST_BUCKETS], uint64_t tsc
 
 /* The pass's elapsed time in ns (its own tsc_hz). */
 double guest_fault_pass_ns(const struct guest_fault *f);
+
+/* Bucket b of a touch histogram in ns at tsc_hz (a FAULT's own): its lower
+ * bound and width; -EINVAL for a bucket out of range or tsc_hz 0. */
+int guest_fault_hist_ns(uint64_t tsc_hz, unsigned b, double *lower_ns, double *width_ns);
 
 /* "read", "write"; NULL for anything else. */
 const char *guest_fault_access_to_string(int access);

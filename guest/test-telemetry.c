@@ -4,6 +4,7 @@
  * encoder written from the format description, independently of the
  * guest's, so both have to agree with wire.h.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,8 +147,10 @@ static void logrec(struct buf *out, uint32_t seq, unsigned level, const char *te
 	frame(out, GUEST_WIRE_VERSION, GUEST_RECORD_LOG, seq, &pl);
 }
 
-static void fault(struct buf *out, uint32_t seq, uint64_t t0, uint64_t t1, uint64_t pages, uint64_t mismatches,
-		  uint64_t first, unsigned access)
+/* A FAULT of vCPU vcpu over pages pages from 2 MiB, its touches as hist
+ * (nbuckets of them) says; returns the frame's offset in out. */
+static size_t fault_hist(struct buf *out, uint32_t seq, unsigned vcpu, uint64_t t0, uint64_t t1, uint64_t pages,
+			 uint64_t mismatches, uint64_t first, unsigned access, const uint64_t *hist, unsigned nbuckets)
 {
 	pl.n = 0;
 	put(&pl, t0, 8);
@@ -158,12 +161,44 @@ static void fault(struct buf *out, uint32_t seq, uint64_t t0, uint64_t t1, uint6
 	put(&pl, pages, 8);
 	put(&pl, mismatches, 8);
 	put(&pl, first, 8);
-	put(&pl, 1, 2);
+	put(&pl, vcpu, 2);
 	put(&pl, access, 1);
-	put(&pl, 0, 1);
+	put(&pl, nbuckets, 1);
 	put(&pl, 0, 4);
+	CHECK(pl.n == GUEST_WIRE_FAULT_FIXED);
+	for (unsigned b = 0; b < nbuckets; b++)
+		put(&pl, hist[b], 8);
+	return frame(out, GUEST_WIRE_VERSION, GUEST_RECORD_FAULT, seq, &pl);
+}
+
+/* A FAULT of vCPU 1 whose touches all took (t1 - t0) / pages cycles */
+static void fault(struct buf *out, uint32_t seq, uint64_t t0, uint64_t t1, uint64_t pages, uint64_t mismatches,
+		  uint64_t first, unsigned access)
+{
+	uint64_t hist[GUEST_FAULT_HIST_BUCKETS] = { 0 };
+
+	hist[guest_fault_hist_index(pages ? (t1 - t0) / pages : 0)] = pages;
+	fault_hist(out, seq, 1, t0, t1, pages, mismatches, first, access, hist, GUEST_FAULT_HIST_BUCKETS);
 	CHECK(pl.n == GUEST_WIRE_FAULT_SIZE);
-	frame(out, GUEST_WIRE_VERSION, GUEST_RECORD_FAULT, seq, &pl);
+}
+
+/*
+ * A pass of pages touches, slow ones (a demand fault: 40000 cycles) every
+ * slow_every pages and fast ones (100 cycles) between: its histogram in
+ * hist, its time returned.
+ */
+static uint64_t touches(uint64_t pages, uint64_t slow_every, uint64_t hist[GUEST_FAULT_HIST_BUCKETS])
+{
+	uint64_t span = 0;
+
+	memset(hist, 0, GUEST_FAULT_HIST_BUCKETS * sizeof(hist[0]));
+	for (uint64_t i = 0; i < pages; i++) {
+		uint64_t d = i % slow_every ? 100 : 40000;
+
+		hist[guest_fault_hist_index(d)]++;
+		span += d;
+	}
+	return span;
 }
 
 /* ---- a test reader ----------------------------------------------------------- */
@@ -328,6 +363,7 @@ static void test_wrong_version(void)
 {
 	_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
 	struct seen s = { 0 };
+	char want[96];
 
 	stream.n = 0;
 	hello(&stream, 0, 2, 2);
@@ -337,8 +373,25 @@ static void test_wrong_version(void)
 	sample(&stream, 2, 2, 1);
 	run(d, stream.b, stream.n, 0, &s);
 	CHECK(s.errors == 1 && s.last_error == -EPROTONOSUPPORT);
-	CHECK_MSG(strstr(s.first_error, "version 2") && strstr(s.first_error, "reads version 1"), "%s", s.first_error);
+	snprintf(want, sizeof(want), "is version %d; this snapbench reads version %d", GUEST_WIRE_VERSION + 1,
+		 GUEST_WIRE_VERSION);
+	CHECK_MSG(strstr(s.first_error, want), "%s", s.first_error);
 	CHECK(s.n == 2 && s.seqs[1] == 2 && s.lost[1] == 1);
+
+	/* a version 1 FAULT (72 bytes, no touch histogram) from an older guest image */
+	{
+		_cleanup_guest_decoder_ struct guest_decoder *d1 = decoder();
+		struct seen s1 = { 0 };
+
+		stream.n = 0;
+		fault(&stream, 0, 1000, 2000, 16, 0, 0, GUEST_FAULT_READ);
+		pl.n = GUEST_WIRE_FAULT_FIXED;
+		pl.b[GUEST_WIRE_FAULT_FIXED - 5] = 0; /* version 1's pad */
+		frame(&stream, 1, GUEST_RECORD_FAULT, 1, &pl);
+		run(d1, stream.b, stream.n, 0, &s1);
+		CHECK(s1.n == 1 && s1.errors == 1 && s1.last_error == -EPROTONOSUPPORT);
+		CHECK_MSG(strstr(s1.first_error, "is version 1;"), "%s", s1.first_error);
+	}
 }
 
 static void test_absurd_lengths(void)
@@ -406,7 +459,27 @@ static void test_absurd_lengths(void)
 
 static void test_flipped_bits(void)
 {
+	uint64_t hist[GUEST_FAULT_HIST_BUCKETS], span;
 	size_t at, len;
+
+	/* a FAULT between two others: each of its bits */
+	span = touches(512, 8, hist);
+	other.n = 0;
+	fault_hist(&other, 0, 0, 1000, 1000 + span, 512, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+	at = fault_hist(&other, 1, 1, 1000, 1000 + span, 512, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+	len = other.n - at;
+	fault_hist(&other, 2, 2, 1000, 1000 + span, 512, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		struct seen s = { 0 };
+
+		memcpy(stream.b, other.b, other.n);
+		stream.n = other.n;
+		stream.b[at + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		run(d, stream.b, stream.n, bit % 2 ? 0 : 13, &s);
+		CHECK_MSG(s.errors >= 1, "FAULT bit %zu: not detected", bit);
+		CHECK_MSG(s.n == 2 && s.seqs[1] == 2 && s.lost[1] == 1, "FAULT bit %zu: %d records", bit, s.n);
+	}
 
 	other.n = 0;
 	hello(&other, 0, 2, 2);
@@ -666,6 +739,8 @@ static void test_fault(void)
 	CHECK(rec->fault.pages == 32768 && rec->fault.bytes == 128ull << 20 && rec->fault.base == 2ull << 20);
 	CHECK(rec->fault.vcpu == 1 && rec->fault.access == GUEST_FAULT_WRITE && rec->fault.mismatches == 0);
 	CHECK(fabs(guest_fault_pass_ns(&rec->fault) - 250e6) < 1);
+	/* 625e6 cycles over 32768 touches: 19073 each, bucket 14 */
+	CHECK(rec->fault.touch_hist[14] == 32768 && rec->fault.touch_hist[13] == 0 && rec->fault.touch_hist[15] == 0);
 	CHECK(guest_decoder_next(d, &rec, &err) == 1 && rec->fault.mismatches == 2);
 	CHECK(rec->fault.first_mismatch == (2ull << 20) + 3 * 4096 && rec->fault.access == GUEST_FAULT_READ);
 	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG && strstr(err.msg, "before it starts"));
@@ -689,6 +764,272 @@ static void test_fault(void)
 	CHECK(!strcmp(guest_record_type_to_string(GUEST_RECORD_FAULT), "fault"));
 }
 
+/* FAULT's touch histogram: decoded bucket by bucket, checked against the pages and the pass's time */
+static void test_fault_hist(void)
+{
+	_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+	uint64_t hist[GUEST_FAULT_HIST_BUCKETS], bad[GUEST_FAULT_HIST_BUCKETS], span;
+	const struct guest_record *rec;
+	struct sb_error err = { 0 };
+	double lo, width;
+
+	/* 32768 pages, one in 16 a demand fault of 40000 cycles, the others 100 */
+	span = touches(32768, 16, hist);
+	CHECK(span == 2048 * 40000ull + 30720 * 100ull);
+	CHECK(hist[6] == 30720 && hist[15] == 2048);
+	stream.n = 0;
+	fault_hist(&stream, 0, 0, 5000, 5000 + span, 32768, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+	/* the counts add up to one touch less than the pages */
+	memcpy(bad, hist, sizeof(bad));
+	bad[6]--;
+	fault_hist(&stream, 1, 0, 5000, 5000 + span, 32768, 0, 0, GUEST_FAULT_READ, bad, GUEST_FAULT_HIST_BUCKETS);
+	/* ... and one more */
+	bad[6] += 2;
+	fault_hist(&stream, 2, 0, 5000, 5000 + span, 32768, 0, 0, GUEST_FAULT_READ, bad, GUEST_FAULT_HIST_BUCKETS);
+	/* touches slower than the whole pass allows */
+	memset(bad, 0, sizeof(bad));
+	bad[30] = 16;
+	fault_hist(&stream, 3, 0, 5000, 6000, 16, 0, 0, GUEST_FAULT_READ, bad, GUEST_FAULT_HIST_BUCKETS);
+	/* touches too fast to fill the pass */
+	memset(bad, 0, sizeof(bad));
+	bad[1] = 16;
+	fault_hist(&stream, 4, 0, 5000, 6000, 16, 0, 0, GUEST_FAULT_READ, bad, GUEST_FAULT_HIST_BUCKETS);
+	/* a histogram of another layout */
+	fault_hist(&stream, 5, 0, 5000, 5000 + span, 32768, 0, 0, GUEST_FAULT_READ, hist, 32);
+	/* counts that overflow */
+	memset(bad, 0, sizeof(bad));
+	bad[0] = UINT64_MAX;
+	bad[1] = 2;
+	fault_hist(&stream, 6, 0, 5000, 6000, 1, 0, 0, GUEST_FAULT_READ, bad, GUEST_FAULT_HIST_BUCKETS);
+	/* the open-ended last bucket: no upper bound to check */
+	memset(bad, 0, sizeof(bad));
+	bad[GUEST_FAULT_HIST_BUCKETS - 1] = 1;
+	fault_hist(&stream, 7, 0, 0, 3ull << 40, 1, 0, 0, GUEST_FAULT_WRITE, bad, GUEST_FAULT_HIST_BUCKETS);
+	CHECK(guest_decoder_feed(d, stream.b, stream.n) == stream.n);
+
+	CHECK_MSG(guest_decoder_next(d, &rec, &err) == 1, "%s", err.msg);
+	CHECK(rec->type == GUEST_RECORD_FAULT && rec->fault.vcpu == 0);
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++)
+		CHECK(rec->fault.touch_hist[b] == hist[b]);
+	CHECK(guest_fault_hist_ns(rec->fault.tsc_hz, 15, &lo, &width) == 0);
+	CHECK(fabs(lo - 32768 * 1e9 / HZ) < 1e-6 && fabs(width - 32768 * 1e9 / HZ) < 1e-6);
+	CHECK(guest_fault_hist_ns(rec->fault.tsc_hz, 0, &lo, &width) == 0 && lo == 0 && fabs(width - 2e9 / HZ) < 1e-9);
+	CHECK(guest_fault_hist_ns(rec->fault.tsc_hz, GUEST_FAULT_HIST_BUCKETS, &lo, &width) == -EINVAL);
+	CHECK(guest_fault_hist_ns(0, 1, &lo, &width) == -EINVAL);
+
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG);
+	CHECK_MSG(strstr(err.msg, "record 1 at stream offset") &&
+			  strstr(err.msg, "FAULT's touch histogram holds 32767 touches, the record says 32768 pages"),
+		  "%s", err.msg);
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG && strstr(err.msg, "holds 32769 touches"));
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG);
+	CHECK_MSG(strstr(err.msg, "does not fit its pass of 1000 cycles: its touches take at least 17179869184"), "%s",
+		  err.msg);
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG);
+	CHECK_MSG(strstr(err.msg, "does not fill its pass of 1000 cycles: its touches take less than 64"), "%s", err.msg);
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG);
+	CHECK_MSG(strstr(err.msg, "FAULT with a touch histogram of 32 buckets; this snapbench reads 40"), "%s", err.msg);
+	CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG && strstr(err.msg, "counts overflow"));
+	CHECK_MSG(guest_decoder_next(d, &rec, &err) == 1, "%s", err.msg);
+	CHECK(rec->seq == 7 && rec->fault.touch_hist[GUEST_FAULT_HIST_BUCKETS - 1] == 1);
+	CHECK(guest_decoder_next(d, &rec, &err) == 0);
+}
+
+/* FAULT records cut short: by their length (the frame intact), and in the stream */
+static void test_fault_truncated(void)
+{
+	uint64_t hist[GUEST_FAULT_HIST_BUCKETS], span = touches(64, 4, hist);
+
+	/* the payload ends early, the frame's checksums hold: named and skipped */
+	{
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		const struct guest_record *rec;
+		struct sb_error err = { 0 };
+
+		stream.n = 0;
+		fault_hist(&stream, 0, 0, 0, span, 64, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+		pl.n -= 8; /* the last bucket gone */
+		frame(&stream, GUEST_WIRE_VERSION, GUEST_RECORD_FAULT, 1, &pl);
+		pl.n = GUEST_WIRE_FAULT_FIXED - 1;
+		frame(&stream, GUEST_WIRE_VERSION, GUEST_RECORD_FAULT, 2, &pl);
+		fault_hist(&stream, 3, 0, 0, span, 64, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+		CHECK(guest_decoder_feed(d, stream.b, stream.n) == stream.n);
+		CHECK(guest_decoder_next(d, &rec, &err) == 1 && rec->type == GUEST_RECORD_FAULT);
+		CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG);
+		CHECK_MSG(strstr(err.msg, "record 1 at") && strstr(err.msg, "FAULT of 384 bytes for 40 buckets, expected 392"),
+			  "%s", err.msg);
+		CHECK(guest_decoder_next(d, &rec, &err) == -EBADMSG);
+		CHECK_MSG(strstr(err.msg, "FAULT of 71 bytes, shorter than its fixed 72"), "%s", err.msg);
+		CHECK(guest_decoder_next(d, &rec, &err) == 1 && rec->seq == 3 && rec->fault.touch_hist[6] == 48);
+		CHECK(guest_decoder_next(d, &rec, &err) == 0 && guest_decoder_pending(d) == 0);
+	}
+	/* the stream cut inside a FAULT, then going on: the next FAULT decodes */
+	for (size_t cut = 1; cut < GUEST_WIRE_HEADER_SIZE + GUEST_WIRE_FAULT_SIZE + GUEST_WIRE_TRAILER_SIZE; cut += 17) {
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		struct seen s = { 0 };
+		size_t at;
+
+		stream.n = 0;
+		at = fault_hist(&stream, 0, 0, 0, span, 64, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+		stream.n = at + cut;
+		fault_hist(&stream, 1, 1, 0, span, 64, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+		fault_hist(&stream, 2, 2, 0, span, 64, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+		run(d, stream.b, stream.n, 0, &s);
+		CHECK_MSG(s.errors >= 1, "cut %zu: no error", cut);
+		CHECK_MSG(s.n >= 1 && s.types[s.n - 1] == GUEST_RECORD_FAULT && s.seqs[s.n - 1] == 2, "cut %zu", cut);
+	}
+	/* the stream ends inside a FAULT: nothing yet, and pending says so */
+	{
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		struct seen s = { 0 };
+
+		stream.n = 0;
+		fault_hist(&stream, 0, 0, 0, span, 64, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+		run(d, stream.b, stream.n - 100, 0, &s);
+		CHECK(s.errors == 0 && s.n == 0 && guest_decoder_pending(d) == stream.n - 100);
+	}
+}
+
+static void test_fault_hist_layout(void)
+{
+	CHECK(guest_fault_hist_index(0) == 0 && guest_fault_hist_index(1) == 0 && guest_fault_hist_index(2) == 1);
+	CHECK(guest_fault_hist_index(3) == 1 && guest_fault_hist_index(4) == 2 && guest_fault_hist_index(40000) == 15);
+	CHECK(guest_fault_hist_index((1ull << 39) - 1) == 38 && guest_fault_hist_index(1ull << 39) == 39);
+	CHECK(guest_fault_hist_index(UINT64_MAX) == GUEST_FAULT_HIST_BUCKETS - 1);
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++) {
+		CHECK(guest_fault_hist_index(guest_fault_hist_low(b)) == b);
+		CHECK(b == GUEST_FAULT_HIST_BUCKETS - 1 || guest_fault_hist_index(guest_fault_hist_high(b) - 1) == b);
+		CHECK(!b || guest_fault_hist_low(b) == guest_fault_hist_high(b - 1));
+	}
+}
+
+/* ---- the fuzz corpus ---------------------------------------------------------- */
+/*
+ * guest/fuzz-corpus/ seeds the libFuzzer target (fuzz-telemetry.c), which
+ * only a clang build has; here every seed is replayed through the decoder
+ * in the normal build. An entry is one byte (the feed chunk size in its low
+ * 7 bits, (b & 0x7f) * 37 + 1; the high bit: the fuzzer fixes checksums up,
+ * which none of these needs) and a stream. The fault-* seeds come from this
+ * file's encoder (`test-telemetry --write-corpus DIR` writes them), and the
+ * replay checks they still match it; real-3vcpu-* are a real guest's stream.
+ */
+
+/* A destination's stream after a postcopy switch-over: SAMPLEs without a
+ * HELLO, a FAULT per fault-linear vCPU. Returns the second FAULT's offset. */
+static size_t corpus_fault_dest(struct buf *out, uint8_t first)
+{
+	uint64_t hist[GUEST_FAULT_HIST_BUCKETS], span;
+	size_t at;
+
+	out->n = 0;
+	put(out, first, 1);
+	sample(out, 40, 2, 3);
+	span = touches(16384, 16, hist);
+	fault_hist(out, 41, 0, 7000, 7000 + span, 16384, 0, 0, GUEST_FAULT_READ, hist, GUEST_FAULT_HIST_BUCKETS);
+	span = touches(16384, 64, hist);
+	at = fault_hist(out, 42, 1, 9000, 9000 + span, 16384, 1, (2ull << 20) + 4096, GUEST_FAULT_READ, hist,
+			GUEST_FAULT_HIST_BUCKETS);
+	sample(out, 43, 2, 4);
+	return at;
+}
+
+static const struct corpus_entry {
+	const char *name;
+	int records, errors; /* what the replay must see */
+	int faults;
+	int pending;         /* the stream stops inside a record */
+} corpus[] = {
+	{ "real-3vcpu-run350", 6, 0, 0, 0 },
+	{ "real-3vcpu-run350-fixup", 6, 0, 0, 0 },
+	{ "real-3vcpu-cut", 3, 0, 0, 1 },
+	{ "fault-dest", 2, 2, 2, 0 },
+	{ "fault-dest-fixup", 2, 2, 2, 0 },
+	{ "fault-dest-cut", 1, 1, 1, 1 },
+};
+
+static void corpus_make(const char *name, struct buf *out)
+{
+	if (!strcmp(name, "fault-dest"))
+		corpus_fault_dest(out, 0x05);
+	else if (!strcmp(name, "fault-dest-fixup"))
+		corpus_fault_dest(out, 0x85);
+	else if (!strcmp(name, "fault-dest-cut")) /* the stream stops in the second FAULT's touches */
+		out->n = corpus_fault_dest(out, 0x05) + GUEST_WIRE_HEADER_SIZE + GUEST_WIRE_FAULT_FIXED + 20 * 8;
+	else
+		out->n = 0;
+}
+
+static int corpus_generated(const char *name)
+{
+	return !strncmp(name, "fault-", 6);
+}
+
+static void write_corpus(const char *dir)
+{
+	for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++) {
+		char path[4096];
+		FILE *f;
+
+		if (!corpus_generated(corpus[i].name))
+			continue;
+		corpus_make(corpus[i].name, &other);
+		snprintf(path, sizeof(path), "%s/%s", dir, corpus[i].name);
+		f = fopen(path, "wb");
+		CHECK_MSG(f, "%s", path);
+		CHECK(fwrite(other.b, 1, other.n, f) == other.n);
+		CHECK(fclose(f) == 0);
+		printf("%s: %zu bytes\n", path, other.n);
+	}
+}
+
+static void replay_corpus(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	int seen = 0;
+
+	CHECK_MSG(dp, "the corpus %s", dir);
+	while ((de = readdir(dp))) {
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		const struct corpus_entry *e = NULL;
+		struct seen s = { 0 };
+		char path[4096];
+		FILE *f;
+		int faults = 0;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "rb");
+		CHECK_MSG(f, "%s", path);
+		stream.n = fread(stream.b, 1, sizeof(stream.b), f);
+		CHECK(!ferror(f) && fclose(f) == 0);
+		if (!stream.n)
+			continue;
+		run(d, stream.b + 1, stream.n - 1, (size_t)(stream.b[0] & 0x7f) * 37 + 1, &s);
+		for (int i = 0; i < s.n; i++)
+			faults += s.types[i] == GUEST_RECORD_FAULT;
+		for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++)
+			if (!strcmp(corpus[i].name, de->d_name))
+				e = &corpus[i];
+		if (!e)
+			continue; /* an input the fuzzer found: decoding it without a crash is all */
+		seen++;
+		CHECK_MSG(s.n == e->records && s.errors == e->errors && faults == e->faults,
+			  "%s: %d records, %d FAULT, %d errors (%s)", path, s.n, faults, s.errors, s.first_error);
+		CHECK_MSG(!guest_decoder_pending(d) == !e->pending, "%s: %zu bytes pending", path, guest_decoder_pending(d));
+		if (corpus_generated(e->name)) {
+			corpus_make(e->name, &other);
+			CHECK_MSG(other.n == stream.n && !memcmp(other.b, stream.b, other.n),
+				  "%s differs from what this encoder writes: test-telemetry --write-corpus %s", path, dir);
+		}
+	}
+	closedir(dp);
+	CHECK_MSG(seen == (int)(sizeof(corpus) / sizeof(corpus[0])), "%s: %d of the %zu seeds", dir, seen,
+		  sizeof(corpus) / sizeof(corpus[0]));
+	printf("telemetry: the corpus in %s replayed\n", dir);
+}
+
 static void test_strings(void)
 {
 	CHECK(!strcmp(guest_exit_status_to_string(33), "the guest stopped cleanly"));
@@ -699,8 +1040,18 @@ static void test_strings(void)
 	CHECK(!strcmp(guest_end_reason_to_string(99), "unknown"));
 }
 
-int main(void)
+/*
+ * test-telemetry [--corpus DIR]: the checks, and a replay of the fuzz corpus in DIR
+ * test-telemetry --write-corpus DIR: (re)writes the corpus entries made here
+ */
+int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--write-corpus")) {
+		write_corpus(argv[2]);
+		return 0;
+	}
+	CHECK_MSG(argc == 1 || (argc == 3 && !strcmp(argv[1], "--corpus")),
+		  "usage: test-telemetry [--corpus DIR | --write-corpus DIR]");
 	test_valid_stream_any_split();
 	test_contents();
 	test_truncated();
@@ -713,7 +1064,12 @@ int main(void)
 	test_hist_layout();
 	test_percentiles();
 	test_fault();
+	test_fault_hist();
+	test_fault_truncated();
+	test_fault_hist_layout();
 	test_strings();
+	if (argc == 3)
+		replay_corpus(argv[2]);
 	printf("telemetry: all checks passed\n");
 	return 0;
 }

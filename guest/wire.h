@@ -78,7 +78,7 @@ enum guest_clock_source {
  * so a corrupt length is caught before waiting for that many bytes.
  */
 #define GUEST_WIRE_MAGIC 0x54474253u /* bytes 'S' 'B' 'G' 'T' */
-#define GUEST_WIRE_VERSION 1
+#define GUEST_WIRE_VERSION 2 /* 2: FAULT carries the first-touch histogram */
 #define GUEST_WIRE_HEADER_SIZE 20
 #define GUEST_WIRE_TRAILER_SIZE 4
 #define GUEST_WIRE_MAX_PAYLOAD 16384
@@ -124,7 +124,13 @@ enum guest_record_type {
 	 *   u64 pages (touched), u64 mismatches (pages whose first 8 bytes did
 	 *   not hold what populate wrote: address | 1), u64 first_mismatch
 	 *   (its address, 0: none), u16 vcpu (index), u8 access
-	 *   (enum guest_fault_access), u8 pad, u32 pad.
+	 *   (enum guest_fault_access), u8 hist_buckets
+	 *   (GUEST_FAULT_HIST_BUCKETS), u32 pad, then u64 touch[hist_buckets]:
+	 *   the pass's touches by their time in cycles, in the log2 buckets
+	 *   below. A touch's time runs from the TSC read that ended the
+	 *   previous touch (the first: tsc_start) to the one that ends it, so
+	 *   the touches tile the pass: their times add up to tsc_end -
+	 *   tsc_start, and the bucket counts add up to pages.
 	 * It carries its own tsc_hz: after a migration the destination's
 	 * stream has no HELLO.
 	 */
@@ -157,7 +163,8 @@ enum guest_log_level {
 #define GUEST_WIRE_SAMPLE_BUCKET 10
 #define GUEST_WIRE_END_SIZE 12
 #define GUEST_WIRE_LOG_FIXED 4
-#define GUEST_WIRE_FAULT_SIZE 72
+#define GUEST_WIRE_FAULT_FIXED 72 /* without touch[] */
+#define GUEST_WIRE_FAULT_SIZE (GUEST_WIRE_FAULT_FIXED + GUEST_FAULT_HIST_BUCKETS * 8)
 
 /* ---- the latency histogram ----------------------------------------------- */
 /*
@@ -209,4 +216,37 @@ static inline uint64_t guest_hist_high(unsigned index)
 		return (uint64_t)index + 1;
 	shift = index / GUEST_HIST_SUB - 1;
 	return guest_hist_low(index) + ((uint64_t)1 << shift);
+}
+
+/* ---- fault-linear's first-touch histogram ---------------------------------- */
+/*
+ * Log2 buckets over TSC cycles: bucket b holds [2^b, 2^(b+1)) for
+ * b = 1..38, bucket 0 holds [0, 2), and the last, b = 39, holds 2^39
+ * cycles and more (minutes). A touch that takes a demand fault through
+ * the host costs microseconds, one the host already mapped tens of cycles:
+ * the two land tens of buckets apart, which is all this histogram is for.
+ */
+#define GUEST_FAULT_HIST_BUCKETS 40
+
+static inline unsigned guest_fault_hist_index(uint64_t cycles)
+{
+	unsigned e;
+
+	if (cycles < 2)
+		return 0;
+	e = 63u - (unsigned)__builtin_clzll(cycles);
+	return e < GUEST_FAULT_HIST_BUCKETS ? e : GUEST_FAULT_HIST_BUCKETS - 1;
+}
+
+/* Smallest value that lands in bucket b. */
+static inline uint64_t guest_fault_hist_low(unsigned b)
+{
+	return b ? (uint64_t)1 << b : 0;
+}
+
+/* One past the largest value that lands in bucket b (the last bucket is
+ * open-ended; this returns its nominal end). */
+static inline uint64_t guest_fault_hist_high(unsigned b)
+{
+	return (uint64_t)2 << b;
 }

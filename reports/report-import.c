@@ -190,6 +190,27 @@ static int import_live_migration(struct report_live_migration *lm, struct json_o
 	return 0;
 }
 
+/* rep.postcopy.pass.touch_hist: three arrays of one length, at most REPORT_TOUCH_BUCKETS_MAX; else none */
+static void import_touch_hist(struct report_postcopy *pc, struct json_object *h)
+{
+	struct json_object *lo = get(h, "bucket_ns"), *wi = get(h, "width_ns"), *cnt = get(h, "counts");
+	size_t n;
+
+	pc->n_touch = 0;
+	if (!lo || !wi || !cnt || !json_object_is_type(lo, json_type_array) || !json_object_is_type(wi, json_type_array) ||
+	    !json_object_is_type(cnt, json_type_array))
+		return;
+	n = json_object_array_length(lo);
+	if (n > REPORT_TOUCH_BUCKETS_MAX || json_object_array_length(wi) != n || json_object_array_length(cnt) != n)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		pc->touch_lower_ns[k] = json_object_get_double(json_object_array_get_idx(lo, k));
+		pc->touch_width_ns[k] = json_object_get_double(json_object_array_get_idx(wi, k));
+		pc->touch_count[k] = json_object_get_uint64(json_object_array_get_idx(cnt, k));
+	}
+	pc->n_touch = n;
+}
+
 /* rep.postcopy (postcopy-restore) */
 static int import_postcopy(struct report_postcopy *pc, struct json_object *m)
 {
@@ -214,6 +235,7 @@ static int import_postcopy(struct report_postcopy *pc, struct json_object *m)
 	pc->pass_bytes = get_u64(p, "bytes");
 	pc->mismatches = get_u64(p, "mismatches");
 	pc->first_mismatch = get_u64(p, "first_mismatch");
+	import_touch_hist(pc, get(p, "touch_hist"));
 	pc->postcopy_requests = get_i64(m, "postcopy_requests", -1);
 	pc->probes_on_destination = json_object_get_boolean(get(m, "probes_on_destination"));
 	pc->dest_pid = (int)get_i64(d, "pid", 0);

@@ -409,6 +409,29 @@ static struct json_object *b_num_or_null(double v)
 	return v < 0 ? NULL : json_number_new(v);
 }
 
+/* rep.postcopy.pass's first-touch histogram, laid out as a row's latency_hist, and its percentiles */
+static void b_touch_hist(struct builder *b, struct json_object *p, const struct report_postcopy *m)
+{
+	struct json_object *h = b_obj(b), *lo = b_arr(b), *wi = b_arr(b), *cnt = b_arr(b);
+	const struct report_hist_layout l = {
+		.n = m->n_touch, .lower_ns = (double *)m->touch_lower_ns, .width_ns = (double *)m->touch_width_ns,
+	};
+
+	for (size_t k = 0; k < m->n_touch; k++) {
+		b_push(b, lo, json_number_new(m->touch_lower_ns[k]));
+		b_push(b, wi, json_number_new(m->touch_width_ns[k]));
+		b_push(b, cnt, b_u64(b, m->touch_count[k]));
+	}
+	b_add(b, h, "bucket_ns", lo);
+	b_add(b, h, "width_ns", wi);
+	b_add(b, h, "counts", cnt);
+	b_add(b, p, "touch_hist", h);
+	b_add(b, p, "touch_p50_ns", json_number_new(report_hist_percentile(&l, m->touch_count, 0.50)));
+	b_add(b, p, "touch_p99_ns", json_number_new(report_hist_percentile(&l, m->touch_count, 0.99)));
+	b_add(b, p, "touch_max_bucket_ns",
+	      json_number_new(m->touch_lower_ns[m->n_touch - 1] + m->touch_width_ns[m->n_touch - 1]));
+}
+
 /* rep.postcopy (postcopy-restore): the switch-over and the destination's pass */
 static struct json_object *b_postcopy(struct builder *b, const struct report_rep *rep)
 {
@@ -431,6 +454,8 @@ static struct json_object *b_postcopy(struct builder *b, const struct report_rep
 		b_add(b, p, "bytes", b_u64(b, m->pass_bytes));
 		b_add(b, p, "mismatches", b_u64(b, m->mismatches));
 		b_add(b, p, "first_mismatch", m->mismatches ? b_u64(b, m->first_mismatch) : NULL);
+		if (m->n_touch)
+			b_touch_hist(b, p, m);
 	}
 	b_add(b, o, "pass", p);
 	b_add(b, o, "postcopy_requests", m->postcopy_requests >= 0 ? b_i64(b, m->postcopy_requests) : NULL);

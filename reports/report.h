@@ -126,6 +126,9 @@ struct report_live_migration {
 	char *error;                   /* why the migration failed, or NULL */
 };
 
+/* buckets a postcopy pass's first-touch histogram may have (the micro guest sends 40) */
+#define REPORT_TOUCH_BUCKETS_MAX 64
+
 /* postcopy-restore: the switch-over and the destination's fault-linear pass over its region */
 struct report_postcopy {
 	bool set;                      /* the repetition ran the postcopy-restore scenario */
@@ -142,6 +145,11 @@ struct report_postcopy {
 	uint64_t pass_pages, pass_bytes;
 	uint64_t mismatches;           /* pages that did not hold what the source's guest wrote */
 	uint64_t first_mismatch;       /* the first one's guest-physical address; 0: none */
+	/* the pass's touches by their time, summed over its vCPUs: the non-empty
+	 * buckets, lower bounds increasing; the counts add up to pass_pages */
+	size_t n_touch;                /* 0: no histogram reported */
+	double touch_lower_ns[REPORT_TOUCH_BUCKETS_MAX], touch_width_ns[REPORT_TOUCH_BUCKETS_MAX];
+	uint64_t touch_count[REPORT_TOUCH_BUCKETS_MAX];
 	int64_t postcopy_requests;     /* pages the destination asked the source for (query-migrate); < 0: not known */
 	bool probes_on_destination;    /* the BPF probes counted the destination's QEMU from migrate-start-postcopy to the window's end */
 	char *probes_error;            /* why they could not be pointed at it, or NULL */

@@ -257,7 +257,7 @@ static void test_report(const char *validator, const char *schema)
 }
 
 /* rep.postcopy: written, its four metrics in the migration window (and no pass metrics), read back by report_rep_import() */
-static void test_postcopy(void)
+static void test_postcopy(const char *validator, const char *schema)
 {
 	_cleanup_report_ struct report *r = NULL, *r2 = NULL;
 	struct report_rep *rep, *rep2;
@@ -266,10 +266,12 @@ static void test_postcopy(void)
 	struct report_row *row;
 
 	CHECK(report_new("20261201T120000Z-0c0c0c", 1796010312ULL * 1000000000ULL, &r) == 0);
+	report_set_spec(r, json_tokener_parse(full_spec));
 	CHECK(report_add_arm(r, "default", NULL, 1) == 0);
 	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
 	for (int i = 0; i < 3; i++) {
-		CHECK(report_rep_append_row(rep, 1.0 + i, 1.0, i == 1 ? REPORT_WINDOW_MIGRATION : REPORT_WINDOW_PRE, &row) == 0);
+		CHECK(report_rep_append_row(rep, 1.0 + i, 1.0, i == 0 ? REPORT_WINDOW_PRE : i == 1 ? REPORT_WINDOW_MIGRATION : REPORT_WINDOW_POST,
+					    &row) == 0);
 		CHECK(report_row_set(rep, row, "guest.ops", 0) == 0);
 	}
 	rep->postcopy = (struct report_postcopy){
@@ -279,9 +281,25 @@ static void test_postcopy(void)
 		.postcopy_requests = 7, .probes_on_destination = true, .dest_pid = 99,
 	};
 	rep->postcopy.dest_log = strdup("/tmp/qemu-rep0-dest.log");
+	/* the touches: 32704 of 40 to 80 ns, 64 of 12.8 to 25.6 us (a 2.5 GHz TSC's buckets 6 and 15) */
+	rep->postcopy.n_touch = 2;
+	rep->postcopy.touch_lower_ns[0] = 25.6;
+	rep->postcopy.touch_width_ns[0] = 25.6;
+	rep->postcopy.touch_count[0] = 32704;
+	rep->postcopy.touch_lower_ns[1] = 13107.2;
+	rep->postcopy.touch_width_ns[1] = 13107.2;
+	rep->postcopy.touch_count[1] = 64;
 	rep->state = REPORT_REP_COMPLETED;
 	CHECK(report_to_json(r, &j, &err) == 0);
 	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/ms"), 433.5));
+	CHECK(json_object_array_length(jp(j, "repetitions/0/postcopy/pass/touch_hist/counts")) == 2);
+	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/touch_hist/counts/1"), 64));
+	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/touch_hist/bucket_ns/1"), 13107.2));
+	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/touch_hist/width_ns/0"), 25.6));
+	/* the median inside the fast bucket (rank 16384 of its 32704), p99 and the top in the slow one */
+	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/touch_p50_ns"), 25.6 + 25.6 * 16384 / 32704));
+	CHECK(jnum(j, "repetitions/0/postcopy/pass/touch_p99_ns") > 25.6 && jnum(j, "repetitions/0/postcopy/pass/touch_p99_ns") <= 51.2);
+	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/touch_max_bucket_ns"), 26214.4));
 	CHECK(near(jnum(j, "repetitions/0/postcopy/pass/first_mismatch"), 0x300000));
 	CHECK(near(jnum(j, "repetitions/0/postcopy/chunk_bytes"), 2 << 20));
 	CHECK(!strcmp(json_object_get_string(jp(j, "repetitions/0/postcopy/backing")), "hugetlb"));
@@ -292,6 +310,15 @@ static void test_postcopy(void)
 	CHECK(!jp(j, "repetitions/0/windows/migration/metrics/iterations"));
 	CHECK(!jp(j, "repetitions/0/windows/pre/metrics/fault_pass_ms"));
 	CHECK(!jp(j, "repetitions/0/migration"));
+	if (validator) {
+		char path[4096];
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/report.json", test_tmpdir("report-postcopy"));
+		CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
+		rc = test_validate_report(validator, schema, path);
+		CHECK_MSG(rc == 0, "schema validation of %s failed (%d)", path, rc);
+	}
 
 	/* read back as a kernel arm's repetition is: the same JSON again */
 	CHECK(report_new("20261201T120001Z-0c0c0d", 1796010312ULL * 1000000000ULL, &r2) == 0);
@@ -301,6 +328,8 @@ static void test_postcopy(void)
 	CHECK(rep2->postcopy.set && rep2->postcopy.pass_vcpus == 1 && rep2->postcopy.mismatches == 2);
 	CHECK(near(rep2->postcopy.pass_ns, 433.5e6) && rep2->postcopy.postcopy_requests == 7);
 	CHECK(rep2->postcopy.probes_on_destination && !strcmp(rep2->postcopy.dest_log, "/tmp/qemu-rep0-dest.log"));
+	CHECK(rep2->postcopy.n_touch == 2 && rep2->postcopy.touch_count[0] == 32704 &&
+	      near(rep2->postcopy.touch_lower_ns[1], 13107.2));
 	CHECK(report_to_json(r2, &j2, &err) == 0);
 	CHECK(!strcmp(json_object_to_json_string(jp(j, "repetitions/0/postcopy")),
 		      json_object_to_json_string(jp(j2, "repetitions/0/postcopy"))));
@@ -313,6 +342,6 @@ int main(int argc, char **argv)
 	test_percentile();
 	test_ids();
 	test_report(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
-	test_postcopy();
+	test_postcopy(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
 	return 0;
 }

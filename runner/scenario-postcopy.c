@@ -16,8 +16,9 @@
  * the destination's guest has resumed (its RESUME event) the scenario sends
  * it GUEST_CMD_FAULT: the guest touches every page of its region once, in
  * order, and sends a FAULT record (the pass's time, the pages that did not
- * hold what the source wrote) on the destination's telemetry stream, which
- * the scenario reads itself (the sampler reads the source's).
+ * hold what the source wrote, its touches' latency histogram) on the
+ * destination's telemetry stream, which the scenario reads itself (the
+ * sampler reads the source's). The vCPUs' histograms are summed.
  *
  * The window ends once every fault-linear vCPU reported and the migration
  * completed; then the destination is stopped and the source resumed (cont)
@@ -72,6 +73,8 @@ struct postcopy {
 	unsigned expected, reported;
 	double pass_ns;
 	uint64_t pages, bytes, mismatches, first_mismatch;
+	uint64_t touch_hist[GUEST_FAULT_HIST_BUCKETS]; /* the vCPUs' first-touch histograms, summed */
+	uint64_t touch_tsc_hz;                          /* the guest's TSC rate, from its first FAULT */
 	int64_t requests;
 	uint64_t chunk;
 	char status[32];
@@ -344,6 +347,11 @@ static void read_dest_telemetry(struct postcopy *s)
 				if (rec->fault.mismatches && !s->mismatches)
 					s->first_mismatch = rec->fault.first_mismatch;
 				s->mismatches += rec->fault.mismatches;
+				/* one guest, one TSC rate: the vCPUs' buckets add up */
+				for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++)
+					s->touch_hist[b] += rec->fault.touch_hist[b];
+				if (!s->touch_tsc_hz)
+					s->touch_tsc_hz = rec->fault.tsc_hz;
 				s->reported++;
 			}
 		}
@@ -512,6 +520,20 @@ static double since(uint64_t ns, const struct scenario_ctx *ctx)
 	return ns ? (double)(ns - ctx->rep_start_ns) / 1e9 : -1;
 }
 
+/* The summed first-touch histogram in ns: its non-empty buckets, in order. */
+static void summarize_touches(const struct postcopy *s, struct report_postcopy *m)
+{
+	_Static_assert(GUEST_FAULT_HIST_BUCKETS <= REPORT_TOUCH_BUCKETS_MAX, "the report holds every bucket");
+
+	m->n_touch = 0;
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++) {
+		if (!s->touch_hist[b] ||
+		    guest_fault_hist_ns(s->touch_tsc_hz, b, &m->touch_lower_ns[m->n_touch], &m->touch_width_ns[m->n_touch]) < 0)
+			continue;
+		m->touch_count[m->n_touch++] = s->touch_hist[b];
+	}
+}
+
 static void pc_summarize(void *state, const struct scenario_ctx *ctx, struct report_rep *rep)
 {
 	static const char *const backings[] = { "anon", "anon-nothp", "hugetlb", "memfd" };
@@ -534,6 +556,7 @@ static void pc_summarize(void *state, const struct scenario_ctx *ctx, struct rep
 	m->pass_bytes = s->bytes;
 	m->mismatches = s->mismatches;
 	m->first_mismatch = s->first_mismatch;
+	summarize_touches(s, m);
 	m->postcopy_requests = s->requests;
 	m->probes_on_destination = s->bpf_used;
 	free(m->probes_error);

@@ -87,7 +87,7 @@ void tel_hello(uint64_t now);
 void tel_sample(uint64_t now);
 void tel_end(uint64_t now, unsigned reason, unsigned stopped);
 void tel_fault(const struct vcpu *v, uint64_t tsc_start, uint64_t tsc_end, uint64_t pages, uint64_t mismatches,
-	       uint64_t first_mismatch);
+	       uint64_t first_mismatch, const uint64_t touch[GUEST_FAULT_HIST_BUCKETS]);
 PRINTF(2, 3) void tel_log(unsigned level, const char *fmt, ...);
 NORETURN void guest_exit(unsigned code);
 /* LOG error + END + exit; bad_params for what the command line got wrong */

@@ -185,7 +185,7 @@ void tel_end(uint64_t now, unsigned reason, unsigned stopped)
 }
 
 void tel_fault(const struct vcpu *v, uint64_t tsc_start, uint64_t tsc_end, uint64_t pages, uint64_t mismatches,
-	       uint64_t first_mismatch)
+	       uint64_t first_mismatch, const uint64_t touch[GUEST_FAULT_HIST_BUCKETS])
 {
 	tx_lock();
 	begin(GUEST_RECORD_FAULT);
@@ -199,8 +199,10 @@ void tel_fault(const struct vcpu *v, uint64_t tsc_start, uint64_t tsc_end, uint6
 	put64(first_mismatch);
 	put16((uint16_t)v->index);
 	put8(cfg.fault_access);
-	put8(0);
+	put8(GUEST_FAULT_HIST_BUCKETS);
 	put32(0);
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++)
+		put64(touch[b]);
 	send();
 	tx_unlock();
 }

@@ -9,7 +9,10 @@ cannot express (docs/report-format.md):
   - arm statistics (n, median, min, max) agree with their values, and the
     values are the completed repetitions' window metrics;
   - every metric in a window appears in metric_info; every null metric is
-    named in "unavailable".
+    named in "unavailable";
+  - a postcopy pass's touch histogram adds up to its pages, its buckets
+    ascend without overlapping, and its percentiles lie in order within
+    it.
 
 Usage: validate-report.py SCHEMA REPORT...   (exit 0: all valid)
 """
@@ -32,6 +35,30 @@ def median(v):
     s = sorted(v)
     n = len(s)
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def check_touch_hist(where, p):
+    problems = []
+    h = p and p.get("touch_hist")
+    if not h:
+        return problems
+    where += ".postcopy.pass.touch_hist"
+    lo, wi, cnt = h["bucket_ns"], h["width_ns"], h["counts"]
+    if not len(lo) == len(wi) == len(cnt):
+        return ["%s: its arrays differ in length" % where]
+    if sum(cnt) != p["pages"]:
+        problems.append("%s: counts add up to %d, the pass touched %d pages" % (where, sum(cnt), p["pages"]))
+    for i in range(1, len(lo)):
+        if lo[i] + 1e-9 < lo[i - 1] + wi[i - 1] and not close(lo[i], lo[i - 1] + wi[i - 1]):
+            problems.append("%s: bucket %d starts inside bucket %d" % (where, i, i - 1))
+    if lo:
+        p50, p99, top = p["touch_p50_ns"], p["touch_p99_ns"], p["touch_max_bucket_ns"]
+        if not (lo[0] <= p50 + 1e-9 and p50 <= p99 + 1e-9 and p99 <= top + 1e-9):
+            problems.append("%s: p50 %g, p99 %g and the top %g are out of order or below its first bucket"
+                            % (where, p50, p99, top))
+        if not close(top, lo[-1] + wi[-1]):
+            problems.append("%s: touch_max_bucket_ns %g is not its last bucket's end %g" % (where, top, lo[-1] + wi[-1]))
+    return problems
 
 
 def check(report):
@@ -61,6 +88,7 @@ def check(report):
             if sums.get(k, 0) != rep["totals"][k]:
                 problems.append("%s.totals[%s] = %d but the timeline sums to %d"
                                 % (where, k, rep["totals"][k], sums.get(k, 0)))
+        problems += check_touch_hist(where, (rep.get("postcopy") or {}).get("pass"))
         mig = rep.get("migration")
         if mig is not None:
             # dirty-log: the passes cover the migration window's rows exactly, so their counters sum to the window's

@@ -10,6 +10,11 @@
  *                   (every page held what the source's guest wrote), the
  *                   migration completed; compare's defaults lead with the
  *                   pass time; nothing is left behind
+ *
+ * Every pass (e2e, write, hugetlb) also has its first-touch histogram: a
+ * count per page touched, log2 buckets in order, none longer than the pass,
+ * their lower bounds adding up to no more than the pass's time (the
+ * touches tile it), the percentiles in order within it.
  *   write           the pass writes (an exchange per page): no page lost
  *   hugetlb         guest RAM on 2 MiB hugetlb pages (reserved by the
  *                   sysctl:vm.nr_hugepages knob): the chunk is 2 MiB
@@ -31,6 +36,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +78,48 @@ static void postcopy_spec(struct run_spec *spec, const char *reps)
 	CHECK_MSG(spec_validate(spec, &err) == 0, "%s", err.msg);
 }
 
+/* The pass's first-touch histogram (postcopy.pass.touch_hist): a count per page, in range, in order. */
+static void check_touch_hist(struct json_object *rep, int i)
+{
+	struct json_object *lo = jget(rep, "postcopy/pass/touch_hist/bucket_ns");
+	struct json_object *wi = jget(rep, "postcopy/pass/touch_hist/width_ns");
+	struct json_object *cnt = jget(rep, "postcopy/pass/touch_hist/counts");
+	double pass_ns = jnum(rep, "postcopy/pass/ms") * 1e6, pages = jnum(rep, "postcopy/pass/pages");
+	double sum = 0, least = 0, end = 0, slow = 0, p50, p99, top;
+	size_t n;
+
+	CHECK_MSG(lo && wi && cnt, "rep %d: no postcopy.pass.touch_hist", i);
+	n = json_object_array_length(cnt);
+	CHECK(n >= 1 && n <= 40 && json_object_array_length(lo) == n && json_object_array_length(wi) == n);
+	for (size_t k = 0; k < n; k++) {
+		double l = json_object_get_double(json_object_array_get_idx(lo, k));
+		double w = json_object_get_double(json_object_array_get_idx(wi, k));
+		double c = json_object_get_double(json_object_array_get_idx(cnt, k));
+
+		CHECK_MSG(c >= 1 && l >= 0 && w > 0, "rep %d bucket %zu: [%g +%g) x %g", i, k, l, w, c);
+		/* log2 buckets: each as wide as its lower bound, but the first */
+		CHECK_MSG(l == 0 || fabs(w - l) <= 1e-6 * l, "rep %d bucket %zu: [%g +%g) is not a log2 bucket", i, k, l, w);
+		CHECK_MSG(l >= end * (1 - 1e-9), "rep %d bucket %zu starts at %g, inside the one below (ends %g)", i, k, l, end);
+		CHECK_MSG(l <= pass_ns, "rep %d: a touch of at least %g ns in a pass of %g ns", i, l, pass_ns);
+		sum += c;
+		least += c * l;
+		if (l >= 1000)
+			slow += c;
+		end = l + w;
+	}
+	CHECK_MSG(sum == pages, "rep %d: the touch histogram counts %.0f touches of %.0f pages", i, sum, pages);
+	/* each vCPU's touches tile its pass, which is at most the slowest's */
+	CHECK_MSG(least <= pass_ns * jnum(rep, "postcopy/pass/vcpus") * (1 + 1e-6),
+		  "rep %d: the touches take at least %g ns, the pass %g ns", i, least, pass_ns);
+	p50 = jnum(rep, "postcopy/pass/touch_p50_ns");
+	p99 = jnum(rep, "postcopy/pass/touch_p99_ns");
+	top = jnum(rep, "postcopy/pass/touch_max_bucket_ns");
+	CHECK_MSG(p50 <= p99 && p99 <= top && fabs(top - end) <= 1e-6 * end, "rep %d: p50 %g p99 %g top %g (end %g)", i, p50,
+		  p99, top, end);
+	printf("rep %d: touches p50 %.0f ns, p99 %.0f ns, all under %.0f ns; %.0f of %.0f took 1 us or more, in %zu buckets\n",
+	       i, p50, p99, top, slow, pages, n);
+}
+
 /* A repetition whose pass ran over the whole region and found every page. */
 static void check_pass(struct json_object *r, int i, const char *access, double chunk)
 {
@@ -89,6 +137,7 @@ static void check_pass(struct json_object *r, int i, const char *access, double 
 	CHECK(jnum(rep, "postcopy/pass/bytes") == 128 << 20);
 	CHECK(jnum(rep, "postcopy/pass/mismatches") == 0);
 	CHECK(jnull(rep, "postcopy/pass/first_mismatch"));
+	check_touch_hist(rep, i);
 	CHECK(jnum(rep, "postcopy/started_s") < jnum(rep, "postcopy/switchover_s"));
 	CHECK(jnum(rep, "postcopy/switchover_s") <= jnum(rep, "postcopy/pass_started_s"));
 	CHECK(jnum(rep, "windows/migration/metrics/fault_pass_ms") == jnum(rep, "postcopy/pass/ms"));
