@@ -237,6 +237,7 @@ static int import_postcopy(struct report_postcopy *pc, struct json_object *m)
 	pc->first_mismatch = get_u64(p, "first_mismatch");
 	import_touch_hist(pc, get(p, "touch_hist"));
 	pc->postcopy_requests = get_i64(m, "postcopy_requests", -1);
+	pc->dest_pf_taken = get_i64(m, "dest_pf_taken", -1);
 	pc->probes_on_destination = json_object_get_boolean(get(m, "probes_on_destination"));
 	pc->dest_pid = (int)get_i64(d, "pid", 0);
 	if (dup_str(&pc->dest_exit, get_str(d, "exit")) < 0 || dup_str(&pc->dest_log, get_str(d, "log")) < 0 ||

@@ -459,6 +459,7 @@ static struct json_object *b_postcopy(struct builder *b, const struct report_rep
 	}
 	b_add(b, o, "pass", p);
 	b_add(b, o, "postcopy_requests", m->postcopy_requests >= 0 ? b_i64(b, m->postcopy_requests) : NULL);
+	b_add(b, o, "dest_pf_taken", m->dest_pf_taken >= 0 ? b_i64(b, m->dest_pf_taken) : NULL);
 	b_add(b, o, "probes_on_destination", b_bool(b, m->probes_on_destination));
 	b_add(b, o, "probes_error", b_str(b, m->probes_error));
 	b_add(b, d, "pid", m->dest_pid > 0 ? b_i64(b, m->dest_pid) : NULL);

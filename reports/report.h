@@ -151,6 +151,7 @@ struct report_postcopy {
 	double touch_lower_ns[REPORT_TOUCH_BUCKETS_MAX], touch_width_ns[REPORT_TOUCH_BUCKETS_MAX];
 	uint64_t touch_count[REPORT_TOUCH_BUCKETS_MAX];
 	int64_t postcopy_requests;     /* pages the destination asked the source for (query-migrate); < 0: not known */
+	int64_t dest_pf_taken;         /* the destination's KVM pf_taken over the pass (query-stats); < 0: not known */
 	bool probes_on_destination;    /* the BPF probes counted the destination's QEMU from migrate-start-postcopy to the window's end */
 	char *probes_error;            /* why they could not be pointed at it, or NULL */
 	int dest_pid;                  /* the destination QEMU; 0: never started */

@@ -76,6 +76,7 @@ struct postcopy {
 	uint64_t touch_hist[GUEST_FAULT_HIST_BUCKETS]; /* the vCPUs' first-touch histograms, summed */
 	uint64_t touch_tsc_hz;                          /* the guest's TSC rate, from its first FAULT */
 	int64_t requests;
+	int64_t dest_pf0, dest_pf;  /* the destination's KVM pf_taken (query-stats, vCPUs summed) at the pass's start; over it (< 0: not read) */
 	uint64_t chunk;
 	char status[32];
 	char error[SB_ERROR_MAX];
@@ -129,6 +130,7 @@ static int pc_prepare(void *state, const struct scenario_ctx *ctx, struct sb_err
 	int k;
 
 	s->pass_ns = -1;
+	s->dest_pf0 = s->dest_pf = -1;
 	s->requests = -1;
 	s->chunk = spec->vm.backing == SPEC_BACKING_HUGETLB ? (spec->vm.hugepage_size ? spec->vm.hugepage_size : 2u << 20)
 							    : 4096;
@@ -289,6 +291,19 @@ static int read_events(struct postcopy *s, const struct scenario_ctx *ctx, struc
 	return 0;
 }
 
+/* The destination's KVM pf_taken, its vCPUs summed (query-stats), or -1 where it cannot be read. */
+static int64_t dest_pf_taken(struct postcopy *s)
+{
+	static const char *const names[] = { "pf_taken", NULL };
+	struct qmp_vcpu_stats vs = {};
+	int64_t v = -1;
+
+	if (qmp_query_stats_vcpu(s->dest->vm->qmp, names, &vs, NULL) >= 0 && qmp_stat_set_get(&vs.sum, "pf_taken", &v) < 0)
+		v = -1;
+	qmp_vcpu_stats_clear(&vs);
+	return v;
+}
+
 /* The destination's guest runs: start its pass. */
 static int wait_switchover(struct postcopy *s, struct sb_error *err)
 {
@@ -304,6 +319,7 @@ static int wait_switchover(struct postcopy *s, struct sb_error *err)
 		return sb_error_set(err, k, "%s", s->error);
 	}
 	s->switchover_ns = e->recv_mono_ns;
+	s->dest_pf0 = dest_pf_taken(s);
 	if (send(s->dest->vm->control_fd, &cmd, 1, MSG_NOSIGNAL) != 1) {
 		fail(s, "cannot ask the destination's guest for its pass (its control socket): %s", strerror(errno));
 		return sb_error_set(err, -EIO, "%s", s->error);
@@ -353,6 +369,11 @@ static void read_dest_telemetry(struct postcopy *s)
 				if (!s->touch_tsc_hz)
 					s->touch_tsc_hz = rec->fault.tsc_hz;
 				s->reported++;
+				/* the last pass ended: the faults the destination's KVM took for it */
+				if (s->reported == s->expected && s->dest_pf0 >= 0) {
+					int64_t pf = dest_pf_taken(s);
+					s->dest_pf = pf >= s->dest_pf0 ? pf - s->dest_pf0 : -1;
+				}
 			}
 		}
 	}
@@ -552,6 +573,7 @@ static void pc_summarize(void *state, const struct scenario_ctx *ctx, struct rep
 	m->chunk_bytes = s->chunk;
 	m->pass_ns = s->reported ? s->pass_ns : -1;
 	m->pass_vcpus = s->reported;
+	m->dest_pf_taken = s->dest_pf;
 	m->pass_pages = s->pages;
 	m->pass_bytes = s->bytes;
 	m->mismatches = s->mismatches;

@@ -177,12 +177,48 @@ def wait_exit_codes(env, d):
     log("run --wait exit codes: 0 completed, 1 failed, 6 interrupted")
 
 
+def migrating_runs(env, d):
+    """dirty-log and postcopy-restore through snapbenchd, as background-snapshot runs go."""
+    dirty = {
+        "scenario": "dirty-log", "repetitions": 1, "vm": {"memory": "256M", "vcpus": 2},
+        "guest": {"kind": "micro", "pattern": "rand-set", "region": "64M", "probe": {"vcpu": 0}},
+        "dirty_log": {"tracking": "bitmap", "iterate_s": 4, "max_bandwidth": "64M", "downtime_limit_ms": 1,
+                      "completion": "cancel"},
+        "timing": {"warmup_s": 1, "pre_s": 1, "post_s": 1, "interval_ms": 250},
+    }
+    postcopy = {
+        "scenario": "postcopy-restore", "repetitions": 1, "vm": {"memory": "128M", "vcpus": 1},
+        "guest": {"kind": "micro", "pattern": "fault-linear", "region": "32M", "probe": {"vcpu": None}},
+        "postcopy": {"access": "read", "timeout_s": 60},
+        "timing": {"warmup_s": 0, "pre_s": 1, "post_s": 1, "interval_ms": 250},
+    }
+    for name, sp in (("dirty-log", dirty), ("postcopy-restore", postcopy)):
+        rc, out, err = env.cli(d, "run", "--wait", "--json", "--spec", write_spec(env, name, sp), "--label", name)
+        check(rc == 0, "%s through snapbenchd: rc %d\n%s\n%s" % (name, rc, out, err))
+        run_id = json.loads(out[out.index("{"):])["id"]
+        env.run_ids.add(run_id)
+        rep = env.report(d, run_id)
+        check(rep["state"] == "completed" and rep["spec"]["scenario"] == name, "%s: %s" % (name, rep["state"]))
+        x = rep["repetitions"][0]
+        check(x["windows"]["migration"]["duration_s"] > 0, "%s: no migration window" % name)
+        if name == "dirty-log":
+            check(len(x["migration"]["iterations"]) >= 2, "dirty-log: %d passes" % len(x["migration"]["iterations"]))
+        else:
+            check(x["postcopy"]["pass"]["pages"] == 32 << 20 >> 12 and x["postcopy"]["pass"]["mismatches"] == 0,
+                  "postcopy: pass %s" % x["postcopy"]["pass"])
+        rc, out, err = env.cli(d, "show", run_id)
+        check(rc == 0 and "during the snapshot" not in out and "migration" in out, "show of %s:\n%s" % (name, out))
+        env.check_no_qemu(d, run_id)
+    log("dirty-log and postcopy-restore through snapbenchd: completed, reports and show")
+
+
 def body(env):
     kvm_or_skip()
     d = env.daemon().start()
     two_runs(env, d)
     cancels(env, d)
     wait_exit_codes(env, d)
+    migrating_runs(env, d)
     st = d.status()
     check(st["current"] is None and st["queue"] == [], "daemon not idle at the end: %s" % st)
     rc = d.stop()

@@ -229,6 +229,22 @@ def e2e(snapbench, schema, validator, workdir, image, release):
     no_leftovers(workdir)
 
 
+def run_spec_completed(snapbench, schema, validator, workdir, out, name, spec):
+    """Runs spec (one repetition) into out; the report must be valid and completed: (report, repetition)."""
+    spec_path = os.path.join(workdir, name + ".json")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f)
+    r = subprocess.run([snapbench, "run", "--local", "--output", out, "--spec", spec_path, "-q"],
+                       capture_output=True, text=True, timeout=900)
+    path, rep = load_report(out)
+    x = rep["repetitions"][0]
+    check(r.returncode == 0, "the run failed (exit %d): %s %s; repetition error: %s"
+          % (r.returncode, r.stdout[-2000:], r.stderr[-2000:], x.get("error")))
+    validate(validator, schema, path)
+    check(rep["state"] == "completed" and x["state"] == "completed", "run %s, repetition %s" % (rep["state"], x["state"]))
+    return rep, x
+
+
 def dirtylog(snapbench, schema, validator, workdir, image, release):
     out = os.path.join(workdir, "dirtylog")
     spec = {
@@ -245,17 +261,7 @@ def dirtylog(snapbench, schema, validator, workdir, image, release):
         # background snapshots (nested NPT under TCG, docs/kernel-arms.md)
         "arms": [{"label": "shadow", "knobs": {"module:kvm_amd.npt": "0"}}],
     }
-    spec_path = os.path.join(workdir, "dirty-log.json")
-    with open(spec_path, "w") as f:
-        json.dump(spec, f)
-    r = subprocess.run([snapbench, "run", "--local", "--output", out, "--spec", spec_path, "-q"],
-                       capture_output=True, text=True, timeout=900)
-    path, rep = load_report(out)
-    x = rep["repetitions"][0]
-    check(r.returncode == 0, "the run failed (exit %d): %s %s; repetition error: %s"
-          % (r.returncode, r.stdout[-2000:], r.stderr[-2000:], x.get("error")))
-    validate(validator, schema, path)
-    check(rep["state"] == "completed" and x["state"] == "completed", "run %s, repetition %s" % (rep["state"], x["state"]))
+    rep, x = run_spec_completed(snapbench, schema, validator, workdir, out, "dirty-log", spec)
     t = x["totals"]
     calls, ns = t["bpf.clear_dirty_log"], t["bpf.clear_dirty_log_ns"]
     hist = sum(v for k, v in t.items() if k.startswith("bpf.clear_dirty_log_hist."))
@@ -303,17 +309,7 @@ def postcopy(snapbench, schema, validator, workdir, image, release):
         "host_vm": {"kernel": image, "memory": "2G", "vcpus": 2},
         "arms": [{"label": "npt", "knobs": {"module:kvm_amd.npt": "1"}}],
     }
-    spec_path = os.path.join(workdir, "postcopy.json")
-    with open(spec_path, "w") as f:
-        json.dump(spec, f)
-    r = subprocess.run([snapbench, "run", "--local", "--output", out, "--spec", spec_path, "-q"],
-                       capture_output=True, text=True, timeout=900)
-    path, rep = load_report(out)
-    x = rep["repetitions"][0]
-    check(r.returncode == 0, "the run failed (exit %d): %s %s; repetition error: %s"
-          % (r.returncode, r.stdout[-2000:], r.stderr[-2000:], x.get("error")))
-    validate(validator, schema, path)
-    check(rep["state"] == "completed" and x["state"] == "completed", "run %s, repetition %s" % (rep["state"], x["state"]))
+    rep, x = run_spec_completed(snapbench, schema, validator, workdir, out, "postcopy", spec)
     pc = x["postcopy"]
     region_pages = 32 << 20 >> 12
     check(pc["pass"]["pages"] == region_pages, "the pass touched %s pages, want %d" % (pc["pass"]["pages"], region_pages))
@@ -327,9 +323,13 @@ def postcopy(snapbench, schema, validator, workdir, image, release):
     spte = window_sum(x, "migration", "bpf.set_spte")
     check(bpf > 0 and spte > 0, "the destination's faults were not counted: kvm_page_fault %d, set_spte %d"
           % (bpf, spte))
-    print("npt: pass %.1f ms over %d pages, %d postcopy requests, chunk %d B; migration window (destination) "
-          "kvm_page_fault %d, set_spte %d, tdp_spte_changed %d"
-          % (pc["pass"]["ms"], pc["pass"]["pages"], pc["postcopy_requests"], pc["chunk_bytes"], bpf, spte,
+    # the destination's own KVM stats over the pass: a demand fault per page not yet pushed, at least
+    dpf = pc.get("dest_pf_taken")
+    check(dpf is not None and 0 < dpf <= bpf, "the destination's pf_taken over the pass %s (kvm_page_fault %d in "
+          "the window)" % (dpf, bpf))
+    print("npt: pass %.1f ms over %d pages, %d postcopy requests, chunk %d B, destination pf_taken %d over the pass; "
+          "migration window (destination) kvm_page_fault %d, set_spte %d, tdp_spte_changed %d"
+          % (pc["pass"]["ms"], pc["pass"]["pages"], pc["postcopy_requests"], pc["chunk_bytes"], dpf, bpf, spte,
              window_sum(x, "migration", "bpf.tdp_spte_changed")))
     no_leftovers(workdir)
 
