@@ -17,7 +17,8 @@
  * touches tile it), the percentiles in order within it.
  *   write           the pass writes (an exchange per page): no page lost
  *   hugetlb         guest RAM on 2 MiB hugetlb pages (reserved by the
- *                   sysctl:vm.nr_hugepages knob): the chunk is 2 MiB
+ *                   sysctl:vm.nr_hugepages knob): the chunk is 2 MiB;
+ *                   compare of a 4 KiB run against it names both chunks
  *   dest-fails      the destination QEMU does not start: the repetition
  *                   fails in prepare with QEMU's words, the run stops, no
  *                   QEMU is left
@@ -241,6 +242,11 @@ static void test_hugetlb(void)
 	struct json_object *r;
 	int k;
 
+	char run_2m[PATH_MAX], run_4k[PATH_MAX];
+	struct runner_options o4k = { .run_dir = run_4k };
+
+	opts.run_dir = run_2m;
+	snprintf(run_2m, sizeof(run_2m), "%s/20261201T000000Z-0c2000", test_tmpdir("postcopy-hugetlb"));
 	hugetlb_spec(&spec, "300"); /* 128 pages each for the source and the destination */
 	k = run_test_run("postcopy-hugetlb", &spec, &opts, &r, &err);
 	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
@@ -249,6 +255,40 @@ static void test_hugetlb(void)
 	run_test_expect_no_qemu(r);
 	json_object_put(r);
 	spec_done(&spec);
+
+	/* a 4 KiB run beside it: compare names the chunk sizes, 4 KiB against 2 MiB */
+	snprintf(run_4k, sizeof(run_4k), "%s/20261201T000000Z-0c0004", test_tmpdir("postcopy-4k"));
+	postcopy_spec(&spec, "1");
+	k = run_test_run("postcopy-4k", &spec, &o4k, &r, &err);
+	CHECK_MSG(k == 0, "the 4 KiB run failed: %s", err.msg);
+	json_object_put(r);
+	spec_done(&spec);
+	if (snapbench_exe) {
+		char out[PATH_MAX + 32], errp[PATH_MAX + 64], r4[PATH_MAX + 32], r2[PATH_MAX + 32];
+		struct json_object *c, *chunk = NULL;
+
+		snprintf(r4, sizeof(r4), "%s/report.json", run_4k);
+		snprintf(r2, sizeof(r2), "%s/report.json", run_2m);
+		snprintf(out, sizeof(out), "%s/compare.json", test_tmpdir("postcopy-chunks"));
+		snprintf(errp, sizeof(errp), "%s.err", out);
+		char *argv[] = { (char *)snapbench_exe, "compare", "--json", r4, r2, NULL };
+		k = run_test_spawn(argv, out, errp);
+		CHECK_MSG(k == 0 || k == 3, "snapbench compare exited %d: %s", k, run_test_read_file(errp));
+		c = json_tokener_parse(run_test_read_file(out));
+		CHECK(c);
+		CHECK(!strcmp(jstr(c, "settings/metrics/0"), "fault_pass_ms"));
+		for (size_t i = 0; i < json_object_array_length(jget(c, "metrics")); i++) {
+			struct json_object *m = json_object_array_get_idx(jget(c, "metrics"), i);
+			if (!strcmp(jstr(m, "metric"), "postcopy_chunk_bytes"))
+				chunk = m;
+		}
+		CHECK_MSG(chunk, "compare has no postcopy_chunk_bytes row");
+		CHECK_MSG(jnum(chunk, "baseline/median") == 4096 && jnum(chunk, "patched/median") == 2 << 20,
+			  "chunk sizes %g vs %g", jnum(chunk, "baseline/median"), jnum(chunk, "patched/median"));
+		printf("compare: chunk %g B vs %g B, fault_pass_ms %g vs %g\n", jnum(chunk, "baseline/median"),
+		       jnum(chunk, "patched/median"), jnum(c, "metrics/0/baseline/median"), jnum(c, "metrics/0/patched/median"));
+		json_object_put(c);
+	}
 }
 
 static void test_no_hugepages(void)
