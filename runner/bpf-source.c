@@ -180,6 +180,7 @@ int bpf_source_retarget(struct bpf_source *s, pid_t pid, struct sb_error *err)
 static int read_exit_reasons(struct bpf_source *s, counter_emit_fn emit, void *userdata)
 {
 	const struct sb_counter_info *ci = sb_probes_counter(s->p, SB_C_KVM_EXIT);
+	enum sb_exit_isa isa = sb_exit_isa_of_module(kvm_flavour_host()->module);
 	char key[128], name[64];
 	int k;
 
@@ -188,7 +189,7 @@ static int read_exit_reasons(struct bpf_source *s, counter_emit_fn emit, void *u
 	for (unsigned slot = 0; slot < SB_EXIT_SLOTS; slot++) {
 		if (!s->snap.c.exit_reason[slot])
 			continue;
-		snprintf(key, sizeof(key), "bpf.kvm_exit_reason.%s", sb_exit_slot_name(slot, sb_exit_isa_of_module(kvm_flavour_host()->module), name, sizeof(name)));
+		snprintf(key, sizeof(key), "bpf.kvm_exit_reason.%s", sb_exit_slot_name(slot, isa, name, sizeof(name)));
 		if (!s->exit_slot_seen[slot]) {
 			char suffix[160];
 			snprintf(suffix, sizeof(suffix), " (events of the target QEMU's vCPUs, exit reason %s)", name);

@@ -292,11 +292,15 @@ static int write_text(const char *path, const char *text, struct sb_error *err)
 	return 0;
 }
 
-/* The spec the run engine inside runs: this arm only, one repetition, its runtime knobs. */
-static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm, const char *label, bool pin,
-		      const char *path, struct sb_error *err)
+/*
+ * The spec the run engine inside runs: this arm only (as spec_to_json()
+ * writes it, so every arm field goes in), one repetition, its runtime
+ * knobs, and no kernel of its own (the engine inside runs on it).
+ */
+static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm, size_t arm_index, const char *path,
+		      struct sb_error *err)
 {
-	struct json_object *o = NULL, *arms, *a, *knobs;
+	struct json_object *o = NULL, *all = NULL, *arms, *a, *knobs;
 	int k = spec_to_json(spec, &o);
 
 	if (k < 0)
@@ -304,15 +308,22 @@ static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm,
 	json_object_object_del(o, "host_vm");
 	json_object_object_add(o, "repetitions", json_object_new_int(1));
 	json_object_object_add(o, "knobs", json_object_new_object());
+	json_object_object_get_ex(o, "arms", &all);
+	a = json_object_get(json_object_array_get_idx(all, arm_index));
 	arms = json_object_new_array();
-	a = json_object_new_object();
 	knobs = json_object_new_object();
 	for (size_t i = 0; knobs && i < arm->runtime.n; i++)
 		json_object_object_add(knobs, arm->runtime.items[i].name, json_object_new_string(arm->runtime.items[i].value));
-	json_object_object_add(a, "label", json_object_new_string(label));
+	if (!a || !arms || !knobs) {
+		json_object_put(a);
+		json_object_put(arms);
+		json_object_put(knobs);
+		json_object_put(o);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	json_object_object_del(a, "kernel");
+	json_object_object_del(a, "modules");
 	json_object_object_add(a, "knobs", knobs);
-	if (pin)
-		json_object_object_add(a, "pin", json_object_new_boolean(true));
 	json_object_array_add(arms, a);
 	json_object_object_add(o, "arms", arms);
 	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
@@ -543,7 +554,7 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 		sb_error_set(err, k, "host VM results directory %s: %s", out_dir, strerror(-k));
 		goto fail;
 	}
-	k = inner_spec(spec, arm, spec->arms[ctx->arm].label, spec->arms[ctx->arm].pin, spec_path, err);
+	k = inner_spec(spec, arm, ctx->arm, spec_path, err);
 	if (k >= 0)
 		k = build_initramfs(hr, arm, ctx, rep_dir, spec_path, out_dir, initrd, err);
 	if (k < 0)
