@@ -52,6 +52,7 @@ enum sb_counter {
 	SB_C_KVM_FLUSH_RANGE, /* fentry kvm_flush_remote_tlbs_range; pages = gfns */
 	SB_C_CLEAR_DIRTY_LOG, /* fentry+fexit kvm_clear_dirty_log_protect (KVM_CLEAR_DIRTY_LOG); detail = ns inside */
 	SB_C_GET_DIRTY_LOG,   /* fentry+fexit kvm_get_dirty_log_protect (KVM_GET_DIRTY_LOG); detail = ns inside */
+	SB_C_MN_INVALIDATE_END, /* fentry kvm_mmu_notifier_invalidate_range_end: ends what SB_C_MN_INVALIDATE began */
 	SB_C_MAX,
 };
 
@@ -146,6 +147,10 @@ struct sb_counts {
 	__u64 marker_dropped;               /* migration marker map full */
 	__u64 timed_hist[SB_TIMED_CALLS][SB_TIMED_HIST]; /* target VM's timed calls, by latency */
 	__u64 exit_reason[SB_EXIT_SLOTS];   /* target VM's kvm_exit by reason (SB_EXIT_*) */
+	__u64 cause_pages[SB_CTX_MAX][SB_CAUSE_MAX]; /* SB_C_UNMAP_HVA's pages by cause */
+	/* the target VM's TDP MMU SPTE zaps (SB_C_TDP_SPTE's detail) made inside one of its MMU-notifier
+	 * invalidations, by the invalidation's cause (SB_ATTR_MN_INVALIDATE's, kept from range_start to range_end) */
+	__u64 zap_cause[SB_CAUSE_MAX];
 };
 
 /* Kernel function [start, end) that decides a cause when seen on a stack. */

@@ -44,6 +44,8 @@ __u32 target_tgid = 0;
 
 /* Set by the loader before load (rodata). */
 const volatile bool attribution = true;
+/* fentry on both kvm_mmu_notifier_invalidate_range_start and _end: SPTE zaps get their invalidation's cause */
+const volatile bool invalidations_open = false;
 const volatile __u32 sample_every = 0; /* 1 in N stacks sampled; 0: none */
 const volatile __u64 spte_present_mask = 1ULL << 11;
 const volatile __u64 pf_write_mask = 1ULL << 1;
@@ -241,15 +243,16 @@ static __always_inline void stack_record(struct sb_counts *c, struct sb_stack_va
 }
 
 /* Decide the cause of an event in the target process or a kernel thread. */
-static __always_inline void attribute(void *ctx, struct task_struct *task, int ectx, int attr,
-				      struct sb_counts *c)
+/* Classifies the event just counted in c; returns its cause, or -1 when it is not classified. */
+static __always_inline int attribute(void *ctx, struct task_struct *task, int ectx, int attr,
+				     struct sb_counts *c)
 {
 	struct sb_stack_val *sv = NULL;
 	int cause = -1, how = SB_HOW_STACK;
 	__u32 slot;
 
 	if (!attribution || ectx == SB_CTX_OTHER)
-		return;
+		return -1;
 	if (!task)
 		task = bpf_get_current_task_btf();
 	attr &= SB_ATTR_MAX - 1;
@@ -333,7 +336,7 @@ static __always_inline void attribute(void *ctx, struct task_struct *task, int e
 			if (!sv) {
 				sv = bpf_map_lookup_elem(&scratch, &slot);
 				if (!sv)
-					return;
+					return cause;
 				stack_take(ctx, sv);
 			}
 			stack_record(c, sv, attr, ectx, cause, 1);
@@ -341,6 +344,7 @@ static __always_inline void attribute(void *ctx, struct task_struct *task, int e
 			c->sample_countdown[attr]--;
 		}
 	}
+	return cause;
 }
 
 /* Count one event; returns the counter block and the context, or NULL. *task as for ctx_of(). */
@@ -374,9 +378,15 @@ static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, u
 	struct sb_counts *c;
 	int ectx;
 
-	c = count(SB_C_UNMAP_HVA, &task, &ectx, (end - start) >> PAGE_SHIFT, 0);
-	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c);
+	__u64 pages = (end - start) >> PAGE_SHIFT;
+	int cause;
+
+	c = count(SB_C_UNMAP_HVA, &task, &ectx, pages, 0);
+	if (!c)
+		return;
+	cause = attribute(ctx, task, ectx, SB_ATTR_UNMAP, c);
+	if (cause >= 0)
+		c->cause_pages[ectx & 3][cause & 15] += pages;
 }
 
 SEC("?tp_btf/kvm_unmap_hva_range")
@@ -557,13 +567,34 @@ int tp_kvm_mmu_prepare_zap_page(void *ctx)
 
 /* --- kvmmmu:kvm_tdp_mmu_spte_changed; detail counts zaps (present -> not present) --- */
 
+/* The cause of the target VM's MMU-notifier invalidation a task is inside (range_start to range_end). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);   /* pid_tgid */
+	__type(value, __u32); /* enum sb_cause */
+} inval_cause SEC(".maps");
+
 static __always_inline void on_tdp_spte_changed(__u64 old_spte, __u64 new_spte)
 {
 	struct task_struct *task = NULL;
+	struct sb_counts *c;
 	int ectx;
 	__u64 zap = (old_spte & spte_present_mask) && !(new_spte & spte_present_mask);
 
-	count(SB_C_TDP_SPTE, &task, &ectx, 0, zap);
+	c = count(SB_C_TDP_SPTE, &task, &ectx, 0, zap);
+	if (c && zap && invalidations_open) {
+		__u64 id = bpf_get_current_pid_tgid();
+		__u32 *cause = bpf_map_lookup_elem(&inval_cause, &id);
+		__u32 v;
+
+		if (!cause)
+			return;
+		v = *cause;
+		barrier_var(v);
+		if (v < SB_CAUSE_MAX)
+			c->zap_cause[v]++;
+	}
 }
 
 SEC("?tp_btf/kvm_tdp_mmu_spte_changed")
@@ -979,7 +1010,7 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier
 	struct sb_counts *c;
 	unsigned int event, flags = 0;
 	unsigned long start, end;
-	int ectx;
+	int ectx, cause;
 
 	if (!is_target_vm(kvm_of_notifier(mn)))
 		return 0;
@@ -995,7 +1026,29 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier
 	for (int b = 0; b < SB_MN_FLAG_BITS; b++)
 		if (flags & (1u << b))
 			c->mn_flag[ectx & 3][b]++;
-	attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c);
+	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c);
+	if (cause >= 0 && invalidations_open) {
+		__u64 id = bpf_get_current_pid_tgid();
+		__u32 v = (__u32)cause;
+
+		bpf_map_update_elem(&inval_cause, &id, &v, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("?fentry/kvm_mmu_notifier_invalidate_range_end")
+int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *mn,
+	     const struct mmu_notifier_range *range)
+{
+	struct task_struct *task = NULL;
+	__u64 id;
+	int ectx;
+
+	if (!is_target_vm(kvm_of_notifier(mn)))
+		return 0;
+	count(SB_C_MN_INVALIDATE_END, &task, &ectx, 0, 0);
+	id = bpf_get_current_pid_tgid();
+	bpf_map_delete_elem(&inval_cause, &id);
 	return 0;
 }
 

@@ -69,6 +69,7 @@ enum {
 	P_MIGRATE_START,
 	P_MIGRATE_END,
 	P_MN_INVALIDATE,
+	P_MN_INVALIDATE_END,
 	P_KVM_FLUSH,
 	P_KVM_FLUSH_RANGE,
 	P_CLEAR_DIRTY_LOG,
@@ -94,6 +95,8 @@ static const struct probe_def probe_defs[P_MAX] = {
 	[P_MIGRATE_END] = { "migrate", "mm_migrate_pages", -1, -1 },
 	[P_MN_INVALIDATE] = { NULL, "kvm_mmu_notifier_invalidate_range_start", SB_C_MN_INVALIDATE,
 			      SB_C_MN_INVALIDATE },
+	[P_MN_INVALIDATE_END] = { NULL, "kvm_mmu_notifier_invalidate_range_end", SB_C_MN_INVALIDATE_END,
+				  SB_C_MN_INVALIDATE_END },
 	[P_KVM_FLUSH] = { NULL, "kvm_flush_remote_tlbs", SB_C_KVM_FLUSH, SB_C_KVM_FLUSH },
 	[P_KVM_FLUSH_RANGE] = { NULL, "kvm_flush_remote_tlbs_range", SB_C_KVM_FLUSH_RANGE, SB_C_KVM_FLUSH_RANGE },
 	[P_CLEAR_DIRTY_LOG] = { NULL, "kvm_clear_dirty_log_protect", SB_C_CLEAR_DIRTY_LOG, SB_C_CLEAR_DIRTY_LOG,
@@ -139,6 +142,9 @@ static const struct counter_def counter_defs[SB_C_MAX] = {
 				"failed", P_EMULATE_INSN },
 	[SB_C_MN_INVALIDATE] = { "mn_invalidate", "KVM MMU-notifier invalidate_range_start calls for the target VM",
 				 "pages", NULL, P_MN_INVALIDATE },
+	[SB_C_MN_INVALIDATE_END] = { "mn_invalidate_end",
+				     "KVM MMU-notifier invalidate_range_end calls for the target VM", NULL, NULL,
+				     P_MN_INVALIDATE_END },
 	[SB_C_KVM_FLUSH] = { "kvm_remote_flush", "KVM remote TLB flushes for the target VM", NULL, NULL,
 			     P_KVM_FLUSH },
 	[SB_C_KVM_FLUSH_RANGE] = { "kvm_remote_flush_range", "KVM ranged remote TLB flush requests for the target VM",
@@ -707,6 +713,7 @@ static int rules_resolve(struct sb_probes *p, struct sb_error *err)
 static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 {
 	ro->attribution = p->opts.attribution;
+	ro->invalidations_open = p->probes[P_MN_INVALIDATE].info.available && p->probes[P_MN_INVALIDATE_END].info.available;
 	ro->sample_every = p->opts.stack_sample_every;
 	ro->ret_pf_fixed = p->ret_pf_fixed;
 	for (size_t i = 0; i < ARRAY_SIZE(syscall_defs); i++)
@@ -853,6 +860,7 @@ static int parse_test_tracepoint(const struct sb_probe_options *o, struct sb_err
 		return sb_error_set(err, -EINVAL, "test tracepoint '%s': write it as category:name",
 				    o->test_tracepoint);
 	if ((unsigned)o->test_counter >= SB_C_MAX || counter_defs[o->test_counter].probe == P_MN_INVALIDATE ||
+	    counter_defs[o->test_counter].probe == P_MN_INVALIDATE_END ||
 	    counter_defs[o->test_counter].probe == P_KVM_FLUSH ||
 	    counter_defs[o->test_counter].probe == P_KVM_FLUSH_RANGE ||
 	    counter_defs[o->test_counter].probe == P_CLEAR_DIRTY_LOG ||

@@ -21,6 +21,7 @@ struct bpf_source {
 	struct sb_probes *p;
 	struct report *r;
 	bool attribution;
+	bool zaps_by_cause;     /* bpf.sptes_zapped.CAUSE: counted (see record_zap_causes()) */
 	struct sb_probe_snapshot snap;
 	bool exit_slot_seen[SB_EXIT_SLOTS]; /* its counter has a probes entry */
 };
@@ -90,6 +91,45 @@ static int set_probe(struct report *r, const char *counter, const struct sb_coun
 	return report_set_probe(r, counter, true, source, sb_backend_name(ci->probe->backend), NULL);
 }
 
+/* A module parameter's first character ('Y', 'N', '1', '0'), or 0 when it cannot be read. */
+static char module_param(const char *path)
+{
+	char buf[8] = "";
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0];
+}
+
+/*
+ * SPTEs zapped by the cause of the invalidation that zapped them: the
+ * TDP MMU's kvmmmu:kvm_tdp_mmu_spte_changed inside an invalidation the
+ * fentry pair kvm_mmu_notifier_invalidate_range_start/_end brackets (the
+ * shadow MMU zaps without a tracepoint). NULL when counted, else why not.
+ */
+static const char *zap_causes_unavailable(struct bpf_source *s)
+{
+	const struct sb_counter_info *start = sb_probes_counter(s->p, SB_C_MN_INVALIDATE),
+				     *end = sb_probes_counter(s->p, SB_C_MN_INVALIDATE_END),
+				     *tdp = sb_probes_counter(s->p, SB_C_TDP_SPTE);
+	char npt = module_param("/sys/module/kvm_amd/parameters/npt"), ept = module_param("/sys/module/kvm_intel/parameters/ept");
+
+	if (!s->attribution)
+		return "cause attribution is unavailable on this kernel (see the bpf probes' notes)";
+	if (!start || !start->available || !end || !end->available)
+		return "needs fentry on kvm_mmu_notifier_invalidate_range_start and _end, which this kernel refuses (see the bpf probes' notes)";
+	if (!tdp || !tdp->available)
+		return tdp && tdp->probe && tdp->probe->reason[0] ? tdp->probe->reason
+								  : "kvmmmu:kvm_tdp_mmu_spte_changed is not counted here";
+	if (module_param("/sys/module/kvm/parameters/tdp_mmu") == 'N' || npt == 'N' || npt == '0' || ept == 'N' || ept == '0')
+		return "KVM runs the shadow MMU here (kvm.tdp_mmu, kvm_amd.npt or kvm_intel.ept off), whose zaps have no tracepoint";
+	return NULL;
+}
+
 static int record_probes(struct bpf_source *s, struct report *r)
 {
 	char key[128], suffix[128];
@@ -133,11 +173,29 @@ static int record_probes(struct bpf_source *s, struct report *r)
 			if (s->attribution) {
 				snprintf(suffix, sizeof(suffix), ", classified: %s (docs/probes.md)", sb_cause_name(c));
 				k = set_probe(r, key, ci, suffix);
+				if (k >= 0 && attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
+					snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
+					snprintf(suffix, sizeof(suffix), " (pages covered), classified: %s (docs/probes.md)",
+						 sb_cause_name(c));
+					k = set_probe(r, key, ci, suffix);
+				}
 			} else {
 				k = report_set_probe(r, key, false, NULL, NULL,
 						     "cause attribution is unavailable on this kernel (see the bpf probes' notes)");
 			}
 		}
+	}
+	const struct sb_counter_info *tdp = sb_probes_counter(s->p, SB_C_TDP_SPTE);
+	const char *why = zap_causes_unavailable(s);
+	s->zaps_by_cause = !why;
+	for (int c = 0; c < SB_CAUSE_MAX && k >= 0 && tdp; c++) {
+		char ck[32];
+		cause_key((enum sb_cause)c, ck, sizeof(ck));
+		snprintf(key, sizeof(key), "bpf.sptes_zapped.%s", ck);
+		snprintf(suffix, sizeof(suffix), " (zaps inside the VM's invalidations of cause %s, bracketed by fentry "
+			 "kvm_mmu_notifier_invalidate_range_start/_end)", sb_cause_name(c));
+		k = why ? report_set_probe(r, key, false, tdp->probe ? tdp->probe->name : NULL, NULL, why)
+			: set_probe(r, key, tdp, suffix);
 	}
 	return k;
 }
@@ -254,7 +312,18 @@ int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, 
 			snprintf(key, sizeof(key), "%s.%s", attr_keys[a].prefix, ck);
 			if ((k = emit(userdata, key, c->cause[attr_keys[a].attr][SB_CTX_TARGET][cause])) < 0)
 				goto oom;
+			if (attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
+				snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
+				if ((k = emit(userdata, key, c->cause_pages[SB_CTX_TARGET][cause])) < 0)
+					goto oom;
+			}
 		}
+	}
+	for (int cause = 0; cause < SB_CAUSE_MAX && s->zaps_by_cause; cause++) {
+		cause_key((enum sb_cause)cause, ck, sizeof(ck));
+		snprintf(key, sizeof(key), "bpf.sptes_zapped.%s", ck);
+		if ((k = emit(userdata, key, c->zap_cause[cause])) < 0)
+			goto oom;
 	}
 	return 0;
 oom:
