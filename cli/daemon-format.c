@@ -64,6 +64,11 @@ const struct metric_row metric_rows[] = {
 	{ "postcopy_chunk_bytes", "postcopy chunk (bytes)" },
 	{ "postcopy_requests", "postcopy requests" },
 	{ "fault_mismatches", "pages lost" },
+	{ "numa_kvm_flushes", "KVM flushes, NUMA hinting" },
+	{ "numa_sptes_zapped", "SPTEs zapped, NUMA hinting" },
+	{ "numa_invalidations", "invalidations, NUMA hinting" },
+	{ "refaults", "refaults" },
+	{ "numa_pages_migrated", "NUMA pages migrated" },
 };
 const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
 
@@ -359,10 +364,10 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 	}
 	/* the medians of the scenario's window, under its name (docs/protocol.md "Run summary") */
 	const char *scenario = client_get_string(sum, "scenario", NULL), *w = report_scenario_window(scenario);
-	bool migrates = !strcmp(w, "migration");
+	bool migrates = !strcmp(w, "migration"), steady = !strcmp(w, "steady");
 	for (size_t i = 0; arms && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms); i++) {
 		struct json_object *a = json_object_array_get_idx(arms, i), *s = client_get(a, w, NULL, NULL);
-		char pf[16], tlb[16], inv[16], ops[16], p99[16], dur[16];
+		char pf[16], tlb[16], inv[16], ops[16], p99[16], dur[16], flushes[48] = "";
 
 		fmt_json_rate(pf, sizeof(pf), client_get(s, "pf_per_s", NULL, NULL));
 		fmt_json_rate(tlb, sizeof(tlb), client_get(s, "tlb_per_s", NULL, NULL));
@@ -370,10 +375,16 @@ void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 		fmt_json_rate(ops, sizeof(ops), client_get(s, "guest_ops_per_s", NULL, NULL));
 		fmt_json_rate(p99, sizeof(p99), client_get(s, "latency_p99_ns", NULL, NULL));
 		fmt_json_rate(dur, sizeof(dur),
-			      client_get(s, migrates ? "migration_duration_s" : "snapshot_duration_s", NULL, NULL));
-		fprintf(out, "%s  arm %s, %s (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  %s %s s\n",
+			      client_get(s, migrates ? "migration_duration_s" : steady ? "steady_duration_s" : "snapshot_duration_s",
+					 NULL, NULL));
+		if (steady) {
+			char n[16];
+			fmt_json_rate(n, sizeof(n), client_get(s, "numa_kvm_flushes", NULL, NULL));
+			snprintf(flushes, sizeof(flushes), "  KVM flushes for NUMA hinting %s", n);
+		}
+		fprintf(out, "%s  arm %s, %s (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  %s %s s%s\n",
 			indent, client_get_string(a, "label", "?"), report_scenario_window_title(scenario), pf, tlb, inv,
-			ops, p99, migrates ? "migration" : "snapshot", dur);
+			ops, p99, migrates ? "migration" : steady ? "steady" : "snapshot", dur, flushes);
 	}
 	struct json_object *retried = client_get(sum, "retried", NULL, NULL);
 	for (size_t i = 0; retried && json_object_is_type(retried, json_type_array) &&

@@ -58,9 +58,9 @@ static void usage(FILE *out)
 		"                        report.json (default %s)\n"
 		"\n"
 		"Statistics and verdicts:\n"
-		"  --window NAME         pre, snapshot, migration or post; repeatable (default\n"
-		"                        snapshot; dirty-log and postcopy-restore runs:\n"
-		"                        migration)\n"
+		"  --window NAME         pre, snapshot, migration, steady or post; repeatable\n"
+		"                        (default snapshot; dirty-log and postcopy-restore\n"
+		"                        runs: migration; numa-hinting runs: steady)\n"
 		"  --metric NAME         a metric or a glob such as 'invalidations_per_s.*';\n"
 		"                        repeatable (default: pf_per_s tlb_per_s\n"
 		"                        invalidations_per_s[.*] guest_ops_per_s latency_p50_ns\n"
@@ -68,7 +68,9 @@ static void usage(FILE *out)
 		"                        seed's clear_log_ns_per_iteration tlb_per_iteration\n"
 		"                        tlb_per_s dirty_pages_per_s first; postcopy-restore\n"
 		"                        runs: fault_pass_ms postcopy_chunk_bytes\n"
-		"                        postcopy_requests first, docs/compare.md)\n"
+		"                        postcopy_requests first; numa-hinting runs:\n"
+		"                        numa_kvm_flushes numa_sptes_zapped first,\n"
+		"                        docs/compare.md)\n"
 		"  --alpha P             significance level of the two-sided test (default 0.05)\n"
 		"  --threshold PCT       smallest |change of medians| in %% that earns a verdict\n"
 		"                        (default 5)\n"
@@ -202,8 +204,9 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		}
 		break;
 	case OPT_WINDOW:
-		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "migration") && strcmp(arg, "post")) {
-			verb_error("--window %s: use pre, snapshot, migration (dirty-log, postcopy-restore) or post", arg);
+		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "migration") && strcmp(arg, "steady") &&
+		    strcmp(arg, "post")) {
+			verb_error("--window %s: use pre, snapshot, migration (dirty-log, postcopy-restore), steady (numa-hinting) or post", arg);
 			return -EINVAL;
 		}
 		if (push_ptr(&a->windows, &a->n_windows, arg) < 0)

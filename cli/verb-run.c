@@ -40,7 +40,7 @@ static const struct {
 	const char *arg;
 	const char *help;
 } field_flags[] = {
-	{ "scenario", "scenario", "S", "background-snapshot (default), dirty-log or postcopy-restore (docs/scenarios.md)" },
+	{ "scenario", "scenario", "S", "background-snapshot (default), dirty-log, postcopy-restore or numa-hinting (docs/scenarios.md)" },
 	{ "repetitions", "repetitions", "N", "repetitions per arm (default 5)" },
 	{ "description", "description", "TEXT", "free text kept in the report" },
 	{ "backend", "vm.backend", "B", "qemu (QEMU started by snapbench, default) or libvirt (a transient domain)" },
@@ -72,6 +72,7 @@ static const struct {
 	{ "dirty-tracking", "dirty_log.tracking", "bitmap|ring", "dirty-log: KVM's dirty bitmap (default) or dirty ring" },
 	{ "dirty-ring-size", "dirty_log.ring_size", "N", "dirty-log: ring entries per vCPU, a power of 2 (default 4096)" },
 	{ "iterate", "dirty_log.iterate_s", "S", "dirty-log: how long the migration is held in its passes (default 20)" },
+	{ "steady", "numa_hinting.steady_s", "S", "numa-hinting: how long NUMA balancing scans the guest RAM (default 20)" },
 	{ "migrate-bandwidth", "dirty_log.max_bandwidth", "SIZE", "dirty-log: QEMU's max-bandwidth while iterating (default 32M)" },
 	{ "downtime-limit", "dirty_log.downtime_limit_ms", "MS", "dirty-log: QEMU's downtime-limit while iterating (default 1)" },
 	{ "completion", "dirty_log.completion", "cancel|complete", "dirty-log: how the migration ends (default cancel)" },
@@ -115,7 +116,8 @@ static void usage(FILE *out)
 		"\n"
 		"Runs the benchmark: arms x repetitions of the spec's scenario (field scenario,\n"
 		"--scenario): background-snapshot (the default; windows pre, snapshot, post),\n"
-		"dirty-log or postcopy-restore (windows pre, migration, post; docs/scenarios.md).\n"
+		"dirty-log or postcopy-restore (windows pre, migration, post), numa-hinting\n"
+		"(windows pre, steady, post; docs/scenarios.md).\n"
 		"Flags override the spec file field by field (docs/running.md lists every field).\n"
 		"\n"
 		"By default the run is submitted to snapbenchd, which queues it and keeps its\n"

@@ -64,6 +64,19 @@ static void fmt_rep_action(char *buf, size_t len, struct json_object *report, st
 	struct json_object *win = client_get(rep, "windows", "migration", NULL);
 	char dur[24], a[24], b[24], c[24], d[24];
 
+	struct json_object *numa = client_get(rep, "numa", NULL, NULL);
+
+	if (numa) {
+		struct json_object *steady = client_get(rep, "windows", "steady", NULL);
+		fmt_json_rate(dur, sizeof(dur), client_get(steady, "duration_s", NULL, NULL));
+		fmt_json_count(a, sizeof(a), client_get(steady, "metrics", "numa_kvm_flushes", NULL));
+		fmt_json_count(b, sizeof(b), client_get(steady, "metrics", "numa_invalidations", NULL));
+		fmt_json_count(c, sizeof(c), client_get(rep, "vm", "pinned_pages", NULL));
+		fmt_json_count(d, sizeof(d), client_get(numa, "nodes", NULL, NULL));
+		snprintf(buf, len, "steady %s s  KVM flushes for NUMA hinting %s  NUMA-hinting invalidations %s  pinned pages %s  nodes %s",
+			 dur, a, b, c, d);
+		return;
+	}
 	if (!mig && !pc && strcmp(report_action_window(report), "migration")) {
 		fmt_json_rate(dur, sizeof(dur), client_get(rep, "snapshot", "duration_s", NULL));
 		snprintf(buf, len, "snapshot %s s", dur);

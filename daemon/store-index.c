@@ -42,11 +42,12 @@ static bool is_string(struct json_object *v, const char *s)
 }
 
 /*
- * The median of the migration window's duration_s over the completed
- * repetitions of arm label (the arms' statistics hold no duration of a
- * migration: it is the window's), or NULL when none has one.
+ * The median of the action window's duration_s (migration, steady) over
+ * the completed repetitions of arm label (the arms' statistics hold no
+ * duration of a migration: it is the window's), or NULL when none has one.
  */
-static struct json_object *migration_duration_median(struct json_object *reps, struct json_object *label)
+static struct json_object *window_duration_median(struct json_object *reps, struct json_object *label,
+						  const char *window)
 {
 	_cleanup_free_ double *v = NULL;
 	size_t n = 0, len = json_object_is_type(reps, json_type_array) ? json_object_array_length(reps) : 0;
@@ -55,7 +56,7 @@ static struct json_object *migration_duration_median(struct json_object *reps, s
 		return NULL;
 	for (size_t i = 0; i < len; i++) {
 		struct json_object *rep = json_object_array_get_idx(reps, i);
-		struct json_object *d = store_get(store_get(store_get(rep, "windows"), "migration"), "duration_s");
+		struct json_object *d = store_get(store_get(store_get(rep, "windows"), window), "duration_s");
 
 		if (!is_string(store_get(rep, "arm"), json_object_get_string(label)) ||
 		    !is_string(store_get(rep, "state"), "completed") ||
@@ -105,7 +106,7 @@ struct json_object *store_summary_from_report(struct json_object *report)
 	struct json_object *scenario = store_get(spec, "scenario");
 	const char *window =
 		report_scenario_window(json_object_is_type(scenario, json_type_string) ? json_object_get_string(scenario) : NULL);
-	bool migrates = !strcmp(window, "migration");
+	bool migrates = !strcmp(window, "migration"), steady = !strcmp(window, "steady");
 	int64_t total = 0, completed = 0, failed = 0;
 
 	if (!o || !labels || !out_arms) {
@@ -151,11 +152,14 @@ struct json_object *store_summary_from_report(struct json_object *report)
 			for (size_t k = 0; k < ARRAY_SIZE(headline_metrics); k++)
 				json_object_object_add(m, headline_metrics[k],
 						       copy_or_null(store_get(store_get(win, headline_metrics[k]), "median")));
-			if (migrates)
-				json_object_object_add(m, "migration_duration_s",
-						       migration_duration_median(store_get(report, "repetitions"),
-										 store_get(a, "label")));
-			else
+			if (migrates || steady)
+				json_object_object_add(m, migrates ? "migration_duration_s" : "steady_duration_s",
+						       window_duration_median(store_get(report, "repetitions"),
+									      store_get(a, "label"), window));
+			if (steady) /* seed 002's figure */
+				json_object_object_add(m, "numa_kvm_flushes",
+						       copy_or_null(store_get(store_get(win, "numa_kvm_flushes"), "median")));
+			else if (!migrates)
 				json_object_object_add(m, "snapshot_duration_s",
 						       copy_or_null(store_get(store_get(win, "snapshot_duration_s"), "median")));
 			json_object_object_add(oa, "label", copy_or_null(store_get(a, "label")));

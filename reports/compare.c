@@ -58,6 +58,27 @@ static const char *const postcopy_metrics[] = {
 	"kvm_page_faults_per_s",
 };
 
+/*
+ * numa-hinting runs (seed 002), by default: their steady window, led by the
+ * seed's figure (KVM's remote TLB flushes for NUMA balancing's
+ * invalidations, a count over the window), then what those invalidations
+ * zapped and covered, the refaults, and NUMA balancing's own counts.
+ */
+static const char *const numa_windows[] = { "steady" };
+static const char *const numa_metrics[] = {
+	"numa_kvm_flushes",
+	"numa_sptes_zapped",
+	"numa_invalidations",
+	"numa_invalidated_pages",
+	"numa_tlb_shootdowns",
+	"refaults",
+	"numa_pte_updates",
+	"numa_hint_faults",
+	"numa_pages_migrated",
+	"guest_ops_per_s",
+	"latency_p99_ns",
+};
+
 static bool is_scenario(const struct compare_side *side, const char *name)
 {
 	struct json_object *sc = side->n_reports ? json_lookup(json_lookup(side->reports[0]->root, "spec"), "scenario") : NULL;
@@ -73,6 +94,7 @@ static bool is_dirty_log(const struct compare_side *side)
 /* The spec fields two runs must share to be compared (docs/compare.md). */
 static const char *const comparable_fields[] = {
 	"spec.scenario", "spec.vm.memory", "spec.vm.vcpus", "spec.guest", "spec.timing", "spec.dirty_log", "spec.postcopy",
+	"spec.numa_hinting",
 };
 
 #define MAX_DIFFS 64
@@ -842,6 +864,15 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 		if (opts->metrics == (char **)compare_default_metrics) {
 			res->opts.metrics = (char **)postcopy_metrics;
 			res->opts.n_metrics = ARRAY_SIZE(postcopy_metrics);
+		}
+	} else if (is_scenario(baseline, "numa-hinting")) {
+		if (opts->windows == (char **)default_windows) {
+			res->opts.windows = (char **)numa_windows;
+			res->opts.n_windows = ARRAY_SIZE(numa_windows);
+		}
+		if (opts->metrics == (char **)compare_default_metrics) {
+			res->opts.metrics = (char **)numa_metrics;
+			res->opts.n_metrics = ARRAY_SIZE(numa_metrics);
 		}
 	}
 

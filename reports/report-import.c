@@ -246,6 +246,35 @@ static int import_postcopy(struct report_postcopy *pc, struct json_object *m)
 	return 0;
 }
 
+/* rep.numa (numa-hinting) */
+static int import_numa(struct report_numa *nm, struct json_object *m)
+{
+	struct json_object *v = get(m, "vcpu_nodes"), *p = get(m, "guest_pages_by_node");
+
+	if (!m)
+		return 0;
+	nm->set = true;
+	nm->nodes = (unsigned)get_u64(m, "nodes");
+	snprintf(nm->numa_balancing, sizeof(nm->numa_balancing), "%s",
+		 get_str(m, "numa_balancing") ? get_str(m, "numa_balancing") : "");
+	nm->started_s = get_num(m, "steady_started_s", -1);
+	nm->ended_s = get_num(m, "steady_ended_s", -1);
+	if (json_object_is_type(v, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(v) && nm->n_vcpus < REPORT_NUMA_VCPUS_MAX; i++)
+			nm->vcpu_node[nm->n_vcpus++] = (int)json_object_get_int64(json_object_array_get_idx(v, i));
+	if (p) {
+		struct json_object *a = get(p, "start"), *z = get(p, "end");
+		nm->pages_known = json_object_is_type(a, json_type_array) && json_object_is_type(z, json_type_array);
+		if (nm->pages_known)
+			nm->node_slots = (unsigned)json_object_array_length(a);
+		for (unsigned n = 0; nm->pages_known && n < nm->node_slots && n < REPORT_NUMA_NODES_MAX; n++) {
+			nm->pages_start[n] = (uint64_t)json_object_get_int64(json_object_array_get_idx(a, n));
+			nm->pages_end[n] = (uint64_t)json_object_get_int64(json_object_array_get_idx(z, n));
+		}
+	}
+	return dup_str(&nm->error, get_str(m, "error"));
+}
+
 static int import_snapshot(struct report_snapshot *sn, struct json_object *s)
 {
 	const char *st = get_str(s, "status");
@@ -316,7 +345,7 @@ int report_rep_import(struct report *r, struct report_rep *rep, struct json_obje
 	    dup_str(&rep->guest_kind, get_str(g, "kind")) < 0 || dup_str(&rep->guest_clock, get_str(g, "clock")) < 0 ||
 	    dup_str(&rep->pattern, get_str(g, "pattern")) < 0 || import_snapshot(&rep->snapshot, get(src, "snapshot")) < 0 ||
 	    import_live_migration(&rep->migration, get(src, "migration")) < 0 ||
-	    import_postcopy(&rep->postcopy, get(src, "postcopy")) < 0)
+	    import_postcopy(&rep->postcopy, get(src, "postcopy")) < 0 || import_numa(&rep->numa, get(src, "numa")) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 
 	tl = get(src, "timeline");

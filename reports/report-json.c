@@ -176,6 +176,7 @@ static const enum report_window summary_windows[] = {
 	REPORT_WINDOW_PRE,
 	REPORT_WINDOW_SNAPSHOT,
 	REPORT_WINDOW_MIGRATION,
+	REPORT_WINDOW_STEADY,
 	REPORT_WINDOW_POST,
 };
 #define N_SUMMARY_WINDOWS ARRAY_SIZE(summary_windows)
@@ -344,8 +345,9 @@ static struct json_object *b_arms(struct builder *b, const struct report *r, str
 					b_add(b, win, name, b_stat(b, values, n));
 				}
 			}
-			/* the migration window only where a scenario has one: other reports stay as they were */
-			if (summary_windows[w] == REPORT_WINDOW_MIGRATION && !json_object_object_length(win))
+			/* the migration and steady windows only where a scenario has one: other reports stay as they were */
+			if ((summary_windows[w] == REPORT_WINDOW_MIGRATION || summary_windows[w] == REPORT_WINDOW_STEADY) &&
+			    !json_object_object_length(win))
 				json_object_put(win);
 			else
 				b_add(b, windows, report_window_to_string(summary_windows[w]), win);
@@ -430,6 +432,38 @@ static void b_touch_hist(struct builder *b, struct json_object *p, const struct 
 	b_add(b, p, "touch_p99_ns", json_number_new(report_hist_percentile(&l, m->touch_count, 0.99)));
 	b_add(b, p, "touch_max_bucket_ns",
 	      json_number_new(m->touch_lower_ns[m->n_touch - 1] + m->touch_width_ns[m->n_touch - 1]));
+}
+
+static struct json_object *b_node_pages(struct builder *b, const uint64_t *pages, unsigned nodes)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (unsigned n = 0; a && n < nodes && n < REPORT_NUMA_NODES_MAX; n++)
+		json_object_array_add(a, b_u64(b, pages[n]));
+	return a;
+}
+
+/* rep.numa (numa-hinting): where the guest RAM and vCPUs are, and when NUMA balancing scanned the RAM */
+static struct json_object *b_numa(struct builder *b, const struct report_rep *rep)
+{
+	const struct report_numa *m = &rep->numa;
+	struct json_object *o = b_obj(b), *v = json_object_new_array(), *p = NULL;
+
+	b_add(b, o, "nodes", b_u64(b, m->nodes));
+	b_add(b, o, "numa_balancing", *m->numa_balancing ? b_str(b, m->numa_balancing) : NULL);
+	b_add(b, o, "steady_started_s", b_num_or_null(m->started_s));
+	b_add(b, o, "steady_ended_s", b_num_or_null(m->ended_s));
+	for (unsigned i = 0; v && i < m->n_vcpus && i < REPORT_NUMA_VCPUS_MAX; i++)
+		json_object_array_add(v, b_i64(b, m->vcpu_node[i]));
+	b_add(b, o, "vcpu_nodes", v);
+	if (m->pages_known) {
+		p = b_obj(b);
+		b_add(b, p, "start", b_node_pages(b, m->pages_start, m->node_slots));
+		b_add(b, p, "end", b_node_pages(b, m->pages_end, m->node_slots));
+	}
+	b_add(b, o, "guest_pages_by_node", p);
+	b_add(b, o, "error", b_str(b, m->error));
+	return o;
 }
 
 /* rep.postcopy (postcopy-restore): the switch-over and the destination's pass */
@@ -594,6 +628,8 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 		b_add(b, o, "migration", b_live_migration(b, rep));
 	if (rep->postcopy.set)
 		b_add(b, o, "postcopy", b_postcopy(b, rep));
+	if (rep->numa.set)
+		b_add(b, o, "numa", b_numa(b, rep));
 	if (rep->host_vm) {
 		struct json_object *h = b_obj(b);
 		b_add(b, h, "pid", rep->host_vm_pid > 0 ? b_i64(b, rep->host_vm_pid) : NULL);

@@ -27,6 +27,7 @@ static const char *const window_names[] = {
 	[REPORT_WINDOW_SNAPSHOT] = "snapshot",
 	[REPORT_WINDOW_POST] = "post",
 	[REPORT_WINDOW_MIGRATION] = "migration",
+	[REPORT_WINDOW_STEADY] = "steady",
 };
 
 static const char *const rep_state_names[] = {
@@ -79,11 +80,15 @@ static bool scenario_migrates(const char *scenario)
 
 const char *report_scenario_window(const char *scenario)
 {
+	if (scenario && !strcmp(scenario, "numa-hinting"))
+		return "steady";
 	return scenario_migrates(scenario) ? "migration" : "snapshot";
 }
 
 const char *report_scenario_window_title(const char *scenario)
 {
+	if (scenario && !strcmp(scenario, "numa-hinting"))
+		return "while NUMA balancing scans the guest RAM";
 	if (!scenario_migrates(scenario))
 		return "during the snapshot";
 	/* dirty-log holds its migration in its passes; postcopy-restore's window is the switch-over and the pass */
@@ -160,6 +165,7 @@ static void rep_free(struct report_rep *rep)
 	free(rep->migration.dest_exit);
 	free(rep->migration.dest_log);
 	free(rep->migration.error);
+	free(rep->numa.error);
 	free(rep->postcopy.dest_exit);
 	free(rep->postcopy.dest_log);
 	free(rep->postcopy.error);

@@ -38,6 +38,7 @@ enum report_window {
 	REPORT_WINDOW_SNAPSHOT,
 	REPORT_WINDOW_POST,
 	REPORT_WINDOW_MIGRATION, /* dirty-log: the migration held in its iterations */
+	REPORT_WINDOW_STEADY,    /* numa-hinting: NUMA balancing scanning the guest RAM */
 	_REPORT_WINDOW_MAX,
 };
 
@@ -130,6 +131,23 @@ struct report_live_migration {
 #define REPORT_TOUCH_BUCKETS_MAX 64
 
 /* postcopy-restore: the switch-over and the destination's fault-linear pass over its region */
+/* numa-hinting: the guest RAM's placement and the steady window's policy switch */
+#define REPORT_NUMA_NODES_MAX 8
+#define REPORT_NUMA_VCPUS_MAX 64
+struct report_numa {
+	bool set;                      /* the repetition ran the numa-hinting scenario */
+	unsigned nodes;                /* the host's online nodes (the guest RAM is spread over all of them) */
+	char numa_balancing[16];       /* kernel.numa_balancing when the window began; "" unknown */
+	double started_s;              /* the guest RAM's policy let NUMA balancing scan it; < 0: never */
+	double ended_s;                /* ... and stopped it again; < 0: never */
+	unsigned n_vcpus;              /* vcpu_node[i]: the node vCPU i's thread was placed on */
+	int vcpu_node[REPORT_NUMA_VCPUS_MAX];
+	unsigned node_slots;           /* entries of pages_start/pages_end: the highest online node + 1 */
+	bool pages_known;              /* pages_start/pages_end hold QEMU's mapped guest RAM pages by node */
+	uint64_t pages_start[REPORT_NUMA_NODES_MAX], pages_end[REPORT_NUMA_NODES_MAX];
+	char *error;                   /* why the scenario failed, or NULL */
+};
+
 struct report_postcopy {
 	bool set;                      /* the repetition ran the postcopy-restore scenario */
 	char status[32];               /* the source's last migration status; "" before migrate */
@@ -233,6 +251,8 @@ struct report_rep {
 	struct report_snapshot snapshot;
 	struct report_live_migration migration;
 	struct report_postcopy postcopy;
+
+	struct report_numa numa;
 
 	/* kernel arms: the host VM this repetition ran in */
 	bool host_vm;

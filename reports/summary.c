@@ -22,6 +22,8 @@
 #define REMOTE_FLUSH_COUNTER "kvm.remote_tlb_flush"
 /* postcopy-restore: figures of the destination's pass (rep.postcopy), not of one counter */
 #define POSTCOPY "(postcopy pass)"
+/* numa-hinting: counts over each window (seed 002 gives counts, not rates), of numa_counters[]' counter */
+#define NUMA_TOTAL "(numa-hinting count)"
 
 static const struct report_metric_def metric_defs[] = {
 	{ "pf_per_s", "kvm.pf_taken", false, "1/s", "lower",
@@ -81,6 +83,25 @@ static const struct report_metric_def metric_defs[] = {
 	  "SPTEs KVM installed in the migration window (kvmmmu:kvm_mmu_set_spte; the destination's from the switch-over)" },
 	{ "tdp_spte_changes", POSTCOPY, false, "1", "none",
 	  "TDP MMU SPTE changes in the migration window (kvmmmu:kvm_tdp_mmu_spte_changed; the destination's from the switch-over)" },
+	{ "numa_kvm_flushes", NUMA_TOTAL, false, "1", "lower",
+	  "KVM remote TLB flushes (kvm_flush_remote_tlbs) for MMU-notifier invalidations sent by NUMA balancing, in the window (seed 002's figure)" },
+	{ "numa_invalidations", NUMA_TOTAL, false, "1", "lower",
+	  "MMU-notifier invalidations reaching KVM sent by NUMA balancing (change_prot_numa), in the window" },
+	{ "numa_invalidated_pages", NUMA_TOTAL, false, "1", "lower",
+	  "pages covered by the MMU-notifier invalidations NUMA balancing sent, in the window" },
+	{ "numa_sptes_zapped", NUMA_TOTAL, false, "1", "lower",
+	  "SPTEs the TDP MMU zapped for MMU-notifier invalidations sent by NUMA balancing, in the window" },
+	{ "numa_tlb_shootdowns", NUMA_TOTAL, false, "1", "lower",
+	  "remote TLB shootdowns the QEMU process sent for NUMA balancing's PTE changes, in the window" },
+	{ "refaults", NUMA_TOTAL, false, "1", "lower", "KVM page faults taken in the window (pf_taken)" },
+	{ "numa_pte_updates", NUMA_TOTAL, false, "1", "none",
+	  "PTEs NUMA balancing made PROT_NONE in the window (/proc/vmstat numa_pte_updates, host-wide)" },
+	{ "numa_hint_faults", NUMA_TOTAL, false, "1", "none",
+	  "NUMA hinting faults in the window (/proc/vmstat numa_hint_faults, host-wide)" },
+	{ "numa_hint_faults_local", NUMA_TOTAL, false, "1", "none",
+	  "NUMA hinting faults on pages already on the faulting CPU's node (/proc/vmstat numa_hint_faults_local, host-wide)" },
+	{ "numa_pages_migrated", NUMA_TOTAL, false, "1", "none",
+	  "pages NUMA balancing migrated in the window (/proc/vmstat numa_pages_migrated, host-wide)" },
 	{ "snapshot_duration_s", NULL, false, "s", "lower", "wall time of the background snapshot" },
 	{ "snapshot_pages_per_s", NULL, false, "1/s", "higher", "guest pages written by the snapshot per second" },
 };
@@ -316,6 +337,42 @@ static int window_total(const struct report *r, const struct report_rep *rep, co
 	return add_value(metrics, name, (double)report_rep_counter_total(rep, (size_t)c, REPORT_WINDOW_MIGRATION));
 }
 
+/* The counter a NUMA_TOTAL metric counts */
+static const struct {
+	const char *metric, *counter;
+} numa_counters[] = {
+	{ "numa_kvm_flushes", "bpf.kvm_remote_flush.numa-hinting" },
+	{ "numa_invalidations", "bpf.invalidations.numa-hinting" },
+	{ "numa_invalidated_pages", "bpf.invalidated_pages.numa-hinting" },
+	{ "numa_sptes_zapped", "bpf.sptes_zapped.numa-hinting" },
+	{ "numa_tlb_shootdowns", "bpf.tlb_shootdowns.numa-hinting" },
+	{ "refaults", "kvm.pf_taken" },
+	{ "numa_pte_updates", "vmstat.numa_pte_updates" },
+	{ "numa_hint_faults", "vmstat.numa_hint_faults" },
+	{ "numa_hint_faults_local", "vmstat.numa_hint_faults_local" },
+	{ "numa_pages_migrated", "vmstat.numa_pages_migrated" },
+};
+
+static int summarize_numa(const struct report *r, const struct report_rep *rep, enum report_window w,
+			  const struct report_metric_def *def, struct json_object *metrics, struct json_object *unavailable)
+{
+	const char *counter = NULL;
+	const struct report_probe *probe;
+	char buf[256];
+	int c;
+
+	for (size_t i = 0; i < ARRAY_SIZE(numa_counters); i++)
+		if (!strcmp(numa_counters[i].metric, def->name))
+			counter = numa_counters[i].counter;
+	if (!counter)
+		return 0;
+	probe = report_find_probe(r, counter);
+	c = counter_index(rep, counter);
+	if (c < 0 || (probe && !probe->available))
+		return add_unavailable(metrics, unavailable, def->name, missing_reason(r, counter, buf, sizeof(buf)));
+	return add_value(metrics, def->name, (double)report_rep_counter_total(rep, (size_t)c, (int)w));
+}
+
 static int summarize_postcopy(const struct report *r, const struct report_rep *rep, const struct report_metric_def *def,
 			      struct json_object *metrics, struct json_object *unavailable)
 {
@@ -378,6 +435,10 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 			if (w != REPORT_WINDOW_SNAPSHOT)
 				continue;
 			k = summarize_snapshot(rep, def, metrics, unavailable);
+		} else if (!strcmp(def->counter, NUMA_TOTAL)) {
+			if (!rep->numa.set)
+				continue;
+			k = summarize_numa(r, rep, w, def, metrics, unavailable);
 		} else if (!strcmp(def->counter, POSTCOPY)) {
 			if (w != REPORT_WINDOW_MIGRATION || !rep->postcopy.set)
 				continue;

@@ -13,7 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define MEMFD_LINK "/memfd:memory-backend-memfd" /* QEMU names its memfds by the backend's type */
+#define MEMFD_LINK GUEST_MEMFD_NAME /* QEMU names its memfds by the backend's type */
 #define MAX_BUFFER (1ull << 30)                   /* io_uring's limit per fixed buffer */
 #define PAGE_4K 4096ull
 
@@ -57,45 +57,51 @@ static int find_memfd(pid_t pid, struct sb_error *err)
 	return found;
 }
 
-int guest_pin_open(pid_t pid, uint64_t bytes, struct guest_pin **ret, struct sb_error *err)
+int guest_memfd_map(pid_t pid, uint64_t bytes, void **map, struct sb_error *err)
 {
-	struct io_uring_params params = { 0 };
-	struct guest_pin *p;
-	struct iovec *iov = NULL;
-	size_t n_iov = (size_t)((bytes + MAX_BUFFER - 1) / MAX_BUFFER);
 	char path[96];
 	int memfd, nr, k;
 
+	*map = MAP_FAILED;
 	if (!bytes || bytes % PAGE_4K)
 		return sb_error_set(err, -EINVAL, "guest RAM of %llu bytes: not a whole number of pages",
 				    (unsigned long long)bytes);
 	nr = find_memfd(pid, err);
 	if (nr < 0)
 		return nr;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, nr);
+	memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (memfd < 0)
+		return sb_error_set(err, -errno, "cannot open QEMU's guest RAM (%s): %s", path, strerror(errno));
+	*map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	k = -errno;
+	close(memfd);
+	if (*map == MAP_FAILED)
+		return sb_error_set(err, k, "cannot map %llu bytes of QEMU's guest RAM: %s", (unsigned long long)bytes,
+				    strerror(-k));
+	return 0;
+}
+
+int guest_pin_open(pid_t pid, uint64_t bytes, struct guest_pin **ret, struct sb_error *err)
+{
+	struct io_uring_params params = { 0 };
+	struct guest_pin *p;
+	struct iovec *iov = NULL;
+	size_t n_iov = (size_t)((bytes + MAX_BUFFER - 1) / MAX_BUFFER);
+	int k;
+
 	p = calloc(1, sizeof(*p));
-	iov = calloc(n_iov, sizeof(*iov));
+	iov = calloc(n_iov ? n_iov : 1, sizeof(*iov));
 	if (!p || !iov) {
 		free(p);
 		free(iov);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	p->ring = -1;
-	p->map = MAP_FAILED;
 	p->bytes = bytes;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, nr);
-	memfd = open(path, O_RDWR | O_CLOEXEC);
-	if (memfd < 0) {
-		k = sb_error_set(err, -errno, "cannot open QEMU's guest RAM (%s): %s", path, strerror(errno));
+	k = guest_memfd_map(pid, bytes, &p->map, err);
+	if (k < 0)
 		goto fail;
-	}
-	p->map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	k = -errno;
-	close(memfd);
-	if (p->map == MAP_FAILED) {
-		k = sb_error_set(err, k, "cannot map %llu bytes of QEMU's guest RAM: %s", (unsigned long long)bytes,
-				 strerror(-k));
-		goto fail;
-	}
 	p->ring = (int)syscall(__NR_io_uring_setup, 1, &params);
 	if (p->ring < 0) {
 		k = -errno;

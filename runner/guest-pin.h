@@ -24,6 +24,17 @@
 
 struct guest_pin;
 
+/* The name QEMU's memfd guest RAM carries (/proc/PID/fd links, numa_maps' file=) */
+#define GUEST_MEMFD_NAME "/memfd:memory-backend-memfd"
+
+/*
+ * Maps the first bytes of QEMU pid's memfd guest RAM shared into this
+ * process (munmap() it when done): the pages are QEMU's, so a policy set
+ * on the mapping (mbind) is the memfd's, seen by QEMU's mapping too.
+ * Errors name the process and the fix (vm.backing "memfd").
+ */
+int guest_memfd_map(pid_t pid, uint64_t bytes, void **map, struct sb_error *err);
+
 /*
  * Pins the first bytes of QEMU pid's memfd guest RAM (the fd whose link
  * reads "/memfd:memory-backend-memfd"). Errors name the process and the

@@ -471,6 +471,7 @@ static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdat
 			: !strcmp(hp->sample_window, "pre")  ? REPORT_WINDOW_PRE
 			: !strcmp(hp->sample_window, "post") ? REPORT_WINDOW_POST
 			: !strcmp(hp->sample_window, "migration") ? REPORT_WINDOW_MIGRATION
+			: !strcmp(hp->sample_window, "steady") ? REPORT_WINDOW_STEADY
 							     : REPORT_WINDOW_SNAPSHOT);
 	progress(rr->run, rr->step, rr, &fig);
 	if (mono_ns() - rr->run->last_write_ns >= (uint64_t)rr->run->report_every_ms * NSEC_PER_MSEC)

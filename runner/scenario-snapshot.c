@@ -482,6 +482,8 @@ const struct scenario_ops *scenario_find(enum spec_scenario s)
 		return &scenario_dirty_log;
 	case SPEC_SCENARIO_POSTCOPY_RESTORE:
 		return &scenario_postcopy_restore;
+	case SPEC_SCENARIO_NUMA_HINTING:
+		return &scenario_numa_hinting;
 	}
 	return NULL;
 }

@@ -18,7 +18,7 @@
  *              once, so a row ends where the action changed phase (a
  *              migration's new pass) rather than at the next interval
  *
- * Adding one (numa-hinting, postcopy-restore) is a new scenario-<name>.c
+ * Adding one is a new scenario-<name>.c
  * and a line in scenario_find(); the runner is untouched.
  */
 #pragma once
@@ -71,3 +71,4 @@ const struct scenario_ops *scenario_find(enum spec_scenario s);
 extern const struct scenario_ops scenario_background_snapshot;
 extern const struct scenario_ops scenario_dirty_log;
 extern const struct scenario_ops scenario_postcopy_restore;
+extern const struct scenario_ops scenario_numa_hinting;

@@ -20,6 +20,7 @@
 #include "drain.h"
 #include "guest-linux.h"
 #include "macro.h"
+#include "numa-host.h"
 #include "qemu-args.h"
 #include "qga.h"
 #include "run-dir.h"
@@ -90,9 +91,19 @@ static bool wait_exit(struct vm *vm, uint64_t deadline_ns)
 static int extra_args(const struct vm_config *cfg, char ***ret)
 {
 	const struct run_spec *s = cfg->spec;
-	char **v = NULL;
+	char **v = NULL, policy[160] = "";
 	int r = 0;
 
+	if (s->scenario == SPEC_SCENARIO_NUMA_HINTING && s->vm.backing == SPEC_BACKING_MEMFD) {
+		/* spread over every online node (docs/scenarios.md, numa-hinting); NUMA balancing does not scan it yet */
+		uint64_t nodes = 0;
+		if (numa_host_nodes(&nodes, NULL) == 0 && numa_node_count(nodes) > 1) {
+			size_t n = (size_t)snprintf(policy, sizeof(policy), ",policy=interleave");
+			for (unsigned b = 0; b < NUMA_HOST_MAX_NODES && n < sizeof(policy) - 16; b++)
+				if (nodes & (1ull << b))
+					n += (size_t)snprintf(policy + n, sizeof(policy) - n, ",host-nodes=%u", b);
+		}
+	}
 	r |= strv_push(&v, "-machine");
 	r |= strv_pushf(&v, "%s,memory-backend=%s", s->vm.machine, MEM_BACKEND_ID);
 	r |= strv_push(&v, "-object");
@@ -102,8 +113,8 @@ static int extra_args(const struct vm_config *cfg, char ***ret)
 				(unsigned long long)(s->vm.hugepage_size ? s->vm.hugepage_size : 2ull << 20),
 				s->vm.prealloc ? "on" : "off");
 	else if (s->vm.backing == SPEC_BACKING_MEMFD)
-		r |= strv_pushf(&v, "memory-backend-memfd,id=%s,size=%llu,share=on,prealloc=%s", MEM_BACKEND_ID,
-				(unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off");
+		r |= strv_pushf(&v, "memory-backend-memfd,id=%s,size=%llu,share=on,prealloc=%s%s", MEM_BACKEND_ID,
+				(unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off", policy);
 	else
 		r |= strv_pushf(&v, "memory-backend-ram,id=%s,size=%llu,prealloc=%s", MEM_BACKEND_ID,
 			       (unsigned long long)s->vm.memory, s->vm.prealloc ? "on" : "off");

@@ -27,7 +27,7 @@
 
 #define SPEC_MAX_DEPTH 16
 
-static const char *const scenario_names[] = { "background-snapshot", "dirty-log", "postcopy-restore", NULL };
+static const char *const scenario_names[] = { "background-snapshot", "dirty-log", "postcopy-restore", "numa-hinting", NULL };
 static const char *const access_names[] = { "read", "write", NULL };
 static const char *const tracking_names[] = { "bitmap", "ring", NULL };
 static const char *const completion_names[] = { "cancel", "complete", NULL };
@@ -140,6 +140,8 @@ static const struct field fields[] = {
 	{ .path = "postcopy.access", .type = F_ENUM, .offset = OFF(postcopy.access), .choices = access_names },
 	{ .path = "postcopy.preempt", .type = F_BOOL, .offset = OFF(postcopy.preempt) },
 	{ .path = "postcopy.background_bandwidth", .type = F_SIZE, .offset = OFF(postcopy.background_bandwidth), .min = 1 << 16, .max = 1e12, .nullable = true },
+	{ .path = "numa_hinting", .type = F_OBJECT },
+	{ .path = "numa_hinting.steady_s", .type = F_SECONDS, .offset = OFF(numa_hinting.steady_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "postcopy.timeout_s", .type = F_SECONDS, .offset = OFF(postcopy.timeout_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "timing", .type = F_OBJECT },
 	{ .path = "timing.warmup_s", .type = F_SECONDS, .offset = OFF(timing.warmup_s), .min = 0, .max = 86400 },
@@ -332,6 +334,7 @@ int spec_init(struct run_spec *spec)
 			.access = SPEC_FAULT_READ,
 			.timeout_s = 120,
 		},
+		.numa_hinting = { .steady_s = 20 },
 		.timing = {
 			.warmup_s = 2,
 			.pre_s = 5,
@@ -1357,6 +1360,18 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 			return sb_error_set(err, -EINVAL,
 					    "spec.guest.pattern: the postcopy-restore scenario times the destination's fault-linear pass; set guest.pattern (or a guest.vcpu_pattern) to \"fault-linear\"");
 	}
+	if (spec->scenario == SPEC_SCENARIO_NUMA_HINTING) {
+		if (spec->vm.backend != SPEC_BACKEND_QEMU)
+			return sb_error_set(err, -EINVAL,
+					    "spec.scenario \"numa-hinting\": the runner spreads the guest RAM over the host's nodes through QEMU's memory backend, so it needs the qemu backend; drop vm.backend");
+		if (spec->vm.backing != SPEC_BACKING_MEMFD)
+			return sb_error_set(err, -EINVAL,
+					    "spec.vm.backing: the numa-hinting scenario sets the guest RAM's NUMA policy through its memfd (and arms[].pin pins it there); set vm.backing \"memfd\"");
+		if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->numa_hinting.steady_s * 1000))
+			return sb_error_set(err, -EINVAL,
+					    "spec.numa_hinting.steady_s: %g s is shorter than one sample interval (spec.timing.interval_ms %u); lengthen it",
+					    spec->numa_hinting.steady_s, spec->timing.interval_ms);
+	}
 	if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.pre_s * 1000) ||
 	    (uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.post_s * 1000))
 		return sb_error_set(err, -EINVAL,
@@ -1541,6 +1556,12 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 		add(&b, d, "background_bandwidth", spec->postcopy.background_bandwidth ? json_object_new_uint64(spec->postcopy.background_bandwidth) : NULL);
 		add(&b, d, "timeout_s", seconds(spec->postcopy.timeout_s));
 		add(&b, o, "postcopy", d);
+	}
+
+	if (spec->scenario == SPEC_SCENARIO_NUMA_HINTING) {
+		struct json_object *d = json_object_new_object();
+		add(&b, d, "steady_s", seconds(spec->numa_hinting.steady_s));
+		add(&b, o, "numa_hinting", d);
 	}
 
 	add(&b, t, "warmup_s", seconds(spec->timing.warmup_s));

@@ -32,6 +32,7 @@ enum spec_scenario {
 	SPEC_SCENARIO_BACKGROUND_SNAPSHOT,
 	SPEC_SCENARIO_DIRTY_LOG,       /* a precopy migration held in its iterations (docs/scenarios.md) */
 	SPEC_SCENARIO_POSTCOPY_RESTORE, /* a postcopy migration; the destination's guest faults its region in once */
+	SPEC_SCENARIO_NUMA_HINTING,    /* NUMA balancing scans the guest RAM for a steady window (seed 002) */
 };
 
 enum spec_fault_access {
@@ -176,6 +177,11 @@ struct run_spec {
 		uint64_t background_bandwidth; /* QEMU's max-postcopy-bandwidth: the background push, bytes/s; 0: unlimited */
 		double timeout_s;         /* for the migration and the pass to end */
 	} postcopy;
+
+	/* scenario numa-hinting: how long NUMA balancing scans the guest RAM */
+	struct {
+		double steady_s;          /* the steady window */
+	} numa_hinting;
 
 	struct {
 		double warmup_s, pre_s, post_s;

@@ -36,6 +36,23 @@
       non-zero during the passes (write-protect faults) and BPF's
       kvm:kvm_page_fault is at least pf_taken.
 
+  hostvm.py numa SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
+      Seed 002's numa-hinting scenario in a 2-node host VM (examples/seed-002-numa.json
+      at one repetition per arm, 12 s steady window): arm "unpinned" and arm
+      "pinned" (its memfd guest RAM long-term pinned). Both: the run completes
+      and its report is valid; the guest RAM is spread over both nodes and
+      vCPU i sits on node i; in the steady window NUMA balancing's
+      invalidations reached KVM (numa_invalidations > 0, none classified
+      "other"), zapped SPTEs and made KVM flush remote TLBs (numa_kvm_flushes
+      > 0, seed 002's figure, == the window's bpf.kvm_remote_flush.numa-hinting),
+      vmstat numa_pte_updates > 0, and the pre window saw no KVM flush of that
+      cause (the guest RAM is not scanned before the window). Pinned:
+      vm.pinned_pages == the guest RAM's pages, and the hinting flushes still
+      come (the stock kernel does not skip pinned pages: what the patch
+      changes). Then the host VM's QEMU is killed in the steady window: the
+      repetition fails saying so, and this host's kernel.numa_balancing and
+      its knob journal are as before (the knobs were set inside the host VM).
+
 SNAPBENCH_TEST_KEEP=1 keeps WORKDIR (the runs, their consoles) when a test fails.
   hostvm.py killed SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
       The host VM's QEMU is killed once the run engine inside has started:
@@ -334,6 +351,126 @@ def postcopy(snapbench, schema, validator, workdir, image, release):
     no_leftovers(workdir)
 
 
+def numa_spec(image, steady_s):
+    """examples/seed-002-numa.json, one repetition per arm, on the cached kernel."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                           "seed-002-numa.json")) as f:
+        spec = json.load(f)
+    spec["repetitions"] = 1
+    spec["numa_hinting"]["steady_s"] = steady_s
+    spec["timing"]["pre_s"] = 4
+    spec["timing"]["post_s"] = 3
+    spec["host_vm"]["kernel"] = image
+    return spec
+
+
+def read_sysctl(name):
+    with open("/proc/sys/" + name.replace(".", "/")) as f:
+        return f.read().strip()
+
+
+def numa(snapbench, schema, validator, workdir, image, release):
+    """Seed 002 in a 2-node host VM: NUMA balancing's invalidations of pinned and unpinned guest RAM."""
+    out = os.path.join(workdir, "numa")
+    before = read_sysctl("kernel.numa_balancing")
+    spec = numa_spec(image, 12)
+    path = os.path.join(workdir, "numa.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    r = subprocess.run([snapbench, "run", "--local", "--output", out, "--spec", path, "-q"],
+                       capture_output=True, text=True, timeout=900)
+    rpath, rep = load_report(out)
+    check(r.returncode == 0, "the run failed (exit %d): %s; errors: %s"
+          % (r.returncode, r.stderr[-2000:], [x.get("error") for x in rep["repetitions"]]))
+    validate(validator, schema, rpath)
+    pages = 128 * 1024 * 1024 // 4096
+    for x in rep["repetitions"]:
+        label = x["arm"]
+        check(x["state"] == "completed", "%s: repetition %s" % (label, x["state"]))
+        n = x["numa"]
+        check(n["nodes"] == 2 and n["vcpu_nodes"] == [0, 1], "%s: placement %s" % (label, n))
+        start = n["guest_pages_by_node"]["start"]
+        check(len(start) == 2 and min(start) > 0, "%s: guest RAM by node at the window's start %s" % (label, start))
+        steady = x["windows"]["steady"]["metrics"]
+        pre = x["windows"]["pre"]["metrics"]
+        inval = window_sum(x, "steady", "bpf.invalidations.numa-hinting")
+        other = window_sum(x, "steady", "bpf.invalidations.other")
+        flushes = window_sum(x, "steady", "bpf.kvm_remote_flush.numa-hinting")
+        check(inval > 0 and steady["numa_invalidations"] == inval,
+              "%s: numa-hinting invalidations in the steady window: %d (metric %s)" % (label, inval, steady.get("numa_invalidations")))
+        check(other == 0, "%s: %d invalidations of cause other in the steady window" % (label, other))
+        check(flushes > 0 and steady["numa_kvm_flushes"] == flushes,
+              "%s: KVM remote flushes for NUMA hinting: %d (metric %s)" % (label, flushes, steady.get("numa_kvm_flushes")))
+        check(steady["numa_sptes_zapped"] and steady["numa_sptes_zapped"] > 0,
+              "%s: SPTEs zapped by NUMA hinting: %s (%s)" % (label, steady.get("numa_sptes_zapped"),
+                                                          x["windows"]["steady"]["unavailable"]))
+        check(steady["numa_pte_updates"] > 0, "%s: vmstat numa_pte_updates %s" % (label, steady["numa_pte_updates"]))
+        check(pre["numa_kvm_flushes"] == 0, "%s: %s KVM flushes for NUMA hinting before the guest RAM was scanned"
+              % (label, pre["numa_kvm_flushes"]))
+        if label == "pinned":
+            check(x["vm"].get("pinned_pages") == pages, "pinned: %s pages pinned, the guest RAM has %d"
+                  % (x["vm"].get("pinned_pages"), pages))
+        else:
+            check("pinned_pages" not in x["vm"], "unpinned: pinned_pages %s" % x["vm"].get("pinned_pages"))
+        print("%s: steady %.1f s: numa-hinting invalidations %d (%d pages), SPTEs zapped %d, KVM remote flushes %d, "
+              "host shootdowns %d, refaults %d; vmstat pte_updates %d hint_faults %d (local %d) migrated %d; "
+              "pre: flushes %d; guest pages by node %s -> %s"
+              % (label, x["windows"]["steady"]["duration_s"], inval, steady["numa_invalidated_pages"],
+                 steady["numa_sptes_zapped"], flushes, steady["numa_tlb_shootdowns"], steady["refaults"],
+                 steady["numa_pte_updates"], steady["numa_hint_faults"], steady["numa_hint_faults_local"],
+                 steady["numa_pages_migrated"], pre["numa_kvm_flushes"], start, n["guest_pages_by_node"]["end"]))
+    c = subprocess.run([snapbench, "compare", "--store", out, "--baseline", "label=unpinned", "--patched", "label=pinned"],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode in (0, 3), "compare failed (exit %d): %s" % (c.returncode, c.stderr))
+    lines = c.stdout.splitlines()
+    first = next((lines[i + 1] for i, l in enumerate(lines[:-1]) if l.strip().startswith("---")), "")
+    check("Window steady" in c.stdout and first.strip().startswith("numa kvm flushes"),
+          "compare's table is not the steady window's, led by numa_kvm_flushes:\n%s" % c.stdout)
+    print(c.stdout)
+    check(read_sysctl("kernel.numa_balancing") == before, "this host's kernel.numa_balancing changed")
+
+    # the host VM killed in the steady window: the repetition fails, nothing to restore on this host
+    out = os.path.join(workdir, "numa-killed")
+    spec = numa_spec(image, 300)
+    spec["arms"] = spec["arms"][:1]
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    argv = [snapbench, "run", "--local", "--output", out, "--spec", path, "-q"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pid = first_host_vm(out)
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            inner = glob.glob(os.path.join(out, "*", "hostvm-rep0", "run", "report.json"))
+            if inner:
+                try:
+                    with open(inner[0]) as f:
+                        if any(row["window"] == "steady" for x in json.load(f)["repetitions"] for row in x["timeline"]):
+                            break
+                except (OSError, ValueError, KeyError):
+                    pass
+            time.sleep(0.5)
+        else:
+            check(False, "the steady window did not begin within 240 s")
+        os.kill(pid, signal.SIGKILL)
+        p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    rpath, rep = load_report(out)
+    validate(validator, schema, rpath)
+    x = rep["repetitions"][0]
+    check(p.returncode != 0 and x["state"] == "failed" and "QEMU was killed" in (x["error"]["message"] or ""),
+          "killed in the steady window: exit %d, repetition %s: %s" % (p.returncode, x["state"], x["error"]))
+    check(read_sysctl("kernel.numa_balancing") == before, "this host's kernel.numa_balancing changed")
+    # --local keeps this host's knob journal in the results directory (the host VM's own is inside it)
+    journal = os.path.join(out, "knobs.journal")
+    check(not os.path.exists(journal), "a knob journal left to restore on this host: %s" % journal)
+    print("killed in the steady window: %s; kernel.numa_balancing here still %s" % (x["error"]["message"][:200], before))
+    no_leftovers(workdir)
+
+
 def noboot(snapbench, schema, validator, workdir, image, release):
     out = os.path.join(workdir, "noboot")
     argv = [snapbench, "run", "--local", "--output", out, "--kernel", image,
@@ -456,7 +593,7 @@ def main():
     ok = False
     try:
         {"e2e": e2e, "noboot": noboot, "badinput": badinput, "killed": killed, "dirtylog": dirtylog,
-         "postcopy": postcopy, "silent": silent}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
+         "postcopy": postcopy, "silent": silent, "numa": numa}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
         ok = True
     finally:
         no_leftovers(workdir)

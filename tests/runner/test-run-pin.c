@@ -8,6 +8,13 @@
  *     by at least that many over the run and nr_foll_pin_released by as
  *     many, so none is left (the unpinned arm records none);
  *   - pin without a memfd backing is refused by the spec, naming the fix.
+ *
+ * The numa-hinting scenario on this host (docs/scenarios.md): its steady
+ * window between pre and post, the guest placed on the host's nodes, the
+ * guest RAM's policy switched for the window (mbind on the memfd), the
+ * seed 002 counts in every window, measured or unavailable with the
+ * reason (never a silent 0), kernel.numa_balancing restored after the run;
+ * and with kernel.numa_balancing=0 the repetition fails naming the knob.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,10 +98,92 @@ static void test_pin(void)
 	spec_done(&spec);
 }
 
+static const char *const numa_counts[] = {
+	"numa_kvm_flushes", "numa_sptes_zapped", "numa_invalidations", "numa_invalidated_pages", "numa_tlb_shootdowns",
+	"refaults", "numa_pte_updates", "numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated",
+};
+
+static void numa_spec(struct run_spec *spec, const char *balancing)
+{
+	struct sb_error err = {};
+	char knob[64];
+
+	pin_spec(spec, "memfd");
+	snprintf(knob, sizeof(knob), "sysctl:kernel.numa_balancing=%s", balancing);
+	CHECK(spec_set(spec, "scenario", "numa-hinting", NULL, &err) == 0);
+	CHECK(spec_set(spec, "numa_hinting.steady_s", "3", NULL, &err) == 0);
+	CHECK(spec_set(spec, "knobs", knob, NULL, &err) == 0);
+	CHECK_MSG(spec_validate(spec, &err) == 0, "%s", err.msg);
+}
+
+static void test_numa(void)
+{
+	_cleanup_free_ char *before = strdup(run_test_read_file("/proc/sys/kernel/numa_balancing"));
+	struct run_spec spec;
+	struct runner_options opts = {};
+	struct sb_error err = {};
+	struct json_object *r;
+	char path[128];
+	int k;
+
+	numa_spec(&spec, "1");
+	k = run_test_run("numa", &spec, &opts, &r, &err);
+	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
+	for (int i = 0; i < 2; i++) {
+		const char *arm = jstr(r, i ? "repetitions/1/arm" : "repetitions/0/arm");
+		double nodes;
+
+		snprintf(path, sizeof(path), "repetitions/%d/numa/nodes", i);
+		nodes = jnum(r, path);
+		CHECK_MSG(nodes >= 1, "%s: numa.nodes %g", arm, nodes);
+		snprintf(path, sizeof(path), "repetitions/%d/numa/vcpu_nodes", i);
+		CHECK_MSG(jp(r, path) && json_object_array_length(jp(r, path)) == 2, "%s: vcpu_nodes", arm);
+		snprintf(path, sizeof(path), "repetitions/%d/numa/steady_ended_s", i);
+		CHECK_MSG(jnum(r, path) > 0, "%s: the steady window did not end with the policy switched back", arm);
+		snprintf(path, sizeof(path), "repetitions/%d/windows/steady/duration_s", i);
+		CHECK_MSG(jnum(r, path) >= 2.5, "%s: steady window of %g s", arm, jnum(r, path));
+		printf("%s: %g node(s), steady %.1f s:", arm, nodes, jnum(r, path));
+		for (size_t m = 0; m < ARRAY_SIZE(numa_counts); m++) {
+			const char *w[] = { "pre", "steady", "post" };
+			for (size_t j = 0; j < ARRAY_SIZE(w); j++) {
+				struct json_object *v, *why;
+				snprintf(path, sizeof(path), "repetitions/%d/windows/%s/metrics/%s", i, w[j], numa_counts[m]);
+				v = jp(r, path);
+				snprintf(path, sizeof(path), "repetitions/%d/windows/%s/unavailable/%s", i, w[j], numa_counts[m]);
+				why = jp(r, path);
+				/* a number, or null with the reason */
+				CHECK_MSG((v && json_object_is_type(v, json_type_double)) ||
+					  (v && json_object_is_type(v, json_type_int)) ||
+					  (!v && why && json_object_get_string_len(why) > 0),
+					  "%s: %s in %s is neither measured nor unavailable with a reason", arm, numa_counts[m], w[j]);
+				if (j == 1)
+					printf(" %s %s", numa_counts[m], v ? json_object_get_string(v) : "unavailable");
+			}
+		}
+		printf("\n");
+	}
+	CHECK(!strcmp(run_test_read_file("/proc/sys/kernel/numa_balancing"), before));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+
+	/* NUMA balancing off: nothing would scan the guest RAM, and the repetition says which knob to add */
+	numa_spec(&spec, "0");
+	k = run_test_run("numa-off", &spec, &opts, &r, &err);
+	CHECK_MSG(k < 0 && r, "a numa-hinting run with kernel.numa_balancing=0 did not fail");
+	printf("numa_balancing=0: %s\n", jstr(r, "repetitions/0/error/message"));
+	CHECK(strstr(jstr(r, "repetitions/0/error/message"), "sysctl:kernel.numa_balancing=1"));
+	CHECK(!strcmp(run_test_read_file("/proc/sys/kernel/numa_balancing"), before));
+	run_test_expect_no_qemu(r);
+	json_object_put(r);
+	spec_done(&spec);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct run_test_case cases[] = {
 		{ "pin", test_pin },
+		{ "numa", test_numa },
 	};
 
 	run_test_init(argc, argv);
