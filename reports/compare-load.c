@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "compare-private.h"
 #include "fileio.h"
+#include "report.h"
 #include "run-dir.h"
 
 static void timeline_free(struct compare_timeline *t)
@@ -22,7 +23,7 @@ static void timeline_free(struct compare_timeline *t)
 	free(t->window);
 }
 
-static void report_free(struct compare_report *r)
+static void compare_report_free(struct compare_report *r)
 {
 	if (!r)
 		return;
@@ -37,7 +38,7 @@ static void report_free(struct compare_report *r)
 void compare_pool_done(struct compare_pool *pool)
 {
 	for (size_t i = 0; i < pool->n; i++)
-		report_free(pool->reports[i]);
+		compare_report_free(pool->reports[i]);
 	free(pool->reports);
 	*pool = (struct compare_pool){ 0 };
 }
@@ -164,7 +165,9 @@ const char *const compare_timeline_counters[COMPARE_TIMELINE_COUNTERS] = {
 	"bpf.invalidations",
 };
 
-static unsigned char window_code(const char *w)
+/* action: the window the report's scenario acts in, report_scenario_window():
+ * the timeline's clock starts there, whatever the scenario calls it */
+static unsigned char window_code(const char *w, const char *action)
 {
 	if (!w)
 		return COMPARE_W_OTHER;
@@ -172,8 +175,8 @@ static unsigned char window_code(const char *w)
 		return COMPARE_W_WARMUP;
 	if (!strcmp(w, "pre"))
 		return COMPARE_W_PRE;
-	if (!strcmp(w, "snapshot"))
-		return COMPARE_W_SNAPSHOT;
+	if (!strcmp(w, action))
+		return COMPARE_W_ACTION;
 	if (!strcmp(w, "post"))
 		return COMPARE_W_POST;
 	return COMPARE_W_OTHER;
@@ -222,7 +225,7 @@ static int extract_timelines(const char *path, struct compare_report *rep, struc
 			t->dt_s[t->n] = json_object_get_double(dt);
 			for (size_t c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
 				t->counter[c][t->n] = counter(row, compare_timeline_counters[c]);
-			t->window[t->n] = window_code(json_lookup_string(row, "window"));
+			t->window[t->n] = window_code(json_lookup_string(row, "window"), rep->action_window);
 			t->n++;
 		}
 		if (tl)
@@ -267,9 +270,10 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 	rep->ino = st->st_ino;
 	rep->id = json_lookup_string(rep->root, "id");
 	rep->state = json_lookup_string(rep->root, "state");
+	rep->action_window = report_scenario_window(json_lookup_string(json_lookup(rep->root, "spec"), "scenario"));
 	r = extract_timelines(path, rep, err);
 	if (r < 0) {
-		report_free(rep);
+		compare_report_free(rep);
 		return r;
 	}
 	*out = rep;
@@ -323,7 +327,7 @@ int compare_pool_load(struct compare_pool *pool, const char *path, struct compar
 		return r;
 	struct compare_report **nv = realloc(pool->reports, (pool->n + 1) * sizeof(*nv));
 	if (!nv) {
-		report_free(rep);
+		compare_report_free(rep);
 		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
 	}
 	pool->reports = nv;

@@ -141,14 +141,15 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 /* ---- timeline ---- */
 
 struct step {
-	double t0, t1;   /* seconds relative to the snapshot start */
+	double t0, t1;   /* seconds relative to the start of the action window */
 	double rate[COMPARE_TIMELINE_COUNTERS]; /* per second; NAN when the counter is absent */
 };
 
 struct series {
 	struct step *steps;
 	size_t n;
-	double snap_end;  /* end of the snapshot window, relative */
+	double act_end;     /* end of the action window, relative */
+	const char *window; /* the action window's name, the report's action_window */
 	bool have[COMPARE_TIMELINE_COUNTERS];
 	const struct compare_rep *rep;
 };
@@ -156,7 +157,7 @@ struct series {
 static const char *const panel_id[COMPARE_TIMELINE_COUNTERS] = { "panel-pf", "panel-tlb", "panel-invalidations" };
 static const char *const panel_name[COMPARE_TIMELINE_COUNTERS] = { "pf/s", "tlb/s", "invalidations/s" };
 
-/* The repetition whose snapshot-window pf_per_s is closest to the side's median. */
+/* The repetition whose action-window pf_per_s is closest to the side's median. */
 static size_t representative(const struct compare_side *side)
 {
 	_cleanup_free_ double *v = malloc(side->n_reps * sizeof(*v));
@@ -166,8 +167,9 @@ static size_t representative(const struct compare_side *side)
 	if (!v)
 		return 0;
 	for (size_t i = 0; i < side->n_reps; i++) {
-		struct json_object *x = json_lookup(json_lookup(json_lookup(json_lookup(side->reps[i].rep, "windows"), "snapshot"),
-							  "metrics"), "pf_per_s");
+		const struct compare_rep *rp = &side->reps[i];
+		struct json_object *w = json_lookup(json_lookup(rp->rep, "windows"), rp->report->action_window);
+		struct json_object *x = json_lookup(json_lookup(w, "metrics"), "pf_per_s");
 		v[i] = json_is_number(x) ? json_object_get_double(x) : NAN;
 		if (!isnan(v[i]))
 			n++;
@@ -197,9 +199,9 @@ static int series_from_rep(const struct compare_rep *rp, struct series *out)
 	size_t n = tl ? tl->n : 0;
 	double start = NAN, end = NAN;
 
-	*out = (struct series){ .rep = rp };
+	*out = (struct series){ .rep = rp, .window = rp->report->action_window };
 	for (size_t i = 0; i < n; i++) {
-		if (tl->window[i] != COMPARE_W_SNAPSHOT)
+		if (tl->window[i] != COMPARE_W_ACTION)
 			continue;
 		if (isnan(start))
 			start = tl->t_s[i] - tl->dt_s[i];
@@ -215,7 +217,7 @@ static int series_from_rep(const struct compare_rep *rp, struct series *out)
 	out->steps = calloc(n, sizeof(*out->steps));
 	if (!out->steps)
 		return -ENOMEM;
-	out->snap_end = end - start;
+	out->act_end = end - start;
 	for (size_t i = 0; i < n;) {
 		double sum[COMPARE_TIMELINE_COUNTERS] = { 0 }, dur = 0;
 		bool have[COMPARE_TIMELINE_COUNTERS] = { false };
@@ -248,7 +250,7 @@ static const struct {
 	double W, left, right, top, panel_h, gap;
 } tl_geom = { .W = 820, .left = 90, .right = 24, .top = 100, .panel_h = 170, .gap = 70 };
 
-/* Each side's series: its representative repetition, else the first with a snapshot timeline. */
+/* Each side's series: its representative repetition, else the first with rows in its action window. */
 static int pick_series(const struct compare_result *r, struct series ser[2], const char **why)
 {
 	for (int k = 0; k < 2; k++) {
@@ -264,16 +266,17 @@ static int pick_series(const struct compare_result *r, struct series ser[2], con
 			rr = series_from_rep(&side->reps[idx], &ser[k]);
 		}
 		if (rr < 0) {
-			*why = rr == -ENOMEM ? "out of memory" : "no repetition has timeline rows in the snapshot window";
+			*why = rr == -ENOMEM ? "out of memory" :
+					       "no repetition has timeline rows in the window of its scenario's action";
 			return rr;
 		}
 	}
 	return 0;
 }
 
-/* Panel c (counter c of both sides over time tx); -ENOMEM. */
+/* Panel c (counter c of both sides over time tx), its bars marking the action windows named win; -ENOMEM. */
 static int draw_panel(struct svg *s, const struct compare_result *r, const struct series ser[2], int c,
-		      const struct axis *tx)
+		      const struct axis *tx, const char *win)
 {
 	const double W = tl_geom.W, left = tl_geom.left, right = tl_geom.right;
 	double y_top = tl_geom.top + (double)c * (tl_geom.panel_h + tl_geom.gap), y_bottom = y_top + tl_geom.panel_h;
@@ -289,11 +292,16 @@ static int draw_panel(struct svg *s, const struct compare_result *r, const struc
 	svg_group_begin(s, panel_id[c]);
 	svg_text(s, left, y_top - 8, "start", 13, "#111111", "%s (%s per second)", panel_name[c],
 		 compare_timeline_counters[c]);
+	svg_text(s, W - right, y_top - 8, "end", 11, "#555555", "bars: %s window", win);
 	y_axis(s, &ay, left, W - right, y_bottom, y_top);
-	/* each side's snapshot window: a bar along the top of the panel */
+	/* each side's action window: a bar along the top of the panel, in a
+	 * group named for the window so that a reader of the SVG knows which */
 	for (int k = 0; k < 2; k++) {
-		double x0 = scale(tx, 0, left, W - right), x1 = scale(tx, ser[k].snap_end, left, W - right);
+		double x0 = scale(tx, 0, left, W - right), x1 = scale(tx, ser[k].act_end, left, W - right);
+		snprintf(buf, sizeof(buf), "window-%s", ser[k].window);
+		svg_group_begin(s, buf);
 		svg_rect(s, x0, y_top + 2 + 7 * (double)k, x1 - x0, 5, side_color[k], "none", 0.5);
+		svg_group_end(s);
 	}
 	svg_line(s, scale(tx, 0, left, W - right), y_top, scale(tx, 0, left, W - right), y_bottom, "#888888", 1,
 		 "4 3");
@@ -336,7 +344,7 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 {
 	const double W = tl_geom.W, left = tl_geom.left;
 	struct series ser[2] = { 0 };
-	char label[80];
+	char label[80], win[64];
 	struct svg s;
 	char *out = NULL;
 
@@ -351,6 +359,7 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 			t_hi = fmax(t_hi, ser[k].steps[i].t1);
 		}
 	struct axis tx = nice_axis(t_lo, t_hi);
+	compare_timeline_window(r, win, sizeof(win));
 	/* pf/s and tlb/s always (a missing counter is said so in its panel);
 	 * invalidations/s when either side measured them */
 	int panels = 2 + (ser[0].have[2] || ser[1].have[2]);
@@ -360,8 +369,8 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 		*why = "out of memory";
 		goto out;
 	}
-	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "%s through the snapshot window",
-		 panels > 2 ? "pf/s, tlb/s and invalidations/s" : "pf/s and tlb/s");
+	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "%s through the %s window",
+		 panels > 2 ? "pf/s, tlb/s and invalidations/s" : "pf/s and tlb/s", win);
 	for (int k = 0; k < 2; k++) {
 		text_sanitize(r->side[k]->label, label, sizeof(label));
 		char id[80];
@@ -372,14 +381,14 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 			 label, id, (long long)ser[k].rep->index);
 	}
 	for (int c = 0; c < panels; c++) {
-		if (draw_panel(&s, r, ser, c, &tx) < 0) {
+		if (draw_panel(&s, r, ser, c, &tx, win) < 0) {
 			svg_abort(&s);
 			*why = "out of memory";
 			goto out;
 		}
 	}
 	svg_text(&s, W / 2, H - 12, "middle", 11, "#444444",
-		 "seconds since the snapshot started (dashed line); bars at the top: each side's snapshot window");
+		 "seconds since the %s window started (dashed line); bars at the top: each side's %s window", win, win);
 	out = svg_end(&s);
 	if (!out)
 		*why = "out of memory";

@@ -489,8 +489,12 @@ static void md_plots(struct strbuf *b, const struct compare_result *r, unsigned 
 		if (n)
 			strbuf_append(b, "\n");
 	}
-	if (flags & COMPARE_MD_TIMELINE)
-		strbuf_append(b, "- [timeline](timeline.svg): the rates through the snapshot window, one repetition per side\n");
+	if (flags & COMPARE_MD_TIMELINE) {
+		char win[64];
+		compare_timeline_window(r, win, sizeof(win));
+		strbuf_appendf(b, "- [timeline](timeline.svg): the rates through the %s window, one repetition per side\n",
+			       win);
+	}
 }
 
 char *compare_format_markdown(const struct compare_result *r, unsigned flags)

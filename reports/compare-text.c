@@ -6,6 +6,7 @@
 
 #include "compare-private.h"
 #include "compare.h"
+#include "report.h"
 
 void text_sanitize(const char *in, char *out, size_t size)
 {
@@ -200,4 +201,21 @@ bool compare_any_tcg(const struct compare_result *r)
 				return true;
 		}
 	return false;
+}
+
+/*
+ * The sides' action window, of their first repetitions' reports; both when
+ * they differ (a forced comparison of two scenarios), so that a caption
+ * names what each side's bar marks.
+ */
+void compare_timeline_window(const struct compare_result *r, char *buf, size_t size)
+{
+	const char *w[2];
+
+	for (int k = 0; k < 2; k++)
+		w[k] = r->side[k]->n_reps ? r->side[k]->reps[0].report->action_window : report_scenario_window(NULL);
+	if (!strcmp(w[0], w[1]))
+		snprintf(buf, size, "%s", w[0]);
+	else
+		snprintf(buf, size, "%s/%s", w[0], w[1]);
 }

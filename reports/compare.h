@@ -54,7 +54,13 @@
 /* The part of a repetition's timeline compare draws, kept as arrays: the
  * JSON rows are dropped after loading (they are most of a report's size and
  * json-c needs many times that in memory). */
-enum compare_window_code { COMPARE_W_WARMUP, COMPARE_W_PRE, COMPARE_W_SNAPSHOT, COMPARE_W_POST, COMPARE_W_OTHER };
+enum compare_window_code {
+	COMPARE_W_WARMUP,
+	COMPARE_W_PRE,
+	COMPARE_W_ACTION, /* the window the report's scenario acts in (compare_report.action_window) */
+	COMPARE_W_POST,
+	COMPARE_W_OTHER,
+};
 
 #define COMPARE_TIMELINE_COUNTERS 3
 /* kvm.pf_taken, kvm.remote_tlb_flush, bpf.invalidations */
@@ -71,6 +77,7 @@ struct compare_report {
 	char *path;                 /* as given or found in the store */
 	const char *id;             /* points into root */
 	const char *state;          /* points into root */
+	const char *action_window;  /* report_scenario_window() of spec.scenario: "snapshot", "migration" */
 	struct json_object *root;   /* the report without its timeline rows */
 	struct compare_timeline *timelines; /* one per repetitions[] entry */
 	size_t n_timelines;
@@ -310,10 +317,14 @@ void compare_format_change(const struct compare_metric *m, char *buf, size_t siz
 /* SVG: the repetitions of each side of metrics[i] as a strip and box plot. */
 char *compare_plot_metric_svg(const struct compare_result *r, size_t i);
 /* SVG: pf/s and tlb/s (and invalidations/s when the reports have them)
- * through the snapshot window of one repetition per side (the one whose
- * snapshot-window pf_per_s is closest to its side's median).
+ * through the action window of its scenario (compare_report.action_window:
+ * snapshot, migration) of one repetition per side (the one whose pf_per_s
+ * in that window is closest to its side's median), the window marked.
  * Returns NULL and sets *why when the reports hold no timeline to draw. */
 char *compare_plot_timeline_svg(const struct compare_result *r, const char **why);
+/* The window the timeline marks, for text about it: "snapshot", "migration",
+ * or "snapshot/migration" when the sides' scenarios differ (--force). */
+void compare_timeline_window(const struct compare_result *r, char *buf, size_t size);
 
 /* A file name for metrics[i]'s plot: "WINDOW-METRIC.svg", unsafe bytes as '_'. */
 char *compare_plot_file_name(const struct compare_metric *m);

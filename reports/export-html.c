@@ -365,13 +365,16 @@ static void plots_section(struct strbuf *b, const struct compare_result *r)
 				metric_details(b, r, i);
 	}
 	const char *why = NULL;
+	char win[64];
 	_cleanup_free_ char *timeline = compare_plot_timeline_svg(r, &why);
+	/* named as the plot names it: a dirty-log run's window is its migration */
+	compare_timeline_window(r, win, sizeof(win));
 	strbuf_append(b, "<h2>Timeline</h2>\n");
 	if (timeline) {
-		strbuf_append(b, "<p>The rates through the snapshot window, one repetition per side.</p>\n");
+		strbuf_appendf(b, "<p>The rates through the %s window, one repetition per side.</p>\n", win);
 		inline_svg(b, timeline, "timeline-");
 	} else {
-		strbuf_append(b, "<p>No timeline: ");
+		strbuf_appendf(b, "<p>No timeline of the %s window: ", win);
 		html_text(b, why ? why : "unknown reason");
 		strbuf_append(b, ".</p>\n");
 	}

@@ -16,6 +16,11 @@ CASE is one of
              namespace). A report whose arm label, metric name and
              unavailable reason hold <script>, quotes and & comes out
              escaped: no element of its making, the text as written.
+             The timeline is drawn and marks the scenario's action window:
+             the snapshot of a background-snapshot run, the migration of a
+             dirty-log and of a postcopy-restore run (each side's bars in
+             a window-migration group, the captions and the link in
+             compare.md naming it).
   chromium   headless Chromium (Debian's chromium) renders the pages: the
              DOM it builds holds the JSON's metrics as table rows, nothing
              reaches its console (checked to catch a page that throws), and
@@ -35,6 +40,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -259,11 +265,70 @@ def check_hostile(snapbench, testdata, tmp):
     return text, doc
 
 
+def migrating_pair(testdata, tmp, name):
+    """Fixture name (one arm, stock) as baseline, and a copy of it as another run of arm patched."""
+    b = ex.relabel(ex.load(testdata, name), "stock", "patched")
+    b["id"] += "-patched"
+    return name, ex.write_json(os.path.join(tmp, "patched-" + name), b)
+
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def check_timeline_window(page_text, window, what):
+    """The page's timeline is drawn, names window in its captions and marks it in every panel with one bar per
+    side, in a group window-WINDOW (its id prefixed), shaded as the snapshot's are: half-opaque, the side's colour."""
+    section = page_text.split("<h2>Timeline</h2>\n", 1)[1]
+    check(not section.startswith("<p>No timeline"), "%s: no timeline: %s" % (what, section.split("\n", 1)[0]))
+    check(section.startswith("<p>The rates through the %s window, one repetition per side.</p>\n" % window),
+          "%s: the timeline's caption reads %r" % (what, section.split("\n", 1)[0]))
+    svg = section[section.index("<svg "):section.index("</svg>") + 6]
+    root = ET.fromstring(svg)
+    texts = ["".join(t.itertext()) for t in root.iter(SVG_NS + "text")]
+    check(any(t.endswith("through the %s window" % window) for t in texts), "%s: no title names the %s window: %s"
+          % (what, window, texts[:1]))
+    other = [t for t in texts if re.search(r"\b(snapshot|migration)\b", t) and window not in t]
+    check(not other, "%s: timeline text naming another window than %s: %s" % (what, window, other))
+    panels = [g for g in root.iter(SVG_NS + "g") if re.search(r"-panel-[a-z]+$", g.get("id", ""))]
+    check(len(panels) >= 2, "%s: %d timeline panels" % (what, len(panels)))
+    for panel in panels:
+        bands = [g for g in panel.iter(SVG_NS + "g") if g.get("id", "").endswith("-window-" + window)]
+        check(len(bands) == 2, "%s: %s has %d %s bars, expected one per side"
+              % (what, panel.get("id"), len(bands), window))
+        for k, g in enumerate(bands):
+            rects = list(g.iter(SVG_NS + "rect"))
+            check(len(rects) == 1 and float(rects[0].get("width")) > 0
+                  and rects[0].get("fill") == "#%02x%02x%02x" % PLOT_COLOURS[k]
+                  and rects[0].get("fill-opacity") == "0.50",
+                  "%s: %s's %s bar of side %d is %s" % (what, panel.get("id"), window, k,
+                                                         [r.attrib for r in rects]))
+        stray = [g.get("id") for g in panel.iter(SVG_NS + "g") if "-window-" in g.get("id", "")
+                 and not g.get("id").endswith("-window-" + window)]
+        check(not stray, "%s: %s marks other windows: %s" % (what, panel.get("id"), stray))
+    log("%s: the timeline marks each side's %s window in %d panels" % (what, window, len(panels)))
+
+
 def case_structure(snapbench, testdata, tmp):
     os.chdir(testdata)
     for what, args in CASES:
         check_page(snapbench, args, tmp, what)
     check_hostile(snapbench, testdata, tmp)
+    # the timeline marks the window the scenario acts in: a migrating run's migration, or the snapshot
+    for name in ("dirty-log.json", "postcopy.json"):
+        what = "%s vs its copy as patched" % name
+        args = list(migrating_pair(testdata, tmp, name))
+        text, _ = check_page(snapbench, args, tmp, what)
+        check_timeline_window(text, "migration", what)
+        # the Markdown beside the plots links the same timeline under the same name
+        out = tempfile.mkdtemp(prefix="md-", dir=tmp)
+        ex.run([snapbench, "compare", "--output", out] + args, rc=0)
+        with open(os.path.join(out, "compare.md"), encoding="utf-8") as f:
+            md = f.read()
+        check("- [timeline](timeline.svg): the rates through the migration window, one repetition per side\n" in md,
+              "%s: compare.md does not link the migration timeline:\n%s" % (what, md))
+    text, _ = check_page(snapbench, ["--baseline", "stock.json", "--patched", "regressed.json"], tmp,
+                         "background-snapshot timeline")
+    check_timeline_window(text, "snapshot", "background-snapshot timeline")
 
 
 # ---- Chromium ----
