@@ -79,16 +79,22 @@ static const char *const numa_metrics[] = {
 	"latency_p99_ns",
 };
 
+static const struct {
+	const char *scenario;
+	const char *const *windows; /* one window */
+	const char *const *metrics;
+	size_t n_metrics;
+} scenario_defaults[] = {
+	{ "dirty-log", dirty_log_windows, dirty_log_metrics, ARRAY_SIZE(dirty_log_metrics) },
+	{ "postcopy-restore", dirty_log_windows, postcopy_metrics, ARRAY_SIZE(postcopy_metrics) },
+	{ "numa-hinting", numa_windows, numa_metrics, ARRAY_SIZE(numa_metrics) },
+};
+
 static bool is_scenario(const struct compare_side *side, const char *name)
 {
 	struct json_object *sc = side->n_reports ? json_lookup(json_lookup(side->reports[0]->root, "spec"), "scenario") : NULL;
 
 	return sc && json_object_is_type(sc, json_type_string) && !strcmp(json_object_get_string(sc), name);
-}
-
-static bool is_dirty_log(const struct compare_side *side)
-{
-	return is_scenario(side, "dirty-log");
 }
 
 /* The spec fields two runs must share to be compared (docs/compare.md). */
@@ -846,33 +852,18 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 	res->opts = *opts;
 	res->side[0] = baseline;
 	res->side[1] = patched;
-	if (is_dirty_log(baseline)) {
-		/* the defaults are the snapshot's: a dirty-log run's are its own (the sides share a scenario, below) */
+	/* the defaults are the snapshot's: a scenario with its own window has its own (the sides share a scenario, below) */
+	for (size_t i = 0; i < ARRAY_SIZE(scenario_defaults); i++) {
+		const typeof(scenario_defaults[0]) *d = &scenario_defaults[i];
+		if (!is_scenario(baseline, d->scenario))
+			continue;
 		if (opts->windows == (char **)default_windows) {
-			res->opts.windows = (char **)dirty_log_windows;
-			res->opts.n_windows = ARRAY_SIZE(dirty_log_windows);
+			res->opts.windows = (char **)d->windows;
+			res->opts.n_windows = 1;
 		}
 		if (opts->metrics == (char **)compare_default_metrics) {
-			res->opts.metrics = (char **)dirty_log_metrics;
-			res->opts.n_metrics = ARRAY_SIZE(dirty_log_metrics);
-		}
-	} else if (is_scenario(baseline, "postcopy-restore")) {
-		if (opts->windows == (char **)default_windows) {
-			res->opts.windows = (char **)dirty_log_windows;
-			res->opts.n_windows = ARRAY_SIZE(dirty_log_windows);
-		}
-		if (opts->metrics == (char **)compare_default_metrics) {
-			res->opts.metrics = (char **)postcopy_metrics;
-			res->opts.n_metrics = ARRAY_SIZE(postcopy_metrics);
-		}
-	} else if (is_scenario(baseline, "numa-hinting")) {
-		if (opts->windows == (char **)default_windows) {
-			res->opts.windows = (char **)numa_windows;
-			res->opts.n_windows = ARRAY_SIZE(numa_windows);
-		}
-		if (opts->metrics == (char **)compare_default_metrics) {
-			res->opts.metrics = (char **)numa_metrics;
-			res->opts.n_metrics = ARRAY_SIZE(numa_metrics);
+			res->opts.metrics = (char **)d->metrics;
+			res->opts.n_metrics = d->n_metrics;
 		}
 	}
 
