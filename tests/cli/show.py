@@ -3,7 +3,7 @@
 """snapbench show and the run summary of each scenario, from fixture reports.
 
 The fixtures (reports/testdata: dirty-log.json, postcopy.json,
-kernel-retried.json) are first checked against the schema, then put in the
+kernel-retried.json, numa-hinting.json) are first checked against the schema, then put in the
 store of a snapbenchd this test starts on a private socket (it starts no
 QEMU: nothing is submitted), and `snapbench show ID` and `snapbench list
 --json` are read:
@@ -17,12 +17,18 @@ QEMU: nothing is submitted), and `snapbench show ID` and `snapbench list
     dirty-log: the passes and the steady pass time; postcopy-restore: the
     destination's pass, its page requests, the chunk, the pages lost);
   - a repetition retried on a fresh host VM (host_vm.retried_after) is said
-    so, with the reason.
+    so, with the reason;
+  - numa-hinting: the steady window headed "while NUMA balancing scans the
+    guest RAM", the seed 002 count among the arm table's rows, each
+    repetition's steady window with its KVM flushes for NUMA hinting, its
+    invalidations, its pinned pages and nodes, and the summary's steady
+    duration and flushes.
 
 Usage: show.py SNAPBENCH SNAPBENCHD VALIDATOR SCHEMA TESTDATA
 """
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -32,7 +38,7 @@ import time
 
 from clitest import check, result
 
-FIXTURES = ("dirty-log.json", "postcopy.json", "kernel-retried.json")
+FIXTURES = ("dirty-log.json", "postcopy.json", "kernel-retried.json", "numa-hinting.json")
 
 
 def run(argv, env):
@@ -141,6 +147,31 @@ def check_retried(text, report, summary):
           "%s: the summary's arm %r" % (what, summary["arms"][0]))
 
 
+def check_numa(text, report, summary):
+    what = "show numa-hinting"
+    title = "while NUMA balancing scans the guest RAM"
+    for arm in ("unpinned", "pinned"):
+        has(text, "  arm %s, %s (medians): " % (arm, title), what)
+    check("during the snapshot" not in text, "%s: says 'during the snapshot':\n%s" % (what, text))
+    check(re.search(r"before \(pre\) +%s +after \(post\)" % re.escape(title), text),
+          "%s: the arm table's middle column is not headed %r:\n%s" % (what, title, text))
+    has(text, "  KVM flushes, NUMA hinting", what)
+    for r in report["repetitions"]:
+        win = r["windows"]["steady"]
+        pinned = r["vm"].get("pinned_pages")
+        want = "steady %s s  KVM flushes for NUMA hinting %d  NUMA-hinting invalidations %d  pinned pages %s  nodes %d" % (
+            fmt(win["duration_s"]), win["metrics"]["numa_kvm_flushes"], win["metrics"]["numa_invalidations"],
+            "-" if pinned is None else str(pinned), r["numa"]["nodes"])
+        check(rep_line(text, r["index"]).endswith(want),
+              "%s: rep %d's line %r, want it to end in %r" % (what, r["index"], rep_line(text, r["index"]), want))
+    for a, arm in zip(report["arms"], summary["arms"]):
+        steady = arm.get("steady", {})
+        durations = [r["windows"]["steady"]["duration_s"] for r in report["repetitions"] if r["arm"] == a["label"]]
+        check(steady.get("steady_duration_s") == statistics.median(durations) and
+              steady.get("numa_kvm_flushes") == a["windows"]["steady"]["numa_kvm_flushes"]["median"],
+              "%s: the summary's arm %r" % (what, arm))
+
+
 def main(argv):
     if len(argv) != 6:
         sys.exit(__doc__)
@@ -160,7 +191,7 @@ def main(argv):
                 p = run([snapbench, "list", "--json"], env)
                 check(p.returncode == 0, "list --json: exit %d (%s)" % (p.returncode, p.stderr))
                 summaries = {s["id"]: s for s in json.loads(p.stdout or "[]")}
-                for f, checker in zip(FIXTURES, (check_dirty_log, check_postcopy, check_retried)):
+                for f, checker in zip(FIXTURES, (check_dirty_log, check_postcopy, check_retried, check_numa)):
                     rid = reports[f]["id"]
                     text = show(snapbench, rid, env)
                     print(text)

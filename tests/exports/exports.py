@@ -62,9 +62,11 @@ POSTCOPY_FIELDS = [("started_s", "s"), ("switchover_s", "s"), ("pass_started_s",
 
 
 def report_windows(report):
-    """pre, the scenario's window (migration for the migrating scenarios, else snapshot), post."""
+    """pre, the scenario's window (migration for the migrating scenarios, steady for numa-hinting, else
+    snapshot), post."""
     scenario = report.get("spec", {}).get("scenario")
-    return ["pre", "migration" if scenario in MIGRATING else "snapshot", "post"]
+    action = "migration" if scenario in MIGRATING else "steady" if scenario == "numa-hinting" else "snapshot"
+    return ["pre", action, "post"]
 
 
 def counter_reason(report, counter):
@@ -259,7 +261,8 @@ def hostile_stock(testdata):
     return r
 
 
-SHOW_FIXTURES = ("stock.json", "two-arms.json", "dirty-log.json", "postcopy.json", "kernel-retried.json")
+SHOW_FIXTURES = ("stock.json", "two-arms.json", "dirty-log.json", "postcopy.json", "kernel-retried.json",
+                 "numa-hinting.json")
 
 
 def case_show_csv(snapbench, snapbenchd, testdata, tmp):

@@ -206,7 +206,9 @@ def check_page(snapbench, args, tmp, what):
     # the details: each side's kernel per run, and the first run's spec as JSON
     for side in ("baseline", "patched"):
         for rep in doc["inputs"][side]["reports"]:
-            check(rep["kernel_release"] in page.kernel_cells and rep["id"] in page.kernel_cells,
+            # a kernel arm's is its host VM's, said so
+            release = rep["kernel_release"] + (" (host VM)" if rep.get("host_vm") else "")
+            check(release in page.kernel_cells and rep["id"] in page.kernel_cells,
                   "%s: run %s on %s is not in the kernels table %s" % (what, rep["id"], rep["kernel_release"],
                                                                       page.kernel_cells))
     first = ex.load(os.getcwd(), doc["inputs"]["baseline"]["reports"][0]["path"])
@@ -314,18 +316,23 @@ def case_structure(snapbench, testdata, tmp):
         check_page(snapbench, args, tmp, what)
     check_hostile(snapbench, testdata, tmp)
     # the timeline marks the window the scenario acts in: a migrating run's migration, or the snapshot
-    for name in ("dirty-log.json", "postcopy.json"):
-        what = "%s vs its copy as patched" % name
-        args = list(migrating_pair(testdata, tmp, name))
+    for name, window in (("dirty-log.json", "migration"), ("postcopy.json", "migration"),
+                         ("numa-hinting.json", "steady")):
+        if window == "steady":  # two arms of one run: the unpinned against the pinned
+            what = "%s, unpinned vs pinned" % name
+            args = ["--baseline", "file=%s,label=unpinned" % name, "--patched", "file=%s,label=pinned" % name]
+        else:
+            what = "%s vs its copy as patched" % name
+            args = list(migrating_pair(testdata, tmp, name))
         text, _ = check_page(snapbench, args, tmp, what)
-        check_timeline_window(text, "migration", what)
+        check_timeline_window(text, window, what)
         # the Markdown beside the plots links the same timeline under the same name
         out = tempfile.mkdtemp(prefix="md-", dir=tmp)
         ex.run([snapbench, "compare", "--output", out] + args, rc=0)
         with open(os.path.join(out, "compare.md"), encoding="utf-8") as f:
             md = f.read()
-        check("- [timeline](timeline.svg): the rates through the migration window, one repetition per side\n" in md,
-              "%s: compare.md does not link the migration timeline:\n%s" % (what, md))
+        check("- [timeline](timeline.svg): the rates through the %s window, one repetition per side\n" % window in md,
+              "%s: compare.md does not link the %s timeline:\n%s" % (what, window, md))
     text, _ = check_page(snapbench, ["--baseline", "stock.json", "--patched", "regressed.json"], tmp,
                          "background-snapshot timeline")
     check_timeline_window(text, "snapshot", "background-snapshot timeline")
