@@ -45,30 +45,30 @@ void fmt_duration(char *buf, size_t len, double s)
 }
 
 const struct metric_row metric_rows[] = {
-	{ "pf_per_s", "pf/s" },
-	{ "tlb_per_s", "tlb/s" },
-	{ "invalidations_per_s", "invalidations/s" },
-	{ "invalidations_per_s.uffd-wp", "  of which uffd-wp" },
-	{ "guest_ops_per_s", "guest ops/s" },
-	{ "latency_p50_ns", "latency p50 (ns)" },
-	{ "latency_p99_ns", "latency p99 (ns)" },
-	{ "latency_p999_ns", "latency p99.9 (ns)" },
-	{ "snapshot_duration_s", "snapshot (s)" },
-	{ "snapshot_pages_per_s", "snapshot pages/s" },
-	{ "clear_log_ns_per_iteration", "clear-log ns/pass" },
-	{ "tlb_per_iteration", "tlb/pass" },
-	{ "dirty_pages_per_s", "dirty pages/s" },
-	{ "iteration_s", "pass (s)" },
-	{ "iterations", "passes" },
-	{ "fault_pass_ms", "fault pass (ms)" },
-	{ "postcopy_chunk_bytes", "postcopy chunk (bytes)" },
-	{ "postcopy_requests", "postcopy requests" },
-	{ "fault_mismatches", "pages lost" },
-	{ "numa_kvm_flushes", "KVM flushes, NUMA hinting" },
-	{ "numa_sptes_zapped", "SPTEs zapped, NUMA hinting" },
-	{ "numa_invalidations", "invalidations, NUMA hinting" },
-	{ "refaults", "refaults" },
-	{ "numa_pages_migrated", "NUMA pages migrated" },
+	{ "pf_per_s", "pf/s", NULL },
+	{ "tlb_per_s", "tlb/s", NULL },
+	{ "invalidations_per_s", "invalidations/s", NULL },
+	{ "invalidations_per_s.uffd-wp", "  of which uffd-wp", "snapshot" },
+	{ "guest_ops_per_s", "guest ops/s", NULL },
+	{ "latency_p50_ns", "latency p50 (ns)", NULL },
+	{ "latency_p99_ns", "latency p99 (ns)", NULL },
+	{ "latency_p999_ns", "latency p99.9 (ns)", NULL },
+	{ "snapshot_duration_s", "snapshot (s)", NULL },
+	{ "snapshot_pages_per_s", "snapshot pages/s", NULL },
+	{ "clear_log_ns_per_iteration", "clear-log ns/pass", NULL },
+	{ "tlb_per_iteration", "tlb/pass", NULL },
+	{ "dirty_pages_per_s", "dirty pages/s", NULL },
+	{ "iteration_s", "pass (s)", NULL },
+	{ "iterations", "passes", NULL },
+	{ "fault_pass_ms", "fault pass (ms)", NULL },
+	{ "postcopy_chunk_bytes", "postcopy chunk (bytes)", NULL },
+	{ "postcopy_requests", "postcopy requests", NULL },
+	{ "fault_mismatches", "pages lost", NULL },
+	{ "numa_kvm_flushes", "KVM flushes, NUMA hinting", NULL },
+	{ "numa_sptes_zapped", "SPTEs zapped, NUMA hinting", NULL },
+	{ "numa_invalidations", "invalidations, NUMA hinting", NULL },
+	{ "refaults", "refaults", NULL },
+	{ "numa_pages_migrated", "NUMA pages migrated", NULL },
 };
 const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
 
@@ -120,9 +120,13 @@ void print_arm_windows(FILE *out, struct json_object *arm, const char *const *wi
 		struct json_object *st[ARM_TABLE_MAX_WINDOWS];
 		double mag = 0;
 
+		bool here = !metric_rows[i].window;
+
+		for (size_t w = 0; w < n_windows; w++)
+			here |= metric_rows[i].window && !strcmp(windows[w], metric_rows[i].window);
 		for (size_t w = 0; w < n_windows; w++) {
 			st[w] = client_get(arm, "windows", windows[w], metric_rows[i].metric);
-			shown[i] |= st[w] != NULL;
+			shown[i] |= st[w] != NULL && here;
 			if (isfinite(num_of(st[w], "median")))
 				mag = fmax(mag, fabs(num_of(st[w], "median")));
 		}

@@ -23,6 +23,7 @@ void fmt_duration(char *buf, size_t len, double s);
 /* The rows of the per-window tables of a report's arms: metric (key in an arm's windows) and label. */
 struct metric_row {
 	const char *metric, *label;
+	const char *window; /* shown only in a table that has this window (the scenario's own rows); NULL: any */
 };
 extern const struct metric_row metric_rows[];
 extern const size_t n_metric_rows;

@@ -156,6 +156,7 @@ def check_numa(text, report, summary):
     check(re.search(r"before \(pre\) +%s +after \(post\)" % re.escape(title), text),
           "%s: the arm table's middle column is not headed %r:\n%s" % (what, title, text))
     has(text, "  KVM flushes, NUMA hinting", what)
+    check("uffd-wp" not in text, "%s: a uffd-wp row in a run without a snapshot:\n%s" % (what, text))
     for r in report["repetitions"]:
         win = r["windows"]["steady"]
         pinned = r["vm"].get("pinned_pages")
