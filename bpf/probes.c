@@ -42,6 +42,7 @@ enum probe_gate {
 	GATE_NONE = 0,  /* always */
 	GATE_EXITS,     /* sb_probe_options.exit_counters */
 	GATE_EMULATION, /* sb_probe_options.emulation_counter */
+	GATE_ZAP_CAUSES, /* sb_probe_options.zap_causes */
 };
 
 struct probe_def {
@@ -96,7 +97,7 @@ static const struct probe_def probe_defs[P_MAX] = {
 	[P_MN_INVALIDATE] = { NULL, "kvm_mmu_notifier_invalidate_range_start", SB_C_MN_INVALIDATE,
 			      SB_C_MN_INVALIDATE },
 	[P_MN_INVALIDATE_END] = { NULL, "kvm_mmu_notifier_invalidate_range_end", SB_C_MN_INVALIDATE_END,
-				  SB_C_MN_INVALIDATE_END },
+				  SB_C_MN_INVALIDATE_END, GATE_ZAP_CAUSES },
 	[P_KVM_FLUSH] = { NULL, "kvm_flush_remote_tlbs", SB_C_KVM_FLUSH, SB_C_KVM_FLUSH },
 	[P_KVM_FLUSH_RANGE] = { NULL, "kvm_flush_remote_tlbs_range", SB_C_KVM_FLUSH_RANGE, SB_C_KVM_FLUSH_RANGE },
 	[P_CLEAR_DIRTY_LOG] = { NULL, "kvm_clear_dirty_log_protect", SB_C_CLEAR_DIRTY_LOG, SB_C_CLEAR_DIRTY_LOG,
@@ -918,6 +919,9 @@ static void probe_states_init(struct sb_probes *p)
 		ps->info.role = def->first >= 0 ? "counter" : "marker";
 		if (def->gate == GATE_EXITS && !p->opts.exit_counters)
 			reason_add(ps, "off: it fires on every VM exit; turn it on with the exit_counters option");
+		else if (def->gate == GATE_ZAP_CAUSES && !p->opts.zap_causes)
+			reason_add(ps, "off: it costs every invalidation a second program and two map operations; turn "
+				       "it on with the zap_causes option (the numa-hinting scenario does)");
 		else if (def->gate == GATE_EMULATION && !p->opts.emulation_counter)
 			reason_add(ps, "off: it fires on every instruction KVM emulates (millions per second where "
 				       "guests run under KVM's emulator), and KVM's insn_emulation and insn_emulation_fail "

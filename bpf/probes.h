@@ -84,6 +84,14 @@ struct sb_probe_options {
 	 */
 	bool emulation_counter;
 	/*
+	 * SPTE zaps by the cause of the invalidation that made them
+	 * (sb_counts.zap_cause): fentry on kvm_mmu_notifier_invalidate_range_end
+	 * too, and a hash map update and delete per invalidation of the VM.
+	 * Default off: every invalidation pays for it (a background snapshot
+	 * sends hundreds of thousands); the numa-hinting scenario turns it on.
+	 */
+	bool zap_causes;
+	/*
 	 * Tests only: probe this tracepoint ("category:name") instead of the
 	 * one that feeds test_counter, to exercise the fallback and
 	 * unavailable paths with a tracepoint that does not exist.
@@ -96,7 +104,7 @@ struct sb_probe_options {
 #define SB_PROBE_DEFAULT_MAX_STACKS 1024
 #define SB_PROBE_MAX_STACKS 65536
 
-/* Defaults: every backend, attribution on, 1 in 1024 stacks, 1024 stacks, exit counters on, emulation counter off. */
+/* Defaults: every backend, attribution on, 1 in 1024 stacks, 1024 stacks, exit counters on, emulation counter and zap causes off. */
 void sb_probe_options_init(struct sb_probe_options *o);
 
 /* One probe: a tracepoint or kernel function that feeds counters or the classifier. */

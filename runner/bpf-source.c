@@ -120,6 +120,8 @@ static const char *zap_causes_unavailable(struct bpf_source *s)
 
 	if (!s->attribution)
 		return "cause attribution is unavailable on this kernel (see the bpf probes' notes)";
+	if (end && !end->available && end->probe && strstr(end->probe->reason, "zap_causes"))
+		return "counted only in numa-hinting runs: it costs every invalidation a second fentry program and two map operations";
 	if (!start || !start->available || !end || !end->available)
 		return "needs fentry on kvm_mmu_notifier_invalidate_range_start and _end, which this kernel refuses (see the bpf probes' notes)";
 	if (!tdp || !tdp->available)
@@ -200,14 +202,17 @@ static int record_probes(struct bpf_source *s, struct report *r)
 	return k;
 }
 
-int bpf_source_open(pid_t pid, struct report *r, struct bpf_source **ret, struct sb_error *err)
+int bpf_source_open(pid_t pid, struct report *r, bool zap_causes, struct bpf_source **ret, struct sb_error *err)
 {
 	struct bpf_source *s = calloc(1, sizeof(*s));
+	struct sb_probe_options o;
 	int k;
 
 	if (!s)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	k = sb_probes_open(pid, NULL, &s->p, err);
+	sb_probe_options_init(&o);
+	o.zap_causes = zap_causes;
+	k = sb_probes_open(pid, &o, &s->p, err);
 	if (k >= 0)
 		k = sb_probes_attach(s->p, err);
 	if (k < 0) {

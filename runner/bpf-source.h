@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,8 +18,12 @@ struct bpf_source;
 
 typedef int (*counter_emit_fn)(void *userdata, const char *name, uint64_t cumulative);
 
-/* Opens and attaches the probes for QEMU pid and records each counter's probe in r. */
-int bpf_source_open(pid_t pid, struct report *r, struct bpf_source **ret, struct sb_error *err);
+/*
+ * Opens and attaches the probes for QEMU pid and records each counter's
+ * probe in r. zap_causes: count SPTE zaps by cause (bpf.sptes_zapped.CAUSE),
+ * which costs every invalidation (sb_probe_options.zap_causes).
+ */
+int bpf_source_open(pid_t pid, struct report *r, bool zap_causes, struct bpf_source **ret, struct sb_error *err);
 
 /*
  * Points the open probes at the next repetition's QEMU (pid): loading and

@@ -62,6 +62,7 @@ static void one_backend(enum sb_backend b, __u64 *events)
 	sb_probe_options_init(&o);
 	o.backends = SB_BACKEND_BIT(b);
 	o.emulation_counter = true; /* every tracepoint, the opt-in one too */
+	o.zap_causes = true;
 	p = probes_start(getpid(), &o);
 	for (size_t i = 0; i < sb_probes_probe_count(p); i++) {
 		const struct sb_probe_info *pi = sb_probes_probe(p, i);
@@ -135,6 +136,10 @@ static void gated_off(void)
 	CHECK(!ci->available && ci->probe->backend == SB_BACKEND_NONE);
 	CHECK_MSG(strstr(ci->probe->reason, "off:") && strstr(ci->probe->reason, "emulation_counter option"), "%s",
 		  ci->probe->reason);
+	ci = sb_probes_counter(p, SB_C_MN_INVALIDATE_END); /* the zap causes' bracket: off by default */
+	CHECK(!ci->available);
+	CHECK_MSG(strstr(ci->probe->reason, "off:") && strstr(ci->probe->reason, "zap_causes option"), "%s",
+		  ci->probe->reason);
 	sb_probes_close(p);
 
 	sb_probe_options_init(&o);
@@ -151,8 +156,14 @@ static void gated_off(void)
 
 static void fentry_state(void)
 {
-	struct sb_probes *p = probes_start(getpid(), NULL);
-	const struct sb_counter_info *ci = sb_probes_counter(p, SB_C_MN_INVALIDATE);
+	struct sb_probe_options o;
+	struct sb_probes *p;
+	const struct sb_counter_info *ci;
+
+	sb_probe_options_init(&o);
+	o.zap_causes = true;
+	p = probes_start(getpid(), &o);
+	ci = sb_probes_counter(p, SB_C_MN_INVALIDATE);
 
 	if (ci->available) {
 		/* a kernel with fentry: the notifier sees at least what reached KVM's tracepoint */
@@ -165,7 +176,14 @@ static void fentry_state(void)
 		snap_delta(&a, &b, &d);
 		CHECK(d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events >=
 		      d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events);
-		printf("fentry: available, mn_invalidate counted %llu\n",
+		/* every range_start the VM saw has its range_end */
+		CHECK_MSG(sb_probes_counter(p, SB_C_MN_INVALIDATE_END)->available &&
+			  d.c.count[SB_C_MN_INVALIDATE_END][SB_CTX_TARGET].events ==
+				  d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events,
+			  "mn_invalidate_end %llu, mn_invalidate %llu",
+			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE_END][SB_CTX_TARGET].events,
+			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events);
+		printf("fentry: available, mn_invalidate counted %llu, mn_invalidate_end as many\n",
 		       (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events);
 		/* the timed probes (fentry + fexit) load where fentry does */
 		for (int c = SB_C_CLEAR_DIRTY_LOG; c <= SB_C_GET_DIRTY_LOG; c++) {
