@@ -34,9 +34,8 @@ bool probe_session_target_alive(pid_t pid)
 	return stat(path, &st) == 0;
 }
 
-int probe_session_open(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret)
+int probe_session_check_privileges(void)
 {
-	struct sb_probes *p = NULL;
 	struct sb_error err = { 0 };
 	int r;
 
@@ -46,17 +45,37 @@ int probe_session_open(pid_t pid, const struct sb_probe_options *opts, struct sb
 		verb_error("%s%s", err.msg, r == -EPERM ? ": run as root (the probes load BPF programs into the kernel)" : "");
 		return r == -EPERM ? EXIT_DENIED : EXIT_FAIL;
 	}
-	r = sb_probes_open(pid, opts, &p, &err);
-	if (r < 0) {
-		verb_error("%s", err.msg);
+	return EXIT_OK;
+}
+
+int probe_session_attach(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret,
+			 struct sb_error *err)
+{
+	struct sb_probes *p = NULL;
+	int r;
+
+	r = sb_probes_open(pid, opts, &p, err);
+	if (r < 0)
 		return exit_code_for(r);
-	}
-	r = sb_probes_attach(p, &err);
+	r = sb_probes_attach(p, err);
 	if (r < 0) {
-		verb_error("%s", err.msg);
 		sb_probes_close(p);
 		return exit_code_for(r);
 	}
 	*ret = p;
 	return EXIT_OK;
+}
+
+int probe_session_open(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret)
+{
+	struct sb_error err = { 0 };
+	int r;
+
+	r = probe_session_check_privileges();
+	if (r != EXIT_OK)
+		return r;
+	r = probe_session_attach(pid, opts, ret, &err);
+	if (r != EXIT_OK)
+		verb_error("%s", err.msg);
+	return r;
 }

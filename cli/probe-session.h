@@ -14,4 +14,13 @@
 /* Opens and attaches; 0 with *ret set, or the exit code having said why (verb_error()). */
 int probe_session_open(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret);
 
+/*
+ * Its two halves, for a verb that opens several (top on every VM): the
+ * privilege check, saying why it fails (verb_error()), and the open and
+ * attach, saying nothing: the exit code, with err telling why.
+ */
+int probe_session_check_privileges(void);
+int probe_session_attach(pid_t pid, const struct sb_probe_options *opts, struct sb_probes **ret,
+			 struct sb_error *err);
+
 bool probe_session_target_alive(pid_t pid);

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * snapbench top: kvm_stat's live table for one QEMU, from the BPF probes
+ * snapbench top: kvm_stat's live table for a QEMU, from the BPF probes
  * (bpf/): every counter and, with attribution, every cause of
  * invalidations and remote shootdowns as a row with its total since the
- * start, its share of its group's total and its current rate. Refreshed
- * every interval: on a terminal the screen is redrawn; elsewhere the
- * tables follow each other; --json prints one object a line.
+ * start, its share of its group's total and its current rate; and, as a
+ * group of their own, KVM's own cumulative stats (kvm.NAME) from QMP
+ * query-stats or libvirt (top-kvm.c). The target is a pid, a QMP socket
+ * or a libvirt domain; without one, every VM on the host (top-targets.c),
+ * each with its own probes. Refreshed every interval: on a terminal the
+ * screen is redrawn; elsewhere the tables follow each other; --json
+ * prints one object a line.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,12 +17,15 @@
 #include <poll.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exit-codes.h"
+#include "clock.h"
 #include "exit-reasons.h"
 #include "json-util.h"
 #include "kvm-flavour.h"
@@ -26,10 +33,22 @@
 #include "parse-number.h"
 #include "probe-session.h"
 #include "probes.h"
+#include "qmp.h"
+#include "strv.h"
+#include "top-kvm.h"
+#include "top-targets.h"
 #include "verb-args.h"
 #include "verbs.h"
+#include "vm-libvirt.h"
 
 #define TOP_MAX_ROWS (SB_C_MAX + SB_ATTR_MAX * SB_CAUSE_MAX + SB_EXIT_SLOTS)
+/* one probes instance (its own BPF programs) per VM without a target: few VMs are expected */
+#define TOP_MAX_VMS 16
+/* an explicit --qmp: as long as a busy QEMU may take to greet */
+#define QMP_TIMEOUT_MS 5000
+/* a socket found on the command line: it may be held by another client, which must not stall top long */
+#define QMP_FOUND_TIMEOUT_MS 1000
+#define LIBVIRT_URI "qemu:///system"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -42,18 +61,30 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench top --pid PID [--interval D] [--count N] [--sort current|total|name]\n"
-		"                     [--filter REGEX] [--no-attribution] [--json]\n"
+		"usage: snapbench top [--pid PID | --qmp SOCKET | --vm NAME] [--no-qmp] [--interval D] [--count N]\n"
+		"                     [--sort current|total|name] [--filter REGEX] [--no-attribution] [--json]\n"
 		"\n"
-		"kvm_stat's table for one QEMU, from snapbench's BPF probes: each counter\n"
+		"kvm_stat's table for a QEMU, from snapbench's BPF probes: each counter\n"
 		"(KVM faults, TLB flushes and shootdowns, MMU-notifier invalidations) and each\n"
 		"cause of invalidations and remote shootdowns, and each VM exit reason\n"
 		"(kvm_exit.REASON, as perf kvm stat names them) as a row: its total since top\n"
 		"started, its share of its group's total, its rate over the last interval.\n"
+		"Next to them, as their own group, KVM's own cumulative stats (kvm.NAME, the\n"
+		"vCPUs' summed) from QMP query-stats or, for a libvirt domain, from libvirt.\n"
+		"Without a target: every process on this host that holds a KVM VM, at most %d,\n"
+		"its rows prefixed PID:NAME: (NAME from -name), BPF rows only.\n"
 		"On a terminal the screen is redrawn every interval; otherwise the tables\n"
 		"follow each other. Counters this host cannot count are listed as such.\n"
 		"\n"
-		"  --pid PID            the QEMU process (or any of its threads)\n"
+		"  --pid PID            the QEMU process (or any of its threads); its KVM stats from\n"
+		"                       a QMP socket found on its command line (-qmp unix:PATH,server=on,\n"
+		"                       or -chardev socket,path=PATH,server=on with -mon mode=control)\n"
+		"  --qmp SOCKET         KVM stats from QEMU's QMP unix socket, and the QEMU from it\n"
+		"                       (with --pid: the two must agree); top holds the socket while\n"
+		"                       it runs: QEMU serves one QMP client per socket at a time\n"
+		"  --vm NAME            the libvirt domain NAME (qemu:///system): its QEMU, and its KVM\n"
+		"                       stats through libvirt (no monitor passthrough)\n"
+		"  --no-qmp             with --pid: do not look for a QMP socket (BPF rows only)\n"
 		"  --interval D         seconds between refreshes, or a duration with its unit:\n"
 		"                       500ms, 2s (default 1)\n"
 		"  --count N            stop after N refreshes (default: Ctrl-C, or the process exits)\n"
@@ -64,8 +95,10 @@ static void usage(FILE *out)
 		"  --json               one JSON object a line per refresh: the rows, and the\n"
 		"                       counters unavailable with their reasons\n"
 		"\n"
-		"Exit codes: 0 done, 1 failed while running, 2 bad usage, 4 no such process,\n"
-		"no KVM VM in it or every probe refused, 5 not authorized (run as root).\n");
+		"Exit codes: 0 done, 1 failed while running, 2 bad usage (also a --qmp SOCKET that\n"
+		"is not QMP, or the QEMU of another pid), 4 no such process, socket or domain, no\n"
+		"KVM VM in it (or on this host) or every probe refused, 5 not authorized (run as root).\n",
+		TOP_MAX_VMS);
 }
 
 enum sort_key { SORT_CURRENT, SORT_TOTAL, SORT_NAME };
@@ -73,12 +106,13 @@ enum sort_key { SORT_CURRENT, SORT_TOTAL, SORT_NAME };
 struct top_args {
 	struct sb_probe_options opts;
 	unsigned long pid;
+	const char *qmp, *vm;
 	unsigned count;
 	double interval_s;
 	enum sort_key sort;
 	const char *filter;
 	regex_t re;
-	bool json, have_re;
+	bool json, have_re, no_qmp;
 };
 
 static void top_args_done(struct top_args *a)
@@ -89,9 +123,13 @@ static void top_args_done(struct top_args *a)
 
 static int parse_argv(int argc, char **argv, struct top_args *a)
 {
-	enum { OPT_PID = 0x100, OPT_INTERVAL, OPT_COUNT, OPT_SORT, OPT_FILTER, OPT_NO_ATTR, OPT_JSON };
+	enum { OPT_PID = 0x100, OPT_QMP, OPT_VM, OPT_NO_QMP, OPT_INTERVAL, OPT_COUNT, OPT_SORT, OPT_FILTER, OPT_NO_ATTR,
+	       OPT_JSON };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, OPT_PID },
+		{ "qmp", required_argument, NULL, OPT_QMP },
+		{ "vm", required_argument, NULL, OPT_VM },
+		{ "no-qmp", no_argument, NULL, OPT_NO_QMP },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "sort", required_argument, NULL, OPT_SORT },
@@ -116,6 +154,23 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 				return EXIT_USAGE;
 			}
 			a->pid = (unsigned long)pid;
+			break;
+		case OPT_QMP:
+			if (!*optarg) {
+				verb_error("--qmp needs the path of QEMU's QMP socket (-qmp unix:PATH,server=on,wait=off)");
+				return EXIT_USAGE;
+			}
+			a->qmp = optarg;
+			break;
+		case OPT_VM:
+			if (!*optarg) {
+				verb_error("--vm needs a libvirt domain's name ('virsh list' lists the running ones)");
+				return EXIT_USAGE;
+			}
+			a->vm = optarg;
+			break;
+		case OPT_NO_QMP:
+			a->no_qmp = true;
 			break;
 		case OPT_INTERVAL:
 			if (parse_duration(optarg, 1, 0.05, 3600, &a->interval_s, NULL) < 0) {
@@ -177,8 +232,17 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 		verb_error("unexpected argument '%s'; try 'snapbench top --help'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!a->pid) {
-		verb_error("--pid is required: the pid of a QEMU running with -accel kvm");
+	if (a->vm && a->pid) {
+		verb_error("--pid and --vm both name the QEMU: give one (--vm finds the domain's pid itself)");
+		return EXIT_USAGE;
+	}
+	if (a->vm && a->qmp) {
+		verb_error("--qmp and --vm: a libvirt domain's KVM stats come through libvirt; drop --qmp");
+		return EXIT_USAGE;
+	}
+	if (a->no_qmp && (a->qmp || a->vm)) {
+		verb_error("--no-qmp is for --pid alone: it stops top looking for a QMP socket; drop it or %s",
+			   a->qmp ? "--qmp" : "--vm");
 		return EXIT_USAGE;
 	}
 	return ARGS_GO_ON;
@@ -186,11 +250,37 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 
 struct row {
 	char name[96];
-	/* "counter", "cause" or "exit_reason": %Total is of the row's group (a cause: of its counter's causes) */
+	/* "counter", "cause", "exit_reason" or "kvm": %Total is of the row's group (a cause: of its counter's causes) */
 	const char *group;
 	uint64_t total;    /* since the start */
 	double current;    /* per second over the last interval */
-	double share;      /* of the group's total, 0..1 */
+	double share;      /* of the group's total, 0..1; < 0: none (a kvm.*_ns duration is no count of events) */
+	int64_t value;     /* kvm: the stat as KVM has counted it since the VM started, at the last read; else -1 */
+};
+
+/* One VM top shows: its probes, and KVM's own stats when it has a source for them. */
+struct top_vm {
+	pid_t pid;
+	char name[33];                  /* QEMU's -name, "" if none */
+	char prefix[64];                /* "PID:NAME:" before its rows without a target; "" with one */
+	struct sb_probes *p;
+	struct sb_probe_snapshot first, prev, cur;
+	struct libvirt_domain *dom;     /* --vm */
+	struct top_kvm *kvm;            /* NULL: no KVM stats, kvm_reason says why ("" when not looked for) */
+	struct top_kvm_sample kfirst, kprev, kcur;
+	char kvm_reason[SB_ERROR_MAX];
+	struct row *rows;
+	size_t nrows, nbpf;             /* rows[0, nbpf) from the probes, then the kvm.* rows */
+	bool gone;
+};
+
+struct top {
+	struct top_args *a;
+	struct top_vm *vms;
+	size_t n_vms;
+	size_t found;                   /* without a target: the VMs on the host, shown or not */
+	bool all;                       /* no target: every VM */
+	uint64_t t0_ns;
 };
 
 static uint64_t counter_events(const struct sb_probe_snapshot *s, int c)
@@ -211,9 +301,22 @@ static uint64_t cause_events(const struct sb_probe_snapshot *s, int at, int k)
 	return n;
 }
 
-/* The rows between first (the start), prev and cur (the last interval); those the filter takes. */
-static size_t make_rows(struct sb_probes *p, const struct top_args *a, const struct sb_probe_snapshot *first,
-			const struct sb_probe_snapshot *prev, const struct sb_probe_snapshot *cur, struct row *rows)
+static size_t filter_rows(const struct top_args *a, struct row *rows, size_t n)
+{
+	size_t kept = 0;
+
+	if (!a->have_re)
+		return n;
+	/* the name without the VM's prefix: 'unmap|tlb' works alike on one VM and on all */
+	for (size_t i = 0; i < n; i++)
+		if (regexec(&a->re, rows[i].name, 0, NULL, 0) == 0)
+			rows[kept++] = rows[i];
+	return kept;
+}
+
+/* The probes' rows between first (the start), prev and cur (the last interval); those the filter takes. */
+static size_t make_bpf_rows(struct sb_probes *p, const struct top_args *a, const struct sb_probe_snapshot *first,
+			    const struct sb_probe_snapshot *prev, const struct sb_probe_snapshot *cur, struct row *rows)
 {
 	double dt = (double)(cur->mono_ns - prev->mono_ns) / 1e9;
 	uint64_t counters_total = 0;
@@ -231,6 +334,7 @@ static size_t make_rows(struct sb_probes *p, const struct top_args *a, const str
 		r->group = "counter";
 		r->total = counter_events(cur, c) - counter_events(first, c);
 		r->current = (double)(counter_events(cur, c) - counter_events(prev, c)) / dt;
+		r->value = -1;
 		counters_total += r->total;
 		n++;
 	}
@@ -251,6 +355,7 @@ static size_t make_rows(struct sb_probes *p, const struct top_args *a, const str
 				r->group = "cause";
 				r->total = t;
 				r->current = (double)(cause_events(cur, at, k) - cause_events(prev, at, k)) / dt;
+				r->value = -1;
 				sum += t;
 				n++;
 			}
@@ -274,20 +379,54 @@ static size_t make_rows(struct sb_probes *p, const struct top_args *a, const str
 			r->group = "exit_reason";
 			r->total = t;
 			r->current = (double)(cur->c.exit_reason[slot] - prev->c.exit_reason[slot]) / dt;
+			r->value = -1;
 			sum += t;
 			n++;
 		}
 		for (size_t i = start; i < n; i++)
 			rows[i].share = sum ? (double)rows[i].total / (double)sum : 0;
 	}
-	if (a->have_re) {
-		size_t kept = 0;
-		for (size_t i = 0; i < n; i++)
-			if (regexec(&a->re, rows[i].name, 0, NULL, 0) == 0)
-				rows[kept++] = rows[i];
-		n = kept;
+	return filter_rows(a, rows, n);
+}
+
+/* KVM's nanosecond totals (halt_wait_ns ...): shown, but no events to share a total with the counters */
+static bool is_duration(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 3 && !strcmp(name + n - 3, "_ns");
+}
+
+/* The kvm.* rows of v, as kvm_stat shows them: those that counted something since the start. */
+static size_t make_kvm_rows(struct top_vm *v, const struct top_args *a, struct row *rows)
+{
+	double dt = (double)(v->kcur.mono_ns - v->kprev.mono_ns) / 1e9;
+	uint64_t sum = 0;
+	size_t n = 0;
+
+	if (!v->kvm)
+		return 0;
+	if (dt <= 0)
+		dt = 1e-9;
+	for (size_t i = 0; i < top_kvm_count(v->kvm); i++) {
+		int64_t f = v->kfirst.values[i], c = v->kcur.values[i], p = v->kprev.values[i];
+		struct row *r = &rows[n];
+
+		/* a stat missing from a read, or a counter gone back (none should), makes no row */
+		if (f < 0 || c <= f)
+			continue;
+		snprintf(r->name, sizeof(r->name), "%s", top_kvm_name(v->kvm, i));
+		r->group = "kvm";
+		r->total = (uint64_t)(c - f);
+		r->current = p >= 0 && c >= p ? (double)(c - p) / dt : 0;
+		r->value = c;
+		if (!is_duration(r->name))
+			sum += r->total;
+		n++;
 	}
-	return n;
+	for (size_t i = 0; i < n; i++)
+		rows[i].share = is_duration(rows[i].name) ? -1 : sum ? (double)rows[i].total / (double)sum : 0;
+	return filter_rows(a, rows, n);
 }
 
 static enum sort_key sort_by;
@@ -313,119 +452,618 @@ static int cmp_rows(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
-static void print_text(struct sb_probes *p, const struct top_args *a, const struct row *rows, size_t n,
-		       double elapsed_s, bool tty, unsigned refresh)
+/* v's rows for this refresh: the probes' sorted, then KVM's sorted, a group of their own */
+static void make_rows(struct top_vm *v, const struct top_args *a)
 {
+	v->nbpf = make_bpf_rows(v->p, a, &v->first, &v->prev, &v->cur, v->rows);
+	v->nrows = v->nbpf + make_kvm_rows(v, a, v->rows + v->nbpf);
+	qsort(v->rows, v->nbpf, sizeof(*v->rows), cmp_rows);
+	qsort(v->rows + v->nbpf, v->nrows - v->nbpf, sizeof(*v->rows), cmp_rows);
+}
+
+static bool filter_takes(const struct top_args *a, const char *name)
+{
+	return !a->have_re || regexec(&a->re, name, 0, NULL, 0) == 0;
+}
+
+static void print_text(const struct top *t, double elapsed_s, bool tty, unsigned refresh)
+{
+	const struct top_args *a = t->a;
+	const struct top_vm *first = NULL;
+	int width = 40;
+	size_t live = 0, shown = 0;
+	char name[160];
+
+	for (size_t i = 0; i < t->n_vms; i++) {
+		const struct top_vm *v = &t->vms[i];
+
+		if (v->gone)
+			continue;
+		if (!first)
+			first = v;
+		live++;
+		for (size_t k = 0; k < v->nrows; k++) {
+			int w = (int)(strlen(v->prefix) + strlen(v->rows[k].name));
+			if (w > width)
+				width = w;
+		}
+	}
+	if (!first)
+		return;
 	if (tty)
 		fputs("\033[H\033[2J", stdout); /* home, clear */
 	else if (refresh)
 		printf("\n");
-	printf("snapbench top: pid %d (%s), %.1f s%s%s%s\n", (int)sb_probes_target(p), sb_probes_target_comm(p),
-	       elapsed_s, a->filter ? ", filter '" : "", a->filter ? a->filter : "", a->filter ? "'" : "");
-	printf(" %-40s %14s %7s %12s\n", "Event", "Total", "%Total", "CurAvg/s");
-	for (size_t i = 0; i < n; i++)
-		printf(" %-40s %14llu %6.1f%% %12.0f\n", rows[i].name, (unsigned long long)rows[i].total,
-		       rows[i].share * 100, rows[i].current);
-	if (!n)
-		printf(" (no events%s)\n", a->filter ? " that match" : "");
-	for (int c = 0; c < SB_C_MAX; c++) {
-		const struct sb_counter_info *ci = sb_probes_counter(p, c);
-		if (!ci->available && (!a->have_re || regexec(&a->re, ci->name, 0, NULL, 0) == 0))
-			printf(" %-40s unavailable: %s\n", ci->name, ci->probe ? ci->probe->reason : "no probe");
+	if (!t->all)
+		printf("snapbench top: pid %d (%s), %.1f s", (int)first->pid, sb_probes_target_comm(first->p), elapsed_s);
+	else if (t->found > t->n_vms)
+		printf("snapbench top: %zu VMs (of the %zu on this host: those with the lowest pids), %.1f s", live,
+		       t->found, elapsed_s);
+	else
+		printf("snapbench top: %zu VM%s, %.1f s", live, live == 1 ? "" : "s", elapsed_s);
+	if (a->filter)
+		printf(", filter '%s'", a->filter);
+	if (!t->all && first->kvm)
+		printf(", KVM stats from %s", top_kvm_source(first->kvm));
+	printf("\n %-*s %14s %7s %12s\n", width, "Event", "Total", "%Total", "CurAvg/s");
+	for (size_t i = 0; i < t->n_vms; i++) {
+		const struct top_vm *v = &t->vms[i];
+
+		if (v->gone)
+			continue;
+		for (size_t k = 0; k < v->nrows; k++) {
+			const struct row *r = &v->rows[k];
+			char share[16] = "      -";
+
+			snprintf(name, sizeof(name), "%s%s", v->prefix, r->name);
+			if (r->share >= 0)
+				snprintf(share, sizeof(share), "%6.1f%%", r->share * 100);
+			printf(" %-*s %14llu %7s %12.0f\n", width, name, (unsigned long long)r->total, share, r->current);
+			shown++;
+		}
 	}
+	if (!shown)
+		printf(" (no events%s)\n", a->filter ? " that match" : "");
+	/* the probes are the host's: what one VM's cannot count, none's can */
+	for (int c = 0; c < SB_C_MAX; c++) {
+		const struct sb_counter_info *ci = sb_probes_counter(first->p, c);
+		if (!ci->available && filter_takes(a, ci->name))
+			printf(" %-*s unavailable: %s\n", width, ci->name, ci->probe ? ci->probe->reason : "no probe");
+	}
+	if (!t->all && !first->kvm && first->kvm_reason[0] && filter_takes(a, "kvm."))
+		printf(" %-*s unavailable: %s\n", width, "kvm.*", first->kvm_reason);
 }
 
-static int print_json(struct sb_probes *p, const struct row *rows, size_t n, double elapsed_s)
+/* v's rows, its unavailable counters and its KVM stats' source into o */
+static int vm_json(const struct top_vm *v, const char *no_kvm_reason, struct json_object *o)
 {
-	_cleanup_json_ struct json_object *o = json_object_new_object();
 	struct json_object *arr = json_object_new_array(), *unavail = json_object_new_object();
+	struct json_object *kvm = json_object_new_object();
 
-	if (!o || !arr || !unavail) {
+	if (!arr || !unavail || !kvm) {
 		json_object_put(arr);
 		json_object_put(unavail);
+		json_object_put(kvm);
 		return -ENOMEM;
 	}
-	json_object_object_add(o, "pid", json_object_new_int((int)sb_probes_target(p)));
-	json_object_object_add(o, "t_s", json_object_new_double(elapsed_s));
 	json_object_object_add(o, "rows", arr);
 	json_object_object_add(o, "unavailable", unavail);
-	for (size_t i = 0; i < n; i++) {
+	json_object_object_add(o, "kvm", kvm);
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct row *row = &v->rows[i];
 		struct json_object *r = json_object_new_object();
-		json_object_object_add(r, "name", json_object_new_string(rows[i].name));
-		json_object_object_add(r, "group", json_object_new_string(rows[i].group));
-		json_object_object_add(r, "total", json_object_new_int64((int64_t)rows[i].total));
-		json_object_object_add(r, "share", json_object_new_double(rows[i].share));
-		json_object_object_add(r, "current_per_s", json_object_new_double(rows[i].current));
+
+		json_object_object_add(r, "name", json_object_new_string(row->name));
+		json_object_object_add(r, "group", json_object_new_string(row->group));
+		json_object_object_add(r, "total", json_object_new_int64((int64_t)row->total));
+		json_object_object_add(r, "share", row->share >= 0 ? json_object_new_double(row->share) : NULL);
+		json_object_object_add(r, "current_per_s", json_object_new_double(row->current));
+		if (row->value >= 0)
+			json_object_object_add(r, "value", json_object_new_int64(row->value));
 		json_object_array_add(arr, r);
 	}
 	for (int c = 0; c < SB_C_MAX; c++) {
-		const struct sb_counter_info *ci = sb_probes_counter(p, c);
+		const struct sb_counter_info *ci = sb_probes_counter(v->p, c);
 		if (!ci->available)
 			json_object_object_add(unavail, ci->name,
 					       json_object_new_string(ci->probe ? ci->probe->reason : "no probe"));
+	}
+	json_object_object_add(kvm, "source", v->kvm ? json_object_new_string(top_kvm_source(v->kvm)) : NULL);
+	if (v->kvm)
+		json_object_object_add(kvm, "reason", NULL);
+	else
+		json_object_object_add(kvm, "reason",
+				       json_object_new_string(v->kvm_reason[0] ? v->kvm_reason : no_kvm_reason));
+	return 0;
+}
+
+static int print_json(const struct top *t, double elapsed_s)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+	struct json_object *vms = NULL;
+	static const char *const none = "top without a target shows the probes' rows only: give --pid, --qmp or --vm";
+	static const char *const off = "--no-qmp";
+
+	if (!o)
+		return -ENOMEM;
+	if (!t->all) {
+		const struct top_vm *v = &t->vms[0];
+
+		json_object_object_add(o, "pid", json_object_new_int((int)v->pid));
+		json_object_object_add(o, "t_s", json_object_new_double(elapsed_s));
+		if (vm_json(v, off, o) < 0)
+			return -ENOMEM;
+	} else {
+		vms = json_object_new_array();
+		if (!vms)
+			return -ENOMEM;
+		json_object_object_add(o, "t_s", json_object_new_double(elapsed_s));
+		json_object_object_add(o, "vms_found", json_object_new_int64((int64_t)t->found));
+		json_object_object_add(o, "vms", vms);
+		for (size_t i = 0; i < t->n_vms; i++) {
+			const struct top_vm *v = &t->vms[i];
+			struct json_object *vo;
+
+			if (v->gone)
+				continue;
+			vo = json_object_new_object();
+			if (!vo || json_object_array_add(vms, vo) < 0) {
+				json_object_put(vo);
+				return -ENOMEM;
+			}
+			json_object_object_add(vo, "pid", json_object_new_int((int)v->pid));
+			json_object_object_add(vo, "name", v->name[0] ? json_object_new_string(v->name) : NULL);
+			json_object_object_add(vo, "comm", json_object_new_string(sb_probes_target_comm(v->p)));
+			if (vm_json(v, none, vo) < 0)
+				return -ENOMEM;
+		}
 	}
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	return 0;
 }
 
-static int run(struct top_args *a)
+static void drop_kvm(struct top_vm *v, const char *why)
 {
-	_cleanup_sb_probes_ struct sb_probes *p = NULL;
-	struct sb_probe_snapshot first, prev, cur;
-	struct sb_error err = { 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct row *rows = NULL;
-	bool tty = isatty(STDOUT_FILENO) && !a->json;
-	int r = probe_session_open((pid_t)a->pid, &a->opts, &p), ret = EXIT_OK;
+	snprintf(v->kvm_reason, sizeof(v->kvm_reason), "%s", why);
+	top_kvm_free(v->kvm);
+	v->kvm = NULL;
+}
 
+/* Takes kvm as v's source of KVM stats, with its first read; on failure v has none and says why. */
+static void take_kvm(struct top_vm *v, struct top_kvm *kvm)
+{
+	struct sb_error err = { 0 };
+
+	v->kvm = kvm;
+	if (top_kvm_sample_alloc(kvm, &v->kfirst) < 0 || top_kvm_sample_alloc(kvm, &v->kprev) < 0 ||
+	    top_kvm_sample_alloc(kvm, &v->kcur) < 0) {
+		drop_kvm(v, "out of memory");
+		return;
+	}
+	if (top_kvm_read(kvm, &v->kfirst, &err) < 0) {
+		drop_kvm(v, err.msg);
+		return;
+	}
+	v->kprev.mono_ns = v->kfirst.mono_ns;
+	memcpy(v->kprev.values, v->kfirst.values, top_kvm_count(kvm) * sizeof(*v->kprev.values));
+}
+
+/* The exit code for a --qmp SOCKET that top cannot use, having said why. */
+static int qmp_failed(const char *path, int r, const struct sb_error *err)
+{
+	switch (r) {
+	case -ENOENT:
+		verb_error("--qmp %s: no such socket: give the path of a running QEMU's -qmp unix:PATH,server=on socket",
+			   path);
+		return EXIT_UNAVAILABLE;
+	case -ENOTSOCK:
+		verb_error("--qmp %s is not a socket: give the path of QEMU's -qmp unix:PATH,server=on socket", path);
+		return EXIT_USAGE;
+	case -EBADMSG:
+	case -EPROTO:
+	case -EMSGSIZE:
+		verb_error("--qmp %s is not a QMP socket (%s): give the path of QEMU's -qmp unix:PATH,server=on socket",
+			   path, err->msg);
+		return EXIT_USAGE;
+	case -EINVAL:
+	case -ENAMETOOLONG:
+		verb_error("--qmp %s: %s", path, err->msg);
+		return EXIT_USAGE;
+	case -ETIMEDOUT:
+		verb_error("--qmp %s: %s (or it is no QMP socket)", path, err->msg);
+		return EXIT_UNAVAILABLE;
+	default:
+		verb_error("--qmp %s: %s", path, err->msg);
+		return EXIT_UNAVAILABLE;
+	}
+}
+
+/* --qmp: the socket, and the QEMU behind it (with --pid: the same one). */
+static int open_qmp(const struct top_args *a, struct top_vm *v)
+{
+	struct qmp_client *c = NULL;
+	struct top_kvm *kvm = NULL;
+	struct sb_error err = { 0 };
+	pid_t pid;
+	int r;
+
+	r = top_qmp_connect(a->qmp, QMP_TIMEOUT_MS, &c, &err);
+	if (r < 0)
+		return qmp_failed(a->qmp, r, &err);
+	r = top_qmp_pid(c, &pid, &err);
+	if (r < 0) {
+		verb_error("--qmp %s: %s", a->qmp, err.msg);
+		qmp_client_free(c);
+		return r == -ESRCH ? EXIT_UNAVAILABLE : EXIT_FAIL;
+	}
+	if (a->pid) {
+		pid_t want = top_tgid_of((pid_t)a->pid);
+
+		if (want <= 0) {
+			verb_error("--pid %lu: no such process", a->pid);
+			qmp_client_free(c);
+			return EXIT_UNAVAILABLE;
+		}
+		if (want != pid) {
+			verb_error("--qmp %s is the QMP socket of QEMU pid %d, not of --pid %lu: give that QEMU's socket, or drop --pid",
+				   a->qmp, (int)pid, a->pid);
+			qmp_client_free(c);
+			return EXIT_USAGE;
+		}
+	}
+	v->pid = pid;
+	r = top_kvm_open_qmp(c, a->qmp, &kvm, &err);
+	if (r < 0) {
+		verb_message("--qmp %s: no KVM stats, the probes' rows only: %s", a->qmp, err.msg);
+		snprintf(v->kvm_reason, sizeof(v->kvm_reason), "%s", err.msg);
+	} else {
+		take_kvm(v, kvm);
+	}
+	return EXIT_OK;
+}
+
+/* A socket path from QEMU's command line as we can reach it: a relative one is QEMU's working directory's. */
+static int qemu_path(pid_t pid, const char *path, char *buf, size_t size)
+{
+	char link[64], cwd[4096];
+	ssize_t n;
+
+	if (path[0] == '/')
+		return snprintf(buf, size, "%s", path) < (int)size ? 0 : -ENAMETOOLONG;
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+	n = readlink(link, cwd, sizeof(cwd) - 1);
+	if (n <= 0)
+		return -errno;
+	cwd[n] = '\0';
+	return snprintf(buf, size, "%s/%s", cwd, path) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+static void reason_add(char *reason, size_t size, const char *fmt, ...) _printf_(3, 4);
+static void reason_add(char *reason, size_t size, const char *fmt, ...)
+{
+	size_t n = strlen(reason);
+	va_list ap;
+
+	if (n && n + 2 < size) {
+		strcpy(reason + n, "; ");
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(reason + n, size - n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * --pid alone: KVM's stats from a QMP socket QEMU's command line names.
+ * Each is taken only once it proves to be this QEMU's (query-cpus-fast),
+ * since a command line can name any path; libvirt's monitor is left alone.
+ */
+static void find_qmp(struct top_vm *v)
+{
+	_cleanup_strv_free_ char **argv = NULL, **paths = NULL;
+	char path[4096 + 128];
+	bool libvirt = false;
+	int r;
+
+	r = top_read_cmdline(v->pid, &argv);
+	if (r < 0) {
+		snprintf(v->kvm_reason, sizeof(v->kvm_reason), "cannot read QEMU's command line: %s", strerror(-r));
+		return;
+	}
+	if (top_qmp_sockets(argv, &paths, &libvirt) < 0) {
+		snprintf(v->kvm_reason, sizeof(v->kvm_reason), "out of memory");
+		return;
+	}
+	for (size_t i = 0; paths[i]; i++) {
+		struct qmp_client *c = NULL;
+		struct top_kvm *kvm = NULL;
+		struct sb_error err = { 0 };
+		pid_t pid;
+
+		if (qemu_path(v->pid, paths[i], path, sizeof(path)) < 0) {
+			reason_add(v->kvm_reason, sizeof(v->kvm_reason), "%s: cannot resolve it", paths[i]);
+			continue;
+		}
+		r = top_qmp_connect(path, QMP_FOUND_TIMEOUT_MS, &c, &err);
+		if (r >= 0)
+			r = top_qmp_pid(c, &pid, &err);
+		if (r >= 0 && pid != v->pid)
+			r = sb_error_set(&err, -ESRCH, "%s serves QEMU pid %d, not this one", path, (int)pid);
+		if (r < 0) {
+			qmp_client_free(c);
+			reason_add(v->kvm_reason, sizeof(v->kvm_reason), "%s", err.msg);
+			continue;
+		}
+		r = top_kvm_open_qmp(c, path, &kvm, &err);
+		if (r < 0) {
+			/* this QEMU's own answer: another of its sockets would give the same */
+			snprintf(v->kvm_reason, sizeof(v->kvm_reason), "%s", err.msg);
+			return;
+		}
+		v->kvm_reason[0] = '\0';
+		verb_message("KVM stats from QMP socket %s (on QEMU's command line); top holds it while it runs, "
+			     "as QEMU serves one QMP client per socket (--no-qmp leaves it alone)",
+			     path);
+		take_kvm(v, kvm);
+		return;
+	}
+	if (v->kvm_reason[0])
+		return;
+	if (libvirt) {
+		char name[sizeof(v->name)];
+
+		top_qemu_name(argv, name, sizeof(name));
+		snprintf(v->kvm_reason, sizeof(v->kvm_reason),
+			 "QEMU's QMP monitor is libvirt's: give --vm %s (its domain) for KVM's stats through libvirt",
+			 name[0] ? name : "NAME");
+	}
+	else
+		snprintf(v->kvm_reason, sizeof(v->kvm_reason),
+			 "no QMP socket on QEMU's command line (-qmp unix:PATH,server=on): give --qmp SOCKET");
+}
+
+/* --vm: the domain's QEMU (its KVM stats come once its probes are open). */
+static int open_domain(const struct top_args *a, struct top_vm *v)
+{
+	struct sb_error err = { 0 };
+	int r;
+
+	r = libvirt_domain_open(LIBVIRT_URI, a->vm, &v->dom, &err);
+	if (r < 0) {
+		verb_error("--vm %s: %s", a->vm, err.msg);
+		switch (r) {
+		case -EINVAL:
+			return EXIT_USAGE;
+		case -EACCES:
+		case -EPERM:
+			return EXIT_DENIED;
+		default:
+			return EXIT_UNAVAILABLE;
+		}
+	}
+	v->pid = libvirt_domain_pid(v->dom);
+	return EXIT_OK;
+}
+
+static void domain_kvm(const struct top_args *a, struct top_vm *v)
+{
+	struct top_kvm *kvm = NULL;
+	struct sb_error err = { 0 };
+
+	if (top_kvm_open_libvirt(v->dom, &kvm, &err) < 0) {
+		verb_message("--vm %s: no KVM stats, the probes' rows only: %s", a->vm, err.msg);
+		snprintf(v->kvm_reason, sizeof(v->kvm_reason), "%s", err.msg);
+		return;
+	}
+	take_kvm(v, kvm);
+}
+
+/* No target: every VM on the host up to the cap, each with its own probes. */
+static int open_all(struct top *t)
+{
+	pid_t pids[TOP_MAX_VMS];
+	size_t n = 0;
+	int first_fail = EXIT_OK, r;
+
+	r = top_find_vms(getpid(), pids, TOP_MAX_VMS, &t->found);
+	if (r < 0) {
+		verb_error("cannot read /proc: %s", strerror(-r));
+		return EXIT_FAIL;
+	}
+	if (!t->found) {
+		verb_error("no process on this host holds a KVM VM (an fd on anon_inode:kvm-vm): start one, or give --pid, --qmp or --vm");
+		return EXIT_UNAVAILABLE;
+	}
+	if (t->found > TOP_MAX_VMS)
+		verb_message("%zu processes hold a KVM VM: showing the %d with the lowest pids; give --pid for another",
+			     t->found, TOP_MAX_VMS);
+	for (size_t i = 0; i < t->found && i < TOP_MAX_VMS; i++) {
+		struct top_vm *v = &t->vms[n];
+		_cleanup_strv_free_ char **argv = NULL;
+		struct sb_error err = { 0 };
+
+		v->pid = pids[i];
+		if (top_read_cmdline(v->pid, &argv) == 0)
+			top_qemu_name(argv, v->name, sizeof(v->name));
+		snprintf(v->prefix, sizeof(v->prefix), "%d:%s%s", (int)v->pid, v->name, v->name[0] ? ":" : "");
+		r = probe_session_attach(v->pid, &t->a->opts, &v->p, &err);
+		if (r != EXIT_OK) {
+			/* one VM that went away or refuses the probes does not hide the others */
+			verb_message("pid %d left out: %s", (int)v->pid, err.msg);
+			if (first_fail == EXIT_OK)
+				first_fail = r;
+			memset(v, 0, sizeof(*v));
+			continue;
+		}
+		n++;
+	}
+	t->n_vms = n;
+	if (!n) {
+		verb_error("none of the %zu VMs on this host could be probed (see above)", t->found);
+		return first_fail;
+	}
+	return EXIT_OK;
+}
+
+static int open_one(struct top *t)
+{
+	const struct top_args *a = t->a;
+	struct top_vm *v = &t->vms[0];
+	struct sb_error err = { 0 };
+	int r = EXIT_OK;
+
+	if (a->vm)
+		r = open_domain(a, v);
+	else if (a->qmp)
+		r = open_qmp(a, v);
+	else
+		v->pid = (pid_t)a->pid;
 	if (r != EXIT_OK)
 		return r;
-	rows = calloc(TOP_MAX_ROWS, sizeof(*rows));
-	if (!rows) {
+	t->n_vms = 1;
+	r = probe_session_attach(v->pid, &a->opts, &v->p, &err);
+	if (r != EXIT_OK) {
+		verb_error("%s", err.msg);
+		return r;
+	}
+	/* the process is now known to hold a KVM VM: only then look for its QMP socket */
+	v->pid = sb_probes_target(v->p);
+	if (a->vm)
+		domain_kvm(a, v);
+	else if (!a->qmp && !a->no_qmp)
+		find_qmp(v);
+	return EXIT_OK;
+}
+
+static void top_free(struct top *t)
+{
+	for (size_t i = 0; t->vms && i < TOP_MAX_VMS; i++) {
+		struct top_vm *v = &t->vms[i];
+
+		sb_probes_close(v->p);
+		top_kvm_free(v->kvm);
+		libvirt_domain_close(v->dom);
+		free(v->kfirst.values);
+		free(v->kprev.values);
+		free(v->kcur.values);
+		free(v->rows);
+	}
+	free(t->vms);
+}
+
+/* One refresh's reads of v; false when v can no longer be read (it is then gone). */
+static bool read_vm(struct top *t, struct top_vm *v, int *ret)
+{
+	struct sb_error err = { 0 };
+
+	if (sb_probes_read(v->p, &v->cur, &err) < 0) {
+		if (!t->all) {
+			verb_error("%s", err.msg);
+			*ret = EXIT_FAIL;
+		} else {
+			verb_message("pid %d: %s; left out from now", (int)v->pid, err.msg);
+		}
+		v->gone = true;
+		return false;
+	}
+	if (v->kvm && top_kvm_read(v->kvm, &v->kcur, &err) < 0) {
+		/* QEMU exiting closes its socket first: that is said below as the process exits */
+		if (probe_session_target_alive(v->pid))
+			verb_message("pid %d: KVM stats lost, the probes' rows only from now: %s", (int)v->pid, err.msg);
+		drop_kvm(v, err.msg);
+	}
+	make_rows(v, t->a);
+	return true;
+}
+
+static int run(struct top_args *a)
+{
+	struct top t = { .a = a, .all = !a->pid && !a->qmp && !a->vm };
+	struct sb_error err = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	bool tty = isatty(STDOUT_FILENO) && !a->json;
+	int r, ret = EXIT_OK;
+
+	r = probe_session_check_privileges();
+	if (r != EXIT_OK)
+		return r;
+	t.vms = calloc(TOP_MAX_VMS, sizeof(*t.vms));
+	if (!t.vms) {
 		verb_error("out of memory");
 		return EXIT_FAIL;
 	}
+	r = t.all ? open_all(&t) : open_one(&t);
+	if (r != EXIT_OK)
+		goto out;
+	for (size_t i = 0; i < t.n_vms; i++) {
+		struct top_vm *v = &t.vms[i];
+
+		v->rows = calloc(TOP_MAX_ROWS + (v->kvm ? top_kvm_count(v->kvm) : 0), sizeof(*v->rows));
+		if (!v->rows) {
+			verb_error("out of memory");
+			r = EXIT_FAIL;
+			goto out;
+		}
+		if (sb_probes_read(v->p, &v->first, &err) < 0) {
+			verb_error("%s", err.msg);
+			r = EXIT_FAIL;
+			goto out;
+		}
+		v->prev = v->first;
+	}
+	t.t0_ns = mono_ns();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (sb_probes_read(p, &first, &err) < 0) {
-		verb_error("%s", err.msg);
-		free(rows);
-		return EXIT_FAIL;
-	}
-	prev = first;
 	sort_by = a->sort;
 	for (unsigned n = 0; !stop_requested && (!a->count || n < a->count); n++) {
+		size_t live = 0;
+
 		for (int left = (int)(a->interval_s * 1000); left > 0 && !stop_requested; left -= 50)
 			poll(NULL, 0, left < 50 ? left : 50);
 		if (stop_requested)
 			break;
-		if (sb_probes_read(p, &cur, &err) < 0) {
-			verb_error("%s", err.msg);
-			ret = EXIT_FAIL;
+		for (size_t i = 0; i < t.n_vms; i++)
+			if (!t.vms[i].gone)
+				live += read_vm(&t, &t.vms[i], &ret);
+		if (ret != EXIT_OK || !live)
 			break;
-		}
-		size_t nrows = make_rows(p, a, &first, &prev, &cur, rows);
-		double elapsed = (double)(cur.mono_ns - first.mono_ns) / 1e9;
-		qsort(rows, nrows, sizeof(*rows), cmp_rows);
+		double elapsed = (double)(mono_ns() - t.t0_ns) / 1e9;
 		if (a->json) {
-			if (print_json(p, rows, nrows, elapsed) < 0) {
+			if (print_json(&t, elapsed) < 0) {
 				verb_error("out of memory");
 				ret = EXIT_FAIL;
 				break;
 			}
 		} else {
-			print_text(p, a, rows, nrows, elapsed, tty, n);
+			print_text(&t, elapsed, tty, n);
 		}
 		fflush(stdout);
-		prev = cur;
-		if (!probe_session_target_alive(sb_probes_target(p))) {
-			fprintf(stderr, "snapbench top: pid %d exited\n", (int)sb_probes_target(p));
-			break;
+		live = 0;
+		for (size_t i = 0; i < t.n_vms; i++) {
+			struct top_vm *v = &t.vms[i];
+
+			if (v->gone)
+				continue;
+			v->prev = v->cur;
+			if (v->kvm) {
+				v->kprev.mono_ns = v->kcur.mono_ns;
+				memcpy(v->kprev.values, v->kcur.values, top_kvm_count(v->kvm) * sizeof(*v->kprev.values));
+			}
+			if (!probe_session_target_alive(sb_probes_target(v->p))) {
+				fprintf(stderr, "snapbench top: pid %d exited\n", (int)sb_probes_target(v->p));
+				v->gone = true;
+				continue;
+			}
+			live++;
 		}
+		if (!live)
+			break;
 	}
-	free(rows);
-	return ret;
+	r = ret;
+out:
+	top_free(&t);
+	return r;
 }
 
 static int top_main(int argc, char **argv)

@@ -69,6 +69,17 @@ int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qm
 int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct qmp_vcpu_stats *ret,
 			 struct sb_error *err);
 
+/*
+ * query-stats-schemas with provider "kvm": the names of target's ("vm" or
+ * "vcpu") stats whose type is type ("cumulative", "instant", "peak", ...),
+ * in QEMU's order, as a NULL-terminated string vector (common/strv.h; the
+ * caller frees it, an empty one when QEMU has none of that type). Lets a
+ * caller ask query-stats for the counters only, which it can take deltas
+ * of. Same QEMU and KVM needs as query-stats.
+ */
+int qmp_query_stats_names(struct qmp_client *c, const char *target, const char *type, char ***ret,
+			  struct sb_error *err);
+
 /* ---- migration ---- */
 
 enum qmp_migration_status {

@@ -7,6 +7,7 @@
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp-internal.h"
+#include "strv.h"
 
 void qmp_stat_set_clear(struct qmp_stat_set *set)
 {
@@ -272,4 +273,62 @@ int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct 
 fail:
 	qmp_vcpu_stats_clear(&out);
 	return r;
+}
+
+int qmp_query_stats_names(struct qmp_client *c, const char *target, const char *type, char ***ret,
+			  struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	_cleanup_strv_free_ char **names = NULL;
+	struct json_object *args = json_object_new_object();
+	bool found = false;
+	int r;
+
+	*ret = NULL;
+	if (!args || json_object_object_add(args, "provider", json_object_new_string("kvm")) < 0) {
+		json_object_put(args);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = qmp_execute(c, "query-stats-schemas", args, -1, qmp_client_command_timeout(c), &reply, err);
+	json_object_put(args);
+	if (r < 0)
+		return r;
+	if (!json_object_is_type(reply, json_type_array))
+		return sb_error_set(err, -EPROTO, "%s: query-stats-schemas returned no list", qmp_client_label(c));
+	for (size_t i = 0; i < json_object_array_length(reply); i++) {
+		struct json_object *schema = json_object_array_get_idx(reply, i);
+		struct json_object *t = qmp_json_member(schema, "target", json_type_string);
+		struct json_object *stats = qmp_json_member(schema, "stats", json_type_array);
+		struct json_object *provider = qmp_json_member(schema, "provider", json_type_string);
+
+		/* provider is optional in the reply: the request already asked for kvm's only */
+		if (!t || !stats || strcmp(json_object_get_string(t), target) ||
+		    (provider && strcmp(json_object_get_string(provider), "kvm")))
+			continue;
+		found = true;
+		for (size_t k = 0; k < json_object_array_length(stats); k++) {
+			struct json_object *st = json_object_array_get_idx(stats, k);
+			struct json_object *name = qmp_json_member(st, "name", json_type_string);
+			struct json_object *ty = qmp_json_member(st, "type", json_type_string);
+
+			if (!name || !ty)
+				return sb_error_set(err, -EPROTO,
+						    "%s: query-stats-schemas returned a stat without name or type",
+						    qmp_client_label(c));
+			if (strcmp(json_object_get_string(ty), type) ||
+			    strv_contains(names, json_object_get_string(name)))
+				continue;
+			if (strv_push(&names, json_object_get_string(name)) < 0)
+				return sb_error_set(err, -ENOMEM, "out of memory");
+		}
+	}
+	if (!found)
+		return no_kvm_stats(c, target, err);
+	if (!names) {
+		names = calloc(1, sizeof(*names));
+		if (!names)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	*ret = TAKE_PTR(names);
+	return 0;
 }

@@ -7,6 +7,7 @@
  *   vm-libvirt-preflight.c  the host checks before a run (libvirt_preflight())
  *   vm-libvirt-xml.c        the micro guest's domain XML, a Linux guest's XML file
  *   vm-libvirt-monitor.c    QMP and the guest agent through libvirt, with timeouts
+ *   vm-libvirt-domain.c     a running domain's pid and KVM stats, for snapbench top
  */
 #pragma once
 
@@ -19,6 +20,7 @@
 struct lv_shared;
 struct qga_transport_ops;
 struct qmp_transport_ops;
+struct qmp_stat_set;
 
 struct lv_vm {
 	struct vm vm; /* first: the runner holds a struct vm * */
@@ -66,3 +68,14 @@ int lv_read_domain_xml(const char *path, char **ret, struct sb_error *err);
 /* QMP (qmp_client_new_with_ops()) and the guest agent (qga_client_new_with_ops()) of an lv_vm. */
 extern const struct qmp_transport_ops lv_qmp_ops;
 extern const struct qga_transport_ops lv_agent_ops;
+
+/* ---- vm-libvirt-domain.c ---- */
+
+/*
+ * The cumulative KVM stats among a domain's typed parameters (one record
+ * of virDomainListGetStats()): "vm.NAME.sum" into vm, "vcpu.N.NAME.sum"
+ * summed over N into vcpu_sum; other keys, and non-integer values, are
+ * left out. 0, -ENOMEM, or -ERANGE when a sum overflows.
+ */
+int lv_kvm_stats_from_params(const virTypedParameter *params, int n, struct qmp_stat_set *vm,
+			     struct qmp_stat_set *vcpu_sum);

@@ -24,11 +24,14 @@
  */
 #pragma once
 
+#include <sys/types.h>
+
 #include "error.h"
 #include "spec.h"
 
 struct vm_config;
 struct vm;
+struct qmp_stat_set;
 
 /* vm.h's backend table entry for libvirt. */
 extern const struct vm_backend vm_backend_libvirt;
@@ -52,3 +55,36 @@ int libvirt_qemu_ids(const char *uri, unsigned *uid, unsigned *gid, struct sb_er
 
 /* The first QEMU version that opens /dev/userfaultfd when userfaultfd() is refused. */
 #define LIBVIRT_QEMU_UFFD_DEV_VERSION 8000000
+
+/*
+ * A domain that runs already, looked at from outside a run (snapbench top
+ * --vm): its QEMU's pid and KVM's stats, nothing started, stopped or sent
+ * to its monitor, so libvirt does not mark the domain tainted as monitor
+ * passthrough would (vm-libvirt-domain.c).
+ *
+ * libvirt_domain_open() connects to uri, finds the domain (-ENOENT when
+ * there is none of that name, -ESRCH when it is not running) and its
+ * QEMU's pid: libvirt's API has no call for it, so from the pid file
+ * libvirt keeps for a qemu:///system domain (/run/libvirt/qemu/NAME.pid,
+ * readable by root), checked against that process's -name guest=NAME.
+ * Other URIs give -EOPNOTSUPP. -ECONNREFUSED when libvirtd does not answer.
+ */
+struct libvirt_domain;
+
+int libvirt_domain_open(const char *uri, const char *name, struct libvirt_domain **ret, struct sb_error *err);
+pid_t libvirt_domain_pid(const struct libvirt_domain *d);
+/* "libvirt domain NAME", for messages and as the stats' source */
+const char *libvirt_domain_label(const struct libvirt_domain *d);
+
+/*
+ * KVM's cumulative stats of the domain, as libvirt reads them from QEMU's
+ * query-stats (virDomainListGetStats(), groups VM and VCPU: "vm.NAME.sum"
+ * and "vcpu.N.NAME.sum"): the VM's in *vm, the vCPUs' summed by name in
+ * *vcpu_sum (both cleared first; qmp_stat_set_clear() frees them).
+ * -ENODATA when libvirt reports none (it needs libvirt >= 8.9 and QEMU >=
+ * 7.1 with KVM), -EOPNOTSUPP when built against an older libvirt.
+ */
+int libvirt_domain_kvm_stats(struct libvirt_domain *d, struct qmp_stat_set *vm, struct qmp_stat_set *vcpu_sum,
+			     struct sb_error *err);
+
+void libvirt_domain_close(struct libvirt_domain *d);

@@ -2,7 +2,8 @@
 /*
  * Unit test of the test library: JSON paths, temporary directories removed
  * at exit, and a "sysctl" (a plain file here) put back at exit, after a
- * failed CHECK and on SIGTERM.
+ * failed CHECK and on SIGTERM, and a program run with its output read
+ * line by line.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 
 #include "check.h"
 #include "test-json.h"
+#include "test-spawn.h"
 #include "test-sysctl.h"
 #include "test-tmp.h"
 
@@ -146,11 +148,39 @@ static void test_sysctl_restore_paths(void)
 	CHECK(test_sysctl_saved("/nonexistent") == NULL);
 }
 
+/* a program's lines as it prints them, its whole output, its exit code */
+static void test_spawn_lines(void)
+{
+	char *argv[] = { "/usr/bin/printf", "one\ntwo\nthree", NULL };
+	char *echo[] = { "/bin/echo", "hi", NULL }, *no[] = { "/bin/false", NULL };
+	struct test_child c;
+	char *line, *out;
+
+	test_spawn(&c, argv);
+	line = test_child_line(&c);
+	CHECK(line && !strcmp(line, "one"));
+	free(line);
+	line = test_child_line(&c);
+	CHECK(line && !strcmp(line, "two"));
+	free(line);
+	/* the last line has no newline */
+	line = test_child_line(&c);
+	CHECK(line && !strcmp(line, "three"));
+	free(line);
+	CHECK(!test_child_line(&c));
+	CHECK(test_child_wait(&c) == 0);
+	CHECK(test_run(echo, &out) == 0 && !strcmp(out, "hi\n"));
+	free(out);
+	CHECK(test_run(no, &out) == 1 && !strcmp(out, ""));
+	free(out);
+}
+
 int main(void)
 {
 	test_json();
 	test_rm_rf_tree();
 	test_sysctl_restore_paths();
+	test_spawn_lines();
 	printf("ok\n");
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "fake-qmp-server.h"
 #include "qmp-commands.h"
+#include "strv.h"
 
 #define T 10000
 
@@ -99,6 +100,48 @@ static void test_stats(void)
 	CHECK(!strcmp(qmp_client_last_error_class(c), "CommandNotFound"));
 	CHECK(qmp_query_stats_vm(c, NULL, &vm, &err) == -EPROTO);
 	CHECK(vm.n == 0 && vm.stats == NULL);
+	finish(c);
+}
+
+/* query-stats-schemas: one target's names of one type, the other targets' and types' left out */
+static void test_stats_names(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		EXPECT_ARGS("query-stats-schemas", "{\"provider\": \"kvm\"}"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"target\": \"vm\", \"stats\": "
+		     "[{\"name\": \"remote_tlb_flush\", \"type\": \"cumulative\", \"exponent\": 0}, "
+		     "{\"name\": \"pages_4k\", \"type\": \"instant\", \"exponent\": 0}]}, "
+		     "{\"provider\": \"kvm\", \"target\": \"vcpu\", \"stats\": "
+		     "[{\"name\": \"exits\", \"type\": \"cumulative\", \"exponent\": 0}, "
+		     "{\"name\": \"halt_wait_hist\", \"type\": \"log2-histogram\", \"exponent\": -9}, "
+		     "{\"name\": \"pf_taken\", \"type\": \"cumulative\", \"exponent\": 0}]}], \"id\": %ID%}\r\n"),
+		EXPECT("query-stats-schemas"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"target\": \"vm\", \"stats\": "
+		     "[{\"name\": \"pages_4k\", \"type\": \"instant\"}]}], \"id\": %ID%}\r\n"),
+		/* TCG: no KVM schemas */
+		EXPECT("query-stats-schemas"),
+		SEND("{\"return\": [], \"id\": %ID%}\r\n"),
+		EXPECT("query-stats-schemas"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"target\": \"vcpu\", \"stats\": [{\"name\": \"x\"}]}], "
+		     "\"id\": %ID%}\r\n"),
+		END,
+	};
+	struct qmp_client *c = start(script);
+	struct sb_error err = { 0 };
+	char **names = NULL;
+
+	CHECK_MSG(qmp_query_stats_names(c, "vcpu", "cumulative", &names, &err) == 0, "%s", err.msg);
+	CHECK(names && names[0] && !strcmp(names[0], "exits") && names[1] && !strcmp(names[1], "pf_taken") &&
+	      !names[2]);
+	strv_free(names);
+	/* the vm target has no cumulative stat: an empty vector, not an error */
+	CHECK_MSG(qmp_query_stats_names(c, "vm", "cumulative", &names, &err) == 0, "%s", err.msg);
+	CHECK(names && !names[0]);
+	strv_free(names);
+	CHECK(qmp_query_stats_names(c, "vm", "cumulative", &names, &err) == -ENODATA && !names);
+	CHECK_MSG(strstr(err.msg, "no KVM stats for target vm"), "%s", err.msg);
+	CHECK(qmp_query_stats_names(c, "vcpu", "cumulative", &names, &err) == -EPROTO && !names);
 	finish(c);
 }
 
@@ -357,6 +400,7 @@ static void test_parameters_and_quit(void)
 int main(void)
 {
 	test_stats();
+	test_stats_names();
 	test_status_and_version();
 	test_query_migrate();
 	test_snapshot_start();
