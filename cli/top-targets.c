@@ -196,7 +196,7 @@ void top_qemu_name(char *const *argv, char *buf, size_t size)
 	if (!size)
 		return;
 	buf[0] = '\0';
-	for (size_t i = 1; argv && argv[i] && argv[i + 1]; i++) {
+	for (size_t i = 1; argv && argv[0] && argv[i] && argv[i + 1]; i++) {
 		const char *o = option_name(argv[i]);
 
 		if (o && !strcmp(o, "name")) {
@@ -225,7 +225,7 @@ int top_qmp_sockets(char *const *argv, char ***ret, bool *libvirt)
 
 	*ret = NULL;
 	*libvirt = false;
-	for (size_t i = 1; argv && argv[i] && argv[i + 1]; i++) {
+	for (size_t i = 1; argv && argv[0] && argv[i] && argv[i + 1]; i++) {
 		const char *o = option_name(argv[i]);
 		_cleanup_strv_free_ char **opts = NULL;
 
