@@ -9,7 +9,6 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fileio.h"
 #include "probe-features.h"
 #include "kallsyms.h"
 #include "macro.h"
@@ -501,42 +501,6 @@ static int read_status(pid_t pid, pid_t *tgid, char *comm, size_t comm_size, str
 	return 0;
 }
 
-static void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-
-/* Whether the process holds a KVM VM fd (anon_inode:kvm-vm). */
-static int holds_kvm_vm(pid_t tgid, struct sb_error *err)
-{
-	char path[64], link[64 + 256], target[64];
-	_cleanup_(closedirp) DIR *d = NULL;
-	struct dirent *e;
-	size_t seen = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)tgid);
-	d = opendir(path);
-	if (!d)
-		return sb_error_set(err, -errno, "cannot list %s: %s%s", path, strerror(errno),
-				    errno == EACCES ? " (run as root)" : "");
-	while ((e = readdir(d)) && seen < 1000000) {
-		ssize_t n;
-
-		seen++;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		if (!strcmp(target, "anon_inode:kvm-vm"))
-			return 1;
-	}
-	return 0;
-}
-
 /* ---- BTF-derived names and constants ---- */
 
 static void btf_names(struct sb_probes *p)
@@ -879,10 +843,10 @@ static int check_target(struct sb_probes *p, pid_t pid, struct sb_error *err)
 	r = read_status(pid, &p->tgid, p->comm, sizeof(p->comm), err);
 	if (r < 0)
 		return r;
-	r = holds_kvm_vm(p->tgid, err);
-	if (r < 0)
+	r = proc_find_fd(p->tgid, "anon_inode:kvm-vm", err);
+	if (r < 0 && r != -ENOENT)
 		return r;
-	if (r == 0)
+	if (r == -ENOENT)
 		return sb_error_set(err, -ENODEV,
 				    "process %d (%s) holds no KVM VM (no anon_inode:kvm-vm among its fds): pass the "
 				    "pid of a QEMU running with -accel kvm",

@@ -26,29 +26,7 @@ static void closedirp(DIR **d)
 
 bool top_holds_kvm_vm(pid_t pid)
 {
-	char path[64], target[64];
-	_cleanup_(closedirp) DIR *d = NULL;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return false;
-	while ((e = readdir(d))) {
-		char link[64 + sizeof(e->d_name)];
-		ssize_t n;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		if (!strcmp(target, "anon_inode:kvm-vm"))
-			return true;
-	}
-	return false;
+	return proc_find_fd(pid, "anon_inode:kvm-vm", NULL) >= 0;
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -294,14 +272,5 @@ out:
 
 pid_t top_tgid_of(pid_t tid)
 {
-	char path[64], line[256];
-	_cleanup_fclose_ FILE *f = NULL;
-	long tgid = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
-			break;
-	return tgid > 0 ? (pid_t)tgid : -1;
+	return proc_tgid(tid);
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,4 +80,52 @@ int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_le
 	if (r < 0)
 		return sb_error_set(err, r, "%s: cannot read: %s", path, strerror(-r));
 	return 0;
+}
+
+int proc_find_fd(pid_t pid, const char *prefix, struct sb_error *err)
+{
+	char dir[64], link[64 + sizeof(((struct dirent *)0)->d_name)], target[256];
+	size_t plen = strlen(prefix), seen = 0;
+	struct dirent *e;
+	int found = -ENOENT;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	if (!d && errno == ENOENT)
+		return sb_error_set(err, -ESRCH, "no process %d (%s does not exist)", (int)pid, dir);
+	if (!d)
+		return sb_error_set(err, -errno, "cannot list %s: %s%s", dir, strerror(errno),
+				    errno == EACCES ? " (run as root)" : "");
+	while (found < 0 && (e = readdir(d)) && seen++ < 1000000) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!strncmp(target, prefix, plen))
+			found = atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+pid_t proc_tgid(pid_t tid)
+{
+	char path[64], line[256];
+	long tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid > 0 ? (pid_t)tgid : -1;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -26,3 +27,16 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_len);
  * cannot read: REASON". ret_len may be NULL.
  */
 int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_len, struct sb_error *err);
+
+/*
+ * The number of the first of process pid's fds whose link in
+ * /proc/PID/fd starts with prefix ("anon_inode:kvm-vm", "/memfd:NAME"),
+ * -ENOENT when none does, -ESRCH when there is no such process, or -errno
+ * with err set (naming the directory, and root for EACCES) when the fds
+ * cannot be listed. At most a million entries
+ * are looked at.
+ */
+int proc_find_fd(pid_t pid, const char *prefix, struct sb_error *err);
+
+/* The thread group (process) thread tid belongs to, from /proc/TID/status; -1 when there is no such thread. */
+pid_t proc_tgid(pid_t tid);

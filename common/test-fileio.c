@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -27,6 +29,24 @@ static void write_file(size_t n)
 	for (size_t i = 0; i < n; i++)
 		fputc('a' + (int)(i % 26), f);
 	CHECK(fclose(f) == 0);
+}
+
+/* proc_find_fd(): an fd of ours by its link's prefix, none, no such process */
+static void test_proc_find_fd(void)
+{
+	struct sb_error err = {};
+	int fd = memfd_create("sbtest-proc-find-fd", MFD_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK(proc_find_fd(getpid(), "/memfd:sbtest-proc-find-fd", &err) == fd);
+	CHECK(proc_find_fd(getpid(), "/memfd:sbtest-nobody-has-this", &err) == -ENOENT);
+	CHECK(proc_find_fd(INT_MAX, "/memfd:", &err) == -ESRCH);
+	CHECK_MSG(strstr(err.msg, "no process"), "%s", err.msg);
+	close(fd);
+
+	/* proc_tgid(): a process is its own group; no such thread */
+	CHECK(proc_tgid(getpid()) == getpid());
+	CHECK(proc_tgid(INT_MAX) == -1);
 }
 
 int main(void)
@@ -103,5 +123,6 @@ int main(void)
 		free(text);
 		close(fd);
 	}
+	test_proc_find_fd();
 	return 0;
 }

@@ -386,6 +386,7 @@ struct report_metric_def {
 	const char *counter;     /* "kvm.pf_taken", or a family prefix "bpf.invalidations" */
 	bool family;             /* one metric per counter "<counter>.<cause>": "<name>.<cause>" */
 	const char *unit, *better, *description;
+	bool window_count;       /* the counter's total over the window, not a rate; numa-hinting repetitions only */
 };
 
 /* The metric table, in report order. */

@@ -22,88 +22,86 @@
 #define REMOTE_FLUSH_COUNTER "kvm.remote_tlb_flush"
 /* postcopy-restore: figures of the destination's pass (rep.postcopy), not of one counter */
 #define POSTCOPY "(postcopy pass)"
-/* numa-hinting: counts over each window (seed 002 gives counts, not rates), of numa_counters[]' counter */
-#define NUMA_TOTAL "(numa-hinting count)"
 
 static const struct report_metric_def metric_defs[] = {
 	{ "pf_per_s", "kvm.pf_taken", false, "1/s", "lower",
-	  "KVM page faults taken per second (pf_taken, summed over vCPUs)" },
+	  "KVM page faults taken per second (pf_taken, summed over vCPUs)", false },
 	{ "pf_fixed_per_s", "kvm.pf_fixed", false, "1/s", "lower",
-	  "KVM page faults fixed by installing an SPTE per second (pf_fixed)" },
+	  "KVM page faults fixed by installing an SPTE per second (pf_fixed)", false },
 	{ "pf_fast_per_s", "kvm.pf_fast", false, "1/s", "lower",
-	  "KVM page faults fixed by the fast path per second (pf_fast)" },
+	  "KVM page faults fixed by the fast path per second (pf_fast)", false },
 	{ "pf_spurious_per_s", "kvm.pf_spurious", false, "1/s", "lower",
-	  "KVM spurious page faults per second (pf_spurious)" },
+	  "KVM spurious page faults per second (pf_spurious)", false },
 	{ "tlb_per_s", "kvm.remote_tlb_flush", false, "1/s", "lower",
-	  "KVM remote TLB flushes per second (remote_tlb_flush)" },
+	  "KVM remote TLB flushes per second (remote_tlb_flush)", false },
 	{ "tlb_requests_per_s", "kvm.remote_tlb_flush_requests", false, "1/s", "lower",
-	  "KVM remote TLB flush requests per second (remote_tlb_flush_requests)" },
+	  "KVM remote TLB flush requests per second (remote_tlb_flush_requests)", false },
 	{ "vcpu_tlb_flush_per_s", "kvm.tlb_flush", false, "1/s", "lower",
-	  "KVM vCPU TLB flushes per second (tlb_flush, summed over vCPUs)" },
+	  "KVM vCPU TLB flushes per second (tlb_flush, summed over vCPUs)", false },
 	{ "exits_per_s", "kvm.exits", false, "1/s", "lower",
-	  "VM exits per second (exits, summed over vCPUs)" },
+	  "VM exits per second (exits, summed over vCPUs)", false },
 	{ "invalidations_per_s", "bpf.invalidations", false, "1/s", "lower",
-	  "MMU-notifier invalidations reaching KVM per second" },
+	  "MMU-notifier invalidations reaching KVM per second", false },
 	{ "invalidations_per_s", "bpf.invalidations", true, "1/s", "lower",
-	  "MMU-notifier invalidations reaching KVM per second, caused by" },
+	  "MMU-notifier invalidations reaching KVM per second, caused by", false },
 	{ "invalidated_pages_per_s", "bpf.invalidated_pages", false, "1/s", "lower",
-	  "pages covered by MMU-notifier invalidations reaching KVM per second" },
+	  "pages covered by MMU-notifier invalidations reaching KVM per second", false },
 	{ "kvm_page_faults_per_s", "bpf.page_fault", false, "1/s", "lower",
-	  "guest page faults KVM handled per second (kvm:kvm_page_fault)" },
+	  "guest page faults KVM handled per second (kvm:kvm_page_fault)", false },
 	{ "host_tlb_flush_per_s", "bpf.host_tlb_flush", true, "1/s", "lower",
-	  "host TLB flushes of the QEMU process (tlb:tlb_flush) per second, reason" },
+	  "host TLB flushes of the QEMU process (tlb:tlb_flush) per second, reason", false },
 	{ "tlb_shootdowns_per_s", "bpf.tlb_shootdowns", true, "1/s", "lower",
-	  "remote TLB shootdowns sent by the QEMU process per second, caused by" },
+	  "remote TLB shootdowns sent by the QEMU process per second, caused by", false },
 	{ "guest_ops_per_s", "guest.ops", false, "1/s", "higher",
-	  "guest workload operations per second, all workers" },
-	{ "latency_p50_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, median" },
-	{ "latency_p99_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, 99th percentile" },
-	{ "latency_p999_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, 99.9th percentile" },
+	  "guest workload operations per second, all workers", false },
+	{ "latency_p50_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, median", false },
+	{ "latency_p99_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, 99th percentile", false },
+	{ "latency_p999_ns", LATENCY_COUNTER, false, "ns", "lower", "guest probe read latency, 99.9th percentile", false },
 	{ "latency_max_ns", LATENCY_COUNTER, false, "ns", "lower",
-	  "guest probe read latency, upper bound of the highest bucket hit" },
-	{ "latency_samples", LATENCY_COUNTER, false, "1", "none", "guest probe reads in the window" },
+	  "guest probe read latency, upper bound of the highest bucket hit", false },
+	{ "latency_samples", LATENCY_COUNTER, false, "1", "none", "guest probe reads in the window", false },
 	{ "clear_log_ns_per_iteration", ITERATIONS, false, "ns", "lower",
-	  "time KVM spent clearing the dirty log (KVM_CLEAR_DIRTY_LOG, and KVM_GET_DIRTY_LOG) per migration pass (passes after the first that ran to their end)" },
+	  "time KVM spent clearing the dirty log (KVM_CLEAR_DIRTY_LOG, and KVM_GET_DIRTY_LOG) per migration pass (passes after the first that ran to their end)", false },
 	{ "tlb_per_iteration", ITERATIONS, false, "1", "lower",
-	  "KVM remote TLB flushes (remote_tlb_flush) per migration pass (passes after the first that ran to their end)" },
+	  "KVM remote TLB flushes (remote_tlb_flush) per migration pass (passes after the first that ran to their end)", false },
 	{ "dirty_pages_per_s", ITERATIONS, false, "1/s", "none",
-	  "guest pages dirtied per second during the migration's passes (what each pass left for the next)" },
+	  "guest pages dirtied per second during the migration's passes (what each pass left for the next)", false },
 	{ "iteration_s", ITERATIONS, false, "s", "none",
-	  "duration of a migration pass, mean (passes after the first that ran to their end)" },
-	{ "iterations", ITERATIONS, false, "1", "none", "migration passes begun in the window" },
+	  "duration of a migration pass, mean (passes after the first that ran to their end)", false },
+	{ "iterations", ITERATIONS, false, "1", "none", "migration passes begun in the window", false },
 	{ "fault_pass_ms", POSTCOPY, false, "ms", "lower",
-	  "time the destination's guest took to touch its region once, linearly, after the postcopy switch-over (fault-linear)" },
+	  "time the destination's guest took to touch its region once, linearly, after the postcopy switch-over (fault-linear)", false },
 	{ "postcopy_chunk_bytes", POSTCOPY, false, "B", "none",
-	  "the page size postcopy served the destination's faults in (4 KiB anonymous RAM, the huge page size with hugetlb)" },
+	  "the page size postcopy served the destination's faults in (4 KiB anonymous RAM, the huge page size with hugetlb)", false },
 	{ "postcopy_requests", POSTCOPY, false, "1", "none",
-	  "pages the destination asked the source for in postcopy (query-migrate postcopy-requests)" },
+	  "pages the destination asked the source for in postcopy (query-migrate postcopy-requests)", false },
 	{ "fault_mismatches", POSTCOPY, false, "1", "lower",
-	  "pages of the destination's region that did not hold what the source's guest wrote (0: no page lost)" },
+	  "pages of the destination's region that did not hold what the source's guest wrote (0: no page lost)", false },
 	{ "set_spte_count", POSTCOPY, false, "1", "none",
-	  "SPTEs KVM installed in the migration window (kvmmmu:kvm_mmu_set_spte; the destination's from the switch-over)" },
+	  "SPTEs KVM installed in the migration window (kvmmmu:kvm_mmu_set_spte; the destination's from the switch-over)", false },
 	{ "tdp_spte_changes", POSTCOPY, false, "1", "none",
-	  "TDP MMU SPTE changes in the migration window (kvmmmu:kvm_tdp_mmu_spte_changed; the destination's from the switch-over)" },
-	{ "numa_kvm_flushes", NUMA_TOTAL, false, "1", "lower",
-	  "KVM remote TLB flushes (kvm_flush_remote_tlbs) for MMU-notifier invalidations sent by NUMA balancing, in the window (seed 002's figure)" },
-	{ "numa_invalidations", NUMA_TOTAL, false, "1", "lower",
-	  "MMU-notifier invalidations reaching KVM sent by NUMA balancing (change_prot_numa), in the window" },
-	{ "numa_invalidated_pages", NUMA_TOTAL, false, "1", "lower",
-	  "pages covered by the MMU-notifier invalidations NUMA balancing sent, in the window" },
-	{ "numa_sptes_zapped", NUMA_TOTAL, false, "1", "lower",
-	  "SPTEs the TDP MMU zapped for MMU-notifier invalidations sent by NUMA balancing, in the window" },
-	{ "numa_tlb_shootdowns", NUMA_TOTAL, false, "1", "lower",
-	  "remote TLB shootdowns the QEMU process sent for NUMA balancing's PTE changes, in the window" },
-	{ "refaults", NUMA_TOTAL, false, "1", "lower", "KVM page faults taken in the window (pf_taken)" },
-	{ "numa_pte_updates", NUMA_TOTAL, false, "1", "none",
-	  "PTEs NUMA balancing made PROT_NONE in the window (/proc/vmstat numa_pte_updates, host-wide)" },
-	{ "numa_hint_faults", NUMA_TOTAL, false, "1", "none",
-	  "NUMA hinting faults in the window (/proc/vmstat numa_hint_faults, host-wide)" },
-	{ "numa_hint_faults_local", NUMA_TOTAL, false, "1", "none",
-	  "NUMA hinting faults on pages already on the faulting CPU's node (/proc/vmstat numa_hint_faults_local, host-wide)" },
-	{ "numa_pages_migrated", NUMA_TOTAL, false, "1", "none",
-	  "pages NUMA balancing migrated in the window (/proc/vmstat numa_pages_migrated, host-wide)" },
-	{ "snapshot_duration_s", NULL, false, "s", "lower", "wall time of the background snapshot" },
-	{ "snapshot_pages_per_s", NULL, false, "1/s", "higher", "guest pages written by the snapshot per second" },
+	  "TDP MMU SPTE changes in the migration window (kvmmmu:kvm_tdp_mmu_spte_changed; the destination's from the switch-over)", false },
+	{ "numa_kvm_flushes", "bpf.kvm_remote_flush.numa-hinting", false, "1", "lower",
+	  "KVM remote TLB flushes (kvm_flush_remote_tlbs) for MMU-notifier invalidations sent by NUMA balancing, in the window (seed 002's figure)", true },
+	{ "numa_invalidations", "bpf.invalidations.numa-hinting", false, "1", "lower",
+	  "MMU-notifier invalidations reaching KVM sent by NUMA balancing (change_prot_numa), in the window", true },
+	{ "numa_invalidated_pages", "bpf.invalidated_pages.numa-hinting", false, "1", "lower",
+	  "pages covered by the MMU-notifier invalidations NUMA balancing sent, in the window", true },
+	{ "numa_sptes_zapped", "bpf.sptes_zapped.numa-hinting", false, "1", "lower",
+	  "SPTEs the TDP MMU zapped for MMU-notifier invalidations sent by NUMA balancing, in the window", true },
+	{ "numa_tlb_shootdowns", "bpf.tlb_shootdowns.numa-hinting", false, "1", "lower",
+	  "remote TLB shootdowns the QEMU process sent for NUMA balancing's PTE changes, in the window", true },
+	{ "refaults", "kvm.pf_taken", false, "1", "lower", "KVM page faults taken in the window (pf_taken)", true },
+	{ "numa_pte_updates", "vmstat.numa_pte_updates", false, "1", "none",
+	  "PTEs NUMA balancing made PROT_NONE in the window (/proc/vmstat numa_pte_updates, host-wide)", true },
+	{ "numa_hint_faults", "vmstat.numa_hint_faults", false, "1", "none",
+	  "NUMA hinting faults in the window (/proc/vmstat numa_hint_faults, host-wide)", true },
+	{ "numa_hint_faults_local", "vmstat.numa_hint_faults_local", false, "1", "none",
+	  "NUMA hinting faults on pages already on the faulting CPU's node (/proc/vmstat numa_hint_faults_local, host-wide)", true },
+	{ "numa_pages_migrated", "vmstat.numa_pages_migrated", false, "1", "none",
+	  "pages NUMA balancing migrated in the window (/proc/vmstat numa_pages_migrated, host-wide)", true },
+	{ "snapshot_duration_s", NULL, false, "s", "lower", "wall time of the background snapshot", false },
+	{ "snapshot_pages_per_s", NULL, false, "1/s", "higher", "guest pages written by the snapshot per second", false },
 };
 
 const struct report_metric_def *report_metric_defs(size_t *n)
@@ -324,9 +322,12 @@ static int summarize_iterations(const struct report *r, const struct report_rep 
 	return add_value(metrics, def->name, (counter ? sum : dur) / (double)steady);
 }
 
-/* A counter's total over the window: what the prefetch patch changes is how many SPTEs a pass installs. */
+/*
+ * A counter's total over window w: what the prefetch patch changes is how
+ * many SPTEs a pass installs; seed 002 gives counts over a VM's life.
+ */
 static int window_total(const struct report *r, const struct report_rep *rep, const char *counter, const char *name,
-			struct json_object *metrics, struct json_object *unavailable)
+			enum report_window w, struct json_object *metrics, struct json_object *unavailable)
 {
 	const struct report_probe *probe = report_find_probe(r, counter);
 	int c = counter_index(rep, counter);
@@ -334,43 +335,7 @@ static int window_total(const struct report *r, const struct report_rep *rep, co
 
 	if (c < 0 || (probe && !probe->available))
 		return add_unavailable(metrics, unavailable, name, missing_reason(r, counter, buf, sizeof(buf)));
-	return add_value(metrics, name, (double)report_rep_counter_total(rep, (size_t)c, REPORT_WINDOW_MIGRATION));
-}
-
-/* The counter a NUMA_TOTAL metric counts */
-static const struct {
-	const char *metric, *counter;
-} numa_counters[] = {
-	{ "numa_kvm_flushes", "bpf.kvm_remote_flush.numa-hinting" },
-	{ "numa_invalidations", "bpf.invalidations.numa-hinting" },
-	{ "numa_invalidated_pages", "bpf.invalidated_pages.numa-hinting" },
-	{ "numa_sptes_zapped", "bpf.sptes_zapped.numa-hinting" },
-	{ "numa_tlb_shootdowns", "bpf.tlb_shootdowns.numa-hinting" },
-	{ "refaults", "kvm.pf_taken" },
-	{ "numa_pte_updates", "vmstat.numa_pte_updates" },
-	{ "numa_hint_faults", "vmstat.numa_hint_faults" },
-	{ "numa_hint_faults_local", "vmstat.numa_hint_faults_local" },
-	{ "numa_pages_migrated", "vmstat.numa_pages_migrated" },
-};
-
-static int summarize_numa(const struct report *r, const struct report_rep *rep, enum report_window w,
-			  const struct report_metric_def *def, struct json_object *metrics, struct json_object *unavailable)
-{
-	const char *counter = NULL;
-	const struct report_probe *probe;
-	char buf[256];
-	int c;
-
-	for (size_t i = 0; i < ARRAY_SIZE(numa_counters); i++)
-		if (!strcmp(numa_counters[i].metric, def->name))
-			counter = numa_counters[i].counter;
-	if (!counter)
-		return 0;
-	probe = report_find_probe(r, counter);
-	c = counter_index(rep, counter);
-	if (c < 0 || (probe && !probe->available))
-		return add_unavailable(metrics, unavailable, def->name, missing_reason(r, counter, buf, sizeof(buf)));
-	return add_value(metrics, def->name, (double)report_rep_counter_total(rep, (size_t)c, (int)w));
+	return add_value(metrics, name, (double)report_rep_counter_total(rep, (size_t)c, (int)w));
 }
 
 static int summarize_postcopy(const struct report *r, const struct report_rep *rep, const struct report_metric_def *def,
@@ -379,9 +344,9 @@ static int summarize_postcopy(const struct report *r, const struct report_rep *r
 	const struct report_postcopy *p = &rep->postcopy;
 
 	if (!strcmp(def->name, "set_spte_count"))
-		return window_total(r, rep, "bpf.set_spte", def->name, metrics, unavailable);
+		return window_total(r, rep, "bpf.set_spte", def->name, REPORT_WINDOW_MIGRATION, metrics, unavailable);
 	if (!strcmp(def->name, "tdp_spte_changes"))
-		return window_total(r, rep, "bpf.tdp_spte_changed", def->name, metrics, unavailable);
+		return window_total(r, rep, "bpf.tdp_spte_changed", def->name, REPORT_WINDOW_MIGRATION, metrics, unavailable);
 
 	if (!strcmp(def->name, "postcopy_chunk_bytes"))
 		return p->chunk_bytes ? add_value(metrics, def->name, (double)p->chunk_bytes)
@@ -435,10 +400,10 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 			if (w != REPORT_WINDOW_SNAPSHOT)
 				continue;
 			k = summarize_snapshot(rep, def, metrics, unavailable);
-		} else if (!strcmp(def->counter, NUMA_TOTAL)) {
+		} else if (def->window_count) {
 			if (!rep->numa.set)
 				continue;
-			k = summarize_numa(r, rep, w, def, metrics, unavailable);
+			k = window_total(r, rep, def->counter, def->name, w, metrics, unavailable);
 		} else if (!strcmp(def->counter, POSTCOPY)) {
 			if (w != REPORT_WINDOW_MIGRATION || !rep->postcopy.set)
 				continue;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "guest-pin.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
@@ -12,6 +11,8 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "fileio.h"
 
 #define MEMFD_LINK GUEST_MEMFD_NAME /* QEMU names its memfds by the backend's type */
 #define MAX_BUFFER (1ull << 30)                   /* io_uring's limit per fixed buffer */
@@ -26,30 +27,9 @@ struct guest_pin {
 /* The fd number of pid's memfd guest RAM, or -errno. */
 static int find_memfd(pid_t pid, struct sb_error *err)
 {
-	char dir[64], path[352], link[256];
-	struct dirent *d;
-	int found = -ENOENT;
-	DIR *dp;
+	int found = proc_find_fd(pid, MEMFD_LINK, err);
 
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	dp = opendir(dir);
-	if (!dp)
-		return sb_error_set(err, -errno, "cannot list %s: %s", dir, strerror(errno));
-	while ((d = readdir(dp)) && found < 0) {
-		ssize_t n;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (!strncmp(link, MEMFD_LINK, strlen(MEMFD_LINK)))
-			found = atoi(d->d_name);
-	}
-	closedir(dp);
-	if (found < 0)
+	if (found == -ENOENT)
 		return sb_error_set(err, -ENOENT,
 				    "QEMU (pid %d) has no memfd guest RAM to pin (no fd links to %s): set vm.backing "
 				    "\"memfd\" for guest.pin",

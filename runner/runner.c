@@ -593,7 +593,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 			bpf_source_close(run->bpf);
 			run->bpf = NULL;
 		}
-		if (!run->bpf && bpf_source_open(rr.vm->pid, run->report, spec->scenario == SPEC_SCENARIO_NUMA_HINTING, &run->bpf, &e) < 0) {
+		if (!run->bpf && bpf_source_open(rr.vm->pid, run->report, scenario_find(spec->scenario)->zap_causes, &run->bpf, &e) < 0) {
 			snprintf(reason, sizeof(reason), "the BPF probes could not load: %s", e.msg);
 			bpf_source_report_unavailable(run->report, reason);
 		}

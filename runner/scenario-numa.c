@@ -243,6 +243,7 @@ static void numa_cleanup(void *state, const struct scenario_ctx *ctx)
 const struct scenario_ops scenario_numa_hinting = {
 	.name = "numa-hinting",
 	.window = REPORT_WINDOW_STEADY,
+	.zap_causes = true, /* numa_sptes_zapped */
 	.state_size = sizeof(struct numa),
 	.prepare = numa_prepare,
 	.start = numa_start,

@@ -50,6 +50,7 @@ struct scenario_ctx {
 struct scenario_ops {
 	const char *name;
 	enum report_window window; /* the window the action runs in */
+	bool zap_causes;           /* the BPF probes count SPTE zaps by cause (costs every invalidation: bpf/probes.h) */
 	size_t state_size;         /* zeroed state handed to every call */
 	int (*prepare)(void *state, const struct scenario_ctx *ctx, struct sb_error *err);
 	/* -EOPNOTSUPP: the host refuses the action; every repetition would be refused alike */

@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "drain.h"
+#include "fileio.h"
 #include "guest-linux.h"
 #include "macro.h"
 #include "qga.h"
@@ -201,8 +202,8 @@ static void work_remove(struct lv_vm *lv)
 static int find_pid(struct lv_vm *lv, struct sb_error *err)
 {
 	struct json_object *ret = NULL, *cpu, *tid;
-	char path[64], line[256];
-	long tgid = -1;
+	char path[64];
+	pid_t tgid;
 	int r;
 
 	r = qmp_execute(lv->vm.qmp, "query-cpus-fast", NULL, -1, lv->command_timeout_ms, &ret, err);
@@ -215,15 +216,12 @@ static int find_pid(struct lv_vm *lv, struct sb_error *err)
 		return sb_error_set(err, -EPROTO, "libvirt domain %s: query-cpus-fast gave no vCPU thread id", lv->name);
 	}
 	snprintf(path, sizeof(path), "/proc/%lld/status", (long long)json_object_get_int64(tid));
+	tgid = proc_tgid((pid_t)json_object_get_int64(tid));
 	json_object_put(ret);
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
-			break;
 	if (tgid <= 0)
 		return sb_error_set(err, -ESRCH, "libvirt domain %s: vCPU thread %s is not a process on this host",
 				    lv->name, path);
-	lv->vm.pid = (pid_t)tgid;
+	lv->vm.pid = tgid;
 	return 0;
 }
 
