@@ -248,55 +248,87 @@ static int walk_cb(const char *path, const struct stat *st, int type, struct FTW
 	return 0;
 }
 
+/* name and its dependencies into m (dep: modules.dep's text; else a walk of dir); 0, -ENOENT or -ENOMEM */
+static int add_one(struct hostvm_modules *m, const char *dir, const char *dep, const char *builtin, const char *name)
+{
+	if (in_builtin(builtin, name)) {
+		if (!strcmp(name, "kvm"))
+			m->kvm_builtin = true;
+		return 0;
+	}
+	if (dep)
+		return add_with_deps(m, dir, dep, name, 0);
+	if (!dir)
+		return -ENOENT;
+	walk_name = name;
+	walk_found[0] = '\0';
+	nftw(dir, walk_cb, 16, FTW_PHYS);
+	return *walk_found ? (have(m, name) ? 0 : push(m, dir, walk_found)) : -ENOENT;
+}
+
+static int read_tree(const char *dir, char **dep, char **builtin)
+{
+	char path[PATH_MAX + 32];
+
+	if (!dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/modules.dep", dir);
+	read_text(path, dep);
+	snprintf(path, sizeof(path), "%s/modules.builtin", dir);
+	read_text(path, builtin);
+	return 0;
+}
+
+static int missing(const char *dir, const char *name, const char *why, struct sb_error *err)
+{
+	return sb_error_set(err, -ENOENT,
+			    "modules tree %s: no module %s, and modules.builtin does not list it; build the kernel with %s (=m or =y)",
+			    dir, name, why);
+}
+
 int hostvm_modules_resolve(const char *dir, const char *vendor, struct hostvm_modules *ret, struct sb_error *err)
 {
 	struct hostvm_modules m = {};
 	_cleanup_free_ char *dep = NULL, *builtin = NULL;
-	char path[PATH_MAX + 32], vendor_mod[32];
+	char vendor_mod[32];
 	int k;
 
 	snprintf(vendor_mod, sizeof(vendor_mod), "kvm_%s", vendor);
+	read_tree(dir, &dep, &builtin);
 	if (dir) {
-		snprintf(path, sizeof(path), "%s/modules.dep", dir);
-		read_text(path, &dep);
-		snprintf(path, sizeof(path), "%s/modules.builtin", dir);
-		read_text(path, &builtin);
 		m.dir = strdup(dir);
 		if (!m.dir)
 			return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(wanted); i++) {
 		const char *name = strcmp(wanted[i].name, "@vendor") ? wanted[i].name : vendor_mod;
-		if (in_builtin(builtin, name)) {
-			if (!strcmp(name, "kvm"))
-				m.kvm_builtin = true;
-			continue;
-		}
-		k = -ENOENT;
-		if (dep) {
-			k = add_with_deps(&m, dir, dep, name, 0);
-		} else if (dir) {
-			walk_name = name;
-			walk_found[0] = '\0';
-			nftw(dir, walk_cb, 16, FTW_PHYS);
-			k = *walk_found ? (have(&m, name) ? 0 : push(&m, dir, walk_found)) : -ENOENT;
-		}
+		k = add_one(&m, dir, dep, builtin, name);
 		if (k == -ENOMEM) {
 			hostvm_modules_done(&m);
 			return sb_error_set(err, k, "out of memory");
 		}
 		if (k < 0 && wanted[i].required && dir && builtin) {
-			char why[160];
-			snprintf(why, sizeof(why), "%s",
-				 wanted[i].why ? wanted[i].why
-					       : !strcmp(vendor, "amd") ? "CONFIG_KVM_AMD (the host VM's CPU is AMD's, with svm)"
-									: "CONFIG_KVM_INTEL (the host VM's CPU is Intel's, with vmx)");
+			const char *why = wanted[i].why ? wanted[i].why
+					  : !strcmp(vendor, "amd") ? "CONFIG_KVM_AMD (the host VM's CPU is AMD's, with svm)"
+								   : "CONFIG_KVM_INTEL (the host VM's CPU is Intel's, with vmx)";
 			hostvm_modules_done(&m);
-			return sb_error_set(err, -ENOENT,
-					    "modules tree %s: no module %s, and modules.builtin does not list it; build the kernel with %s (=m or =y)",
-					    dir, name, why);
+			return missing(dir, name, why, err);
 		}
 	}
 	*ret = m;
+	return 0;
+}
+
+int hostvm_modules_add(struct hostvm_modules *m, const char *name, const char *why, struct sb_error *err)
+{
+	_cleanup_free_ char *dep = NULL, *builtin = NULL;
+	int k;
+
+	read_tree(m->dir, &dep, &builtin);
+	k = add_one(m, m->dir, dep, builtin, name);
+	if (k == -ENOMEM)
+		return sb_error_set(err, k, "out of memory");
+	if (k < 0 && m->dir && builtin)
+		return missing(m->dir, name, why, err);
 	return 0;
 }

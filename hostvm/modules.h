@@ -35,6 +35,13 @@ int hostvm_modules_dir(const char *given, const char *image, const char *release
 
 /* vendor: "amd" or "intel" (which KVM module). dir may be NULL (built-in only). */
 int hostvm_modules_resolve(const char *dir, const char *vendor, struct hostvm_modules *ret, struct sb_error *err);
+/*
+ * One more module, name, with its dependencies (after those already in m,
+ * from m->dir): for a host VM that needs more than a benchmark's (a LAVA
+ * DUT's overlay root). Built in: nothing to add. Missing: -ENOENT, err
+ * saying to build the kernel with why (a config option).
+ */
+int hostvm_modules_add(struct hostvm_modules *m, const char *name, const char *why, struct sb_error *err);
 void hostvm_modules_done(struct hostvm_modules *m);
 
 /* "kvm-amd.ko.xz" -> "kvm_amd" (malloc'ed) */

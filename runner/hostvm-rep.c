@@ -19,7 +19,7 @@
 
 #include "clock.h"
 #include "config.h"
-#include "cpio.h"
+#include "initramfs.h"
 #include "kernel-image.h"
 #include "launch.h"
 #include "macro.h"
@@ -27,6 +27,7 @@
 #include "modules.h"
 #include "run-dir.h"
 #include "runner.h"
+#include "strbuf.h"
 #include "vm.h"
 
 #define INIT_NAME "snapbench-hostvm-init"
@@ -345,64 +346,37 @@ static int build_initramfs(const struct hostvm_run *hr, const struct hostvm_arm 
 			   struct sb_error *err)
 {
 	static const char *const tmpfs[] = { "/run", "/tmp", "/var/tmp", "/root" };
-	static const char *const dirs[] = { "dev", "proc", "sys", "newroot", "modules" };
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	_cleanup_cpio_ struct cpio *c = NULL;
 	_cleanup_free_ char *conf = NULL;
-	size_t cap = 65536, len = 0;
-	char name[PATH_MAX];
-	int k;
+	struct strbuf b = {};
 
-	if (fd < 0)
-		return sb_error_set(err, -errno, "initramfs %s: %s", path, strerror(errno));
-	conf = malloc(cap);
-	if (!conf || cpio_new(fd, &c) < 0)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	conf[0] = '\0';
-#define CONF(...) (len += (size_t)snprintf(conf + len, len < cap ? cap - len : 0, __VA_ARGS__))
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if ((k = cpio_add_dir(c, dirs[i], 0755, err)) < 0)
-			return k;
-	if ((k = cpio_add_chardev(c, "dev/console", 0600, 5, 1, err)) < 0 ||
-	    (k = cpio_add_file(c, "init", 0755, hr->init_path, err)) < 0)
-		return k;
-	for (size_t m = 0; m < arm->modules.n; m++) {
-		const char *p = arm->modules.items[m].path, *ko = strstr(p, ".ko");
-		snprintf(name, sizeof(name), "modules/%02zu-%s%s", m, arm->modules.items[m].name, ko ? ko : ".ko");
-		if ((k = cpio_add_file(c, name, 0644, p, err)) < 0)
-			return k;
-		CONF("module /%s%s%s\n", name, arm->params[m] ? " " : "", arm->params[m] ? arm->params[m] : "");
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++) {
 		if (under(rep_dir, tmpfs[i]) || under(hr->inner_path, tmpfs[i]) || under(ctx->guest_image, tmpfs[i]) ||
 		    under(ctx->qemu_binary, tmpfs[i]))
 			continue;
-		CONF("tmpfs %s\n", tmpfs[i]);
+		strbuf_appendf(&b, "tmpfs %s\n", tmpfs[i]);
 	}
-	CONF("port %s\n", HOSTVM_PORT_NAME);
-	CONF("out out %s\n", rep_dir);
-	CONF("env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
-	CONF("env HOME=/root\n");
+	strbuf_appendf(&b, "port %s\n", HOSTVM_PORT_NAME);
+	strbuf_appendf(&b, "out out %s\n", rep_dir);
+	strbuf_append(&b, "env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
+	strbuf_append(&b, "env HOME=/root\n");
 	if (ctx->guest_image)
-		CONF("env SNAPBENCH_GUEST_IMAGE=%s\n", ctx->guest_image);
+		strbuf_appendf(&b, "env SNAPBENCH_GUEST_IMAGE=%s\n", ctx->guest_image);
 	if (!inner_spec_path) {
 		/* hostvm_boot_once(): the runner says it is ready and exits */
-		CONF("arg %s\narg --boot-only\n", hr->inner_path);
+		strbuf_appendf(&b, "arg %s\narg --boot-only\n", hr->inner_path);
 	} else {
 		/* the knob journal's directory; not /run/snapbench, whose knobs.lock is the host-wide lock */
-		CONF("arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench-hostvm\n",
-		     hr->inner_path, inner_spec_path, out_dir);
+		strbuf_appendf(&b, "arg %s\narg --spec\narg %s\narg --output\narg %s\narg --state-dir\narg /run/snapbench-hostvm\n",
+			       hr->inner_path, inner_spec_path, out_dir);
 	}
 	if (ctx->guest_image)
-		CONF("arg --guest-image\narg %s\n", ctx->guest_image);
+		strbuf_appendf(&b, "arg --guest-image\narg %s\n", ctx->guest_image);
 	if (ctx->qemu_binary)
-		CONF("arg --qemu\narg %s\n", ctx->qemu_binary);
-#undef CONF
-	if (len >= cap)
-		return sb_error_set(err, -E2BIG, "initramfs: the host VM's configuration is too long");
-	if ((k = cpio_add_data(c, "hostvm.conf", 0644, conf, len, err)) < 0 || (k = cpio_finish(c, err)) < 0)
-		return k;
-	return 0;
+		strbuf_appendf(&b, "arg --qemu\narg %s\n", ctx->qemu_binary);
+	conf = strbuf_steal(&b);
+	if (!conf)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	return hostvm_initramfs_write(path, hr->init_path, &arm->modules, (const char *const *)arm->params, conf, err);
 }
 
 /* The host VM of ctx's arm: its kernel, this initramfs, the root and results shares. */

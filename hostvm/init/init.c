@@ -13,10 +13,21 @@
  *   out TAG PATH           mount the writable 9p share TAG on PATH in the root
  *   env NAME=VALUE         the program's environment
  *   arg TEXT               the program's argv, one word a line
+ *   overlay                the root is writable: an overlayfs over the 9p
+ *                          share with its upper layer in memory (a LAVA
+ *                          DUT's, docs/lava.md), not the 9p share itself
+ *   keep PREFIX            the initramfs's top-level directories whose names
+ *                          start with PREFIX are bind-mounted at the same
+ *                          place in the new root (LAVA's /lava-JOB overlay;
+ *                          needs overlay)
+ *   tty PATH               the program's stdin, stdout and stderr and its
+ *                          controlling terminal: PATH in the new root
+ *                          (/dev/ttyS0 for an interactive shell)
  *
  * It mounts devtmpfs, proc and sysfs, loads the modules, mounts the 9p share
- * "root" read-only as the new root, proc, sys, dev, the tmpfs mounts, /dev/shm,
- * the "out" shares, debugfs, tracefs and bpffs,
+ * "root" read-only as the new root (or an overlay over it), proc, sys, dev,
+ * the tmpfs mounts, /dev/shm, the "out" shares, the kept directories,
+ * debugfs, tracefs and bpffs,
  * chroots, runs the program and powers off when it exits. What goes wrong is
  * printed on the console and sent on the port as {"event":"error",...}, and
  * the VM powers off: the runner outside never waits for a VM that gave up.
@@ -30,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -56,6 +68,10 @@ static char *outs[MAX_ITEMS][2];
 static size_t n_outs;
 static char *tmpfs[MAX_ITEMS];
 static size_t n_tmpfs;
+static char *keeps[MAX_ITEMS];
+static size_t n_keeps;
+static int overlay;
+static char tty[256];
 static char port_name[256];
 static int port = -1;
 
@@ -157,6 +173,12 @@ static void read_conf(void)
 			n_outs++;
 		} else if (!strcmp(line, "tmpfs") && n_tmpfs < MAX_ITEMS) {
 			tmpfs[n_tmpfs++] = strdup(rest);
+		} else if (!strcmp(line, "keep") && n_keeps < MAX_ITEMS) {
+			keeps[n_keeps++] = strdup(rest);
+		} else if (!strcmp(line, "overlay")) {
+			overlay = 1;
+		} else if (!strcmp(line, "tty")) {
+			snprintf(tty, sizeof(tty), "%s", rest);
 		} else if (!strcmp(line, "port")) {
 			snprintf(port_name, sizeof(port_name), "%s", rest);
 		} else if (*line) {
@@ -166,6 +188,8 @@ static void read_conf(void)
 	fclose(f);
 	if (n_args == 0)
 		fatal("%s: no program to run (no arg line)", CONF);
+	if (n_keeps && !overlay)
+		fatal("%s: keep needs overlay (the 9p root is read-only: nowhere to put the directories)", CONF);
 }
 
 static void do_mount(const char *src, const char *dst, const char *type, unsigned long flags, const char *data,
@@ -259,13 +283,62 @@ static void open_port(void)
 		fprintf(stderr, "snapbench-hostvm-init: virtio-serial port %s did not appear\n", port_name);
 }
 
+/* The initramfs's directories named by keep, bind-mounted into the (overlay) root. */
+static void keep_dirs(void)
+{
+	char dst[4096 + 16], src[4096 + 8];
+	struct dirent *e;
+	DIR *d;
+
+	if (!n_keeps)
+		return;
+	d = opendir("/");
+	if (!d)
+		fatal("read the initramfs's /: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		int match = 0;
+		for (size_t i = 0; i < n_keeps; i++)
+			match |= !strncmp(e->d_name, keeps[i], strlen(keeps[i]));
+		if (!match || e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(src, sizeof(src), "/%s", e->d_name);
+		snprintf(dst, sizeof(dst), "/newroot/%s", e->d_name);
+		mkdir(dst, 0755);
+		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			fatal("bind-mount the initramfs's %s into the root: %s", src, strerror(errno));
+	}
+	closedir(d);
+}
+
+/* The program's terminal: PATH becomes its stdio and controlling terminal (it leads a new session). */
+static void take_tty(void)
+{
+	int fd = open(tty, O_RDWR | O_NOCTTY);
+
+	if (fd < 0 || ioctl(fd, TIOCSCTTY, 1) < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+		fprintf(stderr, "snapbench-hostvm-init: the terminal %s: %s\n", tty, strerror(errno));
+		_exit(127);
+	}
+	if (fd > 2)
+		close(fd);
+}
+
 static void mount_root(void)
 {
 	const char *opts9p = "trans=virtio,version=9p2000.L,msize=512000";
 	char data[256], dst[4096 + 16];
 
 	snprintf(data, sizeof(data), "%s,cache=loose", opts9p);
-	do_mount("root", "/newroot", "9p", MS_RDONLY, data, 1);
+	if (overlay) {
+		/* this host's / stays read-only below; what the VM writes stays in its memory */
+		do_mount("root", "/lower", "9p", MS_RDONLY, data, 1);
+		do_mount("tmpfs", "/rw", "tmpfs", 0, "mode=0755", 1);
+		mkdir("/rw/upper", 0755);
+		mkdir("/rw/work", 0755);
+		do_mount("overlay", "/newroot", "overlay", 0, "lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work", 1);
+	} else {
+		do_mount("root", "/newroot", "9p", MS_RDONLY, data, 1);
+	}
 	do_mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, 1);
 	do_mount("sysfs", "/newroot/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, 1);
 	if (mount("/dev", "/newroot/dev", NULL, MS_MOVE, NULL) < 0)
@@ -291,6 +364,7 @@ static void mount_root(void)
 		if (mount(outs[i][0], dst, "9p", 0, opts9p) < 0)
 			fatal("mount the share %s on %s: %s", outs[i][0], outs[i][1], strerror(errno));
 	}
+	keep_dirs();
 	do_mount("debugfs", "/newroot/sys/kernel/debug", "debugfs", 0, NULL, 0);
 	do_mount("tracefs", "/newroot/sys/kernel/tracing", "tracefs", 0, NULL, 0);
 	do_mount("bpf", "/newroot/sys/fs/bpf", "bpf", 0, "mode=0700", 0);
@@ -331,6 +405,8 @@ int main(void)
 		setsid();
 		if (port >= 0 && dup2(port, PORT_FD) < 0)
 			_exit(127);
+		if (*tty)
+			take_tty();
 		execve(args[0], args, envs);
 		fprintf(stderr, "snapbench-hostvm-init: exec %s: %s\n", args[0], strerror(errno));
 		_exit(127);

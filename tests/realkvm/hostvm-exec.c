@@ -32,14 +32,16 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "cpio.h"
 #include "error.h"
+#include "initramfs.h"
 #include "kernel-image.h"
 #include "launch.h"
 #include "macro.h"
 #include "modules.h"
+#include "strbuf.h"
 
 #define MAX_ITEMS 32
+#define MAX_MODULES 64
 
 struct options {
 	const char *kernel, *modules, *accel, *work;
@@ -202,57 +204,43 @@ static int need_tree(const char *path)
 static int build_initramfs(const struct options *o, const struct hostvm_modules *mods, const char *init,
 			   const char *out_dir, const char *path, struct sb_error *err)
 {
-	static const char *const dirs[] = { "dev", "proc", "sys", "newroot", "modules" };
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	_cleanup_cpio_ struct cpio *c = NULL;
-	_cleanup_free_ char *conf = malloc(65536);
-	size_t cap = 65536, len = 0;
-	char name[PATH_MAX], params[1024];
+	_cleanup_free_ char *conf = NULL;
+	char *params[MAX_MODULES] = {};
+	struct strbuf b = {};
 	int k;
 
-	if (fd < 0)
-		return sb_error_set(err, -errno, "initramfs %s: %s", path, strerror(errno));
-	if (!conf || cpio_new(fd, &c) < 0)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-#define CONF(...) (len += (size_t)snprintf(conf + len, len < cap ? cap - len : 0, __VA_ARGS__))
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if ((k = cpio_add_dir(c, dirs[i], 0755, err)) < 0)
-			return k;
-	if ((k = cpio_add_chardev(c, "dev/console", 0600, 5, 1, err)) < 0 ||
-	    (k = cpio_add_file(c, "init", 0755, init, err)) < 0)
-		return k;
+	if (mods->n > MAX_MODULES)
+		return sb_error_set(err, -E2BIG, "initramfs: %zu modules, at most %d", mods->n, MAX_MODULES);
 	for (size_t m = 0; m < mods->n; m++) {
-		const char *p = mods->items[m].path, *ko = strstr(p, ".ko");
-
-		snprintf(name, sizeof(name), "modules/%02zu-%s%s", m, mods->items[m].name, ko ? ko : ".ko");
-		if ((k = cpio_add_file(c, name, 0644, p, err)) < 0)
-			return k;
-		module_params(o, mods->items[m].name, params, sizeof(params));
-		CONF("module /%s%s%s\n", name, *params ? " " : "", params);
+		char buf[1024];
+		module_params(o, mods->items[m].name, buf, sizeof(buf));
+		params[m] = strdup(buf);
 	}
 	/* the tests want a writable /tmp; a build tree beneath one is shared back over it (shares "tree0"...) */
 	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++)
-		CONF("tmpfs %s\n", tmpfs[i]);
+		strbuf_appendf(&b, "tmpfs %s\n", tmpfs[i]);
 	for (size_t t = 0; t < n_trees; t++)
-		CONF("out tree%zu %s\n", t, trees[t]);
-	CONF("port %s\n", HOSTVM_PORT_NAME);
-	CONF("out out %s\n", out_dir);
-	CONF("env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
-	CONF("env HOME=/root\n");
+		strbuf_appendf(&b, "out tree%zu %s\n", t, trees[t]);
+	strbuf_appendf(&b, "port %s\n", HOSTVM_PORT_NAME);
+	strbuf_appendf(&b, "out out %s\n", out_dir);
+	strbuf_append(&b, "env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
+	strbuf_append(&b, "env HOME=/root\n");
 	for (size_t i = 0; i < o->n_envs; i++)
-		CONF("env %s\n", o->envs[i]);
-	for (char **a = o->command; *a; a++) {
+		strbuf_appendf(&b, "env %s\n", o->envs[i]);
+	k = 0;
+	for (char **a = o->command; *a && !k; a++) {
 		if (strchr(*a, '\n'))
-			return sb_error_set(err, -EINVAL, "argument '%s' has a newline, which the host VM's init cannot take",
-					    *a);
-		CONF("arg %s\n", *a);
+			k = sb_error_set(err, -EINVAL, "argument '%s' has a newline, which the host VM's init cannot take", *a);
+		strbuf_appendf(&b, "arg %s\n", *a);
 	}
-#undef CONF
-	if (len >= cap)
-		return sb_error_set(err, -E2BIG, "initramfs: the host VM's configuration is too long");
-	if ((k = cpio_add_data(c, "hostvm.conf", 0644, conf, len, err)) < 0 || (k = cpio_finish(c, err)) < 0)
-		return k;
-	return 0;
+	conf = strbuf_steal(&b);
+	if (!k && !conf)
+		k = sb_error_set(err, -ENOMEM, "out of memory");
+	if (!k)
+		k = hostvm_initramfs_write(path, init, mods, (const char *const *)params, conf, err);
+	for (size_t m = 0; m < mods->n; m++)
+		free(params[m]);
+	return k;
 }
 
 /* The init's events: {"event":"exit","message":"PROG exited with status N"} ends the command. */
