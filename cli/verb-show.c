@@ -12,6 +12,7 @@
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "export.h"
+#include "json-util.h"
 #include "macro.h"
 #include "report.h"
 #include "verb-args.h"
@@ -24,9 +25,12 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: snapbench show ID [--format FMT] [--json] [--timeline] [--kcidb-origin NAME]\n"
 		"                      [--socket PATH]\n"
+		"       snapbench show --file REPORT [--format FMT] [--json] [--timeline] [--kcidb-origin NAME]\n"
 		"\n"
 		"Shows run ID: its state, its error if any, each arm's median (min max) per\n"
 		"window, and its repetitions. Works for queued, running and finished runs.\n"
+		"With --file, shows the report file REPORT (a --local run's DIR/RUN-ID/report.json)\n"
+		"without asking snapbenchd.\n"
 		"\n"
 		"  --format FMT    text (default); json: the run report (snapbench.run/1,\n"
 		"                  docs/report-format.md); csv: one row per repetition, window\n"
@@ -34,6 +38,7 @@ static void usage(FILE *out)
 		"                  metrics; kcidb: KCIDB JSON for KernelCI (docs/exports.md)\n"
 		"  --json          same as --format json\n"
 		"  --timeline      with --json: keep each repetition's timeline (large)\n"
+		"  --file          the argument is a report file, read here\n"
 		"  --kcidb-origin NAME\n"
 		"                  with --format kcidb: the origin of the ids (a-z, 0-9, '_';\n"
 		"                  default %s)\n"
@@ -147,7 +152,7 @@ static const char *const show_format_names[_SHOW_FORMAT_MAX] = {
 
 struct show_args {
 	struct daemon_args d;
-	bool timeline;
+	bool timeline, file;
 	enum show_format format;
 	bool format_given;
 	const char *kcidb_origin;
@@ -183,6 +188,7 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 {
 	static const struct verb_flag flags[] = {
 		{ "timeline", offsetof(struct show_args, timeline) },
+		{ "file", offsetof(struct show_args, file) },
 		{},
 	};
 	static const struct option options[] = {
@@ -247,12 +253,44 @@ static int print_export(const struct show_args *a, enum show_format format, stru
 	return EXIT_OK;
 }
 
+/* show --file: the report file read here, as snapbenchd's show would give it (no timelines unless asked) */
+static int run_file(const struct show_args *a)
+{
+	_cleanup_json_ struct json_object *report = NULL;
+	struct sb_error err = {};
+	struct json_object *reps;
+
+	if (report_read(a->d.id, &report, &err) < 0) {
+		verb_error("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	reps = json_lookup(report, "repetitions");
+	for (size_t i = 0; !a->timeline && reps && json_object_is_type(reps, json_type_array) &&
+			   i < json_object_array_length(reps); i++) {
+		struct json_object *rep = json_object_array_get_idx(reps, i);
+		if (json_object_is_type(rep, json_type_object))
+			json_object_object_del(rep, "timeline");
+	}
+	if (a->format == SHOW_CSV || a->format == SHOW_OPENMETRICS || a->format == SHOW_PROMETHEUS ||
+	    a->format == SHOW_KCIDB)
+		return print_export(a, a->format, report);
+	if (a->format == SHOW_JSON) {
+		client_print_json(report);
+	} else {
+		print_report(report);
+		printf("\nreport: %s\n", a->d.id);
+	}
+	return EXIT_OK;
+}
+
 static int run(const struct show_args *a)
 {
 	_cleanup_json_ struct json_object *reply = NULL;
 	struct json_object *req;
 	int ret;
 
+	if (a->file)
+		return run_file(a);
 	req = client_request_new("show", a->d.id);
 	if (req && a->timeline)
 		json_object_object_add(req, "timeline", json_object_new_boolean(true));

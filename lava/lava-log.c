@@ -300,11 +300,38 @@ static char *record_console_text(struct json_object *rec)
 	return s;
 }
 
+#define KERNEL_PANIC "Kernel panic - not syncing"
+
+/* The panic's line for a message: printable ASCII, anything else '?', at most size - 1 bytes. */
+static void printable(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *in && o + 1 < size; in++)
+		out[o++] = (*in >= 0x20 && *in < 0x7f) ? *in : '?';
+	out[o] = '\0';
+}
+
+/* A record of the log: "- {...}" as a LAVA server's job log (lavacli jobs logs) has it, or "{...}" as lava-run prints it. */
+static const char *record_start(const char *s, size_t n, size_t *len)
+{
+	if (n >= 2 && s[0] == '-' && s[1] == ' ') {
+		*len = n - 2;
+		return s + 2;
+	}
+	if (n >= 1 && s[0] == '{') {
+		*len = n;
+		return s;
+	}
+	return NULL;
+}
+
 int lava_log_parse(const char *name, const char *text, size_t len, struct lava_log *out, struct sb_error *err)
 {
 	struct lava_log log = { 0 };
 	struct pending p = { 0 };
-	size_t line = 0;
+	size_t line = 0, panic_line = 0;
+	char panic[160] = "";
 	int r = 0;
 
 	for (const char *s = text, *end = text + len; s < end && r == 0;) {
@@ -315,10 +342,12 @@ int lava_log_parse(const char *name, const char *text, size_t len, struct lava_l
 		line++;
 		if (n && e[-1] == '\r')
 			n--;
-		if (n >= 2 && s[0] == '-' && s[1] == ' ') {
+		size_t rn;
+		const char *rs = record_start(s, n, &rn);
+		if (rs) {
 			_cleanup_json_ struct json_object *rec = NULL;
 			struct sb_error perr = { 0 };
-			int pr = yaml_flow_parse(s + 2, n - 2, &rec, &perr);
+			int pr = yaml_flow_parse(rs, rn, &rec, &perr);
 
 			if (pr == -ENOMEM) {
 				r = sb_error_set(err, pr, "%s:%zu: %s", name, line, perr.msg);
@@ -337,15 +366,26 @@ int lava_log_parse(const char *name, const char *text, size_t len, struct lava_l
 					r = sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", name, line);
 				else if (msg)
 					r = console_line(&p, name, line, msg, &log, err);
+				if (msg && !panic_line && strstr(msg, KERNEL_PANIC)) {
+					panic_line = line;
+					printable(strstr(msg, KERNEL_PANIC), panic, sizeof(panic));
+				}
 			}
 		}
 		s = nl ? nl + 1 : end;
 	}
-	if (r == 0 && p.open)
+	if (r == 0 && p.open && panic_line > p.r.line)
+		r = sb_error_set(err, -EBADMSG, "%s: the DUT's kernel panicked inside the report of run %s that began at "
+				 "line %zu (line %zu: %s; %zu base64 lines read, no %s): the report did not come back", name,
+				 p.r.id, p.r.line, panic_line, panic, p.lines, LAVA_REPORT_END);
+	else if (r == 0 && p.open)
 		r = sb_error_set(err, -EBADMSG, "%s: the log ends inside the report of run %s that began at line %zu (%zu "
 				 "base64 lines read, no %s): the log was cut off", name, p.r.id,
 				 p.r.line, p.lines, LAVA_REPORT_END);
-	if (r == 0 && log.n_reports == 0)
+	if (r == 0 && log.n_reports == 0 && panic_line)
+		r = sb_error_set(err, -ENOENT, "%s: no %s: the DUT's kernel panicked before it printed one (line %zu: %s)",
+				 name, LAVA_REPORT_BEGIN, panic_line, panic);
+	else if (r == 0 && log.n_reports == 0)
 		r = sb_error_set(err, -ENOENT, "%s: no %s among its %zu console lines (%zu records): did the job print "
 				 "the report (docs/lava.md)?", name, LAVA_REPORT_BEGIN, log.n_target, log.n_records);
 	pending_reset(&p);

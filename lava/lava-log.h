@@ -45,13 +45,15 @@ struct lava_log {
 };
 
 /*
- * Reads a LAVA job log (text, len bytes). Lines that are not records ("- "
- * then a flow node) are skipped; a record that does not parse is refused,
- * unless it is the last line and the text does not end in a newline (a log
- * cut off mid-record ends there). Returns 0 with *out filled (at least one
- * report), -EBADMSG or -ENOENT (no report) with err naming the log line and
- * the fault, or -ENOMEM. *out is set only on success; name is the log's
- * name for messages.
+ * Reads a LAVA job log (text, len bytes). A record is a line "- " then a
+ * flow node (a LAVA server's job log) or a flow mapping "{...}" alone
+ * (lava-run's standard output); other lines are skipped. A record that does
+ * not parse is refused, unless it is the last line and the text does not
+ * end in a newline (a log cut off mid-record ends there). Returns 0 with
+ * *out filled (at least one report), -EBADMSG or -ENOENT (no report) with
+ * err naming the log line and the fault (and the DUT's kernel panic, when
+ * its console shows one where the report should be), or -ENOMEM. *out is
+ * set only on success; name is the log's name for messages.
  */
 int lava_log_parse(const char *name, const char *text, size_t len, struct lava_log *out, struct sb_error *err);
 

@@ -161,9 +161,54 @@ static void test_log(void)
 	CHECK_MSG(strstr(err.msg, "id=../x is not a run id"), "%s", err.msg);
 }
 
+/* lava-run prints its records without the "- " of a server's job log; a DUT's kernel panic is named. */
+static void test_lava_run_and_panic(void)
+{
+	static const char report[] = "{\"schema\": \"snapbench.run/1\", \"id\": \"r-1\"}\n";
+	static const char panic[] = "- {\"lvl\": \"target\", \"msg\": \"[   20.1] Kernel panic - not syncing: sysrq "
+				    "triggered crash\\e[0m\"}\n";
+	struct sb_error err = { 0 };
+	struct lava_log log = { 0 };
+	struct strbuf b = {};
+	char *text = log_with(report, "", 0, false, false), *bare;
+
+	/* every record without its "- ": the same report */
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		if (!strncmp(p, "- ", 2))
+			p += 2;
+		strbuf_append_mem(&b, p, (size_t)(nl - p) + 1);
+		p = nl + 1;
+	}
+	bare = strbuf_steal(&b);
+	CHECK_MSG(parse_log(bare, &log, &err) == 0 && log.n_reports == 1 && log.n_records == log.n_target + 2, "%s",
+		  err.msg);
+	lava_log_done(&log);
+	free(bare);
+	free(text);
+
+	/* cut off by a panic inside the report */
+	text = log_with(report, "", 0, true, false);
+	strbuf_append(&b, text);
+	strbuf_append(&b, panic);
+	bare = strbuf_steal(&b);
+	CHECK(parse_log(bare, &log, &err) == -EBADMSG && !log.reports);
+	CHECK_MSG(strstr(err.msg, "the DUT's kernel panicked inside the report of run r-1 that began at line 2") &&
+		  strstr(err.msg, "Kernel panic - not syncing: sysrq triggered crash?[0m;") &&
+		  strstr(err.msg, "did not come back"), "%s", err.msg);
+	free(bare);
+	free(text);
+
+	/* a panic before any report */
+	CHECK(parse_log(panic, &log, &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "no SNAPBENCH-REPORT-BEGIN: the DUT's kernel panicked before it printed one (line 1"),
+		  "%s", err.msg);
+}
+
 int main(void)
 {
 	test_yaml_flow();
 	test_log();
+	test_lava_run_and_panic();
 	return 0;
 }

@@ -22,7 +22,10 @@ QEMU: nothing is submitted), and `snapbench show ID` and `snapbench list
     guest RAM", the seed 002 count among the arm table's rows, each
     repetition's steady window with its KVM flushes for NUMA hinting, its
     invalidations, its pinned pages and nodes, and the summary's steady
-    duration and flushes.
+    duration and flushes;
+  - show --file REPORT reads the same report file without snapbenchd: the
+    same CSV, JSON, OpenMetrics and KCIDB, the text without the summary, and
+    a missing file is exit 2 naming it.
 
 Usage: show.py SNAPBENCH SNAPBENCHD VALIDATOR SCHEMA TESTDATA
 """
@@ -173,6 +176,20 @@ def check_numa(text, report, summary):
               "%s: the summary's arm %r" % (what, arm))
 
 
+def check_file(snapbench, rid, path, daemon_text, env):
+    """show --file PATH gives what snapbenchd's show gives for the same report (text: without the summary)."""
+    for fmt in ("csv", "json", "openmetrics", "kcidb"):
+        d = run([snapbench, "show", rid, "--format", fmt], env)
+        f = run([snapbench, "show", "--file", path, "--format", fmt], env)
+        check(d.returncode == 0 and f.returncode == 0 and d.stdout == f.stdout,
+              "%s: show --file --format %s differs from snapbenchd's (exit %d, %d): %s" % (
+                  rid, fmt, d.returncode, f.returncode, f.stderr))
+    f = run([snapbench, "show", "--file", path], env)
+    body = f.stdout.rsplit("\nreport: ", 1)
+    check(f.returncode == 0 and len(body) == 2 and body[1] == path + "\n" and body[0] in daemon_text,
+          "%s: show --file's text is not the daemon's report part:\n%s" % (rid, f.stdout))
+
+
 def main(argv):
     if len(argv) != 6:
         sys.exit(__doc__)
@@ -197,6 +214,10 @@ def main(argv):
                     text = show(snapbench, rid, env)
                     print(text)
                     checker(text, reports[f], summaries.get(rid, {"arms": [{}], "retried": None}))
+                    check_file(snapbench, rid, os.path.join(testdata, f), text, env)
+                p = run([snapbench, "show", "--file", os.path.join(tmp, "no-such.json")], env)
+                check(p.returncode == 2 and "no-such.json" in p.stderr,
+                      "show --file of a missing file: exit %d: %s" % (p.returncode, p.stderr))
             finally:
                 d.terminate()
                 d.wait(timeout=30)
