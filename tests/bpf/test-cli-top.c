@@ -18,6 +18,12 @@
  *  text    the header names the socket, kvm.* rows under the probes'.
  *  none    top --count 2 --json lists this QEMU among the host's VMs, with
  *          its pid, -name and probes' rows.
+ *  rescan  top with no target in plain lines, 500 ms refreshes: a second
+ *          QEMU started after top's first table is said to have started
+ *          and gets rows of its own; killed, it is said to have exited,
+ *          its rows go, and top goes on with the first; top's fds are as
+ *          many after as before the second QEMU came and went (its probes'
+ *          links and maps closed).
  *  errors  --qmp: no such socket (4), a regular file (2), a socket that
  *          speaks something else (2), the socket of another pid than
  *          --pid's (2); --pid with --vm (2).
@@ -32,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -263,6 +271,10 @@ static void test_all(struct test_qemu *q)
 		CHECK_MSG(me, "pid %d not among %s", (int)q->pid, line);
 		CHECK(!strcmp(jstr(me, "name"), NAME) && !strcmp(jstr(me, "comm"), "qemu-system-x86"));
 		CHECK(json_object_array_length(jget(me, "rows")) > 0 && jnull(me, "kvm/source"));
+		/* there from top's start: its totals since then; what came and went since the last object */
+		CHECK(jnum(me, "since_s") == 0);
+		CHECK(json_object_is_type(jget(o, "started"), json_type_array) &&
+		      json_object_is_type(jget(o, "exited"), json_type_array));
 		if (n++ == 0)
 			printf("no target: %lld VM(s) on the host, pid %d (%s) among them\n", (long long)jint(o, "vms_found"),
 			       (int)q->pid, NAME);
@@ -270,6 +282,126 @@ static void test_all(struct test_qemu *q)
 	}
 	CHECK(n == 2);
 	free(out);
+}
+
+static size_t count_fds(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	CHECK_MSG(d, "%s: %s", path, strerror(errno));
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* One table of top's plain lines, read from its header on: its VM count, and whether rows of prefix are in it. */
+struct table {
+	size_t vms;
+	bool has_prefix, started, exited;
+};
+
+/*
+ * Reads top's lines up to the header of its next table, then that table to
+ * the next header (kept in *pending): what the table says about prefix and
+ * about pid's coming and going.
+ */
+static void read_table(struct test_child *top, char **pending, const char *prefix, pid_t pid, struct table *t)
+{
+	char said[64];
+	char *line;
+
+	*t = (struct table){ 0 };
+	snprintf(said, sizeof(said), " pid %d (", (int)pid);
+	while (!*pending) {
+		line = test_child_line(top);
+		CHECK_MSG(line, "top ended before its next table");
+		if (!strncmp(line, "snapbench top: ", 15))
+			*pending = line;
+		else
+			free(line);
+	}
+	CHECK_MSG(sscanf(*pending, "snapbench top: %zu VM", &t->vms) == 1 && !strchr(*pending, '\033'), "%s", *pending);
+	free(*pending);
+	*pending = NULL;
+	while ((line = test_child_line(top))) {
+		if (!strncmp(line, "snapbench top: ", 15)) {
+			*pending = line;
+			return;
+		}
+		if (!strncmp(line, said, strlen(said)) && strstr(line, ") started: "))
+			t->started = true;
+		if (!strncmp(line, said, strlen(said)) && strstr(line, ") exited: "))
+			t->exited = true;
+		if (line[0] == ' ' && !strncmp(line + 1, prefix, strlen(prefix)))
+			t->has_prefix = true;
+		free(line);
+	}
+	CHECK_MSG(false, "top ended after a table");
+}
+
+/* No target, plain lines: a QEMU started after top's first table comes in, and leaves when killed */
+static void test_rescan(struct test_qemu *q)
+{
+	char *argv[] = { (char *)snapbench, "top", "--interval", "500ms", "--count", "240", "--no-attribution", NULL };
+	const char *extra[] = { "-name", NAME "-2", NULL };
+	char mine[64], second[64], *pending = NULL;
+	struct test_child top;
+	struct test_qemu q2;
+	struct table t;
+	size_t fds_before, fds_with, fds_after, vms_before, n;
+	pid_t pid2;
+
+	snprintf(mine, sizeof(mine), "%d:%s:", (int)q->pid, NAME);
+	test_spawn(&top, argv);
+	read_table(&top, &pending, mine, 0, &t);
+	CHECK_MSG(t.has_prefix, "no rows of %s in top's first table", mine);
+	/* top sleeps between its tables: read once the next header is out, the count is of a quiet top */
+	read_table(&top, &pending, mine, 0, &t);
+	fds_before = count_fds(top.pid);
+	vms_before = t.vms;
+
+	test_qemu_start(&q2, 128, 1, extra);
+	pid2 = q2.pid;
+	snprintf(second, sizeof(second), "%d:%s-2:", (int)pid2, NAME);
+	for (n = 0; n < 40; n++) {
+		read_table(&top, &pending, second, pid2, &t);
+		if (t.started)
+			break;
+	}
+	CHECK_MSG(t.started && t.has_prefix && t.vms == vms_before + 1,
+		  "no table says pid %d started with rows of its own (%zu VMs, %zu before)", (int)pid2, t.vms, vms_before);
+	printf("rescan: pid %d started after top's first table: in its table %zu refreshes later, %zu VMs\n",
+	       (int)pid2, n + 1, t.vms);
+	read_table(&top, &pending, second, pid2, &t);
+	CHECK_MSG(t.has_prefix && !t.started, "pid %d's rows in the next table", (int)pid2);
+	fds_with = count_fds(top.pid);
+	CHECK_MSG(fds_with > fds_before, "top's fds: %zu before pid %d came, %zu with it", fds_before, (int)pid2,
+		  fds_with);
+
+	test_qemu_stop(&q2); /* kills and reaps it */
+	for (n = 0; n < 10; n++) {
+		read_table(&top, &pending, second, pid2, &t);
+		if (t.exited)
+			break;
+	}
+	CHECK_MSG(t.exited && !t.has_prefix && t.vms == vms_before, "no table says pid %d exited (%zu VMs)", (int)pid2,
+		  t.vms);
+	/* and top goes on with the first QEMU */
+	read_table(&top, &pending, mine, pid2, &t);
+	CHECK_MSG(t.has_prefix && !t.exited && t.vms == vms_before, "after pid %d exited: %zu VMs", (int)pid2, t.vms);
+	fds_after = count_fds(top.pid);
+	printf("rescan: pid %d exited, top went on; its fds %zu before, %zu with pid %d, %zu after\n", (int)pid2,
+	       fds_before, fds_with, (int)pid2, fds_after);
+	CHECK_MSG(fds_after == fds_before, "top's fds: %zu before, %zu after pid %d came and went", fds_before, fds_after,
+		  (int)pid2);
+	free(pending);
+	CHECK(kill(top.pid, SIGTERM) == 0);
+	CHECK(test_child_wait(&top) == 0);
 }
 
 static int garbage_fd = -1;
@@ -367,6 +499,7 @@ int main(int argc, char **argv)
 	test_pid(&q, sock);
 	test_text(sock);
 	test_all(&q);
+	test_rescan(&q);
 	test_errors(sock, dir);
 	qmp_client_free(c);
 	test_qemu_stop(&q);
