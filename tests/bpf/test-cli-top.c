@@ -16,6 +16,9 @@
  *          over the one the test holds (no greeting) and takes its own;
  *          --no-qmp leaves them alone and says so.
  *  text    the header names the socket, kvm.* rows under the probes'.
+ *  screen  on a pseudo-terminal each refresh redraws the screen (home,
+ *          clear, then the table), and --sort total orders the probes'
+ *          rows by their totals.
  *  none    top --count 2 --json lists this QEMU among the host's VMs, with
  *          its pid, -name and probes' rows.
  *  rescan  top with no target in plain lines, 500 ms refreshes: a second
@@ -39,7 +42,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -250,6 +256,74 @@ static void test_text(const char *sock)
 	CHECK_MSG(row && sscanf(row, "\n kvm.exits %llu", &total) == 1 && total > 0, "%s", out);
 	CHECK_MSG(strstr(out, "\n unmap_hva ") < row, "%s", out);
 	printf("text: kvm.exits %llu under the probes' rows\n", total);
+	free(out);
+}
+
+extern char **environ;
+
+/* argv run with its stdout on a pseudo-terminal: all it wrote there (malloc'ed); its exit code in *rc */
+static char *run_on_terminal(char *const argv[], int *rc)
+{
+	posix_spawn_file_actions_t fa;
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave, status;
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	pid_t pid;
+	ssize_t n;
+
+	CHECK(buf && master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
+	slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	CHECK(slave >= 0);
+	CHECK(posix_spawn_file_actions_init(&fa) == 0 && posix_spawn_file_actions_adddup2(&fa, slave, STDOUT_FILENO) == 0);
+	CHECK_MSG(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0, "cannot run %s", argv[0]);
+	posix_spawn_file_actions_destroy(&fa);
+	close(slave);
+	/* EIO once the child, the last holder of the terminal, is gone */
+	while ((n = read(master, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len - 1 == 0) {
+			CHECK(cap < (16u << 20) && (buf = realloc(buf, cap *= 2)));
+		}
+	}
+	buf[len] = '\0';
+	close(master);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	*rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return buf;
+}
+
+/* On a terminal: the screen redrawn for each refresh, the rows in --sort's order */
+static void test_screen(struct test_qemu *q)
+{
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)q->pid);
+	char *argv[] = { (char *)snapbench, "top", "--pid", pid, "--no-qmp", "--count", "2", "--interval", "300ms", "--sort",
+			 "total", NULL };
+	const char *clear = "\033[H\033[2J", *p, *screen2;
+	unsigned long long prev = ~0ull, total;
+	size_t screens = 0, rows = 0;
+	int rc;
+	char *out = run_on_terminal(argv, &rc);
+
+	CHECK_MSG(rc == 0 && !strncmp(out, clear, strlen(clear)), "exit %d: %s", rc, out);
+	for (p = out; (p = strstr(p, clear)); p += strlen(clear))
+		screens++;
+	CHECK_MSG(screens == 2, "%zu screens: %s", screens, out);
+	/* the second screen's rows: the probes' (counters, causes, exit reasons) sorted together, by total */
+	screen2 = strstr(out + strlen(clear), clear);
+	p = strstr(screen2, " Event ");
+	CHECK_MSG(p && strstr(screen2, "snapbench top: pid "), "%s", screen2);
+	for (p = strchr(p, '\n'); p && p[1] == ' '; p = strchr(p + 1, '\n')) {
+		char name[96];
+
+		if (sscanf(p + 1, " %95s %llu", name, &total) != 2)
+			break; /* the unavailable counters, after the rows */
+		CHECK_MSG(total <= prev, "--sort total: %s %llu after a row of %llu\n%s", name, total, prev, screen2);
+		prev = total;
+		rows++;
+	}
+	CHECK_MSG(rows >= 3, "%zu rows on the screen: %s", rows, screen2);
+	printf("screen: %zu redraws on a terminal, %zu rows by total\n", screens, rows);
 	free(out);
 }
 
@@ -498,6 +572,7 @@ int main(int argc, char **argv)
 	test_qmp(&q, c, sock);
 	test_pid(&q, sock);
 	test_text(sock);
+	test_screen(&q);
 	test_all(&q);
 	test_rescan(&q);
 	test_errors(sock, dir);
