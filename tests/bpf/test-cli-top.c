@@ -26,7 +26,10 @@
  *          and gets rows of its own; killed, it is said to have exited,
  *          its rows go, and top goes on with the first; top's fds are as
  *          many after as before the second QEMU came and went (its probes'
- *          links and maps closed).
+ *          links and maps closed). With --json the same: the object of
+ *          the refresh that took the second QEMU names it in started and
+ *          covers it in vms (since_s after top's start), the one after it
+ *          exited names it in exited and covers it no more.
  *  errors  --qmp: no such socket (4), a regular file (2), a socket that
  *          speaks something else (2), the socket of another pid than
  *          --pid's (2); --pid with --vm (2).
@@ -478,6 +481,75 @@ static void test_rescan(struct test_qemu *q)
 	CHECK(test_child_wait(&top) == 0);
 }
 
+/* The vms entry of pid in o, or NULL; whether pid is in o's array key ("started", "exited") in *in_key */
+static struct json_object *vm_entry(struct json_object *o, pid_t pid, const char *key, bool *in_key)
+{
+	struct json_object *vms = jget(o, "vms"), *ev = jget(o, key), *me = NULL;
+
+	CHECK(json_object_is_type(vms, json_type_array) && json_object_is_type(ev, json_type_array));
+	*in_key = false;
+	for (size_t i = 0; i < json_object_array_length(ev); i++)
+		*in_key |= jint(json_object_array_get_idx(ev, i), "pid") == pid;
+	for (size_t i = 0; i < json_object_array_length(vms); i++)
+		if (jint(json_object_array_get_idx(vms, i), "pid") == pid)
+			me = json_object_array_get_idx(vms, i);
+	return me;
+}
+
+/* --json without a target: which VMs each object covers, and which started and exited since the last */
+static void test_rescan_json(struct test_qemu *q)
+{
+	char *argv[] = { (char *)snapbench, "top", "--interval", "500ms", "--count", "240", "--no-attribution", "--json",
+			 NULL };
+	const char *extra[] = { "-name", NAME "-3", NULL };
+	struct test_child top;
+	struct test_qemu q3;
+	struct json_object *o, *me;
+	bool said = false;
+	pid_t pid3;
+	char *line;
+	size_t n;
+
+	test_spawn(&top, argv);
+	CHECK((line = test_child_line(&top)));
+	o = parse(line);
+	free(line);
+	CHECK(vm_entry(o, q->pid, "started", &said) && !said && jnum(vm_entry(o, q->pid, "started", &said), "since_s") == 0);
+	json_object_put(o);
+
+	test_qemu_start(&q3, 128, 1, extra);
+	pid3 = q3.pid;
+	for (n = 0, me = NULL; n < 40 && !said; n++) {
+		CHECK((line = test_child_line(&top)));
+		o = parse(line);
+		free(line);
+		me = vm_entry(o, pid3, "started", &said);
+		if (said) {
+			CHECK_MSG(me && !strcmp(jstr(me, "name"), NAME "-3") && jnum(me, "since_s") > 0 &&
+					  jnum(me, "since_s") <= jnum(o, "t_s") && vm_entry(o, q->pid, "started", &(bool){ 0 }),
+				  "%s", json_object_to_json_string(o));
+			printf("json: pid %d in started and vms at %.1f s, since_s %.1f\n", (int)pid3, jnum(o, "t_s"),
+			       jnum(me, "since_s"));
+		}
+		json_object_put(o);
+	}
+	CHECK_MSG(said, "no object names pid %d as started", (int)pid3);
+	test_qemu_stop(&q3);
+	for (n = 0, said = false; n < 10 && !said; n++) {
+		CHECK((line = test_child_line(&top)));
+		o = parse(line);
+		free(line);
+		me = vm_entry(o, pid3, "exited", &said);
+		if (said)
+			CHECK_MSG(!me && vm_entry(o, q->pid, "exited", &(bool){ 0 }), "%s", json_object_to_json_string(o));
+		json_object_put(o);
+	}
+	CHECK_MSG(said, "no object names pid %d as exited", (int)pid3);
+	printf("json: pid %d in exited and out of vms\n", (int)pid3);
+	CHECK(kill(top.pid, SIGTERM) == 0);
+	CHECK(test_child_wait(&top) == 0);
+}
+
 static int garbage_fd = -1;
 
 /* a peer that answers every connection with something that is not QMP */
@@ -575,6 +647,7 @@ int main(int argc, char **argv)
 	test_screen(&q);
 	test_all(&q);
 	test_rescan(&q);
+	test_rescan_json(&q);
 	test_errors(sock, dir);
 	qmp_client_free(c);
 	test_qemu_stop(&q);
