@@ -171,6 +171,23 @@ static double num(struct json_object *o, const char *key)
 	return json_object_get_double(v);
 }
 
+/* A step that is a sampled window (warmup, pre, snapshot, migration, steady, post), not one between them. */
+static bool is_window(const char *step)
+{
+	for (int w = 0; w < _REPORT_WINDOW_MAX; w++)
+		if (!strcmp(step, report_window_to_string((enum report_window)w)))
+			return true;
+	return false;
+}
+
+/* Whether the progress's rates are of its own step's window, or there are none to be: no "waiting" line. */
+static bool rates_current(struct json_object *p)
+{
+	const char *step = client_get_string(p, "step", "-"), *win = client_get_string(p, "sample_window", NULL);
+
+	return !is_window(step) || (win && !strcmp(win, step));
+}
+
 void fmt_progress(char *buf, size_t len, struct json_object *p)
 {
 	char pf[16], tlb[16], inv[16], ops[16], el[16];
@@ -188,9 +205,6 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 	fmt_json_rate(tlb, sizeof(tlb), client_get(p, "tlb_per_s", NULL, NULL));
 	fmt_json_rate(inv, sizeof(inv), client_get(p, "invalidations_per_s", NULL, NULL));
 	fmt_json_rate(ops, sizeof(ops), client_get(p, "guest_ops_per_s", NULL, NULL));
-	/* a step's first lines carry the previous window's sample: say whose figures they are */
-	if (win && !strcmp(win, step))
-		win = NULL;
 	/* the time left, from the fraction done so far: once there is enough of it to go by */
 	char eta[24] = "";
 	double elapsed = num(p, "elapsed_s");
@@ -199,9 +213,18 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 		fmt_duration(left, sizeof(left), elapsed * (1 - frac) / frac);
 		snprintf(eta, sizeof(eta), " ETA %s", left);
 	}
-	snprintf(buf, len, "[%s %3.0f%%%s] rep %d/%d %s: %-8s %s%spf/s %s  tlb/s %s  inval/s %s  ops/s %s", el,
-		 isfinite(frac) ? frac * 100 : 0.0, eta, (int)num(p, "rep") + 1, (int)num(p, "reps"),
-		 client_get_string(p, "arm", ""), step, win ? win : "", win ? ": " : "", pf, tlb, inv, ops);
+	n = (size_t)snprintf(buf, len, "[%s %3.0f%%%s] rep %d/%d %s: %-8s ", el, isfinite(frac) ? frac * 100 : 0.0, eta,
+			     (int)num(p, "rep") + 1, (int)num(p, "reps"), client_get_string(p, "arm", ""), step);
+	if (n >= len)
+		return;
+	if (!rates_current(p))
+		/* a window's first lines would carry the previous window's sample: none of this one's yet */
+		snprintf(buf + n, len - n, "waiting for the first %s sample", step);
+	else if (win && strcmp(win, step))
+		/* between windows (stop): the last window's figures, said whose */
+		snprintf(buf + n, len - n, "%s: pf/s %s  tlb/s %s  inval/s %s  ops/s %s", win, pf, tlb, inv, ops);
+	else
+		snprintf(buf + n, len - n, "pf/s %s  tlb/s %s  inval/s %s  ops/s %s", pf, tlb, inv, ops);
 	n = strlen(buf);
 	if (isfinite(snap) && n < len)
 		snprintf(buf + n, len - n, "  %s %.0f%%", step, snap * 100); /* the scenario's window: snapshot, migration */
@@ -238,7 +261,9 @@ void progress_printer_update(struct progress_printer *p, const char *run, struct
 		p->drawn = true;
 		return;
 	}
-	snprintf(key, sizeof(key), "%d/%s", (int)num(progress, "rep"), client_get_string(progress, "step", "-"));
+	/* a window's step gets a second line once its first sample is in: its own rates, not the waiting */
+	snprintf(key, sizeof(key), "%d/%s/%d", (int)num(progress, "rep"), client_get_string(progress, "step", "-"),
+		 rates_current(progress));
 	if (!strcmp(key, p->last_key))
 		return;
 	snprintf(p->last_key, sizeof(p->last_key), "%s", key);

@@ -39,7 +39,8 @@ void print_arm_windows(FILE *out, struct json_object *arm, const char *const *wi
 
 /*
  * "[41.2s  31%] rep 2/6 base: snapshot pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%";
- * rates of another window than the step are preceded by it: "... base: post     snapshot: pf/s 12 ..."
+ * a window's step without a sample of its own yet: "... base: snapshot waiting for the first snapshot
+ * sample"; between windows the rates are preceded by theirs: "... base: stop     post: pf/s 12 ..."
  */
 void fmt_progress(char *buf, size_t len, struct json_object *progress);
 
@@ -51,7 +52,10 @@ struct progress_printer {
 };
 
 void progress_printer_init(struct progress_printer *p, FILE *out);
-/* A progress event: redraws the bar, or prints a line ("run line"; run may be NULL) when the step changed. */
+/*
+ * A progress event: redraws the bar, or prints a line ("run line"; run may be NULL) when the step changed
+ * or, in a window's step, when its first sample came in.
+ */
 void progress_printer_update(struct progress_printer *p, const char *run, struct json_object *progress);
 /* A line of its own (clears the bar first). */
 void progress_printer_note(struct progress_printer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -53,6 +53,58 @@ static void progress_line(void)
 	json_object_put(p);
 }
 
+/*
+ * A window's step shows that window's rates once it has a sample, and
+ * until then says it waits for one instead of the previous window's
+ * figures; a step between windows (stop) names the window of its figures.
+ * Plain lines: one when the step begins, one when its first sample is in.
+ */
+static void progress_window(void)
+{
+	struct json_object *p = json_tokener_parse(
+		"{\"rep\": 0, \"reps\": 1, \"arm\": \"base\", \"step\": \"snapshot\", \"elapsed_s\": 9.2,"
+		" \"fraction\": 0.54, \"pf_per_s\": 7, \"tlb_per_s\": 0, \"invalidations_per_s\": 3,"
+		" \"guest_ops_per_s\": 118800, \"sample_window\": \"pre\", \"snapshot_fraction\": null}");
+	char line[256], *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct progress_printer pp;
+
+	CHECK(p && f);
+	fmt_progress(line, sizeof(line), p);
+	CHECK_MSG(strstr(line, "] rep 1/1 base: snapshot waiting for the first snapshot sample") && !strstr(line, "pf/s") &&
+		  !strstr(line, "pre"), "%s", line);
+	progress_printer_init(&pp, f);
+	progress_printer_update(&pp, NULL, p);
+	progress_printer_update(&pp, NULL, p);
+	json_object_object_add(p, "sample_window", json_object_new_string("snapshot"));
+	json_object_object_add(p, "invalidations_per_s", json_object_new_double(70000));
+	json_object_object_add(p, "snapshot_fraction", json_object_new_double(0.1));
+	fmt_progress(line, sizeof(line), p);
+	CHECK_MSG(strstr(line, "] rep 1/1 base: snapshot pf/s 7  tlb/s 0  inval/s 70.0k  ops/s 118.8k  snapshot 10%") &&
+		  !strstr(line, "waiting"), "%s", line);
+	progress_printer_update(&pp, NULL, p);
+	json_object_object_add(p, "snapshot_fraction", json_object_new_double(0.5));
+	progress_printer_update(&pp, NULL, p);
+	CHECK(fflush(f) == 0);
+	CHECK_MSG(!strcmp(text, "[9.2s  54% ETA 7.8s] rep 1/1 base: snapshot waiting for the first snapshot sample\n"
+				"[9.2s  54% ETA 7.8s] rep 1/1 base: snapshot pf/s 7  tlb/s 0  inval/s 70.0k  ops/s 118.8k"
+				"  snapshot 10%\n"), "%s", text);
+	/* between windows: the figures are the last window's, and say so */
+	json_object_object_add(p, "step", json_object_new_string("stop"));
+	json_object_object_add(p, "sample_window", json_object_new_string("post"));
+	fmt_progress(line, sizeof(line), p);
+	CHECK_MSG(strstr(line, "base: stop     post: pf/s 7  ") && !strstr(line, "waiting"), "%s", line);
+	/* no sample in the repetition yet (vm-start): no figures to name */
+	json_object_object_add(p, "step", json_object_new_string("pre"));
+	json_object_object_add(p, "sample_window", NULL);
+	fmt_progress(line, sizeof(line), p);
+	CHECK_MSG(strstr(line, "base: pre      waiting for the first pre sample"), "%s", line);
+	CHECK(fclose(f) == 0);
+	free(text);
+	json_object_put(p);
+}
+
 static char *summary_block(const char *json)
 {
 	struct json_object *sum = json_tokener_parse(json);
@@ -151,6 +203,7 @@ static void report_retried(const char *path)
 int main(int argc, char **argv)
 {
 	progress_line();
+	progress_window();
 	scenario_windows();
 	summary_lines();
 	CHECK_MSG(argc == 4, "usage: test-daemon-format STOCK.json DIRTY-LOG.json KERNEL-RETRIED.json");

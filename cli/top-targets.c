@@ -36,14 +36,13 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int top_find_vms(pid_t self, pid_t *pids, size_t max, size_t *found)
+int top_find_vms(pid_t self, pid_t **ret, size_t *found)
 {
 	_cleanup_(closedirp) DIR *d = opendir("/proc");
 	_cleanup_free_ pid_t *all = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 
-	*found = 0;
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
@@ -63,8 +62,7 @@ int top_find_vms(pid_t self, pid_t *pids, size_t max, size_t *found)
 	/* readdir's order is the kernel's; the lowest pids first keeps the cap's choice stable between runs */
 	if (n)
 		qsort(all, n, sizeof(*all), cmp_pid);
-	for (size_t i = 0; i < n && i < max; i++)
-		pids[i] = all[i];
+	*ret = TAKE_PTR(all);
 	*found = n;
 	return 0;
 }

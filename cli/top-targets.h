@@ -14,11 +14,12 @@
 
 /*
  * The processes that hold a KVM VM (an fd on anon_inode:kvm-vm), self
- * left out, in ascending pid order: the first max in pids, all of them
- * counted in *found. Processes that vanish or whose fds we may not read
- * while we look are skipped. 0, or -errno when /proc cannot be read.
+ * left out, in ascending pid order: *found of them in *ret (malloc'ed,
+ * NULL when there are none). Processes that vanish or whose fds we may
+ * not read while we look are skipped. 0, or -errno when /proc cannot be
+ * read or -ENOMEM (*ret and *found untouched).
  */
-int top_find_vms(pid_t self, pid_t *pids, size_t max, size_t *found);
+int top_find_vms(pid_t self, pid_t **ret, size_t *found);
 
 /* Whether pid holds a KVM VM. */
 bool top_holds_kvm_vm(pid_t pid);

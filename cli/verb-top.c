@@ -72,7 +72,9 @@ static void usage(FILE *out)
 		"Next to them, as their own group, KVM's own cumulative stats (kvm.NAME, the\n"
 		"vCPUs' summed) from QMP query-stats or, for a libvirt domain, from libvirt.\n"
 		"Without a target: every process on this host that holds a KVM VM, at most %d,\n"
-		"its rows prefixed PID:NAME: (NAME from -name), BPF rows only.\n"
+		"its rows prefixed PID:NAME: (NAME from -name), BPF rows only; the host is\n"
+		"scanned again every interval: a VM that starts comes in, one that exits leaves,\n"
+		"and a line says so.\n"
 		"On a terminal the screen is redrawn every interval; otherwise the tables\n"
 		"follow each other. Counters this host cannot count are listed as such.\n"
 		"\n"
@@ -87,13 +89,16 @@ static void usage(FILE *out)
 		"  --no-qmp             with --pid: do not look for a QMP socket (BPF rows only)\n"
 		"  --interval D         seconds between refreshes, or a duration with its unit:\n"
 		"                       500ms, 2s (default 1)\n"
-		"  --count N            stop after N refreshes (default: Ctrl-C, or the process exits)\n"
+		"  --count N            stop after N refreshes (default: Ctrl-C, or the process exits;\n"
+		"                       without a target, Ctrl-C)\n"
 		"  --sort KEY           current (rate, the default), total or name\n"
 		"  --filter REGEX       only the rows whose name matches (POSIX extended), e.g.\n"
 		"                       'unmap|tlb'\n"
 		"  --no-attribution     counters only, no causes\n"
 		"  --json               one JSON object a line per refresh: the rows, and the\n"
-		"                       counters unavailable with their reasons\n"
+		"                       counters unavailable with their reasons; without a target\n"
+		"                       the VMs it covers (vms) and those that started or exited\n"
+		"                       since the previous object (started, exited)\n"
 		"\n"
 		"Exit codes: 0 done, 1 failed while running, 2 bad usage (also a --qmp SOCKET that\n"
 		"is not QMP, or the QEMU of another pid), 4 no such process, socket or domain, no\n"
@@ -271,15 +276,26 @@ struct top_vm {
 	char kvm_reason[SB_ERROR_MAX];
 	struct row *rows;
 	size_t nrows, nbpf;             /* rows[0, nbpf) from the probes, then the kvm.* rows */
+	double since_s;                 /* top's time when it took this VM: its totals are since then */
 	bool gone;
+};
+
+/* Without a target: a VM top took or dropped since the last refresh it printed. */
+struct top_event {
+	pid_t pid;
+	char name[33];
 };
 
 struct top {
 	struct top_args *a;
-	struct top_vm *vms;
+	struct top_vm *vms;             /* TOP_MAX_VMS slots: vms[0, n_vms) in use, in pid order, the rest zero */
 	size_t n_vms;
 	size_t found;                   /* without a target: the VMs on the host, shown or not */
-	bool all;                       /* no target: every VM */
+	bool all;                       /* no target: every VM, the host scanned again every refresh */
+	pid_t *refused;                 /* all: running VMs whose probes failed, not tried again */
+	size_t n_refused;
+	struct top_event added[TOP_MAX_VMS], exited[TOP_MAX_VMS];
+	size_t n_added, n_exited;
 	uint64_t t0_ns;
 };
 
@@ -488,7 +504,7 @@ static void print_text(const struct top *t, double elapsed_s, bool tty, unsigned
 				width = w;
 		}
 	}
-	if (!first)
+	if (!first && !t->all)
 		return;
 	if (tty)
 		fputs("\033[H\033[2J", stdout); /* home, clear */
@@ -497,15 +513,27 @@ static void print_text(const struct top *t, double elapsed_s, bool tty, unsigned
 	if (!t->all)
 		printf("snapbench top: pid %d (%s), %.1f s", (int)first->pid, sb_probes_target_comm(first->p), elapsed_s);
 	else if (t->found > t->n_vms)
-		printf("snapbench top: %zu VMs (of the %zu on this host: those with the lowest pids), %.1f s", live,
-		       t->found, elapsed_s);
+		printf("snapbench top: %zu VMs (of the %zu on this host: at most %d shown), %.1f s", live, t->found,
+		       TOP_MAX_VMS, elapsed_s);
 	else
 		printf("snapbench top: %zu VM%s, %.1f s", live, live == 1 ? "" : "s", elapsed_s);
 	if (a->filter)
 		printf(", filter '%s'", a->filter);
 	if (!t->all && first->kvm)
 		printf(", KVM stats from %s", top_kvm_source(first->kvm));
-	printf("\n %-*s %14s %7s %12s\n", width, "Event", "Total", "%Total", "CurAvg/s");
+	printf("\n");
+	/* the host as scanned for this refresh: what left it and what joined since the last table */
+	for (size_t i = 0; i < t->n_exited; i++)
+		printf(" pid %d%s%s%s exited: its rows are gone\n", (int)t->exited[i].pid, t->exited[i].name[0] ? " (" : "",
+		       t->exited[i].name, t->exited[i].name[0] ? ")" : "");
+	for (size_t i = 0; i < t->n_added; i++)
+		printf(" pid %d%s%s%s started: its rows count from now\n", (int)t->added[i].pid,
+		       t->added[i].name[0] ? " (" : "", t->added[i].name, t->added[i].name[0] ? ")" : "");
+	if (!first) {
+		printf(" (no process on this host holds a KVM VM now: top takes the next that starts)\n");
+		return;
+	}
+	printf(" %-*s %14s %7s %12s\n", width, "Event", "Total", "%Total", "CurAvg/s");
 	for (size_t i = 0; i < t->n_vms; i++) {
 		const struct top_vm *v = &t->vms[i];
 
@@ -577,6 +605,27 @@ static int vm_json(const struct top_vm *v, const char *no_kvm_reason, struct jso
 	return 0;
 }
 
+/* The VMs that left or joined since the last object, as name: [{"pid", "name"}] in o */
+static int events_json(const struct top_event *ev, size_t n, const char *name, struct json_object *o)
+{
+	struct json_object *arr = json_object_new_array();
+
+	if (!arr)
+		return -ENOMEM;
+	json_object_object_add(o, name, arr);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_new_object();
+
+		if (!e || json_object_array_add(arr, e) < 0) {
+			json_object_put(e);
+			return -ENOMEM;
+		}
+		json_object_object_add(e, "pid", json_object_new_int((int)ev[i].pid));
+		json_object_object_add(e, "name", ev[i].name[0] ? json_object_new_string(ev[i].name) : NULL);
+	}
+	return 0;
+}
+
 static int print_json(const struct top *t, double elapsed_s)
 {
 	_cleanup_json_ struct json_object *o = json_object_new_object();
@@ -600,6 +649,9 @@ static int print_json(const struct top *t, double elapsed_s)
 		json_object_object_add(o, "t_s", json_object_new_double(elapsed_s));
 		json_object_object_add(o, "vms_found", json_object_new_int64((int64_t)t->found));
 		json_object_object_add(o, "vms", vms);
+		if (events_json(t->exited, t->n_exited, "exited", o) < 0 ||
+		    events_json(t->added, t->n_added, "started", o) < 0)
+			return -ENOMEM;
 		for (size_t i = 0; i < t->n_vms; i++) {
 			const struct top_vm *v = &t->vms[i];
 			struct json_object *vo;
@@ -614,6 +666,7 @@ static int print_json(const struct top *t, double elapsed_s)
 			json_object_object_add(vo, "pid", json_object_new_int((int)v->pid));
 			json_object_object_add(vo, "name", v->name[0] ? json_object_new_string(v->name) : NULL);
 			json_object_object_add(vo, "comm", json_object_new_string(sb_probes_target_comm(v->p)));
+			json_object_object_add(vo, "since_s", json_object_new_double(v->since_s));
 			if (vm_json(v, none, vo) < 0)
 				return -ENOMEM;
 		}
@@ -858,18 +911,168 @@ static void domain_kvm(const struct top_args *a, struct top_vm *v)
 	take_kvm(v, kvm);
 }
 
-/* No target: every VM on the host up to the cap, each with its own probes. */
-static int open_all(struct top *t)
+static void vm_clear(struct top_vm *v)
 {
-	pid_t pids[TOP_MAX_VMS];
-	size_t n = 0;
-	int first_fail = EXIT_OK, r;
+	sb_probes_close(v->p);
+	top_kvm_free(v->kvm);
+	libvirt_domain_close(v->dom);
+	free(v->kfirst.values);
+	free(v->kprev.values);
+	free(v->kcur.values);
+	free(v->rows);
+	memset(v, 0, sizeof(*v));
+}
 
-	r = top_find_vms(getpid(), pids, TOP_MAX_VMS, &t->found);
+/* v's probes are open: its rows' room and its first read, the start of its totals; -errno with err set. */
+static int vm_start(struct top_vm *v, double since_s, struct sb_error *err)
+{
+	v->rows = calloc(TOP_MAX_ROWS + (v->kvm ? top_kvm_count(v->kvm) : 0), sizeof(*v->rows));
+	if (!v->rows)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (sb_probes_read(v->p, &v->first, err) < 0)
+		return -EIO;
+	v->prev = v->cur = v->first;
+	v->since_s = since_s;
+	return 0;
+}
+
+static int cmp_vm_pid(const void *x, const void *y)
+{
+	pid_t a = ((const struct top_vm *)x)->pid, b = ((const struct top_vm *)y)->pid;
+
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_pid(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static bool pid_in(const pid_t *pids, size_t n, pid_t pid)
+{
+	return n && bsearch(&pid, pids, n, sizeof(*pids), cmp_pid);
+}
+
+/* Takes the VM pid into the next free slot, its probes open and first read; the exit code, err saying why. */
+static int add_vm(struct top *t, pid_t pid, double since_s, struct sb_error *err)
+{
+	struct top_vm *v = &t->vms[t->n_vms];
+	_cleanup_strv_free_ char **argv = NULL;
+	int r;
+
+	v->pid = pid;
+	if (top_read_cmdline(pid, &argv) == 0)
+		top_qemu_name(argv, v->name, sizeof(v->name));
+	snprintf(v->prefix, sizeof(v->prefix), "%d:%s%s", (int)pid, v->name, v->name[0] ? ":" : "");
+	r = probe_session_attach(pid, &t->a->opts, &v->p, err);
+	if (r == EXIT_OK && vm_start(v, since_s, err) < 0)
+		r = EXIT_FAIL;
+	if (r != EXIT_OK) {
+		vm_clear(v);
+		return r;
+	}
+	t->n_vms++;
+	return EXIT_OK;
+}
+
+static void event_add(struct top_event *ev, size_t *n, const struct top_vm *v)
+{
+	ev[*n].pid = v->pid;
+	snprintf(ev[*n].name, sizeof(ev[*n].name), "%s", v->name);
+	(*n)++;
+}
+
+/*
+ * No target: the host scanned again. The VMs whose process no longer
+ * holds a KVM VM leave (their probes closed), and so do those whose reads
+ * failed; the VMs that started since come in, the lowest pids first, while
+ * fewer than the cap are shown; a VM that refused its probes is not tried
+ * again while it runs. What left and came is kept for the next refresh.
+ * The exit code of the first VM that could not be probed in *first_fail.
+ */
+static int rescan(struct top *t, double since_s, int *first_fail)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0, kept = 0;
+	int r;
+
+	r = top_find_vms(getpid(), &pids, &n);
 	if (r < 0) {
 		verb_error("cannot read /proc: %s", strerror(-r));
 		return EXIT_FAIL;
 	}
+	t->found = n;
+	/* the refused that still run stay refused, the rest are forgotten: the list never outgrows the host's VMs */
+	for (size_t i = 0; i < t->n_refused; i++)
+		if (pid_in(pids, n, t->refused[i]))
+			t->refused[kept++] = t->refused[i];
+	t->n_refused = kept;
+	if (n > kept) {
+		pid_t *p = realloc(t->refused, n * sizeof(*p));
+
+		if (!p) {
+			verb_error("out of memory");
+			return EXIT_FAIL;
+		}
+		t->refused = p;
+	}
+	for (size_t i = 0; i < t->n_vms;) {
+		struct top_vm *v = &t->vms[i];
+		bool running = pid_in(pids, n, v->pid);
+
+		if (running && !v->gone) {
+			i++;
+			continue;
+		}
+		if (!running)
+			event_add(t->exited, &t->n_exited, v);
+		else
+			t->refused[t->n_refused++] = v->pid; /* its probes failed while it runs: once is enough */
+		vm_clear(v);
+		memmove(v, v + 1, (t->n_vms - i - 1) * sizeof(*v));
+		t->n_vms--;
+		memset(&t->vms[t->n_vms], 0, sizeof(*v));
+	}
+	for (size_t i = 0; i < n && t->n_vms < TOP_MAX_VMS; i++) {
+		struct sb_error err = { 0 };
+		bool shown = false;
+
+		for (size_t k = 0; k < t->n_vms && !shown; k++)
+			shown = t->vms[k].pid == pids[i];
+		for (size_t k = 0; k < t->n_refused && !shown; k++)
+			shown = t->refused[k] == pids[i];
+		if (shown)
+			continue;
+		r = add_vm(t, pids[i], since_s, &err);
+		if (r != EXIT_OK) {
+			/* one VM that went away or refuses the probes does not hide the others */
+			verb_message("pid %d left out: %s", (int)pids[i], err.msg);
+			if (*first_fail == EXIT_OK)
+				*first_fail = r;
+			t->refused[t->n_refused++] = pids[i];
+			continue;
+		}
+		if (t->t0_ns) {
+			struct top_vm *v = &t->vms[t->n_vms - 1];
+
+			event_add(t->added, &t->n_added, v);
+			make_rows(v, t->a); /* all zero until its next read, but the VM is in the table from now */
+		}
+	}
+	qsort(t->vms, t->n_vms, sizeof(*t->vms), cmp_vm_pid);
+	return EXIT_OK;
+}
+
+/* No target: every VM on the host up to the cap, each with its own probes. */
+static int open_all(struct top *t)
+{
+	int first_fail = EXIT_OK, r;
+
+	r = rescan(t, 0, &first_fail);
+	if (r != EXIT_OK)
+		return r;
 	if (!t->found) {
 		verb_error("no process on this host holds a KVM VM (an fd on anon_inode:kvm-vm): start one, or give --pid, --qmp or --vm");
 		return EXIT_UNAVAILABLE;
@@ -877,28 +1080,7 @@ static int open_all(struct top *t)
 	if (t->found > TOP_MAX_VMS)
 		verb_message("%zu processes hold a KVM VM: showing the %d with the lowest pids; give --pid for another",
 			     t->found, TOP_MAX_VMS);
-	for (size_t i = 0; i < t->found && i < TOP_MAX_VMS; i++) {
-		struct top_vm *v = &t->vms[n];
-		_cleanup_strv_free_ char **argv = NULL;
-		struct sb_error err = { 0 };
-
-		v->pid = pids[i];
-		if (top_read_cmdline(v->pid, &argv) == 0)
-			top_qemu_name(argv, v->name, sizeof(v->name));
-		snprintf(v->prefix, sizeof(v->prefix), "%d:%s%s", (int)v->pid, v->name, v->name[0] ? ":" : "");
-		r = probe_session_attach(v->pid, &t->a->opts, &v->p, &err);
-		if (r != EXIT_OK) {
-			/* one VM that went away or refuses the probes does not hide the others */
-			verb_message("pid %d left out: %s", (int)v->pid, err.msg);
-			if (first_fail == EXIT_OK)
-				first_fail = r;
-			memset(v, 0, sizeof(*v));
-			continue;
-		}
-		n++;
-	}
-	t->n_vms = n;
-	if (!n) {
+	if (!t->n_vms) {
 		verb_error("none of the %zu VMs on this host could be probed (see above)", t->found);
 		return first_fail;
 	}
@@ -937,18 +1119,10 @@ static int open_one(struct top *t)
 
 static void top_free(struct top *t)
 {
-	for (size_t i = 0; t->vms && i < TOP_MAX_VMS; i++) {
-		struct top_vm *v = &t->vms[i];
-
-		sb_probes_close(v->p);
-		top_kvm_free(v->kvm);
-		libvirt_domain_close(v->dom);
-		free(v->kfirst.values);
-		free(v->kprev.values);
-		free(v->kcur.values);
-		free(v->rows);
-	}
+	for (size_t i = 0; t->vms && i < TOP_MAX_VMS; i++)
+		vm_clear(&t->vms[i]);
 	free(t->vms);
+	free(t->refused);
 }
 
 /* One refresh's reads of v; false when v can no longer be read (it is then gone). */
@@ -995,21 +1169,11 @@ static int run(struct top_args *a)
 	r = t.all ? open_all(&t) : open_one(&t);
 	if (r != EXIT_OK)
 		goto out;
-	for (size_t i = 0; i < t.n_vms; i++) {
-		struct top_vm *v = &t.vms[i];
-
-		v->rows = calloc(TOP_MAX_ROWS + (v->kvm ? top_kvm_count(v->kvm) : 0), sizeof(*v->rows));
-		if (!v->rows) {
-			verb_error("out of memory");
-			r = EXIT_FAIL;
-			goto out;
-		}
-		if (sb_probes_read(v->p, &v->first, &err) < 0) {
-			verb_error("%s", err.msg);
-			r = EXIT_FAIL;
-			goto out;
-		}
-		v->prev = v->first;
+	/* no target: open_all() has read each VM it took */
+	if (!t.all && vm_start(&t.vms[0], 0, &err) < 0) {
+		verb_error("%s", err.msg);
+		r = EXIT_FAIL;
+		goto out;
 	}
 	t.t0_ns = mono_ns();
 	sigemptyset(&sa.sa_mask);
@@ -1026,9 +1190,17 @@ static int run(struct top_args *a)
 		for (size_t i = 0; i < t.n_vms; i++)
 			if (!t.vms[i].gone)
 				live += read_vm(&t, &t.vms[i], &ret);
-		if (ret != EXIT_OK || !live)
+		if (ret != EXIT_OK || (!live && !t.all))
 			break;
 		double elapsed = (double)(mono_ns() - t.t0_ns) / 1e9;
+		/* no target: the VMs that exited leave, those started since come in (an empty host is watched on) */
+		if (t.all) {
+			int refused = EXIT_OK;
+
+			ret = rescan(&t, elapsed, &refused);
+			if (ret != EXIT_OK)
+				break;
+		}
 		if (a->json) {
 			if (print_json(&t, elapsed) < 0) {
 				verb_error("out of memory");
@@ -1039,6 +1211,7 @@ static int run(struct top_args *a)
 			print_text(&t, elapsed, tty, n);
 		}
 		fflush(stdout);
+		t.n_added = t.n_exited = 0;
 		live = 0;
 		for (size_t i = 0; i < t.n_vms; i++) {
 			struct top_vm *v = &t.vms[i];
@@ -1050,14 +1223,14 @@ static int run(struct top_args *a)
 				v->kprev.mono_ns = v->kcur.mono_ns;
 				memcpy(v->kprev.values, v->kcur.values, top_kvm_count(v->kvm) * sizeof(*v->kprev.values));
 			}
-			if (!probe_session_target_alive(sb_probes_target(v->p))) {
+			if (!t.all && !probe_session_target_alive(sb_probes_target(v->p))) {
 				fprintf(stderr, "snapbench top: pid %d exited\n", (int)sb_probes_target(v->p));
 				v->gone = true;
 				continue;
 			}
 			live++;
 		}
-		if (!live)
+		if (!live && !t.all)
 			break;
 	}
 	r = ret;

@@ -10,7 +10,8 @@
  *
  * Rates and snapshot_fraction are null when not measured; the rates are of
  * the latest sample, taken in sample_window (at a step's start still the
- * previous window's; null before the repetition's first). The daemon does not
+ * previous window's, which the CLI does not show as the step's: it waits for
+ * sample_window to be the step; null before the repetition's first). The daemon does not
  * pass a worker's line on as it is: progress_sanitize() keeps the known
  * fields with their types, so a confused worker cannot feed clients junk.
  */

@@ -16,8 +16,20 @@
  *          over the one the test holds (no greeting) and takes its own;
  *          --no-qmp leaves them alone and says so.
  *  text    the header names the socket, kvm.* rows under the probes'.
+ *  screen  on a pseudo-terminal each refresh redraws the screen (home,
+ *          clear, then the table), and --sort total orders the probes'
+ *          rows by their totals.
  *  none    top --count 2 --json lists this QEMU among the host's VMs, with
  *          its pid, -name and probes' rows.
+ *  rescan  top with no target in plain lines, 500 ms refreshes: a second
+ *          QEMU started after top's first table is said to have started
+ *          and gets rows of its own; killed, it is said to have exited,
+ *          its rows go, and top goes on with the first; top's fds are as
+ *          many after as before the second QEMU came and went (its probes'
+ *          links and maps closed). With --json the same: the object of
+ *          the refresh that took the second QEMU names it in started and
+ *          covers it in vms (since_s after top's start), the one after it
+ *          exited names it in exited and covers it no more.
  *  errors  --qmp: no such socket (4), a regular file (2), a socket that
  *          speaks something else (2), the socket of another pid than
  *          --pid's (2); --pid with --vm (2).
@@ -32,6 +44,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -245,6 +262,74 @@ static void test_text(const char *sock)
 	free(out);
 }
 
+extern char **environ;
+
+/* argv run with its stdout on a pseudo-terminal: all it wrote there (malloc'ed); its exit code in *rc */
+static char *run_on_terminal(char *const argv[], int *rc)
+{
+	posix_spawn_file_actions_t fa;
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave, status;
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	pid_t pid;
+	ssize_t n;
+
+	CHECK(buf && master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
+	slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	CHECK(slave >= 0);
+	CHECK(posix_spawn_file_actions_init(&fa) == 0 && posix_spawn_file_actions_adddup2(&fa, slave, STDOUT_FILENO) == 0);
+	CHECK_MSG(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) == 0, "cannot run %s", argv[0]);
+	posix_spawn_file_actions_destroy(&fa);
+	close(slave);
+	/* EIO once the child, the last holder of the terminal, is gone */
+	while ((n = read(master, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len - 1 == 0) {
+			CHECK(cap < (16u << 20) && (buf = realloc(buf, cap *= 2)));
+		}
+	}
+	buf[len] = '\0';
+	close(master);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	*rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return buf;
+}
+
+/* On a terminal: the screen redrawn for each refresh, the rows in --sort's order */
+static void test_screen(struct test_qemu *q)
+{
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)q->pid);
+	char *argv[] = { (char *)snapbench, "top", "--pid", pid, "--no-qmp", "--count", "2", "--interval", "300ms", "--sort",
+			 "total", NULL };
+	const char *clear = "\033[H\033[2J", *p, *screen2;
+	unsigned long long prev = ~0ull, total;
+	size_t screens = 0, rows = 0;
+	int rc;
+	char *out = run_on_terminal(argv, &rc);
+
+	CHECK_MSG(rc == 0 && !strncmp(out, clear, strlen(clear)), "exit %d: %s", rc, out);
+	for (p = out; (p = strstr(p, clear)); p += strlen(clear))
+		screens++;
+	CHECK_MSG(screens == 2, "%zu screens: %s", screens, out);
+	/* the second screen's rows: the probes' (counters, causes, exit reasons) sorted together, by total */
+	screen2 = strstr(out + strlen(clear), clear);
+	p = strstr(screen2, " Event ");
+	CHECK_MSG(p && strstr(screen2, "snapbench top: pid "), "%s", screen2);
+	for (p = strchr(p, '\n'); p && p[1] == ' '; p = strchr(p + 1, '\n')) {
+		char name[96];
+
+		if (sscanf(p + 1, " %95s %llu", name, &total) != 2)
+			break; /* the unavailable counters, after the rows */
+		CHECK_MSG(total <= prev, "--sort total: %s %llu after a row of %llu\n%s", name, total, prev, screen2);
+		prev = total;
+		rows++;
+	}
+	CHECK_MSG(rows >= 3, "%zu rows on the screen: %s", rows, screen2);
+	printf("screen: %zu redraws on a terminal, %zu rows by total\n", screens, rows);
+	free(out);
+}
+
 /* No target: this QEMU among the host's VMs */
 static void test_all(struct test_qemu *q)
 {
@@ -263,6 +348,10 @@ static void test_all(struct test_qemu *q)
 		CHECK_MSG(me, "pid %d not among %s", (int)q->pid, line);
 		CHECK(!strcmp(jstr(me, "name"), NAME) && !strcmp(jstr(me, "comm"), "qemu-system-x86"));
 		CHECK(json_object_array_length(jget(me, "rows")) > 0 && jnull(me, "kvm/source"));
+		/* there from top's start: its totals since then; what came and went since the last object */
+		CHECK(jnum(me, "since_s") == 0);
+		CHECK(json_object_is_type(jget(o, "started"), json_type_array) &&
+		      json_object_is_type(jget(o, "exited"), json_type_array));
 		if (n++ == 0)
 			printf("no target: %lld VM(s) on the host, pid %d (%s) among them\n", (long long)jint(o, "vms_found"),
 			       (int)q->pid, NAME);
@@ -270,6 +359,195 @@ static void test_all(struct test_qemu *q)
 	}
 	CHECK(n == 2);
 	free(out);
+}
+
+static size_t count_fds(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	CHECK_MSG(d, "%s: %s", path, strerror(errno));
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* One table of top's plain lines, read from its header on: its VM count, and whether rows of prefix are in it. */
+struct table {
+	size_t vms;
+	bool has_prefix, started, exited;
+};
+
+/*
+ * Reads top's lines up to the header of its next table, then that table to
+ * the next header (kept in *pending): what the table says about prefix and
+ * about pid's coming and going.
+ */
+static void read_table(struct test_child *top, char **pending, const char *prefix, pid_t pid, struct table *t)
+{
+	char said[64];
+	char *line;
+
+	*t = (struct table){ 0 };
+	snprintf(said, sizeof(said), " pid %d (", (int)pid);
+	while (!*pending) {
+		line = test_child_line(top);
+		CHECK_MSG(line, "top ended before its next table");
+		if (!strncmp(line, "snapbench top: ", 15))
+			*pending = line;
+		else
+			free(line);
+	}
+	CHECK_MSG(sscanf(*pending, "snapbench top: %zu VM", &t->vms) == 1 && !strchr(*pending, '\033'), "%s", *pending);
+	free(*pending);
+	*pending = NULL;
+	while ((line = test_child_line(top))) {
+		if (!strncmp(line, "snapbench top: ", 15)) {
+			*pending = line;
+			return;
+		}
+		if (!strncmp(line, said, strlen(said)) && strstr(line, ") started: "))
+			t->started = true;
+		if (!strncmp(line, said, strlen(said)) && strstr(line, ") exited: "))
+			t->exited = true;
+		if (line[0] == ' ' && !strncmp(line + 1, prefix, strlen(prefix)))
+			t->has_prefix = true;
+		free(line);
+	}
+	CHECK_MSG(false, "top ended after a table");
+}
+
+/* No target, plain lines: a QEMU started after top's first table comes in, and leaves when killed */
+static void test_rescan(struct test_qemu *q)
+{
+	char *argv[] = { (char *)snapbench, "top", "--interval", "500ms", "--count", "240", "--no-attribution", NULL };
+	const char *extra[] = { "-name", NAME "-2", NULL };
+	char mine[64], second[64], *pending = NULL;
+	struct test_child top;
+	struct test_qemu q2;
+	struct table t;
+	size_t fds_before, fds_with, fds_after, vms_before, n;
+	pid_t pid2;
+
+	snprintf(mine, sizeof(mine), "%d:%s:", (int)q->pid, NAME);
+	test_spawn(&top, argv);
+	read_table(&top, &pending, mine, 0, &t);
+	CHECK_MSG(t.has_prefix, "no rows of %s in top's first table", mine);
+	/* top sleeps between its tables: read once the next header is out, the count is of a quiet top */
+	read_table(&top, &pending, mine, 0, &t);
+	fds_before = count_fds(top.pid);
+	vms_before = t.vms;
+
+	test_qemu_start(&q2, 128, 1, extra);
+	pid2 = q2.pid;
+	snprintf(second, sizeof(second), "%d:%s-2:", (int)pid2, NAME);
+	for (n = 0; n < 40; n++) {
+		read_table(&top, &pending, second, pid2, &t);
+		if (t.started)
+			break;
+	}
+	CHECK_MSG(t.started && t.has_prefix && t.vms == vms_before + 1,
+		  "no table says pid %d started with rows of its own (%zu VMs, %zu before)", (int)pid2, t.vms, vms_before);
+	printf("rescan: pid %d started after top's first table: in its table %zu refreshes later, %zu VMs\n",
+	       (int)pid2, n + 1, t.vms);
+	read_table(&top, &pending, second, pid2, &t);
+	CHECK_MSG(t.has_prefix && !t.started, "pid %d's rows in the next table", (int)pid2);
+	fds_with = count_fds(top.pid);
+	CHECK_MSG(fds_with > fds_before, "top's fds: %zu before pid %d came, %zu with it", fds_before, (int)pid2,
+		  fds_with);
+
+	test_qemu_stop(&q2); /* kills and reaps it */
+	for (n = 0; n < 10; n++) {
+		read_table(&top, &pending, second, pid2, &t);
+		if (t.exited)
+			break;
+	}
+	CHECK_MSG(t.exited && !t.has_prefix && t.vms == vms_before, "no table says pid %d exited (%zu VMs)", (int)pid2,
+		  t.vms);
+	/* and top goes on with the first QEMU */
+	read_table(&top, &pending, mine, pid2, &t);
+	CHECK_MSG(t.has_prefix && !t.exited && t.vms == vms_before, "after pid %d exited: %zu VMs", (int)pid2, t.vms);
+	fds_after = count_fds(top.pid);
+	printf("rescan: pid %d exited, top went on; its fds %zu before, %zu with pid %d, %zu after\n", (int)pid2,
+	       fds_before, fds_with, (int)pid2, fds_after);
+	CHECK_MSG(fds_after == fds_before, "top's fds: %zu before, %zu after pid %d came and went", fds_before, fds_after,
+		  (int)pid2);
+	free(pending);
+	CHECK(kill(top.pid, SIGTERM) == 0);
+	CHECK(test_child_wait(&top) == 0);
+}
+
+/* The vms entry of pid in o, or NULL; whether pid is in o's array key ("started", "exited") in *in_key */
+static struct json_object *vm_entry(struct json_object *o, pid_t pid, const char *key, bool *in_key)
+{
+	struct json_object *vms = jget(o, "vms"), *ev = jget(o, key), *me = NULL;
+
+	CHECK(json_object_is_type(vms, json_type_array) && json_object_is_type(ev, json_type_array));
+	*in_key = false;
+	for (size_t i = 0; i < json_object_array_length(ev); i++)
+		*in_key |= jint(json_object_array_get_idx(ev, i), "pid") == pid;
+	for (size_t i = 0; i < json_object_array_length(vms); i++)
+		if (jint(json_object_array_get_idx(vms, i), "pid") == pid)
+			me = json_object_array_get_idx(vms, i);
+	return me;
+}
+
+/* --json without a target: which VMs each object covers, and which started and exited since the last */
+static void test_rescan_json(struct test_qemu *q)
+{
+	char *argv[] = { (char *)snapbench, "top", "--interval", "500ms", "--count", "240", "--no-attribution", "--json",
+			 NULL };
+	const char *extra[] = { "-name", NAME "-3", NULL };
+	struct test_child top;
+	struct test_qemu q3;
+	struct json_object *o, *me;
+	bool said = false;
+	pid_t pid3;
+	char *line;
+	size_t n;
+
+	test_spawn(&top, argv);
+	CHECK((line = test_child_line(&top)));
+	o = parse(line);
+	free(line);
+	CHECK(vm_entry(o, q->pid, "started", &said) && !said && jnum(vm_entry(o, q->pid, "started", &said), "since_s") == 0);
+	json_object_put(o);
+
+	test_qemu_start(&q3, 128, 1, extra);
+	pid3 = q3.pid;
+	for (n = 0, me = NULL; n < 40 && !said; n++) {
+		CHECK((line = test_child_line(&top)));
+		o = parse(line);
+		free(line);
+		me = vm_entry(o, pid3, "started", &said);
+		if (said) {
+			CHECK_MSG(me && !strcmp(jstr(me, "name"), NAME "-3") && jnum(me, "since_s") > 0 &&
+					  jnum(me, "since_s") <= jnum(o, "t_s") && vm_entry(o, q->pid, "started", &(bool){ 0 }),
+				  "%s", json_object_to_json_string(o));
+			printf("json: pid %d in started and vms at %.1f s, since_s %.1f\n", (int)pid3, jnum(o, "t_s"),
+			       jnum(me, "since_s"));
+		}
+		json_object_put(o);
+	}
+	CHECK_MSG(said, "no object names pid %d as started", (int)pid3);
+	test_qemu_stop(&q3);
+	for (n = 0, said = false; n < 10 && !said; n++) {
+		CHECK((line = test_child_line(&top)));
+		o = parse(line);
+		free(line);
+		me = vm_entry(o, pid3, "exited", &said);
+		if (said)
+			CHECK_MSG(!me && vm_entry(o, q->pid, "exited", &(bool){ 0 }), "%s", json_object_to_json_string(o));
+		json_object_put(o);
+	}
+	CHECK_MSG(said, "no object names pid %d as exited", (int)pid3);
+	printf("json: pid %d in exited and out of vms\n", (int)pid3);
+	CHECK(kill(top.pid, SIGTERM) == 0);
+	CHECK(test_child_wait(&top) == 0);
 }
 
 static int garbage_fd = -1;
@@ -366,7 +644,10 @@ int main(int argc, char **argv)
 	test_qmp(&q, c, sock);
 	test_pid(&q, sock);
 	test_text(sock);
+	test_screen(&q);
 	test_all(&q);
+	test_rescan(&q);
+	test_rescan_json(&q);
 	test_errors(sock, dir);
 	qmp_client_free(c);
 	test_qemu_stop(&q);

@@ -3,6 +3,7 @@
 """snapbench status --watch against a snapbenchd this test starts on a private
 socket and an empty store (no run, no QEMU): --count statuses, each under a
 line with the time when stdout is not a terminal, no terminal escapes then;
+on a pseudo-terminal each status redrawn (home, clear) without the time line;
 --json one object a line; the interval with its unit; a daemon that goes
 away mid-watch ends the watch with exit 4; --interval without --watch is
 refused.
@@ -11,6 +12,7 @@ refused.
 """
 import json
 import os
+import pty
 import subprocess
 import sys
 import tempfile
@@ -18,6 +20,27 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import check, result  # noqa: E402
+
+
+def on_terminal(argv):
+    """argv's stdout on a pseudo-terminal, read to its end; stderr must stay empty."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the last writer closed its side
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    err = p.stderr.read()
+    p.stderr.close()
+    check(p.wait(timeout=60) == 0 and not err, "%s on a terminal: exit %d, %r" % (argv, p.returncode, err))
+    return out.decode()
 
 
 def main(argv):
@@ -51,6 +74,12 @@ def main(argv):
             # two waits of 300 ms between three asks: the unit was read (not 300 s, not 300 ms as 0.3 ms)
             check(0.5 < took < 30, "3 statuses 300ms apart took %.2f s" % took)
             print("--watch --count 3 --interval 300ms: %.2f s" % took)
+
+            # on a terminal the screen is redrawn for each status: home and clear first, no time lines
+            out = on_terminal(base + ["--watch", "--interval", "200ms", "--count", "3"])
+            check(out.startswith("\033[H\033[2J") and out.count("\033[H\033[2J") == 3 and "--- " not in out
+                  and out.count("no run executing") == 3, "3 redrawn statuses on a terminal: %r" % out[:400])
+            print("--watch on a terminal: 3 screens, each home and clear then the status")
 
             p = subprocess.run(base + ["--watch", "--interval", "0.2", "--count", "2", "--json"], capture_output=True,
                                text=True, timeout=60)

@@ -11,9 +11,20 @@
    `snapbench bisect-step BASELINE.json FIXTURE` must find the first bad
    commit, having skipped at least one commit, and every step must have
    exited 0, 1 or 125.
+3. The step script docs/cli.md shows for a kernel tree with kernel arms, as
+   written there, run in a toy tree with a stand-in for make (it writes
+   arch/x86/boot/bzImage and mod/, or fails) and for snapbench run (the real
+   CLI with --print-spec: options parsed and the spec validated, no VM; the
+   arms must boot the good kernel and the tree's; then a report of the two
+   arms is placed where the run would have written it, built from the
+   fixtures: stock.json's repetitions as arm good, and regressed.json's or
+   perm-upgrade.json's as arm test); the real bisect-step then judges it:
+   1 bad, 0 good, and 125 for a commit that does not build.
 
-Usage: bisect.py SNAPBENCH TESTDATA
+Usage: bisect.py SNAPBENCH TESTDATA CLI_MD
 """
+import copy
+import json
 import os
 import shutil
 import subprocess
@@ -127,15 +138,149 @@ def bisect(snapbench, testdata):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# snapbench on the doc script's PATH: the real one, but run only parses and validates (--print-spec), records the
+# spec, and leaves a report of two arms where the run would have written it
+SNAPBENCH_STAND_IN = """#!/usr/bin/python3
+import json, os, subprocess, sys
+real = os.environ["REAL_SNAPBENCH"]
+if sys.argv[1:2] != ["run"]:
+    os.execv(real, [real] + sys.argv[1:])
+p = subprocess.run([real] + sys.argv[1:] + ["--print-spec"], capture_output=True, text=True)
+sys.stderr.write(p.stderr)
+if p.returncode != 0:
+    sys.exit(p.returncode)
+with open(os.environ["SPEC_LOG"], "w") as f:
+    f.write(p.stdout)
+report = json.load(open(os.environ["ARMS_REPORT"]))
+out = os.path.join(sys.argv[sys.argv.index("--output") + 1], report["id"])
+os.makedirs(out)
+with open(os.path.join(out, "report.json"), "w") as f:
+    json.dump(report, f)
+"""
+
+# make in the toy tree: the kernel and the modules a build leaves, or a build that fails
+MAKE_STAND_IN = """#!/bin/sh
+[ -z "${MAKE_FAILS:-}" ] || { echo "make: *** [Makefile] Error 2" >&2; exit 2; }
+for a in "$@"; do
+    case $a in
+    bzImage) mkdir -p arch/x86/boot && echo "kernel of $(git rev-parse --short HEAD)" >arch/x86/boot/bzImage ;;
+    INSTALL_MOD_PATH=*) mkdir -p "${a#INSTALL_MOD_PATH=}/lib/modules" ;;
+    esac
+done
+"""
+
+
+def doc_step_script(cli_md):
+    """The step.sh block of docs/cli.md's bisection of a kernel tree, dedented."""
+    with open(cli_md) as f:
+        text = f.read()
+    at = text.find("with `~/bisect/step.sh`:")
+    if at < 0:
+        fail("%s shows no ~/bisect/step.sh" % cli_md)
+    lines = text[at:].splitlines()[1:]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    block = []
+    for line in lines:
+        if line and not line.startswith("    "):
+            break
+        block.append(line[4:])
+    script = "\n".join(block).strip() + "\n"
+    if not script.startswith("#!/bin/sh\n") or "snapbench bisect-step" not in script:
+        fail("%s: the step script is not where it was: %r" % (cli_md, script[:200]))
+    return script
+
+
+def two_arms(testdata, test_fixture):
+    """stock.json's repetitions as arm good and test_fixture's as arm test, in one report."""
+    with open(os.path.join(testdata, "stock.json")) as f:
+        good = json.load(f)
+    with open(os.path.join(testdata, test_fixture)) as f:
+        test = json.load(f)
+    r = copy.deepcopy(good)
+    r["arms"] = [dict(good["arms"][0], label="good"), dict(test["arms"][0], label="test")]
+    r["spec"]["arms"] = [dict(good["spec"]["arms"][0], label="good"), dict(test["spec"]["arms"][0], label="test")]
+    r["repetitions"] = ([dict(x, arm="good") for x in good["repetitions"]] +
+                        [dict(x, arm="test") for x in test["repetitions"]])
+    for i, x in enumerate(r["repetitions"]):
+        x["index"] = i
+    return r
+
+
+def doc_script(snapbench, testdata, cli_md):
+    script = doc_step_script(cli_md)
+    p = subprocess.run(["sh", "-n", "-c", script], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail("docs/cli.md's step script: sh -n: %s" % p.stderr)
+    tmp = tempfile.mkdtemp(prefix="compare-bisect-doc-")
+    try:
+        home, tree, bindir = (os.path.join(tmp, d) for d in ("home", "linux", "bin"))
+        good = os.path.join(home, "bisect", "good")
+        os.makedirs(os.path.join(good, "mod"))
+        os.makedirs(tree)
+        os.makedirs(bindir)
+        with open(os.path.join(good, "bzImage"), "w") as f:
+            f.write("the good kernel\n")
+        for name, text in (("snapbench", SNAPBENCH_STAND_IN), ("make", MAKE_STAND_IN)):
+            with open(os.path.join(bindir, name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(bindir, name), 0o755)
+        step = os.path.join(home, "bisect", "step.sh")
+        with open(step, "w") as f:
+            f.write(script)
+        os.chmod(step, 0o755)
+        env = dict(os.environ, HOME=home, PATH=bindir + ":" + os.environ["PATH"], REAL_SNAPBENCH=snapbench,
+                   SPEC_LOG=os.path.join(tmp, "spec.json"), ARMS_REPORT=os.path.join(tmp, "arms.json"),
+                   GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t",
+                   GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+        git(tree, "init", "-q", "-b", "main", env=env)
+        git(tree, "commit", "-q", "--allow-empty", "-m", "the commit under test", env=env)
+        commit = git(tree, "rev-parse", "--short", "HEAD", env=env).stdout.strip()
+        for fixture, fails, want in (("regressed.json", False, 1), ("perm-upgrade.json", False, 0),
+                                     ("regressed.json", True, 125)):
+            with open(env["ARMS_REPORT"], "w") as f:
+                json.dump(two_arms(testdata, fixture), f)
+            if os.path.exists(env["SPEC_LOG"]):
+                os.unlink(env["SPEC_LOG"])
+            run_env = dict(env, MAKE_FAILS="1") if fails else env
+            p = subprocess.run([step], cwd=tree, env=run_env, capture_output=True, text=True, timeout=120)
+            what = "docs/cli.md's step script, arm test from %s%s" % (fixture, ", the build failing" if fails else "")
+            logs = os.path.join(home, "bisect", "steps", commit)
+            if p.returncode != want:
+                tail = "".join(open(os.path.join(logs, n)).read() for n in ("build.log", "run.log")
+                               if os.path.exists(os.path.join(logs, n)))
+                fail("%s: exit %d, expected %d\n%s%s%s" % (what, p.returncode, want, p.stdout, p.stderr, tail))
+            if fails:
+                if os.path.exists(env["SPEC_LOG"]):
+                    fail("%s: snapbench run ran after the build failed" % what)
+                print("ok %s: 125 (skip), no run" % what)
+                continue
+            with open(env["SPEC_LOG"]) as f:
+                spec = json.load(f)
+            arms = [(a["label"], a.get("kernel"), a.get("modules")) for a in spec["arms"]]
+            want_arms = [("good", os.path.join(good, "bzImage"), os.path.join(good, "mod")),
+                         ("test", os.path.join(tree, "arch/x86/boot/bzImage"), os.path.join(logs, "mod"))]
+            if arms != want_arms or spec.get("repetitions") != 5:
+                fail("%s: the run's spec has arms %s and %s repetitions, expected %s and 5"
+                     % (what, arms, spec.get("repetitions"), want_arms))
+            if not os.path.exists(os.path.join(logs, "compare", "compare.json")):
+                fail("%s: bisect-step wrote no compare.json into %s/compare" % (what, logs))
+            print("ok %s: %d (%s); the run parsed and validated with arms good and test"
+                  % (what, want, {0: "good", 1: "bad"}[want]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) != 4:
         sys.exit(__doc__)
     if not shutil.which("git"):
         print("SKIP: git is not installed (scripts/install-deps installs it)")
         return 77
-    snapbench, testdata = (os.path.abspath(a) for a in argv[1:3])
+    snapbench, testdata, cli_md = (os.path.abspath(a) for a in argv[1:4])
     exit_codes(snapbench, testdata)
     bisect(snapbench, testdata)
+    doc_script(snapbench, testdata, cli_md)
     return 0
 
 

@@ -11,6 +11,7 @@ interrupted (it cancels the run). SIGTERM stops the daemon cleanly.
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -151,6 +152,17 @@ def cancels(env, d):
 def wait_exit_codes(env, d):
     rc, out, err = env.cli(d, "run", "--wait", "--spec", write_spec(env, "e", spec()), "--label", "waited")
     check(rc == 0 and "completed" in out, "run --wait: rc %d\n%s\n%s" % (rc, out, err))
+    # its plain progress lines (stderr is a pipe): a window's step begins waiting for its first sample,
+    # never with the previous window's figures, and gets a line of its own rates once that sample is in
+    lines = [ln for ln in err.splitlines() if "] rep 1/1 " in ln]
+    for w in ("warmup", "pre", "snapshot", "post"):
+        waiting = [i for i, ln in enumerate(lines) if re.search(r": %s +waiting for the first %s sample$" % (w, w), ln)]
+        live = [i for i, ln in enumerate(lines) if re.search(r": %s +pf/s \S+  tlb/s " % w, ln)]
+        check(waiting and live and waiting[0] < live[0], "run --wait's %s lines:\n%s" % (w, "\n".join(lines)))
+        check(not any(re.search(r": %s +\w+: pf/s" % w, ln) for ln in lines),
+              "a %s line with another window's figures:\n%s" % (w, "\n".join(lines)))
+    log("run --wait: each window's step waits for its first sample, then shows its rates:",
+        [ln for ln in lines if re.search(r": snapshot +pf/s", ln)][0])
 
     rc, out, err = env.cli(d, "run", "--wait", "--spec", write_spec(env, "f", spec()),
                            "--qemu-arg", "-no-such-qemu-option")

@@ -21,7 +21,8 @@ CASE is one of
   service-metrics snapbenchd's metrics file (--metrics-file) on a store of
                   the fixtures: promtool check metrics passes it, and it holds
                   the runs by state, the queue's length and each label's
-                  newest completed run with its medians;
+                  newest completed run with its medians; a run that ends
+                  (one failing its preflight: no QEMU) has it rewritten;
   service-scrape  the same file read by a real node_exporter's textfile
                   collector (Debian's prometheus-node-exporter, on a
                   loopback port of its own): scraped without error, every
@@ -695,6 +696,47 @@ def case_service_metrics(snapbench, snapbenchd, testdata, tmp):
     check(labels == set(newest), "labels %s, expected %s" % (labels, set(newest)))
     log("the metrics file passes promtool; %d samples: runs by state, the queue, the newest completed run of %d "
         "labels with their medians" % (len(got), len(newest)))
+    metrics_after_a_run(snapbench, snapbenchd, testdata, os.path.join(tmp, "after-a-run"), parse_prometheus)
+
+
+def metrics_after_a_run(snapbench, snapbenchd, testdata, tmp, parse_prometheus):
+    """A run that ends rewrites the file, by rename (a new inode): one that fails its preflight here (a 1 TiB
+    guest: no QEMU starts) is one more failed run, the queue empty again, no label's last completed run."""
+    os.makedirs(tmp)
+    path = os.path.join(tmp, "textfile", "snapbench.prom")
+    os.makedirs(os.path.dirname(path))
+    spec = os.path.join(tmp, "spec.json")
+    write_json(spec, {"repetitions": 1, "vm": {"memory": 1 << 40, "vcpus": 1}})
+    store = Store(snapbenchd, tmp, service_reports(testdata), ["--metrics-file", path])
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path):
+            check(time.monotonic() < deadline, "snapbenchd wrote no %s" % path)
+            time.sleep(0.05)
+        with open(path) as f:
+            before, inode = samples_of(parse_prometheus, f.read()), os.stat(path).st_ino
+        p = run([snapbench, "run", "--socket", store.sock, "--wait", "--quiet", "--spec", spec, "--label", "too-big"],
+                rc=1)
+        check("failed" in p.stdout and "spec.vm.memory" in p.stdout, "the 1 TiB run: %s" % p.stdout)
+        # the daemon tells the run's end to its watchers, then rewrites the file (also at submit and at start)
+        failed = ("snapbench_runs", (("state", "failed"),))
+        deadline = time.monotonic() + 30
+        while True:
+            with open(path) as f:
+                after = samples_of(parse_prometheus, f.read())
+            if after[failed] != before[failed] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        check(os.stat(path).st_ino != inode, "the metrics file was not replaced (same inode)")
+    finally:
+        store.close()
+    check(after[failed] == before[failed] + 1, "failed runs: %s before the run, %s after" % (before[failed], after[failed]))
+    running = ("snapbench_runs", (("state", "running"),))
+    check(after[("snapbench_queue_length", ())] == 0 and after[running] == 0,
+          "after the run: queue %s, running %s" % (after[("snapbench_queue_length", ())], after[running]))
+    check(not any(dict(k[1]).get("label") == "too-big" for k in after), "a failed run as a label's last run")
+    log("a run that failed its preflight: the file rewritten (a new inode), failed runs %d -> %d, queue 0"
+        % (before[failed], after[failed]))
 
 
 def free_loopback_port():
