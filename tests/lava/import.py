@@ -312,6 +312,12 @@ def case_partial(snapbench, testdata, tmp, validator, schema):
     check(v.returncode == 0, "the partial report does not validate: %s" % v.stderr)
     with open(got_path) as f:
         got = json.load(f)
+    # without its marker the nulls are no longer allowed: the schema refuses it
+    whole = dict(got)
+    whole.pop("partial")
+    v = subprocess.run(["/usr/bin/python3", validator, schema, write(os.path.join(tmp, "unmarked.json"),
+                                                                   json.dumps(whole))], capture_output=True, text=True)
+    check(v.returncode != 0 and "created: None is not of type" in v.stderr, "a partial report without its marker validates: %s" % v.stderr)
     check(got["state"] == "failed" and got["partial"]["source"] == "lava" and got["spec"] is None
           and "did not come back" in got["error"]["message"] and "cut off" in got["error"]["message"]
           and "timed out after 600 seconds" in got["error"]["message"]
