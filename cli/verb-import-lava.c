@@ -3,7 +3,9 @@
  * snapbench import-lava: the run reports a LAVA job printed on its console
  * (lava/lava-log.h), checked and written into the results store as runs of
  * their own, with where they came from (origin.json). All or nothing: a log
- * with one bad report imports none. docs/lava.md.
+ * with one bad report imports none. With --partial, a log without a good
+ * report but with the job's test cases gives a partial report of the run
+ * they measured (docs/report-format.md). docs/lava.md.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -427,10 +429,10 @@ static int partial_case(struct partial *p, const struct lava_case *c, int64_t in
 	if (!skip) {
 		v = measurement_value(c->measurement, &ok);
 		if (!ok)
-			return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s: result %s with %s%s%s: give a "
+			return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s: result %s with %s%s: give a "
 					    "number (--measurement)", log, c->line, c->name, c->result,
 					    c->measurement ? "measurement " : "no measurement",
-					    c->measurement ? c->measurement : "", "");
+					    c->measurement ? c->measurement : "");
 		if (!v)
 			return sb_error_set(err, -ENOMEM, "out of memory");
 		def = metric_def(metric);

@@ -360,7 +360,15 @@ def case_partial(snapbench, testdata, tmp, validator, schema):
                         "--patched", "label=" + arms[1]], capture_output=True, text=True)
     check(p.returncode in (0, 3), "compare on the partial run: exit %d: %s" % (p.returncode, p.stderr))
     json.loads(p.stdout)
-    log("show --file (text, json, csv) and compare (exit %d) read it" % p.returncode)
+    # against a whole run: its spec is not known, so not comparable unless forced
+    sides = ["--baseline", "label=stock", "--patched", "label=" + arms[0], os.path.join(testdata, "stock.json"),
+             got_path]
+    p = run([snapbench, "compare", "--json"] + sides, 2)
+    check("not comparable" in p.stderr and "(absent)" in p.stderr, "compare with a whole run: %s" % p.stderr)
+    p = subprocess.run([snapbench, "compare", "--json", "--force"] + sides, capture_output=True, text=True)
+    check(p.returncode in (0, 3) and json.loads(p.stdout)["comparability"]["differences"],
+          "compare --force with a whole run: exit %d: %s" % (p.returncode, p.stderr))
+    log("show --file (text, json, csv) and compare read it; against a whole run only with --force")
 
     # a second --partial import of the same run: refused, the store as it was
     p = run([snapbench, "import-lava", "--store", store, "--partial", path], 1)
