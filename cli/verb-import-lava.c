@@ -315,7 +315,7 @@ static bool case_name_split(const char *name, int64_t *index, char *window, size
 		return false;
 	errno = 0;
 	unsigned long long n = strtoull(p, &end, 10);
-	if (errno || *end != '.' || n >= PARTIAL_MAX_REPS)
+	if (errno || *end != '.' || n > INT32_MAX) /* more repetitions than a report holds: prep_get() says so */
 		return false;
 	p = end + 1;
 	dot = strchr(p, '.');
