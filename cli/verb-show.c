@@ -113,6 +113,11 @@ static void print_report(struct json_object *report)
 	const char *const titles[] = { "before (pre)", report_scenario_window_title(scenario), "after (post)" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
+	if (client_get(report, "partial", NULL, NULL)) /* docs/report-format.md: what is not known is null */
+		printf("\npartial report (from %s): %s\n", client_get_string(client_get(report, "partial", NULL, NULL),
+									    "source", "?"),
+		       client_get_string(client_get(report, "error", NULL, NULL), "message", "-"));
+
 	for (size_t a = 0; arms && a < json_object_array_length(arms); a++) {
 		struct json_object *arm = json_object_array_get_idx(arms, a);
 		printf("\narm %s: %d of %d repetitions completed; median (min max)\n", client_get_string(arm, "label", "?"),

@@ -120,7 +120,10 @@ struct json_object *store_summary_from_report(struct json_object *report)
 	json_object_object_add(o, "scenario", copy_or_null(store_get(spec, "scenario")));
 	json_object_object_add(o, "description", copy_or_null(store_get(spec, "description")));
 
-	/* labels from the spec: a queued run has no arms in its report yet */
+	/* labels from the spec: a queued run has no arms in its report yet; a partial report has no spec */
+	if (!json_object_is_type(spec_arms, json_type_array) && json_object_is_type(store_get(report, "partial"),
+										      json_type_object))
+		spec_arms = arms;
 	if (json_object_is_type(spec_arms, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(spec_arms); i++) {
 			struct json_object *l = store_get(json_object_array_get_idx(spec_arms, i), "label");

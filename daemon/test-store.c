@@ -2,7 +2,8 @@
 /*
  * Unit test: the results store. Runs are created queued with a spec the
  * worker can read back, summaries follow report changes, list filters,
- * ending a run keeps its partial timeline, logs are tails, ids are checked.
+ * ending a run keeps its partial timeline, logs are tails, ids are checked;
+ * a partial report (no spec) is read and listed under its arms' labels.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -311,6 +312,52 @@ static void test_unreadable(struct store *s)
 	json_object_put(list);
 }
 
+/* A partial report (docs/report-format.md) in the store: read for show, summarized for list, its labels its arms'. */
+static void test_partial(struct store *s)
+{
+	static const char report[] =
+		"{\"schema\": \"snapbench.run/1\", \"id\": \"20200101T000000Z-0000aa\", \"state\": \"failed\", "
+		"\"error\": {\"message\": \"rebuilt from the LAVA job's test cases\", \"phase\": \"lava\"}, "
+		"\"partial\": {\"source\": \"lava\", \"reason\": \"cut off\", \"job_result\": null, \"job_error\": null, "
+		"\"preflight\": \"pass\", \"run\": null, \"test_cases\": 1, \"unreadable_records\": 0}, "
+		"\"created\": null, \"started\": null, \"finished\": null, \"spec\": null, \"host\": null, \"probes\": {}, "
+		"\"metric_info\": {\"pf_per_s\": {\"unit\": \"1/s\", \"better\": \"lower\", \"description\": \"x\"}}, "
+		"\"arms\": [{\"label\": \"dut\", \"knobs\": null, \"repetitions\": {\"total\": 1, \"completed\": 1, "
+		"\"failed\": 0}, \"windows\": {\"snapshot\": {\"pf_per_s\": {\"n\": 1, \"median\": 2.5, \"min\": 2.5, "
+		"\"max\": 2.5, \"values\": [2.5]}}}}], "
+		"\"repetitions\": [{\"index\": 0, \"arm\": \"dut\", \"state\": \"completed\", \"error\": null, "
+		"\"started\": null, \"finished\": null, \"vm\": null, \"guest\": null, \"snapshot\": null, \"windows\": "
+		"{\"snapshot\": {\"start_s\": null, \"duration_s\": null, \"metrics\": {\"pf_per_s\": 2.5}, "
+		"\"unavailable\": {}}}, \"timeline\": [], \"totals\": {}}]}\n";
+	const char *id = "20200101T000000Z-0000aa";
+	struct json_object *got = NULL, *sum = NULL;
+	struct sb_error err = {};
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", store_runs_dir(s), id);
+	CHECK(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/%s/%s", store_runs_dir(s), id, RUN_DIR_REPORT);
+	write_text(path, report, strlen(report));
+	CHECK_MSG(store_read_report(s, id, &got, &err) == 0, "%s", err.msg);
+	CHECK(jp(got, "spec") == NULL && jp(got, "partial") != NULL);
+	json_object_put(got);
+	CHECK_MSG(store_summary(s, id, &sum, &err) == 0, "%s", err.msg);
+	CHECK(!strcmp(jstr(sum, "state"), "failed") && jp(sum, "problem") == NULL && jp(sum, "created") == NULL);
+	CHECK(json_object_array_length(jp(sum, "labels")) == 1 &&
+	      !strcmp(json_object_get_string(json_object_array_get_idx(jp(sum, "labels"), 0)), "dut"));
+	json_object_put(sum);
+
+	/* without its marker a null spec is a damaged report */
+	static const char *const marker = "\"partial\": {";
+	char *whole = strdup(report), *m = strstr(whole, marker);
+	CHECK(whole && m);
+	memcpy(m, "\"partia_\":", 10);
+	write_text(path, whole, strlen(whole));
+	free(whole);
+	CHECK(store_read_report(s, id, &got, &err) == -EBADMSG);
+	CHECK_MSG(strstr(err.msg, "field \"created\" must be string"), "%s", err.msg);
+}
+
 int main(void)
 {
 	struct store *s;
@@ -324,6 +371,7 @@ int main(void)
 	test_strip(s, ids);
 	test_logs(s, ids);
 	test_unreadable(s);
+	test_partial(s);
 	store_free(s);
 	return 0;
 }

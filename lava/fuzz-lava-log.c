@@ -6,6 +6,8 @@
  * error or in reports that are what their markers promise: each one's
  * length and SHA-256 are recomputed here from the bytes handed back, and a
  * mismatch aborts (the importer writes those bytes into the results store).
+ * The test cases of the same log (lava_log_cases(), import-lava --partial)
+ * must come back as strings, each with its case, definition and result.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
  *   build-fuzz/lava/fuzz-lava-log -max_total_time=60 -dict=lava/fuzz-lava-log.dict lava/fuzz-corpus
@@ -24,10 +26,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lava_log log = { 0 };
+	struct lava_cases cases = { 0 };
 	struct sb_error err = { 0 };
 
 	if (size > MAX_INPUT)
 		return 0;
+	if (lava_log_cases("fuzz.log", (const char *)data, size, &cases, &err) == 0) {
+		for (size_t i = 0; i < cases.n_cases; i++)
+			if (!cases.cases[i].name || !cases.cases[i].definition || !cases.cases[i].result ||
+			    !strcmp(cases.cases[i].definition, "lava"))
+				abort();
+		if (cases.n_cases > LAVA_MAX_CASES || (cases.begin_id && !cases.begin_line))
+			abort();
+		lava_cases_done(&cases);
+	}
 	if (lava_log_parse("fuzz.log", (const char *)data, size, &log, &err) < 0)
 		return 0;
 	if (log.n_reports == 0 || log.n_reports > LAVA_MAX_REPORTS)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The run reports of a LAVA job log: markers, base64, gzip, length and SHA-256 (lava-log.h). */
+/* The run reports of a LAVA job log: markers, base64, gzip, length and SHA-256; its test cases (lava-log.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -326,15 +326,20 @@ static const char *record_start(const char *s, size_t n, size_t *len)
 	return NULL;
 }
 
-int lava_log_parse(const char *name, const char *text, size_t len, struct lava_log *out, struct sb_error *err)
-{
-	struct lava_log log = { 0 };
-	struct pending p = { 0 };
-	size_t line = 0, panic_line = 0;
-	char panic[160] = "";
-	int r = 0;
+typedef int (*record_fn)(struct json_object *rec, size_t line, void *userdata, struct sb_error *err);
 
-	for (const char *s = text, *end = text + len; s < end && r == 0;) {
+/*
+ * Calls fn for each record of the log, in order, until it fails. A record
+ * that does not parse is refused, but the last one when the text does not
+ * end in a newline (the log was cut off there) -- or, with unreadable, each
+ * is counted there and skipped.
+ */
+static int each_record(const char *name, const char *text, size_t len, size_t *unreadable, record_fn fn,
+		       void *userdata, struct sb_error *err)
+{
+	size_t line = 0;
+
+	for (const char *s = text, *end = text + len; s < end;) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *e = nl ? nl : end;
 		size_t n = (size_t)(e - s);
@@ -349,50 +354,233 @@ int lava_log_parse(const char *name, const char *text, size_t len, struct lava_l
 			struct sb_error perr = { 0 };
 			int pr = yaml_flow_parse(rs, rn, &rec, &perr);
 
-			if (pr == -ENOMEM) {
-				r = sb_error_set(err, pr, "%s:%zu: %s", name, line, perr.msg);
-				break;
-			}
-			if (pr < 0) {
-				if (!nl)
-					break; /* the log was cut off in its last record */
-				r = sb_error_set(err, -EBADMSG, "%s:%zu: not a LAVA log record: %s", name, line, perr.msg);
-				break;
-			}
-			log.n_records++;
-			if (json_lookup_string(rec, "lvl") && !strcmp(json_lookup_string(rec, "lvl"), "target")) {
-				_cleanup_free_ char *msg = record_console_text(rec);
-				if (!msg && json_object_is_type(json_lookup(rec, "msg"), json_type_string))
-					r = sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", name, line);
-				else if (msg)
-					r = console_line(&p, name, line, msg, &log, err);
-				if (msg && !panic_line && strstr(msg, KERNEL_PANIC)) {
-					panic_line = line;
-					printable(strstr(msg, KERNEL_PANIC), panic, sizeof(panic));
-				}
-			}
+			if (pr == -ENOMEM)
+				return sb_error_set(err, pr, "%s:%zu: %s", name, line, perr.msg);
+			if (pr < 0 && unreadable)
+				(*unreadable)++;
+			else if (pr < 0 && !nl)
+				break; /* the log was cut off in its last record */
+			else if (pr < 0)
+				return sb_error_set(err, -EBADMSG, "%s:%zu: not a LAVA log record: %s", name, line, perr.msg);
+			else if ((pr = fn(rec, line, userdata, err)) < 0)
+				return pr;
 		}
 		s = nl ? nl + 1 : end;
 	}
-	if (r == 0 && p.open && panic_line > p.r.line)
+	return 0;
+}
+
+static bool is_lvl(struct json_object *rec, const char *lvl)
+{
+	const char *l = json_lookup_string(rec, "lvl");
+
+	return l && !strcmp(l, lvl);
+}
+
+/* What lava_log_parse() gathers as it reads. */
+struct parse_state {
+	const char *name;
+	struct lava_log log;
+	struct pending p;
+	size_t panic_line;
+	char panic[160];
+};
+
+static int parse_record(struct json_object *rec, size_t line, void *userdata, struct sb_error *err)
+{
+	struct parse_state *st = userdata;
+	int r = 0;
+
+	st->log.n_records++;
+	if (is_lvl(rec, "target")) {
+		_cleanup_free_ char *msg = record_console_text(rec);
+		if (!msg && json_object_is_type(json_lookup(rec, "msg"), json_type_string))
+			r = sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", st->name, line);
+		else if (msg)
+			r = console_line(&st->p, st->name, line, msg, &st->log, err);
+		if (msg && !st->panic_line && strstr(msg, KERNEL_PANIC)) {
+			st->panic_line = line;
+			printable(strstr(msg, KERNEL_PANIC), st->panic, sizeof(st->panic));
+		}
+	}
+	return r;
+}
+
+int lava_log_parse(const char *name, const char *text, size_t len, struct lava_log *out, struct sb_error *err)
+{
+	struct parse_state st = { .name = name };
+	struct pending *p = &st.p;
+	int r;
+
+	r = each_record(name, text, len, NULL, parse_record, &st, err);
+	if (r == 0 && p->open && st.panic_line > p->r.line)
 		r = sb_error_set(err, -EBADMSG, "%s: the DUT's kernel panicked inside the report of run %s that began at "
 				 "line %zu (line %zu: %s; %zu base64 lines read, no %s): the report did not come back", name,
-				 p.r.id, p.r.line, panic_line, panic, p.lines, LAVA_REPORT_END);
-	else if (r == 0 && p.open)
+				 p->r.id, p->r.line, st.panic_line, st.panic, p->lines, LAVA_REPORT_END);
+	else if (r == 0 && p->open)
 		r = sb_error_set(err, -EBADMSG, "%s: the log ends inside the report of run %s that began at line %zu (%zu "
-				 "base64 lines read, no %s): the log was cut off", name, p.r.id,
-				 p.r.line, p.lines, LAVA_REPORT_END);
-	if (r == 0 && log.n_reports == 0 && panic_line)
+				 "base64 lines read, no %s): the log was cut off", name, p->r.id,
+				 p->r.line, p->lines, LAVA_REPORT_END);
+	if (r == 0 && st.log.n_reports == 0 && st.panic_line)
 		r = sb_error_set(err, -ENOENT, "%s: no %s: the DUT's kernel panicked before it printed one (line %zu: %s)",
-				 name, LAVA_REPORT_BEGIN, panic_line, panic);
-	else if (r == 0 && log.n_reports == 0)
+				 name, LAVA_REPORT_BEGIN, st.panic_line, st.panic);
+	else if (r == 0 && st.log.n_reports == 0)
 		r = sb_error_set(err, -ENOENT, "%s: no %s among its %zu console lines (%zu records): did the job print "
-				 "the report (docs/lava.md)?", name, LAVA_REPORT_BEGIN, log.n_target, log.n_records);
-	pending_reset(&p);
+				 "the report (docs/lava.md)?", name, LAVA_REPORT_BEGIN, st.log.n_target, st.log.n_records);
+	pending_reset(p);
 	if (r < 0) {
-		lava_log_done(&log);
+		lava_log_done(&st.log);
 		return r;
 	}
-	*out = log;
+	*out = st.log;
+	return 0;
+}
+
+void lava_cases_done(struct lava_cases *c)
+{
+	for (size_t i = 0; c && i < c->n_cases; i++) {
+		struct lava_case *k = &c->cases[i];
+		free(k->definition);
+		free(k->set);
+		free(k->name);
+		free(k->result);
+		free(k->measurement);
+		free(k->units);
+	}
+	if (c) {
+		free(c->cases);
+		free(c->job_result);
+		free(c->job_error_msg);
+		free(c->job_error_type);
+		free(c->begin_id);
+		free(c->begin_job);
+		free(c->begin_device);
+		free(c->begin_device_type);
+		*c = (struct lava_cases){};
+	}
+}
+
+/* A copy of the string member key of o, NULL when there is none; false when out of memory. */
+static bool copy_member(struct json_object *o, const char *key, char **out)
+{
+	const char *s = json_lookup_string(o, key);
+
+	*out = s ? strdup(s) : NULL;
+	return !s || *out;
+}
+
+struct cases_state {
+	const char *name;
+	struct lava_cases c;
+	char **ids;            /* the distinct BEGIN markers' run ids */
+};
+
+static int case_record(struct lava_cases *c, struct json_object *msg, size_t line, const char *name,
+		       struct sb_error *err)
+{
+	const char *def = json_lookup_string(msg, "definition"), *cname = json_lookup_string(msg, "case");
+
+	if (!def || !cname || !json_lookup_string(msg, "result"))
+		return 0; /* not a test case */
+	if (!strcmp(def, "lava")) {
+		if (strcmp(cname, "job"))
+			return 0; /* one of LAVA's own actions */
+		free(c->job_result);
+		free(c->job_error_msg);
+		free(c->job_error_type);
+		bool ok = copy_member(msg, "result", &c->job_result);
+		ok = copy_member(msg, "error_msg", &c->job_error_msg) && ok;
+		ok = copy_member(msg, "error_type", &c->job_error_type) && ok;
+		if (!ok)
+			return sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", name, line);
+		return 0;
+	}
+	if (c->n_cases >= LAVA_MAX_CASES)
+		return sb_error_set(err, -E2BIG, "%s:%zu: more than %d test cases in one log", name, line, LAVA_MAX_CASES);
+	struct lava_case *nv = realloc(c->cases, (c->n_cases + 1) * sizeof(*nv));
+	if (!nv)
+		return sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", name, line);
+	c->cases = nv;
+	struct lava_case *k = &c->cases[c->n_cases++];
+	*k = (struct lava_case){ .line = line };
+	const char *const keys[] = { "definition", "set", "case", "result", "measurement", "units" };
+	char **const vals[] = { &k->definition, &k->set, &k->name, &k->result, &k->measurement, &k->units };
+	bool ok = true;
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		ok = copy_member(msg, keys[i], vals[i]) && ok;
+	if (!ok)
+		return sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", name, line);
+	return 0;
+}
+
+static int marker_record(struct cases_state *st, const char *msg, size_t line, struct sb_error *err)
+{
+	struct lava_cases *c = &st->c;
+	const char *f;
+
+	if ((f = marker_fields(msg, LAVA_REPORT_END))) {
+		_cleanup_free_ char *id = field(f, "id");
+		if (c->begin_id && id && !strcmp(id, c->begin_id) && line > c->begin_line)
+			c->begin_ended = true;
+		return 0;
+	}
+	if (!(f = marker_fields(msg, LAVA_REPORT_BEGIN)))
+		return 0;
+	_cleanup_free_ char *id = field(f, "id");
+	if (!id_plausible(id))
+		return 0; /* no run id to name */
+	for (size_t i = 0; i < c->n_begin_ids; i++)
+		if (!strcmp(st->ids[i], id))
+			return 0;
+	char **nv = realloc(st->ids, (c->n_begin_ids + 1) * sizeof(*nv));
+	if (!nv)
+		return sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", st->name, line);
+	st->ids = nv;
+	st->ids[c->n_begin_ids++] = TAKE_PTR(id);
+	if (c->begin_line)
+		return 0;
+	c->begin_line = line;
+	if (!(c->begin_id = strdup(st->ids[0])))
+		return sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", st->name, line);
+	const char *const keys[] = { "job", "device", "device_type" };
+	char **const vals[] = { &c->begin_job, &c->begin_device, &c->begin_device_type };
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		char *v = field(f, keys[i]);
+		if (v && !name_plausible(v))
+			free(TAKE_PTR(v)); /* as lava_log_parse() would refuse it: not carried over */
+		*vals[i] = v;
+	}
+	return 0;
+}
+
+static int cases_record(struct json_object *rec, size_t line, void *userdata, struct sb_error *err)
+{
+	struct cases_state *st = userdata;
+
+	st->c.n_records++;
+	if (is_lvl(rec, "results") && json_object_is_type(json_lookup(rec, "msg"), json_type_object))
+		return case_record(&st->c, json_lookup(rec, "msg"), line, st->name, err);
+	if (is_lvl(rec, "target")) {
+		_cleanup_free_ char *msg = record_console_text(rec);
+		if (!msg && json_object_is_type(json_lookup(rec, "msg"), json_type_string))
+			return sb_error_set(err, -ENOMEM, "%s:%zu: out of memory", st->name, line);
+		return msg ? marker_record(st, msg, line, err) : 0;
+	}
+	return 0;
+}
+
+int lava_log_cases(const char *name, const char *text, size_t len, struct lava_cases *out, struct sb_error *err)
+{
+	struct cases_state st = { .name = name };
+	int r = each_record(name, text, len, &st.c.n_unreadable, cases_record, &st, err);
+
+	for (size_t i = 0; i < st.c.n_begin_ids; i++)
+		free(st.ids[i]);
+	free(st.ids);
+	if (r < 0) {
+		lava_cases_done(&st.c);
+		return r;
+	}
+	*out = st.c;
 	return 0;
 }

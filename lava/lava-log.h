@@ -17,6 +17,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -58,3 +59,48 @@ struct lava_log {
 int lava_log_parse(const char *name, const char *text, size_t len, struct lava_log *out, struct sb_error *err);
 
 void lava_log_done(struct lava_log *log);
+
+/*
+ * A job's test cases, for when its report did not come back (snapbench
+ * import-lava --partial, docs/lava.md). lava-test-case writes each as a
+ * "results" record, {"case", "definition", "result", ["set"],
+ * ["measurement", "units"]}; LAVA's own cases have definition "lava" and are
+ * not among them, but the job's result record ({"case": "job", "definition":
+ * "lava", "result", ["error_msg", "error_type"]}) is kept apart. All are the
+ * strings the records hold.
+ */
+struct lava_case {
+	char *definition;      /* the test definition, e.g. "0_snapbench" */
+	char *set;             /* the test set (lava-test-set), or NULL */
+	char *name;            /* the case */
+	char *result;          /* pass, fail, skip, unknown, as LAVA wrote it */
+	char *measurement, *units; /* or NULL */
+	size_t line;           /* log line, 1-based */
+};
+
+struct lava_cases {
+	struct lava_case *cases;
+	size_t n_cases;
+	char *job_result, *job_error_msg, *job_error_type; /* the job's result record, or NULL */
+	/* the first SNAPBENCH-REPORT-BEGIN marker's fields (NULL where it has none, or there is none) */
+	char *begin_id, *begin_job, *begin_device, *begin_device_type;
+	size_t begin_line;     /* its log line, 0 without one */
+	bool begin_ended;      /* a SNAPBENCH-REPORT-END of that id followed it */
+	size_t n_begin_ids;    /* distinct run ids among the BEGIN markers */
+	size_t n_records;      /* records read */
+	size_t n_unreadable;   /* lines that looked like records but did not parse (a damaged or cut log) */
+};
+
+#define LAVA_MAX_CASES 100000
+
+/*
+ * Reads the test cases of a LAVA job log (the records as lava_log_parse()
+ * reads them) and what the report markers say, whatever became of the
+ * report: a record that does not parse is counted and skipped, a marker is
+ * not checked beyond its fields. Returns 0 with *out filled (possibly with
+ * no case), -E2BIG (more than LAVA_MAX_CASES) or -ENOMEM; *out is set only
+ * on success.
+ */
+int lava_log_cases(const char *name, const char *text, size_t len, struct lava_cases *out, struct sb_error *err);
+
+void lava_cases_done(struct lava_cases *c);

@@ -205,10 +205,65 @@ static void test_lava_run_and_panic(void)
 		  "%s", err.msg);
 }
 
+/* The test cases of a job whose report was cut off: what import-lava --partial rebuilds a run from. */
+static void test_cases(void)
+{
+	static const char report[] = "{\"schema\": \"snapbench.run/1\", \"id\": \"r-1\"}\n";
+	static const char cases[] =
+		/* LAVA's own action: not one of the job's test cases */
+		"- {\"lvl\": \"results\", \"msg\": {\"case\": \"validate\", \"definition\": \"lava\", \"result\": \"pass\"}}\n"
+		"- {\"lvl\": \"results\", \"msg\": {\"case\": \"preflight\", \"definition\": \"0_snapbench\", "
+		"\"endtc\": ! \"619\", \"result\": \"pass\", \"starttc\": ! \"619\"}}\n"
+		"{\"dt\": \"x\", \"lvl\": \"results\", \"msg\": {\"case\": \"rep0.snapshot.pf_per_s\", \"definition\": "
+		"\"0_snapbench\", \"measurement\": ! \"1.592895798\", \"result\": \"pass\", \"set\": \"dut\", "
+		"\"units\": \"1/s\"}}\n"
+		"- {\"lvl\": \"results\", \"msg\": {\"case\": \"rep0.snapshot.tlb_per_s\", \"definition\": \"0_snapbench\", "
+		"\"result\": \"skip\", \"set\": \"dut\"}}\n"
+		"- {\"lvl\": \"results\", \"msg\": {\"case\": \"rep0.snap\n" /* a damaged record: counted, skipped */
+		"- {\"lvl\": \"results\", \"msg\": \"not a case\"}\n";
+	static const char job[] = "- {\"lvl\": \"results\", \"msg\": {\"case\": \"job\", \"definition\": \"lava\", "
+				  "\"error_msg\": \"lava-test-shell timed out after 600 seconds\", \"error_type\": "
+				  "\"Job\", \"result\": \"fail\"}}\n";
+	struct lava_cases c = { 0 };
+	struct sb_error err = { 0 };
+	struct strbuf b = {};
+	char *text = log_with(report, " job=4801 device=qemu-01 device_type=a/b", 0, true, false);
+
+	strbuf_append(&b, cases);
+	strbuf_append(&b, text);
+	strbuf_append(&b, job);
+	free(text);
+	text = strbuf_steal(&b);
+	CHECK_MSG(lava_log_cases("job.log", text, strlen(text), &c, &err) == 0, "%s", err.msg);
+	CHECK_MSG(c.n_cases == 3 && c.n_unreadable == 1, "%zu cases, %zu unreadable", c.n_cases, c.n_unreadable);
+	CHECK(!strcmp(c.cases[0].name, "preflight") && !c.cases[0].set && !c.cases[0].measurement &&
+	      !strcmp(c.cases[0].result, "pass") && !strcmp(c.cases[0].definition, "0_snapbench") && c.cases[0].line == 2);
+	CHECK(!strcmp(c.cases[1].name, "rep0.snapshot.pf_per_s") && !strcmp(c.cases[1].set, "dut") &&
+	      !strcmp(c.cases[1].measurement, "1.592895798") && !strcmp(c.cases[1].units, "1/s"));
+	CHECK(!strcmp(c.cases[2].result, "skip") && !c.cases[2].measurement && !c.cases[2].units);
+	CHECK(!strcmp(c.job_result, "fail") && !strcmp(c.job_error_msg, "lava-test-shell timed out after 600 seconds") &&
+	      !strcmp(c.job_error_type, "Job"));
+	/* the cut report's marker: its run and job, not a device type lava_log_parse() would refuse */
+	CHECK(!strcmp(c.begin_id, "r-1") && !strcmp(c.begin_job, "4801") && !strcmp(c.begin_device, "qemu-01") &&
+	      !c.begin_device_type && c.begin_line == 8 && !c.begin_ended && c.n_begin_ids == 1);
+	lava_cases_done(&c);
+	lava_cases_done(&c); /* done twice, and on NULL */
+	lava_cases_done(NULL);
+	free(text);
+
+	/* a whole report: its marker ended; no test cases (and its job record names no definition) */
+	text = log_with(report, "", 0, false, false);
+	CHECK(lava_log_cases("job.log", text, strlen(text), &c, &err) == 0);
+	CHECK(c.n_cases == 0 && c.begin_ended && !c.begin_job && !c.job_result);
+	lava_cases_done(&c);
+	free(text);
+}
+
 int main(void)
 {
 	test_yaml_flow();
 	test_log();
 	test_lava_run_and_panic();
+	test_cases();
 	return 0;
 }

@@ -768,18 +768,19 @@ static int read_all(const char *path, char **ret, size_t *ret_len, struct sb_err
 	return 0;
 }
 
+/* partial: null in a partial report (top-level "partial", docs/report-format.md) */
 static const struct {
 	const char *name;
 	json_type type;
-	bool nullable;
+	bool nullable, partial;
 } top_fields[] = {
-	{ "schema", json_type_string, false },   { "id", json_type_string, false },
-	{ "state", json_type_string, false },    { "error", json_type_object, true },
-	{ "created", json_type_string, false },  { "started", json_type_string, true },
-	{ "finished", json_type_string, true },  { "spec", json_type_object, false },
-	{ "host", json_type_object, false },     { "probes", json_type_object, false },
-	{ "metric_info", json_type_object, false }, { "arms", json_type_array, false },
-	{ "repetitions", json_type_array, false },
+	{ "schema", json_type_string, false, false },   { "id", json_type_string, false, false },
+	{ "state", json_type_string, false, false },    { "error", json_type_object, true, true },
+	{ "created", json_type_string, false, true },   { "started", json_type_string, true, true },
+	{ "finished", json_type_string, true, true },   { "spec", json_type_object, false, true },
+	{ "host", json_type_object, false, true },      { "probes", json_type_object, false, false },
+	{ "metric_info", json_type_object, false, false }, { "arms", json_type_array, false, false },
+	{ "repetitions", json_type_array, false, false },
 };
 
 int report_read(const char *path, struct json_object **ret, struct sb_error *err)
@@ -813,15 +814,17 @@ int report_read(const char *path, struct json_object **ret, struct sb_error *err
 				    path, got ? "\"" : "missing or not a string", got ? got : "", got ? "\"" : "",
 				    REPORT_SCHEMA);
 	}
+	bool partial = json_object_object_get_ex(o, "partial", &v) && json_object_is_type(v, json_type_object);
 	for (size_t i = 0; i < ARRAY_SIZE(top_fields); i++) {
+		bool nullable = top_fields[i].nullable || (partial && top_fields[i].partial);
 		if (!json_object_object_get_ex(o, top_fields[i].name, &v)) {
 			return sb_error_set(err, -EBADMSG, "report %s: field \"%s\" is missing", path,
 					    top_fields[i].name);
 		}
-		if ((!v && !top_fields[i].nullable) || (v && !json_object_is_type(v, top_fields[i].type))) {
+		if ((!v && !nullable) || (v && !json_object_is_type(v, top_fields[i].type))) {
 			return sb_error_set(err, -EBADMSG, "report %s: field \"%s\" must be %s%s", path,
 					    top_fields[i].name, json_type_to_name(top_fields[i].type),
-					    top_fields[i].nullable ? " or null" : "");
+					    nullable ? " or null" : "");
 		}
 	}
 	json_object_object_get_ex(o, "state", &v);

@@ -433,8 +433,9 @@ void report_format_time(uint64_t realtime_ns, char buf[static 32]);
 /*
  * Read a report file (at most REPORT_MAX_FILE_BYTES, JSON depth bounded),
  * check it is a JSON object whose "schema" is snapbench.run/1 and whose
- * top-level fields have the documented types. *ret is a new reference.
- * Errors name the file and what is wrong.
+ * top-level fields have the documented types (created, spec and host may
+ * be null in a partial report, one with a top-level "partial" object). *ret
+ * is a new reference. Errors name the file and what is wrong.
  */
 /* Never through a symlink, never blocking on a FIFO: only a regular file of at most REPORT_MAX_FILE_BYTES. */
 int report_read(const char *path, struct json_object **ret, struct sb_error *err);

@@ -12,7 +12,10 @@ cannot express (docs/report-format.md):
     named in "unavailable";
   - a postcopy pass's touch histogram adds up to its pages, its buckets
     ascend without overlapping, and its percentiles lie in order within
-    it.
+    it;
+  - a partial report (top-level "partial": rebuilt without its report, e.g.
+    from a LAVA job's test cases) has no timeline rows and no totals: they
+    did not come back.
 
 Usage: validate-report.py SCHEMA REPORT...   (exit 0: all valid)
 """
@@ -66,6 +69,8 @@ def check(report):
     info = report["metric_info"]
     for rep in report["repetitions"]:
         where = "repetitions[%d]" % rep["index"]
+        if "partial" in report and (rep["timeline"] or rep["totals"]):
+            problems.append("%s: a partial report holds no timeline rows or totals" % where)
         names = set(rep["totals"])
         sums = dict.fromkeys(names, 0)
         last_t, last_w = -1.0, -1

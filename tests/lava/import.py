@@ -3,7 +3,7 @@
 """snapbench import-lava on LAVA job logs built here from the report
 fixtures of reports/testdata/ (docs/lava.md): no LAVA, no QEMU.
 
-    import.py SNAPBENCH TESTDATA CASE REPORT_SCRIPT
+    import.py SNAPBENCH TESTDATA CASE REPORT_SCRIPT VALIDATOR SCHEMA
 
 A log is what lava-run writes: one YAML flow record a line, the DUT's console
 as "target" records (with the kernel's printk lines in between, carriage
@@ -28,7 +28,15 @@ CASE is one of
   script     lava/snapbench-lava-report, what the DUT runs, prints a report
              (pretty, and on one line as the run engine writes it) with the
              job's fields; its lines as the console's records import byte
-             for byte; a field it cannot carry is refused.
+             for byte; a field it cannot carry is refused;
+  partial    a log cut inside a report after the test cases that
+             snapbench-lava-run reported (two arms, a failed repetition, a
+             skipped figure) and the job's failure: without --partial exit 2
+             and an empty store; with it the run in the store rebuilt from
+             the test cases (valid against the schema, its windows' metrics
+             the measurements, origin.json saying partial) that show and
+             compare read; a log with neither a report nor test cases, and
+             test cases whose units disagree with snapbench's, exit 2.
 """
 
 import base64
@@ -248,12 +256,152 @@ def case_script(snapbench, testdata, tmp, script):
     log("the DUT's script prints reports (pretty and one-line) that import byte for byte with their origin")
 
 
+def test_cases(report, fail_rep=None, definition="0_snapbench"):
+    """The results records snapbench-lava-run writes for report: preflight, run, then per arm a test set of
+    repN.WINDOW.METRIC (every figure: SNAPBENCH_LAVA_METRICS=all), as lava-run prints them (no "- ")."""
+    out, tc = [], 600
+    for case, result in (("preflight", "pass"), ("run", "fail" if fail_rep is not None else "pass")):
+        out.append('{"dt": "2026-12-01T10:00:05", "lvl": "results", "msg": {"case": "%s", "definition": "%s", '
+                   '"endtc": ! "%d", "result": "%s", "starttc": ! "%d"}}\n' % (case, definition, tc, result, tc))
+    units = {m: i["unit"] for m, i in report["metric_info"].items()}
+    for arm in report["arms"]:
+        out.append(record("target", "<LAVA_SIGNAL_TESTSET START %s>" % arm["label"]))
+        for rep in report["repetitions"]:
+            if rep["arm"] != arm["label"]:
+                continue
+            for wname, win in rep["windows"].items():
+                for m, v in win["metrics"].items():
+                    tc += 1
+                    name = "rep%d.%s.%s" % (rep["index"], wname, m)
+                    if v is None:
+                        out.append('{"dt": "x", "lvl": "results", "msg": {"case": "%s", "definition": "%s", '
+                                   '"result": "skip", "set": "%s"}}\n' % (name, definition, arm["label"]))
+                        continue
+                    out.append('{"dt": "x", "lvl": "results", "msg": {"case": "%s", "definition": "%s", "endtc": '
+                               '! "%d", "measurement": ! "%s", "result": "%s", "set": "%s", "starttc": ! "%d", '
+                               '"units": "%s"}}\n' % (name, definition, tc, json.dumps(v),
+                                                       "fail" if rep["index"] == fail_rep else "pass",
+                                                       arm["label"], tc, units[m]))
+        out.append(record("target", "<LAVA_SIGNAL_TESTSET STOP>"))
+    return "".join(out)
+
+
+def case_partial(snapbench, testdata, tmp, validator, schema):
+    data, run_id = fixture(testdata, "two-arms.json")
+    report = json.loads(data)
+    fail_rep = report["repetitions"][-1]["index"]
+    full = job_log([report_block(data, run_id)])
+    lines = full.splitlines(keepends=True)
+    begin = next(i for i, line in enumerate(lines) if "SNAPBENCH-REPORT-BEGIN" in line)
+    cut = lines[:begin] + [test_cases(report, fail_rep)] + lines[begin:(begin + len(lines)) // 2]
+    job = ('{"dt": "x", "lvl": "results", "msg": {"case": "job", "definition": "lava", "error_msg": '
+           '"lava-test-shell timed out after 600 seconds", "error_type": "Job", "result": "fail"}}\n')
+    path = write(os.path.join(tmp, "cut.log"), "".join(cut) + job)
+    store = os.path.join(tmp, "store")
+
+    p = run([snapbench, "import-lava", "--store", store, path], 2)
+    check("cut off" in p.stderr and store_entries(store) == [], "without --partial: %s, %s" % (p.stderr,
+                                                                                           store_entries(store)))
+    p = run([snapbench, "import-lava", "--store", store, "--partial", "--json", path], 0)
+    out = json.loads(p.stdout)
+    check(out["id"] == run_id and out["partial"] is True and out["job_id"] == "4711" and out["device"] == "qemu-01",
+          "import-lava --partial --json said %s" % out)
+    check(store_entries(store) == [run_id], "the store holds %s" % store_entries(store))
+    got_path = os.path.join(store, run_id, "report.json")
+    v = subprocess.run(["/usr/bin/python3", validator, schema, got_path], capture_output=True, text=True)
+    check(v.returncode == 0, "the partial report does not validate: %s" % v.stderr)
+    with open(got_path) as f:
+        got = json.load(f)
+    # without its marker the nulls are no longer allowed: the schema refuses it
+    whole = dict(got)
+    whole.pop("partial")
+    v = subprocess.run(["/usr/bin/python3", validator, schema, write(os.path.join(tmp, "unmarked.json"),
+                                                                   json.dumps(whole))], capture_output=True, text=True)
+    check(v.returncode != 0 and "created: None is not of type" in v.stderr, "a partial report without its marker validates: %s" % v.stderr)
+    check(got["state"] == "failed" and got["partial"]["source"] == "lava" and got["spec"] is None
+          and "did not come back" in got["error"]["message"] and "cut off" in got["error"]["message"]
+          and "timed out after 600 seconds" in got["error"]["message"]
+          and got["partial"]["job_error"] == "lava-test-shell timed out after 600 seconds"
+          and got["partial"]["preflight"] == "pass" and got["partial"]["run"] == "fail",
+          "the partial report's top: %s" % {k: got[k] for k in ("state", "error", "partial")})
+    check([a["label"] for a in got["arms"]] == [a["label"] for a in report["arms"]], "arms %s" % got["arms"])
+    check([(r["index"], r["arm"]) for r in got["repetitions"]] == [(r["index"], r["arm"]) for r in
+                                                                   report["repetitions"]], "repetitions differ")
+    for want, have in zip(report["repetitions"], got["repetitions"]):
+        check(have["state"] == ("failed" if want["index"] == fail_rep else "completed"),
+              "repetition %d: state %s" % (want["index"], have["state"]))
+        check(set(have["windows"]) == set(want["windows"]), "repetition %d: windows" % want["index"])
+        for wname, win in want["windows"].items():
+            check(have["windows"][wname]["metrics"] == win["metrics"],
+                  "repetition %d window %s: metrics %s, the measurements %s" % (want["index"], wname,
+                                                                               have["windows"][wname]["metrics"],
+                                                                               win["metrics"]))
+            check(set(have["windows"][wname]["unavailable"]) == set(win["unavailable"]),
+                  "repetition %d window %s: unavailable" % (want["index"], wname))
+            check(have["windows"][wname]["start_s"] is None and have["vm"] is None and have["timeline"] == [],
+                  "repetition %d: a figure the test cases do not give" % want["index"])
+    for m, info in report["metric_info"].items():  # the fixture's descriptions may be older than this snapbench's
+        check(m not in got["metric_info"] or {k: got["metric_info"][m][k] for k in ("unit", "better")} ==
+              {k: info[k] for k in ("unit", "better")}, "metric_info[%s]: %s" % (m, got["metric_info"].get(m)))
+    with open(os.path.join(store, run_id, "origin.json")) as f:
+        origin = json.load(f)
+    check(origin["partial"] is True and origin["source"] == "lava" and origin["report_sha256"] is None
+          and origin["lava"] == {"job_id": "4711", "device": "qemu-01", "device_type": "qemu"}, "origin %s" % origin)
+    log("a log cut in its report: exit 2, nothing written; with --partial the run from its %d test cases, valid "
+        "against the schema" % got["partial"]["test_cases"])
+
+    # show and compare read it
+    for fmt in ("text", "json", "csv"):
+        p = run([snapbench, "show", "--file", got_path, "--format", fmt], 0)
+        check(fmt != "text" or "partial report (from lava): rebuilt from the LAVA job's test cases" in p.stdout,
+              "show --file says %s" % p.stdout)
+    arms = [a["label"] for a in report["arms"]]
+    p = subprocess.run([snapbench, "compare", "--json", "--store", store, "--baseline", "label=" + arms[0],
+                        "--patched", "label=" + arms[1]], capture_output=True, text=True)
+    check(p.returncode in (0, 3), "compare on the partial run: exit %d: %s" % (p.returncode, p.stderr))
+    json.loads(p.stdout)
+    # against a whole run: its spec is not known, so not comparable unless forced
+    sides = ["--baseline", "label=stock", "--patched", "label=" + arms[0], os.path.join(testdata, "stock.json"),
+             got_path]
+    p = run([snapbench, "compare", "--json"] + sides, 2)
+    check("not comparable" in p.stderr and "(absent)" in p.stderr, "compare with a whole run: %s" % p.stderr)
+    p = subprocess.run([snapbench, "compare", "--json", "--force"] + sides, capture_output=True, text=True)
+    check(p.returncode in (0, 3) and json.loads(p.stdout)["comparability"]["differences"],
+          "compare --force with a whole run: exit %d: %s" % (p.returncode, p.stderr))
+    log("show --file (text, json, csv) and compare read it; against a whole run only with --force")
+
+    # a second --partial import of the same run: refused, the store as it was
+    p = run([snapbench, "import-lava", "--store", store, "--partial", path], 1)
+    check("already in the store" in p.stderr, "a second partial import: %s" % p.stderr)
+
+    # neither a report nor test cases
+    empty = os.path.join(tmp, "store-empty")
+    bare = write(os.path.join(tmp, "bare.log"), record("info", "start: 0 validate") + job)
+    p = run([snapbench, "import-lava", "--store", empty, "--partial", bare], 2)
+    check("no test case" in p.stderr and store_entries(empty) == [], "no test cases: %s" % p.stderr)
+    # units that are not snapbench's
+    bad = "".join(cut).replace('"units": "1/s"', '"units": "ns"', 1)
+    p = run([snapbench, "import-lava", "--store", empty, "--partial", write(os.path.join(tmp, "units.log"), bad)],
+            2)
+    check("units ns" in p.stderr and store_entries(empty) == [], "units: %s" % p.stderr)
+    # without a report marker: a new run id
+    no_marker = lines[:begin] + [test_cases(report)]
+    p = run([snapbench, "import-lava", "--store", empty, "--partial", "--json",
+             write(os.path.join(tmp, "no-marker.log"), "".join(no_marker))], 0)
+    new_id = json.loads(p.stdout)["id"]
+    check(new_id != run_id and store_entries(empty) == [new_id], "no marker: %s" % p.stdout)
+    log("neither report nor test cases, and units not snapbench's: exit 2; no marker: a new run id")
+
+
 def main():
     snapbench, testdata, script = (os.path.abspath(a) for a in (sys.argv[1], sys.argv[2], sys.argv[4]))
     case = sys.argv[3]
     with tempfile.TemporaryDirectory(prefix="snapbench-lava-") as tmp:
         if case == "script":
             case_script(snapbench, testdata, tmp, script)
+            return
+        if case == "partial":
+            case_partial(snapbench, testdata, tmp, os.path.abspath(sys.argv[5]), os.path.abspath(sys.argv[6]))
             return
         {"good": case_good, "truncated": case_truncated, "corrupt": case_corrupt,
          "conflict": case_conflict}[case](snapbench, testdata, tmp)
