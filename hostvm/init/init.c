@@ -23,6 +23,12 @@
  *   tty PATH               the program's stdin, stdout and stderr and its
  *                          controlling terminal: PATH in the new root
  *                          (/dev/ttyS0 for an interactive shell)
+ *   hide PATH              PATH is removed from the (overlay) root, this
+ *                          host's file left as it is (/.dockerenv, which
+ *                          tells a systemd it runs in a container)
+ *   pid1                   the program replaces this init as PID 1 (the
+ *                          root's systemd): no exit event, the program
+ *                          powers the VM off itself
  *
  * It mounts devtmpfs, proc and sysfs, loads the modules, mounts the 9p share
  * "root" read-only as the new root (or an overlay over it), proc, sys, dev,
@@ -70,8 +76,11 @@ static char *tmpfs[MAX_ITEMS];
 static size_t n_tmpfs;
 static char *keeps[MAX_ITEMS];
 static size_t n_keeps;
+static char *hides[MAX_ITEMS];
+static size_t n_hides;
 static int overlay;
 static char tty[256];
+static int pid1;
 static char port_name[256];
 static int port = -1;
 
@@ -175,8 +184,12 @@ static void read_conf(void)
 			tmpfs[n_tmpfs++] = strdup(rest);
 		} else if (!strcmp(line, "keep") && n_keeps < MAX_ITEMS) {
 			keeps[n_keeps++] = strdup(rest);
+		} else if (!strcmp(line, "hide") && n_hides < MAX_ITEMS) {
+			hides[n_hides++] = strdup(rest);
 		} else if (!strcmp(line, "overlay")) {
 			overlay = 1;
+		} else if (!strcmp(line, "pid1")) {
+			pid1 = 1;
 		} else if (!strcmp(line, "tty")) {
 			snprintf(tty, sizeof(tty), "%s", rest);
 		} else if (!strcmp(line, "port")) {
@@ -188,8 +201,8 @@ static void read_conf(void)
 	fclose(f);
 	if (n_args == 0)
 		fatal("%s: no program to run (no arg line)", CONF);
-	if (n_keeps && !overlay)
-		fatal("%s: keep needs overlay (the 9p root is read-only: nowhere to put the directories)", CONF);
+	if ((n_keeps || n_hides) && !overlay)
+		fatal("%s: keep and hide need overlay (the 9p root is read-only)", CONF);
 }
 
 static void do_mount(const char *src, const char *dst, const char *type, unsigned long flags, const char *data,
@@ -365,6 +378,11 @@ static void mount_root(void)
 			fatal("mount the share %s on %s: %s", outs[i][0], outs[i][1], strerror(errno));
 	}
 	keep_dirs();
+	for (size_t i = 0; i < n_hides; i++) {
+		snprintf(dst, sizeof(dst), "/newroot%s", hides[i]);
+		if (unlink(dst) < 0 && errno != ENOENT)
+			fatal("hide %s in the root: %s", hides[i], strerror(errno));
+	}
 	do_mount("debugfs", "/newroot/sys/kernel/debug", "debugfs", 0, NULL, 0);
 	do_mount("tracefs", "/newroot/sys/kernel/tracing", "tracefs", 0, NULL, 0);
 	do_mount("bpf", "/newroot/sys/fs/bpf", "bpf", 0, "mode=0700", 0);
@@ -396,6 +414,16 @@ int main(void)
 	mount_root();
 
 	args[n_args] = NULL;
+	if (pid1) {
+		/* the program is PID 1 now, with the console as its stdio; the port stays unused */
+		envs[n_envs] = NULL;
+		port_event("exec", args[0]);
+		if (port >= 0)
+			close(port);
+		execve(args[0], args, envs);
+		port = -1;
+		fatal("exec %s as PID 1: %s", args[0], strerror(errno));
+	}
 	envs[n_envs++] = "SNAPBENCH_HOSTVM_PORT_FD=3";
 	envs[n_envs] = NULL;
 	pid = fork();

@@ -22,7 +22,7 @@ from daemonlib import Env, check, log, skip  # noqa: E402
 
 # docs/service.md records the score; raise it there (with the reason) if a
 # change to the unit really needs more exposure.
-MAX_EXPOSURE = 2.4
+MAX_EXPOSURE = 2.6
 
 
 def body(env):

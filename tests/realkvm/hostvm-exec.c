@@ -16,6 +16,15 @@
  * exit status is the command's; a command that skipped (77) inside the VM
  * is a failure here: the host VM is there to have the feature. A VM that
  * does not finish within --timeout is killed (exit 1, console tail).
+ *
+ * --systemd boots the root's systemd as PID 1 instead (the root is then an
+ * overlay over this host's /, writable in memory) with only COMMAND to run,
+ * as kernel-command-line.service (systemd.run=; the words of COMMAND may not
+ * hold spaces or quotes), and powers off when it ends. --env goes to
+ * systemd's environment (systemd.setenv=), and so does
+ * HOSTVM_EXEC_STATUS=FILE: COMMAND writes its exit status there, the one
+ * channel back from a VM whose init is not ours. This host's /.dockerenv is
+ * hidden in the VM, or its systemd would take itself for a container's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +58,7 @@ struct options {
 	size_t n_params, n_envs;
 	unsigned memory_mib, vcpus;
 	double timeout_s;
+	bool systemd;
 	char **command;
 };
 
@@ -61,7 +71,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hostvm-exec --kernel IMAGE [--modules DIR] [--param MODULE.NAME=VALUE]... [--memory MIB]\n"
 		   "                   [--vcpus N] [--accel auto|kvm|tcg] [--timeout S] [--env NAME=VALUE]...\n"
-		   "                   [--work DIR] -- COMMAND ARG...\n");
+		   "                   [--work DIR] [--systemd] -- COMMAND ARG...\n");
 }
 
 static int parse_argv(int argc, char **argv, struct options *o)
@@ -72,6 +82,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "vcpus", required_argument, NULL, 'c' },  { "accel", required_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' }, { "env", required_argument, NULL, 'e' },
 		{ "work", required_argument, NULL, 'w' },   { "help", no_argument, NULL, 'h' },
+		{ "systemd", no_argument, NULL, 'S' },
 		{}
 	};
 	int c;
@@ -85,6 +96,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case 'm': o->modules = optarg; break;
 		case 'a': o->accel = optarg; break;
 		case 'w': o->work = optarg; break;
+		case 'S': o->systemd = true; break;
 		case 'p':
 		case 'e':
 			if ((c == 'p' ? o->n_params : o->n_envs) >= MAX_ITEMS) {
@@ -207,7 +219,7 @@ static int build_initramfs(const struct options *o, const struct hostvm_modules 
 	_cleanup_free_ char *conf = NULL;
 	char *params[MAX_MODULES] = {};
 	struct strbuf b = {};
-	int k;
+	int k = 0;
 
 	if (mods->n > MAX_MODULES)
 		return sb_error_set(err, -E2BIG, "initramfs: %zu modules, at most %d", mods->n, MAX_MODULES);
@@ -215,6 +227,11 @@ static int build_initramfs(const struct options *o, const struct hostvm_modules 
 		char buf[1024];
 		module_params(o, mods->items[m].name, buf, sizeof(buf));
 		params[m] = strdup(buf);
+	}
+	if (o->systemd) {
+		/* systemd as PID 1: a writable root (overlay), its own /run; it gets no port */
+		strbuf_appendf(&b, "overlay\nhide /.dockerenv\ntmpfs /run\nout out %s\npid1\narg /lib/systemd/systemd\n", out_dir);
+		goto write;
 	}
 	/* the tests want a writable /tmp; a build tree beneath one is shared back over it (shares "tree0"...) */
 	for (size_t i = 0; i < ARRAY_SIZE(tmpfs); i++)
@@ -227,12 +244,12 @@ static int build_initramfs(const struct options *o, const struct hostvm_modules 
 	strbuf_append(&b, "env HOME=/root\n");
 	for (size_t i = 0; i < o->n_envs; i++)
 		strbuf_appendf(&b, "env %s\n", o->envs[i]);
-	k = 0;
 	for (char **a = o->command; *a && !k; a++) {
 		if (strchr(*a, '\n'))
 			k = sb_error_set(err, -EINVAL, "argument '%s' has a newline, which the host VM's init cannot take", *a);
 		strbuf_appendf(&b, "arg %s\n", *a);
 	}
+write:
 	conf = strbuf_steal(&b);
 	if (!k && !conf)
 		k = sb_error_set(err, -ENOMEM, "out of memory");
@@ -343,6 +360,56 @@ static void remove_work(const char *work)
 	rmdir(work);
 }
 
+/*
+ * --systemd's kernel command line: systemd.run= the command, power off after
+ * it, only what it needs started (systemd.unit=), no fstab of this host's,
+ * the environment and the status file as systemd.setenv=.
+ */
+static int systemd_append(const struct options *o, const char *out, char *status_path, size_t status_len,
+			  char *buf, size_t len, struct sb_error *err)
+{
+	struct strbuf b = {};
+	_cleanup_free_ char *text = NULL;
+
+	snprintf(status_path, status_len, "%s/exit-status", out);
+	unlink(status_path);
+	strbuf_append(&b, "console=ttyS0 panic=-1 rdinit=/init fstab=no systemd.journald.forward_to_console=1 "
+			  "systemd.unit=kernel-command-line.service "
+			  "systemd.run_success_action=poweroff systemd.run_failure_action=poweroff systemd.run=\"");
+	for (char **a = o->command; *a; a++) {
+		if (strpbrk(*a, " \t\n\"'"))
+			return sb_error_set(err, -EINVAL, "--systemd: argument '%s' has a space or a quote, which systemd.run= "
+					    "cannot take", *a);
+		strbuf_appendf(&b, "%s%s", a == o->command ? "" : " ", *a);
+	}
+	strbuf_appendf(&b, "\" systemd.setenv=HOSTVM_EXEC_STATUS=%s", status_path);
+	for (size_t i = 0; i < o->n_envs; i++) {
+		if (strpbrk(o->envs[i], " \t\n\"'"))
+			return sb_error_set(err, -EINVAL, "--systemd: --env %s has a space or a quote", o->envs[i]);
+		strbuf_appendf(&b, " systemd.setenv=%s", o->envs[i]);
+	}
+	text = strbuf_steal(&b);
+	if (!text)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (strlen(text) >= len)
+		return sb_error_set(err, -E2BIG, "--systemd: the kernel command line is too long");
+	memcpy(buf, text, strlen(text) + 1);
+	return 0;
+}
+
+/* The status --systemd's command wrote (a number), or -1. */
+static int read_status(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int st = -1;
+
+	if (f && fscanf(f, "%d", &st) != 1)
+		st = -1;
+	if (f)
+		fclose(f);
+	return st;
+}
+
 static int run(struct options *o)
 {
 	_cleanup_free_ char *kernel_path = NULL;
@@ -353,7 +420,7 @@ static int run(struct options *o)
 	struct follow f = { .status = -1 };
 	_cleanup_free_ char *dir = NULL;
 	char accel[8], vendor[8], why[512], init[PATH_MAX], work[PATH_MAX], out[PATH_MAX + 8], initrd[PATH_MAX + 16];
-	char log_path[PATH_MAX + 16], append[256];
+	char log_path[PATH_MAX + 16], append[8192], status_path[PATH_MAX + 32];
 	int k, ret = 1;
 
 	if (!o->kernel && !(o->kernel = kernel_path = cached_kernel()))
@@ -386,17 +453,23 @@ static int run(struct options *o)
 		k = hostvm_modules_dir(o->modules, o->kernel, kernel.release, &dir, &err);
 	if (k >= 0)
 		k = hostvm_modules_resolve(dir, vendor, &mods, &err);
-	for (char **a = o->command; k >= 0 && *a; a++)
+	if (k >= 0 && o->systemd)
+		k = hostvm_modules_add(&mods, "overlay", "CONFIG_OVERLAY_FS (--systemd: the root is an overlay)", &err);
+	if (k >= 0 && o->systemd)
+		k = systemd_append(o, out, status_path, sizeof(status_path), append, sizeof(append), &err);
+	else
+		snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 rdinit=/init");
+	for (char **a = o->command; k >= 0 && !o->systemd && *a; a++)
 		if (**a == '/' && need_tree(*a) < 0)
 			k = sb_error_set(&err, -E2BIG, "the command's files lie in more than %d trees under /tmp, /run, ...",
 					 MAX_TREES);
-	for (size_t i = 0; k >= 0 && i < o->n_envs; i++) {
+	for (size_t i = 0; k >= 0 && !o->systemd && i < o->n_envs; i++) {
 		const char *eq = strchr(o->envs[i], '=');
 		if (eq && eq[1] == '/' && need_tree(eq + 1) < 0)
 			k = sb_error_set(&err, -E2BIG, "--env %s: more than %d trees under /tmp, /run, ...", o->envs[i],
 					 MAX_TREES);
 	}
-	if (k >= 0 && need_tree(out) < 0)
+	if (k >= 0 && !o->systemd && need_tree(out) < 0)
 		k = sb_error_set(&err, -E2BIG, "the work directory: more than %d trees under /tmp, /run, ...", MAX_TREES);
 	if (k >= 0)
 		k = build_initramfs(o, &mods, init, out, initrd, &err);
@@ -407,7 +480,6 @@ static int run(struct options *o)
 	printf("hostvm-exec: kernel %s, accel %s (%s), %u vCPUs, %u MiB: %s\n", kernel.release, accel, why, o->vcpus,
 	       o->memory_mib, o->command[0]);
 	fflush(stdout);
-	snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 rdinit=/init");
 	struct hostvm_config cfg = {
 		.kernel = o->kernel,
 		.initrd = initrd,
@@ -461,6 +533,8 @@ static int run(struct options *o)
 	hostvm_read_port(vm, on_line, &f);
 	print_console(log_path);
 	printf("hostvm-exec: %.1f s in the host VM\n", (double)(mono_ns() - vm->start_ns) / 1e9);
+	if (o->systemd)
+		f.status = read_status(status_path);
 	if (f.status < 0)
 		fprintf(stderr, "hostvm-exec: the host VM ended before %s did (see the console above)\n", o->command[0]);
 	else if (f.status == 77)
