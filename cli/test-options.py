@@ -8,7 +8,8 @@ call its verb_option_error()):
 
 naming the option as typed, and the verb's usage exit code (2; 125 for
 bisect-step). None of these reach snapbenchd: the socket points nowhere.
-Also: run --help names the three scenarios, the spec field that picks one
+--interval's bare numbers are milliseconds in run, probe, top and status
+--watch alike. Also: run --help names the three scenarios, the spec field that picks one
 and windows that hold for each.
 
 Usage: test-options.py SNAPBENCH
@@ -46,6 +47,18 @@ CASES = [
     (["probe", "--json=1"], 2, "snapbench probe: option '--json' takes no value; try 'snapbench probe --help'"),
     (["probe", "--pid", "1", "extra"], 2,
      "snapbench probe: unexpected argument 'extra'; try 'snapbench probe --help'"),
+    # --interval: a bare number is milliseconds in every verb, as in run
+    (["probe", "--pid", "1", "--interval", "5"], 2,
+     "snapbench probe: --interval '5' is not a number of milliseconds from 10 to 3600000, or a duration with its "
+     "unit such as 500ms or 2s"),
+    (["top", "--interval", "0.5"], 2,
+     "snapbench top: --interval '0.5': give milliseconds from 50 to 3600000, or a duration with its unit such as "
+     "500ms or 2s"),
+    (["status", "--watch", "--interval", "50"], 2,
+     "snapbench status: --interval '50': give milliseconds from 100 to 3600000, or a duration with its unit such "
+     "as 500ms or 2s"),
+    (["run", "--local", "--interval", "50"], 2,
+     "snapbench run: --interval: must be an integer from 100 to 60000 (got 50)"),
     (["bisect-step", "--bogus"], 125,
      "snapbench bisect-step: unknown option '--bogus'; try 'snapbench bisect-step --help'\n"
      "snapbench bisect-step: skip (125): no comparison (the message above says why)"),

@@ -41,7 +41,7 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench probe --pid PID [--interval S] [--count N] [--json] [--backend LIST]\n"
+		"usage: snapbench probe --pid PID [--interval MS] [--count N] [--json] [--backend LIST]\n"
 		"                       [--no-attribution] [--sample-every N] [--max-stacks N] [--top K]\n"
 		"\n"
 		"Attach snapbench's BPF probes to the QEMU process PID (run as root) and print its KVM and\n"
@@ -52,8 +52,8 @@ static void usage(FILE *out)
 		"recorded kernel stacks are shown.\n"
 		"\n"
 		"  --pid PID            the QEMU process (or any of its threads)\n"
-		"  --interval S         seconds between reports, or a duration with its unit:\n"
-		"                       500ms, 2s (default %g)\n"
+		"  --interval MS        milliseconds between reports, or a duration with its\n"
+		"                       unit: 500ms, 2s (default %g s)\n"
 		"  --count N            stop after N reports\n"
 		"  --json               one JSON object per line: probes, then cumulative counts per interval,\n"
 		"                       then a summary with top stacks\n"
@@ -87,9 +87,9 @@ static int parse_interval(const char *s, uint64_t *ns)
 {
 	double v;
 
-	if (parse_duration(s, 1, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
-		verb_error("--interval '%s' is not a number of seconds from 0.01 to %g, or a duration with its unit "
-			   "such as 500ms or 2s", s, MAX_INTERVAL_S);
+	if (parse_duration(s, 0.001, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
+		verb_error("--interval '%s' is not a number of milliseconds from 10 to %.0f, or a duration with its unit "
+			   "such as 500ms or 2s", s, MAX_INTERVAL_S * 1000.0);
 		return -EINVAL;
 	}
 	*ns = (uint64_t)(v * 1e9);

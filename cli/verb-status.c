@@ -19,7 +19,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench status [--watch [--interval D] [--count N]] [--socket PATH] [--json]\n"
+		"usage: snapbench status [--watch [--interval MS] [--count N]] [--socket PATH] [--json]\n"
 		"\n"
 		"Shows snapbenchd: its version and uptime, the run it executes with its progress,\n"
 		"and the queued runs. Anyone who can reach the socket may ask.\n"
@@ -27,8 +27,8 @@ static void usage(FILE *out)
 		"  --watch         ask again every interval until Ctrl-C: on a terminal the\n"
 		"                  screen is redrawn, otherwise each status follows the last\n"
 		"                  under a line with the time (--json: one object a line)\n"
-		"  --interval D    with --watch: seconds between asks, or a duration with its\n"
-		"                  unit: 500ms, 2s (default 2)\n"
+		"  --interval MS   with --watch: milliseconds between asks, or a duration with\n"
+		"                  its unit: 500ms, 2s (default 2s)\n"
 		"  --count N       with --watch: stop after N statuses\n"
 		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
 		"  --json          print the daemon's reply as JSON (docs/protocol.md, op status)\n"
@@ -53,8 +53,8 @@ static int parse_option(int opt, const char *arg, void *userdata)
 
 	switch (opt) {
 	case OPT_INTERVAL:
-		if (parse_duration(arg, 1, 0.1, 3600, &a->interval_s, NULL) < 0) {
-			verb_error("--interval '%s': give seconds from 0.1 to 3600, or a duration with its unit such as "
+		if (parse_duration(arg, 0.001, 0.1, 3600, &a->interval_s, NULL) < 0) {
+			verb_error("--interval '%s': give milliseconds from 100 to 3600000, or a duration with its unit such as "
 				   "500ms or 2s", arg);
 			return EXIT_USAGE;
 		}

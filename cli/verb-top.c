@@ -61,7 +61,7 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench top [--pid PID | --qmp SOCKET | --vm NAME] [--no-qmp] [--interval D] [--count N]\n"
+		"usage: snapbench top [--pid PID | --qmp SOCKET | --vm NAME] [--no-qmp] [--interval MS] [--count N]\n"
 		"                     [--sort current|total|name] [--filter REGEX] [--no-attribution] [--json]\n"
 		"\n"
 		"kvm_stat's table for a QEMU, from snapbench's BPF probes: each counter\n"
@@ -87,8 +87,8 @@ static void usage(FILE *out)
 		"  --vm NAME            the libvirt domain NAME (qemu:///system): its QEMU, and its KVM\n"
 		"                       stats through libvirt (no monitor passthrough)\n"
 		"  --no-qmp             with --pid: do not look for a QMP socket (BPF rows only)\n"
-		"  --interval D         seconds between refreshes, or a duration with its unit:\n"
-		"                       500ms, 2s (default 1)\n"
+		"  --interval MS        milliseconds between refreshes, or a duration with its\n"
+		"                       unit: 500ms, 2s (default 1s)\n"
 		"  --count N            stop after N refreshes (default: Ctrl-C, or the process exits;\n"
 		"                       without a target, Ctrl-C)\n"
 		"  --sort KEY           current (rate, the default), total or name\n"
@@ -178,8 +178,8 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 			a->no_qmp = true;
 			break;
 		case OPT_INTERVAL:
-			if (parse_duration(optarg, 1, 0.05, 3600, &a->interval_s, NULL) < 0) {
-				verb_error("--interval '%s': give seconds from 0.05 to 3600, or a duration with its unit "
+			if (parse_duration(optarg, 0.001, 0.05, 3600, &a->interval_s, NULL) < 0) {
+				verb_error("--interval '%s': give milliseconds from 50 to 3600000, or a duration with its unit "
 					   "such as 500ms or 2s", optarg);
 				return EXIT_USAGE;
 			}

@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 
 	{
 		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--json", "--count", "2",
-			      "--interval", "0.3", "--sample-every", "16", "--top", "3", NULL };
+			      "--interval", "300", "--sample-every", "16", "--top", "3", NULL };
 		struct json_object *summary, *stacks, *first;
 		int64_t events, mprot;
 		bool saw_frame = false;
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	/* the test-only option: a tracepoint that does not exist */
 	{
 		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--json", "--count", "1", "--interval",
-			      "0.1", "--test-tracepoint", "age_hva=kvm:kvm_no_such_tracepoint", NULL };
+			      "100", "--test-tracepoint", "age_hva=kvm:kvm_no_such_tracepoint", NULL };
 		struct json_object *probes;
 		bool found = false;
 
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
 
 	/* the target exits: the verb notices and ends */
 	{
-		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--interval", "0.2", "--json", NULL };
+		char *a[] = { (char *)snapbench, "probe", "--pid", pidbuf, "--interval", "200", "--json", NULL };
 		pid_t pid;
 		int status;
 
