@@ -12,8 +12,10 @@
  *         every guest-sync-delimited with the right id and 0xff before it,
  *         so the fuzzer gets past the random sync, and every other command
  *         with the next line of the input, raw (framing, stray 0xff and
- *         partial JSON included); when the client sends nothing more for a
- *         moment, or the lines run out, the agent hangs up.
+ *         partial JSON included); when the client waits for a reply that
+ *         no line gives (partial JSON, an empty line), or the lines run
+ *         out, the agent hangs up. It runs in the client's thread, inside
+ *         poll(2) (below): no thread, no timer, the same run every time.
  *
  * Every reply must end in a clean error or a success whose figures lie
  * within the bounds the API promises, never a crash, a leak or a hang.
@@ -21,9 +23,9 @@
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
  *   build-fuzz/qga/fuzz-qga-replies -max_total_time=60 qga/fuzz-corpus
  */
+#include <errno.h>
 #include <json-c/json.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +37,6 @@
 
 #define MAX_INPUT (64 << 10)
 #define READ_LEN 4096
-#define AGENT_IDLE_MS 5 /* the agent hangs up when the client sends nothing for this long */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -78,52 +79,83 @@ static const char *next_line(struct replies *r, size_t *len)
 	return start;
 }
 
+/*
+ * The guest's side of the stream, run in the client's thread: the target
+ * is linked with --wrap=poll, and the client only ever blocks in poll(2)
+ * (its sends and receives are nonblocking), so each time it is about to
+ * wait on its socket the agent first takes the commands sent so far and
+ * answers them. A client that waits for a reply when no command of its is
+ * left unanswered waits for the rest of a line that gave it partial JSON
+ * or none: the agent hangs up then, so it sees the end of the stream at
+ * once (no timer, no thread).
+ */
 struct agent {
-	int fd;
+	int fd, client_fd;
+	bool gone;
 	struct replies lines;
+	char req[4096];
+	size_t have;
 };
 
-/* The guest's side of the stream: reads the client's commands, answers as the header says. */
-static void *agent_main(void *opaque)
-{
-	struct agent *a = opaque;
-	char req[4096];
-	size_t have = 0;
+static struct agent *live; /* the agent of the stream input being run, if any */
 
-	for (;;) {
-		struct pollfd pfd = { .fd = a->fd, .events = POLLIN };
-		char *nl, out[64];
+static void hang_up(struct agent *a)
+{
+	shutdown(a->fd, SHUT_RDWR);
+	a->gone = true;
+}
+
+/* Answers the client's whole command lines; client_waits: it is about to wait for a reply. */
+static void agent_step(struct agent *a, bool client_waits)
+{
+	bool answered = false;
+
+	while (!a->gone) {
+		char *nl = memchr(a->req, '\n', a->have), out[64];
 		const char *line;
 		size_t len;
-		ssize_t n;
 
-		nl = memchr(req, '\n', have);
 		if (!nl) {
-			if (have == sizeof(req) || poll(&pfd, 1, AGENT_IDLE_MS) <= 0)
-				break;
-			n = recv(a->fd, req + have, sizeof(req) - have, 0);
-			if (n <= 0)
-				break;
-			have += (size_t)n;
-			continue;
+			ssize_t n = a->have == sizeof(a->req) ? 0 :
+				    recv(a->fd, a->req + a->have, sizeof(a->req) - a->have, MSG_DONTWAIT);
+			if (n > 0) {
+				a->have += (size_t)n;
+				continue;
+			}
+			/* a command too long, the client gone, or one waiting for what no line gives */
+			if (n == 0 || errno != EAGAIN || (client_waits && !answered))
+				hang_up(a);
+			return;
 		}
 		*nl = '\0';
-		const char *sync = strstr(req, "guest-sync-delimited");
+		const char *sync = strstr(a->req, "guest-sync-delimited");
 		const char *id = sync ? strstr(sync, "\"id\": ") : NULL;
 		if (id) {
 			int k = snprintf(out, sizeof(out), "\xff{\"return\": %lu}\n", strtoul(id + 6, NULL, 10));
 			line = out;
 			len = (size_t)k;
 		} else if (!(line = next_line(&a->lines, &len))) {
-			break;
+			hang_up(a);
+			return;
 		}
-		if (send(a->fd, line, len, MSG_NOSIGNAL) != (ssize_t)len)
-			break;
-		have -= (size_t)(nl + 1 - req);
-		memmove(req, nl + 1, have);
+		if (send(a->fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len) {
+			hang_up(a);
+			return;
+		}
+		answered = true;
+		a->have -= (size_t)(nl + 1 - a->req);
+		memmove(a->req, nl + 1, a->have);
 	}
-	shutdown(a->fd, SHUT_RDWR);
-	return NULL;
+}
+
+int __real_poll(struct pollfd *fds, nfds_t n, int timeout);
+int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
+
+int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	if (live && n == 1 && fds[0].fd == live->client_fd)
+		agent_step(live, fds[0].events & POLLIN);
+	return __real_poll(fds, n, timeout);
 }
 
 static void drive(struct qga_client *c)
@@ -174,23 +206,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	struct agent a = { .lines = { (const char *)data + 1, (const char *)data + size } };
-	pthread_t agent;
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return 0;
+	a.client_fd = sv[0];
 	a.fd = sv[1];
-	if (pthread_create(&agent, NULL, agent_main, &a) != 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return 0;
-	}
+	live = &a;
 	/* sv[0] is the client's from here on, also on failure */
 	if (qga_client_new_fd(sv[0], "fuzz", &opts, &c, &err) == 0) {
 		drive(c);
 		qga_client_free(c);
 	}
-	pthread_join(agent, NULL);
+	live = NULL;
 	close(sv[1]);
 	return 0;
 }

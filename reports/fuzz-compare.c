@@ -5,9 +5,10 @@
  * corpus holds), read from a memfd the way compare reads a file. Loaded, its
  * two arms selected, compared (every default metric, no bootstrap: its cost
  * is per metric, not per input byte) and formatted as a table, Markdown,
- * JSON and each plot. Any file must end in a clean error or output, never a
- * crash, a leak or a hang. The exports (CSV, JUnit XML, HTML; the report's own CSV
- * and metrics) of the same comparison and report too.
+ * JSON and each plot (the HTML export draws the timeline and the metrics it
+ * shows; the target the others). Any file must end in a clean error or
+ * output, never a crash, a leak or a hang. The exports (CSV, JUnit XML, HTML;
+ * the report's own CSV and metrics) of the same comparison and report too.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
  *   build-fuzz/reports/fuzz-compare -max_total_time=60 -dict=reports/fuzz-compare.dict reports/fuzz-corpus
@@ -40,18 +41,17 @@ static void report_exports(struct json_object *report)
 
 static void outputs(const struct compare_result *res)
 {
-	const char *why = NULL;
-
 	free(export_compare_csv(res));
 	free(export_compare_junit(res));
+	/* draws the timeline and the plot of every metric compare_metric_shown() */
 	free(export_compare_html(res));
 
 	free(compare_format_table(res));
 	free(compare_format_markdown(res, 0));
 	free(compare_json_string(res));
-	free(compare_plot_timeline_svg(res, &why));
 	for (size_t i = 0; i < res->n_metrics; i++) {
-		free(compare_plot_metric_svg(res, i));
+		if (!compare_metric_shown(res, i)) /* the plots the HTML page leaves out */
+			free(compare_plot_metric_svg(res, i));
 		free(compare_plot_file_name(&res->metrics[i]));
 	}
 }
