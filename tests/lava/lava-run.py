@@ -117,8 +117,9 @@ def lava_run(tmp, name, device_text, job_text, timeout_s):
     return logpath, recs, job_result
 
 
-def console_tail(recs, n=30):
-    return "\n".join(str(r.get("msg")) for r in recs if r.get("lvl") == "target")[-4000:]
+def console_tail(recs, chars=6000):
+    """The DUT's console, its last chars: what a failure message shows."""
+    return "\n".join(str(r.get("msg")) for r in recs if r.get("lvl") == "target")[-chars:]
 
 
 def setup(tmp, snapbench, tool, init, lava_dir, test_def_text, spec_path, output):
@@ -236,7 +237,8 @@ def case_panic(tmp, snapbench, tool, init, lava_dir, testdata):
 def main():
     if len(sys.argv) != 7:
         fail("usage: lava-run.py job|panic SNAPBENCH RAMDISK_TOOL INIT LAVA_DIR TESTDATA")
-    case, snapbench, tool, init, lava_dir, testdata = sys.argv[1:]
+    # meson gives build-tree paths relative to the build directory: the DUT's shell runs elsewhere
+    case, snapbench, tool, init, lava_dir, testdata = (sys.argv[1],) + tuple(os.path.abspath(a) for a in sys.argv[2:])
     if not shutil.which("lava-run"):
         skip("lava-run is not installed (scripts/install-deps installs lava-dispatcher)")
     if os.geteuid() != 0:
