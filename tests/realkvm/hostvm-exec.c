@@ -373,7 +373,9 @@ static int systemd_append(const struct options *o, const char *out, char *status
 
 	snprintf(status_path, status_len, "%s/exit-status", out);
 	unlink(status_path);
+	/* not systemd-tmpfiles-setup: its "D /tmp" would empty /tmp, where a build tree may be */
 	strbuf_append(&b, "console=ttyS0 panic=-1 rdinit=/init fstab=no systemd.journald.forward_to_console=1 "
+			  "systemd.mask=systemd-tmpfiles-setup.service "
 			  "systemd.unit=kernel-command-line.service "
 			  "systemd.run_success_action=poweroff systemd.run_failure_action=poweroff systemd.run=\"");
 	for (char **a = o->command; *a; a++) {
