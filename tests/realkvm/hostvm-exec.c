@@ -379,15 +379,19 @@ static int systemd_append(const struct options *o, const char *out, char *status
 			  "systemd.unit=kernel-command-line.service "
 			  "systemd.run_success_action=poweroff systemd.run_failure_action=poweroff systemd.run=\"");
 	for (char **a = o->command; *a; a++) {
-		if (strpbrk(*a, " \t\n\"'"))
+		if (strpbrk(*a, " \t\n\"'")) {
+			strbuf_free(&b);
 			return sb_error_set(err, -EINVAL, "--systemd: argument '%s' has a space or a quote, which systemd.run= "
 					    "cannot take", *a);
+		}
 		strbuf_appendf(&b, "%s%s", a == o->command ? "" : " ", *a);
 	}
 	strbuf_appendf(&b, "\" systemd.setenv=HOSTVM_EXEC_STATUS=%s", status_path);
 	for (size_t i = 0; i < o->n_envs; i++) {
-		if (strpbrk(o->envs[i], " \t\n\"'"))
+		if (strpbrk(o->envs[i], " \t\n\"'")) {
+			strbuf_free(&b);
 			return sb_error_set(err, -EINVAL, "--systemd: --env %s has a space or a quote", o->envs[i]);
+		}
 		strbuf_appendf(&b, " systemd.setenv=%s", o->envs[i]);
 	}
 	text = strbuf_steal(&b);
