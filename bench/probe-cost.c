@@ -3,7 +3,9 @@
  * probe-cost: what snapbench's probes cost, measured during a background
  * snapshot of a 1 GiB KVM guest (about 270k kvm_unmap_hva_range events).
  *
- *   probe-cost [ROUNDS]      (default 5; run as root)
+ *   probe-cost [ROUNDS [CONFIG...]]   (default 5 rounds, every config; as root)
+ *
+ * Naming configs runs only those, plus none and minimal (the references).
  *
  * Configurations, run interleaved round after round (none, minimal, ...,
  * none, minimal, ...) so drift hits all alike:
@@ -11,7 +13,13 @@
  *   minimal          a tp_btf program bumping one per-CPU counter on
  *                    kvm_unmap_hva_range (bench/minimal.bpf.c): the floor
  *   count            snapbench's probes, counting only (no attribution)
- *   causes           snapbench's probes as shipped (causes, 1 in 1024 stacks)
+ *   causes           snapbench's probes with causes decided for every event
+ *                    and pt_regs from bpf_task_pt_regs() (options
+ *                    decision_cache and kfuncs off; 1 in 1024 stacks)
+ *   cached           snapbench's probes as shipped: causes, the syscall
+ *                    step's decisions cached per CPU (bpf/probes-abi.h),
+ *                    pt_regs read without a helper where the kernel has
+ *                    bpf_rdonly_cast
  *   stacks           snapbench's probes recording every event's stack
  *   perf             perf stat -a -e on the same tracepoints
  *   bpftrace         bpftrace count() on the same tracepoints
@@ -25,6 +33,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -58,6 +67,7 @@ enum cfg {
 	C_MINIMAL,
 	C_COUNT,
 	C_CAUSES,
+	C_CACHED,
 	C_STACKS,
 	C_PERF,
 	C_BPFTRACE,
@@ -66,14 +76,15 @@ enum cfg {
 };
 
 static const char *const cfg_names[C_MAX] = {
-	"none", "minimal", "count", "causes", "stacks", "perf", "bpftrace", "bpftrace-kstack",
+	"none", "minimal", "count", "causes", "cached", "stacks", "perf", "bpftrace", "bpftrace-kstack",
 };
 
 static const char *const cfg_desc[C_MAX] = {
 	"no probes",
 	"minimal tp_btf per-CPU counter",
 	"snapbench, counting only",
-	"snapbench, with causes (default)",
+	"snapbench, causes decided per event",
+	"snapbench, causes, cached (default)",
 	"snapbench, stack of every event",
 	"perf stat -e, same tracepoints",
 	"bpftrace count(), same tracepoints",
@@ -236,6 +247,20 @@ static double snapshot_ms(struct qmp_client *c, struct test_qemu *q)
 	return (double)(mono_ns() - t0) / 1e6;
 }
 
+/* The probe options of one of snapbench's configs. */
+static void ours_options(enum cfg cfg, struct sb_probe_options *o)
+{
+	sb_probe_options_init(o);
+	if (cfg == C_COUNT)
+		o->attribution = false;
+	if (cfg == C_CAUSES) {
+		o->decision_cache = false;
+		o->kfuncs = false;
+	}
+	if (cfg == C_STACKS)
+		o->stack_sample_every = 1;
+}
+
 static void run_ours(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, struct sample *s)
 {
 	struct sb_probe_options o;
@@ -246,11 +271,7 @@ static void run_ours(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, st
 	size_t n = 0;
 	uint64_t total_ns = 0;
 
-	sb_probe_options_init(&o);
-	if (cfg == C_COUNT)
-		o.attribution = false;
-	if (cfg == C_STACKS)
-		o.stack_sample_every = 1;
+	ours_options(cfg, &o);
 	CHECK_MSG(sb_probes_open(q->pid, &o, &p, &err) == 0, "%s", err.msg);
 	CHECK_MSG(sb_probes_attach(p, &err) == 0, "%s", err.msg);
 	s->wall_ms = snapshot_ms(c, q);
@@ -404,6 +425,7 @@ static void run_round(struct qmp_client *c, struct test_qemu *q, int r, int k)
 		break;
 	case C_COUNT:
 	case C_CAUSES:
+	case C_CACHED:
 	case C_STACKS:
 		run_ours(c, q, k, s);
 		break;
@@ -476,6 +498,143 @@ static void print_cost_table(int rounds)
 	}
 }
 
+/* ---- paired: a config and the minimal program on the same snapshot ---- */
+
+/*
+ * Interleaved rounds see different moments of a shared machine; a pair
+ * sees the same one. Both programs run on every event of one snapshot, one
+ * after the other, and the one attached first runs first; it also pays
+ * first for the event's cold cache lines. So each pair is measured in both
+ * orders and the ratio is the geometric mean of the two, which cancels a
+ * cost of the position that multiplies.
+ */
+struct pair_side {
+	enum cfg cfg;
+	struct minimal_bpf *minimal;
+	struct sb_probes *ours;
+};
+
+static void pair_attach(struct test_qemu *q, struct pair_side *ps)
+{
+	struct sb_error err = { 0 };
+
+	if (ps->cfg == C_MINIMAL) {
+		ps->minimal = minimal_bpf__open_and_load();
+		CHECK_MSG(ps->minimal, "cannot load the minimal program: %s", strerror(errno));
+		CHECK(minimal_bpf__attach(ps->minimal) == 0);
+		return;
+	}
+	struct sb_probe_options o;
+
+	ours_options(ps->cfg, &o);
+	CHECK_MSG(sb_probes_open(q->pid, &o, &ps->ours, &err) == 0, "%s", err.msg);
+	CHECK_MSG(sb_probes_attach(ps->ours, &err) == 0, "%s", err.msg);
+}
+
+/* ns per event of the side's kvm_unmap_hva_range program; closes it */
+static double pair_cost(struct pair_side *ps)
+{
+	struct sb_error err = { 0 };
+	double ns = -1;
+
+	if (ps->minimal) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		CHECK(bpf_obj_get_info_by_fd(bpf_program__fd(ps->minimal->progs.minimal_unmap), &info, &len) == 0);
+		ns = info.run_cnt ? (double)info.run_time_ns / (double)info.run_cnt : -1;
+		minimal_bpf__destroy(ps->minimal);
+		ps->minimal = NULL;
+	} else {
+		struct sb_prog_stats *st = NULL;
+		size_t n = 0;
+
+		CHECK_MSG(sb_probes_prog_stats(ps->ours, &st, &n, &err) == 0, "%s", err.msg);
+		for (size_t i = 0; i < n; i++)
+			if (strstr(st[i].name, "kvm_unmap_hva_range") && st[i].run_cnt)
+				ns = (double)st[i].run_time_ns / (double)st[i].run_cnt;
+		free(st);
+		sb_probes_close(ps->ours);
+		ps->ours = NULL;
+	}
+	CHECK_MSG(ns > 0, "%s: its kvm_unmap_hva_range program did not run", cfg_names[ps->cfg]);
+	return ns;
+}
+
+/* One snapshot with first and then second attached; their costs. */
+static void pair_once(struct qmp_client *c, struct test_qemu *q, enum cfg first, enum cfg second, double *ns_first,
+		      double *ns_second)
+{
+	struct pair_side a = { .cfg = first }, b = { .cfg = second };
+
+	pair_attach(q, &a);
+	pair_attach(q, &b);
+	snapshot_ms(c, q);
+	*ns_first = pair_cost(&a);
+	*ns_second = pair_cost(&b);
+}
+
+static double pair_ratio[C_MAX][MAX_ROUNDS], pair_ns[C_MAX][MAX_ROUNDS], pair_min_ns[C_MAX][MAX_ROUNDS];
+
+/* Round r of config k paired with minimal, in both orders. */
+static void run_pair(struct qmp_client *c, struct test_qemu *q, int r, enum cfg k)
+{
+	double m1, k1, k2, m2;
+
+	pair_once(c, q, C_MINIMAL, k, &m1, &k1);
+	pair_once(c, q, k, C_MINIMAL, &k2, &m2);
+	pair_ratio[k][r] = sqrt((k1 / m1) * (k2 / m2));
+	pair_ns[k][r] = (k1 + k2) / 2;
+	pair_min_ns[k][r] = (m1 + m2) / 2;
+	fprintf(stderr, "round %d pair %-11s minimal first %.1f/%.1f ns, %s first %.1f/%.1f ns: %.3fx\n", r + 1,
+		cfg_names[k], m1, k1, cfg_names[k], k2, m2, pair_ratio[k][r]);
+}
+
+static bool pairable(enum cfg k)
+{
+	return k == C_COUNT || k == C_CAUSES || k == C_CACHED;
+}
+
+static void print_pair_table(int rounds)
+{
+	printf("\npaired with the minimal program on the same snapshots, both orders (geometric mean of the two)\n");
+	printf("%-18s %12s %19s %12s %12s\n", "config", "vs minimal", "[min max]", "ns/event", "minimal ns");
+	for (int k = 0; k < C_MAX; k++) {
+		struct summary rt, ns, mn;
+
+		if (cfg_skipped[k] || !pairable(k))
+			continue;
+		rt = summarize(pair_ratio[k], rounds);
+		ns = summarize(pair_ns[k], rounds);
+		mn = summarize(pair_min_ns[k], rounds);
+		printf("%-18s %12.3f   [%6.3f %6.3f] %12.1f %12.1f\n", cfg_names[k], rt.median, rt.min, rt.max, ns.median,
+		       mn.median);
+	}
+}
+
+/* CONFIG arguments: run only those and the references none and minimal. */
+static void select_configs(int n, char **names)
+{
+	bool want[C_MAX] = { [C_NONE] = true, [C_MINIMAL] = true };
+
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		int k = 0;
+
+		while (k < C_MAX && strcmp(names[i], cfg_names[k]))
+			k++;
+		CHECK_MSG(k < C_MAX, "unknown config '%s': see the list at the top of bench/probe-cost.c", names[i]);
+		want[k] = true;
+	}
+	for (int k = 0; k < C_MAX; k++)
+		if (!want[k]) {
+			cfg_skipped[k] = true;
+			snprintf(skip_reason[k], sizeof(skip_reason[k]), "not selected");
+		}
+}
+
 int main(int argc, char **argv)
 {
 	struct test_qemu q;
@@ -484,6 +643,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 
 	CHECK_MSG(rounds >= 1 && rounds <= MAX_ROUNDS, "ROUNDS: 1 to %d", MAX_ROUNDS);
+	select_configs(argc - 2, argv + 2);
 	if (geteuid() != 0)
 		SKIP_TEST("root (BPF, sysctl)");
 	stats_enable();
@@ -499,12 +659,17 @@ int main(int argc, char **argv)
 		for (int k = 0; k < C_MAX; k++)
 			if (!cfg_skipped[k])
 				run_round(c, &q, r, k);
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < C_MAX; k++)
+			if (!cfg_skipped[k] && pairable(k))
+				run_pair(c, &q, r, k);
 
 	printf("probe-cost: background snapshot of a %d MiB guest, %d rounds interleaved; median [min max]\n",
 	       GUEST_MIB, rounds);
 	printf("host: %ld CPUs online; kernel.bpf_stats_enabled=1 during the run\n\n", sysconf(_SC_NPROCESSORS_ONLN));
 	print_wall_table(rounds);
 	print_cost_table(rounds);
+	print_pair_table(rounds);
 	printf("\nclassifier (config causes, last round): %llu of %llu invalidations uffd-wp, %llu needed a stack "
 	       "walk\n",
 	       (unsigned long long)samples[C_CAUSES][rounds - 1].uffd_wp,

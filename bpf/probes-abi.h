@@ -128,6 +128,38 @@ enum sb_how {
 	SB_HOW_MAX,
 };
 
+/*
+ * The syscall step (option decision_cache), per CPU and attributed counter.
+ * The cause a syscall decides depends only on its number and one argument
+ * (ioctl's command, madvise's advice), so the last decision is kept and
+ * reused while the next event's syscall and argument are the same (a
+ * background snapshot's hundreds of thousands of uffd-wp ioctls are one
+ * decision). The events the syscall step decides are counted here, by
+ * cause, in one place instead of three arrays; sb_probes_read() adds them
+ * to cause, how and cause_pages, and reports the reused decisions in cached.
+ */
+#define SB_DECISION_CAUSES 16 /* a power of two >= SB_CAUSE_MAX: the programs mask the index */
+
+struct sb_decisions {
+	/* the hot part first, with by_cause[SB_CAUSE_UFFD_WP] next to it: a snapshot's events touch 48 bytes */
+	__u64 sample_countdown; /* events until the next sampled stack */
+	__u64 last;             /* the last decision: SB_LAST(nr + 1, SB_ARG_*, cause + 1); 0: none yet */
+	__u64 last_arg;         /* the value of its deciding argument */
+	__u64 made;             /* decisions made that decided a cause (the rest of by_cause's events reused one) */
+	struct {
+		__u64 events;   /* of the target, decided by the syscall step */
+		__u64 pages;    /* their pages (SB_ATTR_UNMAP) */
+	} by_cause[SB_DECISION_CAUSES]; /* [SB_CAUSE_MAX] and up: never written */
+	__u64 regs_at;          /* the BPF side's scratch (task_regs()) */
+};
+
+#define SB_LAST(nr1, reg, cause1) ((__u64)(nr1) | (__u64)(reg) << 16 | (__u64)(cause1) << 24)
+#define SB_LAST_NR1(last) ((last) & 0xffff)
+#define SB_LAST_REG(last) (((last) >> 16) & 0xff)
+#define SB_LAST_CAUSE1(last) (((last) >> 24) & 0xff)
+
+enum { SB_ARG_NONE = 0, SB_ARG_SI, SB_ARG_DX, SB_ARG_R10 };
+
 struct sb_count {
 	__u64 events;
 	__u64 pages;  /* pages covered, where the event has a range */
@@ -143,7 +175,6 @@ struct sb_counts {
 	__u64 mn_flag[SB_CTX_MAX][SB_MN_FLAG_BITS];
 	__u64 stacks_recorded[SB_ATTR_MAX]; /* stack records added or bumped */
 	__u64 stacks_dropped[SB_ATTR_MAX];  /* stack map full */
-	__u64 sample_countdown[SB_ATTR_MAX];
 	__u64 marker_dropped;               /* migration marker map full */
 	__u64 timed_hist[SB_TIMED_CALLS][SB_TIMED_HIST]; /* target VM's timed calls, by latency */
 	__u64 exit_reason[SB_EXIT_SLOTS];   /* target VM's kvm_exit by reason (SB_EXIT_*) */
@@ -151,6 +182,12 @@ struct sb_counts {
 	/* the target VM's TDP MMU SPTE zaps (SB_C_TDP_SPTE's detail) made inside one of its MMU-notifier
 	 * invalidations, by the invalidation's cause (SB_ATTR_MN_INVALIDATE's, kept from range_start to range_end) */
 	__u64 zap_cause[SB_CAUSE_MAX];
+	/* the BPF side's, per CPU; zero in a struct sb_probe_snapshot, whose cause, how and cause_pages have them */
+	struct sb_decisions decisions[SB_ATTR_MAX];
+	/* events whose pt_regs, read without a helper, were not bpf_task_pt_regs()'s (checked when a stack is sampled) */
+	__u64 regs_mismatch;
+	/* filled by sb_probes_read(): the syscall decisions reused (struct sb_decisions) */
+	__u64 cached[SB_ATTR_MAX];
 };
 
 /* Kernel function [start, end) that decides a cause when seen on a stack. */

@@ -42,11 +42,29 @@ char LICENSE[] SEC("license") = "GPL";
  */
 __u32 target_tgid = 0;
 
+/*
+ * Kernels since 6.2 have this kfunc, which the verifier turns into a move:
+ * the "k" variants of the attributing programs use it to read pt_regs with
+ * no helper call (task_regs()); the loader picks them where the kernel has
+ * it, and never loads them elsewhere (an unresolved weak kfunc is only a
+ * problem in a program that is loaded).
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/*
+ * task_pt_regs(task) - task->stack: the same for every task of a kernel
+ * (the top of the stack, less the padding and pt_regs). Learned from
+ * bpf_task_pt_regs() on a "k" program's first use; 0: not yet.
+ */
+__u64 regs_delta = 0;
+
 /* Set by the loader before load (rodata). */
 const volatile bool attribution = true;
 /* fentry on both kvm_mmu_notifier_invalidate_range_start and _end: SPTE zaps get their invalidation's cause */
 const volatile bool invalidations_open = false;
 const volatile __u32 sample_every = 0; /* 1 in N stacks sampled; 0: none */
+/* the syscall step's decisions cached per CPU (syscall_step()); false: decided for every event */
+const volatile bool decision_cache = true;
 const volatile __u64 spte_present_mask = 1ULL << 11;
 const volatile __u64 pf_write_mask = 1ULL << 1;
 const volatile __s32 ret_pf_fixed = 5;
@@ -242,13 +260,141 @@ static __always_inline void stack_record(struct sb_counts *c, struct sb_stack_va
 	c->stacks_recorded[attr & (SB_ATTR_MAX - 1)]++;
 }
 
-/* Decide the cause of an event in the target process or a kernel thread. */
-/* Classifies the event just counted in c; returns its cause, or -1 when it is not classified. */
-static __always_inline int attribute(void *ctx, struct task_struct *task, int ectx, int attr,
-				     struct sb_counts *c)
+/*
+ * The cause a syscall decides from its syscall_cause[] entry v (not 0) and
+ * its deciding argument (ioctl's command, madvise's advice; 0 for the
+ * others), or -1. A pure function of the two, so it can be cached.
+ */
+static __always_inline int syscall_cause_of(__u8 v, __u32 arg)
+{
+	if (v == SB_SYSCALL_MADVISE || v == SB_SYSCALL_PROCESS_MADVISE) {
+		__u8 m = 0;
+
+		if (arg < SB_NR_MADVISE) {
+			/* keep the mask: the compiler would index with an unbounded copy of arg */
+			barrier_var(arg);
+			m = madvise_cause[arg & (SB_NR_MADVISE - 1)];
+		}
+		return m > 0 && m <= SB_CAUSE_MAX ? m - 1 : SB_CAUSE_MUNMAP_MADVISE;
+	}
+	if (v == SB_SYSCALL_IOCTL) {
+		for (int i = 0; i < SB_MAX_IOCTL_CMDS; i++) {
+			if ((__u32)i >= nr_ioctl_cmds)
+				break;
+			if (ioctl_cmd[i] == arg)
+				return ioctl_cause[i];
+		}
+		return -1;
+	}
+	return v <= SB_CAUSE_MAX ? v - 1 : -1;
+}
+
+static __always_inline unsigned long arg_of(struct pt_regs *regs, __u64 reg)
+{
+	if (reg == SB_ARG_SI)
+		return regs->si;
+	if (reg == SB_ARG_DX)
+		return regs->dx;
+	if (reg == SB_ARG_R10)
+		return regs->r10;
+	return 0;
+}
+
+/*
+ * The syscall step of attribute(), inside a syscall of the target: the
+ * cause, or -1 when the syscall decides nothing. With decision_cache the
+ * last decision on this CPU for attr (struct sb_decisions) is reused while
+ * the syscall and its deciding argument are the same, which is exact
+ * because syscall_cause_of() depends on nothing else.
+ */
+static __always_inline int syscall_step(struct pt_regs *regs, struct sb_decisions *d)
+{
+	unsigned long nr = regs->orig_ax;
+	__u64 reg = SB_ARG_NONE;
+	__u32 arg;
+	__u8 v;
+	int cause;
+
+	if (decision_cache) {
+		__u64 last = d->last;
+
+		if (SB_LAST_NR1(last) == nr + 1 && d->last_arg == (__u32)arg_of(regs, SB_LAST_REG(last)))
+			return (int)SB_LAST_CAUSE1(last) - 1;
+	}
+	if (nr >= SB_NR_SYSCALLS)
+		return -1;
+	v = syscall_cause[nr & (SB_NR_SYSCALLS - 1)];
+	if (!v)
+		return -1;
+	/* the kernel takes ioctl's command as unsigned int, madvise's advice as int */
+	if (v == SB_SYSCALL_IOCTL)
+		reg = SB_ARG_SI;
+	else if (v == SB_SYSCALL_MADVISE)
+		reg = SB_ARG_DX;
+	else if (v == SB_SYSCALL_PROCESS_MADVISE)
+		reg = SB_ARG_R10;
+	arg = (__u32)arg_of(regs, reg);
+	cause = syscall_cause_of(v, arg);
+	if (decision_cache) {
+		d->last = SB_LAST(nr + 1, reg, cause + 1);
+		d->last_arg = arg;
+		if (cause >= 0)
+			d->made++; /* the others are reused: by_cause counts them all */
+	}
+	return cause;
+}
+
+/*
+ * The task's pt_regs. kfuncs (the "k" programs): task->stack plus
+ * regs_delta, no helper call; the helper's answer teaches the delta once,
+ * and checks it on the events whose stack is sampled (regs_mismatch).
+ */
+static __always_inline struct pt_regs *task_regs(struct task_struct *task, struct sb_decisions *d, bool kfuncs)
+{
+	struct pt_regs *regs;
+	__u64 delta;
+
+	if (kfuncs) {
+		delta = regs_delta;
+		if (delta)
+			return bpf_rdonly_cast((void *)((unsigned long)task->stack + delta),
+					       bpf_core_type_id_kernel(struct pt_regs));
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (kfuncs && regs) {
+		d->regs_at = (__u64)regs; /* through memory: the verifier lets no pointer be subtracted */
+		regs_delta = *(volatile __u64 *)&d->regs_at - (__u64)task->stack;
+	}
+	return regs;
+}
+
+/* Whether task_regs()'s delta still gives bpf_task_pt_regs()'s answer; counts the events where not. */
+static __always_inline void regs_check(struct task_struct *task, struct sb_decisions *d, struct sb_counts *c)
+{
+	__u64 delta = regs_delta;
+	struct pt_regs *regs;
+
+	if (!delta)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return;
+	d->regs_at = (__u64)regs;
+	if (*(volatile __u64 *)&d->regs_at != (__u64)task->stack + delta)
+		c->regs_mismatch++;
+}
+
+/*
+ * Decide the cause of an event in the target process or a kernel thread,
+ * just counted in c; pages: its pages (SB_ATTR_UNMAP's cause_pages).
+ * Returns its cause, or -1 when it is not classified.
+ */
+static __always_inline int attribute(void *ctx, struct task_struct *task, int ectx, int attr, struct sb_counts *c,
+				     __u64 pages, bool kfuncs)
 {
 	struct sb_stack_val *sv = NULL;
 	int cause = -1, how = SB_HOW_STACK;
+	struct sb_decisions *d;
 	__u32 slot;
 
 	if (!attribution || ectx == SB_CTX_OTHER)
@@ -257,6 +403,7 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 		task = bpf_get_current_task_btf();
 	attr &= SB_ATTR_MAX - 1;
 	slot = (__u32)attr;
+	d = &c->decisions[attr];
 
 	if (ectx == SB_CTX_KTHREAD) {
 		cause = kthread_cause(task);
@@ -275,7 +422,7 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 		how = SB_HOW_TASK_FLAG;
 	}
 	if (cause < 0 && ectx == SB_CTX_TARGET) {
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		struct pt_regs *regs = task_regs(task, d, kfuncs);
 
 		/*
 		 * Inside a syscall pt_regs->ax still holds the -ENOSYS the
@@ -283,33 +430,9 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 		 * signal delivery on the way out) it holds the return value.
 		 */
 		if (regs && regs->ax == (unsigned long)-ENOSYS) {
-			unsigned long nr = regs->orig_ax;
-
-			if (nr < SB_NR_SYSCALLS) {
-				__u8 v = syscall_cause[nr & (SB_NR_SYSCALLS - 1)];
-
-				if (v == SB_SYSCALL_MADVISE || v == SB_SYSCALL_PROCESS_MADVISE) {
-					unsigned long advice = v == SB_SYSCALL_MADVISE ? regs->dx : regs->r10;
-					__u8 m = advice < SB_NR_MADVISE ? madvise_cause[advice & (SB_NR_MADVISE - 1)] : 0;
-
-					cause = m > 0 && m <= SB_CAUSE_MAX ? m - 1 : SB_CAUSE_MUNMAP_MADVISE;
-				} else if (v == SB_SYSCALL_IOCTL) {
-					__u32 cmd = (__u32)regs->si;
-
-					for (int i = 0; i < SB_MAX_IOCTL_CMDS; i++) {
-						if ((__u32)i >= nr_ioctl_cmds)
-							break;
-						if (ioctl_cmd[i] == cmd) {
-							cause = ioctl_cause[i];
-							break;
-						}
-					}
-				} else if (v > 0 && v <= SB_CAUSE_MAX) {
-					cause = v - 1;
-				}
-				if (cause >= 0)
-					how = SB_HOW_SYSCALL;
-			}
+			cause = syscall_step(regs, d);
+			if (cause >= 0)
+				how = SB_HOW_SYSCALL;
 		}
 	}
 	if (cause < 0) {
@@ -325,14 +448,29 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 	if (cause >= SB_CAUSE_MAX)
 		cause = SB_CAUSE_OTHER;
 
-	c->cause[attr][ectx & 3][cause]++;
-	c->how[attr][how & 7]++;
+	if (decision_cache && how == SB_HOW_SYSCALL) {
+		/* ectx is the target's: only its syscalls decide */
+		__u32 k = (__u32)cause;
+
+		barrier_var(k); /* keep the mask on the register the verifier checks */
+		k &= SB_DECISION_CAUSES - 1;
+		d->by_cause[k].events++;
+		if (attr == SB_ATTR_UNMAP)
+			d->by_cause[k].pages += pages;
+	} else {
+		c->cause[attr][ectx & 3][cause]++;
+		c->how[attr][how & 7]++;
+		if (attr == SB_ATTR_UNMAP)
+			c->cause_pages[ectx & 3][cause & 15] += pages;
+	}
 	if (sv)
 		stack_record(c, sv, attr, ectx, cause, 0);
 
 	if (sample_every) {
-		if (c->sample_countdown[attr] == 0) {
-			c->sample_countdown[attr] = sample_every - 1;
+		if (d->sample_countdown == 0) {
+			d->sample_countdown = sample_every - 1;
+			if (kfuncs && ectx == SB_CTX_TARGET)
+				regs_check(task, d, c);
 			if (!sv) {
 				sv = bpf_map_lookup_elem(&scratch, &slot);
 				if (!sv)
@@ -341,7 +479,7 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 			}
 			stack_record(c, sv, attr, ectx, cause, 1);
 		} else {
-			c->sample_countdown[attr]--;
+			d->sample_countdown--;
 		}
 	}
 	return cause;
@@ -371,7 +509,7 @@ static __always_inline struct sb_counts *count(__u32 counter, struct task_struct
 
 /* --- kvm:kvm_unmap_hva_range: an MMU-notifier invalidation reached KVM --- */
 
-static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, unsigned long end)
+static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, unsigned long end, bool kfuncs)
 {
 	/* classifying needs the task anyway: then its tgid saves the pid_tgid call */
 	struct task_struct *task = attribution ? bpf_get_current_task_btf() : NULL;
@@ -379,34 +517,38 @@ static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, u
 	int ectx;
 
 	__u64 pages = (end - start) >> PAGE_SHIFT;
-	int cause;
 
 	c = count(SB_C_UNMAP_HVA, &task, &ectx, pages, 0);
-	if (!c)
-		return;
-	cause = attribute(ctx, task, ectx, SB_ATTR_UNMAP, c);
-	if (cause >= 0)
-		c->cause_pages[ectx & 3][cause & 15] += pages;
+	if (c)
+		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c, pages, kfuncs);
 }
 
 SEC("?tp_btf/kvm_unmap_hva_range")
 int BPF_PROG(tpbtf_kvm_unmap_hva_range, unsigned long start, unsigned long end)
 {
-	on_unmap_hva_range(ctx, start, end);
+	on_unmap_hva_range(ctx, start, end, false);
+	return 0;
+}
+
+/* the "k" variant: see bpf_rdonly_cast above */
+SEC("?tp_btf/kvm_unmap_hva_range")
+int BPF_PROG(tpbtfk_kvm_unmap_hva_range, unsigned long start, unsigned long end)
+{
+	on_unmap_hva_range(ctx, start, end, true);
 	return 0;
 }
 
 SEC("?raw_tp/kvm_unmap_hva_range")
 int BPF_PROG(rawtp_kvm_unmap_hva_range, unsigned long start, unsigned long end)
 {
-	on_unmap_hva_range(ctx, start, end);
+	on_unmap_hva_range(ctx, start, end, false);
 	return 0;
 }
 
 SEC("?tp/kvm/kvm_unmap_hva_range")
 int tp_kvm_unmap_hva_range(struct trace_event_raw_kvm_unmap_hva_range *ctx)
 {
-	on_unmap_hva_range(ctx, ctx->start, ctx->end);
+	on_unmap_hva_range(ctx, ctx->start, ctx->end, false);
 	return 0;
 }
 
@@ -687,7 +829,7 @@ int tp_kvm_mmu_split_huge_page(void *ctx)
  * receiving CPU, in whatever task it interrupted. ---
  */
 
-static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pages)
+static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pages, bool kfuncs)
 {
 	struct task_struct *task = NULL;
 	__u32 r = (__u32)reason;
@@ -699,27 +841,34 @@ static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pa
 	c = count(SB_C_TLB_TASK_SWITCH + r, &task, &ectx, pages == TLB_FLUSH_ALL ? 0 : pages,
 		  pages == TLB_FLUSH_ALL ? 1 : 0);
 	if (c && reason == bpf_core_enum_value(enum tlb_flush_reason, TLB_REMOTE_SEND_IPI))
-		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c);
+		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c, 0, kfuncs);
 }
 
 SEC("?tp_btf/tlb_flush")
 int BPF_PROG(tpbtf_tlb_flush, int reason, unsigned long pages)
 {
-	on_tlb_flush(ctx, reason, pages);
+	on_tlb_flush(ctx, reason, pages, false);
+	return 0;
+}
+
+SEC("?tp_btf/tlb_flush")
+int BPF_PROG(tpbtfk_tlb_flush, int reason, unsigned long pages)
+{
+	on_tlb_flush(ctx, reason, pages, true);
 	return 0;
 }
 
 SEC("?raw_tp/tlb_flush")
 int BPF_PROG(rawtp_tlb_flush, int reason, unsigned long pages)
 {
-	on_tlb_flush(ctx, reason, pages);
+	on_tlb_flush(ctx, reason, pages, false);
 	return 0;
 }
 
 SEC("?tp/tlb/tlb_flush")
 int tp_tlb_flush(struct trace_event_raw_tlb_flush *ctx)
 {
-	on_tlb_flush(ctx, ctx->reason, ctx->pages);
+	on_tlb_flush(ctx, ctx->reason, ctx->pages, false);
 	return 0;
 }
 
@@ -1002,9 +1151,8 @@ static __always_inline struct kvm *kvm_of_notifier(struct mmu_notifier *mn)
 	return (struct kvm *)((unsigned long)mn - bpf_core_field_offset(struct kvm, mmu_notifier));
 }
 
-SEC("?fentry/kvm_mmu_notifier_invalidate_range_start")
-int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier *mn,
-	     const struct mmu_notifier_range *range)
+static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifier *mn,
+						   const struct mmu_notifier_range *range, bool kfuncs)
 {
 	struct task_struct *task = NULL;
 	struct sb_counts *c;
@@ -1013,12 +1161,12 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier
 	int ectx, cause;
 
 	if (!is_target_vm(kvm_of_notifier(mn)))
-		return 0;
+		return;
 	start = BPF_CORE_READ(range, start);
 	end = BPF_CORE_READ(range, end);
 	c = count(SB_C_MN_INVALIDATE, &task, &ectx, (end - start) >> PAGE_SHIFT, 0);
 	if (!c)
-		return 0;
+		return;
 	event = BPF_CORE_READ(range, event);
 	c->mn_event[ectx & 3][event & (SB_MN_EVENTS - 1)]++;
 	if (bpf_core_field_exists(range->flags))
@@ -1026,13 +1174,28 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier
 	for (int b = 0; b < SB_MN_FLAG_BITS; b++)
 		if (flags & (1u << b))
 			c->mn_flag[ectx & 3][b]++;
-	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c);
+	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c, 0, kfuncs);
 	if (cause >= 0 && invalidations_open) {
 		__u64 id = bpf_get_current_pid_tgid();
 		__u32 v = (__u32)cause;
 
 		bpf_map_update_elem(&inval_cause, &id, &v, BPF_ANY);
 	}
+}
+
+SEC("?fentry/kvm_mmu_notifier_invalidate_range_start")
+int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier *mn,
+	     const struct mmu_notifier_range *range)
+{
+	on_mn_invalidate_start(ctx, mn, range, false);
+	return 0;
+}
+
+SEC("?fentry/kvm_mmu_notifier_invalidate_range_start")
+int BPF_PROG(fentryk_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier *mn,
+	     const struct mmu_notifier_range *range)
+{
+	on_mn_invalidate_start(ctx, mn, range, true);
 	return 0;
 }
 
@@ -1058,18 +1221,30 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
  * to it when the architecture cannot flush a range, so the range counter
  * counts requests and the plain one counts flushes, never summed.
  */
-SEC("?fentry/kvm_flush_remote_tlbs")
-int BPF_PROG(fentry_kvm_flush_remote_tlbs, struct kvm *kvm)
+static __always_inline void on_kvm_flush(void *ctx, struct kvm *kvm, bool kfuncs)
 {
 	struct task_struct *task = NULL;
 	struct sb_counts *c;
 	int ectx;
 
 	if (!is_target_vm(kvm))
-		return 0;
+		return;
 	c = count(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);
 	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c);
+		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, kfuncs);
+}
+
+SEC("?fentry/kvm_flush_remote_tlbs")
+int BPF_PROG(fentry_kvm_flush_remote_tlbs, struct kvm *kvm)
+{
+	on_kvm_flush(ctx, kvm, false);
+	return 0;
+}
+
+SEC("?fentry/kvm_flush_remote_tlbs")
+int BPF_PROG(fentryk_kvm_flush_remote_tlbs, struct kvm *kvm)
+{
+	on_kvm_flush(ctx, kvm, true);
 	return 0;
 }
 

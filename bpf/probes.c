@@ -351,6 +351,8 @@ void sb_probe_options_init(struct sb_probe_options *o)
 	*o = (struct sb_probe_options){
 		.backends = SB_BACKENDS_ALL,
 		.attribution = true,
+		.decision_cache = true,
+		.kfuncs = true,
 		.stack_sample_every = SB_PROBE_DEFAULT_SAMPLE_EVERY,
 		.max_stacks = SB_PROBE_DEFAULT_MAX_STACKS,
 		.exit_counters = true,
@@ -368,6 +370,7 @@ struct probe_state {
 	char name[96];
 	unsigned long long tp_id;     /* classic tracepoint id */
 	unsigned int excluded;        /* backends that failed to load for this probe */
+	bool kfuncs_failed;           /* its "k" program failed to load: the plain one is used */
 	struct bpf_program *prog;
 	struct bpf_link *link;
 	struct bpf_program *exit_prog; /* timed probes: fexit_<name> */
@@ -393,6 +396,7 @@ struct sb_probes {
 	struct ksyms ksyms;
 	bool ksyms_loaded;
 	bool attached;
+	bool kfuncs; /* the kernel has bpf_rdonly_cast: the "k" programs (bpf/probes.bpf.c) can load */
 };
 
 /* ---- libbpf log capture (to tell which program failed to load) ---- */
@@ -620,12 +624,27 @@ static void choose_backend(struct sb_probes *p, struct probe_state *ps, const st
 	}
 }
 
-static struct bpf_program *find_prog(struct sb_probes_bpf *skel, enum sb_backend b, const char *probe_name)
+/* The "k" programs: the same as the plain ones, reading pt_regs with no helper call (bpf/probes.bpf.c). */
+static const char *const kfunc_prefix[SB_BACKEND_MAX] = {
+	[SB_BACKEND_FENTRY] = "fentryk_",
+	[SB_BACKEND_TP_BTF] = "tpbtfk_",
+};
+
+static struct bpf_program *find_prog(struct sb_probes *p, struct sb_probes_bpf *skel, struct probe_state *ps,
+				     enum sb_backend b, const char *probe_name)
 {
+	struct bpf_program *prog = NULL;
 	char name[160];
 
-	snprintf(name, sizeof(name), "%s%s", prog_prefix[b], probe_name);
-	return bpf_object__find_program_by_name(skel->obj, name);
+	if (p->kfuncs && !ps->kfuncs_failed && kfunc_prefix[b]) {
+		snprintf(name, sizeof(name), "%s%s", kfunc_prefix[b], probe_name);
+		prog = bpf_object__find_program_by_name(skel->obj, name);
+	}
+	if (!prog) {
+		snprintf(name, sizeof(name), "%s%s", prog_prefix[b], probe_name);
+		prog = bpf_object__find_program_by_name(skel->obj, name);
+	}
+	return prog;
 }
 
 /* Resolve the stack rules' functions from /proc/kallsyms, sorted by address. */
@@ -678,6 +697,7 @@ static int rules_resolve(struct sb_probes *p, struct sb_error *err)
 static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 {
 	ro->attribution = p->opts.attribution;
+	ro->decision_cache = p->opts.decision_cache;
 	ro->invalidations_open = p->probes[P_MN_INVALIDATE].info.available && p->probes[P_MN_INVALIDATE_END].info.available;
 	ro->sample_every = p->opts.stack_sample_every;
 	ro->ret_pf_fixed = p->ret_pf_fixed;
@@ -730,7 +750,7 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 		ps->prog = ps->exit_prog = NULL;
 		if (!ps->info.available)
 			continue;
-		ps->prog = find_prog(skel, ps->info.backend, probe_defs[i].name);
+		ps->prog = find_prog(p, skel, ps, ps->info.backend, probe_defs[i].name);
 		if (!ps->prog) {
 			ps->info.available = false;
 			reason_add(ps, "%s: no such program in the BPF object", backend_names[ps->info.backend]);
@@ -787,9 +807,23 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 	return 0;
 }
 
-/* Map a program name back to its probe and backend. */
-static bool prog_to_probe(const char *prog, int *probe, enum sb_backend *backend)
+/* Map a program name back to its probe and backend; *kfuncs: it is a "k" program. */
+static bool prog_to_probe(const char *prog, int *probe, enum sb_backend *backend, bool *kfuncs)
 {
+	*kfuncs = false;
+	for (int b = SB_BACKEND_FENTRY; b < SB_BACKEND_MAX; b++) {
+		size_t len = kfunc_prefix[b] ? strlen(kfunc_prefix[b]) : 0;
+
+		if (!len || strncmp(prog, kfunc_prefix[b], len))
+			continue;
+		for (int i = 0; i < P_MAX; i++)
+			if (!strcmp(prog + len, probe_defs[i].name)) {
+				*probe = i;
+				*backend = (enum sb_backend)b;
+				*kfuncs = true;
+				return true;
+			}
+	}
 	/* a timed probe's exit half fails with its fentry backend */
 	if (!strncmp(prog, "fexit_", 6))
 		for (int i = 0; i < P_MAX; i++)
@@ -904,7 +938,7 @@ static int load_with_fallback(struct sb_probes *p, struct sb_error *err)
 		char failed[160], line[512];
 		int probe;
 		enum sb_backend backend;
-		bool any = false;
+		bool any = false, kfuncs;
 
 		for (int i = 0; i < P_MAX; i++)
 			any |= p->probes[i].info.available;
@@ -916,9 +950,17 @@ static int load_with_fallback(struct sb_probes *p, struct sb_error *err)
 		r = load_once(p, failed, sizeof(failed), line, sizeof(line), err);
 		if (r >= 0)
 			break;
-		if (!failed[0] || !prog_to_probe(failed, &probe, &backend) || attempt > 3 * P_MAX)
+		if (!failed[0] || !prog_to_probe(failed, &probe, &backend, &kfuncs) || attempt > 4 * P_MAX)
 			return r;
 		struct probe_state *ps = &p->probes[probe];
+		if (kfuncs) {
+			/* the same backend, with bpf_task_pt_regs() */
+			ps->kfuncs_failed = true;
+			reason_add(ps, "%s: the program that reads pt_regs without a helper call failed to load (%s); "
+				       "the one with bpf_task_pt_regs() is used",
+				   backend_names[backend], line);
+			continue;
+		}
 		ps->excluded |= SB_BACKEND_BIT(backend);
 		reason_add(ps, "%s: the program failed to load (%s)", backend_names[backend], line);
 		choose_backend(p, ps, &probe_defs[probe]);
@@ -1000,6 +1042,7 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 	p->vmlinux = btf__load_vmlinux_btf();
 	if (!p->vmlinux)
 		p->vmlinux = NULL; /* tp_btf and fentry report it per probe */
+	p->kfuncs = p->vmlinux && p->opts.kfuncs && btf__find_by_name_kind(p->vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0;
 	btf_names(p);
 	if (p->opts.attribution) {
 		r = rules_resolve(p, err);
@@ -1124,6 +1167,25 @@ const char *sb_probes_target_comm(const struct sb_probes *p)
 	return p->comm;
 }
 
+/* One CPU's syscall-step counts (struct sb_decisions) into the totals: events in the target, decided by the syscall. */
+static void add_decisions(struct sb_counts *sum, const struct sb_counts *cpu)
+{
+	for (int a = 0; a < SB_ATTR_MAX; a++) {
+		const struct sb_decisions *d = &cpu->decisions[a];
+		__u64 events = 0;
+
+		for (int k = 0; k < SB_CAUSE_MAX; k++) {
+			events += d->by_cause[k].events;
+			sum->cause[a][SB_CTX_TARGET][k] += d->by_cause[k].events;
+			sum->how[a][SB_HOW_SYSCALL] += d->by_cause[k].events;
+			if (a == SB_ATTR_UNMAP)
+				sum->cause_pages[SB_CTX_TARGET][k] += d->by_cause[k].pages;
+		}
+		/* made is bumped before its event is counted: a read in between sees one more */
+		sum->cached[a] += events > d->made ? events - d->made : 0;
+	}
+}
+
 int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_error *err)
 {
 	__u32 zero = 0;
@@ -1131,6 +1193,7 @@ int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_e
 	const size_t words = sizeof(struct sb_counts) / sizeof(__u64);
 
 	_Static_assert(sizeof(struct sb_counts) % sizeof(__u64) == 0, "sb_counts holds only __u64");
+	_Static_assert(SB_DECISION_CAUSES >= SB_CAUSE_MAX, "SB_DECISION_CAUSES is too small");
 	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counts), &zero, p->percpu) < 0)
 		return sb_error_set(err, -errno, "cannot read the counters map: %s", strerror(errno));
 	s->mono_ns = mono_ns();
@@ -1141,7 +1204,9 @@ int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_e
 		for (size_t w = 0; w < words; w++)
 			sum[w] += v[w];
 	}
-	memset(s->c.sample_countdown, 0, sizeof(s->c.sample_countdown));
+	memset(s->c.decisions, 0, sizeof(s->c.decisions));
+	for (int cpu = 0; cpu < p->ncpus; cpu++)
+		add_decisions(&s->c, &p->percpu[cpu]);
 	return 0;
 }
 
@@ -1163,6 +1228,11 @@ const struct sb_probe_info *sb_probes_probe(const struct sb_probes *p, size_t i)
 bool sb_probes_attribution(const struct sb_probes *p)
 {
 	return p->opts.attribution;
+}
+
+bool sb_probes_kfuncs(const struct sb_probes *p)
+{
+	return p->kfuncs;
 }
 
 size_t sb_probes_rule_count(const struct sb_probes *p)

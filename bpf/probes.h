@@ -65,6 +65,19 @@ struct sb_probe_options {
 	unsigned int backends;
 	/* Classify causes (costs a little per invalidation); false: count only. */
 	bool attribution;
+	/*
+	 * Cache the syscall step's decisions per CPU (struct sb_decisions):
+	 * the same counts, cheaper. Default on; off decides every event (the
+	 * probe-cost benchmark and the exactness test compare the two).
+	 */
+	bool decision_cache;
+	/*
+	 * Where the kernel has the bpf_rdonly_cast kfunc (6.2 and later), load
+	 * the attributing programs that read pt_regs without a helper call.
+	 * Default on; off: bpf_task_pt_regs() everywhere (the benchmark's and
+	 * the tests' comparison).
+	 */
+	bool kfuncs;
 	/* Record the stack of 1 in N attributed events (0: none). Events whose
 	 * cause needed a stack walk are always recorded. */
 	unsigned int stack_sample_every;
@@ -178,6 +191,8 @@ const struct sb_probe_info *sb_probes_probe(const struct sb_probes *p, size_t i)
 
 /* Whether causes are classified (option on and the counter's attr available). */
 bool sb_probes_attribution(const struct sb_probes *p);
+/* Whether the kernel has bpf_rdonly_cast and the option kfuncs is on: the "k" programs are used where they exist. */
+bool sb_probes_kfuncs(const struct sb_probes *p);
 
 /*
  * The classifier's stack rules: kernel functions that decide a cause when

@@ -8,6 +8,15 @@
  * context, or a stack walk for work done in task_work). Another process
  * with its own VM (vm-churn) must count as "other", never as the target.
  *
+ * A second probe set with the decision cache off (option decision_cache)
+ * and pt_regs read by the helper (option kfuncs off) watches the same
+ * events: per phase, its target counts per cause, its pages per cause and
+ * its syscall decisions must equal the first set's, which must have reused
+ * its decisions over a run of the same syscall; where the kernel has
+ * bpf_rdonly_cast the first set reads pt_regs without the helper, and
+ * every event's pt_regs (each one's stack is sampled here) must be the
+ * helper's.
+ *
  * Usage: test-probe-causes PATH-TO-VM-CHURN
  */
 #include <errno.h>
@@ -20,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,20 +45,55 @@
 
 extern char **environ;
 
-static struct sb_probes *probes;
+static struct sb_probes *probes, *per_event;
 static struct self_vm vm;
-static struct sb_probe_snapshot before;
+static struct sb_probe_snapshot before, before_per_event;
 
 static void phase_begin(void)
 {
 	probes_read(probes, &before);
+	probes_read(per_event, &before_per_event);
+}
+
+/*
+ * The phase seen by the probes that decide every event: the same target
+ * counts per cause, pages per cause and syscall decisions as d, and none of
+ * them cached; d's syscall decisions all cached.
+ */
+static void same_per_event(const char *name, const struct sb_probe_snapshot *d)
+{
+	struct sb_probe_snapshot after, e;
+
+	probes_read(per_event, &after);
+	snap_delta(&before_per_event, &after, &e);
+	for (int a = 0; a < SB_ATTR_MAX; a++) {
+		for (int k = 0; k < SB_CAUSE_MAX; k++)
+			CHECK_MSG(d->c.cause[a][SB_CTX_TARGET][k] == e.c.cause[a][SB_CTX_TARGET][k],
+				  "%s: %s %s: cached %llu, per event %llu", name, sb_attr_name(a), sb_cause_name(k),
+				  (unsigned long long)d->c.cause[a][SB_CTX_TARGET][k],
+				  (unsigned long long)e.c.cause[a][SB_CTX_TARGET][k]);
+		CHECK_MSG(d->c.how[a][SB_HOW_SYSCALL] == e.c.how[a][SB_HOW_SYSCALL],
+			  "%s: %s decided by syscall: cached %llu, per event %llu", name, sb_attr_name(a),
+			  (unsigned long long)d->c.how[a][SB_HOW_SYSCALL], (unsigned long long)e.c.how[a][SB_HOW_SYSCALL]);
+		CHECK_MSG(d->c.cached[a] <= d->c.how[a][SB_HOW_SYSCALL], "%s: %s: %llu of %llu syscall decisions reused",
+			  name, sb_attr_name(a), (unsigned long long)d->c.cached[a],
+			  (unsigned long long)d->c.how[a][SB_HOW_SYSCALL]);
+		CHECK(e.c.cached[a] == 0);
+	}
+	for (int k = 0; k < SB_CAUSE_MAX; k++)
+		CHECK_MSG(d->c.cause_pages[SB_CTX_TARGET][k] == e.c.cause_pages[SB_CTX_TARGET][k],
+			  "%s: pages of %s: cached %llu, per event %llu", name, sb_cause_name(k),
+			  (unsigned long long)d->c.cause_pages[SB_CTX_TARGET][k],
+			  (unsigned long long)e.c.cause_pages[SB_CTX_TARGET][k]);
 }
 
 /*
  * All of the phase's target-context invalidations have cause `cause`,
- * decided by `how`; at least min of them. Returns the count.
+ * decided by `how`; at least min of them, and at least min_reused syscall
+ * decisions reused (a run of the same syscall: all but the first per CPU).
+ * Returns the count.
  */
-static __u64 phase_end(const char *name, enum sb_cause cause, enum sb_how how, __u64 min)
+static __u64 phase_end(const char *name, enum sb_cause cause, enum sb_how how, __u64 min, __u64 min_reused)
 {
 	struct sb_probe_snapshot after, d;
 	__u64 events, classified;
@@ -57,10 +102,10 @@ static __u64 phase_end(const char *name, enum sb_cause cause, enum sb_how how, _
 	snap_delta(&before, &after, &d);
 	events = d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events;
 	classified = cause_sum(&d, SB_ATTR_UNMAP, SB_CTX_TARGET);
-	printf("%-22s %6llu invalidations, %6llu %s, decided by syscall %llu stack %llu\n", name,
+	printf("%-22s %6llu invalidations, %6llu %s, decided by syscall %llu (%llu reused) stack %llu\n", name,
 	       (unsigned long long)events, (unsigned long long)d.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][cause],
 	       sb_cause_name(cause), (unsigned long long)d.c.how[SB_ATTR_UNMAP][SB_HOW_SYSCALL],
-	       (unsigned long long)d.c.how[SB_ATTR_UNMAP][SB_HOW_STACK]);
+	       (unsigned long long)d.c.cached[SB_ATTR_UNMAP], (unsigned long long)d.c.how[SB_ATTR_UNMAP][SB_HOW_STACK]);
 	CHECK_MSG(events >= min, "%s: %llu invalidations, expected at least %llu", name,
 		  (unsigned long long)events, (unsigned long long)min);
 	CHECK_MSG(classified == events, "%s: %llu of %llu events classified", name, (unsigned long long)classified,
@@ -71,6 +116,9 @@ static __u64 phase_end(const char *name, enum sb_cause cause, enum sb_how how, _
 		  sb_cause_name(cause));
 	CHECK_MSG(d.c.how[SB_ATTR_UNMAP][how] == events, "%s: %llu of %llu decided the expected way", name,
 		  (unsigned long long)d.c.how[SB_ATTR_UNMAP][how], (unsigned long long)events);
+	CHECK_MSG(d.c.cached[SB_ATTR_UNMAP] >= min_reused, "%s: %llu syscall decisions reused, expected at least %llu",
+		  name, (unsigned long long)d.c.cached[SB_ATTR_UNMAP], (unsigned long long)min_reused);
+	same_per_event(name, &d);
 	return events;
 }
 
@@ -82,7 +130,7 @@ static void phase_mprotect(void)
 		CHECK(mprotect(vm.mem, 16 * PAGE, PROT_READ | PROT_WRITE) == 0);
 		vm.mem[0]++;
 	}
-	phase_end("mprotect", SB_CAUSE_MPROTECT, SB_HOW_SYSCALL, 100);
+	phase_end("mprotect", SB_CAUSE_MPROTECT, SB_HOW_SYSCALL, 100, 100);
 	CHECK(stack_has_frame(probes, SB_ATTR_UNMAP, SB_CAUSE_MPROTECT, true, "do_mprotect_pkey"));
 }
 
@@ -93,7 +141,7 @@ static void phase_madvise_dontneed(void)
 		vm.mem[PAGE * 20] = 1;
 		CHECK(madvise(vm.mem + PAGE * 20, PAGE, MADV_DONTNEED) == 0);
 	}
-	phase_end("madvise(DONTNEED)", SB_CAUSE_MUNMAP_MADVISE, SB_HOW_SYSCALL, 40);
+	phase_end("madvise(DONTNEED)", SB_CAUSE_MUNMAP_MADVISE, SB_HOW_SYSCALL, 40, 30);
 }
 
 static void phase_munmap_mremap(void)
@@ -109,7 +157,7 @@ static void phase_munmap_mremap(void)
 		CHECK(b != MAP_FAILED);
 		CHECK(munmap(b, 32 * PAGE) == 0);
 	}
-	phase_end("munmap/mremap", SB_CAUSE_MUNMAP_MADVISE, SB_HOW_SYSCALL, 10);
+	phase_end("munmap/mremap", SB_CAUSE_MUNMAP_MADVISE, SB_HOW_SYSCALL, 10, 0);
 }
 
 static int uffd_open_wp(char *addr, size_t len)
@@ -147,7 +195,7 @@ static void phase_uffd_wp(void)
 	for (size_t off = 0; off < 64 * PAGE; off += PAGE)
 		uffd_wp(fd, r + off, PAGE, false);
 	CHECK(ioctl(fd, UFFDIO_UNREGISTER, &unreg) == 0);
-	n = phase_end("uffd-wp (ioctl)", SB_CAUSE_UFFD_WP, SB_HOW_SYSCALL, 65);
+	n = phase_end("uffd-wp (ioctl)", SB_CAUSE_UFFD_WP, SB_HOW_SYSCALL, 65, 60);
 	close(fd);
 	(void)n;
 }
@@ -166,12 +214,13 @@ static void phase_uffd_release(void)
 	uffd_wp(fd, r, HUGE_2M / 2, true);
 	phase_begin();
 	close(fd);
-	phase_end("uffd release (task_work)", SB_CAUSE_UFFD_WP, SB_HOW_STACK, 1);
+	phase_end("uffd release (task_work)", SB_CAUSE_UFFD_WP, SB_HOW_STACK, 1, 0);
 	CHECK(stack_has_frame(probes, SB_ATTR_UNMAP, SB_CAUSE_UFFD_WP, false, "userfaultfd_release"));
 }
 
 static void phase_collapse(void)
 {
+	struct sb_probe_snapshot now;
 	char *raw = mmap(NULL, 2 * HUGE_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *a = (char *)(((unsigned long)raw + HUGE_2M - 1) & ~(HUGE_2M - 1));
 
@@ -185,7 +234,14 @@ static void phase_collapse(void)
 		munmap(raw, 2 * HUGE_2M);
 		return;
 	}
-	phase_end("madvise(COLLAPSE)", SB_CAUSE_THP, SB_HOW_SYSCALL, 1);
+	probes_read(probes, &now);
+	if (now.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events == before.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events) {
+		/* khugepaged (a kernel thread) collapsed the range after MADV_HUGEPAGE, before the test could */
+		printf("madvise(COLLAPSE) found the range collapsed already: thp phase not checked\n");
+		munmap(raw, 2 * HUGE_2M);
+		return;
+	}
+	phase_end("madvise(COLLAPSE)", SB_CAUSE_THP, SB_HOW_SYSCALL, 1, 0);
 	CHECK(munmap(raw, 2 * HUGE_2M) == 0);
 }
 
@@ -213,12 +269,49 @@ static void phase_other_process(const char *churn)
 	CHECK(d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events ==
 	      d.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_MUNMAP_MADVISE]);
 	CHECK(d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events <= 2);
+	same_per_event("other process", &d);
+}
+
+/*
+ * Kernels since 6.2 have bpf_rdonly_cast: there the first set's
+ * invalidation program is its "k" one, and none of the events whose stack
+ * it sampled (all, here) read another pt_regs than bpf_task_pt_regs()'s.
+ */
+static void check_kfuncs(void)
+{
+	struct sb_prog_stats *st = NULL;
+	struct sb_probe_snapshot s;
+	struct sb_error err = { 0 };
+	struct utsname u;
+	const char *name = NULL;
+	int major = 0, minor = 0;
+	bool expect;
+	size_t n = 0;
+
+	CHECK(uname(&u) == 0);
+	CHECK(sscanf(u.release, "%d.%d", &major, &minor) == 2);
+	expect = major > 6 || (major == 6 && minor >= 2);
+	CHECK_MSG(sb_probes_kfuncs(probes) == expect, "kernel %s: the loader says it %s bpf_rdonly_cast", u.release,
+		  sb_probes_kfuncs(probes) ? "has" : "lacks");
+	CHECK_MSG(sb_probes_prog_stats(probes, &st, &n, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		if (strstr(st[i].name, "kvm_unmap_hva_range"))
+			name = st[i].name;
+	CHECK(name);
+	printf("kernel %s: the invalidation program is %s\n", u.release, name);
+	if (!strncmp(name, "tpbtf", 5))
+		CHECK_MSG(!strncmp(name, "tpbtfk_", 7) == expect, "%s on kernel %s", name, u.release);
+	free(st);
+	probes_read(probes, &s);
+	CHECK_MSG(s.c.regs_mismatch == 0, "%llu events read another pt_regs than bpf_task_pt_regs()'s",
+		  (unsigned long long)s.c.regs_mismatch);
 }
 
 static void cleanup(void)
 {
 	sb_probes_close(probes);
-	probes = NULL;
+	sb_probes_close(per_event);
+	probes = per_event = NULL;
 	self_vm_destroy(&vm);
 }
 
@@ -231,6 +324,9 @@ int main(int argc, char **argv)
 	sb_probe_options_init(&o);
 	o.stack_sample_every = 1; /* record every stack: the checks look for frames */
 	probes = probes_start(getpid(), &o);
+	o.decision_cache = false;
+	o.kfuncs = false;
+	per_event = probes_start(getpid(), &o);
 	atexit(cleanup);
 
 	phase_mprotect();
@@ -240,6 +336,7 @@ int main(int argc, char **argv)
 	phase_uffd_release();
 	phase_collapse();
 	phase_other_process(argv[1]);
+	check_kfuncs();
 	printf("ok\n");
 	return 0;
 }

@@ -99,6 +99,7 @@ struct pt_regs {
 struct mm_struct;
 
 struct task_struct {
+	void *stack;
 	unsigned int flags;
 	struct mm_struct *mm;
 	pid_t pid;
