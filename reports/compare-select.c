@@ -327,6 +327,10 @@ static int scan_store(struct compare_pool *pool, const char *store, const char *
 		*out = nv;
 		(*out)[(*n_out)++] = rep;
 	}
+	if (store_index_prune(ix, names, n_names) < 0) {
+		r = sb_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	/* a store this user may not write is scanned in full next time, as without an index */
 	(void)store_index_save(ix, store, NULL);
 out:
