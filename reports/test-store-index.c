@@ -6,7 +6,8 @@
  * says), with no index, a fresh one, after runs are added, removed and
  * rewritten with other labels, with an old (stale) index put back, and with
  * an index that does not parse or has the wrong shape; and with a fresh
- * index only the selected runs' reports are loaded.
+ * index only the selected runs' reports are loaded; without one, only the
+ * selected runs' reports stay loaded.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -170,7 +171,8 @@ static char *select_ids(size_t l, size_t *loaded)
 	ids = side_ids(&side);
 	CHECK(ids);
 	CHECK_MSG(side.n_reps == 2 * side.n_reports, "%zu repetitions of %zu runs", side.n_reps, side.n_reports);
-	*loaded = pool.n;
+	*loaded = pool.n_parsed;
+	CHECK_MSG(pool.n == side.n_reports, "%zu reports kept in the pool, %zu selected", pool.n, side.n_reports);
 	compare_side_done(&side);
 	compare_pool_done(&pool);
 	return ids;
