@@ -282,6 +282,36 @@ static void print(const char *what, struct figures *f)
 	       w0, w1, c, c0, c1, r, r0, r1);
 }
 
+/* Writes the store's runs from the fixture, and says what it made. */
+static int generate(const char *fixture_path, const char *runs_dir, size_t n_runs, size_t n_labels, size_t rows,
+		    int rounds)
+{
+	struct json_object *fixture = NULL, *check = NULL;
+	_cleanup_free_ char *first = NULL;
+	struct sb_error err = {};
+	size_t bytes = 0;
+	char id[REPORT_ID_MAX];
+	double t = now();
+
+	if (report_read(fixture_path, &fixture, &err) < 0)
+		die(fixture_path, err.msg);
+	for (size_t k = 0; k < n_runs; k++) {
+		write_run(runs_dir, fixture, k, n_labels, rows, 1793523600ull * 1000000000ull, id, &bytes);
+		if (k == 0)
+			first = xasprintf("%s/%s/report.json", runs_dir, id);
+	}
+	json_object_put(fixture);
+	if (report_read(first, &check, &err) < 0)
+		die(first, err.msg);
+	size_t n_reps = json_object_array_length(json_object_object_get(check, "repetitions"));
+	json_object_put(check);
+	printf("store: %zu runs (%zu labels x %zu runs) x %zu repetitions x %zu timeline rows, %.1f MiB of reports, "
+	       "written in %.1f s; %d rounds\n",
+	       n_runs, n_labels, n_runs / n_labels, n_reps, rows, (double)bytes / 1048576.0, now() - t, rounds);
+	fflush(stdout);
+	return 0;
+}
+
 static pid_t start_daemon(const char *snapbenchd, const char *sock, const char *state, const char *log)
 {
 	char *argv[] = { (char *)snapbenchd, "--foreground", "--socket", (char *)sock, "--state-dir", (char *)state,
@@ -313,9 +343,6 @@ int main(int argc, char **argv)
 	int rounds = argc > 5 ? atoi(argv[5]) : 5;
 	size_t rows = argc > 6 ? strtoul(argv[6], NULL, 10) : 100;
 	size_t n_labels = argc > 7 ? strtoul(argv[7], NULL, 10) : 10;
-	struct json_object *fixture = NULL;
-	struct sb_error err = {};
-
 	if (argc == 4 && !strcmp(argv[1], "--scan"))
 		return scan_main(argv[2], argv[3]);
 	if (argc < 4 || rounds < 1 || rounds > MAX_ROUNDS || n_runs < 2 * n_labels || rows < 1 || n_labels < 2 ||
@@ -325,35 +352,26 @@ int main(int argc, char **argv)
 			argv[0], MAX_ROUNDS);
 		return 2;
 	}
-	if (report_read(argv[3], &fixture, &err) < 0)
-		die(argv[3], err.msg);
-
 	const char *tmp = test_tmpdir("compare-store");
 	char *state = xasprintf("%s/state", tmp), *runs_dir = xasprintf("%s/runs", state);
 	char *sock = xasprintf("%s/snapbenchd.sock", tmp), *out = xasprintf("%s/out", tmp);
 	char *log = xasprintf("%s/snapbenchd.log", tmp), *ixpath = xasprintf("%s/" STORE_INDEX_FILE, runs_dir);
-	_cleanup_free_ char *first = NULL;
 	if (mkdir(state, 0755) < 0 || mkdir(runs_dir, 0755) < 0)
 		die(state, strerror(errno));
 
-	size_t bytes = 0;
-	char id[REPORT_ID_MAX];
-	double t = now();
-	for (size_t k = 0; k < n_runs; k++) {
-		write_run(runs_dir, fixture, k, n_labels, rows, 1793523600ull * 1000000000ull, id, &bytes);
-		if (k == 0)
-			first = xasprintf("%s/%s/report.json", runs_dir, id);
-	}
-	json_object_put(fixture);
-	struct json_object *check = NULL;
-	if (report_read(first, &check, &err) < 0)
-		die(first, err.msg);
-	size_t n_reps = json_object_array_length(json_object_object_get(check, "repetitions"));
-	json_object_put(check);
-	printf("store: %zu runs (%zu labels x %zu runs) x %zu repetitions x %zu timeline rows, %.1f MiB of reports, "
-	       "written in %.1f s; %d rounds\n",
-	       n_runs, n_labels, n_runs / n_labels, n_reps, rows,
-	       (double)bytes / 1048576.0, now() - t, rounds);
+	/*
+	 * The store is made in a child: a process forked later starts with this
+	 * one's resident pages until it execs, and its peak RSS would count them.
+	 */
+	fflush(stdout);
+	pid_t gen = fork();
+	if (gen < 0)
+		die("fork", strerror(errno));
+	if (gen == 0)
+		_exit(generate(argv[3], runs_dir, n_runs, n_labels, rows, rounds));
+	struct rusage gen_ru;
+	if (reap(gen, &gen_ru) != 0)
+		die("the store", "not made");
 
 	char *compare[] = { (char *)argv[1], "compare", "--store", runs_dir, "--baseline", "label=l0", "--patched",
 			    "label=l1", "--output", out, "-q", NULL };
