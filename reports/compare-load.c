@@ -43,6 +43,12 @@ void compare_pool_done(struct compare_pool *pool)
 	*pool = (struct compare_pool){ 0 };
 }
 
+void compare_pool_drop_last(struct compare_pool *pool)
+{
+	if (pool->n)
+		compare_report_free(pool->reports[--pool->n]);
+}
+
 static int read_bounded(int fd, const char *path, size_t size, char **out, size_t *len, struct sb_error *err)
 {
 	/* a file that shrank while we read is parsed as it is; one that grew is read to the bound */
@@ -336,6 +342,7 @@ int compare_pool_load(struct compare_pool *pool, const char *path, struct compar
 	}
 	pool->reports = nv;
 	pool->reports[pool->n++] = rep;
+	pool->n_parsed++;
 	*out = rep;
 	return 0;
 }

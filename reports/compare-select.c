@@ -247,7 +247,9 @@ oom:
 /*
  * Every run directory in store that has an arm labelled label, loaded;
  * those that do not load are noted and skipped. The store's label index
- * (store-index.h) spares the loads of runs it knows lack the label.
+ * (store-index.h) spares the loads of runs it knows lack the label; a run
+ * loaded and found to lack it is dropped from the pool at once, so that
+ * memory and the pool's bound are those of the selected runs.
  */
 static int scan_store(struct compare_pool *pool, const char *store, const char *label,
 		      const struct compare_report ***out, size_t *n_out, char ***notes, struct sb_error *err)
@@ -304,6 +306,7 @@ static int scan_store(struct compare_pool *pool, const char *store, const char *
 		bool has;
 		if (store_index_lookup(ix, names[i], &st, label, &has) == 1 && !has)
 			continue;
+		size_t loaded = pool->n;
 		if (compare_pool_load(pool, file, &rep, &lerr) < 0) {
 			if (lerr.code == -ENOMEM || lerr.code == -E2BIG) {
 				r = sb_error_set(err, lerr.code, "%s", lerr.msg);
@@ -319,6 +322,12 @@ static int scan_store(struct compare_pool *pool, const char *store, const char *
 			r = sb_error_set(err, -ENOMEM, "out of memory");
 			goto out;
 		}
+		if (!report_has_arm(rep, label)) {
+			/* not this label's: only the index keeps what it has (a scan without one loads every report) */
+			if (pool->n > loaded)
+				compare_pool_drop_last(pool);
+			continue;
+		}
 		const struct compare_report **nv = realloc(*out, (*n_out + 1) * sizeof(*nv));
 		if (!nv) {
 			r = sb_error_set(err, -ENOMEM, "out of memory");
@@ -326,6 +335,10 @@ static int scan_store(struct compare_pool *pool, const char *store, const char *
 		}
 		*out = nv;
 		(*out)[(*n_out)++] = rep;
+	}
+	if (store_index_prune(ix, names, n_names) < 0) {
+		r = sb_error_set(err, -ENOMEM, "out of memory");
+		goto out;
 	}
 	/* a store this user may not write is scanned in full next time, as without an index */
 	(void)store_index_save(ix, store, NULL);

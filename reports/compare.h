@@ -89,6 +89,7 @@ struct compare_report {
 struct compare_pool {
 	struct compare_report **reports;
 	size_t n;
+	size_t n_parsed; /* reports parsed, also those dropped since */
 };
 
 void compare_pool_done(struct compare_pool *pool);
@@ -98,6 +99,9 @@ void compare_pool_done(struct compare_pool *pool);
  * string and the fields compare reads. */
 int compare_pool_load(struct compare_pool *pool, const char *path, struct compare_report **out,
 		      struct sb_error *err);
+
+/* Frees the report loaded last and takes it out of the pool (one a scan loaded but does not use). */
+void compare_pool_drop_last(struct compare_pool *pool);
 
 /* ---- selecting the repetitions of each side ---- */
 

@@ -20,6 +20,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "store-index.h"
+#include "strv.h"
 
 #define INDEX_SCHEMA "snapbench.store-index/1"
 #define INDEX_MAX_BYTES (64u << 20)
@@ -138,6 +139,27 @@ int store_index_update(struct store_index *ix, const char *name, const struct st
 	    json_object_object_add(ix->runs, name, TAKE_PTR(e)) < 0)
 		return -ENOMEM;
 	ix->dirty = true;
+	return 0;
+}
+
+static int cmp_name(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+
+int store_index_prune(struct store_index *ix, char *const *names, size_t n)
+{
+	_cleanup_strv_free_ char **gone = NULL;
+
+	json_object_object_foreach(ix->runs, name, e) {
+		(void)e;
+		if (!bsearch(name, names, n, sizeof(*names), cmp_name) && strv_push(&gone, name) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; gone && gone[i]; i++) {
+		json_object_object_del(ix->runs, gone[i]);
+		ix->dirty = true;
+	}
 	return 0;
 }
 

@@ -7,8 +7,8 @@
  * report.json has the size, mtime and inode the entry recorded; a missing,
  * stale or unreadable index only costs the loads it would have saved.
  * compare rewrites it (atomically) after a scan that loaded reports it did
- * not know, when it may write to the store; a store it may not write is
- * scanned in full, as without an index.
+ * not know or found runs gone, when it may write to the store; a store it
+ * may not write is scanned in full, as without an index.
  */
 #pragma once
 
@@ -31,6 +31,12 @@ int store_index_lookup(const struct store_index *ix, const char *name, const str
 
 /* Records the labels of arms (a report's "arms" array) for name, valid while its report.json has st. */
 int store_index_update(struct store_index *ix, const char *name, const struct stat *st, struct json_object *arms);
+
+/*
+ * Drops the entries of runs not among names (the store's entries, sorted
+ * by strcmp, n of them): runs deleted or moved out of the store.
+ */
+int store_index_prune(struct store_index *ix, char *const *names, size_t n);
 
 /* Writes the index back when it changed. */
 int store_index_save(struct store_index *ix, const char *store, struct sb_error *err);
