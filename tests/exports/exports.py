@@ -713,8 +713,10 @@ def metrics_after_a_run(snapbench, snapbenchd, testdata, tmp, parse_prometheus):
         while not os.path.exists(path):
             check(time.monotonic() < deadline, "snapbenchd wrote no %s" % path)
             time.sleep(0.05)
-        with open(path) as f:
-            before, inode = samples_of(parse_prometheus, f.read()), os.stat(path).st_ino
+        # the old file stays open: its inode cannot be given to one of the rewrites' files while it is
+        old = open(path)
+        old_text = old.read()
+        before, inode = samples_of(parse_prometheus, old_text), os.fstat(old.fileno()).st_ino
         p = run([snapbench, "run", "--socket", store.sock, "--wait", "--quiet", "--spec", spec, "--label", "too-big"],
                 rc=1)
         check("failed" in p.stdout and "spec.vm.memory" in p.stdout, "the 1 TiB run: %s" % p.stdout)
@@ -728,6 +730,9 @@ def metrics_after_a_run(snapbench, snapbenchd, testdata, tmp, parse_prometheus):
                 break
             time.sleep(0.05)
         check(os.stat(path).st_ino != inode, "the metrics file was not replaced (same inode)")
+        old.seek(0)
+        check(old.read() == old_text, "the old metrics file was written in place")
+        old.close()
     finally:
         store.close()
     check(after[failed] == before[failed] + 1, "failed runs: %s before the run, %s after" % (before[failed], after[failed]))
