@@ -104,7 +104,7 @@ struct sample {
 	double ns_per_event;   /* the kvm_unmap_hva_range program; < 0: not a BPF config */
 	uint64_t events;       /* its run_cnt */
 	double bpf_ms;         /* all programs of the config, CPU time in BPF */
-	uint64_t uffd_wp, stack_walks, classified;
+	uint64_t uffd_wp, stack_walks, classified, reused;
 };
 
 static struct sample samples[C_MAX][MAX_ROUNDS];
@@ -291,6 +291,7 @@ static void run_ours(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, st
 	for (int k = 0; k < SB_CAUSE_MAX; k++)
 		s->classified += snap.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][k];
 	s->stack_walks = snap.c.how[SB_ATTR_UNMAP][SB_HOW_STACK] + snap.c.how[SB_ATTR_UNMAP][SB_HOW_STACK_NONE];
+	s->reused = snap.c.cached[SB_ATTR_UNMAP];
 	free(st);
 	sb_probes_close(p);
 }
@@ -670,11 +671,17 @@ int main(int argc, char **argv)
 	print_wall_table(rounds);
 	print_cost_table(rounds);
 	print_pair_table(rounds);
-	printf("\nclassifier (config causes, last round): %llu of %llu invalidations uffd-wp, %llu needed a stack "
-	       "walk\n",
-	       (unsigned long long)samples[C_CAUSES][rounds - 1].uffd_wp,
-	       (unsigned long long)samples[C_CAUSES][rounds - 1].classified,
-	       (unsigned long long)samples[C_CAUSES][rounds - 1].stack_walks);
+	for (int k = C_CAUSES; k <= C_CACHED; k++) {
+		const struct sample *l = &samples[k][rounds - 1];
+
+		if (cfg_skipped[k])
+			continue;
+		printf("%sclassifier (config %s, last round): %llu of %llu invalidations uffd-wp, %llu needed a stack walk, "
+		       "%llu syscall decisions reused\n",
+		       k == C_CAUSES || cfg_skipped[C_CAUSES] ? "\n" : "", cfg_names[k], (unsigned long long)l->uffd_wp,
+		       (unsigned long long)l->classified, (unsigned long long)l->stack_walks,
+		       (unsigned long long)l->reused);
+	}
 
 	qmp_client_free(c);
 	test_qemu_stop(&q);

@@ -447,16 +447,16 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 	}
 	if (cause >= SB_CAUSE_MAX)
 		cause = SB_CAUSE_OTHER;
+	/* a no-op after the clamp, kept on the register every index below uses: older verifiers (6.1) lose the
+	 * clamp's bound on the copies the compiler makes */
+	barrier_var(cause);
+	cause &= SB_DECISION_CAUSES - 1;
 
 	if (decision_cache && how == SB_HOW_SYSCALL) {
 		/* ectx is the target's: only its syscalls decide */
-		__u32 k = (__u32)cause;
-
-		barrier_var(k); /* keep the mask on the register the verifier checks */
-		k &= SB_DECISION_CAUSES - 1;
-		d->by_cause[k].events++;
+		d->by_cause[cause].events++;
 		if (attr == SB_ATTR_UNMAP)
-			d->by_cause[k].pages += pages;
+			d->by_cause[cause].pages += pages;
 	} else {
 		c->cause[attr][ectx & 3][cause]++;
 		c->how[attr][how & 7]++;

@@ -327,6 +327,13 @@ int main(int argc, char **argv)
 	o.decision_cache = false;
 	o.kfuncs = false;
 	per_event = probes_start(getpid(), &o);
+	for (int i = 0; i < 2; i++) {
+		const struct sb_counter_info *ci = sb_probes_counter(i ? per_event : probes, SB_C_UNMAP_HVA);
+
+		printf("%s: unmap_hva %s (%s)\n", i ? "per event" : "cached", ci->available ? "available" : "unavailable",
+		       ci->probe->reason);
+		CHECK(ci->available);
+	}
 	atexit(cleanup);
 
 	phase_mprotect();
