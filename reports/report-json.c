@@ -695,6 +695,17 @@ int report_to_json(const struct report *r, struct json_object **ret, struct sb_e
 		b_add(&b, u, "cpu_system_s", json_number_new(r->usage.cpu_system_s));
 		b_add(&b, u, "wall_s", json_number_new(r->usage.wall_s));
 		b_add(&b, u, "samples", b_u64(&b, r->usage.samples));
+		struct json_object *c = b_obj(&b);
+		double other = r->usage.cpu_user_s + r->usage.cpu_system_s;
+		for (int i = 0; i < REPORT_CPU_MAX; i++) {
+			b_add(&b, c, report_cpu_to_string(i), json_number_new(r->usage.cpu_s[i]));
+			other -= r->usage.cpu_s[i];
+		}
+		/* the per-thread clocks and getrusage() round apart by a few microseconds */
+		b_add(&b, c, "other_s", json_number_new(other > 0 ? other : 0));
+		b_add(&b, u, "cpu", c);
+		b_add(&b, u, "wakeups", b_u64(&b, r->usage.wakeups));
+		b_add(&b, u, "telemetry_reads", b_u64(&b, r->usage.telemetry_reads));
 		b_add(&b, o, "runner", u);
 	}
 

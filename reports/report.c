@@ -63,6 +63,20 @@ const char *report_window_to_string(enum report_window w)
 	return (unsigned)w < ARRAY_SIZE(window_names) ? window_names[w] : NULL;
 }
 
+static const char *const cpu_names[REPORT_CPU_MAX] = {
+	[REPORT_CPU_BPF_LOAD] = "bpf_load_s",
+	[REPORT_CPU_SAMPLE_KVM] = "sample_kvm_s",
+	[REPORT_CPU_SAMPLE_BPF] = "sample_bpf_s",
+	[REPORT_CPU_SAMPLE_HOST] = "sample_host_s",
+	[REPORT_CPU_TELEMETRY] = "telemetry_s",
+	[REPORT_CPU_REPORT] = "report_s",
+};
+
+const char *report_cpu_to_string(enum report_cpu c)
+{
+	return (unsigned)c < ARRAY_SIZE(cpu_names) ? cpu_names[c] : NULL;
+}
+
 const char *report_rep_state_to_string(enum report_rep_state s)
 {
 	return (unsigned)s < ARRAY_SIZE(rep_state_names) ? rep_state_names[s] : NULL;

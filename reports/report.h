@@ -290,6 +290,19 @@ struct report_arm {
 	struct report_kernel *kernel;  /* NULL: the arm ran on this host */
 };
 
+/* What the run engine's CPU is spent on (the report's "runner.cpu", docs/report-format.md). */
+enum report_cpu {
+	REPORT_CPU_BPF_LOAD,    /* opening, loading, verifying and attaching the probes; retargeting them */
+	REPORT_CPU_SAMPLE_KVM,  /* query-stats over QMP (vm and vcpu) */
+	REPORT_CPU_SAMPLE_BPF,  /* reading the probes' per-CPU counters */
+	REPORT_CPU_SAMPLE_HOST, /* /proc/vmstat */
+	REPORT_CPU_TELEMETRY,   /* the guest's telemetry: the drain thread, decoding, the row's guest counters */
+	REPORT_CPU_REPORT,      /* serializing and writing report.json */
+	REPORT_CPU_MAX
+};
+
+const char *report_cpu_to_string(enum report_cpu c);
+
 struct report {
 	char id[REPORT_ID_MAX];
 	enum report_state state;
@@ -311,6 +324,10 @@ struct report {
 		bool set;
 		double cpu_user_s, cpu_system_s, wall_s;
 		uint64_t samples;
+		/* where the CPU went ("runner.cpu"); the rest of user + system is "other" */
+		double cpu_s[REPORT_CPU_MAX];
+		uint64_t wakeups;        /* the run loop's wakeups between samples */
+		uint64_t telemetry_reads; /* the telemetry drain thread's reads */
 	} usage;
 };
 

@@ -162,8 +162,16 @@ static void test_report(const char *validator, const char *schema)
 	r->usage.cpu_user_s = 0.25;
 	r->usage.wall_s = 10;
 	r->usage.samples = 21;
+	r->usage.cpu_system_s = 0.5;
+	r->usage.cpu_s[REPORT_CPU_BPF_LOAD] = 0.25;
+	r->usage.cpu_s[REPORT_CPU_SAMPLE_KVM] = 0.125;
+	r->usage.wakeups = 100;
 	CHECK(report_to_json(r, &j, &err) == 0);
 	CHECK(near(jnum(j, "runner/samples"), 21) && near(jnum(j, "runner/cpu_user_s"), 0.25));
+	/* the split, and the rest of user + system as other_s */
+	CHECK(near(jnum(j, "runner/cpu/bpf_load_s"), 0.25) && near(jnum(j, "runner/cpu/sample_kvm_s"), 0.125));
+	CHECK(near(jnum(j, "runner/cpu/report_s"), 0) && near(jnum(j, "runner/cpu/other_s"), 0.375));
+	CHECK(near(jnum(j, "runner/wakeups"), 100) && near(jnum(j, "runner/telemetry_reads"), 0));
 
 	/* per-window summaries */
 	CHECK(near(jnum(j, "repetitions/0/windows/pre/duration_s"), 2));
