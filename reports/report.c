@@ -160,6 +160,16 @@ int report_new(const char *id, uint64_t created_ns, struct report **ret)
 	return 0;
 }
 
+void report_rows_text_free(struct report_rows_text *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rows[i].text);
+	free(t->rows);
+	free(t);
+}
+
 static void rep_free(struct report_rep *rep)
 {
 	if (!rep)
@@ -195,6 +205,7 @@ static void rep_free(struct report_rep *rep)
 		free(rep->rows[i].hist_count);
 	}
 	free(rep->rows);
+	report_rows_text_free(rep->rows_text);
 	free(rep->hist.lower_ns);
 	free(rep->hist.width_ns);
 	free(rep);

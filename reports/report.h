@@ -267,7 +267,24 @@ struct report_rep {
 	size_t n_rows, cap_rows;
 	struct report_row *rows;
 	struct report_hist_layout hist;
+	struct report_rows_text *rows_text; /* report_write()'s rows, rendered once (report-json.c) */
 };
+
+/* One timeline row as report_write() printed it (report-json.c). */
+struct report_row_text {
+	char *text;
+	size_t len;
+};
+
+/* A repetition's rows as report_write() printed them, for the next write. */
+struct report_rows_text {
+	size_t n_counters; /* the repetition's counters when printed: a new one adds a 0 to every row */
+	size_t n, cap;
+	struct report_row_text *rows;
+};
+
+/* Frees what report_write() kept of a repetition's rows; NULL is fine. */
+void report_rows_text_free(struct report_rows_text *t);
 
 /* Kernel arms (docs/kernel-arms.md): the kernel an arm's host VM boots, and that VM. */
 struct report_kernel {
