@@ -28,6 +28,12 @@ static inline uint64_t realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+/* CPU time of the calling thread (a system call: no vDSO for it). */
+static inline uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 /* Milliseconds left until deadline (a mono_ns() value), 0 if past, for poll(). */
 static inline int ms_until(uint64_t deadline_ns)
 {

@@ -19,8 +19,11 @@
 
 /* A tiny builder that remembers the first allocation failure, so the
  * serializer reads straight through instead of checking every add. */
+#define REPORT_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 struct builder {
 	bool oom;
+	bool rows_text; /* rows from each repetition's rows_text (report_write()) */
 };
 
 static struct json_object *b_obj(struct builder *b)
@@ -406,6 +409,82 @@ static struct json_object *b_row(struct builder *b, const struct report_rep *rep
 	return o;
 }
 
+/*
+ * The rows report_write() rendered already: a row does not change once the
+ * next one is appended, and rewriting the report every few seconds built
+ * and printed every row of the run again (most of the run engine's CPU at
+ * 100 ms sampling). The text is what the row's object prints as, so the
+ * report's bytes are the same.
+ */
+static int row_text_print(struct json_object *o, struct printbuf *pb, int level, int flags)
+{
+	const struct report_row_text *t = json_object_get_userdata(o);
+
+	(void)level;
+	(void)flags;
+	return printbuf_memappend(pb, t->text, (int)t->len);
+}
+
+/* Renders rows t->n .. upto - 1 into t (b->oom and stops on failure). */
+static void render_rows(struct builder *b, struct report_rows_text *t, const struct report_rep *rep, size_t upto)
+{
+	while (t->n < upto) {
+		struct json_object *row = b_row(b, rep, &rep->rows[t->n]);
+		const char *text = row ? json_object_to_json_string_length(row, REPORT_JSON_FLAGS, NULL) : NULL;
+		size_t len = text ? strlen(text) : 0;
+		char *copy = text ? strndup(text, len) : NULL;
+
+		json_object_put(row);
+		if (copy && t->n == t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 64;
+			struct report_row_text *n = realloc(t->rows, cap * sizeof(*n));
+			if (n) {
+				t->rows = n;
+				t->cap = cap;
+			}
+		}
+		if (!copy || t->n == t->cap) {
+			free(copy);
+			b->oom = true;
+			return;
+		}
+		t->rows[t->n++] = (struct report_row_text){ .text = copy, .len = len };
+	}
+}
+
+/* A node that prints as the rendered row rt (t->rows does not move until the report is printed). */
+static struct json_object *b_row_text(struct builder *b, const struct report_row_text *rt)
+{
+	struct json_object *o = json_object_new_int(0); /* any node: what it prints is the serializer's */
+
+	if (!o) {
+		b->oom = true;
+		return NULL;
+	}
+	json_object_set_serializer(o, row_text_print, (void *)rt, NULL);
+	return o;
+}
+
+/* rep's timeline: with b->rows_text each row rendered once (but for the last, which may still grow) */
+static void b_timeline(struct builder *b, struct json_object *tl, struct report_rep *rep)
+{
+	struct report_rows_text *t = b->rows_text ? rep->rows_text : NULL;
+
+	if (t && t->n_counters != rep->n_counters) {
+		report_rows_text_free(t);
+		t = rep->rows_text = NULL;
+	}
+	if (b->rows_text && !t && rep->n_rows > 1) {
+		t = rep->rows_text = calloc(1, sizeof(*t));
+		if (t)
+			t->n_counters = rep->n_counters;
+	}
+	if (t)
+		render_rows(b, t, rep, rep->n_rows - 1);
+	for (size_t i = 0; i < rep->n_rows; i++)
+		b_push(b, tl, t && i < t->n && i + 1 < rep->n_rows ? b_row_text(b, &t->rows[i]) : b_row(b, rep, &rep->rows[i]));
+}
+
 static struct json_object *b_num_or_null(double v)
 {
 	return v < 0 ? NULL : json_number_new(v);
@@ -557,7 +636,7 @@ static struct json_object *b_live_migration(struct builder *b, const struct repo
 	return o;
 }
 
-static struct json_object *b_rep(struct builder *b, const struct report *r, const struct report_rep *rep,
+static struct json_object *b_rep(struct builder *b, const struct report *r, struct report_rep *rep,
 				 struct json_object **summaries)
 {
 	struct json_object *o = b_obj(b), *vm = b_obj(b), *argv = b_arr(b), *g = b_obj(b), *s = b_obj(b);
@@ -644,8 +723,7 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 			b_add(b, windows, report_window_to_string(summary_windows[w]), json_object_get(summaries[w]));
 	b_add(b, o, "windows", windows);
 
-	for (size_t i = 0; i < rep->n_rows; i++)
-		b_push(b, tl, b_row(b, rep, &rep->rows[i]));
+	b_timeline(b, tl, rep);
 	b_add(b, o, "timeline", tl);
 
 	for (size_t c = 0; c < rep->n_counters; c++)
@@ -654,9 +732,10 @@ static struct json_object *b_rep(struct builder *b, const struct report *r, cons
 	return o;
 }
 
-int report_to_json(const struct report *r, struct json_object **ret, struct sb_error *err)
+/* rows_text: the rows as report_write() rendered them before (the object is only for printing) */
+static int to_json(const struct report *r, bool rows_text, struct json_object **ret, struct sb_error *err)
 {
-	struct builder b = {};
+	struct builder b = { .rows_text = rows_text };
 	struct json_object *o, *reps;
 	size_t n_sum = r->n_reps * N_SUMMARY_WINDOWS;
 	struct json_object **summaries = calloc(n_sum ? n_sum : 1, sizeof(*summaries));
@@ -695,6 +774,17 @@ int report_to_json(const struct report *r, struct json_object **ret, struct sb_e
 		b_add(&b, u, "cpu_system_s", json_number_new(r->usage.cpu_system_s));
 		b_add(&b, u, "wall_s", json_number_new(r->usage.wall_s));
 		b_add(&b, u, "samples", b_u64(&b, r->usage.samples));
+		struct json_object *c = b_obj(&b);
+		double other = r->usage.cpu_user_s + r->usage.cpu_system_s;
+		for (int i = 0; i < REPORT_CPU_MAX; i++) {
+			b_add(&b, c, report_cpu_to_string(i), json_number_new(r->usage.cpu_s[i]));
+			other -= r->usage.cpu_s[i];
+		}
+		/* the per-thread clocks and getrusage() round apart by a few microseconds */
+		b_add(&b, c, "other_s", json_number_new(other > 0 ? other : 0));
+		b_add(&b, u, "cpu", c);
+		b_add(&b, u, "wakeups", b_u64(&b, r->usage.wakeups));
+		b_add(&b, u, "telemetry_reads", b_u64(&b, r->usage.telemetry_reads));
 		b_add(&b, o, "runner", u);
 	}
 
@@ -709,6 +799,11 @@ int report_to_json(const struct report *r, struct json_object **ret, struct sb_e
 	return 0;
 }
 
+int report_to_json(const struct report *r, struct json_object **ret, struct sb_error *err)
+{
+	return to_json(r, false, ret, err);
+}
+
 int report_write(const struct report *r, const char *path, struct sb_error *err)
 {
 	_cleanup_json_ struct json_object *o = NULL;
@@ -716,10 +811,10 @@ int report_write(const struct report *r, const char *path, struct sb_error *err)
 	size_t len;
 	int k;
 
-	k = report_to_json(r, &o, err);
+	k = to_json(r, true, &o, err);
 	if (k < 0)
 		return k;
-	text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	text = json_object_to_json_string_length(o, REPORT_JSON_FLAGS, &len);
 	if (!text)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
 	_cleanup_free_ char *buf = malloc(len + 1);

@@ -63,6 +63,20 @@ const char *report_window_to_string(enum report_window w)
 	return (unsigned)w < ARRAY_SIZE(window_names) ? window_names[w] : NULL;
 }
 
+static const char *const cpu_names[REPORT_CPU_MAX] = {
+	[REPORT_CPU_BPF_LOAD] = "bpf_load_s",
+	[REPORT_CPU_SAMPLE_KVM] = "sample_kvm_s",
+	[REPORT_CPU_SAMPLE_BPF] = "sample_bpf_s",
+	[REPORT_CPU_SAMPLE_HOST] = "sample_host_s",
+	[REPORT_CPU_TELEMETRY] = "telemetry_s",
+	[REPORT_CPU_REPORT] = "report_s",
+};
+
+const char *report_cpu_to_string(enum report_cpu c)
+{
+	return (unsigned)c < ARRAY_SIZE(cpu_names) ? cpu_names[c] : NULL;
+}
+
 const char *report_rep_state_to_string(enum report_rep_state s)
 {
 	return (unsigned)s < ARRAY_SIZE(rep_state_names) ? rep_state_names[s] : NULL;
@@ -146,6 +160,16 @@ int report_new(const char *id, uint64_t created_ns, struct report **ret)
 	return 0;
 }
 
+void report_rows_text_free(struct report_rows_text *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rows[i].text);
+	free(t->rows);
+	free(t);
+}
+
 static void rep_free(struct report_rep *rep)
 {
 	if (!rep)
@@ -181,6 +205,7 @@ static void rep_free(struct report_rep *rep)
 		free(rep->rows[i].hist_count);
 	}
 	free(rep->rows);
+	report_rows_text_free(rep->rows_text);
 	free(rep->hist.lower_ns);
 	free(rep->hist.width_ns);
 	free(rep);

@@ -267,7 +267,24 @@ struct report_rep {
 	size_t n_rows, cap_rows;
 	struct report_row *rows;
 	struct report_hist_layout hist;
+	struct report_rows_text *rows_text; /* report_write()'s rows, rendered once (report-json.c) */
 };
+
+/* One timeline row as report_write() printed it (report-json.c). */
+struct report_row_text {
+	char *text;
+	size_t len;
+};
+
+/* A repetition's rows as report_write() printed them, for the next write. */
+struct report_rows_text {
+	size_t n_counters; /* the repetition's counters when printed: a new one adds a 0 to every row */
+	size_t n, cap;
+	struct report_row_text *rows;
+};
+
+/* Frees what report_write() kept of a repetition's rows; NULL is fine. */
+void report_rows_text_free(struct report_rows_text *t);
 
 /* Kernel arms (docs/kernel-arms.md): the kernel an arm's host VM boots, and that VM. */
 struct report_kernel {
@@ -290,6 +307,19 @@ struct report_arm {
 	struct report_kernel *kernel;  /* NULL: the arm ran on this host */
 };
 
+/* What the run engine's CPU is spent on (the report's "runner.cpu", docs/report-format.md). */
+enum report_cpu {
+	REPORT_CPU_BPF_LOAD,    /* opening, loading, verifying and attaching the probes; retargeting them */
+	REPORT_CPU_SAMPLE_KVM,  /* query-stats over QMP (vm and vcpu) */
+	REPORT_CPU_SAMPLE_BPF,  /* reading the probes' per-CPU counters */
+	REPORT_CPU_SAMPLE_HOST, /* /proc/vmstat */
+	REPORT_CPU_TELEMETRY,   /* the guest's telemetry: the drain thread, decoding, the row's guest counters */
+	REPORT_CPU_REPORT,      /* serializing and writing report.json */
+	REPORT_CPU_MAX
+};
+
+const char *report_cpu_to_string(enum report_cpu c);
+
 struct report {
 	char id[REPORT_ID_MAX];
 	enum report_state state;
@@ -311,6 +341,10 @@ struct report {
 		bool set;
 		double cpu_user_s, cpu_system_s, wall_s;
 		uint64_t samples;
+		/* where the CPU went ("runner.cpu"); the rest of user + system is "other" */
+		double cpu_s[REPORT_CPU_MAX];
+		uint64_t wakeups;        /* the run loop's wakeups between samples */
+		uint64_t telemetry_reads; /* the telemetry drain thread's reads */
 	} usage;
 };
 

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fileio.h"
+#include "json-util.h"
+#include "macro.h"
 #include "report.h"
 #include "test-json.h"
 #include "test-tmp.h"
@@ -162,8 +165,16 @@ static void test_report(const char *validator, const char *schema)
 	r->usage.cpu_user_s = 0.25;
 	r->usage.wall_s = 10;
 	r->usage.samples = 21;
+	r->usage.cpu_system_s = 0.5;
+	r->usage.cpu_s[REPORT_CPU_BPF_LOAD] = 0.25;
+	r->usage.cpu_s[REPORT_CPU_SAMPLE_KVM] = 0.125;
+	r->usage.wakeups = 100;
 	CHECK(report_to_json(r, &j, &err) == 0);
 	CHECK(near(jnum(j, "runner/samples"), 21) && near(jnum(j, "runner/cpu_user_s"), 0.25));
+	/* the split, and the rest of user + system as other_s */
+	CHECK(near(jnum(j, "runner/cpu/bpf_load_s"), 0.25) && near(jnum(j, "runner/cpu/sample_kvm_s"), 0.125));
+	CHECK(near(jnum(j, "runner/cpu/report_s"), 0) && near(jnum(j, "runner/cpu/other_s"), 0.375));
+	CHECK(near(jnum(j, "runner/wakeups"), 100) && near(jnum(j, "runner/telemetry_reads"), 0));
 
 	/* per-window summaries */
 	CHECK(near(jnum(j, "repetitions/0/windows/pre/duration_s"), 2));
@@ -337,8 +348,64 @@ static void test_postcopy(const char *validator, const char *schema)
 	json_object_put(j2);
 }
 
+/* What report_to_json() prints, as report_write() writes it. */
+static void check_written_as_built(const struct report *r, const char *path)
+{
+	_cleanup_json_ struct json_object *j = NULL;
+	_cleanup_free_ char *file = NULL;
+	struct sb_error err = {};
+	size_t len = 0, jlen = 0;
+	const char *text;
+
+	CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
+	CHECK_MSG(read_full_file(path, 64u << 20, &file, &len, &err) == 0, "%s", err.msg);
+	CHECK(report_to_json(r, &j, &err) == 0);
+	text = json_object_to_json_string_length(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &jlen);
+	CHECK_MSG(len == jlen + 1 && !memcmp(file, text, jlen) && file[jlen] == '\n',
+		  "report_write() wrote %zu bytes, report_to_json() prints %zu", len, jlen);
+}
+
+/*
+ * report_write() renders each row once and reuses the text in later
+ * writes: the file stays what the report prints, as rows are appended,
+ * while the last one still grows, and when a counter first seen late adds
+ * a 0 to every earlier row.
+ */
+static void test_rows_text(void)
+{
+	const char *dir = test_tmpdir("report-rows");
+	struct report *r = NULL;
+	struct report_rep *rep;
+	struct report_row *row;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	CHECK(report_new("20250101-000000-rows", 1700000000000000000ULL, &r) == 0);
+	CHECK(report_add_arm(r, "stock", NULL, 1) == 0);
+	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
+	check_written_as_built(r, path);
+	for (unsigned i = 0; i < 12; i++) {
+		CHECK(report_rep_append_row(rep, 0.1 * i, 0.1, i < 6 ? REPORT_WINDOW_PRE : REPORT_WINDOW_POST, &row) == 0);
+		CHECK(report_row_set(rep, row, "kvm.pf_taken", 3 * i) == 0);
+		check_written_as_built(r, path);
+		/* the row as it is being filled, then a counter the earlier rows never had */
+		CHECK(report_row_set(rep, row, "guest.ops", 1000 + i) == 0);
+		if (i == 7)
+			CHECK(report_row_set(rep, row, "bpf.invalidations", 5) == 0);
+		check_written_as_built(r, path);
+	}
+	/* many rows between two writes: the rendered rows' array grows while the report is built */
+	for (unsigned i = 0; i < 150; i++) {
+		CHECK(report_rep_append_row(rep, 2 + 0.1 * i, 0.1, REPORT_WINDOW_POST, &row) == 0);
+		CHECK(report_row_set(rep, row, "kvm.pf_taken", i) == 0);
+	}
+	check_written_as_built(r, path);
+	report_free(r);
+}
+
 int main(int argc, char **argv)
 {
+	test_rows_text();
 	test_percentile();
 	test_ids();
 	test_report(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);

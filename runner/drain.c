@@ -24,6 +24,7 @@ struct drain {
 	size_t start, len, cap;
 	bool eof;
 	uint64_t dropped;
+	uint64_t reads; /* deliveries: the thread's wakeups with data */
 };
 
 static void signal_fd(int fd)
@@ -67,6 +68,7 @@ static void append(struct drain *d, const char *data, size_t n)
 	memcpy(d->buf + d->start + d->len, data, fit);
 	d->len += fit;
 	d->dropped += n - fit;
+	d->reads++;
 	pthread_mutex_unlock(&d->lock);
 	signal_fd(d->notify);
 }
@@ -181,4 +183,21 @@ uint64_t drain_dropped(struct drain *d)
 	v = d->dropped;
 	pthread_mutex_unlock(&d->lock);
 	return v;
+}
+
+uint64_t drain_reads(struct drain *d)
+{
+	uint64_t v;
+
+	if (!d)
+		return 0;
+	pthread_mutex_lock(&d->lock);
+	v = d->reads;
+	pthread_mutex_unlock(&d->lock);
+	return v;
+}
+
+uint64_t drain_cpu_ns(struct drain *d)
+{
+	return d ? pump_cpu_ns(d->pump) : 0;
 }

@@ -40,3 +40,9 @@ int drain_poll_fd(const struct drain *d);
 
 /* Bytes dropped because the buffer was full. */
 uint64_t drain_dropped(struct drain *d);
+
+/* Reads the drain's thread made (each a wakeup with bytes); 0 for NULL. */
+uint64_t drain_reads(struct drain *d);
+
+/* CPU time the drain's thread used so far; 0 for NULL. */
+uint64_t drain_cpu_ns(struct drain *d);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -21,6 +22,8 @@ struct pump {
 	const struct pump_ops *ops;
 	void *userdata;
 	pthread_t thread;
+	_Atomic uint64_t cpu_ns; /* the thread's CPU time once it ended */
+	atomic_bool ended;
 };
 
 static struct timespec to_timespec(uint64_t ns)
@@ -86,6 +89,8 @@ static void *pump_thread(void *arg)
 	}
 	if (p->ops->end)
 		p->ops->end(p->userdata, reason);
+	atomic_store(&p->cpu_ns, thread_cpu_ns());
+	atomic_store(&p->ended, true);
 	return NULL;
 }
 
@@ -128,6 +133,21 @@ fail:
 	free(p->buf);
 	free(p);
 	return r;
+}
+
+uint64_t pump_cpu_ns(struct pump *p)
+{
+	clockid_t id;
+
+	if (!p)
+		return 0;
+	if (!atomic_load(&p->ended) && pthread_getcpuclockid(p->thread, &id) == 0) {
+		struct timespec ts;
+		if (clock_gettime(id, &ts) == 0)
+			return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	}
+	/* ended: the clock of a thread that exited cannot be read, it left its time behind */
+	return atomic_load(&p->cpu_ns);
 }
 
 void pump_free(struct pump *p)

@@ -39,5 +39,8 @@ struct pump_ops {
 int pump_start(int fd, size_t chunk, const char *name, const struct pump_ops *ops, void *userdata,
 	       struct pump **ret);
 
+/* CPU time the pump's thread used so far (all of it once it ended); 0 for NULL. */
+uint64_t pump_cpu_ns(struct pump *p);
+
 /* Stops the thread (if it still runs), joins it and frees p; NULL is fine. */
 void pump_free(struct pump *p);

@@ -37,7 +37,15 @@
 #include "vm.h"
 
 #define GUEST_HELLO_TIMEOUT_MS 120000
+/*
+ * How often the run loop wakes between samples: in the scenario's window to
+ * poll its action (a snapshot's end); in the others to notice a cancel, an
+ * exited QEMU or the guest's stream ending. The guest's telemetry does not
+ * wake it: the drain thread buffers it and each sample decodes it (its
+ * reads woke the loop ~30 times a second).
+ */
 #define WINDOW_POLL_MS 50
+#define IDLE_POLL_MS 250
 
 /* a repetition failed in a step that will fail the same way next time */
 #define REP_FATAL 1
@@ -60,6 +68,10 @@ struct run {
 	struct hostvm_run *hostvm;    /* kernel arms: each repetition in a host VM (hostvm-rep.h) */
 	int write_error;              /* the first report rewrite that failed (-ENOSPC ...): the run stops */
 	char write_msg[SB_ERROR_MAX];
+	/* the run engine's CPU by part (report runner.cpu): the main thread's, and ended repetitions' drain threads */
+	uint64_t cpu_ns[REPORT_CPU_MAX];
+	uint64_t wakeups, telemetry_reads;
+	struct vm *live_vm; /* the repetition's VM: its drain thread's CPU counts live */
 };
 
 /* one repetition in flight */
@@ -99,6 +111,37 @@ static void record_usage(struct run *run)
 	run->report->usage.samples = 0;
 	for (size_t i = 0; i < run->report->n_reps; i++)
 		run->report->usage.samples += run->report->reps[i]->n_rows;
+	for (int i = 0; i < REPORT_CPU_MAX; i++)
+		run->report->usage.cpu_s[i] = (double)run->cpu_ns[i] / 1e9;
+	run->report->usage.wakeups = run->wakeups;
+	run->report->usage.telemetry_reads = run->telemetry_reads;
+	if (run->live_vm) {
+		run->report->usage.cpu_s[REPORT_CPU_TELEMETRY] += (double)drain_cpu_ns(run->live_vm->telemetry) / 1e9;
+		run->report->usage.telemetry_reads += drain_reads(run->live_vm->telemetry);
+	}
+}
+
+/* The repetition's VM goes: its drain thread's CPU and reads join the run's. */
+static void account_vm_end(struct run *run, struct vm *vm)
+{
+	if (!vm)
+		return;
+	run->cpu_ns[REPORT_CPU_TELEMETRY] += drain_cpu_ns(vm->telemetry);
+	run->telemetry_reads += drain_reads(vm->telemetry);
+	if (run->live_vm == vm)
+		run->live_vm = NULL;
+}
+
+/* The report written, its CPU accounted (report_s). */
+static int report_write_accounted(struct run *run, struct sb_error *err)
+{
+	uint64_t t = thread_cpu_ns();
+	int k;
+
+	record_usage(run);
+	k = report_write(run->report, run->report_path, err);
+	run->cpu_ns[REPORT_CPU_REPORT] += thread_cpu_ns() - t;
+	return k;
 }
 
 /*
@@ -112,8 +155,7 @@ static void write_report(struct run *run)
 	struct sb_error e = {};
 	int k;
 
-	record_usage(run);
-	k = report_write(run->report, run->report_path, &e);
+	k = report_write_accounted(run, &e);
 	run->last_write_ns = mono_ns();
 	if (k < 0 && !run->write_error) {
 		run->write_error = k;
@@ -410,9 +452,9 @@ static int run_window_loop(struct rep_run *rr, enum report_window w, double dura
 			write_report(run);
 
 		uint64_t until = next < end ? next : end;
-		int ms = ms_until(until);
-		struct pollfd p = { .fd = drain_poll_fd(rr->vm->telemetry), .events = POLLIN };
-		poll(&p, 1, ms < WINDOW_POLL_MS ? ms : WINDOW_POLL_MS);
+		int ms = ms_until(until), cap = scenario_window ? WINDOW_POLL_MS : IDLE_POLL_MS;
+		poll(NULL, 0, ms < cap ? ms : cap);
+		run->wakeups++;
 		k = sampler_pump(rr->sampler, err);
 		if (k == -EPIPE) {
 			/* the guest's stream ended: QEMU died, or the guest stopped */
@@ -442,6 +484,7 @@ static void rep_teardown(struct rep_run *rr)
 		vm_stop(rr->vm, (int)(rr->run->opts->stop_timeout_ms ? rr->run->opts->stop_timeout_ms : 10000), &e);
 	guest_pin_close(rr->pin);
 	rr->pin = NULL;
+	account_vm_end(rr->run, rr->vm);
 	sampler_free(rr->sampler);
 	rr->sampler = NULL;
 	rr->bpf = NULL; /* the run's (run->bpf), closed at its end */
@@ -562,6 +605,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	k = vm_start(&cfg, &rr.vm, err);
 	if (k < 0)
 		goto fatal;
+	run->live_vm = rr.vm;
 	if (rr.vm->qmp)
 		qmp_client_set_wait_hook(rr.vm->qmp, qmp_waiting, &rr);
 	rr.rep->pid = rr.vm->pid;
@@ -588,6 +632,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	if (spec->bpf.enabled) {
 		struct sb_error e = {};
 		char reason[SB_ERROR_MAX + 64];
+		uint64_t t = thread_cpu_ns();
 		/* loaded once per run, pointed at each repetition's QEMU */
 		if (run->bpf && bpf_source_retarget(run->bpf, rr.vm->pid, &e) < 0) {
 			bpf_source_close(run->bpf);
@@ -597,6 +642,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 			snprintf(reason, sizeof(reason), "the BPF probes could not load: %s", e.msg);
 			bpf_source_report_unavailable(run->report, reason);
 		}
+		run->cpu_ns[REPORT_CPU_BPF_LOAD] += thread_cpu_ns() - t;
 		rr.bpf = run->bpf;
 		rr.sctx.bpf = rr.bpf;
 	} else {
@@ -605,6 +651,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	k = sampler_new(run->report, rr.rep, rr.vm, rr.bpf, spec, rr.start_ns, &rr.sampler, err);
 	if (k < 0)
 		goto fatal;
+	sampler_set_cpu_account(rr.sampler, run->cpu_ns);
 
 	snprintf(rr.step, sizeof(rr.step), "guest");
 	progress(run, rr.step, &rr, NULL);
@@ -1102,8 +1149,7 @@ out:
 		struct sb_error e = {};
 		if (run.report->state == REPORT_RUNNING)
 			finish_run(&run, REPORT_FAILED, "run", err && *err->msg ? err->msg : "internal error");
-		record_usage(&run);
-		if (report_write(run.report, run.report_path, &e) < 0 && ret == 0) {
+		if (report_write_accounted(&run, &e) < 0 && ret == 0) {
 			ret = e.code;
 			if (err)
 				*err = e;

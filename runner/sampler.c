@@ -70,6 +70,7 @@ struct sampler {
 	bool collecting_baseline;
 
 	uint64_t busy_ns;
+	uint64_t *cpu_ns; /* the run's CPU split (sampler_set_cpu_account), or NULL */
 };
 
 static void names_free(struct name_list *l)
@@ -249,6 +250,23 @@ void sampler_free(struct sampler *s)
 	free(s);
 }
 
+/* Adds the calling thread's CPU since *mark to part c of the split, and moves *mark on. */
+static void account(struct sampler *s, enum report_cpu c, uint64_t *mark)
+{
+	uint64_t now;
+
+	if (!s->cpu_ns)
+		return;
+	now = thread_cpu_ns();
+	s->cpu_ns[c] += now - *mark;
+	*mark = now;
+}
+
+void sampler_set_cpu_account(struct sampler *s, uint64_t cpu_ns[static REPORT_CPU_MAX])
+{
+	s->cpu_ns = cpu_ns;
+}
+
 static void take_guest_record(struct sampler *s, const struct guest_record *rec)
 {
 	switch (rec->type) {
@@ -274,6 +292,7 @@ static void take_guest_record(struct sampler *s, const struct guest_record *rec)
 int sampler_pump(struct sampler *s, struct sb_error *err)
 {
 	char buf[16384];
+	uint64_t mark = 0;
 
 	while (!s->eof) {
 		bool eof = false;
@@ -282,6 +301,9 @@ int sampler_pump(struct sampler *s, struct sb_error *err)
 			s->eof = true;
 		if (n == 0)
 			break;
+		/* the clock is a system call: read only when there is something to decode */
+		if (!mark && s->cpu_ns)
+			mark = thread_cpu_ns();
 		for (size_t off = 0; off < n;) {
 			off += guest_decoder_feed(s->dec, buf + off, n - off);
 			for (;;) {
@@ -298,6 +320,8 @@ int sampler_pump(struct sampler *s, struct sb_error *err)
 			}
 		}
 	}
+	if (mark)
+		account(s, REPORT_CPU_TELEMETRY, &mark);
 	(void)err;
 	return s->eof ? -EPIPE : 0;
 }
@@ -503,25 +527,32 @@ static int collect_guest(struct sampler *s)
 
 static int collect_all(struct sampler *s, struct sb_error *err)
 {
+	uint64_t mark = s->cpu_ns ? thread_cpu_ns() : 0;
 	int k;
 
 	k = sampler_pump(s, err);
 	if (k < 0 && k != -EPIPE)
 		return k;
+	if (s->cpu_ns)
+		mark = thread_cpu_ns(); /* sampler_pump() accounted for itself */
 	k = collect_kvm(s, err);
+	account(s, REPORT_CPU_SAMPLE_KVM, &mark);
 	if (k < 0)
 		return k;
 	if (s->bpf) {
 		k = bpf_source_read(s->bpf, emit, s, err);
+		account(s, REPORT_CPU_SAMPLE_BPF, &mark);
 		if (k < 0)
 			return k;
 	}
 	if (s->vmstat) {
 		k = vmstat_source_read(s->vmstat, emit, s, err);
+		account(s, REPORT_CPU_SAMPLE_HOST, &mark);
 		if (k < 0)
 			return k;
 	}
 	k = collect_guest(s);
+	account(s, REPORT_CPU_TELEMETRY, &mark);
 	if (k < 0)
 		return sb_error_set(err, k, "out of memory");
 	return 0;

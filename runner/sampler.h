@@ -40,6 +40,13 @@ int sampler_new(struct report *r, struct report_rep *rep, struct vm *vm, struct 
 		const struct run_spec *spec, uint64_t rep_start_ns, struct sampler **ret, struct sb_error *err);
 void sampler_free(struct sampler *s);
 
+/*
+ * From now on the sampler adds the CPU time it spends to cpu_ns (indexed
+ * by enum report_cpu: query-stats, the BPF read, /proc/vmstat, decoding
+ * the guest's telemetry), which the caller owns and outlives s.
+ */
+void sampler_set_cpu_account(struct sampler *s, uint64_t cpu_ns[static REPORT_CPU_MAX]);
+
 /* Reads what the guest has sent, without blocking. -EPIPE once the stream ended. */
 int sampler_pump(struct sampler *s, struct sb_error *err);
 
