@@ -7,8 +7,9 @@
  * is per metric, not per input byte) and formatted as a table, Markdown,
  * JSON and each plot (the HTML export draws the timeline and the metrics it
  * shows; the target the others). Any file must end in a clean error or
- * output, never a crash, a leak or a hang. The exports (CSV, JUnit XML, HTML;
- * the report's own CSV and metrics) of the same comparison and report too.
+ * output, never a crash, a leak or a hang. The exports (CSV, JUnit XML, HTML,
+ * KCIDB; the report's own CSV, metrics and KCIDB) of the same comparison and
+ * report too.
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true && meson compile -C build-fuzz
  *   build-fuzz/reports/fuzz-compare -max_total_time=60 -dict=reports/fuzz-compare.dict reports/fuzz-corpus
@@ -37,12 +38,16 @@ static void report_exports(struct json_object *report)
 	text = NULL;
 	if (export_report_metrics(report, EXPORT_OPENMETRICS, &text, &err) == 0)
 		free(text);
+	text = NULL;
+	if (export_report_kcidb(report, EXPORT_KCIDB_ORIGIN_DEFAULT, &text, &err) == 0)
+		free(text);
 }
 
 static void outputs(const struct compare_result *res)
 {
 	free(export_compare_csv(res));
 	free(export_compare_junit(res));
+	free(export_compare_kcidb(res, EXPORT_KCIDB_ORIGIN_DEFAULT));
 	/* draws the timeline and the plot of every metric compare_metric_shown() */
 	free(export_compare_html(res));
 
