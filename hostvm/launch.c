@@ -180,6 +180,8 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 				r |= push(v, &n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u", i, i, i * per);
 		}
 	}
+	if (cfg->firmware)
+		r |= push(v, &n, "-bios") | push(v, &n, "%s", cfg->firmware);
 	r |= push(v, &n, "-kernel") | push(v, &n, "%s", cfg->kernel);
 	r |= push(v, &n, "-initrd") | push(v, &n, "%s", cfg->initrd);
 	r |= push(v, &n, "-append") | push(v, &n, "%s", cfg->append);

@@ -35,6 +35,7 @@ struct hostvm_config {
 	const char *log_path;       /* console and QEMU's own output */
 	const char *pid_path;       /* QEMU's pid while it runs; may be NULL */
 	const char *name;           /* QEMU -name; may be NULL */
+	const char *firmware;       /* QEMU -bios (qboot for a PVH boot); NULL: QEMU's default (SeaBIOS) */
 	size_t n_shares;
 	struct hostvm_share shares[HOSTVM_MAX_SHARES];
 };

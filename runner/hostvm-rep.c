@@ -379,6 +379,13 @@ static int build_initramfs(const struct hostvm_run *hr, const struct hostvm_arm 
 	return hostvm_initramfs_write(path, hr->init_path, &arm->modules, (const char *const *)arm->params, conf, err);
 }
 
+/*
+ * A PVH boot needs no BIOS services: QEMU's qboot (qemu-system-data) starts
+ * the kernel about half a second sooner than SeaBIOS under TCG
+ * (docs/kernel-arms.md); a bzImage, or a host without it, keeps SeaBIOS
+ */
+#define QBOOT_ROM "/usr/share/qemu/qboot.rom"
+
 /* The host VM of ctx's arm: its kernel, this initramfs, the root and results shares. */
 static void vm_config(const struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *initrd,
 		      const char *log_path, const char *out_dir, struct hostvm_config *cfg)
@@ -395,6 +402,7 @@ static void vm_config(const struct hostvm_run *hr, const struct hostvm_rep_ctx *
 		.numa_nodes = ctx->spec->host_vm.numa_nodes,
 		.accel = hr->accel,
 		.log_path = log_path,
+		.firmware = arm->vmlinux && access(QBOOT_ROM, R_OK) == 0 ? QBOOT_ROM : NULL,
 		.n_shares = 2,
 		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = out_dir } },
 	};
