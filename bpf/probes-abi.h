@@ -141,15 +141,20 @@ enum sb_how {
 #define SB_DECISION_CAUSES 16 /* a power of two >= SB_CAUSE_MAX: the programs mask the index */
 
 struct sb_decisions {
-	/* the hot part first, with by_cause[SB_CAUSE_UFFD_WP] next to it: a snapshot's events touch 48 bytes */
-	__u64 sample_countdown; /* events until the next sampled stack */
+	/*
+	 * The hot part first: a snapshot's events touch these 32 bytes
+	 * (by_cause[SB_CAUSE_UFFD_WP] is the first) and the counter's own
+	 * block, nothing else of the per-CPU memory (every distinct line a
+	 * program stores to costs it, measured: docs/probes.md "Cost").
+	 */
 	__u64 last;             /* the last decision: SB_LAST(nr + 1, SB_ARG_*, cause + 1); 0: none yet */
 	__u64 last_arg;         /* the value of its deciding argument */
-	__u64 made;             /* decisions made that decided a cause (the rest of by_cause's events reused one) */
 	struct {
 		__u64 events;   /* of the target, decided by the syscall step */
 		__u64 pages;    /* their pages (SB_ATTR_UNMAP) */
 	} by_cause[SB_DECISION_CAUSES]; /* [SB_CAUSE_MAX] and up: never written */
+	__u64 made;             /* decisions made that decided a cause (the rest of by_cause's events reused one) */
+	__u64 sample_countdown; /* events until the next sampled stack, when sample_every is not a power of two */
 	__u64 regs_at;          /* the BPF side's scratch (task_regs()) */
 };
 

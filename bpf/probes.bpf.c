@@ -63,6 +63,8 @@ const volatile bool attribution = true;
 /* fentry on both kvm_mmu_notifier_invalidate_range_start and _end: SPTE zaps get their invalidation's cause */
 const volatile bool invalidations_open = false;
 const volatile __u32 sample_every = 0; /* 1 in N stacks sampled; 0: none */
+/* sample_every - 1 when that is a power of two (1024, the default): every Nth event by its counter's own count */
+const volatile __u64 sample_mask = 0;
 /* the syscall step's decisions cached per CPU (syscall_step()); false: decided for every event */
 const volatile bool decision_cache = true;
 const volatile __u64 spte_present_mask = 1ULL << 11;
@@ -386,11 +388,12 @@ static __always_inline void regs_check(struct task_struct *task, struct sb_decis
 
 /*
  * Decide the cause of an event in the target process or a kernel thread,
- * just counted in c; pages: its pages (SB_ATTR_UNMAP's cause_pages).
+ * just counted in c; pages: its pages (SB_ATTR_UNMAP's cause_pages); nth:
+ * its counter's events in its context on this CPU, itself included.
  * Returns its cause, or -1 when it is not classified.
  */
 static __always_inline int attribute(void *ctx, struct task_struct *task, int ectx, int attr, struct sb_counts *c,
-				     __u64 pages, bool kfuncs)
+				     __u64 pages, __u64 nth, bool kfuncs)
 {
 	struct sb_stack_val *sv = NULL;
 	int cause = -1, how = SB_HOW_STACK;
@@ -467,8 +470,19 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 		stack_record(c, sv, attr, ectx, cause, 0);
 
 	if (sample_every) {
-		if (d->sample_countdown == 0) {
-			d->sample_countdown = sample_every - 1;
+		bool take;
+
+		/* a power of two needs no countdown: no store to one more line per event */
+		if (sample_mask) {
+			take = (nth & sample_mask) == 0;
+		} else {
+			take = d->sample_countdown == 0;
+			if (take)
+				d->sample_countdown = sample_every - 1;
+			else
+				d->sample_countdown--;
+		}
+		if (take) {
 			if (kfuncs && ectx == SB_CTX_TARGET)
 				regs_check(task, d, c);
 			if (!sv) {
@@ -478,8 +492,6 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 				stack_take(ctx, sv);
 			}
 			stack_record(c, sv, attr, ectx, cause, 1);
-		} else {
-			d->sample_countdown--;
 		}
 	}
 	return cause;
@@ -520,7 +532,7 @@ static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, u
 
 	c = count(SB_C_UNMAP_HVA, &task, &ectx, pages, 0);
 	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c, pages, kfuncs);
+		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c, pages, c->count[SB_C_UNMAP_HVA][ectx & 3].events, kfuncs);
 }
 
 SEC("?tp_btf/kvm_unmap_hva_range")
@@ -841,7 +853,8 @@ static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pa
 	c = count(SB_C_TLB_TASK_SWITCH + r, &task, &ectx, pages == TLB_FLUSH_ALL ? 0 : pages,
 		  pages == TLB_FLUSH_ALL ? 1 : 0);
 	if (c && reason == bpf_core_enum_value(enum tlb_flush_reason, TLB_REMOTE_SEND_IPI))
-		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c, 0, kfuncs);
+		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c, 0, c->count[SB_C_TLB_TASK_SWITCH + r][ectx & 3].events,
+			  kfuncs);
 }
 
 SEC("?tp_btf/tlb_flush")
@@ -1174,7 +1187,8 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 	for (int b = 0; b < SB_MN_FLAG_BITS; b++)
 		if (flags & (1u << b))
 			c->mn_flag[ectx & 3][b]++;
-	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c, 0, kfuncs);
+	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c, 0, c->count[SB_C_MN_INVALIDATE][ectx & 3].events,
+			  kfuncs);
 	if (cause >= 0 && invalidations_open) {
 		__u64 id = bpf_get_current_pid_tgid();
 		__u32 v = (__u32)cause;
@@ -1231,7 +1245,7 @@ static __always_inline void on_kvm_flush(void *ctx, struct kvm *kvm, bool kfuncs
 		return;
 	c = count(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);
 	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, kfuncs);
+		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, c->count[SB_C_KVM_FLUSH][ectx & 3].events, kfuncs);
 }
 
 SEC("?fentry/kvm_flush_remote_tlbs")

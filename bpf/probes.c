@@ -700,6 +700,8 @@ static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 	ro->decision_cache = p->opts.decision_cache;
 	ro->invalidations_open = p->probes[P_MN_INVALIDATE].info.available && p->probes[P_MN_INVALIDATE_END].info.available;
 	ro->sample_every = p->opts.stack_sample_every;
+	if (p->opts.stack_sample_every > 1 && !(p->opts.stack_sample_every & (p->opts.stack_sample_every - 1)))
+		ro->sample_mask = p->opts.stack_sample_every - 1;
 	ro->ret_pf_fixed = p->ret_pf_fixed;
 	for (size_t i = 0; i < ARRAY_SIZE(syscall_defs); i++)
 		if (syscall_defs[i].nr >= 0 && syscall_defs[i].nr < SB_NR_SYSCALLS)

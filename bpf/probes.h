@@ -78,7 +78,8 @@ struct sb_probe_options {
 	 * the tests' comparison).
 	 */
 	bool kfuncs;
-	/* Record the stack of 1 in N attributed events (0: none). Events whose
+	/* Record the stack of 1 in N attributed events (0: none; a power of two: every Nth of each counter and
+	 * context on a CPU, else a countdown). Events whose
 	 * cause needed a stack walk are always recorded. */
 	unsigned int stack_sample_every;
 	/* Distinct stacks kept (1..65536); further ones are counted as dropped. */
