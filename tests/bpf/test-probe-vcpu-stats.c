@@ -296,8 +296,8 @@ static void micro_guest(void)
 	test_guest_stop(&g);
 }
 
-/* Waits (the guest running) until KVM's irq_injections is above since, up to timeout_ms. */
-static void wait_for_irqs(struct qmp_client *c, int64_t since, int timeout_ms)
+/* Waits (the guest running) until KVM's irq_injections is above since, up to timeout_ms; whether it got there. */
+static bool wait_for_irqs(struct qmp_client *c, int64_t since, int timeout_ms)
 {
 	for (int waited = 0; waited < timeout_ms; waited += 100) {
 		struct qmp_vcpu_stats vs = { 0 };
@@ -308,9 +308,10 @@ static void wait_for_irqs(struct qmp_client *c, int64_t since, int timeout_ms)
 		irqs = stat_get(&vs.sum, "irq_injections");
 		qmp_vcpu_stats_clear(&vs);
 		if (irqs > since)
-			return;
+			return true;
 		usleep(100000);
 	}
+	return false;
 }
 
 static void firmware_guest(void)
@@ -321,12 +322,25 @@ static void firmware_guest(void)
 	struct window w0, w1;
 	struct sb_probes *p;
 
-	test_qemu_start(&q, 128, 1, NULL);
-	CHECK_MSG(qmp_connect(q.qmp_path, TIMEOUT_MS, NULL, &c, &err) == 0, "%s", err.msg);
-	qmp_client_set_command_timeout(c, 60000);
-	p = probes_all(q.pid, 0);
-	/* SeaBIOS reaches its idle loop (HLT, woken by the timer): its first interrupt, 2 s under KVM, longer under TCG */
-	wait_for_irqs(c, 0, 60000);
+	for (int attempt = 1;; attempt++) {
+		test_qemu_start(&q, 128, 1, NULL);
+		CHECK_MSG(qmp_connect(q.qmp_path, TIMEOUT_MS, NULL, &c, &err) == 0, "%s", err.msg);
+		qmp_client_set_command_timeout(c, 60000);
+		p = probes_all(q.pid, 0);
+		/* SeaBIOS reaches its idle loop (HLT, woken by the timer): its first interrupt, 2 s under KVM, longer
+		 * under TCG */
+		if (wait_for_irqs(c, 0, 60000) || attempt == 2)
+			break;
+		/*
+		 * Seen once in a TCG host VM: SeaBIOS never got to its idle loop, the vCPU taking #UD exits that
+		 * KVM emulated, hundreds of thousands, and no interrupt. A QEMU of the host VM's, not the probes':
+		 * a fresh one, once; the second time the window below fails with what it saw.
+		 */
+		printf("QEMU idling in SeaBIOS injected no interrupt in 60 s: starting a fresh QEMU, once\n");
+		sb_probes_close(p);
+		qmp_client_free(TAKE_PTR(c));
+		test_qemu_stop(&q);
+	}
 	vm_pause(c, true);
 	read_both(c, p, &w0);
 	vm_pause(c, false);
