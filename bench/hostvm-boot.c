@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "hostvm-rep.h"
+#include "macro.h"
 #include "report.h"
 #include "runner.h"
 #include "spec.h"
@@ -75,7 +76,7 @@ static void cleanup(struct variant *v)
 	spec_done(&v->spec);
 	if (!v->made)
 		return;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s", v->dir, files[i]);
 		unlink(path);
 	}

@@ -261,23 +261,59 @@ static void ours_options(enum cfg cfg, struct sb_probe_options *o)
 		o->stack_sample_every = 1;
 }
 
-static void run_ours(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, struct sample *s)
+/*
+ * One of our BPF configs (minimal or snapbench's) attached to the QEMU: the
+ * interleaved rounds attach one per snapshot, the pairs two.
+ */
+struct side {
+	enum cfg cfg;
+	struct minimal_bpf *minimal;
+	struct sb_probes *ours;
+};
+
+static void side_attach(struct test_qemu *q, struct side *sd)
 {
 	struct sb_probe_options o;
-	struct sb_probes *p = NULL;
+	struct sb_error err = { 0 };
+
+	if (sd->cfg == C_MINIMAL) {
+		sd->minimal = minimal_bpf__open_and_load();
+		CHECK_MSG(sd->minimal, "cannot load the minimal program: %s", strerror(errno));
+		CHECK(minimal_bpf__attach(sd->minimal) == 0);
+		return;
+	}
+	ours_options(sd->cfg, &o);
+	CHECK_MSG(sb_probes_open(q->pid, &o, &sd->ours, &err) == 0, "%s", err.msg);
+	CHECK_MSG(sb_probes_attach(sd->ours, &err) == 0, "%s", err.msg);
+}
+
+/* The side's figures after the snapshot into s (all but wall_ms); closes it. */
+static void side_measure(struct side *sd, struct sample *s)
+{
+	struct sb_error err = { 0 };
+
+	s->ns_per_event = -1;
+	if (sd->minimal) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		CHECK(bpf_obj_get_info_by_fd(bpf_program__fd(sd->minimal->progs.minimal_unmap), &info, &len) == 0);
+		s->events = info.run_cnt;
+		if (info.run_cnt)
+			s->ns_per_event = (double)info.run_time_ns / (double)info.run_cnt;
+		s->bpf_ms = (double)info.run_time_ns / 1e6;
+		minimal_bpf__destroy(sd->minimal);
+		sd->minimal = NULL;
+		return;
+	}
 	struct sb_prog_stats *st = NULL;
 	struct sb_probe_snapshot snap;
-	struct sb_error err = { 0 };
-	size_t n = 0;
 	uint64_t total_ns = 0;
+	size_t n = 0;
 
-	ours_options(cfg, &o);
-	CHECK_MSG(sb_probes_open(q->pid, &o, &p, &err) == 0, "%s", err.msg);
-	CHECK_MSG(sb_probes_attach(p, &err) == 0, "%s", err.msg);
-	s->wall_ms = snapshot_ms(c, q);
-	CHECK_MSG(sb_probes_prog_stats(p, &st, &n, &err) == 0, "%s", err.msg);
-	CHECK_MSG(sb_probes_read(p, &snap, &err) == 0, "%s", err.msg);
-	s->ns_per_event = -1;
+	CHECK_MSG(sb_probes_prog_stats(sd->ours, &st, &n, &err) == 0, "%s", err.msg);
+	CHECK_MSG(sb_probes_read(sd->ours, &snap, &err) == 0, "%s", err.msg);
 	for (size_t i = 0; i < n; i++) {
 		total_ns += st[i].run_time_ns;
 		if (strstr(st[i].name, "kvm_unmap_hva_range") && st[i].run_cnt) {
@@ -291,26 +327,20 @@ static void run_ours(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, st
 	for (int k = 0; k < SB_CAUSE_MAX; k++)
 		s->classified += snap.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][k];
 	s->stack_walks = snap.c.how[SB_ATTR_UNMAP][SB_HOW_STACK] + snap.c.how[SB_ATTR_UNMAP][SB_HOW_STACK_NONE];
-	s->reused = snap.c.cached[SB_ATTR_UNMAP];
+	s->reused = snap.c.reused[SB_ATTR_UNMAP];
 	free(st);
-	sb_probes_close(p);
+	sb_probes_close(sd->ours);
+	sd->ours = NULL;
 }
 
-static void run_minimal(struct qmp_client *c, struct test_qemu *q, struct sample *s)
+/* A BPF config alone on one snapshot. */
+static void run_bpf(struct qmp_client *c, struct test_qemu *q, enum cfg cfg, struct sample *s)
 {
-	struct minimal_bpf *skel = minimal_bpf__open_and_load();
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
+	struct side sd = { .cfg = cfg };
 
-	CHECK_MSG(skel, "cannot load the minimal program: %s", strerror(errno));
-	CHECK(minimal_bpf__attach(skel) == 0);
+	side_attach(q, &sd);
 	s->wall_ms = snapshot_ms(c, q);
-	memset(&info, 0, sizeof(info));
-	CHECK(bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.minimal_unmap), &info, &len) == 0);
-	s->events = info.run_cnt;
-	s->ns_per_event = info.run_cnt ? (double)info.run_time_ns / (double)info.run_cnt : -1;
-	s->bpf_ms = (double)info.run_time_ns / 1e6;
-	minimal_bpf__destroy(skel);
+	side_measure(&sd, s);
 }
 
 static void run_perf(struct qmp_client *c, struct test_qemu *q, struct sample *s)
@@ -422,13 +452,11 @@ static void run_round(struct qmp_client *c, struct test_qemu *q, int r, int k)
 		s->ns_per_event = -1;
 		break;
 	case C_MINIMAL:
-		run_minimal(c, q, s);
-		break;
 	case C_COUNT:
 	case C_CAUSES:
 	case C_CACHED:
 	case C_STACKS:
-		run_ours(c, q, k, s);
+		run_bpf(c, q, k, s);
 		break;
 	case C_PERF:
 		run_perf(c, q, s);
@@ -509,71 +537,23 @@ static void print_cost_table(int rounds)
  * orders and the ratio is the geometric mean of the two, which cancels a
  * cost of the position that multiplies.
  */
-struct pair_side {
-	enum cfg cfg;
-	struct minimal_bpf *minimal;
-	struct sb_probes *ours;
-};
 
-static void pair_attach(struct test_qemu *q, struct pair_side *ps)
-{
-	struct sb_error err = { 0 };
-
-	if (ps->cfg == C_MINIMAL) {
-		ps->minimal = minimal_bpf__open_and_load();
-		CHECK_MSG(ps->minimal, "cannot load the minimal program: %s", strerror(errno));
-		CHECK(minimal_bpf__attach(ps->minimal) == 0);
-		return;
-	}
-	struct sb_probe_options o;
-
-	ours_options(ps->cfg, &o);
-	CHECK_MSG(sb_probes_open(q->pid, &o, &ps->ours, &err) == 0, "%s", err.msg);
-	CHECK_MSG(sb_probes_attach(ps->ours, &err) == 0, "%s", err.msg);
-}
-
-/* ns per event of the side's kvm_unmap_hva_range program; closes it */
-static double pair_cost(struct pair_side *ps)
-{
-	struct sb_error err = { 0 };
-	double ns = -1;
-
-	if (ps->minimal) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-
-		memset(&info, 0, sizeof(info));
-		CHECK(bpf_obj_get_info_by_fd(bpf_program__fd(ps->minimal->progs.minimal_unmap), &info, &len) == 0);
-		ns = info.run_cnt ? (double)info.run_time_ns / (double)info.run_cnt : -1;
-		minimal_bpf__destroy(ps->minimal);
-		ps->minimal = NULL;
-	} else {
-		struct sb_prog_stats *st = NULL;
-		size_t n = 0;
-
-		CHECK_MSG(sb_probes_prog_stats(ps->ours, &st, &n, &err) == 0, "%s", err.msg);
-		for (size_t i = 0; i < n; i++)
-			if (strstr(st[i].name, "kvm_unmap_hva_range") && st[i].run_cnt)
-				ns = (double)st[i].run_time_ns / (double)st[i].run_cnt;
-		free(st);
-		sb_probes_close(ps->ours);
-		ps->ours = NULL;
-	}
-	CHECK_MSG(ns > 0, "%s: its kvm_unmap_hva_range program did not run", cfg_names[ps->cfg]);
-	return ns;
-}
-
-/* One snapshot with first and then second attached; their costs. */
+/* One snapshot with first and then second attached; their ns per event. */
 static void pair_once(struct qmp_client *c, struct test_qemu *q, enum cfg first, enum cfg second, double *ns_first,
 		      double *ns_second)
 {
-	struct pair_side a = { .cfg = first }, b = { .cfg = second };
+	struct side a = { .cfg = first }, b = { .cfg = second };
+	struct sample sa = { 0 }, sb = { 0 };
 
-	pair_attach(q, &a);
-	pair_attach(q, &b);
+	side_attach(q, &a);
+	side_attach(q, &b);
 	snapshot_ms(c, q);
-	*ns_first = pair_cost(&a);
-	*ns_second = pair_cost(&b);
+	side_measure(&a, &sa);
+	side_measure(&b, &sb);
+	CHECK_MSG(sa.ns_per_event > 0 && sb.ns_per_event > 0, "%s or %s: its kvm_unmap_hva_range program did not run",
+		  cfg_names[first], cfg_names[second]);
+	*ns_first = sa.ns_per_event;
+	*ns_second = sb.ns_per_event;
 }
 
 static double pair_ratio[C_MAX][MAX_ROUNDS], pair_ns[C_MAX][MAX_ROUNDS], pair_min_ns[C_MAX][MAX_ROUNDS];

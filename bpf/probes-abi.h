@@ -136,7 +136,7 @@ enum sb_how {
  * background snapshot's hundreds of thousands of uffd-wp ioctls are one
  * decision). The events the syscall step decides are counted here, by
  * cause, in one place instead of three arrays; sb_probes_read() adds them
- * to cause, how and cause_pages, and reports the reused decisions in cached.
+ * to cause, how and cause_pages, and counts the decisions reused (sb_counts.reused).
  */
 #define SB_DECISION_CAUSES 16 /* a power of two >= SB_CAUSE_MAX: the programs mask the index */
 
@@ -155,7 +155,7 @@ struct sb_decisions {
 	} by_cause[SB_DECISION_CAUSES]; /* [SB_CAUSE_MAX] and up: never written */
 	__u64 made;             /* decisions made that decided a cause (the rest of by_cause's events reused one) */
 	__u64 sample_countdown; /* events until the next sampled stack, when sample_every is not a power of two */
-	__u64 regs_at;          /* the BPF side's scratch (task_regs()) */
+	__u64 regs_at;          /* the BPF side's scratch (ptr_bits()) */
 };
 
 #define SB_LAST(nr1, reg, cause1) ((__u64)(nr1) | (__u64)(reg) << 16 | (__u64)(cause1) << 24)
@@ -192,7 +192,7 @@ struct sb_counts {
 	/* events whose pt_regs, read without a helper, were not bpf_task_pt_regs()'s (checked when a stack is sampled) */
 	__u64 regs_mismatch;
 	/* filled by sb_probes_read(): the syscall decisions reused (struct sb_decisions) */
-	__u64 cached[SB_ATTR_MAX];
+	__u64 reused[SB_ATTR_MAX];
 };
 
 /* Kernel function [start, end) that decides a cause when seen on a stack. */

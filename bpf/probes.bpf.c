@@ -346,6 +346,13 @@ static __always_inline int syscall_step(struct pt_regs *regs, struct sb_decision
 	return cause;
 }
 
+/* p's address as a number, through memory: the verifier lets no pointer be subtracted or compared to one */
+static __always_inline __u64 ptr_bits(struct sb_decisions *d, const void *p)
+{
+	d->regs_at = (__u64)p;
+	return *(volatile __u64 *)&d->regs_at;
+}
+
 /*
  * The task's pt_regs. kfuncs (the "k" programs): task->stack plus
  * regs_delta, no helper call; the helper's answer teaches the delta once,
@@ -363,10 +370,8 @@ static __always_inline struct pt_regs *task_regs(struct task_struct *task, struc
 					       bpf_core_type_id_kernel(struct pt_regs));
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (kfuncs && regs) {
-		d->regs_at = (__u64)regs; /* through memory: the verifier lets no pointer be subtracted */
-		regs_delta = *(volatile __u64 *)&d->regs_at - (__u64)task->stack;
-	}
+	if (kfuncs && regs)
+		regs_delta = ptr_bits(d, regs) - (__u64)task->stack;
 	return regs;
 }
 
@@ -381,8 +386,7 @@ static __always_inline void regs_check(struct task_struct *task, struct sb_decis
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return;
-	d->regs_at = (__u64)regs;
-	if (*(volatile __u64 *)&d->regs_at != (__u64)task->stack + delta)
+	if (ptr_bits(d, regs) != (__u64)task->stack + delta)
 		c->regs_mismatch++;
 }
 
@@ -464,7 +468,7 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 		c->cause[attr][ectx & 3][cause]++;
 		c->how[attr][how & 7]++;
 		if (attr == SB_ATTR_UNMAP)
-			c->cause_pages[ectx & 3][cause & 15] += pages;
+			c->cause_pages[ectx & 3][cause] += pages;
 	}
 	if (sv)
 		stack_record(c, sv, attr, ectx, cause, 0);

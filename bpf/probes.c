@@ -809,43 +809,41 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 	return 0;
 }
 
+/* The probe whose program is prefix + its name, or -1. */
+static int probe_of_prog(const char *prog, const char *prefix)
+{
+	size_t len = prefix ? strlen(prefix) : 0;
+
+	if (!len || strncmp(prog, prefix, len))
+		return -1;
+	for (int i = 0; i < P_MAX; i++)
+		if (!strcmp(prog + len, probe_defs[i].name))
+			return i;
+	return -1;
+}
+
 /* Map a program name back to its probe and backend; *kfuncs: it is a "k" program. */
 static bool prog_to_probe(const char *prog, int *probe, enum sb_backend *backend, bool *kfuncs)
 {
-	*kfuncs = false;
-	for (int b = SB_BACKEND_FENTRY; b < SB_BACKEND_MAX; b++) {
-		size_t len = kfunc_prefix[b] ? strlen(kfunc_prefix[b]) : 0;
+	int i = probe_of_prog(prog, "fexit_");
 
-		if (!len || strncmp(prog, kfunc_prefix[b], len))
-			continue;
-		for (int i = 0; i < P_MAX; i++)
-			if (!strcmp(prog + len, probe_defs[i].name)) {
-				*probe = i;
-				*backend = (enum sb_backend)b;
-				*kfuncs = true;
-				return true;
-			}
-	}
 	/* a timed probe's exit half fails with its fentry backend */
-	if (!strncmp(prog, "fexit_", 6))
-		for (int i = 0; i < P_MAX; i++)
-			if (probe_defs[i].timed && !strcmp(prog + 6, probe_defs[i].name)) {
-				*probe = i;
-				*backend = SB_BACKEND_FENTRY;
-				return true;
-			}
-	for (int b = SB_BACKEND_FENTRY; b < SB_BACKEND_MAX; b++) {
-		size_t len = strlen(prog_prefix[b]);
-
-		if (strncmp(prog, prog_prefix[b], len))
-			continue;
-		for (int i = 0; i < P_MAX; i++)
-			if (!strcmp(prog + len, probe_defs[i].name)) {
+	if (i >= 0 && probe_defs[i].timed) {
+		*probe = i;
+		*backend = SB_BACKEND_FENTRY;
+		*kfuncs = false;
+		return true;
+	}
+	for (int b = SB_BACKEND_FENTRY; b < SB_BACKEND_MAX; b++)
+		for (int k = 0; k < 2; k++) {
+			i = probe_of_prog(prog, k ? kfunc_prefix[b] : prog_prefix[b]);
+			if (i >= 0) {
 				*probe = i;
 				*backend = (enum sb_backend)b;
+				*kfuncs = k;
 				return true;
 			}
-	}
+		}
 	return false;
 }
 
@@ -1184,7 +1182,7 @@ static void add_decisions(struct sb_counts *sum, const struct sb_counts *cpu)
 				sum->cause_pages[SB_CTX_TARGET][k] += d->by_cause[k].pages;
 		}
 		/* made is bumped before its event is counted: a read in between sees one more */
-		sum->cached[a] += events > d->made ? events - d->made : 0;
+		sum->reused[a] += events > d->made ? events - d->made : 0;
 	}
 }
 

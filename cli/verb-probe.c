@@ -340,7 +340,7 @@ static struct json_object *causes_json(const struct sb_probe_snapshot *s)
 			json_object_object_add(how, how_names[h], json_u64(s->c.how[at][h]));
 		json_object_object_add(ja, "decided_by", how);
 		/* of decided_by.syscall: the last decision on the CPU reused (bpf/probes-abi.h) */
-		json_object_object_add(ja, "reused", json_u64(s->c.cached[at]));
+		json_object_object_add(ja, "reused", json_u64(s->c.reused[at]));
 		json_object_object_add(causes, sb_attr_name(at), ja);
 	}
 	return causes;

@@ -527,14 +527,14 @@ static int collect_guest(struct sampler *s)
 
 static int collect_all(struct sampler *s, struct sb_error *err)
 {
-	uint64_t mark = s->cpu_ns ? thread_cpu_ns() : 0;
+	uint64_t mark = 0;
 	int k;
 
-	k = sampler_pump(s, err);
+	k = sampler_pump(s, err); /* accounts for itself */
 	if (k < 0 && k != -EPIPE)
 		return k;
 	if (s->cpu_ns)
-		mark = thread_cpu_ns(); /* sampler_pump() accounted for itself */
+		mark = thread_cpu_ns();
 	k = collect_kvm(s, err);
 	account(s, REPORT_CPU_SAMPLE_KVM, &mark);
 	if (k < 0)

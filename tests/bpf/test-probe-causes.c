@@ -75,10 +75,10 @@ static void same_per_event(const char *name, const struct sb_probe_snapshot *d)
 		CHECK_MSG(d->c.how[a][SB_HOW_SYSCALL] == e.c.how[a][SB_HOW_SYSCALL],
 			  "%s: %s decided by syscall: cached %llu, per event %llu", name, sb_attr_name(a),
 			  (unsigned long long)d->c.how[a][SB_HOW_SYSCALL], (unsigned long long)e.c.how[a][SB_HOW_SYSCALL]);
-		CHECK_MSG(d->c.cached[a] <= d->c.how[a][SB_HOW_SYSCALL], "%s: %s: %llu of %llu syscall decisions reused",
-			  name, sb_attr_name(a), (unsigned long long)d->c.cached[a],
+		CHECK_MSG(d->c.reused[a] <= d->c.how[a][SB_HOW_SYSCALL], "%s: %s: %llu of %llu syscall decisions reused",
+			  name, sb_attr_name(a), (unsigned long long)d->c.reused[a],
 			  (unsigned long long)d->c.how[a][SB_HOW_SYSCALL]);
-		CHECK(e.c.cached[a] == 0);
+		CHECK(e.c.reused[a] == 0);
 	}
 	for (int k = 0; k < SB_CAUSE_MAX; k++)
 		CHECK_MSG(d->c.cause_pages[SB_CTX_TARGET][k] == e.c.cause_pages[SB_CTX_TARGET][k],
@@ -105,7 +105,7 @@ static __u64 phase_end(const char *name, enum sb_cause cause, enum sb_how how, _
 	printf("%-22s %6llu invalidations, %6llu %s, decided by syscall %llu (%llu reused) stack %llu\n", name,
 	       (unsigned long long)events, (unsigned long long)d.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][cause],
 	       sb_cause_name(cause), (unsigned long long)d.c.how[SB_ATTR_UNMAP][SB_HOW_SYSCALL],
-	       (unsigned long long)d.c.cached[SB_ATTR_UNMAP], (unsigned long long)d.c.how[SB_ATTR_UNMAP][SB_HOW_STACK]);
+	       (unsigned long long)d.c.reused[SB_ATTR_UNMAP], (unsigned long long)d.c.how[SB_ATTR_UNMAP][SB_HOW_STACK]);
 	CHECK_MSG(events >= min, "%s: %llu invalidations, expected at least %llu", name,
 		  (unsigned long long)events, (unsigned long long)min);
 	CHECK_MSG(classified == events, "%s: %llu of %llu events classified", name, (unsigned long long)classified,
@@ -116,8 +116,8 @@ static __u64 phase_end(const char *name, enum sb_cause cause, enum sb_how how, _
 		  sb_cause_name(cause));
 	CHECK_MSG(d.c.how[SB_ATTR_UNMAP][how] == events, "%s: %llu of %llu decided the expected way", name,
 		  (unsigned long long)d.c.how[SB_ATTR_UNMAP][how], (unsigned long long)events);
-	CHECK_MSG(d.c.cached[SB_ATTR_UNMAP] >= min_reused, "%s: %llu syscall decisions reused, expected at least %llu",
-		  name, (unsigned long long)d.c.cached[SB_ATTR_UNMAP], (unsigned long long)min_reused);
+	CHECK_MSG(d.c.reused[SB_ATTR_UNMAP] >= min_reused, "%s: %llu syscall decisions reused, expected at least %llu",
+		  name, (unsigned long long)d.c.reused[SB_ATTR_UNMAP], (unsigned long long)min_reused);
 	same_per_event(name, &d);
 	return events;
 }
