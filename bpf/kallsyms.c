@@ -3,15 +3,16 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "macro.h"
 
 /* Bounds against a malformed or hostile file (tests pass their own). */
 #define KSYMS_MAX 4000000
 #define KSYMS_MAX_LINE 512
+#define KSYMS_MAX_BYTES ((size_t)1 << 30)
 
 static int cmp_addr(const void *a, const void *b)
 {
@@ -22,62 +23,59 @@ static int cmp_addr(const void *a, const void *b)
 	return 0;
 }
 
-static int pool_add(struct ksyms *ks, size_t *cap, const char *s, size_t len, size_t *off)
+/* Hex digits of an address, then one space; false for anything else (or more than 64 bits). */
+static bool parse_addr(const char *p, const char *end, unsigned long long *addr, const char **rest)
 {
-	if (ks->names_len + len + 1 > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1 << 20;
-		char *p;
+	unsigned long long v = 0;
+	const char *q = p;
 
-		while (ncap < ks->names_len + len + 1)
-			ncap *= 2;
-		p = realloc(ks->names, ncap);
-		if (!p)
-			return -ENOMEM;
-		ks->names = p;
-		*cap = ncap;
+	for (; q < end && *q != ' '; q++) {
+		unsigned d;
+
+		if (*q >= '0' && *q <= '9')
+			d = (unsigned)(*q - '0');
+		else if ((*q | 0x20) >= 'a' && (*q | 0x20) <= 'f')
+			d = (unsigned)((*q | 0x20) - 'a' + 10);
+		else
+			return false;
+		if (q - p >= 16)
+			return false;
+		v = v << 4 | d;
 	}
-	memcpy(ks->names + ks->names_len, s, len);
-	ks->names[ks->names_len + len] = '\0';
-	*off = ks->names_len;
-	ks->names_len += len + 1;
-	return 0;
+	if (q == p || q == end)
+		return false;
+	*addr = v;
+	*rest = q;
+	return true;
 }
 
 /*
- * One line of kallsyms ("ffffffff81000100 T name\t[module]", the newline cut
- * off): true for a text symbol (t, T, w, W), with its address and its name
- * as "name [module]" (in line).
+ * One line of kallsyms ("ffffffff81000100 T name\t[module]", without its
+ * newline), in place: true for a text symbol (t, T, w, W), with its address
+ * and its name as "name [module]", NUL-terminated where the newline was.
  */
-static bool parse_line(char *line, unsigned long long *addr, char **name)
+static bool parse_line(char *line, char *end, unsigned long long *addr, char **name)
 {
-	char *sp1, *sp2, *end;
-	char type;
+	const char *sp;
+	char type, *tab;
 
-	errno = 0;
-	*addr = strtoull(line, &end, 16);
-	if (errno || end == line || *end != ' ')
+	if (!parse_addr(line, end, addr, &sp) || end - sp < 4 || sp[2] != ' ')
 		return false;
-	sp1 = end;
-	type = sp1[1];
-	if (!type || sp1[2] != ' ')
-		return false;
+	type = sp[1];
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return false;
-	*name = sp1 + 3;
+	*name = (char *)sp + 3;
+	*end = '\0';
 	/* "name\t[module]" -> "name [module]" */
-	sp2 = strchr(*name, '\t');
-	if (sp2)
-		*sp2 = ' ';
-	return **name != '\0';
+	tab = memchr(*name, '\t', (size_t)(end - *name));
+	if (tab)
+		*tab = ' ';
+	return **name != '\0' && **name != ' ';
 }
 
-/* Appends a symbol; its name is an offset into the pool until ksyms_index(). */
-static int append(struct ksyms *k, size_t *cap, size_t *pool_cap, unsigned long long addr, const char *name,
-		  const char *path, struct sb_error *err)
+static int append(struct ksyms *k, size_t *cap, unsigned long long addr, const char *name, const char *path,
+		  struct sb_error *err)
 {
-	size_t off;
-	int r;
-
 	if (k->n >= KSYMS_MAX)
 		return sb_error_set(err, -E2BIG, "%s: more than %d text symbols; is it a kallsyms file?", path,
 				    KSYMS_MAX);
@@ -90,21 +88,21 @@ static int append(struct ksyms *k, size_t *cap, size_t *pool_cap, unsigned long 
 		k->syms = p;
 		*cap = ncap;
 	}
-	r = pool_add(k, pool_cap, name, strlen(name), &off);
-	if (r < 0)
-		return sb_error_set(err, r, "%s: out of memory", path);
 	k->syms[k->n].addr = addr;
-	k->syms[k->n].name = (const char *)(uintptr_t)off; /* fixed up in ksyms_index() */
+	k->syms[k->n].name = name;
 	k->n++;
 	return 0;
 }
 
-/* The names from pool offsets to pointers, sorted by address, each symbol's end. */
+/* Sorted by address (no sort when the file already is), each symbol's end. */
 static void ksyms_index(struct ksyms *k)
 {
-	for (size_t i = 0; i < k->n; i++)
-		k->syms[i].name = k->names + (uintptr_t)k->syms[i].name;
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_addr);
+	bool sorted = true;
+
+	for (size_t i = 1; i < k->n && sorted; i++)
+		sorted = k->syms[i - 1].addr <= k->syms[i].addr;
+	if (!sorted)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp_addr);
 	for (size_t i = 0; i < k->n; i++) {
 		size_t j = i + 1;
 
@@ -114,44 +112,38 @@ static void ksyms_index(struct ksyms *k)
 	}
 }
 
+/*
+ * The file is read whole (one buffer, the names stay in it) and parsed in
+ * place: a line at a time through stdio, with a copy of each name and a
+ * sort, cost four times the kernel's own time to print the file.
+ */
 int ksyms_load(struct ksyms *ks, const char *path, struct sb_error *err)
 {
-	_cleanup_fclose_ FILE *f = NULL;
-	char line[KSYMS_MAX_LINE];
-	size_t cap = 0, pool_cap = 0, nonzero = 0;
 	struct ksyms k = { 0 };
+	size_t cap = 0, nonzero = 0, len = 0;
+	char *text = NULL, *p, *end;
 	int r;
 
 	if (!path)
 		path = "/proc/kallsyms";
-	f = fopen(path, "re");
-	if (!f)
-		return sb_error_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
-
-	while (fgets(line, sizeof(line), f)) {
-		char *nl = strchr(line, '\n'), *name;
+	r = read_full_file(path, KSYMS_MAX_BYTES, &text, &len, err);
+	if (r < 0)
+		return r;
+	end = text + len;
+	for (p = text; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *name;
+		char *line_end = nl ? nl : end;
 		unsigned long long addr;
+		bool ok = line_end - p < KSYMS_MAX_LINE && parse_line(p, line_end, &addr, &name);
 
-		if (!nl) {
-			/* an overlong line: skip the rest of it */
-			int ch;
-
-			while ((ch = fgetc(f)) != EOF && ch != '\n')
-				;
-			continue;
-		}
-		*nl = '\0';
-		if (!parse_line(line, &addr, &name))
-			continue;
-		r = append(&k, &cap, &pool_cap, addr, name, path, err);
+		p = nl ? nl + 1 : end;
+		if (!ok)
+			continue; /* not a text symbol, malformed or overlong */
+		r = append(&k, &cap, addr, name, path, err);
 		if (r < 0)
 			goto fail;
 		if (addr)
 			nonzero++;
-	}
-	if (ferror(f)) {
-		r = sb_error_set(err, -EIO, "cannot read %s", path);
-		goto fail;
 	}
 	if (k.n == 0) {
 		r = sb_error_set(err, -ENOENT, "%s lists no kernel text symbols", path);
@@ -165,12 +157,14 @@ int ksyms_load(struct ksyms *ks, const char *path, struct sb_error *err)
 		goto fail;
 	}
 	ksyms_index(&k);
+	k.names = text;
+	k.names_len = len;
 	*ks = k;
 	return 0;
 
 fail:
 	free(k.syms);
-	free(k.names);
+	free(text);
 	return r;
 }
 
@@ -218,4 +212,50 @@ size_t ksyms_find(const struct ksyms *ks, const char *name, const struct ksym **
 		found++;
 	}
 	return found;
+}
+
+/* FNV-1a of a symbol's name up to its end or its " [module]" */
+static uint32_t name_hash(const char *s, size_t *len)
+{
+	uint32_t h = 2166136261u;
+	size_t i = 0;
+
+	for (; s[i] && s[i] != ' '; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	*len = i;
+	return h;
+}
+
+int ksyms_find_each(const struct ksyms *ks, const char *const *names, size_t n_names,
+		    void (*fn)(void *userdata, size_t name, const struct ksym *sym), void *userdata)
+{
+	size_t size = 16, *slot;
+
+	while (size < 2 * n_names)
+		size *= 2;
+	slot = malloc(size * sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	/* open addressing; SIZE_MAX: empty */
+	for (size_t i = 0; i < size; i++)
+		slot[i] = SIZE_MAX;
+	for (size_t i = 0; i < n_names; i++) {
+		size_t len, j = name_hash(names[i], &len) & (size - 1);
+
+		while (slot[j] != SIZE_MAX)
+			j = (j + 1) & (size - 1);
+		slot[j] = i;
+	}
+	for (size_t i = 0; i < ks->n; i++) {
+		size_t len, j = name_hash(ks->syms[i].name, &len) & (size - 1);
+
+		for (; slot[j] != SIZE_MAX; j = (j + 1) & (size - 1)) {
+			const char *want = names[slot[j]];
+
+			if (!strncmp(want, ks->syms[i].name, len) && want[len] == '\0')
+				fn(userdata, slot[j], &ks->syms[i]);
+		}
+	}
+	free(slot);
+	return 0;
 }

@@ -21,7 +21,7 @@ struct ksym {
 struct ksyms {
 	struct ksym *syms; /* text symbols sorted by address */
 	size_t n;
-	char *names;       /* string pool the names point into */
+	char *names;       /* the text read, which the names point into */
 	size_t names_len;
 };
 
@@ -41,3 +41,11 @@ const struct ksym *ksyms_lookup(const struct ksyms *ks, uint64_t addr);
  * once); stores up to max pointers in out and returns how many exist.
  */
 size_t ksyms_find(const struct ksyms *ks, const char *name, const struct ksym **out, size_t max);
+
+/*
+ * One pass over the symbols for many names: fn(userdata, i, sym) for every
+ * symbol named exactly names[i] (as ksyms_find() matches), in address
+ * order. -ENOMEM, else 0.
+ */
+int ksyms_find_each(const struct ksyms *ks, const char *const *names, size_t n_names,
+		    void (*fn)(void *userdata, size_t name, const struct ksym *sym), void *userdata);

@@ -648,9 +648,27 @@ static struct bpf_program *find_prog(struct sb_probes *p, struct sb_probes_bpf *
 }
 
 /* Resolve the stack rules' functions from /proc/kallsyms, sorted by address. */
+struct rule_matches {
+	const struct ksym *found[NRULES][4];
+	size_t n[NRULES];
+};
+
+static void rule_match(void *userdata, size_t rule, const struct ksym *sym)
+{
+	struct rule_matches *m = userdata;
+
+	if (m->n[rule] < ARRAY_SIZE(m->found[rule]))
+		m->found[rule][m->n[rule]++] = sym;
+}
+
+/*
+ * Each rule's functions' ranges (a static function may appear more than
+ * once). The symbols stay loaded: the stacks are symbolized from them.
+ */
 static int rules_resolve(struct sb_probes *p, struct sb_error *err)
 {
-	struct ksyms ks = { 0 };
+	const char *names[NRULES];
+	struct rule_matches m = { 0 };
 	struct sb_rule *tmp = p->rule_table;
 	size_t nr = 0;
 	int r;
@@ -659,26 +677,25 @@ static int rules_resolve(struct sb_probes *p, struct sb_error *err)
 		p->rules[i].function = rule_defs[i].function;
 		p->rules[i].cause = rule_defs[i].cause;
 		p->rules[i].resolved = false;
+		names[i] = rule_defs[i].function;
 	}
-	r = ksyms_load(&ks, NULL, err);
-	if (r < 0)
-		return sb_error_prefix(err, "cannot resolve the classifier's stack rules");
-	for (size_t i = 0; i < NRULES; i++) {
-		const struct ksym *found[4];
-		size_t n = ksyms_find(&ks, rule_defs[i].function, found, ARRAY_SIZE(found));
-
-		if (n > ARRAY_SIZE(found))
-			n = ARRAY_SIZE(found);
-		for (size_t k = 0; k < n && nr < SB_MAX_RULES; k++) {
-			tmp[nr].start = found[k]->addr;
-			tmp[nr].end = found[k]->end;
+	if (!p->ksyms_loaded) {
+		r = ksyms_load(&p->ksyms, NULL, err);
+		if (r < 0)
+			return sb_error_prefix(err, "cannot resolve the classifier's stack rules");
+		p->ksyms_loaded = true;
+	}
+	if (ksyms_find_each(&p->ksyms, names, NRULES, rule_match, &m) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < NRULES; i++)
+		for (size_t k = 0; k < m.n[i] && nr < SB_MAX_RULES; k++) {
+			tmp[nr].start = m.found[i][k]->addr;
+			tmp[nr].end = m.found[i][k]->end;
 			tmp[nr].cause = rule_defs[i].cause;
 			tmp[nr].pad = 0;
 			nr++;
 			p->rules[i].resolved = true;
 		}
-	}
-	ksyms_free(&ks);
 	/* sorted by start for the BPF side's binary search (insertion sort: nr <= 64) */
 	for (size_t i = 1; i < nr; i++) {
 		struct sb_rule x = tmp[i];

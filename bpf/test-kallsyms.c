@@ -19,6 +19,21 @@ static void write_file(const char *text)
 	CHECK(fclose(f) == 0);
 }
 
+struct each {
+	size_t n[4];
+	const struct ksym *last[4];
+};
+
+static void on_each(void *userdata, size_t name, const struct ksym *sym)
+{
+	struct each *e = userdata;
+
+	CHECK(name < 4);
+	CHECK(!e->last[name] || e->last[name]->addr < sym->addr); /* in address order */
+	e->n[name]++;
+	e->last[name] = sym;
+}
+
 static void cleanup(void)
 {
 	unlink(path);
@@ -62,6 +77,34 @@ int main(void)
 	CHECK(ksyms_find(&ks, "mod_func", found, 4) == 1 && found[0]->end == 0xffffffffc0000100);
 	CHECK(ksyms_find(&ks, "some_data", found, 4) == 0); /* not text */
 	CHECK(ksyms_find(&ks, "firs", found, 4) == 0);       /* whole names only */
+
+	/* many names in one pass: what ksyms_find() finds for each */
+	const char *names[4] = { "dup", "mod_func", "some_data", "firs" };
+	struct each e = { 0 };
+	CHECK(ksyms_find_each(&ks, names, 4, on_each, &e) == 0);
+	CHECK(e.n[0] == 2 && e.n[1] == 1 && e.n[2] == 0 && e.n[3] == 0);
+	CHECK(e.last[1]->end == 0xffffffffc0000100 && !strcmp(e.last[1]->name, "mod_func [kvm]"));
+	ksyms_free(&ks);
+
+	/* a last line without its newline counts; a line of 512 bytes or more does not; uppercase hex */
+	char big[700];
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "ffffffff81000500 t ", 19);
+	big[sizeof(big) - 2] = '\n';
+	big[sizeof(big) - 1] = '\0';
+	char text[1024];
+	snprintf(text, sizeof(text), "%sFFFFFFFF81000100 t upper\nffffffff81000200 T last", big);
+	write_file(text);
+	CHECK(ksyms_load(&ks, path, &err) == 0);
+	CHECK_MSG(ks.n == 2, "n=%zu", ks.n);
+	CHECK(ksyms_find(&ks, "upper", found, 4) == 1 && found[0]->addr == 0xffffffff81000100 &&
+	      found[0]->end == 0xffffffff81000200);
+	CHECK(ksyms_find(&ks, "last", found, 4) == 1);
+	ksyms_free(&ks);
+
+	/* an address of more than 64 bits is not one */
+	write_file("1ffffffff81000100 t toolong\nffffffff81000100 t fine\n");
+	CHECK(ksyms_load(&ks, path, &err) == 0 && ks.n == 1 && !strcmp(ks.syms[0].name, "fine"));
 	ksyms_free(&ks);
 
 	/* kptr_restrict: every address 0 -> an error that says what to do */
@@ -83,6 +126,12 @@ int main(void)
 		CHECK(ksyms_find(&ks, "schedule", found, 4) >= 1);
 		s = ksyms_lookup(&ks, found[0]->addr + 1);
 		CHECK(s && !strcmp(s->name, "schedule"));
+		/* one pass finds what one search per name finds */
+		const char *real[3] = { "schedule", "do_madvise", "no_such_function_here" };
+		struct each r = { 0 };
+		CHECK(ksyms_find_each(&ks, real, 3, on_each, &r) == 0);
+		for (int i = 0; i < 3; i++)
+			CHECK_MSG(r.n[i] == ksyms_find(&ks, real[i], found, 4), "%s", real[i]);
 		ksyms_free(&ks);
 	}
 	printf("ok\n");
