@@ -407,6 +407,13 @@ int report_rep_counter(struct report_rep *rep, const char *name)
 	return (int)rep->n_counters++;
 }
 
+int report_rep_counter_hint(struct report_rep *rep, const char *name, size_t hint)
+{
+	if (hint < rep->n_counters && !strcmp(rep->counters[hint], name))
+		return (int)hint;
+	return report_rep_counter(rep, name);
+}
+
 int report_rep_set_hist_layout(struct report_rep *rep, size_t n, const double *lower_ns, const double *width_ns)
 {
 	double *lo, *wi;

@@ -390,6 +390,12 @@ int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct rep
 
 /* Index of counter name in rep, adding it. Returns the index or -errno. */
 int report_rep_counter(struct report_rep *rep, const char *name);
+/*
+ * The same, looking at index hint first: a sampler's sources emit their
+ * counters in one order each sample, so the counter after the last one
+ * it emitted is most often the next (no search of every name).
+ */
+int report_rep_counter_hint(struct report_rep *rep, const char *name, size_t hint);
 /* Sets the histogram layout (copied); only before the first row with a histogram. */
 int report_rep_set_hist_layout(struct report_rep *rep, size_t n, const double *lower_ns, const double *width_ns);
 

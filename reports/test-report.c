@@ -403,8 +403,29 @@ static void test_rows_text(void)
 	report_free(r);
 }
 
+/* A hint that names the counter is taken; a wrong or past-the-end one falls back to the search, adding new names once. */
+static void test_counter_hint(void)
+{
+	struct report *r = NULL;
+	struct report_rep *rep;
+
+	CHECK(report_new("20250101-000000-hint", 1700000000000000000ULL, &r) == 0);
+	CHECK(report_add_arm(r, "stock", NULL, 1) == 0);
+	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
+	CHECK(report_rep_counter_hint(rep, "a", 0) == 0);
+	CHECK(report_rep_counter_hint(rep, "b", 1) == 1);
+	CHECK(report_rep_counter_hint(rep, "c", 99) == 2);
+	CHECK(report_rep_counter_hint(rep, "a", 2) == 0); /* a wrong hint */
+	CHECK(report_rep_counter_hint(rep, "b", 1) == 1);
+	CHECK(report_rep_counter_hint(rep, "c", 2) == 2);
+	CHECK(report_rep_counter_hint(rep, "d", 3) == 3);
+	CHECK(report_rep_counter(rep, "d") == 3 && rep->n_counters == 4);
+	report_free(r);
+}
+
 int main(int argc, char **argv)
 {
+	test_counter_hint();
 	test_rows_text();
 	test_percentile();
 	test_ids();

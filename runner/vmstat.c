@@ -28,6 +28,7 @@ static const struct {
 
 struct vmstat_source {
 	char *path;
+	int fd; /* kept open: each sample reads it again from offset 0 (no open and close per sample) */
 	struct vmstat_values start;
 	char buf[VMSTAT_READ_MAX];
 };
@@ -109,13 +110,15 @@ int vmstat_parse(const char *text, size_t len, const char *path, struct vmstat_v
 /* Reads the whole file into s->buf, at most VMSTAT_READ_MAX bytes. */
 static int read_file(struct vmstat_source *s, size_t *ret_len, struct sb_error *err)
 {
-	_cleanup_close_ int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	size_t len = 0;
 
-	if (fd < 0)
-		return sb_error_set(err, -errno, "cannot open %s: %s", s->path, strerror(errno));
+	if (s->fd < 0) {
+		s->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (s->fd < 0)
+			return sb_error_set(err, -errno, "cannot open %s: %s", s->path, strerror(errno));
+	}
 	for (;;) {
-		ssize_t n = read(fd, s->buf + len, sizeof(s->buf) - len);
+		ssize_t n = pread(s->fd, s->buf + len, sizeof(s->buf) - len, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -125,7 +128,7 @@ static int read_file(struct vmstat_source *s, size_t *ret_len, struct sb_error *
 		len += (size_t)n;
 		if (len == sizeof(s->buf)) {
 			char c;
-			if (read(fd, &c, 1) == 0)
+			if (pread(s->fd, &c, 1, (off_t)len) == 0)
 				break;
 			return sb_error_set(err, -EFBIG, "%s is larger than %d bytes, more than any kernel writes; not read",
 					    s->path, VMSTAT_READ_MAX);
@@ -177,8 +180,10 @@ int vmstat_source_open(const char *path, struct report *r, struct vmstat_source 
 	int k;
 
 	*ret = NULL;
-	if (s)
+	if (s) {
+		s->fd = -1;
 		s->path = strdup(path ? path : VMSTAT_PATH);
+	}
 	if (!s || !s->path) {
 		vmstat_source_free(s);
 		return sb_error_set(err, -ENOMEM, "out of memory");
@@ -236,6 +241,8 @@ void vmstat_source_free(struct vmstat_source *s)
 {
 	if (!s)
 		return;
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->path);
 	free(s);
 }
