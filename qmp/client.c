@@ -534,42 +534,48 @@ broken:
 	return mark_broken(c, r, err);
 }
 
-static int stream_execute(struct qmp_client *c, const char *command, struct json_object *args, int fd,
-			  int timeout_ms, struct json_object **ret, struct sb_error *err)
+/* The text of one command with its id, "\r\n" ended, appended to *text (*len bytes so far). */
+static int command_text(struct qmp_client *c, const char *command, struct json_object *args, char *id,
+			char **text, size_t *len)
 {
-	uint64_t deadline = deadline_after(timeout_ms);
-	_cleanup_free_ char *text = NULL;
-	struct json_object *cmd, *reply = NULL;
-	char id[ID_MAX];
-	int r;
+	struct json_object *cmd;
+	const char *json;
+	size_t n;
+	char *t;
 
-	if (c->broken)
-		return broken_error(c, err);
-
-	snprintf(id, sizeof(id), "sb-%" PRIu64, ++c->next_id);
+	snprintf(id, ID_MAX, "sb-%" PRIu64, ++c->next_id);
 	cmd = command_new(command, args, id);
 	if (!cmd)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (asprintf(&text, "%s\r\n", json_object_to_json_string_ext(cmd, JSON_C_TO_STRING_PLAIN)) < 0) {
-		text = NULL;
+		return -ENOMEM;
+	json = json_object_to_json_string_ext(cmd, JSON_C_TO_STRING_PLAIN);
+	n = json ? strlen(json) : 0;
+	t = json ? realloc(*text, *len + n + 3) : NULL;
+	if (!t) {
 		json_object_put(cmd);
-		return sb_error_set(err, -ENOMEM, "out of memory");
+		return -ENOMEM;
 	}
+	memcpy(t + *len, json, n);
+	memcpy(t + *len + n, "\r\n", 3);
+	*text = t;
+	*len += n + 2;
 	json_object_put(cmd);
+	return 0;
+}
 
-	r = unix_stream_send(c->fd, text, strlen(text), fd, deadline, c->label, err);
-	if (r < 0) {
-		/* Part of a command may be on the wire: the stream is out of step. */
-		sb_error_prefix(err, "QMP command '%s'", command);
-		return mark_broken(c, r, err);
-	}
+/*
+ * Waits for the reply to the command sent as id (sent at sent_ns) until
+ * deadline; the caller abandons the ids after a timeout or a failure.
+ */
+static int stream_await(struct qmp_client *c, const char *command, const char *id, uint64_t deadline,
+			uint64_t sent_ns, int timeout_ms, struct json_object **reply, struct sb_error *err)
+{
+	int r;
 
-	uint64_t sent_ns = mono_ns();
 	for (;;) {
 		/* with a hook, the wait is cut into slices, and the hook told after each */
 		uint64_t slice = c->wait_hook ? mono_ns() + (uint64_t)QMP_WAIT_HOOK_MS * NSEC_PER_MSEC : deadline;
 
-		r = stream_pump(c, id, slice < deadline ? slice : deadline, &reply, err);
+		r = stream_pump(c, id, slice < deadline ? slice : deadline, reply, err);
 		if (r == -ETIMEDOUT && slice < deadline) {
 			sb_error_clear(err);
 			c->wait_hook(c->wait_userdata, command, (double)(mono_ns() - sent_ns) / 1e9);
@@ -578,19 +584,60 @@ static int stream_execute(struct qmp_client *c, const char *command, struct json
 		if (r != 0)
 			break;
 	}
-	if (r == -ETIMEDOUT) {
-		abandon_id(c, id);
+	if (r == -ETIMEDOUT)
 		return sb_error_set(err, -ETIMEDOUT, "%s did not answer QMP command '%s' within %d ms", c->label,
 				    command, timeout_ms);
-	}
-	if (r < 0) {
-		if (!c->broken)
-			abandon_id(c, id);
+	if (r < 0)
 		return sb_error_prefix(err, "QMP command '%s'", command);
+	return 0;
+}
+
+/*
+ * Sends n commands in one write and takes their replies in order (a monitor
+ * answers its commands in the order they came). One command is a batch of
+ * one. Stops at the first failure, abandoning the commands after it.
+ */
+static int stream_execute(struct qmp_client *c, struct qmp_call *calls, size_t n, int fd, int timeout_ms,
+			  struct sb_error *err)
+{
+	uint64_t deadline = deadline_after(timeout_ms);
+	_cleanup_free_ char *text = NULL;
+	char ids[QMP_BATCH_MAX][ID_MAX];
+	size_t len = 0, i;
+	int r;
+
+	if (c->broken)
+		return broken_error(c, err);
+	for (i = 0; i < n; i++)
+		if (command_text(c, calls[i].command, calls[i].args, ids[i], &text, &len) < 0)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+
+	r = unix_stream_send(c->fd, text, len, fd, deadline, c->label, err);
+	if (r < 0) {
+		/* Part of a command may be on the wire: the stream is out of step. */
+		sb_error_prefix(err, "QMP command '%s'", calls[0].command);
+		return mark_broken(c, r, err);
 	}
 
-	r = handle_reply(c, command, reply, ret, err);
-	json_object_put(reply);
+	uint64_t sent_ns = mono_ns();
+	for (i = 0; i < n; i++) {
+		struct json_object *reply = NULL;
+
+		r = stream_await(c, calls[i].command, ids[i], deadline, sent_ns, timeout_ms, &reply, err);
+		if (r < 0) {
+			if (c->broken)
+				return r;
+			break;
+		}
+		r = handle_reply(c, calls[i].command, reply, &calls[i].ret, err);
+		json_object_put(reply);
+		if (r < 0) {
+			i++; /* answered: only the ones after it are still in flight */
+			break;
+		}
+	}
+	for (; i < n; i++)
+		abandon_id(c, ids[i]);
 	return r;
 }
 
@@ -640,7 +687,34 @@ int qmp_execute(struct qmp_client *c, const char *command, struct json_object *a
 	clear_last_error(c);
 	if (c->ops)
 		return ops_execute(c, command, args, fd, timeout_ms, ret, err);
-	return stream_execute(c, command, args, fd, timeout_ms, ret, err);
+	struct qmp_call call = { .command = command, .args = args };
+	r = stream_execute(c, &call, 1, fd, timeout_ms, err);
+	if (ret)
+		*ret = call.ret;
+	else
+		json_object_put(call.ret);
+	return r;
+}
+
+int qmp_execute_batch(struct qmp_client *c, struct qmp_call *calls, size_t n, int timeout_ms, struct sb_error *err)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		calls[i].ret = NULL;
+	if (n == 0 || n > QMP_BATCH_MAX)
+		return sb_error_set(err, -EINVAL, "a QMP batch holds 1 to %d commands, not %zu", QMP_BATCH_MAX, n);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = check_command(c, calls[i].command, calls[i].args, err);
+	if (r < 0)
+		return r;
+	clear_last_error(c);
+	if (!c->ops)
+		return stream_execute(c, calls, n, -1, timeout_ms, err);
+	/* a transport of whole messages takes one command at a time */
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = ops_execute(c, calls[i].command, calls[i].args, -1, timeout_ms, &calls[i].ret, err);
+	return r;
 }
 
 /* ---- events ---- */

@@ -40,7 +40,7 @@ struct qmp_stat {
  */
 struct qmp_stat_set {
 	char *qom_path;             /* the vCPU's QOM path; NULL for the VM */
-	size_t n;
+	size_t n, cap;              /* stats held, room for */
 	struct qmp_stat *stats;     /* in QEMU's order */
 	size_t n_skipped;
 };
@@ -68,6 +68,14 @@ int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qm
 		       struct sb_error *err);
 int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct qmp_vcpu_stats *ret,
 			 struct sb_error *err);
+
+/*
+ * Both at once (qmp_execute_batch(): one wait for the two replies), as a
+ * sampler takes them: vm_names and vcpu_names as above. On failure both
+ * are left cleared.
+ */
+int qmp_query_stats_kvm(struct qmp_client *c, const char *const *vm_names, const char *const *vcpu_names,
+			struct qmp_stat_set *vm, struct qmp_vcpu_stats *vcpu, struct sb_error *err);
 
 /*
  * query-stats-schemas with provider "kvm": the names of target's ("vm" or

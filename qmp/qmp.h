@@ -147,6 +147,25 @@ static inline void qmp_client_freep(struct qmp_client **c)
 int qmp_execute(struct qmp_client *c, const char *command, struct json_object *args, int fd, int timeout_ms,
 		struct json_object **ret, struct sb_error *err);
 
+/* One command of a batch: command and args (borrowed) in, ret out. */
+struct qmp_call {
+	const char *command;
+	struct json_object *args;
+	struct json_object *ret; /* on success: a new reference to its "return", which the caller puts */
+};
+#define QMP_BATCH_MAX 8
+
+/*
+ * Execute up to QMP_BATCH_MAX commands at once: over a stream they go out in
+ * one write and their replies are read in order, so the round trips of
+ * commands issued together (a sample's query-stats of the VM and of its
+ * vCPUs) cost one wait. Each call's ret is set as qmp_execute() sets it.
+ * Stops at the first failure (timeout_ms bounds the whole batch) and
+ * returns its error; the calls before it keep their ret, which the caller
+ * puts in either case.
+ */
+int qmp_execute_batch(struct qmp_client *c, struct qmp_call *calls, size_t n, int timeout_ms, struct sb_error *err);
+
 /*
  * The error class ("GenericError", "CommandNotFound", ...) and desc of the
  * last command's QMP error reply; NULL when the last command got no error

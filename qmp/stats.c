@@ -43,15 +43,19 @@ int qmp_stat_set_get(const struct qmp_stat_set *set, const char *name, int64_t *
 
 static int stat_set_add(struct qmp_stat_set *set, const char *name, int64_t value)
 {
-	struct qmp_stat *stats = realloc(set->stats, (set->n + 1) * sizeof(*stats));
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 16;
+		struct qmp_stat *stats = realloc(set->stats, cap * sizeof(*stats));
 
-	if (!stats)
+		if (!stats)
+			return -ENOMEM;
+		set->stats = stats;
+		set->cap = cap;
+	}
+	set->stats[set->n].name = strdup(name);
+	if (!set->stats[set->n].name)
 		return -ENOMEM;
-	set->stats = stats;
-	stats[set->n].name = strdup(name);
-	if (!stats[set->n].name)
-		return -ENOMEM;
-	stats[set->n].value = value;
+	set->stats[set->n].value = value;
 	set->n++;
 	return 0;
 }
@@ -131,6 +135,16 @@ static struct json_object *stats_request(const char *target, const char *const *
 	return args;
 }
 
+static int check_list(struct qmp_client *c, struct json_object **ret, struct sb_error *err)
+{
+	if (!json_object_is_type(*ret, json_type_array)) {
+		json_object_put(*ret);
+		*ret = NULL;
+		return sb_error_set(err, -EPROTO, "%s: query-stats returned no list", qmp_client_label(c));
+	}
+	return 0;
+}
+
 static int query_stats(struct qmp_client *c, const char *target, const char *const *names,
 		       struct json_object **ret, struct sb_error *err)
 {
@@ -143,12 +157,7 @@ static int query_stats(struct qmp_client *c, const char *target, const char *con
 	json_object_put(args);
 	if (r < 0)
 		return r;
-	if (!json_object_is_type(*ret, json_type_array)) {
-		json_object_put(*ret);
-		*ret = NULL;
-		return sb_error_set(err, -EPROTO, "%s: query-stats returned no list", qmp_client_label(c));
-	}
-	return 0;
+	return check_list(c, ret, err);
 }
 
 /* The KVM "stats" list of one query-stats result, or NULL for other providers. */
@@ -168,18 +177,13 @@ static int no_kvm_stats(struct qmp_client *c, const char *target, struct sb_erro
 			    qmp_client_label(c), target);
 }
 
-int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qmp_stat_set *ret,
-		       struct sb_error *err)
+static int vm_from_reply(struct qmp_client *c, struct json_object *reply, struct qmp_stat_set *ret,
+			 struct sb_error *err)
 {
-	_cleanup_json_ struct json_object *reply = NULL;
 	struct qmp_stat_set set = { 0 };
 	bool found = false;
 	int r;
 
-	memset(ret, 0, sizeof(*ret));
-	r = query_stats(c, "vm", names, &reply, err);
-	if (r < 0)
-		return r;
 	for (size_t i = 0; i < json_object_array_length(reply); i++) {
 		struct json_object *stats = kvm_stats_of(json_object_array_get_idx(reply, i));
 
@@ -199,16 +203,31 @@ fail:
 	return r;
 }
 
+int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qmp_stat_set *ret,
+		       struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	r = query_stats(c, "vm", names, &reply, err);
+	if (r < 0)
+		return r;
+	return vm_from_reply(c, reply, ret, err);
+}
+
 static int sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, const char *label,
 		   struct sb_error *err)
 {
 	for (size_t i = 0; i < vcpu->n; i++) {
 		const struct qmp_stat *s = &vcpu->stats[i];
-		size_t j;
+		size_t j = i;
 
-		for (j = 0; j < sum->n; j++)
-			if (!strcmp(sum->stats[j].name, s->name))
-				break;
+		/* every vCPU lists its stats in one order: look where the first put it */
+		if (j >= sum->n || strcmp(sum->stats[j].name, s->name))
+			for (j = 0; j < sum->n; j++)
+				if (!strcmp(sum->stats[j].name, s->name))
+					break;
 		if (j == sum->n) {
 			if (stat_set_add(sum, s->name, s->value) < 0)
 				return sb_error_set(err, -ENOMEM, "out of memory");
@@ -221,19 +240,14 @@ static int sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, co
 	return 0;
 }
 
-int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct qmp_vcpu_stats *ret,
-			 struct sb_error *err)
+static int vcpu_from_reply(struct qmp_client *c, struct json_object *reply, struct qmp_vcpu_stats *ret,
+			   struct sb_error *err)
 {
-	_cleanup_json_ struct json_object *reply = NULL;
 	struct qmp_vcpu_stats out = { 0 };
 	const char *label = qmp_client_label(c);
 	size_t n;
 	int r;
 
-	memset(ret, 0, sizeof(*ret));
-	r = query_stats(c, "vcpu", names, &reply, err);
-	if (r < 0)
-		return r;
 	n = json_object_array_length(reply);
 	out.vcpus = calloc(n ? n : 1, sizeof(*out.vcpus));
 	if (!out.vcpus) {
@@ -272,6 +286,48 @@ int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct 
 	return 0;
 fail:
 	qmp_vcpu_stats_clear(&out);
+	return r;
+}
+
+
+int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct qmp_vcpu_stats *ret,
+			 struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	r = query_stats(c, "vcpu", names, &reply, err);
+	if (r < 0)
+		return r;
+	return vcpu_from_reply(c, reply, ret, err);
+}
+
+int qmp_query_stats_kvm(struct qmp_client *c, const char *const *vm_names, const char *const *vcpu_names,
+			struct qmp_stat_set *vm, struct qmp_vcpu_stats *vcpu, struct sb_error *err)
+{
+	struct qmp_call calls[2] = { { .command = "query-stats", .args = stats_request("vm", vm_names) },
+				     { .command = "query-stats", .args = stats_request("vcpu", vcpu_names) } };
+	int r;
+
+	memset(vm, 0, sizeof(*vm));
+	memset(vcpu, 0, sizeof(*vcpu));
+	if (!calls[0].args || !calls[1].args)
+		r = sb_error_set(err, -ENOMEM, "out of memory");
+	else
+		r = qmp_execute_batch(c, calls, 2, qmp_client_command_timeout(c), err);
+	r = r < 0 ? r : check_list(c, &calls[0].ret, err);
+	r = r < 0 ? r : check_list(c, &calls[1].ret, err);
+	r = r < 0 ? r : vm_from_reply(c, calls[0].ret, vm, err);
+	if (r >= 0) {
+		r = vcpu_from_reply(c, calls[1].ret, vcpu, err);
+		if (r < 0)
+			qmp_stat_set_clear(vm);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
+		json_object_put(calls[i].args);
+		json_object_put(calls[i].ret);
+	}
 	return r;
 }
 

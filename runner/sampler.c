@@ -68,6 +68,7 @@ struct sampler {
 	double dt;
 	struct sampler_figures fig;
 	bool collecting_baseline;
+	size_t emit_next;  /* the counter after the last one emitted: most often the next (report_rep_counter_hint) */
 
 	uint64_t busy_ns;
 	uint64_t *cpu_ns; /* the run's CPU split (sampler_set_cpu_account), or NULL */
@@ -403,10 +404,11 @@ int sampler_wait_hello(struct sampler *s, int timeout_ms, volatile const sig_ato
 static int emit(void *userdata, const char *name, uint64_t cumulative)
 {
 	struct sampler *s = userdata;
-	int idx = report_rep_counter(s->rep, name);
+	int idx = report_rep_counter_hint(s->rep, name, s->emit_next);
 
 	if (idx < 0)
 		return idx;
+	s->emit_next = (size_t)idx + 1;
 	if ((size_t)idx >= s->n_prev) {
 		size_t n = (size_t)idx + 16;
 		uint64_t *p = realloc(s->prev, n * sizeof(*p));
@@ -445,12 +447,17 @@ static int collect_kvm(struct sampler *s, struct sb_error *err)
 
 	if (!s->kvm_ok)
 		return 0;
-	if (s->kvm_vm.n) {
+	if (s->kvm_vm.n && s->kvm_vcpu.n) {
+		/* one round trip for both */
+		k = qmp_query_stats_kvm(s->vm->qmp, (const char *const *)s->kvm_vm.names,
+					(const char *const *)s->kvm_vcpu.names, &vmset, &vc, err);
+		if (k < 0)
+			return k;
+	} else if (s->kvm_vm.n) {
 		k = qmp_query_stats_vm(s->vm->qmp, (const char *const *)s->kvm_vm.names, &vmset, err);
 		if (k < 0)
 			return k;
-	}
-	if (s->kvm_vcpu.n) {
+	} else if (s->kvm_vcpu.n) {
 		k = qmp_query_stats_vcpu(s->vm->qmp, (const char *const *)s->kvm_vcpu.names, &vc, err);
 		if (k < 0)
 			goto out;

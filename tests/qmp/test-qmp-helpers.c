@@ -103,6 +103,52 @@ static void test_stats(void)
 	finish(c);
 }
 
+/* Both targets in one write; a failure of either leaves both cleared. */
+static void test_stats_kvm(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		EXPECT_ARGS("query-stats", "{\"providers\": [{\"provider\": \"kvm\", \"names\": [\"remote_tlb_flush\"]}], "
+					   "\"target\": \"vm\"}"),
+		EXPECT_ARGS("query-stats", "{\"providers\": [{\"provider\": \"kvm\", \"names\": [\"pf_taken\"]}], "
+					   "\"target\": \"vcpu\"}"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"remote_tlb_flush\", \"value\": 3}]}], "
+		     "\"id\": \"sb-2\"}\r\n"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"qom-path\": \"/machine/cpu0\", \"stats\": "
+		     "[{\"name\": \"pf_taken\", \"value\": 5}]}, {\"provider\": \"kvm\", \"qom-path\": "
+		     "\"/machine/cpu1\", \"stats\": [{\"name\": \"pf_taken\", \"value\": 6}]}], \"id\": \"sb-3\"}\r\n"),
+		/* the vm reply fine, the vcpu one no list */
+		EXPECT("query-stats"), EXPECT("query-stats"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"stats\": []}], \"id\": \"sb-4\"}\r\n"),
+		SEND("{\"return\": {}, \"id\": \"sb-5\"}\r\n"),
+		/* TCG: the vm reply has no KVM provider */
+		EXPECT("query-stats"), EXPECT("query-stats"),
+		SEND("{\"return\": [], \"id\": \"sb-6\"}\r\n"),
+		SEND("{\"return\": [], \"id\": \"sb-7\"}\r\n"),
+		END,
+	};
+	static const char *const vm_names[] = { "remote_tlb_flush", NULL }, *const vcpu_names[] = { "pf_taken", NULL };
+	struct qmp_client *c = start(script);
+	struct qmp_stat_set vm = { 0 };
+	struct qmp_vcpu_stats vcpu = { 0 };
+	struct sb_error err = { 0 };
+	int64_t v;
+
+	CHECK_MSG(qmp_query_stats_kvm(c, vm_names, vcpu_names, &vm, &vcpu, &err) == 0, "%s", err.msg);
+	CHECK(qmp_stat_set_get(&vm, "remote_tlb_flush", &v) == 0 && v == 3);
+	CHECK(vcpu.n_vcpus == 2 && qmp_stat_set_get(&vcpu.sum, "pf_taken", &v) == 0 && v == 11);
+	qmp_stat_set_clear(&vm);
+	qmp_vcpu_stats_clear(&vcpu);
+
+	CHECK(qmp_query_stats_kvm(c, NULL, NULL, &vm, &vcpu, &err) == -EPROTO);
+	CHECK_MSG(strstr(err.msg, "query-stats returned no list"), "%s", err.msg);
+	CHECK(vm.n == 0 && !vm.stats && vcpu.n_vcpus == 0 && !vcpu.vcpus);
+	CHECK(qmp_query_stats_kvm(c, NULL, NULL, &vm, &vcpu, &err) == -ENODATA);
+	CHECK_MSG(strstr(err.msg, "no KVM stats for target vm"), "%s", err.msg);
+	CHECK(vm.n == 0 && vcpu.n_vcpus == 0);
+	finish(c);
+}
+
 /* query-stats-schemas: one target's names of one type, the other targets' and types' left out */
 static void test_stats_names(void)
 {
@@ -400,6 +446,7 @@ static void test_parameters_and_quit(void)
 int main(void)
 {
 	test_stats();
+	test_stats_kvm();
 	test_stats_names();
 	test_status_and_version();
 	test_query_migrate();

@@ -588,6 +588,100 @@ static void test_bad_arguments(void)
 	fake_server_finish(s);
 }
 
+/* The ids are the client's: qmp_capabilities was sb-1, so the first command is sb-2. */
+static void test_batch(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		/* two commands in one write, their replies with an event between them */
+		EXPECT_ARGS("query-stats", "{\"target\":\"vm\"}"),
+		EXPECT_ARGS("query-stats", "{\"target\":\"vcpu\"}"),
+		SEND("{\"return\": [1], \"id\": \"sb-2\"}\r\n"),
+		SEND("{\"event\": \"STOP\", \"timestamp\": {\"seconds\": 1, \"microseconds\": 2}}\r\n"),
+		SEND("{\"return\": [2], \"id\": \"sb-3\"}\r\n"),
+		/* the first of three fails: the other two are abandoned and their replies dropped */
+		EXPECT("query-a"), EXPECT("query-b"), EXPECT("query-c"),
+		SEND("{\"error\": {\"class\": \"GenericError\", \"desc\": \"no a\"}, \"id\": \"sb-4\"}\r\n"),
+		SEND("{\"return\": {}, \"id\": \"sb-5\"}\r\n"),
+		SEND("{\"return\": {}, \"id\": \"sb-6\"}\r\n"),
+		EXPECT("query-name"),
+		SEND("{\"return\": {\"name\": \"vm\"}, \"id\": %ID%}\r\n"),
+		/* the second times out: the first keeps its answer, the late second is dropped */
+		EXPECT("query-d"), EXPECT("query-e"),
+		SEND("{\"return\": {\"d\": 1}, \"id\": \"sb-8\"}\r\n"),
+		PAUSE(600),
+		SEND("{\"return\": {}, \"id\": \"sb-9\"}\r\n"),
+		EXPECT("query-name"),
+		SEND("{\"return\": {\"name\": \"vm\"}, \"id\": %ID%}\r\n"),
+		END,
+	};
+	struct fake_server *s = fake_server_start(script, 0);
+	struct qmp_client *c = connect_to(s, NULL);
+	struct json_object *vm = json_tokener_parse("{\"target\":\"vm\"}");
+	struct json_object *vcpu = json_tokener_parse("{\"target\":\"vcpu\"}");
+	struct qmp_call two[2] = { { "query-stats", vm, NULL }, { "query-stats", vcpu, NULL } };
+	struct qmp_call three[3] = { { "query-a", NULL, NULL }, { "query-b", NULL, NULL }, { "query-c", NULL, NULL } };
+	struct qmp_call pair[2] = { { "query-d", NULL, NULL }, { "query-e", NULL, NULL } };
+	struct json_object *ret = NULL;
+	struct qmp_event *e = NULL;
+	struct sb_error err = { 0 };
+
+	CHECK_MSG(qmp_execute_batch(c, two, 2, T, &err) == 0, "%s", err.msg);
+	CHECK(json_object_get_int(json_object_array_get_idx(two[0].ret, 0)) == 1);
+	CHECK(json_object_get_int(json_object_array_get_idx(two[1].ret, 0)) == 2);
+	CHECK(qmp_wait_event(c, "STOP", 0, &e, &err) == 0 && e);
+	qmp_event_free(e);
+
+	CHECK(qmp_execute_batch(c, three, 3, T, &err) == -EREMOTEIO);
+	CHECK_MSG(strstr(err.msg, "QMP command 'query-a' failed: GenericError: no a"), "%s", err.msg);
+	CHECK(!three[0].ret && !three[1].ret && !three[2].ret);
+	CHECK_MSG(qmp_execute(c, "query-name", NULL, -1, T, &ret, &err) == 0, "%s", err.msg);
+	json_object_put(ret);
+
+	CHECK(qmp_execute_batch(c, pair, 2, 200, &err) == -ETIMEDOUT);
+	CHECK_MSG(strstr(err.msg, "did not answer QMP command 'query-e' within 200 ms"), "%s", err.msg);
+	CHECK(pair[0].ret && json_object_object_get_ex(pair[0].ret, "d", NULL) && !pair[1].ret);
+	CHECK_MSG(qmp_execute(c, "query-name", NULL, -1, T, &ret, &err) == 0, "%s", err.msg);
+	CHECK(json_object_object_get_ex(ret, "name", NULL));
+	json_object_put(ret);
+
+	/* bounds: none, or more than a batch holds */
+	CHECK(qmp_execute_batch(c, two, 0, T, &err) == -EINVAL);
+	CHECK(qmp_execute_batch(c, two, QMP_BATCH_MAX + 1, T, &err) == -EINVAL && strstr(err.msg, "1 to 8"));
+
+	for (int i = 0; i < 2; i++) {
+		json_object_put(two[i].ret);
+		json_object_put(pair[i].ret);
+	}
+	json_object_put(vm);
+	json_object_put(vcpu);
+	qmp_client_free(c);
+	CHECK(fake_server_finish(s) == -1);
+}
+
+/* Replies in another order than the commands' break the stream: QEMU never does that. */
+static void test_batch_out_of_order(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		EXPECT("query-a"), EXPECT("query-b"),
+		SEND("{\"return\": {}, \"id\": \"sb-3\"}\r\n"),
+		DRAIN,
+		END,
+	};
+	struct fake_server *s = fake_server_start(script, 0);
+	struct qmp_client *c = connect_to(s, NULL);
+	struct qmp_call calls[2] = { { "query-a", NULL, NULL }, { "query-b", NULL, NULL } };
+	struct sb_error err = { 0 };
+
+	CHECK(qmp_execute_batch(c, calls, 2, T, &err) == -EPROTO);
+	CHECK_MSG(strstr(err.msg, "matches no command in flight"), "%s", err.msg);
+	CHECK(!calls[0].ret && !calls[1].ret);
+	CHECK(qmp_execute(c, "query-name", NULL, -1, T, NULL, &err) == -ENOTCONN);
+	qmp_client_free(c);
+	fake_server_finish(s);
+}
+
 int main(void)
 {
 	test_handshake();
@@ -613,6 +707,8 @@ int main(void)
 	test_connect_errors();
 	test_connect_fd();
 	test_bad_arguments();
+	test_batch();
+	test_batch_out_of_order();
 	printf("ok\n");
 	return 0;
 }

@@ -116,6 +116,24 @@ static void test_stats(struct qmp_client *c)
 	CHECK(some.n_vcpus == 2 && some.vcpus[0].n == 2 && some.sum.n == 2);
 	CHECK(qmp_stat_set_get(&some.vcpus[1], "exits", &v) == 0);
 
+	/* Both targets in one round trip: the same stats, in the same order, none gone back. */
+	struct qmp_stat_set vm2 = { 0 };
+	struct qmp_vcpu_stats vcpu2 = { 0 };
+	CHECK_MSG(qmp_query_stats_kvm(c, NULL, NULL, &vm2, &vcpu2, &err) == 0, "%s", err.msg);
+	CHECK(vm2.n == vm.n && vcpu2.n_vcpus == vcpu.n_vcpus && vcpu2.sum.n == vcpu.sum.n);
+	for (size_t i = 0; i < vm.n; i++)
+		CHECK(!strcmp(vm2.stats[i].name, vm.stats[i].name));
+	for (size_t i = 0; i < vcpu.sum.n; i++)
+		CHECK(!strcmp(vcpu2.sum.stats[i].name, vcpu.sum.stats[i].name));
+	CHECK(qmp_stat_set_get(&vcpu2.sum, "exits", &sum) == 0 && sum >= v);
+	qmp_stat_set_clear(&vm2);
+	qmp_vcpu_stats_clear(&vcpu2);
+	CHECK_MSG(qmp_query_stats_kvm(c, (const char *const[]){ "remote_tlb_flush", NULL }, two, &vm2, &vcpu2, &err) == 0,
+		  "%s", err.msg);
+	CHECK(vm2.n == 1 && vcpu2.sum.n == 2);
+	qmp_stat_set_clear(&vm2);
+	qmp_vcpu_stats_clear(&vcpu2);
+
 	qmp_stat_set_clear(&vm);
 	qmp_vcpu_stats_clear(&vcpu);
 	qmp_vcpu_stats_clear(&some);
