@@ -17,6 +17,9 @@
 #include "probes.h"
 #include "vm-libvirt.h"
 
+/* defined where runner_dep is linked (runner/meson.build) */
+#pragma weak libvirt_preflight
+
 struct failures {
 	struct sb_error *err;
 	int first;
@@ -256,7 +259,9 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 	sb_error_clear(err);
 	check_kvm(&f);
 	check_qemu(&f, in, &q, &qemu_ok);
-	if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
+	if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT && !vm_libvirt_linked())
+		fail(&f, -EOPNOTSUPP, VM_NO_LIBVIRT_MSG, program_invocation_short_name);
+	else if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
 		libvirt_preflight(in->spec, fail_msg, &f); /* libvirt's QEMU user, not ours */
 	else if (in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT ||
 		 in->spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE)

@@ -37,6 +37,16 @@ struct qmp_stat_set;
 extern const struct vm_backend vm_backend_libvirt;
 
 /*
+ * Whether this program has the libvirt backend (runner_dep does,
+ * snapbench-hostvm-run's runner_core_dep does not), and what a spec for it
+ * is told otherwise (%s: the program's name).
+ */
+bool vm_libvirt_linked(void);
+#define VM_NO_LIBVIRT_MSG                                                                                   \
+	"spec.vm.backend: \"libvirt\": %s is built without the libvirt backend (it runs kernel arms' qemu " \
+	"backend inside a host VM); run the spec with snapbench, or use backend \"qemu\""
+
+/*
  * Preflight for the libvirt backend: libvirtd answers at spec's URI, and
  * the user libvirt runs QEMU as (its DAC base label) can use /dev/kvm and
  * userfaultfd (background snapshots need write-protect faults:

@@ -5,15 +5,27 @@
  */
 #include "vm.h"
 
+#include <errno.h>
 #include <stddef.h>
 
 #include "vm-libvirt.h"
 #include "vm-qemu.h"
 
+/* defined where runner_dep is linked, absent in snapbench-hostvm-run (runner/meson.build) */
+#pragma weak vm_backend_libvirt
+
+bool vm_libvirt_linked(void)
+{
+	return &vm_backend_libvirt != NULL;
+}
+
 int vm_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
 {
-	if (cfg->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
+	if (cfg->spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
+		if (!vm_libvirt_linked())
+			return sb_error_set(err, -EOPNOTSUPP, VM_NO_LIBVIRT_MSG, program_invocation_short_name);
 		return vm_backend_libvirt.start(cfg, ret, err);
+	}
 	return vm_backend_qemu.start(cfg, ret, err);
 }
 
