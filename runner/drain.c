@@ -18,6 +18,7 @@
 struct drain {
 	struct pump *pump;
 	int notify;     /* eventfd: readable while bytes or the end wait */
+	bool signalled; /* notify is readable (under lock): it is written and read only on a change */
 	uint64_t next_read_ns; /* the pump's thread only */
 	pthread_mutex_t lock;
 	char *buf;
@@ -69,8 +70,12 @@ static void append(struct drain *d, const char *data, size_t n)
 	d->len += fit;
 	d->dropped += n - fit;
 	d->reads++;
+	/* a system call per change, not per read: the sampler takes several reads' bytes at once */
+	if (!d->signalled) {
+		signal_fd(d->notify);
+		d->signalled = true;
+	}
 	pthread_mutex_unlock(&d->lock);
-	signal_fd(d->notify);
 }
 
 /* the guest writes byte by byte: take the stream in batches, not per byte
@@ -102,8 +107,11 @@ static void drain_end(void *userdata, int reason)
 	(void)reason; /* stopped, read error or end of stream: the reader sees the end alike */
 	pthread_mutex_lock(&d->lock);
 	d->eof = true;
+	if (!d->signalled) {
+		signal_fd(d->notify);
+		d->signalled = true;
+	}
 	pthread_mutex_unlock(&d->lock);
-	signal_fd(d->notify);
 }
 
 static const struct pump_ops drain_ops = {
@@ -153,7 +161,6 @@ size_t drain_take(struct drain *d, void *buf, size_t len, bool *eof)
 	size_t n;
 
 	pthread_mutex_lock(&d->lock);
-	clear_fd(d->notify);
 	n = d->len < len ? d->len : len;
 	if (n)
 		memcpy(buf, d->buf + d->start, n);
@@ -161,11 +168,12 @@ size_t drain_take(struct drain *d, void *buf, size_t len, bool *eof)
 	d->len -= n;
 	if (d->len == 0)
 		d->start = 0;
-	else
-		signal_fd(d->notify); /* more left: stay readable */
 	*eof = d->eof && d->len == 0;
-	if (*eof)
-		signal_fd(d->notify);
+	/* readable while bytes are left or the end waits; cleared when the last byte is taken */
+	if (d->signalled && d->len == 0 && !d->eof) {
+		clear_fd(d->notify);
+		d->signalled = false;
+	}
 	pthread_mutex_unlock(&d->lock);
 	return n;
 }
