@@ -19,6 +19,9 @@
 #include "report.h"
 #include "spec.h"
 
+/* a kernel arm's host VM kernel command line, before the arm's module parameters and host_vm.cmdline */
+#define HOSTVM_CMDLINE "console=ttyS0 quiet panic=-1 rdinit=/init pci=noacpi cryptomgr.notests"
+
 /* the runner inside (hostvm/inner/run.c) sends {"event":"alive"} this often while it runs */
 #define HOSTVM_HEARTBEAT_S 5
 

@@ -506,6 +506,8 @@ static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdat
 		.guest_ops_per_s = hp->guest_ops_per_s,
 	};
 
+	bool changed = strcmp(rr->step, hp->step) != 0;
+
 	snprintf(rr->step, sizeof(rr->step), "%s", hp->step);
 	rr->snapshot_fraction = hp->snapshot_fraction;
 	if (hp->sample_window)
@@ -517,7 +519,8 @@ static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdat
 			: !strcmp(hp->sample_window, "steady") ? REPORT_WINDOW_STEADY
 							     : REPORT_WINDOW_SNAPSHOT);
 	progress(rr->run, rr->step, rr, &fig);
-	if (mono_ns() - rr->run->last_write_ns >= (uint64_t)rr->run->report_every_ms * NSEC_PER_MSEC)
+	/* at each step (the host VM's pid is in the report from its boot on), else every report_every_ms */
+	if (changed || mono_ns() - rr->run->last_write_ns >= (uint64_t)rr->run->report_every_ms * NSEC_PER_MSEC)
 		write_report(rr->run);
 }
 
