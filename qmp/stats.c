@@ -289,7 +289,6 @@ fail:
 	return r;
 }
 
-
 int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct qmp_vcpu_stats *ret,
 			 struct sb_error *err)
 {
