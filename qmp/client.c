@@ -700,10 +700,10 @@ int qmp_execute_batch(struct qmp_client *c, struct qmp_call *calls, size_t n, in
 {
 	int r = 0;
 
-	for (size_t i = 0; i < n; i++)
-		calls[i].ret = NULL;
 	if (n == 0 || n > QMP_BATCH_MAX)
 		return sb_error_set(err, -EINVAL, "a QMP batch holds 1 to %d commands, not %zu", QMP_BATCH_MAX, n);
+	for (size_t i = 0; i < n; i++)
+		calls[i].ret = NULL;
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = check_command(c, calls[i].command, calls[i].args, err);
 	if (r < 0)

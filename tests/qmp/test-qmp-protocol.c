@@ -645,7 +645,7 @@ static void test_batch(void)
 	CHECK(json_object_object_get_ex(ret, "name", NULL));
 	json_object_put(ret);
 
-	/* bounds: none, or more than a batch holds */
+	/* bounds: none, or more than a batch holds (refused before the calls are touched) */
 	CHECK(qmp_execute_batch(c, two, 0, T, &err) == -EINVAL);
 	CHECK(qmp_execute_batch(c, two, QMP_BATCH_MAX + 1, T, &err) == -EINVAL && strstr(err.msg, "1 to 8"));
 
