@@ -647,7 +647,7 @@ static struct bpf_program *find_prog(struct sb_probes *p, struct sb_probes_bpf *
 	return prog;
 }
 
-/* Resolve the stack rules' functions from /proc/kallsyms, sorted by address. */
+/* up to 4 symbols of each rule's function, as ksyms_find_each() finds them */
 struct rule_matches {
 	const struct ksym *found[NRULES][4];
 	size_t n[NRULES];
@@ -662,8 +662,9 @@ static void rule_match(void *userdata, size_t rule, const struct ksym *sym)
 }
 
 /*
- * Each rule's functions' ranges (a static function may appear more than
- * once). The symbols stay loaded: the stacks are symbolized from them.
+ * Resolve the stack rules' functions from /proc/kallsyms, sorted by address
+ * (a static function may appear more than once). The symbols stay loaded:
+ * the stacks are symbolized from them.
  */
 static int rules_resolve(struct sb_probes *p, struct sb_error *err)
 {
