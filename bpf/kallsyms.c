@@ -158,7 +158,6 @@ int ksyms_load(struct ksyms *ks, const char *path, struct sb_error *err)
 	}
 	ksyms_index(&k);
 	k.names = text;
-	k.names_len = len;
 	*ks = k;
 	return 0;
 

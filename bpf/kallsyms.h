@@ -22,7 +22,6 @@ struct ksyms {
 	struct ksym *syms; /* text symbols sorted by address */
 	size_t n;
 	char *names;       /* the text read, which the names point into */
-	size_t names_len;
 };
 
 /*
@@ -38,7 +37,8 @@ const struct ksym *ksyms_lookup(const struct ksyms *ks, uint64_t addr);
 
 /*
  * Every symbol named exactly name (static functions may appear more than
- * once); stores up to max pointers in out and returns how many exist.
+ * once); stores up to max pointers in out and returns how many exist. A
+ * search of every symbol per call: for many names, ksyms_find_each().
  */
 size_t ksyms_find(const struct ksyms *ks, const char *name, const struct ksym **out, size_t max);
 

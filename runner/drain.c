@@ -46,6 +46,15 @@ static void clear_fd(int fd)
 	}
 }
 
+/* notify readable, with a system call only when it was not (d->lock held) */
+static void notify_locked(struct drain *d)
+{
+	if (!d->signalled) {
+		signal_fd(d->notify);
+		d->signalled = true;
+	}
+}
+
 static void append(struct drain *d, const char *data, size_t n)
 {
 	pthread_mutex_lock(&d->lock);
@@ -70,11 +79,7 @@ static void append(struct drain *d, const char *data, size_t n)
 	d->len += fit;
 	d->dropped += n - fit;
 	d->reads++;
-	/* a system call per change, not per read: the sampler takes several reads' bytes at once */
-	if (!d->signalled) {
-		signal_fd(d->notify);
-		d->signalled = true;
-	}
+	notify_locked(d); /* the sampler takes several reads' bytes at once */
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -107,10 +112,7 @@ static void drain_end(void *userdata, int reason)
 	(void)reason; /* stopped, read error or end of stream: the reader sees the end alike */
 	pthread_mutex_lock(&d->lock);
 	d->eof = true;
-	if (!d->signalled) {
-		signal_fd(d->notify);
-		d->signalled = true;
-	}
+	notify_locked(d);
 	pthread_mutex_unlock(&d->lock);
 }
 
