@@ -42,6 +42,7 @@ struct qmp_client {
 	char abandoned[ABANDONED_IDS][ID_MAX];
 	size_t next_abandoned;
 	int broken;                 /* negative errno once the stream is unusable */
+	uint64_t scanned;           /* replies a call's scanner took (qmp_call.scan) */
 	char broken_msg[SB_ERROR_MAX];
 
 	/* ops transport */
@@ -199,6 +200,11 @@ size_t qmp_client_events_queued(struct qmp_client *c)
 	n = c->events.n;
 	pthread_mutex_unlock(&c->lock);
 	return n;
+}
+
+uint64_t qmp_client_replies_scanned(const struct qmp_client *c)
+{
+	return c->scanned;
 }
 
 uint64_t qmp_client_events_dropped(struct qmp_client *c)
@@ -410,12 +416,63 @@ static int check_command(const struct qmp_client *c, const char *command, struct
 
 /* ---- stream transport ---- */
 
-/* Read one complete message from the stream. */
-static int stream_read_message(struct qmp_client *c, uint64_t deadline, struct json_object **ret, size_t *wire,
-			       struct sb_error *err)
+static bool is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+}
+
+/*
+ * A scanner's chance at the next message (qmp_call.scan), on what the buffer
+ * holds: only when json-c holds no part of a message, and only a whole line
+ * (QEMU ends each message with one). 1: taken (its line consumed); 0: json-c's
+ * turn; 2: a line is still arriving and fits the buffer: read on.
+ */
+static int stream_scan(struct qmp_client *c, struct qmp_call *call, const char *id)
+{
+	const char *line, *nl;
+	int r;
+
+	/* the reply's depth is 5: a bound below that is json-c's to enforce */
+	if (json_stream_pending(c->stream) > 0 || c->opts.max_depth < 5)
+		return 0;
+	while (c->rpos < c->rlen && is_space(c->rbuf[c->rpos]))
+		c->rpos++; /* between messages: json-c would skip them too */
+	if (c->rpos == c->rlen)
+		return 0;
+	line = c->rbuf + c->rpos;
+	nl = memchr(line, '\n', c->rlen - c->rpos);
+	if (!nl)
+		return c->rlen - c->rpos < READ_BUFFER_SIZE && c->rlen - c->rpos <= c->opts.max_message ? 2 : 0;
+	if ((size_t)(nl - line) > c->opts.max_message)
+		return 0;
+	r = call->scan(line, (size_t)(nl - line), id, call->scan_out);
+	if (r == 1) {
+		c->rpos += (size_t)(nl - line) + 1;
+		c->scanned++;
+	}
+	return r;
+}
+
+/*
+ * Read one complete message from the stream into *ret (0), or, for a call
+ * with a scanner, let the scanner take it (1).
+ */
+static int stream_read_message(struct qmp_client *c, struct qmp_call *call, const char *id, uint64_t deadline,
+			       struct json_object **ret, size_t *wire, struct sb_error *err)
 {
 	for (;;) {
-		if (c->rpos < c->rlen) {
+		bool append = false;
+
+		if (call && call->scan) {
+			int k = stream_scan(c, call, id);
+
+			if (k == 1)
+				return 1;
+			if (k < 0)
+				return sb_error_set(err, k, "out of memory");
+			append = k == 2;
+		}
+		if (!append && c->rpos < c->rlen) {
 			size_t used = 0;
 			int r = json_stream_feed(c->stream, c->rbuf + c->rpos, c->rlen - c->rpos, &used, ret,
 						 c->label, err);
@@ -430,15 +487,22 @@ static int stream_read_message(struct qmp_client *c, uint64_t deadline, struct j
 				return 0;
 			}
 		}
-		c->rpos = c->rlen = 0;
+		if (append) { /* the line so far moved to the front, the rest read after it */
+			memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+			c->rlen -= c->rpos;
+		} else {
+			c->rlen = 0;
+		}
+		c->rpos = 0;
 
-		long n = unix_stream_recv(c->fd, c->rbuf, READ_BUFFER_SIZE, deadline, c->label, err);
+		long n = unix_stream_recv(c->fd, c->rbuf + c->rlen, READ_BUFFER_SIZE - c->rlen, deadline, c->label,
+					  err);
 		if (n == -ETIMEDOUT)
 			return (int)n;
 		if (n < 0)
 			return mark_broken(c, (int)n, err);
 		if (n == 0) {
-			size_t pending = json_stream_pending(c->stream);
+			size_t pending = json_stream_pending(c->stream) + c->rlen;
 
 			if (pending > 0)
 				sb_error_set(err, -ECONNRESET, "%s closed the connection in the middle of a message "
@@ -448,7 +512,7 @@ static int stream_read_message(struct qmp_client *c, uint64_t deadline, struct j
 				sb_error_set(err, -ECONNRESET, "%s closed the connection", c->label);
 			return mark_broken(c, -ECONNRESET, err);
 		}
-		c->rlen = (size_t)n;
+		c->rlen += (size_t)n;
 	}
 }
 
@@ -473,16 +537,21 @@ static void abandon_id(struct qmp_client *c, const char *id)
  * *reply (and 1) when it answers want_id; the late reply of an abandoned
  * command is dropped; any other reply breaks the protocol.
  */
-static int stream_pump(struct qmp_client *c, const char *want_id, uint64_t deadline, struct json_object **reply,
-		       struct sb_error *err)
+static int stream_pump(struct qmp_client *c, struct qmp_call *call, const char *want_id, uint64_t deadline,
+		       struct json_object **reply, struct sb_error *err)
 {
 	struct json_object *msg = NULL, *id;
 	size_t wire = 0;
 	int r;
 
-	r = stream_read_message(c, deadline, &msg, &wire, err);
+	r = stream_read_message(c, call, want_id, deadline, &msg, &wire, err);
 	if (r < 0)
 		return r;
+	if (r == 1) { /* the call's scanner took its reply */
+		call->scanned = true;
+		*reply = NULL;
+		return 1;
+	}
 
 	if (!json_object_is_type(msg, json_type_object)) {
 		r = sb_error_set(err, -EPROTO, "%s sent a %s where QMP sends objects", c->label,
@@ -566,7 +635,7 @@ static int command_text(struct qmp_client *c, const char *command, struct json_o
  * Waits for the reply to the command sent as id (sent at sent_ns) until
  * deadline; the caller abandons the ids after a timeout or a failure.
  */
-static int stream_await(struct qmp_client *c, const char *command, const char *id, uint64_t deadline,
+static int stream_await(struct qmp_client *c, struct qmp_call *call, const char *id, uint64_t deadline,
 			uint64_t sent_ns, int timeout_ms, struct json_object **reply, struct sb_error *err)
 {
 	int r;
@@ -575,10 +644,10 @@ static int stream_await(struct qmp_client *c, const char *command, const char *i
 		/* with a hook, the wait is cut into slices, and the hook told after each */
 		uint64_t slice = c->wait_hook ? mono_ns() + (uint64_t)QMP_WAIT_HOOK_MS * NSEC_PER_MSEC : deadline;
 
-		r = stream_pump(c, id, slice < deadline ? slice : deadline, reply, err);
+		r = stream_pump(c, call, id, slice < deadline ? slice : deadline, reply, err);
 		if (r == -ETIMEDOUT && slice < deadline) {
 			sb_error_clear(err);
-			c->wait_hook(c->wait_userdata, command, (double)(mono_ns() - sent_ns) / 1e9);
+			c->wait_hook(c->wait_userdata, call->command, (double)(mono_ns() - sent_ns) / 1e9);
 			continue;
 		}
 		if (r != 0)
@@ -586,9 +655,9 @@ static int stream_await(struct qmp_client *c, const char *command, const char *i
 	}
 	if (r == -ETIMEDOUT)
 		return sb_error_set(err, -ETIMEDOUT, "%s did not answer QMP command '%s' within %d ms", c->label,
-				    command, timeout_ms);
+				    call->command, timeout_ms);
 	if (r < 0)
-		return sb_error_prefix(err, "QMP command '%s'", command);
+		return sb_error_prefix(err, "QMP command '%s'", call->command);
 	return 0;
 }
 
@@ -623,12 +692,14 @@ static int stream_execute(struct qmp_client *c, struct qmp_call *calls, size_t n
 	for (i = 0; i < n; i++) {
 		struct json_object *reply = NULL;
 
-		r = stream_await(c, calls[i].command, ids[i], deadline, sent_ns, timeout_ms, &reply, err);
+		r = stream_await(c, &calls[i], ids[i], deadline, sent_ns, timeout_ms, &reply, err);
 		if (r < 0) {
 			if (c->broken)
 				return r;
 			break;
 		}
+		if (calls[i].scanned)
+			continue;
 		r = handle_reply(c, calls[i].command, reply, &calls[i].ret, err);
 		json_object_put(reply);
 		if (r < 0) {
@@ -643,14 +714,13 @@ static int stream_execute(struct qmp_client *c, struct qmp_call *calls, size_t n
 
 /* ---- ops transport ---- */
 
-static int ops_execute(struct qmp_client *c, const char *command, struct json_object *args, int fd,
-		       int timeout_ms, struct json_object **ret, struct sb_error *err)
+static int ops_execute(struct qmp_client *c, struct qmp_call *call, int fd, int timeout_ms, struct sb_error *err)
 {
 	_cleanup_free_ char *reply_text = NULL;
 	struct json_object *cmd, *reply = NULL;
 	int r;
 
-	cmd = command_new(command, args, NULL);
+	cmd = command_new(call->command, call->args, NULL);
 	if (!cmd)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = c->ops->execute(c->opaque, json_object_to_json_string_ext(cmd, JSON_C_TO_STRING_PLAIN), fd, timeout_ms,
@@ -659,17 +729,28 @@ static int ops_execute(struct qmp_client *c, const char *command, struct json_ob
 	if (r < 0)
 		return r;
 	if (!reply_text)
-		return sb_error_set(err, -EPROTO, "%s gave no reply to QMP command '%s'", c->label, command);
+		return sb_error_set(err, -EPROTO, "%s gave no reply to QMP command '%s'", c->label, call->command);
 
+	/* a whole-message transport's replies carry no id: the scanner is asked for none */
+	if (call->scan && strlen(reply_text) <= c->opts.max_message && c->opts.max_depth >= 5) {
+		r = call->scan(reply_text, strlen(reply_text), NULL, call->scan_out);
+		if (r < 0)
+			return sb_error_set(err, r, "out of memory");
+		if (r == 1) {
+			call->scanned = true;
+			c->scanned++;
+			return 0;
+		}
+	}
 	r = parse_bounded(c, reply_text, "reply", &reply, err);
 	if (r < 0)
-		return sb_error_prefix(err, "QMP command '%s'", command);
+		return sb_error_prefix(err, "QMP command '%s'", call->command);
 	if (!json_object_is_type(reply, json_type_object)) {
 		json_object_put(reply);
 		return sb_error_set(err, -EPROTO, "%s answered QMP command '%s' with a non-object", c->label,
-				    command);
+				    call->command);
 	}
-	r = handle_reply(c, command, reply, ret, err);
+	r = handle_reply(c, call->command, reply, &call->ret, err);
 	json_object_put(reply);
 	return r;
 }
@@ -677,6 +758,7 @@ static int ops_execute(struct qmp_client *c, const char *command, struct json_ob
 int qmp_execute(struct qmp_client *c, const char *command, struct json_object *args, int fd, int timeout_ms,
 		struct json_object **ret, struct sb_error *err)
 {
+	struct qmp_call call = { .command = command, .args = args };
 	int r;
 
 	if (ret)
@@ -686,9 +768,9 @@ int qmp_execute(struct qmp_client *c, const char *command, struct json_object *a
 		return r;
 	clear_last_error(c);
 	if (c->ops)
-		return ops_execute(c, command, args, fd, timeout_ms, ret, err);
-	struct qmp_call call = { .command = command, .args = args };
-	r = stream_execute(c, &call, 1, fd, timeout_ms, err);
+		r = ops_execute(c, &call, fd, timeout_ms, err);
+	else
+		r = stream_execute(c, &call, 1, fd, timeout_ms, err);
 	if (ret)
 		*ret = call.ret;
 	else
@@ -702,8 +784,10 @@ int qmp_execute_batch(struct qmp_client *c, struct qmp_call *calls, size_t n, in
 
 	if (n == 0 || n > QMP_BATCH_MAX)
 		return sb_error_set(err, -EINVAL, "a QMP batch holds 1 to %d commands, not %zu", QMP_BATCH_MAX, n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		calls[i].ret = NULL;
+		calls[i].scanned = false;
+	}
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = check_command(c, calls[i].command, calls[i].args, err);
 	if (r < 0)
@@ -713,7 +797,7 @@ int qmp_execute_batch(struct qmp_client *c, struct qmp_call *calls, size_t n, in
 		return stream_execute(c, calls, n, -1, timeout_ms, err);
 	/* a transport of whole messages takes one command at a time */
 	for (size_t i = 0; i < n && r == 0; i++)
-		r = ops_execute(c, calls[i].command, calls[i].args, -1, timeout_ms, &calls[i].ret, err);
+		r = ops_execute(c, &calls[i], -1, timeout_ms, err);
 	return r;
 }
 
@@ -799,7 +883,7 @@ int qmp_wait_event(struct qmp_client *c, const char *name, int timeout_ms, struc
 		}
 		if (c->broken)
 			return broken_error(c, err);
-		r = stream_pump(c, NULL, deadline, NULL, err);
+		r = stream_pump(c, NULL, NULL, deadline, NULL, err);
 		if (r == -ETIMEDOUT) {
 			/* The last read may have queued it just before the deadline. */
 			e = take_event(c, name);
@@ -891,7 +975,7 @@ static int stream_handshake(struct qmp_client *c, uint64_t deadline, int timeout
 	size_t wire = 0;
 	int r, left;
 
-	r = stream_read_message(c, deadline, &msg, &wire, err);
+	r = stream_read_message(c, NULL, NULL, deadline, &msg, &wire, err);
 	if (r == -ETIMEDOUT)
 		return sb_error_set(err, r,
 				    "%s sent no QMP greeting within %d ms; QEMU serves one QMP client per socket at a "

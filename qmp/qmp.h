@@ -152,6 +152,19 @@ struct qmp_call {
 	const char *command;
 	struct json_object *args;
 	struct json_object *ret; /* on success: a new reference to its "return", which the caller puts */
+	/*
+	 * Optional, for a reply read many times a second: scan gets the
+	 * reply's whole text (the line QEMU sends) and the command's id (NULL
+	 * over a transport of whole messages, whose replies carry the
+	 * transport's ids), and
+	 * either fills scan_out from it (1: scanned is set, ret stays NULL) or
+	 * declines (0: the reply is parsed into ret as usual); -ENOMEM fails
+	 * the call. A scanner takes only text that json-c would parse to the
+	 * same result (qmp-internal.h).
+	 */
+	int (*scan)(const char *text, size_t len, const char *id, void *scan_out);
+	void *scan_out;
+	bool scanned;
 };
 #define QMP_BATCH_MAX 8
 
@@ -204,6 +217,9 @@ int qmp_wait_event(struct qmp_client *c, const char *name, int timeout_ms, struc
 /* Number of events currently queued, and events dropped (oldest first) because the queue was full. */
 size_t qmp_client_events_queued(struct qmp_client *c);
 uint64_t qmp_client_events_dropped(struct qmp_client *c);
+
+/* Replies a call's scanner took (qmp_call.scan) since the client was made. */
+uint64_t qmp_client_replies_scanned(const struct qmp_client *c);
 
 /* What QEMU said about itself in its greeting (stream transports only). */
 struct qmp_version {

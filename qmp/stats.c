@@ -41,7 +41,7 @@ int qmp_stat_set_get(const struct qmp_stat_set *set, const char *name, int64_t *
 	return -ENOENT;
 }
 
-static int stat_set_add(struct qmp_stat_set *set, const char *name, int64_t value)
+int qmp_stat_set_add(struct qmp_stat_set *set, const char *name, size_t len, int64_t value)
 {
 	if (set->n == set->cap) {
 		size_t cap = set->cap ? set->cap * 2 : 16;
@@ -52,7 +52,7 @@ static int stat_set_add(struct qmp_stat_set *set, const char *name, int64_t valu
 		set->stats = stats;
 		set->cap = cap;
 	}
-	set->stats[set->n].name = strdup(name);
+	set->stats[set->n].name = strndup(name, len);
 	if (!set->stats[set->n].name)
 		return -ENOMEM;
 	set->stats[set->n].value = value;
@@ -86,7 +86,7 @@ static int stats_from_json(struct json_object *stats, const char *label, struct 
 			set->n_skipped++;
 			continue;
 		}
-		if (stat_set_add(set, json_object_get_string(name), v) < 0)
+		if (qmp_stat_set_add(set, json_object_get_string(name), (size_t)json_object_get_string_len(name), v) < 0)
 			return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	return 0;
@@ -170,15 +170,15 @@ static struct json_object *kvm_stats_of(struct json_object *result)
 	return qmp_json_member(result, "stats", json_type_array);
 }
 
-static int no_kvm_stats(struct qmp_client *c, const char *target, struct sb_error *err)
+static int no_kvm_stats(const char *label, const char *target, struct sb_error *err)
 {
 	return sb_error_set(err, -ENODATA,
 			    "%s reported no KVM stats for target %s: is QEMU running with -accel kvm (QEMU >= 7.1)?",
-			    qmp_client_label(c), target);
+			    label, target);
 }
 
-static int vm_from_reply(struct qmp_client *c, struct json_object *reply, struct qmp_stat_set *ret,
-			 struct sb_error *err)
+int qmp_stats_vm_from_json(const char *label, struct json_object *reply, struct qmp_stat_set *ret,
+			   struct sb_error *err)
 {
 	struct qmp_stat_set set = { 0 };
 	bool found = false;
@@ -190,12 +190,12 @@ static int vm_from_reply(struct qmp_client *c, struct json_object *reply, struct
 		if (!stats)
 			continue;
 		found = true;
-		r = stats_from_json(stats, qmp_client_label(c), &set, err);
+		r = stats_from_json(stats, label, &set, err);
 		if (r < 0)
 			goto fail;
 	}
 	if (!found)
-		return no_kvm_stats(c, "vm", err);
+		return no_kvm_stats(label, "vm", err);
 	*ret = set;
 	return 0;
 fail:
@@ -213,11 +213,10 @@ int qmp_query_stats_vm(struct qmp_client *c, const char *const *names, struct qm
 	r = query_stats(c, "vm", names, &reply, err);
 	if (r < 0)
 		return r;
-	return vm_from_reply(c, reply, ret, err);
+	return qmp_stats_vm_from_json(qmp_client_label(c), reply, ret, err);
 }
 
-static int sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, const char *label,
-		   struct sb_error *err)
+int qmp_stats_sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, const char **overflow)
 {
 	for (size_t i = 0; i < vcpu->n; i++) {
 		const struct qmp_stat *s = &vcpu->stats[i];
@@ -229,22 +228,37 @@ static int sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, co
 				if (!strcmp(sum->stats[j].name, s->name))
 					break;
 		if (j == sum->n) {
-			if (stat_set_add(sum, s->name, s->value) < 0)
-				return sb_error_set(err, -ENOMEM, "out of memory");
+			if (qmp_stat_set_add(sum, s->name, strlen(s->name), s->value) < 0)
+				return -ENOMEM;
 			continue;
 		}
-		if (__builtin_add_overflow(sum->stats[j].value, s->value, &sum->stats[j].value))
-			return sb_error_set(err, -ERANGE, "%s: the sum of KVM stat %s over vCPUs overflows 64 bits",
-					    label, s->name);
+		if (__builtin_add_overflow(sum->stats[j].value, s->value, &sum->stats[j].value)) {
+			if (overflow)
+				*overflow = s->name;
+			return -ERANGE;
+		}
 	}
 	return 0;
 }
 
-static int vcpu_from_reply(struct qmp_client *c, struct json_object *reply, struct qmp_vcpu_stats *ret,
-			   struct sb_error *err)
+static int sum_add(struct qmp_stat_set *sum, const struct qmp_stat_set *vcpu, const char *label,
+		   struct sb_error *err)
+{
+	const char *name = NULL;
+	int r = qmp_stats_sum_add(sum, vcpu, &name);
+
+	if (r == -ERANGE)
+		return sb_error_set(err, -ERANGE, "%s: the sum of KVM stat %s over vCPUs overflows 64 bits", label,
+				    name);
+	if (r < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+int qmp_stats_vcpu_from_json(const char *label, struct json_object *reply, struct qmp_vcpu_stats *ret,
+			     struct sb_error *err)
 {
 	struct qmp_vcpu_stats out = { 0 };
-	const char *label = qmp_client_label(c);
 	size_t n;
 	int r;
 
@@ -280,7 +294,7 @@ static int vcpu_from_reply(struct qmp_client *c, struct json_object *reply, stru
 	}
 	if (out.n_vcpus == 0) {
 		qmp_vcpu_stats_clear(&out);
-		return no_kvm_stats(c, "vcpu", err);
+		return no_kvm_stats(label, "vcpu", err);
 	}
 	*ret = out;
 	return 0;
@@ -299,14 +313,21 @@ int qmp_query_stats_vcpu(struct qmp_client *c, const char *const *names, struct 
 	r = query_stats(c, "vcpu", names, &reply, err);
 	if (r < 0)
 		return r;
-	return vcpu_from_reply(c, reply, ret, err);
+	return qmp_stats_vcpu_from_json(qmp_client_label(c), reply, ret, err);
 }
 
 int qmp_query_stats_kvm(struct qmp_client *c, const char *const *vm_names, const char *const *vcpu_names,
 			struct qmp_stat_set *vm, struct qmp_vcpu_stats *vcpu, struct sb_error *err)
 {
-	struct qmp_call calls[2] = { { .command = "query-stats", .args = stats_request("vm", vm_names) },
-				     { .command = "query-stats", .args = stats_request("vcpu", vcpu_names) } };
+	/* the replies scanned from their text where they have QEMU's plain shape (stats-scan.c) */
+	struct qmp_call calls[2] = { { .command = "query-stats",
+				       .args = stats_request("vm", vm_names),
+				       .scan = qmp_stats_scan_vm,
+				       .scan_out = vm },
+				     { .command = "query-stats",
+				       .args = stats_request("vcpu", vcpu_names),
+				       .scan = qmp_stats_scan_vcpu,
+				       .scan_out = vcpu } };
 	int r;
 
 	memset(vm, 0, sizeof(*vm));
@@ -315,13 +336,17 @@ int qmp_query_stats_kvm(struct qmp_client *c, const char *const *vm_names, const
 		r = sb_error_set(err, -ENOMEM, "out of memory");
 	else
 		r = qmp_execute_batch(c, calls, 2, qmp_client_command_timeout(c), err);
-	r = r < 0 ? r : check_list(c, &calls[0].ret, err);
-	r = r < 0 ? r : check_list(c, &calls[1].ret, err);
-	r = r < 0 ? r : vm_from_reply(c, calls[0].ret, vm, err);
-	if (r >= 0) {
-		r = vcpu_from_reply(c, calls[1].ret, vcpu, err);
-		if (r < 0)
-			qmp_stat_set_clear(vm);
+	if (r >= 0 && !calls[0].scanned) {
+		r = check_list(c, &calls[0].ret, err);
+		r = r < 0 ? r : qmp_stats_vm_from_json(qmp_client_label(c), calls[0].ret, vm, err);
+	}
+	if (r >= 0 && !calls[1].scanned) {
+		r = check_list(c, &calls[1].ret, err);
+		r = r < 0 ? r : qmp_stats_vcpu_from_json(qmp_client_label(c), calls[1].ret, vcpu, err);
+	}
+	if (r < 0) {
+		qmp_stat_set_clear(vm);
+		qmp_vcpu_stats_clear(vcpu);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
 		json_object_put(calls[i].args);
@@ -378,7 +403,7 @@ int qmp_query_stats_names(struct qmp_client *c, const char *target, const char *
 		}
 	}
 	if (!found)
-		return no_kvm_stats(c, target, err);
+		return no_kvm_stats(qmp_client_label(c), target, err);
 	if (!names) {
 		names = calloc(1, sizeof(*names));
 		if (!names)

@@ -137,6 +137,7 @@ static void test_stats_kvm(void)
 	CHECK_MSG(qmp_query_stats_kvm(c, vm_names, vcpu_names, &vm, &vcpu, &err) == 0, "%s", err.msg);
 	CHECK(qmp_stat_set_get(&vm, "remote_tlb_flush", &v) == 0 && v == 3);
 	CHECK(vcpu.n_vcpus == 2 && qmp_stat_set_get(&vcpu.sum, "pf_taken", &v) == 0 && v == 11);
+	CHECK(qmp_client_replies_scanned(c) == 2); /* QEMU's shape: no json-c tree */
 	qmp_stat_set_clear(&vm);
 	qmp_vcpu_stats_clear(&vcpu);
 
@@ -146,6 +147,78 @@ static void test_stats_kvm(void)
 	CHECK(qmp_query_stats_kvm(c, NULL, NULL, &vm, &vcpu, &err) == -ENODATA);
 	CHECK_MSG(strstr(err.msg, "no KVM stats for target vm"), "%s", err.msg);
 	CHECK(vm.n == 0 && vcpu.n_vcpus == 0);
+	/* the vm reply with no stats scanned; the others left to json-c, whose errors they are */
+	CHECK(qmp_client_replies_scanned(c) == 3);
+	finish(c);
+}
+
+#define VM_REPLY(value, id) \
+	"{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"remote_tlb_flush\", \"value\": " value "}]}], \"id\": \"" id "\"}"
+#define VCPU_REPLY(value, id)                                                                                   \
+	"{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"pf_taken\", \"value\": " value "}], " \
+	"\"qom-path\": \"/c0\"}], \"id\": \"" id "\"}"
+
+/*
+ * The scanner's way through the stream: a reply split over three writes, an
+ * event and blank lines before one, two replies on one line (the first with
+ * an escape, for json-c), and the late reply of an abandoned sample dropped.
+ */
+static void test_stats_kvm_stream(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		EXPECT("query-stats"), EXPECT("query-stats"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"remote_tlb"),
+		PAUSE(30),
+		SEND("_flush\", \"value\": 3}]}], \"id\": \"sb-2\"}"),
+		PAUSE(30),
+		SEND("\r\n"),
+		SEND("{\"event\": \"RESUME\", \"timestamp\": {\"seconds\": 1, \"microseconds\": 2}}\r\n\r\n"),
+		SEND(VCPU_REPLY("5", "sb-3") "\r\n"),
+		EXPECT("query-stats"), EXPECT("query-stats"),
+		SEND("{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"remote\\u005ftlb_flush\", "
+		     "\"value\": 4}]}], \"id\": \"sb-4\"} " VCPU_REPLY("6", "sb-5") "\r\n"),
+		EXPECT("query-stats"), EXPECT("query-stats"),
+		SEND(VM_REPLY("5", "sb-6") "\r\n"),
+		PAUSE(600), /* the client waits 300 ms */
+		SEND(VCPU_REPLY("7", "sb-7") "\r\n"),
+		EXPECT("query-stats"), EXPECT("query-stats"),
+		SEND(VM_REPLY("6", "sb-8") "\r\n" VCPU_REPLY("8", "sb-9") "\r\n"),
+		END,
+	};
+	struct qmp_client *c = start(script);
+	struct qmp_stat_set vm = { 0 };
+	struct qmp_vcpu_stats vcpu = { 0 };
+	struct sb_error err = { 0 };
+	int64_t v, w;
+
+	CHECK_MSG(qmp_query_stats_kvm(c, NULL, NULL, &vm, &vcpu, &err) == 0, "%s", err.msg);
+	CHECK(qmp_stat_set_get(&vm, "remote_tlb_flush", &v) == 0 && v == 3);
+	CHECK(qmp_stat_set_get(&vcpu.sum, "pf_taken", &w) == 0 && w == 5);
+	CHECK(!strcmp(vcpu.vcpus[0].qom_path, "/c0"));
+	CHECK(qmp_client_replies_scanned(c) == 2 && qmp_client_events_queued(c) == 1);
+	qmp_stat_set_clear(&vm);
+	qmp_vcpu_stats_clear(&vcpu);
+
+	CHECK_MSG(qmp_query_stats_kvm(c, NULL, NULL, &vm, &vcpu, &err) == 0, "%s", err.msg);
+	CHECK(qmp_stat_set_get(&vm, "remote_tlb_flush", &v) == 0 && v == 4);
+	CHECK(qmp_stat_set_get(&vcpu.sum, "pf_taken", &w) == 0 && w == 6);
+	CHECK(qmp_client_replies_scanned(c) == 3);
+	qmp_stat_set_clear(&vm);
+	qmp_vcpu_stats_clear(&vcpu);
+
+	qmp_client_set_command_timeout(c, 300);
+	CHECK(qmp_query_stats_kvm(c, NULL, NULL, &vm, &vcpu, &err) == -ETIMEDOUT);
+	CHECK(vm.n == 0 && !vm.stats && vcpu.n_vcpus == 0);
+	qmp_client_set_command_timeout(c, T);
+	CHECK(qmp_client_replies_scanned(c) == 4);
+
+	CHECK_MSG(qmp_query_stats_kvm(c, NULL, NULL, &vm, &vcpu, &err) == 0, "%s", err.msg);
+	CHECK(qmp_stat_set_get(&vm, "remote_tlb_flush", &v) == 0 && v == 6);
+	CHECK(qmp_stat_set_get(&vcpu.sum, "pf_taken", &w) == 0 && w == 8);
+	CHECK(qmp_client_replies_scanned(c) == 6);
+	qmp_stat_set_clear(&vm);
+	qmp_vcpu_stats_clear(&vcpu);
 	finish(c);
 }
 
@@ -447,6 +520,7 @@ int main(void)
 {
 	test_stats();
 	test_stats_kvm();
+	test_stats_kvm_stream();
 	test_stats_names();
 	test_status_and_version();
 	test_query_migrate();

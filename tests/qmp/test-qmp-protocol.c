@@ -619,9 +619,9 @@ static void test_batch(void)
 	struct qmp_client *c = connect_to(s, NULL);
 	struct json_object *vm = json_tokener_parse("{\"target\":\"vm\"}");
 	struct json_object *vcpu = json_tokener_parse("{\"target\":\"vcpu\"}");
-	struct qmp_call two[2] = { { "query-stats", vm, NULL }, { "query-stats", vcpu, NULL } };
-	struct qmp_call three[3] = { { "query-a", NULL, NULL }, { "query-b", NULL, NULL }, { "query-c", NULL, NULL } };
-	struct qmp_call pair[2] = { { "query-d", NULL, NULL }, { "query-e", NULL, NULL } };
+	struct qmp_call two[2] = { { .command = "query-stats", .args = vm }, { .command = "query-stats", .args = vcpu } };
+	struct qmp_call three[3] = { { .command = "query-a" }, { .command = "query-b" }, { .command = "query-c" } };
+	struct qmp_call pair[2] = { { .command = "query-d" }, { .command = "query-e" } };
 	struct json_object *ret = NULL;
 	struct qmp_event *e = NULL;
 	struct sb_error err = { 0 };
@@ -671,7 +671,7 @@ static void test_batch_out_of_order(void)
 	};
 	struct fake_server *s = fake_server_start(script, 0);
 	struct qmp_client *c = connect_to(s, NULL);
-	struct qmp_call calls[2] = { { "query-a", NULL, NULL }, { "query-b", NULL, NULL } };
+	struct qmp_call calls[2] = { { .command = "query-a" }, { .command = "query-b" } };
 	struct sb_error err = { 0 };
 
 	CHECK(qmp_execute_batch(c, calls, 2, T, &err) == -EPROTO);

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "qemu-launch.h"
 #include "qmp-commands.h"
+#include "strv.h"
 
 /* Generous: guest code runs under KVM's instruction emulator here, and other tests share the CPUs. */
 #define CONNECT_TIMEOUT_MS 60000
@@ -137,6 +138,48 @@ static void test_stats(struct qmp_client *c)
 	qmp_stat_set_clear(&vm);
 	qmp_vcpu_stats_clear(&vcpu);
 	qmp_vcpu_stats_clear(&some);
+}
+
+/*
+ * A sampler's pair scanned from QEMU's text (stats-scan.c) against json-c's
+ * path, the VM paused so that nothing moves between them: the same stats,
+ * values and vCPUs, and both replies taken by the scanner.
+ */
+static void test_stats_scanned(struct qmp_client *c)
+{
+	_cleanup_strv_free_ char **vm_names = NULL, **vcpu_names = NULL;
+	struct qmp_stat_set vm = { 0 }, vm2 = { 0 };
+	struct qmp_vcpu_stats vcpu = { 0 }, vcpu2 = { 0 };
+	struct sb_error err = { 0 };
+	uint64_t scanned;
+
+	CHECK_MSG(qmp_query_stats_names(c, "vm", "cumulative", &vm_names, &err) == 0, "%s", err.msg);
+	CHECK_MSG(qmp_query_stats_names(c, "vcpu", "cumulative", &vcpu_names, &err) == 0, "%s", err.msg);
+	CHECK_MSG(qmp_execute(c, "stop", NULL, -1, 10000, NULL, &err) == 0, "%s", err.msg);
+	scanned = qmp_client_replies_scanned(c);
+	CHECK_MSG(qmp_query_stats_kvm(c, (const char *const *)vm_names, (const char *const *)vcpu_names, &vm, &vcpu,
+				      &err) == 0, "%s", err.msg);
+	CHECK(qmp_client_replies_scanned(c) == scanned + 2);
+	CHECK_MSG(qmp_query_stats_vm(c, (const char *const *)vm_names, &vm2, &err) == 0, "%s", err.msg);
+	CHECK_MSG(qmp_query_stats_vcpu(c, (const char *const *)vcpu_names, &vcpu2, &err) == 0, "%s", err.msg);
+	CHECK(qmp_client_replies_scanned(c) == scanned + 2); /* the single calls take json-c's path */
+	CHECK(vm.n == vm2.n && vm.n > 0 && vcpu.n_vcpus == vcpu2.n_vcpus && vcpu.n_vcpus == 2);
+	for (size_t i = 0; i < vm.n; i++)
+		CHECK_MSG(!strcmp(vm.stats[i].name, vm2.stats[i].name) && vm.stats[i].value == vm2.stats[i].value,
+			  "vm stat %s", vm.stats[i].name);
+	for (size_t k = 0; k < vcpu.n_vcpus; k++) {
+		CHECK(!strcmp(vcpu.vcpus[k].qom_path, vcpu2.vcpus[k].qom_path) && vcpu.vcpus[k].n == vcpu2.vcpus[k].n);
+		for (size_t i = 0; i < vcpu.vcpus[k].n; i++)
+			CHECK_MSG(!strcmp(vcpu.vcpus[k].stats[i].name, vcpu2.vcpus[k].stats[i].name) &&
+					  vcpu.vcpus[k].stats[i].value == vcpu2.vcpus[k].stats[i].value,
+				  "vCPU %zu stat %s", k, vcpu.vcpus[k].stats[i].name);
+	}
+	printf("scanned: %zu vm and %zu vcpu stats (2 vCPUs) as json-c gives them\n", vm.n, vcpu.sum.n);
+	CHECK_MSG(qmp_execute(c, "cont", NULL, -1, 10000, NULL, &err) == 0, "%s", err.msg);
+	qmp_stat_set_clear(&vm);
+	qmp_stat_set_clear(&vm2);
+	qmp_vcpu_stats_clear(&vcpu);
+	qmp_vcpu_stats_clear(&vcpu2);
 }
 
 static void test_errors(struct qmp_client *c)
@@ -344,6 +387,7 @@ int main(void)
 	test_greeting(c);
 	test_status(c);
 	test_stats(c);
+	test_stats_scanned(c);
 	test_background_snapshot(c, &q);
 	test_errors(c); /* after: its failed migrate leaves status "failed" */
 
