@@ -80,7 +80,14 @@ const volatile __u32 nr_ioctl_cmds = 0;
 const volatile __u8 madvise_cause[SB_NR_MADVISE] = {};
 /* sorted by start, non-overlapping */
 const volatile struct sb_rule rules[SB_MAX_RULES] = {};
-const volatile __u32 nr_rules = 0;
+/*
+ * How many: writable data, not rodata, on purpose. A constant lets the
+ * verifier follow rule_cause()'s binary search with known bounds, every
+ * branch of its tree a state of its own, for each of the stack's frames:
+ * three quarters of the attributing programs' verification. Unknown, the
+ * bounds are ranges and the search's states merge.
+ */
+__u32 nr_rules = 0;
 
 /* Tasks inside migrate_pages(); only looked up while this is non-zero. */
 __u64 migrations_active = 0;
@@ -177,8 +184,9 @@ static __always_inline int rule_cause(__u64 ip)
 {
 	__u32 lo = 0, hi = nr_rules;
 
+	/* no clamp to a constant: hi stays a range to the verifier (see nr_rules) */
 	if (hi > SB_MAX_RULES)
-		hi = SB_MAX_RULES;
+		return -1;
 	for (int k = 0; k < 7; k++) { /* 2^7 > SB_MAX_RULES */
 		__u32 mid;
 
@@ -208,10 +216,16 @@ static __always_inline __u32 stack_take(void *ctx, struct sb_stack_val *sv)
 /*
  * The outermost frame that matches a rule decides: a THP split inside
  * NUMA hinting's change_prot_numa() counts as NUMA hinting, its cause.
+ * A global function, which the verifier checks once on its own, whatever
+ * state each of attribute()'s paths reaches it in.
  */
-static __always_inline int stack_cause(struct sb_stack_val *sv)
+__noinline int stack_cause(struct sb_stack_val *sv)
 {
-	__u32 nr = sv->nr;
+	__u32 nr;
+
+	if (!sv)
+		return -1;
+	nr = sv->nr;
 
 	for (int j = 0; j < SB_STACK_DEPTH; j++) {
 		int i = (int)nr - 1 - j;

@@ -741,7 +741,6 @@ static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 		ro->rules[i].end = p->rule_table[i].end;
 		ro->rules[i].cause = p->rule_table[i].cause;
 	}
-	ro->nr_rules = (__u32)p->nr_rule_table;
 }
 
 /* Open the skeleton, enable the chosen programs, load. On a program's load failure name it in *failed. */
@@ -759,6 +758,7 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 
 	rodata_setup(p, skel->rodata);
 	skel->bss->target_tgid = (__u32)p->tgid; /* the initial value; sb_probes_retarget() changes it live */
+	skel->bss->nr_rules = (__u32)p->nr_rule_table; /* not rodata: see probes.bpf.c */
 	r = bpf_map__set_max_entries(skel->maps.stacks, p->opts.max_stacks);
 	if (r < 0) {
 		sb_probes_bpf__destroy(skel);
