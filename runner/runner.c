@@ -60,6 +60,8 @@ struct run {
 	uint64_t start_ns;
 	uint64_t last_write_ns;
 	unsigned report_every_ms;
+	bool report_every_default;   /* no --report-every: the gap grows with the rewrite's cost (write_due()) */
+	uint64_t write_gap_ns;       /* the periodic rewrite's gap now */
 	double rep_planned_s;
 	unsigned reps_done;
 	struct runner_progress progress;
@@ -150,12 +152,38 @@ static int report_write_accounted(struct run *run, struct sb_error *err)
  * write's error; the final write is tried all the same, and succeeds when
  * space came back in the meantime.
  */
+/*
+ * The periodic rewrite's gap after one that cost cpu_ns. A report grows
+ * with its rows (a 5-repetition run at 100 ms reaches ~3 MB), and a fixed
+ * gap makes rewriting it quadratic in the run's length; by default the
+ * gap is 1000 times the last rewrite's CPU (0.1% of a core), no less than
+ * report_every_ms and no more than a minute. Step changes still write at
+ * once, and the last write has every row.
+ */
+#define REPORT_WRITE_BUDGET 1000
+#define REPORT_GAP_MAX_NS (60 * NSEC_PER_SEC)
+static void set_write_gap(struct run *run, uint64_t cpu_ns)
+{
+	uint64_t floor = (uint64_t)run->report_every_ms * NSEC_PER_MSEC, gap = cpu_ns * REPORT_WRITE_BUDGET;
+
+	if (!run->report_every_default || gap < floor)
+		gap = floor;
+	run->write_gap_ns = gap < REPORT_GAP_MAX_NS || floor >= REPORT_GAP_MAX_NS ? gap : REPORT_GAP_MAX_NS;
+}
+
+static bool write_due(const struct run *run)
+{
+	return mono_ns() - run->last_write_ns >= run->write_gap_ns;
+}
+
 static void write_report(struct run *run)
 {
 	struct sb_error e = {};
+	uint64_t cpu = run->cpu_ns[REPORT_CPU_REPORT];
 	int k;
 
 	k = report_write_accounted(run, &e);
+	set_write_gap(run, run->cpu_ns[REPORT_CPU_REPORT] - cpu);
 	run->last_write_ns = mono_ns();
 	if (k < 0 && !run->write_error) {
 		run->write_error = k;
@@ -448,7 +476,7 @@ static int run_window_loop(struct rep_run *rr, enum report_window w, double dura
 			if (next <= now)
 				next = now + interval;
 		}
-		if (mono_ns() - run->last_write_ns >= (uint64_t)run->report_every_ms * NSEC_PER_MSEC)
+		if (write_due(run))
 			write_report(run);
 
 		uint64_t until = next < end ? next : end;
@@ -519,8 +547,8 @@ static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdat
 			: !strcmp(hp->sample_window, "steady") ? REPORT_WINDOW_STEADY
 							     : REPORT_WINDOW_SNAPSHOT);
 	progress(rr->run, rr->step, rr, &fig);
-	/* at each step (the host VM's pid is in the report from its boot on), else every report_every_ms */
-	if (changed || mono_ns() - rr->run->last_write_ns >= (uint64_t)rr->run->report_every_ms * NSEC_PER_MSEC)
+	/* at each step (the host VM's pid is in the report from its boot on), else when due */
+	if (changed || write_due(rr->run))
 		write_report(rr->run);
 }
 
@@ -1090,6 +1118,8 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 							   : strerror(-run.owner_fd));
 	run.start_ns = mono_ns();
 	run.report_every_ms = opts->report_every_ms ? opts->report_every_ms : 5000;
+	run.report_every_default = !opts->report_every_ms;
+	run.write_gap_ns = (uint64_t)run.report_every_ms * NSEC_PER_MSEC;
 	snprintf(run.report_path, sizeof(run.report_path), "%s/" RUN_DIR_REPORT, opts->run_dir);
 	if (report_path)
 		snprintf(report_path, PATH_MAX, "%s", run.report_path);

@@ -38,7 +38,7 @@ struct runner_options {
 	volatile sig_atomic_t *cancel; /* non-zero: stop the run (VM stopped, knobs restored, report cancelled) */
 	void (*progress)(const struct runner_progress *p, void *userdata);
 	void *userdata;
-	unsigned report_every_ms;  /* rewrite the report this often during a repetition; 0: 5000 */
+	unsigned report_every_ms;  /* rewrite the report this often during a repetition; 0: every 5 s, longer as it grows (runner.c) */
 	unsigned stop_timeout_ms;  /* for stopping a VM; 0: 10000 */
 	unsigned qmp_timeout_ms;   /* for QEMU to answer a QMP command; 0: 30000 (inside a TCG host VM QEMU can take longer) */
 	uint64_t created_ns;       /* the report's "created" (CLOCK_REALTIME; snapbenchd: when it was submitted); 0: now */
