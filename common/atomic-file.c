@@ -43,6 +43,14 @@ static int fsync_parent_dir(const char *path)
 
 int atomic_file_write(const char *path, const void *data, size_t len, int mode, struct sb_error *err)
 {
+	const struct atomic_file_piece one = { data, len };
+
+	return atomic_file_write_pieces(path, &one, 1, mode, err);
+}
+
+int atomic_file_write_pieces(const char *path, const struct atomic_file_piece *pieces, size_t n, int mode,
+			     struct sb_error *err)
+{
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
 	int r;
@@ -55,7 +63,9 @@ int atomic_file_write(const char *path, const void *data, size_t len, int mode, 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "cannot create a temp file beside %s: %s", path, strerror(errno));
 
-	r = write_all(fd, data, len);
+	r = 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = write_all(fd, pieces[i].data, pieces[i].len);
 	if (r < 0) {
 		sb_error_set(err, r, "cannot write %s: %s%s", tmp, strerror(-r),
 			     r == -ENOSPC ? " (free space on that filesystem)" : "");

@@ -43,6 +43,16 @@ int main(void)
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640);
 	CHECK(count_entries(dir) == 1); /* no temp files left behind */
 
+	/* In pieces: the file is their bytes in order. */
+	const struct atomic_file_piece pieces[] = { { "{\"a\":", 5 }, { "", 0 }, { "3}", 2 }, { "\n", 1 } };
+	CHECK(atomic_file_write_pieces(path, pieces, 4, 0644, &err) == 0);
+	f = fopen(path, "r");
+	CHECK(f);
+	CHECK(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	CHECK(strcmp(buf, "{\"a\":3}\n") == 0);
+	CHECK(count_entries(dir) == 1);
+
 	/* A directory that does not exist: an error naming the path, nothing written. */
 	snprintf(path, sizeof(path), "%s/missing/report.json", dir);
 	CHECK(atomic_file_write(path, "x", 1, 0644, &err) < 0);

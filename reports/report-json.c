@@ -817,12 +817,10 @@ int report_write(const struct report *r, const char *path, struct sb_error *err)
 	text = json_object_to_json_string_length(o, REPORT_JSON_FLAGS, &len);
 	if (!text)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
-	_cleanup_free_ char *buf = malloc(len + 1);
-	if (!buf)
-		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
-	memcpy(buf, text, len);
-	buf[len] = '\n';
-	return atomic_file_write(path, buf, len + 1, 0644, err);
+	/* json-c's buffer as it is, and the newline after it: a report of MBs is not copied once more */
+	const struct atomic_file_piece pieces[] = { { text, len }, { "\n", 1 } };
+
+	return atomic_file_write_pieces(path, pieces, ARRAY_SIZE(pieces), 0644, err);
 }
 
 /* ---- reading ---- */
