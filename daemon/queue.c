@@ -132,6 +132,7 @@ fail:
 int queue_save(const struct queue *q, struct sb_error *err)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array(), *run = NULL;
+	_cleanup_free_ char *buf = NULL;
 	int r;
 
 	if (!o || !a)
@@ -153,7 +154,7 @@ int queue_save(const struct queue *q, struct sb_error *err)
 
 	size_t n;
 	const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED, &n);
-	_cleanup_free_ char *buf = text ? malloc(n + 1) : NULL;
+	buf = text ? malloc(n + 1) : NULL;
 	if (!buf)
 		goto oom;
 	memcpy(buf, text, n);
