@@ -44,6 +44,46 @@ static bool is_control(uint32_t cp)
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
 }
 
+/* Whether export_append_text() appends the byte c (< 0x80) as it is. */
+static bool plain_ascii(unsigned char c, enum export_escape e)
+{
+	if (c < 0x20 || c == 0x7f)
+		return false;
+	if (e == EXPORT_ESCAPE_XML)
+		return c != '&' && c != '<' && c != '>' && c != '"' && c != '\'';
+	if (e == EXPORT_ESCAPE_LABEL)
+		return c != '\\' && c != '"';
+	return true;
+}
+
+/* How many bytes at p export_append_text() appends unchanged: whole UTF-8 sequences. */
+static size_t unchanged_run(const unsigned char *p, enum export_escape e)
+{
+	const unsigned char *q = p;
+
+	for (;;) {
+		uint32_t cp;
+		size_t n;
+
+		if (*q && *q < 0x80) {
+			if (!plain_ascii(*q, e))
+				break;
+			q++;
+			continue;
+		}
+		n = *q ? utf8_sequence(q, &cp) : 0;
+		if (n == 0 || is_control(cp))
+			break;
+		q += n;
+	}
+	return (size_t)(q - p);
+}
+
+bool export_text_unchanged(const char *s, enum export_escape e)
+{
+	return !s || !s[unchanged_run((const unsigned char *)s, e)];
+}
+
 static void append_escaped(struct strbuf *b, char c, enum export_escape e)
 {
 	if (e == EXPORT_ESCAPE_XML) {
@@ -65,17 +105,20 @@ void export_append_text(struct strbuf *b, const char *s, enum export_escape e)
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (p && *p) {
+		size_t run = unchanged_run(p, e), n;
 		uint32_t cp;
-		size_t n = utf8_sequence(p, &cp);
 
+		if (run) { /* most text: appended in one piece */
+			strbuf_append_mem(b, (const char *)p, run);
+			p += run;
+			continue;
+		}
+		n = utf8_sequence(p, &cp);
 		if (n == 0 || is_control(cp)) {
 			strbuf_append_mem(b, "?", 1);
 			p += n ? n : 1;
-		} else if (n == 1) {
+		} else { /* an ASCII byte to escape */
 			append_escaped(b, (char)*p++, e);
-		} else {
-			strbuf_append_mem(b, (const char *)p, n);
-			p += n;
 		}
 	}
 }

@@ -27,11 +27,17 @@ static char *text(const char *s, enum export_escape e)
 		_cleanup_free_ char *got_ = text(in, e);                                   \
 		CHECK_MSG(got_ && !strcmp(got_, want), "%s -> \"%s\", expected \"%s\"", #in, \
 			  got_ ? got_ : "(null)", want);                                   \
+		/* the exports' shortcut: unchanged exactly when the text comes out as it went in */ \
+		CHECK_MSG(export_text_unchanged(in, e) == !strcmp(want, (in) ? (in) : ""), \
+			  "export_text_unchanged(%s) is wrong", #in);                      \
 	} while (0)
 
 static void test_text(void)
 {
 	CHECK_TEXT("plain", EXPORT_ESCAPE_NONE, "plain");
+	CHECK_TEXT("<plain>", EXPORT_ESCAPE_NONE, "<plain>");
+	CHECK_TEXT("a \"b\"", EXPORT_ESCAPE_XML, "a &quot;b&quot;");
+	CHECK_TEXT("runs of text, then \x01 one control", EXPORT_ESCAPE_LABEL, "runs of text, then ? one control");
 	CHECK_TEXT("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7", EXPORT_ESCAPE_NONE, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7");
 	/* C0, DEL and C1 (CSI as U+009B) controls, tab and newline included */
 	CHECK_TEXT("a\x1b[2J\tb\nc\x7f" "d\xc2\x9b" "e", EXPORT_ESCAPE_NONE, "a?[2J?b?c?d?e");
