@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Text and numbers as the exports write them: UTF-8 without controls, CSV fields, shortest numbers. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,7 +174,16 @@ void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX])
 		snprintf(buf, EXPORT_NUMBER_MAX, "%.0f", v);
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
+	/*
+	 * The shortest "%.*g" that reads back as v. A decimal of up to
+	 * DBL_DIG (15) digits survives the trip through a double, so when the
+	 * shortest has p <= 15 digits, "%.15g" rounds v back to those same
+	 * digits and %g drops the trailing zeros: one try stands for
+	 * precisions 1 to 15. %g picks the same style too, as v is no integer
+	 * below 1e15 here. Only 16 and 17 remain. Subnormals carry fewer
+	 * digits than DBL_DIG, so their search starts at 1.
+	 */
+	for (int prec = fabs(v) < DBL_MIN ? 1 : DBL_DIG; prec <= 17; prec++) {
 		snprintf(buf, EXPORT_NUMBER_MAX, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
 			return;
