@@ -63,6 +63,8 @@ static struct json_object *text(struct kcidb *k, const char *s)
 
 	if (!s)
 		return NULL;
+	if (export_text_unchanged(s, EXPORT_ESCAPE_NONE)) /* most text: no copy to make first */
+		return oom_check(k, json_object_new_string(s));
 	export_append_text(&b, s, EXPORT_ESCAPE_NONE);
 	t = strbuf_steal(&b);
 	if (!t) {
@@ -88,17 +90,29 @@ static struct json_object *count(struct kcidb *k, int64_t n)
 	return oom_check(k, json_object_new_int64(n));
 }
 
-/* o[key] = v; a NULL v (no such field) or o (out of memory before) adds nothing. Takes v. */
-static void put(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v)
+static void put_flags(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v, unsigned flags)
 {
 	if (!o || !v) {
 		json_object_put(v);
 		return;
 	}
-	if (json_object_object_add(o, key, v) < 0) {
+	if (json_object_object_add_ex(o, key, v, flags) < 0) {
 		k->oom = true;
 		json_object_put(v);
 	}
+}
+
+/* o[key] = v for a key that outlives o (a string literal: not copied); a
+ * NULL v (no such field) or o (out of memory before) adds nothing. Takes v. */
+static void put(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v)
+{
+	put_flags(k, o, key, v, JSON_C_OBJECT_ADD_CONSTANT_KEY);
+}
+
+/* put() for a key o must copy. */
+static void put_copy(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v)
+{
+	put_flags(k, o, key, v, 0);
 }
 
 static void push(struct kcidb *k, struct json_object *a, struct json_object *v)
@@ -136,12 +150,16 @@ static struct json_object *copy(struct kcidb *k, struct json_object *v, int dept
 			_cleanup_strbuf_ struct strbuf b = {};
 			_cleanup_free_ char *name = NULL;
 
+			if (export_text_unchanged(key, EXPORT_ESCAPE_NONE)) {
+				put_copy(k, o, key, copy(k, member, depth - 1));
+				continue;
+			}
 			export_append_text(&b, key, EXPORT_ESCAPE_NONE);
 			name = strbuf_steal(&b);
 			if (!name)
 				k->oom = true;
 			else
-				put(k, o, name, copy(k, member, depth - 1));
+				put_copy(k, o, name, copy(k, member, depth - 1));
 		}
 		return o;
 	case json_type_array:
@@ -185,11 +203,16 @@ static void path_component(struct strbuf *b, const char *s)
 		strbuf_append(b, "_");
 		return;
 	}
-	for (const char *p = s; *p; p++) {
-		char c = *p;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-			  c == '-';
-		strbuf_append_mem(b, ok ? &c : "_", 1);
+	for (const char *p = s; *p;) {
+		size_t ok = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+
+		if (ok) {
+			strbuf_append_mem(b, p, ok);
+			p += ok;
+		} else {
+			strbuf_append_mem(b, "_", 1);
+			p++;
+		}
 	}
 }
 
@@ -353,13 +376,16 @@ static struct json_object *document_new(struct kcidb *k)
 static int document_text(struct kcidb *k, struct json_object *doc, char **ret)
 {
 	const char *s;
+	size_t len;
 
 	if (k->oom || !doc)
 		return -ENOMEM;
-	s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!s || asprintf(ret, "%s\n", s) < 0)
+	s = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							   JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (!s || !(*ret = malloc(len + 2)))
 		return -ENOMEM;
+	memcpy(*ret, s, len);
+	memcpy(*ret + len, "\n", 2);
 	return 0;
 }
 
@@ -680,8 +706,8 @@ static void add_metric_test(struct compare_ctx *c, const struct compare_metric *
 	put(k, misc, "unit", text(k, m->unit));
 	put(k, misc, "better", text(k, compare_better_name(m->better)));
 	put(k, misc, "verdict", text(k, compare_verdict_name(m->verdict)));
-	put(k, misc, r->side[0]->role, arm_stats(k, r->side[0], &m->arm[0]));
-	put(k, misc, r->side[1]->role, arm_stats(k, r->side[1], &m->arm[1]));
+	put_copy(k, misc, r->side[0]->role, arm_stats(k, r->side[0], &m->arm[0]));
+	put_copy(k, misc, r->side[1]->role, arm_stats(k, r->side[1], &m->arm[1]));
 	put(k, misc, "ratio", num(k, m->ratio));
 	put(k, misc, "pct_change", num(k, m->pct_change));
 	put(k, misc, "from_zero", oom_check(k, json_object_new_boolean(m->from_zero)));

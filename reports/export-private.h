@@ -22,6 +22,8 @@ enum export_escape {
  * '?', then escaped as e asks. NULL appends nothing.
  */
 void export_append_text(struct strbuf *b, const char *s, enum export_escape e);
+/* Whether export_append_text() would append s as it is (true for NULL). */
+bool export_text_unchanged(const char *s, enum export_escape e);
 
 /* One CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma,
  * a quote or a leading or trailing space; text as export_append_text(). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Text and numbers as the exports write them: UTF-8 without controls, CSV fields, shortest numbers. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,46 @@ static bool is_control(uint32_t cp)
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
 }
 
+/* Whether export_append_text() appends the byte c (< 0x80) as it is. */
+static bool plain_ascii(unsigned char c, enum export_escape e)
+{
+	if (c < 0x20 || c == 0x7f)
+		return false;
+	if (e == EXPORT_ESCAPE_XML)
+		return c != '&' && c != '<' && c != '>' && c != '"' && c != '\'';
+	if (e == EXPORT_ESCAPE_LABEL)
+		return c != '\\' && c != '"';
+	return true;
+}
+
+/* How many bytes at p export_append_text() appends unchanged: whole UTF-8 sequences. */
+static size_t unchanged_run(const unsigned char *p, enum export_escape e)
+{
+	const unsigned char *q = p;
+
+	for (;;) {
+		uint32_t cp;
+		size_t n;
+
+		if (*q && *q < 0x80) {
+			if (!plain_ascii(*q, e))
+				break;
+			q++;
+			continue;
+		}
+		n = *q ? utf8_sequence(q, &cp) : 0;
+		if (n == 0 || is_control(cp))
+			break;
+		q += n;
+	}
+	return (size_t)(q - p);
+}
+
+bool export_text_unchanged(const char *s, enum export_escape e)
+{
+	return !s || !s[unchanged_run((const unsigned char *)s, e)];
+}
+
 static void append_escaped(struct strbuf *b, char c, enum export_escape e)
 {
 	if (e == EXPORT_ESCAPE_XML) {
@@ -65,17 +106,20 @@ void export_append_text(struct strbuf *b, const char *s, enum export_escape e)
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (p && *p) {
+		size_t run = unchanged_run(p, e), n;
 		uint32_t cp;
-		size_t n = utf8_sequence(p, &cp);
 
+		if (run) { /* most text: appended in one piece */
+			strbuf_append_mem(b, (const char *)p, run);
+			p += run;
+			continue;
+		}
+		n = utf8_sequence(p, &cp);
 		if (n == 0 || is_control(cp)) {
 			strbuf_append_mem(b, "?", 1);
 			p += n ? n : 1;
-		} else if (n == 1) {
+		} else { /* an ASCII byte to escape */
 			append_escaped(b, (char)*p++, e);
-		} else {
-			strbuf_append_mem(b, (const char *)p, n);
-			p += n;
 		}
 	}
 }
@@ -130,7 +174,16 @@ void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX])
 		snprintf(buf, EXPORT_NUMBER_MAX, "%.0f", v);
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
+	/*
+	 * The shortest "%.*g" that reads back as v. A decimal of up to
+	 * DBL_DIG (15) digits survives the trip through a double, so when the
+	 * shortest has p <= 15 digits, "%.15g" rounds v back to those same
+	 * digits and %g drops the trailing zeros: one try stands for
+	 * precisions 1 to 15. %g picks the same style too, as v is no integer
+	 * below 1e15 here. Only 16 and 17 remain. Subnormals carry fewer
+	 * digits than DBL_DIG, so their search starts at 1.
+	 */
+	for (int prec = fabs(v) < DBL_MIN ? 1 : DBL_DIG; prec <= 17; prec++) {
 		snprintf(buf, EXPORT_NUMBER_MAX, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
 			return;

@@ -6,7 +6,10 @@
  * formats themselves are read back by real parsers in tests/exports/.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,11 +30,17 @@ static char *text(const char *s, enum export_escape e)
 		_cleanup_free_ char *got_ = text(in, e);                                   \
 		CHECK_MSG(got_ && !strcmp(got_, want), "%s -> \"%s\", expected \"%s\"", #in, \
 			  got_ ? got_ : "(null)", want);                                   \
+		/* the exports' shortcut: unchanged exactly when the text comes out as it went in */ \
+		CHECK_MSG(export_text_unchanged(in, e) == !strcmp(want, (in) ? (in) : ""), \
+			  "export_text_unchanged(%s) is wrong", #in);                      \
 	} while (0)
 
 static void test_text(void)
 {
 	CHECK_TEXT("plain", EXPORT_ESCAPE_NONE, "plain");
+	CHECK_TEXT("<plain>", EXPORT_ESCAPE_NONE, "<plain>");
+	CHECK_TEXT("a \"b\"", EXPORT_ESCAPE_XML, "a &quot;b&quot;");
+	CHECK_TEXT("runs of text, then \x01 one control", EXPORT_ESCAPE_LABEL, "runs of text, then ? one control");
 	CHECK_TEXT("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7", EXPORT_ESCAPE_NONE, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7");
 	/* C0, DEL and C1 (CSI as U+009B) controls, tab and newline included */
 	CHECK_TEXT("a\x1b[2J\tb\nc\x7f" "d\xc2\x9b" "e", EXPORT_ESCAPE_NONE, "a?[2J?b?c?d?e");
@@ -86,6 +95,71 @@ static void test_numbers(void)
 	check_number(-2.5, "-2.5");
 	check_number(NAN, "");
 	check_number(INFINITY, "");
+}
+
+/* the shortest "%.*g" that reads back as v, searched from 1 digit up */
+static void shortest_g(double v, char buf[static EXPORT_NUMBER_MAX])
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, EXPORT_NUMBER_MAX, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+	/* xorshift64: the same sequence on every run, so a failure repeats */
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+static int check_shortest(double v)
+{
+	char got[EXPORT_NUMBER_MAX], want[EXPORT_NUMBER_MAX];
+
+	if (!isfinite(v) || (v == floor(v) && fabs(v) < 1e15))
+		return 1; /* not the search's case */
+	export_format_number(v, got);
+	shortest_g(v, want);
+	CHECK_MSG(!strcmp(got, want), "%a -> \"%s\", the shortest is \"%s\"", v, got, want);
+	return !strcmp(got, want);
+}
+
+/*
+ * The format starts its search at 15 digits; its output must be what the
+ * search from 1 digit finds, for any double: random bit patterns, short
+ * decimals (those the search from 1 stops early on, as reports write 10
+ * digits), ratios, and the edges of the range.
+ */
+static void test_numbers_shortest(void)
+{
+	static const double edges[] = { DBL_MIN, DBL_MAX, DBL_TRUE_MIN, DBL_EPSILON, 1e15 + 0.5,
+					 1e15, 9.999999999999999e14, 0.1 + 0.2, 5e-324, 1e-5, 1e-4,
+					 123456789012345.6, 0.3, 2.675, 1e21, 1e22, 1e23,
+					 DBL_MIN * 0.999, DBL_MIN * 1.001, 1e-310 };
+	uint64_t state = 0x9e3779b97f4a7c15ull;
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		bad += !check_shortest(edges[i]) + !check_shortest(-edges[i]);
+	for (int i = 0; i < 60000 && bad < 10; i++) {
+		uint64_t bits = next_random(&state);
+		double v;
+
+		memcpy(&v, &bits, sizeof(v));
+		bad += !check_shortest(v);
+		/* a decimal of 1 to 17 digits, 10^-30 to 10^30 */
+		int digits = 1 + (int)(next_random(&state) % 17);
+		double mantissa = (double)(next_random(&state) % 100000000000000000ull) /
+				  pow(10, 17 - digits);
+		v = floor(mantissa) * pow(10, (int)(next_random(&state) % 61) - 30 - digits);
+		bad += !check_shortest(v);
+		bad += !check_shortest((double)(next_random(&state) % 1000000 + 1) /
+				       (double)(next_random(&state) % 1000 + 1));
+	}
 }
 
 static void test_not_a_report(void)
@@ -188,6 +262,7 @@ int main(void)
 	test_text();
 	test_csv();
 	test_numbers();
+	test_numbers_shortest();
 	test_not_a_report();
 	test_empty_run();
 	test_name_clash();
