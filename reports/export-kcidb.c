@@ -148,18 +148,18 @@ static struct json_object *copy(struct kcidb *k, struct json_object *v, int dept
 		o = obj(k);
 		json_object_object_foreach(v, key, member) {
 			_cleanup_strbuf_ struct strbuf b = {};
-			_cleanup_free_ char *name = NULL;
+			_cleanup_free_ char *escaped = NULL;
+			const char *name = key;
 
-			if (export_text_unchanged(key, EXPORT_ESCAPE_NONE)) {
-				put_copy(k, o, key, copy(k, member, depth - 1));
-				continue;
+			if (!export_text_unchanged(key, EXPORT_ESCAPE_NONE)) {
+				export_append_text(&b, key, EXPORT_ESCAPE_NONE);
+				name = escaped = strbuf_steal(&b);
+				if (!name) {
+					k->oom = true;
+					continue;
+				}
 			}
-			export_append_text(&b, key, EXPORT_ESCAPE_NONE);
-			name = strbuf_steal(&b);
-			if (!name)
-				k->oom = true;
-			else
-				put_copy(k, o, name, copy(k, member, depth - 1));
+			put_copy(k, o, name, copy(k, member, depth - 1));
 		}
 		return o;
 	case json_type_array:

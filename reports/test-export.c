@@ -116,16 +116,15 @@ static uint64_t next_random(uint64_t *state)
 	return *state;
 }
 
-static int check_shortest(double v)
+static void check_shortest(double v)
 {
 	char got[EXPORT_NUMBER_MAX], want[EXPORT_NUMBER_MAX];
 
 	if (!isfinite(v) || (v == floor(v) && fabs(v) < 1e15))
-		return 1; /* not the search's case */
+		return; /* not the search's case */
 	export_format_number(v, got);
 	shortest_g(v, want);
 	CHECK_MSG(!strcmp(got, want), "%a -> \"%s\", the shortest is \"%s\"", v, got, want);
-	return !strcmp(got, want);
 }
 
 /*
@@ -141,24 +140,25 @@ static void test_numbers_shortest(void)
 					 123456789012345.6, 0.3, 2.675, 1e21, 1e22, 1e23,
 					 DBL_MIN * 0.999, DBL_MIN * 1.001, 1e-310 };
 	uint64_t state = 0x9e3779b97f4a7c15ull;
-	int bad = 0;
 
-	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
-		bad += !check_shortest(edges[i]) + !check_shortest(-edges[i]);
-	for (int i = 0; i < 60000 && bad < 10; i++) {
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		check_shortest(edges[i]);
+		check_shortest(-edges[i]);
+	}
+	for (int i = 0; i < 60000; i++) {
 		uint64_t bits = next_random(&state);
 		double v;
 
 		memcpy(&v, &bits, sizeof(v));
-		bad += !check_shortest(v);
+		check_shortest(v);
 		/* a decimal of 1 to 17 digits, 10^-30 to 10^30 */
 		int digits = 1 + (int)(next_random(&state) % 17);
 		double mantissa = (double)(next_random(&state) % 100000000000000000ull) /
 				  pow(10, 17 - digits);
 		v = floor(mantissa) * pow(10, (int)(next_random(&state) % 61) - 30 - digits);
-		bad += !check_shortest(v);
-		bad += !check_shortest((double)(next_random(&state) % 1000000 + 1) /
-				       (double)(next_random(&state) % 1000 + 1));
+		check_shortest(v);
+		check_shortest((double)(next_random(&state) % 1000000 + 1) /
+			       (double)(next_random(&state) % 1000 + 1));
 	}
 }
 
