@@ -171,7 +171,7 @@ struct sb_count {
 	__u64 detail; /* counter-specific, see enum sb_counter */
 };
 
-/* One per CPU (BPF_MAP_TYPE_PERCPU_ARRAY, key 0). */
+/* One per CPU: the slot of the counters map for that CPU (bpf/probes.bpf.c). */
 struct sb_counts {
 	struct sb_count count[SB_C_MAX][SB_CTX_MAX];
 	__u64 cause[SB_ATTR_MAX][SB_CTX_MAX][SB_CAUSE_MAX];

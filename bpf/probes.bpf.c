@@ -92,11 +92,27 @@ __u32 nr_rules = 0;
 /* Tasks inside migrate_pages(); only looked up while this is non-zero. */
 __u64 migrations_active = 0;
 
+#define SB_F_MMAPABLE (1U << 10) /* BPF_F_MMAPABLE */
+
+/* One CPU's counters, in whole cache lines: no two CPUs write to one line. */
+struct counts_slot {
+	struct sb_counts c;
+} __attribute__((aligned(64)));
+
+/*
+ * The counters: a slot per CPU in a plain array, indexed by the CPU the
+ * current task runs on (task_cpu_of()), and mapped into the reader's memory
+ * (sb_probes_read() reads it with no system call). A per-CPU array would
+ * cost kernels before 6.10 a helper call per event (they do not inline its
+ * lookup); this one's lookup is inlined on every kernel, and the CPU comes
+ * from the task the context needs anyway.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, SB_F_MMAPABLE);
+	__uint(max_entries, 1); /* the loader sets the possible CPUs */
 	__type(key, __u32);
-	__type(value, struct sb_counts);
+	__type(value, struct counts_slot);
 } counts SEC(".maps");
 
 /*
@@ -126,33 +142,40 @@ struct {
 	__type(value, __u32);
 } migrating SEC(".maps");
 
-static __always_inline struct sb_counts *counts_get(void)
+/*
+ * The CPU the current task runs on: its thread_info's (x86 since 5.16) or
+ * its own field (before). A program runs with migration off, so this is
+ * the CPU running it: every slot of counts is written by one CPU, and the
+ * kernel never nests a program inside itself on a CPU, so plain
+ * increments are exact.
+ */
+static __always_inline __u32 task_cpu_of(struct task_struct *task)
 {
-	__u32 zero = 0;
+	if (bpf_core_field_exists(task->thread_info.cpu))
+		return task->thread_info.cpu;
+	return task->cpu;
+}
 
-	return bpf_map_lookup_elem(&counts, &zero);
+/* This CPU's counters; task: the current task. NULL only if its CPU were past the possible ones. */
+static __always_inline struct sb_counts *counts_get(struct task_struct *task)
+{
+	__u32 cpu = task_cpu_of(task);
+	struct counts_slot *s = bpf_map_lookup_elem(&counts, &cpu);
+
+	return s ? &s->c : NULL;
 }
 
 /*
- * The context of the current event. *task may be NULL: then the tgid comes
- * from bpf_get_current_pid_tgid() and the task is only fetched for events
- * outside the target. Every helper call counts here (with return thunks a
- * call costs ~13 ns on this AMD host, a fifth of a minimal program), so the
- * counting path makes exactly one.
+ * The context of the current event. Every helper call counts here (with
+ * return thunks a call costs ~13 ns on an AMD host, a fifth of a minimal
+ * program): the counting path makes exactly one, bpf_get_current_task_btf(),
+ * whose task gives the tgid, the flags and the CPU (counts_get()).
  */
-static __always_inline int ctx_of(struct task_struct **task)
+static __always_inline int ctx_of(struct task_struct *task)
 {
-	__u32 tgid;
-
-	if (*task)
-		tgid = (__u32)(*task)->tgid;
-	else
-		tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-	if (tgid == target_tgid)
+	if ((__u32)task->tgid == target_tgid)
 		return SB_CTX_TARGET;
-	if (!*task)
-		*task = bpf_get_current_task_btf();
-	if ((*task)->flags & PF_KTHREAD)
+	if (task->flags & PF_KTHREAD)
 		return SB_CTX_KTHREAD;
 	return SB_CTX_OTHER;
 }
@@ -420,8 +443,6 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 
 	if (!attribution || ectx == SB_CTX_OTHER)
 		return -1;
-	if (!task)
-		task = bpf_get_current_task_btf();
 	attr &= SB_ATTR_MAX - 1;
 	slot = (__u32)attr;
 	d = &c->decisions[attr];
@@ -515,21 +536,26 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 	return cause;
 }
 
-/* Count one event; returns the counter block and the context, or NULL. *task as for ctx_of(). */
+/*
+ * Count one event; returns the counter block and the context, or NULL.
+ * *task: the current task, fetched here when NULL.
+ */
 static __always_inline struct sb_counts *count(__u32 counter, struct task_struct **task, int *ectx, __u64 pages,
 					       __u64 detail)
 {
 	struct sb_counts *c;
 	struct sb_count *e;
 
-	c = counts_get();
+	if (!*task)
+		*task = bpf_get_current_task_btf();
+	c = counts_get(*task);
 	if (!c)
 		return NULL;
 	/* keep the compiler from folding the bound check away: the verifier needs it on this register */
 	barrier_var(counter);
 	if (counter >= SB_C_MAX)
 		return NULL;
-	*ectx = ctx_of(task);
+	*ectx = ctx_of(*task);
 	e = &c->count[counter][*ectx & 3];
 	e->events++;
 	e->pages += pages;
@@ -541,8 +567,7 @@ static __always_inline struct sb_counts *count(__u32 counter, struct task_struct
 
 static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, unsigned long end, bool kfuncs)
 {
-	/* classifying needs the task anyway: then its tgid saves the pid_tgid call */
-	struct task_struct *task = attribution ? bpf_get_current_task_btf() : NULL;
+	struct task_struct *task = NULL;
 	struct sb_counts *c;
 	int ectx;
 
@@ -1088,18 +1113,18 @@ int tp_kvm_emulate_insn(struct trace_event_raw_kvm_emulate_insn *ctx)
 
 static __always_inline void on_migrate_start(void)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct sb_counts *c;
 	__u32 pid, one = 1, *depth;
 
-	if (ctx_of(&task) == SB_CTX_OTHER)
+	if (ctx_of(task) == SB_CTX_OTHER)
 		return;
-	pid = (__u32)bpf_get_current_pid_tgid();
+	pid = (__u32)task->pid;
 	depth = bpf_map_lookup_elem(&migrating, &pid);
 	if (depth) {
 		(*depth)++;
 	} else if (bpf_map_update_elem(&migrating, &pid, &one, BPF_NOEXIST)) {
-		c = counts_get();
+		c = counts_get(task);
 		if (c)
 			c->marker_dropped++;
 		return;

@@ -2,7 +2,7 @@
 /*
  * The loader: probe what the kernel allows, pick a backend per probe, set
  * the programs' read-only data (target, classifier tables), load, attach,
- * read the per-CPU counters, symbolize recorded stacks.
+ * read the per-CPU counters (mapped), symbolize recorded stacks.
  */
 #include "probes.h"
 
@@ -15,11 +15,11 @@
 #include <linux/kvm.h>
 #include <linux/perf_event.h>
 #include <linux/userfaultfd.h>
-#include <sys/mman.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -389,8 +389,9 @@ struct sb_probes {
 	char mn_event_names[SB_MN_EVENTS][48];
 	char mn_flag_names[SB_MN_FLAG_BITS][48];
 	__s32 ret_pf_fixed;
-	int ncpus;
-	struct sb_counts *percpu; /* ncpus values, read buffer */
+	int ncpus;               /* possible CPUs: the counters' slots */
+	const unsigned char *slots; /* the counters map, mapped (counts_map()) */
+	size_t slot_size, slots_len;
 	struct sb_rule rule_table[SB_MAX_RULES]; /* sorted, for the BPF side */
 	size_t nr_rule_table;
 	struct ksyms ksyms;
@@ -764,6 +765,11 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 		sb_probes_bpf__destroy(skel);
 		return sb_error_set(err, r, "cannot size the stack map: %s", strerror(-r));
 	}
+	r = bpf_map__set_max_entries(skel->maps.counts, (__u32)p->ncpus);
+	if (r < 0) {
+		sb_probes_bpf__destroy(skel);
+		return sb_error_set(err, r, "cannot size the counters map: %s", strerror(-r));
+	}
 	for (int i = 0; i < P_MAX; i++) {
 		struct probe_state *ps = &p->probes[i];
 
@@ -986,6 +992,32 @@ static int load_with_fallback(struct sb_probes *p, struct sb_error *err)
 	return 0;
 }
 
+/*
+ * Map the counters map (a slot per possible CPU, bpf/probes.bpf.c) into our
+ * memory, read-only: sb_probes_read() then reads them with no system call.
+ */
+static int counts_map(struct sb_probes *p, struct sb_error *err)
+{
+	const struct bpf_map *m = p->skel->maps.counts;
+	long page = sysconf(_SC_PAGESIZE);
+	void *a;
+
+	/* the kernel's stride: the value size rounded up to 8 bytes */
+	p->slot_size = ((size_t)bpf_map__value_size(m) + 7) & ~(size_t)7;
+	if (p->slot_size < sizeof(struct sb_counts))
+		return sb_error_set(err, -EPROTO, "the counters map's values are %zu bytes, less than the %zu of struct "
+					     "sb_counts: the BPF object and this program were built apart",
+				    p->slot_size, sizeof(struct sb_counts));
+	p->slots_len = (size_t)p->ncpus * p->slot_size;
+	if (page > 0)
+		p->slots_len = (p->slots_len + (size_t)page - 1) & ~((size_t)page - 1);
+	a = mmap(NULL, p->slots_len, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+	if (a == MAP_FAILED)
+		return sb_error_set(err, -errno, "cannot map the counters map into memory: %s", strerror(errno));
+	p->slots = a;
+	return 0;
+}
+
 static void counters_init(struct sb_probes *p)
 {
 	for (int c = 0; c < SB_C_MAX; c++) {
@@ -1053,9 +1085,6 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 	p->ncpus = libbpf_num_possible_cpus();
 	if (p->ncpus <= 0)
 		return sb_error_set(err, p->ncpus < 0 ? p->ncpus : -EIO, "cannot count the possible CPUs");
-	p->percpu = calloc((size_t)p->ncpus, sizeof(struct sb_counts));
-	if (!p->percpu)
-		return sb_error_set(err, -ENOMEM, "out of memory");
 
 	p->vmlinux = btf__load_vmlinux_btf();
 	if (!p->vmlinux)
@@ -1071,6 +1100,9 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 	probe_states_init(p);
 
 	r = load_with_fallback(p, err);
+	if (r < 0)
+		return r;
+	r = counts_map(p, err);
 	if (r < 0)
 		return r;
 	counters_init(p);
@@ -1206,25 +1238,23 @@ static void add_decisions(struct sb_counts *sum, const struct sb_counts *cpu)
 
 int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_error *err)
 {
-	__u32 zero = 0;
 	__u64 *sum = (__u64 *)&s->c;
 	const size_t words = sizeof(struct sb_counts) / sizeof(__u64);
 
 	_Static_assert(sizeof(struct sb_counts) % sizeof(__u64) == 0, "sb_counts holds only __u64");
 	_Static_assert(SB_DECISION_CAUSES >= SB_CAUSE_MAX, "SB_DECISION_CAUSES is too small");
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.counts), &zero, p->percpu) < 0)
-		return sb_error_set(err, -errno, "cannot read the counters map: %s", strerror(errno));
+	(void)err; /* a read of mapped memory cannot fail */
 	s->mono_ns = mono_ns();
 	memset(&s->c, 0, sizeof(s->c));
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
-		const __u64 *v = (const __u64 *)&p->percpu[cpu];
+		const __u64 *v = (const __u64 *)(p->slots + (size_t)cpu * p->slot_size);
 
 		for (size_t w = 0; w < words; w++)
 			sum[w] += v[w];
 	}
 	memset(s->c.decisions, 0, sizeof(s->c.decisions));
 	for (int cpu = 0; cpu < p->ncpus; cpu++)
-		add_decisions(&s->c, &p->percpu[cpu]);
+		add_decisions(&s->c, (const struct sb_counts *)(p->slots + (size_t)cpu * p->slot_size));
 	return 0;
 }
 
@@ -1377,6 +1407,7 @@ void sb_probes_close(struct sb_probes *p)
 	sb_probes_bpf__destroy(p->skel);
 	btf__free(p->vmlinux);
 	ksyms_free(&p->ksyms);
-	free(p->percpu);
+	if (p->slots)
+		munmap((void *)p->slots, p->slots_len);
 	free(p);
 }

@@ -98,7 +98,13 @@ struct pt_regs {
 
 struct mm_struct;
 
+struct thread_info {
+	__u32 cpu; /* x86 since 5.16 */
+};
+
 struct task_struct {
+	struct thread_info thread_info;
+	unsigned int cpu; /* before 5.16 */
 	void *stack;
 	unsigned int flags;
 	struct mm_struct *mm;
