@@ -17,6 +17,16 @@
 #include "macro.h"
 #include "probes.h"
 
+/*
+ * One counter a read emits: its report name and where its value sits in
+ * struct sb_counts. key NULL: the exit reasons go here (read_exit_reasons(),
+ * names that appear as the reasons do).
+ */
+struct read_key {
+	char *key;
+	size_t off;
+};
+
 struct bpf_source {
 	struct sb_probes *p;
 	struct report *r;
@@ -24,6 +34,9 @@ struct bpf_source {
 	bool zaps_by_cause;     /* bpf.sptes_zapped.CAUSE: counted (see record_zap_causes()) */
 	struct sb_probe_snapshot snap;
 	bool exit_slot_seen[SB_EXIT_SLOTS]; /* its counter has a probes entry */
+	/* what bpf_source_read() emits, in order: named once at open, not at every sample */
+	struct read_key *keys;
+	size_t n_keys;
 };
 
 /* report names of tlb:tlb_flush reasons, as the kernel's enum tlb_flush_reason */
@@ -202,6 +215,91 @@ static int record_probes(struct bpf_source *s, struct report *r)
 	return k;
 }
 
+/* Appends a counter to what a read emits: key (copied; NULL for the exit reasons) and its value at v. */
+static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
+{
+	struct read_key *k;
+
+	if (!(s->n_keys & (s->n_keys + 1))) { /* grows at 0, 1, 3, 7...: doubling */
+		k = realloc(s->keys, (2 * s->n_keys + 1) * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		s->keys = k;
+	}
+	k = &s->keys[s->n_keys];
+	k->key = NULL;
+	if (key && !(k->key = strdup(key)))
+		return -ENOMEM;
+	k->off = v ? (size_t)((const char *)v - (const char *)&s->snap.c) : 0;
+	s->n_keys++;
+	return 0;
+}
+
+/*
+ * The counters a read emits, in the order the rows have always had them:
+ * each available counter's events (with its pages, kernel threads' events
+ * or detail), the timed calls' histograms, the exit reasons, then the
+ * causes and the zaps by cause where counted. Which are available is
+ * settled at open.
+ */
+static int keys_build(struct bpf_source *s)
+{
+	const struct sb_counts *c = &s->snap.c;
+	char key[160], ck[32];
+	int k = 0;
+
+	for (int i = 0; i < SB_C_MAX && k >= 0; i++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, (enum sb_counter)i);
+		if (!ci || !ci->available)
+			continue;
+		const struct sb_count *t = &c->count[i][SB_CTX_TARGET];
+		counter_key((enum sb_counter)i, ci, key, sizeof(key));
+		k = key_add(s, key, &t->events);
+		if (i == SB_C_UNMAP_HVA) {
+			if (k >= 0)
+				k = key_add(s, "bpf.invalidated_pages", &t->pages);
+			if (k >= 0)
+				k = key_add(s, "bpf.invalidations_kthread", &c->count[i][SB_CTX_KTHREAD].events);
+		} else if (k >= 0 && ci->detail_label &&
+			   !(i >= SB_C_TLB_TASK_SWITCH && i < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)) {
+			char dkey[192];
+			snprintf(dkey, sizeof(dkey), "%s_%s", key, ci->detail_label);
+			k = key_add(s, dkey, &t->detail);
+		}
+	}
+	for (size_t t = 0; t < ARRAY_SIZE(timed_keys) && k >= 0; t++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, timed_keys[t].counter);
+		if (!ci || !ci->available)
+			continue;
+		for (int b = 0; b < SB_TIMED_HIST && k >= 0; b++) {
+			snprintf(key, sizeof(key), "bpf.%s_hist.%d", ci->name, b);
+			k = key_add(s, key, &c->timed_hist[timed_keys[t].which][b]);
+		}
+	}
+	if (k >= 0)
+		k = key_add(s, NULL, NULL);
+	for (size_t a = 0; a < ARRAY_SIZE(attr_keys) && k >= 0 && s->attribution; a++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, attr_keys[a].counter);
+		if (!ci || !ci->available)
+			continue;
+		for (int cause = 0; cause < SB_CAUSE_MAX && k >= 0; cause++) {
+			cause_key((enum sb_cause)cause, ck, sizeof(ck));
+			snprintf(key, sizeof(key), "%s.%s", attr_keys[a].prefix, ck);
+			k = key_add(s, key, &c->cause[attr_keys[a].attr][SB_CTX_TARGET][cause]);
+			if (k >= 0 && attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
+				snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
+				k = key_add(s, key, &c->cause_pages[SB_CTX_TARGET][cause]);
+			}
+		}
+	}
+	for (int cause = 0; cause < SB_CAUSE_MAX && s->attribution && s->zaps_by_cause && k >= 0; cause++) {
+		cause_key((enum sb_cause)cause, ck, sizeof(ck));
+		snprintf(key, sizeof(key), "bpf.sptes_zapped.%s", ck);
+		k = key_add(s, key, &c->zap_cause[cause]);
+	}
+	return k;
+}
+
 int bpf_source_open(pid_t pid, struct report *r, bool zap_causes, struct bpf_source **ret, struct sb_error *err)
 {
 	struct bpf_source *s = calloc(1, sizeof(*s));
@@ -222,6 +320,8 @@ int bpf_source_open(pid_t pid, struct report *r, bool zap_causes, struct bpf_sou
 	s->attribution = sb_probes_attribution(s->p);
 	s->r = r;
 	k = record_probes(s, r);
+	if (k >= 0)
+		k = keys_build(s);
 	if (k < 0) {
 		bpf_source_close(s);
 		return sb_error_set(err, k, "out of memory");
@@ -268,71 +368,20 @@ static int read_exit_reasons(struct bpf_source *s, counter_emit_fn emit, void *u
 
 int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, struct sb_error *err)
 {
-	const struct sb_counts *c = &s->snap.c;
-	char key[160], ck[32];
+	const char *c = (const char *)&s->snap.c;
 	int k;
 
 	k = sb_probes_read(s->p, &s->snap, err);
 	if (k < 0)
 		return k;
-	for (int i = 0; i < SB_C_MAX; i++) {
-		const struct sb_counter_info *ci = sb_probes_counter(s->p, (enum sb_counter)i);
-		if (!ci || !ci->available)
-			continue;
-		const struct sb_count *t = &c->count[i][SB_CTX_TARGET];
-		counter_key((enum sb_counter)i, ci, key, sizeof(key));
-		if ((k = emit(userdata, key, t->events)) < 0)
-			goto oom;
-		if (i == SB_C_UNMAP_HVA) {
-			if ((k = emit(userdata, "bpf.invalidated_pages", t->pages)) < 0 ||
-			    (k = emit(userdata, "bpf.invalidations_kthread", c->count[i][SB_CTX_KTHREAD].events)) < 0)
-				goto oom;
-		} else if (ci->detail_label && !(i >= SB_C_TLB_TASK_SWITCH && i < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)) {
-			char dkey[192];
-			snprintf(dkey, sizeof(dkey), "%s_%s", key, ci->detail_label);
-			if ((k = emit(userdata, dkey, t->detail)) < 0)
-				goto oom;
-		}
-	}
-	for (size_t t = 0; t < ARRAY_SIZE(timed_keys); t++) {
-		const struct sb_counter_info *ci = sb_probes_counter(s->p, timed_keys[t].counter);
-		if (!ci || !ci->available)
-			continue;
-		for (int b = 0; b < SB_TIMED_HIST; b++) {
-			snprintf(key, sizeof(key), "bpf.%s_hist.%d", ci->name, b);
-			if ((k = emit(userdata, key, c->timed_hist[timed_keys[t].which][b])) < 0)
-				goto oom;
-		}
-	}
-	if ((k = read_exit_reasons(s, emit, userdata)) < 0)
-		goto oom;
-	if (!s->attribution)
-		return 0;
-	for (size_t a = 0; a < ARRAY_SIZE(attr_keys); a++) {
-		const struct sb_counter_info *ci = sb_probes_counter(s->p, attr_keys[a].counter);
-		if (!ci || !ci->available)
-			continue;
-		for (int cause = 0; cause < SB_CAUSE_MAX; cause++) {
-			cause_key((enum sb_cause)cause, ck, sizeof(ck));
-			snprintf(key, sizeof(key), "%s.%s", attr_keys[a].prefix, ck);
-			if ((k = emit(userdata, key, c->cause[attr_keys[a].attr][SB_CTX_TARGET][cause])) < 0)
-				goto oom;
-			if (attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
-				snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
-				if ((k = emit(userdata, key, c->cause_pages[SB_CTX_TARGET][cause])) < 0)
-					goto oom;
-			}
-		}
-	}
-	for (int cause = 0; cause < SB_CAUSE_MAX && s->zaps_by_cause; cause++) {
-		cause_key((enum sb_cause)cause, ck, sizeof(ck));
-		snprintf(key, sizeof(key), "bpf.sptes_zapped.%s", ck);
-		if ((k = emit(userdata, key, c->zap_cause[cause])) < 0)
-			goto oom;
+	for (size_t i = 0; i < s->n_keys; i++) {
+		const struct read_key *rk = &s->keys[i];
+
+		k = rk->key ? emit(userdata, rk->key, *(const __u64 *)(c + rk->off)) : read_exit_reasons(s, emit, userdata);
+		if (k < 0)
+			return sb_error_set(err, k, "out of memory");
 	}
 	return 0;
-oom:
-	return sb_error_set(err, k, "out of memory");
 }
 
 void bpf_source_close(struct bpf_source *s)
@@ -340,6 +389,9 @@ void bpf_source_close(struct bpf_source *s)
 	if (!s)
 		return;
 	sb_probes_close(s->p);
+	for (size_t i = 0; i < s->n_keys; i++)
+		free(s->keys[i].key);
+	free(s->keys);
 	free(s);
 }
 
