@@ -34,7 +34,7 @@ struct bpf_source {
 	bool zaps_by_cause;     /* bpf.sptes_zapped.CAUSE: counted (see record_zap_causes()) */
 	struct sb_probe_snapshot snap;
 	bool exit_slot_seen[SB_EXIT_SLOTS]; /* its counter has a probes entry */
-	/* what bpf_source_read() emits, in order: named once at open, not at every sample */
+	/* what bpf_source_read() emits, in order: named once at open (record_probes()), not at every sample */
 	struct read_key *keys;
 	size_t n_keys;
 };
@@ -145,76 +145,6 @@ static const char *zap_causes_unavailable(struct bpf_source *s)
 	return NULL;
 }
 
-static int record_probes(struct bpf_source *s, struct report *r)
-{
-	char key[128], suffix[128];
-	int k = 0;
-
-	for (int c = 0; c < SB_C_MAX && k >= 0; c++) {
-		const struct sb_counter_info *ci = sb_probes_counter(s->p, (enum sb_counter)c);
-		if (!ci)
-			continue;
-		counter_key((enum sb_counter)c, ci, key, sizeof(key));
-		k = set_probe(r, key, ci, " (events of the target QEMU's threads)");
-		if (k >= 0 && ci->pages_label && c == SB_C_UNMAP_HVA)
-			k = set_probe(r, "bpf.invalidated_pages", ci, " (pages covered)");
-		if (k >= 0 && c == SB_C_UNMAP_HVA)
-			k = set_probe(r, "bpf.invalidations_kthread", ci, " (kernel threads, any VM on the host)");
-		if (k >= 0 && ci->detail_label && c != SB_C_UNMAP_HVA &&
-		    !(c >= SB_C_TLB_TASK_SWITCH && c < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)) {
-			char dkey[160];
-			snprintf(dkey, sizeof(dkey), "%s_%s", key, ci->detail_label);
-			snprintf(suffix, sizeof(suffix), " (%s)", ci->detail_label);
-			k = set_probe(r, dkey, ci, suffix);
-		}
-	}
-	for (size_t t = 0; t < ARRAY_SIZE(timed_keys) && k >= 0; t++) {
-		const struct sb_counter_info *ci = sb_probes_counter(s->p, timed_keys[t].counter);
-		if (!ci || !ci->available)
-			continue;
-		for (int b = 0; b < SB_TIMED_HIST && k >= 0; b++) {
-			snprintf(key, sizeof(key), "bpf.%s_hist.%d", ci->name, b);
-			k = set_probe(r, key, ci, " (calls by latency, [2^B, 2^(B+1)) ns)");
-		}
-	}
-	for (size_t a = 0; a < ARRAY_SIZE(attr_keys) && k >= 0; a++) {
-		const struct sb_counter_info *ci = sb_probes_counter(s->p, attr_keys[a].counter);
-		if (!ci || !ci->available)
-			continue;
-		for (int c = 0; c < SB_CAUSE_MAX && k >= 0; c++) {
-			char ck[32];
-			cause_key((enum sb_cause)c, ck, sizeof(ck));
-			snprintf(key, sizeof(key), "%s.%s", attr_keys[a].prefix, ck);
-			if (s->attribution) {
-				snprintf(suffix, sizeof(suffix), ", classified: %s (docs/probes.md)", sb_cause_name(c));
-				k = set_probe(r, key, ci, suffix);
-				if (k >= 0 && attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
-					snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
-					snprintf(suffix, sizeof(suffix), " (pages covered), classified: %s (docs/probes.md)",
-						 sb_cause_name(c));
-					k = set_probe(r, key, ci, suffix);
-				}
-			} else {
-				k = report_set_probe(r, key, false, NULL, NULL,
-						     "cause attribution is unavailable on this kernel (see the bpf probes' notes)");
-			}
-		}
-	}
-	const struct sb_counter_info *tdp = sb_probes_counter(s->p, SB_C_TDP_SPTE);
-	const char *why = zap_causes_unavailable(s);
-	s->zaps_by_cause = !why;
-	for (int c = 0; c < SB_CAUSE_MAX && k >= 0 && tdp; c++) {
-		char ck[32];
-		cause_key((enum sb_cause)c, ck, sizeof(ck));
-		snprintf(key, sizeof(key), "bpf.sptes_zapped.%s", ck);
-		snprintf(suffix, sizeof(suffix), " (zaps inside the VM's invalidations of cause %s, bracketed by fentry "
-			 "kvm_mmu_notifier_invalidate_range_start/_end)", sb_cause_name(c));
-		k = why ? report_set_probe(r, key, false, tdp->probe ? tdp->probe->name : NULL, NULL, why)
-			: set_probe(r, key, tdp, suffix);
-	}
-	return k;
-}
-
 /* Appends a counter to what a read emits: key (copied; NULL for the exit reasons) and its value at v. */
 static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
 {
@@ -236,35 +166,44 @@ static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
 }
 
 /*
- * The counters a read emits, in the order the rows have always had them:
- * each available counter's events (with its pages, kernel threads' events
- * or detail), the timed calls' histograms, the exit reasons, then the
- * causes and the zaps by cause where counted. Which are available is
- * settled at open.
+ * Records each counter's probe in r and, for the available ones, what a
+ * read emits (key_add()), in the order the rows have always had them: each
+ * counter's events (with its pages, kernel threads' events or detail), the
+ * timed calls' histograms, the exit reasons, then the causes and the zaps
+ * by cause where counted. Which are available is settled at open.
  */
-static int keys_build(struct bpf_source *s)
+static int record_probes(struct bpf_source *s, struct report *r)
 {
-	const struct sb_counts *c = &s->snap.c;
-	char key[160], ck[32];
+	const struct sb_counts *cs = &s->snap.c;
+	char key[128], suffix[128];
 	int k = 0;
 
-	for (int i = 0; i < SB_C_MAX && k >= 0; i++) {
-		const struct sb_counter_info *ci = sb_probes_counter(s->p, (enum sb_counter)i);
-		if (!ci || !ci->available)
+	for (int c = 0; c < SB_C_MAX && k >= 0; c++) {
+		const struct sb_counter_info *ci = sb_probes_counter(s->p, (enum sb_counter)c);
+		if (!ci)
 			continue;
-		const struct sb_count *t = &c->count[i][SB_CTX_TARGET];
-		counter_key((enum sb_counter)i, ci, key, sizeof(key));
-		k = key_add(s, key, &t->events);
-		if (i == SB_C_UNMAP_HVA) {
+		const struct sb_count *t = &cs->count[c][SB_CTX_TARGET];
+		counter_key((enum sb_counter)c, ci, key, sizeof(key));
+		k = set_probe(r, key, ci, " (events of the target QEMU's threads)");
+		if (k >= 0 && ci->available)
+			k = key_add(s, key, &t->events);
+		if (k >= 0 && ci->pages_label && c == SB_C_UNMAP_HVA)
+			k = set_probe(r, "bpf.invalidated_pages", ci, " (pages covered)");
+		if (k >= 0 && c == SB_C_UNMAP_HVA)
+			k = set_probe(r, "bpf.invalidations_kthread", ci, " (kernel threads, any VM on the host)");
+		if (k >= 0 && ci->available && c == SB_C_UNMAP_HVA) {
+			k = key_add(s, "bpf.invalidated_pages", &t->pages);
 			if (k >= 0)
-				k = key_add(s, "bpf.invalidated_pages", &t->pages);
-			if (k >= 0)
-				k = key_add(s, "bpf.invalidations_kthread", &c->count[i][SB_CTX_KTHREAD].events);
-		} else if (k >= 0 && ci->detail_label &&
-			   !(i >= SB_C_TLB_TASK_SWITCH && i < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)) {
-			char dkey[192];
+				k = key_add(s, "bpf.invalidations_kthread", &cs->count[c][SB_CTX_KTHREAD].events);
+		}
+		if (k >= 0 && ci->detail_label && c != SB_C_UNMAP_HVA &&
+		    !(c >= SB_C_TLB_TASK_SWITCH && c < SB_C_TLB_TASK_SWITCH + SB_TLB_REASONS)) {
+			char dkey[160];
 			snprintf(dkey, sizeof(dkey), "%s_%s", key, ci->detail_label);
-			k = key_add(s, dkey, &t->detail);
+			snprintf(suffix, sizeof(suffix), " (%s)", ci->detail_label);
+			k = set_probe(r, dkey, ci, suffix);
+			if (k >= 0 && ci->available)
+				k = key_add(s, dkey, &t->detail);
 		}
 	}
 	for (size_t t = 0; t < ARRAY_SIZE(timed_keys) && k >= 0; t++) {
@@ -273,29 +212,53 @@ static int keys_build(struct bpf_source *s)
 			continue;
 		for (int b = 0; b < SB_TIMED_HIST && k >= 0; b++) {
 			snprintf(key, sizeof(key), "bpf.%s_hist.%d", ci->name, b);
-			k = key_add(s, key, &c->timed_hist[timed_keys[t].which][b]);
+			k = set_probe(r, key, ci, " (calls by latency, [2^B, 2^(B+1)) ns)");
+			if (k >= 0)
+				k = key_add(s, key, &cs->timed_hist[timed_keys[t].which][b]);
 		}
 	}
 	if (k >= 0)
-		k = key_add(s, NULL, NULL);
-	for (size_t a = 0; a < ARRAY_SIZE(attr_keys) && k >= 0 && s->attribution; a++) {
+		k = key_add(s, NULL, NULL); /* the exit reasons: their probes entries as they appear */
+	for (size_t a = 0; a < ARRAY_SIZE(attr_keys) && k >= 0; a++) {
 		const struct sb_counter_info *ci = sb_probes_counter(s->p, attr_keys[a].counter);
 		if (!ci || !ci->available)
 			continue;
-		for (int cause = 0; cause < SB_CAUSE_MAX && k >= 0; cause++) {
-			cause_key((enum sb_cause)cause, ck, sizeof(ck));
+		for (int c = 0; c < SB_CAUSE_MAX && k >= 0; c++) {
+			char ck[32];
+			cause_key((enum sb_cause)c, ck, sizeof(ck));
 			snprintf(key, sizeof(key), "%s.%s", attr_keys[a].prefix, ck);
-			k = key_add(s, key, &c->cause[attr_keys[a].attr][SB_CTX_TARGET][cause]);
-			if (k >= 0 && attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
-				snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
-				k = key_add(s, key, &c->cause_pages[SB_CTX_TARGET][cause]);
+			if (s->attribution) {
+				snprintf(suffix, sizeof(suffix), ", classified: %s (docs/probes.md)", sb_cause_name(c));
+				k = set_probe(r, key, ci, suffix);
+				if (k >= 0)
+					k = key_add(s, key, &cs->cause[attr_keys[a].attr][SB_CTX_TARGET][c]);
+				if (k >= 0 && attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
+					snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
+					snprintf(suffix, sizeof(suffix), " (pages covered), classified: %s (docs/probes.md)",
+						 sb_cause_name(c));
+					k = set_probe(r, key, ci, suffix);
+					if (k >= 0)
+						k = key_add(s, key, &cs->cause_pages[SB_CTX_TARGET][c]);
+				}
+			} else {
+				k = report_set_probe(r, key, false, NULL, NULL,
+						     "cause attribution is unavailable on this kernel (see the bpf probes' notes)");
 			}
 		}
 	}
-	for (int cause = 0; cause < SB_CAUSE_MAX && s->attribution && s->zaps_by_cause && k >= 0; cause++) {
-		cause_key((enum sb_cause)cause, ck, sizeof(ck));
+	const struct sb_counter_info *tdp = sb_probes_counter(s->p, SB_C_TDP_SPTE);
+	const char *why = zap_causes_unavailable(s);
+	s->zaps_by_cause = !why;
+	for (int c = 0; c < SB_CAUSE_MAX && k >= 0 && tdp; c++) {
+		char ck[32];
+		cause_key((enum sb_cause)c, ck, sizeof(ck));
 		snprintf(key, sizeof(key), "bpf.sptes_zapped.%s", ck);
-		k = key_add(s, key, &c->zap_cause[cause]);
+		snprintf(suffix, sizeof(suffix), " (zaps inside the VM's invalidations of cause %s, bracketed by fentry "
+			 "kvm_mmu_notifier_invalidate_range_start/_end)", sb_cause_name(c));
+		k = why ? report_set_probe(r, key, false, tdp->probe ? tdp->probe->name : NULL, NULL, why)
+			: set_probe(r, key, tdp, suffix);
+		if (k >= 0 && !why)
+			k = key_add(s, key, &cs->zap_cause[c]);
 	}
 	return k;
 }
@@ -320,8 +283,6 @@ int bpf_source_open(pid_t pid, struct report *r, bool zap_causes, struct bpf_sou
 	s->attribution = sb_probes_attribution(s->p);
 	s->r = r;
 	k = record_probes(s, r);
-	if (k >= 0)
-		k = keys_build(s);
 	if (k < 0) {
 		bpf_source_close(s);
 		return sb_error_set(err, k, "out of memory");
