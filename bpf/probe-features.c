@@ -83,62 +83,213 @@ static int btf_object_name(__u32 id, int *fd, char *name, size_t size)
 }
 
 /*
+ * A BTF's own named types (ids from first on: a module's split BTF sits on
+ * vmlinux's) by name, in a hash: btf__find_by_name_kind() walks every type
+ * for each lookup, and an open looks up some thirty tracepoints and
+ * functions, each missed in vmlinux's ~100,000 types before its module's.
+ */
+struct btf_index {
+	struct btf *btf;
+	__u32 first;
+	__u32 mask;   /* slots - 1 */
+	__u32 *slots; /* type ids, 0: empty */
+};
+
+struct kernel_btf_module {
+	__u32 id; /* its BTF object's id */
+	char name[64];
+	bool preferred; /* KVM's: looked in first */
+	bool loaded;    /* tried: ix.btf NULL when it could not be read */
+	struct btf_index ix;
+};
+
+struct kernel_btf {
+	const struct btf *vmlinux;
+	struct btf_index vm;
+	bool vm_indexed, listed;
+	struct kernel_btf_module *mods;
+	size_t n_mods;
+};
+
+static __u32 name_hash(const char *s)
+{
+	__u32 h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The slot where name of kind is, or the empty one where it would go. */
+static __u32 *index_slot(const struct btf_index *ix, const char *name, __u32 kind)
+{
+	for (__u32 i = name_hash(name) & ix->mask;; i = (i + 1) & ix->mask) {
+		const struct btf_type *t;
+		const char *n;
+
+		if (!ix->slots[i])
+			return &ix->slots[i];
+		t = btf__type_by_id(ix->btf, ix->slots[i]);
+		n = btf__name_by_offset(ix->btf, t->name_off);
+		if (btf_kind(t) == kind && n && !strcmp(n, name))
+			return &ix->slots[i];
+	}
+}
+
+/* Index btf's named types from first on; the first of a name and kind wins, as in btf__find_by_name_kind(). */
+static int index_build(struct btf_index *ix, struct btf *btf, __u32 first)
+{
+	__u32 n = btf__type_cnt(btf), named = 0, size = 16;
+
+	ix->btf = btf;
+	ix->first = first;
+	for (__u32 id = first; id < n; id++)
+		named += btf__type_by_id(btf, id)->name_off != 0;
+	while (size < 2 * named)
+		size *= 2;
+	ix->slots = calloc(size, sizeof(*ix->slots));
+	if (!ix->slots)
+		return -ENOMEM;
+	ix->mask = size - 1;
+	for (__u32 id = first; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name = t->name_off ? btf__name_by_offset(btf, t->name_off) : NULL;
+		__u32 *slot;
+
+		if (!name || !name[0])
+			continue;
+		slot = index_slot(ix, name, btf_kind(t));
+		if (!*slot)
+			*slot = id;
+	}
+	return 0;
+}
+
+static int index_find(const struct btf_index *ix, const char *name, __u32 kind)
+{
+	__u32 id = ix->slots ? *index_slot(ix, name, kind) : 0;
+
+	return id ? (int)id : -ENOENT;
+}
+
+struct kernel_btf *kernel_btf_new(const struct btf *vmlinux)
+{
+	struct kernel_btf *kb = calloc(1, sizeof(*kb));
+
+	if (kb)
+		kb->vmlinux = vmlinux;
+	return kb;
+}
+
+const struct btf *kernel_btf_vmlinux(const struct kernel_btf *kb)
+{
+	return kb ? kb->vmlinux : NULL;
+}
+
+void kernel_btf_free(struct kernel_btf *kb)
+{
+	if (!kb)
+		return;
+	free(kb->vm.slots);
+	for (size_t i = 0; i < kb->n_mods; i++) {
+		btf__free(kb->mods[i].ix.btf);
+		free(kb->mods[i].ix.slots);
+	}
+	free(kb->mods);
+	free(kb);
+}
+
+/* The loaded modules' BTF objects, in id order (their BTF is read on first use). */
+static int modules_list(struct kernel_btf *kb)
+{
+	static const char *const first[] = { "kvm", "kvm_amd", "kvm_intel" };
+	__u32 id = 0;
+
+	kb->listed = true;
+	while (bpf_btf_get_next_id(id, &id) == 0) {
+		struct kernel_btf_module *m;
+		char module[sizeof(m->name)];
+		int fd;
+
+		if (btf_object_name(id, &fd, module, sizeof(module)) < 0)
+			continue;
+		close(fd);
+		if (!strcmp(module, "vmlinux"))
+			continue;
+		m = realloc(kb->mods, (kb->n_mods + 1) * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		kb->mods = m;
+		m = &kb->mods[kb->n_mods++];
+		*m = (struct kernel_btf_module){ .id = id };
+		snprintf(m->name, sizeof(m->name), "%s", module);
+		for (size_t i = 0; i < ARRAY_SIZE(first); i++)
+			m->preferred = m->preferred || !strcmp(module, first[i]);
+	}
+	return 0;
+}
+
+/*
  * Look name (of BTF kind) up in the BTF of each loaded module, the modules
  * KVM's code lives in first (distribution kernels build KVM as modules, each
  * with its own BTF under /sys/kernel/btf/). Pass 0 tries those, pass 1 the
  * others.
  */
-static int module_btf_find(const struct btf *vmlinux, const char *name, __u32 kind, struct kernel_btf_target *t)
+static int module_btf_find(struct kernel_btf *kb, const char *name, __u32 kind, struct kernel_btf_target *t)
 {
-	static const char *const first[] = { "kvm", "kvm_amd", "kvm_intel" };
-
+	if (!kb->listed && modules_list(kb) < 0)
+		return -ENOMEM;
 	for (int pass = 0; pass < 2; pass++) {
-		__u32 id = 0;
+		for (size_t i = 0; i < kb->n_mods; i++) {
+			struct kernel_btf_module *m = &kb->mods[i];
+			struct btf *b;
+			int tid;
 
-		while (bpf_btf_get_next_id(id, &id) == 0) {
-			char module[sizeof(t->module)];
-			bool preferred = false;
-			struct btf *m;
-			int fd, tid;
-
-			if (btf_object_name(id, &fd, module, sizeof(module)) < 0)
+			if (m->preferred != (pass == 0))
 				continue;
-			for (size_t i = 0; i < ARRAY_SIZE(first); i++)
-				preferred = preferred || !strcmp(module, first[i]);
-			if (!strcmp(module, "vmlinux") || preferred != (pass == 0)) {
-				close(fd);
+			if (!m->loaded) {
+				m->loaded = true;
+				b = btf__load_from_kernel_by_id_split(m->id, (struct btf *)kb->vmlinux);
+				if (b && index_build(&m->ix, b, btf__type_cnt(kb->vmlinux)) < 0) {
+					btf__free(b);
+					m->ix.btf = NULL;
+					return -ENOMEM;
+				}
+			}
+			if (!m->ix.btf || (tid = index_find(&m->ix, name, kind)) < 0)
 				continue;
-			}
-			m = btf__load_from_kernel_by_id_split(id, (struct btf *)vmlinux);
-			tid = m ? btf__find_by_name_kind(m, name, kind) : -ENOENT;
-			btf__free(m);
-			if (tid > 0) {
-				t->id = (__u32)tid;
-				t->obj_fd = fd;
-				snprintf(t->module, sizeof(t->module), "%s", module);
-				return 0;
-			}
-			close(fd);
+			/* the module may have gone since it was listed: then look on */
+			t->obj_fd = bpf_btf_get_fd_by_id(m->id);
+			if (t->obj_fd < 0)
+				continue;
+			t->id = (__u32)tid;
+			snprintf(t->module, sizeof(t->module), "%s", m->name);
+			return 0;
 		}
 	}
 	return -ENOENT;
 }
 
-int kernel_btf_find(const struct btf *vmlinux, const char *name, __u32 kind, struct kernel_btf_target *t)
+int kernel_btf_find(struct kernel_btf *kb, const char *name, __u32 kind, struct kernel_btf_target *t)
 {
 	int id;
 
 	t->id = 0;
 	t->obj_fd = -1;
 	t->module[0] = '\0';
-	if (!vmlinux)
+	if (!kb || !kb->vmlinux)
 		return -ENOENT;
-	id = btf__find_by_name_kind(vmlinux, name, kind);
+	if (!kb->vm_indexed) {
+		if (index_build(&kb->vm, (struct btf *)kb->vmlinux, 1) < 0)
+			return -ENOMEM;
+		kb->vm_indexed = true;
+	}
+	id = index_find(&kb->vm, name, kind);
 	if (id > 0) {
 		t->id = (__u32)id;
 		return 0;
 	}
-	return module_btf_find(vmlinux, name, kind, t);
+	return module_btf_find(kb, name, kind, t);
 }
 
 void kernel_btf_target_done(struct kernel_btf_target *t)
@@ -157,17 +308,21 @@ static void btf_origin(const struct kernel_btf_target *t, char *buf, size_t size
 		snprintf(buf, size, "vmlinux");
 }
 
-int feature_tp_btf(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+int feature_tp_btf(struct kernel_btf *kb, const char *name, char *origin, size_t origin_size,
 		   struct sb_error *err)
 {
 	char type[256], what[300];
 	_cleanup_(kernel_btf_target_done) struct kernel_btf_target t = { .obj_fd = -1 };
 	_cleanup_close_ int fd = -1, link = -1;
+	int r;
 
-	if (!vmlinux)
+	if (!kernel_btf_vmlinux(kb))
 		return sb_error_set(err, -ENOENT, "no kernel BTF (/sys/kernel/btf/vmlinux), which tp_btf needs");
 	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	if (kernel_btf_find(vmlinux, type, BTF_KIND_TYPEDEF, &t) < 0)
+	r = kernel_btf_find(kb, type, BTF_KIND_TYPEDEF, &t);
+	if (r == -ENOMEM)
+		return sb_error_set(err, r, "out of memory looking %s up in the kernel's BTF", type);
+	if (r < 0)
 		return sb_error_set(err, -ENOENT,
 				    "the kernel's BTF has no %s, nor has a loaded module's (no such tracepoint)", type);
 	btf_origin(&t, origin, origin_size);
@@ -290,7 +445,7 @@ int feature_tracepoint(const char *category, const char *name, unsigned long lon
 	return 0;
 }
 
-int feature_fentry(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+int feature_fentry(struct kernel_btf *kb, const char *name, char *origin, size_t origin_size,
 		   struct sb_error *err)
 {
 	char what[300];
@@ -298,9 +453,12 @@ int feature_fentry(const struct btf *vmlinux, const char *name, char *origin, si
 	_cleanup_close_ int fd = -1, link = -1;
 	int r;
 
-	if (!vmlinux)
+	if (!kernel_btf_vmlinux(kb))
 		return sb_error_set(err, -ENOENT, "no kernel BTF (/sys/kernel/btf/vmlinux), which fentry needs");
-	if (kernel_btf_find(vmlinux, name, BTF_KIND_FUNC, &t) < 0)
+	r = kernel_btf_find(kb, name, BTF_KIND_FUNC, &t);
+	if (r == -ENOMEM)
+		return sb_error_set(err, r, "out of memory looking %s up in the kernel's BTF", name);
+	if (r < 0)
 		return sb_error_set(err, -ENOENT,
 				    "the kernel's BTF has no function %s, nor has a loaded module's (inlined, absent, "
 				    "or its module, e.g. kvm, not loaded)",

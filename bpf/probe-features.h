@@ -27,15 +27,25 @@ struct kernel_btf_target {
 	char module[64];
 };
 
-/* Find name of BTF kind in vmlinux, else in a module; -ENOENT if in neither. */
-int kernel_btf_find(const struct btf *vmlinux, const char *name, __u32 kind, struct kernel_btf_target *t);
+/*
+ * The kernel's BTF for lookups by name: vmlinux's (the caller's, kept
+ * until kernel_btf_free()) and the loaded modules', each read once and
+ * indexed on its first lookup. vmlinux may be NULL: then nothing is found.
+ */
+struct kernel_btf;
+struct kernel_btf *kernel_btf_new(const struct btf *vmlinux);
+const struct btf *kernel_btf_vmlinux(const struct kernel_btf *kb);
+void kernel_btf_free(struct kernel_btf *kb);
+
+/* Find name of BTF kind in vmlinux, else in a module; -ENOENT if in neither (-ENOMEM: out of memory). */
+int kernel_btf_find(struct kernel_btf *kb, const char *name, __u32 kind, struct kernel_btf_target *t);
 void kernel_btf_target_done(struct kernel_btf_target *t);
 
 /*
  * tp_btf: needs BTF type btf_trace_<name> in vmlinux's or a module's BTF.
  * On success origin holds where it was found ("vmlinux", "module kvm").
  */
-int feature_tp_btf(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+int feature_tp_btf(struct kernel_btf *kb, const char *name, char *origin, size_t origin_size,
 		   struct sb_error *err);
 
 /* raw tracepoint <name>. */
@@ -49,7 +59,7 @@ int feature_raw_tp(const char *name, struct sb_error *err);
 int feature_tracepoint(const char *category, const char *name, unsigned long long *id, struct sb_error *err);
 
 /* fentry on kernel function <name>, from vmlinux's or a module's BTF; origin as for tp_btf. */
-int feature_fentry(const struct btf *vmlinux, const char *name, char *origin, size_t origin_size,
+int feature_fentry(struct kernel_btf *kb, const char *name, char *origin, size_t origin_size,
 		   struct sb_error *err);
 
 /*

@@ -382,6 +382,7 @@ struct sb_probes {
 	char comm[32];
 	struct sb_probe_options opts;
 	struct btf *vmlinux;
+	struct kernel_btf *kbtf; /* lookups by name while choosing backends; freed once loaded */
 	struct sb_probes_bpf *skel;
 	struct probe_state probes[P_MAX];
 	struct sb_counter_info counters[SB_C_MAX];
@@ -583,7 +584,7 @@ static void choose_backend(struct sb_probes *p, struct probe_state *ps, const st
 		}
 		if (ps->excluded & SB_BACKEND_BIT(SB_BACKEND_FENTRY))
 			return;
-		r = feature_fentry(p->vmlinux, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
+		r = feature_fentry(p->kbtf, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
 		if (r < 0) {
 			reason_add(ps, "fentry: %s", e.msg);
 			return;
@@ -604,7 +605,7 @@ static void choose_backend(struct sb_probes *p, struct probe_state *ps, const st
 		sb_error_clear(&e);
 		switch (b) {
 		case SB_BACKEND_TP_BTF:
-			r = feature_tp_btf(p->vmlinux, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
+			r = feature_tp_btf(p->kbtf, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
 			break;
 		case SB_BACKEND_RAW_TP:
 			r = feature_raw_tp(ps->name, &e);
@@ -1089,6 +1090,9 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 	p->vmlinux = btf__load_vmlinux_btf();
 	if (!p->vmlinux)
 		p->vmlinux = NULL; /* tp_btf and fentry report it per probe */
+	p->kbtf = kernel_btf_new(p->vmlinux);
+	if (!p->kbtf)
+		return sb_error_set(err, -ENOMEM, "out of memory");
 	p->kfuncs = p->vmlinux && p->opts.kfuncs && btf__find_by_name_kind(p->vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0;
 	btf_names(p);
 	if (p->opts.attribution) {
@@ -1102,6 +1106,7 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 	r = load_with_fallback(p, err);
 	if (r < 0)
 		return r;
+	kernel_btf_free(TAKE_PTR(p->kbtf));
 	r = counts_map(p, err);
 	if (r < 0)
 		return r;
@@ -1405,6 +1410,7 @@ void sb_probes_close(struct sb_probes *p)
 		bpf_link__destroy(p->probes[i].link);
 	}
 	sb_probes_bpf__destroy(p->skel);
+	kernel_btf_free(p->kbtf);
 	btf__free(p->vmlinux);
 	ksyms_free(&p->ksyms);
 	if (p->slots)
