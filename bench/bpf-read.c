@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bpf-source.h"
+#include "clock.h"
 #include "macro.h"
 #include "report.h"
 
@@ -45,22 +45,6 @@ static int emit(void *userdata, const char *name, uint64_t cumulative)
 	return report_row_set_index(s->row, (size_t)idx, cumulative);
 }
 
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -76,7 +60,7 @@ int main(int argc, char **argv)
 	struct bpf_source *src = NULL;
 	struct sink s = { 0 };
 	double *us;
-	double open_s, open_wall;
+	uint64_t open_cpu, open_wall;
 	int k, kvm, vm;
 
 	if (argc > 3 || rounds < 1 || reads < 1) {
@@ -99,17 +83,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bpf-read: cannot create a KVM VM through /dev/kvm: %s\n", strerror(errno));
 		return 1;
 	}
-	open_s = thread_cpu_s();
-	open_wall = wall_s();
+	open_cpu = thread_cpu_ns();
+	open_wall = mono_ns();
 	k = bpf_source_open(getpid(), r, false, &src, &err);
 	if (k < 0) {
 		fprintf(stderr, "bpf-read: the probes did not open: %s\n", err.msg);
 		return 1;
 	}
-	open_s = thread_cpu_s() - open_s;
-	open_wall = wall_s() - open_wall;
+	open_cpu = thread_cpu_ns() - open_cpu;
+	open_wall = mono_ns() - open_wall;
 	for (int i = 0; i < rounds; i++) {
-		double t0 = thread_cpu_s();
+		uint64_t t0 = thread_cpu_ns();
 
 		for (int n = 0; n < reads; n++) {
 			s.next = 0;
@@ -120,7 +104,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		us[i] = (thread_cpu_s() - t0) * 1e6 / reads;
+		us[i] = (double)(thread_cpu_ns() - t0) / 1e3 / reads;
 	}
 	bpf_source_close(src);
 	close(vm);
@@ -129,7 +113,7 @@ int main(int argc, char **argv)
 	printf("bpf-read: %zu counters a read, %d rounds of %d reads, %ld CPUs configured\n", s.counters, rounds, reads,
 	       sysconf(_SC_NPROCESSORS_CONF));
 	printf("opening the probes: %.1f ms CPU (this thread; the kernel's verifying included), %.1f ms wall\n",
-	       open_s * 1e3, open_wall * 1e3);
+	       (double)open_cpu / 1e6, (double)open_wall / 1e6);
 	printf("CPU per read: %.1f us [%.1f %.1f]\n", us[rounds / 2], us[0], us[rounds - 1]);
 	free(us);
 	return 0;

@@ -90,9 +90,8 @@ static int btf_object_name(__u32 id, int *fd, char *name, size_t size)
  */
 struct btf_index {
 	struct btf *btf;
-	__u32 first;
 	__u32 mask;   /* slots - 1 */
-	__u32 *slots; /* type ids, 0: empty */
+	__u32 *slots; /* type ids, 0: empty; NULL: not built yet */
 };
 
 struct kernel_btf_module {
@@ -106,7 +105,7 @@ struct kernel_btf_module {
 struct kernel_btf {
 	const struct btf *vmlinux;
 	struct btf_index vm;
-	bool vm_indexed, listed;
+	bool listed;
 	struct kernel_btf_module *mods;
 	size_t n_mods;
 };
@@ -142,7 +141,6 @@ static int index_build(struct btf_index *ix, struct btf *btf, __u32 first)
 	__u32 n = btf__type_cnt(btf), named = 0, size = 16;
 
 	ix->btf = btf;
-	ix->first = first;
 	for (__u32 id = first; id < n; id++)
 		named += btf__type_by_id(btf, id)->name_off != 0;
 	while (size < 2 * named)
@@ -270,6 +268,15 @@ static int module_btf_find(struct kernel_btf *kb, const char *name, __u32 kind, 
 	return -ENOENT;
 }
 
+int kernel_btf_find_vmlinux(struct kernel_btf *kb, const char *name, __u32 kind)
+{
+	if (!kb || !kb->vmlinux)
+		return -ENOENT;
+	if (!kb->vm.slots && index_build(&kb->vm, (struct btf *)kb->vmlinux, 1) < 0)
+		return -ENOMEM;
+	return index_find(&kb->vm, name, kind);
+}
+
 int kernel_btf_find(struct kernel_btf *kb, const char *name, __u32 kind, struct kernel_btf_target *t)
 {
 	int id;
@@ -279,12 +286,9 @@ int kernel_btf_find(struct kernel_btf *kb, const char *name, __u32 kind, struct 
 	t->module[0] = '\0';
 	if (!kb || !kb->vmlinux)
 		return -ENOENT;
-	if (!kb->vm_indexed) {
-		if (index_build(&kb->vm, (struct btf *)kb->vmlinux, 1) < 0)
-			return -ENOMEM;
-		kb->vm_indexed = true;
-	}
-	id = index_find(&kb->vm, name, kind);
+	id = kernel_btf_find_vmlinux(kb, name, kind);
+	if (id == -ENOMEM)
+		return id;
 	if (id > 0) {
 		t->id = (__u32)id;
 		return 0;

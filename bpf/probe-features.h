@@ -37,6 +37,8 @@ struct kernel_btf *kernel_btf_new(const struct btf *vmlinux);
 const struct btf *kernel_btf_vmlinux(const struct kernel_btf *kb);
 void kernel_btf_free(struct kernel_btf *kb);
 
+/* The id of name of BTF kind in vmlinux's BTF; -ENOENT if not there, -ENOMEM. */
+int kernel_btf_find_vmlinux(struct kernel_btf *kb, const char *name, __u32 kind);
 /* Find name of BTF kind in vmlinux, else in a module; -ENOENT if in neither (-ENOMEM: out of memory). */
 int kernel_btf_find(struct kernel_btf *kb, const char *name, __u32 kind, struct kernel_btf_target *t);
 void kernel_btf_target_done(struct kernel_btf_target *t);

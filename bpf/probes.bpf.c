@@ -536,18 +536,14 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 	return cause;
 }
 
-/*
- * Count one event; returns the counter block and the context, or NULL.
- * *task: the current task, fetched here when NULL.
- */
+/* Count one event; returns the counter block, the context and (*task) the current task, or NULL. */
 static __always_inline struct sb_counts *count(__u32 counter, struct task_struct **task, int *ectx, __u64 pages,
 					       __u64 detail)
 {
 	struct sb_counts *c;
 	struct sb_count *e;
 
-	if (!*task)
-		*task = bpf_get_current_task_btf();
+	*task = bpf_get_current_task_btf();
 	c = counts_get(*task);
 	if (!c)
 		return NULL;

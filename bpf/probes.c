@@ -1093,7 +1093,7 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 	p->kbtf = kernel_btf_new(p->vmlinux);
 	if (!p->kbtf)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	p->kfuncs = p->vmlinux && p->opts.kfuncs && btf__find_by_name_kind(p->vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0;
+	p->kfuncs = p->opts.kfuncs && kernel_btf_find_vmlinux(p->kbtf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	btf_names(p);
 	if (p->opts.attribution) {
 		r = rules_resolve(p, err);
