@@ -3,9 +3,13 @@
  * probe-cost: what snapbench's probes cost, measured during a background
  * snapshot of a 1 GiB KVM guest (about 270k kvm_unmap_hva_range events).
  *
- *   probe-cost [ROUNDS [CONFIG...]]   (default 5 rounds, every config; as root)
+ *   probe-cost [--guest-mib N] [ROUNDS [CONFIG...]]   (default 5 rounds, every config; as root)
  *
  * Naming configs runs only those, plus none and minimal (the references).
+ * --guest-mib sets the guest's size in MiB (default 1024; about one event per
+ * 4 KiB page): a smaller guest suits a host VM under -icount, where the
+ * per-event figures are instruction counts, the same every run
+ * (docs/probes.md, "Instruction counts").
  *
  * Configurations, run interleaved round after round (none, minimal, ...,
  * none, minimal, ...) so drift hits all alike:
@@ -56,6 +60,7 @@
 #include "test-sysctl.h"
 
 #define GUEST_MIB 1024
+#define GUEST_MIB_MIN 64
 #define MAX_ROUNDS 50
 #define SNAPSHOT_TIMEOUT_MS 600000
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
@@ -621,14 +626,26 @@ int main(int argc, char **argv)
 	struct test_qemu q;
 	struct qmp_client *c = NULL;
 	struct sb_error err = { 0 };
-	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	int rounds, guest_mib = GUEST_MIB;
+
+	if (argc > 2 && !strcmp(argv[1], "--guest-mib")) {
+		char *end = NULL;
+		long v = strtol(argv[2], &end, 10);
+
+		CHECK_MSG(*argv[2] && !*end && v >= GUEST_MIB_MIN && v <= 65536, "--guest-mib '%s': %d to 65536 MiB",
+			  argv[2], GUEST_MIB_MIN);
+		guest_mib = (int)v;
+		argc -= 2;
+		argv += 2;
+	}
+	rounds = argc > 1 ? atoi(argv[1]) : 5;
 
 	CHECK_MSG(rounds >= 1 && rounds <= MAX_ROUNDS, "ROUNDS: 1 to %d", MAX_ROUNDS);
 	select_configs(argc - 2, argv + 2);
 	if (geteuid() != 0)
 		SKIP_TEST("root (BPF, sysctl)");
 	stats_enable();
-	test_qemu_start(&q, GUEST_MIB, 1, NULL);
+	test_qemu_start(&q, guest_mib, 1, NULL);
 	test_sysctl_install_signal_handlers(); /* ours first, then qemu-launch's */
 	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
 	qmp_client_set_command_timeout(c, 60000);
@@ -646,7 +663,7 @@ int main(int argc, char **argv)
 				run_pair(c, &q, r, k);
 
 	printf("probe-cost: background snapshot of a %d MiB guest, %d rounds interleaved; median [min max]\n",
-	       GUEST_MIB, rounds);
+	       guest_mib, rounds);
 	printf("host: %ld CPUs online; kernel.bpf_stats_enabled=1 during the run\n\n", sysconf(_SC_NPROCESSORS_ONLN));
 	print_wall_table(rounds);
 	print_cost_table(rounds);

@@ -155,6 +155,23 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 				    "host_vm.numa_nodes %u: the vCPUs (%u) and MiB of memory (%llu) must split evenly over the nodes",
 				    nodes, cfg->vcpus, (unsigned long long)mib);
 	}
+	/*
+	 * Under -icount QEMU's virtual clock, and with it the guest's TSC,
+	 * advances one ns per instruction executed: a benchmark's figures
+	 * inside become instruction counts, the same in every run whatever
+	 * else the machine does. QEMU 7.2 never brings a second vCPU up that
+	 * way (the guest's SMP boot waits forever).
+	 */
+	if (cfg->icount && strcmp(cfg->accel, "tcg")) {
+		free(v);
+		return sb_error_set(err, -EINVAL, "host VM: icount needs accel tcg, not %s", cfg->accel);
+	}
+	if (cfg->icount && cfg->vcpus != 1) {
+		free(v);
+		return sb_error_set(err, -EINVAL,
+				    "host VM: icount runs one vCPU (QEMU never brings a second one up under -icount), not %u",
+				    cfg->vcpus);
+	}
 	r |= push(v, &n, "%s", qemu);
 	if (cfg->name)
 		r |= push(v, &n, "-name") | push(v, &n, "%s", cfg->name);
@@ -166,6 +183,8 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 	else
 		/* single-threaded: with thread=multi the npt arm's guest reset in about 1 run in 3 (docs/kernel-arms.md) */
 		r |= push(v, &n, "tcg,thread=single") | push(v, &n, "-cpu") | push(v, &n, "qemu64,+svm,+npt");
+	if (cfg->icount)
+		r |= push(v, &n, "-icount") | push(v, &n, "shift=0");
 	r |= push(v, &n, "-m") | push(v, &n, "%lluM", (unsigned long long)mib);
 	r |= push(v, &n, "-smp") | push(v, &n, "%u", cfg->vcpus);
 	if (nodes > 1) {

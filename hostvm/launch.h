@@ -32,6 +32,7 @@ struct hostvm_config {
 	uint64_t memory;            /* bytes */
 	unsigned vcpus, numa_nodes; /* vCPUs and memory split evenly over the nodes */
 	const char *accel;          /* "kvm" or "tcg" */
+	bool icount;                /* tcg, one vCPU: -icount shift=0, the guest's clocks count instructions, 1 ns each */
 	const char *log_path;       /* console and QEMU's own output */
 	const char *pid_path;       /* QEMU's pid while it runs; may be NULL */
 	const char *name;           /* QEMU -name; may be NULL */

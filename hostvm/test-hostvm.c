@@ -181,6 +181,24 @@ static void test_argv(void)
 	cfg.vcpus = 3;
 	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == -EINVAL);
 	CHECK(strstr(err.msg, "numa_nodes"));
+
+	/* icount: tcg and one vCPU, else an error naming what to change */
+	bool icount = false;
+	cfg.vcpus = 1;
+	cfg.numa_nodes = 1;
+	cfg.icount = true;
+	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == 0);
+	for (size_t i = 0; v[i]; i++)
+		icount |= !strcmp(v[i], "-icount") && v[i + 1] && !strcmp(v[i + 1], "shift=0");
+	CHECK(icount);
+	hostvm_strv_free(v);
+	cfg.vcpus = 2;
+	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "one vCPU"), "%s", err.msg);
+	cfg.vcpus = 1;
+	cfg.accel = "kvm";
+	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "accel tcg"), "%s", err.msg);
 }
 
 static int rm_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)

@@ -7,7 +7,7 @@
  *
  *   hostvm-exec [--kernel IMAGE] [--modules DIR] [--param MODULE.NAME=VALUE]...
  *               [--memory MIB] [--vcpus N] [--accel auto|kvm|tcg]
- *               [--timeout S] [--env NAME=VALUE]... [--work DIR] -- COMMAND ARG...
+ *               [--timeout S] [--env NAME=VALUE]... [--work DIR] [--icount] -- COMMAND ARG...
  *
  * The host VM's root is this host's / (read-only), so COMMAND is a path of
  * this build. Without --kernel, the one kernel that scripts/fetch-test-kernel
@@ -16,6 +16,12 @@
  * exit status is the command's; a command that skipped (77) inside the VM
  * is a failure here: the host VM is there to have the feature. A VM that
  * does not finish within --timeout is killed (exit 1, console tail).
+ *
+ * --icount runs the host VM under TCG's -icount with one vCPU: its clocks
+ * (the TSC, and so sched_clock() and the BPF run-time statistics) advance
+ * one ns per instruction the guest executes, so a benchmark's per-event ns
+ * inside are instructions, the same from run to run on a busy machine
+ * (docs/testing.md, "Instruction counts in a host VM").
  *
  * --systemd boots the root's systemd as PID 1 instead (the root is then an
  * overlay over this host's /, writable in memory) with only COMMAND to run,
@@ -58,7 +64,7 @@ struct options {
 	size_t n_params, n_envs;
 	unsigned memory_mib, vcpus;
 	double timeout_s;
-	bool systemd;
+	bool systemd, icount, vcpus_given;
 	char **command;
 };
 
@@ -71,7 +77,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hostvm-exec --kernel IMAGE [--modules DIR] [--param MODULE.NAME=VALUE]... [--memory MIB]\n"
 		   "                   [--vcpus N] [--accel auto|kvm|tcg] [--timeout S] [--env NAME=VALUE]...\n"
-		   "                   [--work DIR] [--systemd] -- COMMAND ARG...\n");
+		   "                   [--work DIR] [--systemd] [--icount] -- COMMAND ARG...\n");
 }
 
 static int parse_argv(int argc, char **argv, struct options *o)
@@ -82,7 +88,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "vcpus", required_argument, NULL, 'c' },  { "accel", required_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' }, { "env", required_argument, NULL, 'e' },
 		{ "work", required_argument, NULL, 'w' },   { "help", no_argument, NULL, 'h' },
-		{ "systemd", no_argument, NULL, 'S' },
+		{ "systemd", no_argument, NULL, 'S' },     { "icount", no_argument, NULL, 'I' },
 		{}
 	};
 	int c;
@@ -97,6 +103,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case 'a': o->accel = optarg; break;
 		case 'w': o->work = optarg; break;
 		case 'S': o->systemd = true; break;
+		case 'I': o->icount = true; break;
 		case 'p':
 		case 'e':
 			if ((c == 'p' ? o->n_params : o->n_envs) >= MAX_ITEMS) {
@@ -119,8 +126,10 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			}
 			if (c == 'M')
 				o->memory_mib = (unsigned)v;
-			else
+			else {
 				o->vcpus = (unsigned)v;
+				o->vcpus_given = true;
+			}
 			break;
 		case 't':
 			o->timeout_s = strtod(optarg, &end);
@@ -143,6 +152,21 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	o->command = argv + optind;
+	if (o->icount) {
+		if (!strcmp(o->accel, "auto"))
+			o->accel = "tcg";
+		if (strcmp(o->accel, "tcg")) {
+			fprintf(stderr, "hostvm-exec: --icount is TCG's: drop --accel %s or give --accel tcg\n", o->accel);
+			return -EINVAL;
+		}
+		if (o->vcpus_given && o->vcpus != 1) {
+			fprintf(stderr, "hostvm-exec: --icount runs one vCPU (QEMU never brings a second one up under "
+					"-icount): drop --vcpus %u\n",
+				o->vcpus);
+			return -EINVAL;
+		}
+		o->vcpus = 1;
+	}
 	return 0;
 }
 
@@ -483,8 +507,9 @@ static int run(struct options *o)
 		fprintf(stderr, "hostvm-exec: %s\n", err.msg);
 		goto out;
 	}
-	printf("hostvm-exec: kernel %s, accel %s (%s), %u vCPUs, %u MiB: %s\n", kernel.release, accel, why, o->vcpus,
-	       o->memory_mib, o->command[0]);
+	printf("hostvm-exec: kernel %s, accel %s (%s)%s, %u vCPUs, %u MiB: %s\n", kernel.release, accel, why,
+	       o->icount ? ", icount (the guest's clocks count instructions, 1 ns each)" : "", o->vcpus, o->memory_mib,
+	       o->command[0]);
 	fflush(stdout);
 	struct hostvm_config cfg = {
 		.kernel = o->kernel,
@@ -494,6 +519,7 @@ static int run(struct options *o)
 		.vcpus = o->vcpus,
 		.numa_nodes = 1,
 		.accel = accel,
+		.icount = o->icount,
 		.log_path = log_path,
 		.name = "snapbench-hostvm-exec",
 		.n_shares = 2,
