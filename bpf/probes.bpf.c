@@ -151,9 +151,14 @@ struct {
  */
 static __always_inline __u32 task_cpu_of(struct task_struct *task)
 {
+	__u32 cpu;
+
 	if (bpf_core_field_exists(task->thread_info.cpu))
 		return task->thread_info.cpu;
-	return task->cpu;
+	/* a load of its own: left to share one with the line above, clang loads at an offset computed at run time */
+	cpu = task->cpu;
+	barrier_var(cpu);
+	return cpu;
 }
 
 /* This CPU's counters; task: the current task. NULL only if its CPU were past the possible ones. */
@@ -171,7 +176,7 @@ static __always_inline struct sb_counts *counts_get(struct task_struct *task)
  * program): the counting path makes exactly one, bpf_get_current_task_btf(),
  * whose task gives the tgid, the flags and the CPU (counts_get()).
  */
-static __always_inline int ctx_of(struct task_struct *task)
+static __always_inline __u64 ctx_of(struct task_struct *task)
 {
 	if ((__u32)task->tgid == target_tgid)
 		return SB_CTX_TARGET;
@@ -264,7 +269,7 @@ __noinline int stack_cause(struct sb_stack_val *sv)
 	return -1;
 }
 
-static __always_inline void stack_record(struct sb_counts *c, struct sb_stack_val *sv, int attr, int ectx,
+static __always_inline void stack_record(struct sb_counts *c, struct sb_stack_val *sv, int attr, __u64 ectx,
 					 int cause, int sampled)
 {
 	struct sb_stack_key key = {};
@@ -346,19 +351,19 @@ static __always_inline unsigned long arg_of(struct pt_regs *regs, __u64 reg)
  * the syscall and its deciding argument are the same, which is exact
  * because syscall_cause_of() depends on nothing else.
  */
-static __always_inline int syscall_step(struct pt_regs *regs, struct sb_decisions *d)
+static __always_inline long syscall_step(struct pt_regs *regs, struct sb_decisions *d)
 {
 	unsigned long nr = regs->orig_ax;
 	__u64 reg = SB_ARG_NONE;
 	__u32 arg;
 	__u8 v;
-	int cause;
+	long cause;
 
 	if (decision_cache) {
 		__u64 last = d->last;
 
 		if (SB_LAST_NR1(last) == nr + 1 && d->last_arg == (__u32)arg_of(regs, SB_LAST_REG(last)))
-			return (int)SB_LAST_CAUSE1(last) - 1;
+			return (long)SB_LAST_CAUSE1(last) - 1;
 	}
 	if (nr >= SB_NR_SYSCALLS)
 		return -1;
@@ -430,15 +435,19 @@ static __always_inline void regs_check(struct task_struct *task, struct sb_decis
 /*
  * Decide the cause of an event in the target process or a kernel thread,
  * just counted in c; pages: its pages (SB_ATTR_UNMAP's cause_pages); nth:
- * its counter's events in its context on this CPU, itself included.
+ * its counter's events in its context on this CPU, itself included (read
+ * only when a stack may be sampled).
  * Returns its cause, or -1 when it is not classified.
  */
-static __always_inline int attribute(void *ctx, struct task_struct *task, int ectx, int attr, struct sb_counts *c,
-				     __u64 pages, __u64 nth, bool kfuncs)
+static __always_inline int attribute(void *ctx, struct task_struct *task, __u64 ectx, int attr, struct sb_counts *c,
+				     __u64 pages, const __u64 *nth, bool kfuncs)
 {
 	struct sb_stack_val *sv = NULL;
-	int cause = -1, how = SB_HOW_STACK;
+	/* 64-bit: as ints, each test and index would first extend them (three instructions for a sign) */
+	long cause = -1;
+	__u64 how = SB_HOW_STACK;
 	struct sb_decisions *d;
+	bool take = false;
 	__u32 slot;
 
 	if (!attribution || ectx == SB_CTX_OTHER)
@@ -508,36 +517,36 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, int ec
 	if (sv)
 		stack_record(c, sv, attr, ectx, cause, 0);
 
-	if (sample_every) {
-		bool take;
-
-		/* a power of two needs no countdown: no store to one more line per event */
-		if (sample_mask) {
-			take = (nth & sample_mask) == 0;
-		} else {
-			take = d->sample_countdown == 0;
-			if (take)
-				d->sample_countdown = sample_every - 1;
-			else
-				d->sample_countdown--;
+	/*
+	 * A power of two (sample_mask, the default 1024's 1023) needs no
+	 * countdown: no store to one more line per event. Tested first: it
+	 * implies sample_every, so the default tests one flag an event.
+	 */
+	if (sample_mask) {
+		take = (*nth & sample_mask) == 0;
+	} else if (sample_every) {
+		take = d->sample_countdown == 0;
+		if (take)
+			d->sample_countdown = sample_every - 1;
+		else
+			d->sample_countdown--;
+	}
+	if (take) {
+		if (kfuncs && ectx == SB_CTX_TARGET)
+			regs_check(task, d, c);
+		if (!sv) {
+			sv = bpf_map_lookup_elem(&scratch, &slot);
+			if (!sv)
+				return cause;
+			stack_take(ctx, sv);
 		}
-		if (take) {
-			if (kfuncs && ectx == SB_CTX_TARGET)
-				regs_check(task, d, c);
-			if (!sv) {
-				sv = bpf_map_lookup_elem(&scratch, &slot);
-				if (!sv)
-					return cause;
-				stack_take(ctx, sv);
-			}
-			stack_record(c, sv, attr, ectx, cause, 1);
-		}
+		stack_record(c, sv, attr, ectx, cause, 1);
 	}
 	return cause;
 }
 
 /* Count one event; returns the counter block, the context and (*task) the current task, or NULL. */
-static __always_inline struct sb_counts *count(__u32 counter, struct task_struct **task, int *ectx, __u64 pages,
+static __always_inline struct sb_counts *count(__u32 counter, struct task_struct **task, __u64 *ectx, __u64 pages,
 					       __u64 detail)
 {
 	struct sb_counts *c;
@@ -547,11 +556,16 @@ static __always_inline struct sb_counts *count(__u32 counter, struct task_struct
 	c = counts_get(*task);
 	if (!c)
 		return NULL;
-	/* keep the compiler from folding the bound check away: the verifier needs it on this register */
-	barrier_var(counter);
+	/*
+	 * A counter computed at run time: keep the compiler from folding the
+	 * bound check away, the verifier needs it on this register. A
+	 * constant's offset is folded, with no check.
+	 */
+	if (!__builtin_constant_p(counter))
+		barrier_var(counter);
 	if (counter >= SB_C_MAX)
 		return NULL;
-	*ectx = ctx_of(*task);
+	*ectx = ctx_of(*task); /* 64-bit: as an int, each use would first clear its upper half */
 	e = &c->count[counter][*ectx & 3];
 	e->events++;
 	e->pages += pages;
@@ -565,13 +579,13 @@ static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, u
 {
 	struct task_struct *task = NULL;
 	struct sb_counts *c;
-	int ectx;
+	__u64 ectx;
 
 	__u64 pages = (end - start) >> PAGE_SHIFT;
 
 	c = count(SB_C_UNMAP_HVA, &task, &ectx, pages, 0);
 	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c, pages, c->count[SB_C_UNMAP_HVA][ectx & 3].events, kfuncs);
+		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c, pages, &c->count[SB_C_UNMAP_HVA][ectx & 3].events, kfuncs);
 }
 
 SEC("?tp_btf/kvm_unmap_hva_range")
@@ -608,7 +622,7 @@ int tp_kvm_unmap_hva_range(struct trace_event_raw_kvm_unmap_hva_range *ctx)
 static __always_inline void on_age_hva(unsigned long start, unsigned long end)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_AGE_HVA, &task, &ectx, (end - start) >> PAGE_SHIFT, 0);
 }
@@ -637,7 +651,7 @@ int tp_kvm_age_hva(struct trace_event_raw_kvm_age_hva *ctx)
 static __always_inline void on_test_age_hva(void)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_TEST_AGE_HVA, &task, &ectx, 0, 0);
 }
@@ -668,7 +682,7 @@ int tp_kvm_test_age_hva(void *ctx)
 static __always_inline void on_page_fault(__u64 error_code)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_PAGE_FAULT, &task, &ectx, 0, (error_code & pf_write_mask) ? 1 : 0);
 }
@@ -699,7 +713,7 @@ int tp_kvm_page_fault(struct trace_event_raw_kvm_page_fault *ctx)
 static __always_inline void on_fast_page_fault(int ret)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_FAST_PF, &task, &ectx, 0, ret == ret_pf_fixed ? 1 : 0);
 }
@@ -732,7 +746,7 @@ int tp_fast_page_fault(struct trace_event_raw_fast_page_fault *ctx)
 static __always_inline void on_zap_page(void)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_ZAP_PAGE, &task, &ectx, 0, 0);
 }
@@ -772,7 +786,7 @@ static __always_inline void on_tdp_spte_changed(__u64 old_spte, __u64 new_spte)
 {
 	struct task_struct *task = NULL;
 	struct sb_counts *c;
-	int ectx;
+	__u64 ectx;
 	__u64 zap = (old_spte & spte_present_mask) && !(new_spte & spte_present_mask);
 
 	c = count(SB_C_TDP_SPTE, &task, &ectx, 0, zap);
@@ -816,7 +830,7 @@ int tp_kvm_tdp_mmu_spte_changed(struct trace_event_raw_kvm_tdp_mmu_spte_changed 
 static __always_inline void on_set_spte(void)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_SET_SPTE, &task, &ectx, 0, 0);
 }
@@ -847,7 +861,7 @@ int tp_kvm_mmu_set_spte(void *ctx)
 static __always_inline void on_split_huge_page(void)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_SPLIT_HUGE, &task, &ectx, 0, 0);
 }
@@ -885,14 +899,14 @@ static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pa
 	struct task_struct *task = NULL;
 	__u32 r = (__u32)reason;
 	struct sb_counts *c;
-	int ectx;
+	__u64 ectx;
 
 	if (r >= SB_TLB_REASONS)
 		return;
 	c = count(SB_C_TLB_TASK_SWITCH + r, &task, &ectx, pages == TLB_FLUSH_ALL ? 0 : pages,
 		  pages == TLB_FLUSH_ALL ? 1 : 0);
 	if (c && reason == bpf_core_enum_value(enum tlb_flush_reason, TLB_REMOTE_SEND_IPI))
-		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c, 0, c->count[SB_C_TLB_TASK_SWITCH + r][ectx & 3].events,
+		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c, 0, &c->count[SB_C_TLB_TASK_SWITCH + r][ectx & 3].events,
 			  kfuncs);
 }
 
@@ -1005,7 +1019,7 @@ static __always_inline void on_kvm_exit(__u64 code, __u32 isa)
 	struct task_struct *task = NULL;
 	struct sb_counts *c;
 	__u32 slot;
-	int ectx;
+	__u64 ectx;
 
 	c = count(SB_C_KVM_EXIT, &task, &ectx, 0, 0);
 	/* by reason for the target VM only: other VMs' vCPUs pass here too */
@@ -1045,7 +1059,7 @@ int tp_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 static __always_inline void on_inj_virq(bool reinjected)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_INJ_VIRQ, &task, &ectx, 0, reinjected ? 1 : 0);
 }
@@ -1074,7 +1088,7 @@ int tp_kvm_inj_virq(struct trace_event_raw_kvm_inj_virq *ctx)
 static __always_inline void on_emulate_insn(__u8 failed)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	count(SB_C_EMULATE_INSN, &task, &ectx, 0, failed ? 1 : 0);
 }
@@ -1210,7 +1224,8 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 	struct sb_counts *c;
 	unsigned int event, flags = 0;
 	unsigned long start, end;
-	int ectx, cause;
+	__u64 ectx;
+	int cause;
 
 	if (!is_target_vm(kvm_of_notifier(mn)))
 		return;
@@ -1226,7 +1241,7 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 	for (int b = 0; b < SB_MN_FLAG_BITS; b++)
 		if (flags & (1u << b))
 			c->mn_flag[ectx & 3][b]++;
-	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c, 0, c->count[SB_C_MN_INVALIDATE][ectx & 3].events,
+	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c, 0, &c->count[SB_C_MN_INVALIDATE][ectx & 3].events,
 			  kfuncs);
 	if (cause >= 0 && invalidations_open) {
 		__u64 id = bpf_get_current_pid_tgid();
@@ -1258,7 +1273,7 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
 {
 	struct task_struct *task = NULL;
 	__u64 id;
-	int ectx;
+	__u64 ectx;
 
 	if (!is_target_vm(kvm_of_notifier(mn)))
 		return 0;
@@ -1278,13 +1293,13 @@ static __always_inline void on_kvm_flush(void *ctx, struct kvm *kvm, bool kfuncs
 {
 	struct task_struct *task = NULL;
 	struct sb_counts *c;
-	int ectx;
+	__u64 ectx;
 
 	if (!is_target_vm(kvm))
 		return;
 	c = count(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);
 	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, c->count[SB_C_KVM_FLUSH][ectx & 3].events, kfuncs);
+		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, &c->count[SB_C_KVM_FLUSH][ectx & 3].events, kfuncs);
 }
 
 SEC("?fentry/kvm_flush_remote_tlbs")
@@ -1305,7 +1320,7 @@ SEC("?fentry/kvm_flush_remote_tlbs_range")
 int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64 nr_pages)
 {
 	struct task_struct *task = NULL;
-	int ectx;
+	__u64 ectx;
 
 	if (!is_target_vm(kvm))
 		return 0;
@@ -1367,7 +1382,7 @@ static __always_inline void timed_exit(__u32 counter, __u32 which)
 	struct sb_counts *c;
 	__u64 id = bpf_get_current_pid_tgid(), *t, d;
 	__u32 b = 0;
-	int ectx;
+	__u64 ectx;
 
 	t = bpf_map_lookup_elem(&timed_entry, &id);
 	if (!t)
