@@ -985,6 +985,14 @@ struct vcpu_vmx___sb {
 
 static __always_inline __u64 exit_code_of(struct kvm_vcpu *vcpu, __u32 isa)
 {
+	/*
+	 * Kernels that mark a raw tracepoint's pointer arguments maybe-NULL
+	 * (Debian 12's backports 6.12) refuse the arithmetic below on vcpu
+	 * until it is checked: "pointer arithmetic on trusted_ptr_or_null_
+	 * prohibited, null-check it first".
+	 */
+	if (!vcpu)
+		return SB_EXIT_UNKNOWN_CODE;
 	if (isa == KVM_ISA_SVM && bpf_core_type_exists(struct vcpu_svm___sb)) {
 		struct vcpu_svm___sb *svm =
 			(void *)((unsigned long)vcpu - bpf_core_field_offset(struct vcpu_svm___sb, vcpu));

@@ -407,27 +407,45 @@ struct sb_probes {
 static char *log_capture;
 static size_t log_capture_len;
 
+/*
+ * One message whole: a program's verifier log comes as one (between
+ * libbpf's BEGIN and END PROG LOAD LOG lines), its complaint near its end,
+ * so a message longer than half the capture keeps its tail.
+ */
 static int log_capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[1024];
+	_cleanup_free_ char *msg = NULL;
+	const char *m;
+	va_list aq;
+	size_t len;
 	int n;
 
 	if (level == LIBBPF_DEBUG || !log_capture)
 		return 0;
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	if (n <= 0)
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n <= 0 || !(msg = malloc((size_t)n + 1)))
 		return 0;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
-	if (log_capture_len + (size_t)n + 1 > LOG_CAPTURE_MAX) {
+	vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	m = msg;
+	len = (size_t)n;
+	if (len > LOG_CAPTURE_MAX / 2) {
+		m += len - LOG_CAPTURE_MAX / 2;
+		len = LOG_CAPTURE_MAX / 2;
+	}
+	if (log_capture_len + len + 1 > LOG_CAPTURE_MAX) {
 		/* keep the tail: the failing program is named last */
-		size_t drop = log_capture_len / 2;
+		size_t need = log_capture_len + len + 1 - LOG_CAPTURE_MAX, drop = log_capture_len / 2;
+
+		if (drop < need)
+			drop = need; /* at most log_capture_len: len < LOG_CAPTURE_MAX */
 
 		memmove(log_capture, log_capture + drop, log_capture_len - drop);
 		log_capture_len -= drop;
 	}
-	memcpy(log_capture + log_capture_len, line, (size_t)n);
-	log_capture_len += (size_t)n;
+	memcpy(log_capture + log_capture_len, m, len);
+	log_capture_len += len;
 	log_capture[log_capture_len] = '\0';
 	return 0;
 }

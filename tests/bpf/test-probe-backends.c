@@ -177,12 +177,17 @@ static void fentry_state(void)
 		CHECK(d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events >=
 		      d.c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events);
 		/* every range_start the VM saw has its range_end */
-		CHECK_MSG(sb_probes_counter(p, SB_C_MN_INVALIDATE_END)->available &&
-			  d.c.count[SB_C_MN_INVALIDATE_END][SB_CTX_TARGET].events ==
+		ci = sb_probes_counter(p, SB_C_MN_INVALIDATE_END);
+		CHECK_MSG(ci->available, "mn_invalidate_end: %s", ci->probe->reason);
+		CHECK_MSG(d.c.count[SB_C_MN_INVALIDATE_END][SB_CTX_TARGET].events ==
 				  d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events,
-			  "mn_invalidate_end %llu, mn_invalidate %llu",
+			  "mn_invalidate_end %llu, mn_invalidate %llu (other contexts: %llu %llu and %llu %llu)",
 			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE_END][SB_CTX_TARGET].events,
-			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events);
+			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events,
+			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE_END][SB_CTX_KTHREAD].events,
+			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_KTHREAD].events,
+			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE_END][SB_CTX_OTHER].events,
+			  (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_OTHER].events);
 		printf("fentry: available, mn_invalidate counted %llu, mn_invalidate_end as many\n",
 		       (unsigned long long)d.c.count[SB_C_MN_INVALIDATE][SB_CTX_TARGET].events);
 		/* the timed probes (fentry + fexit) load where fentry does */
