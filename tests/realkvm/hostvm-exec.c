@@ -7,12 +7,16 @@
  *
  *   hostvm-exec [--kernel IMAGE] [--modules DIR] [--param MODULE.NAME=VALUE]...
  *               [--memory MIB] [--vcpus N] [--accel auto|kvm|tcg]
- *               [--timeout S] [--env NAME=VALUE]... [--work DIR] [--icount] -- COMMAND ARG...
+ *               [--timeout S] [--env NAME=VALUE]... [--work DIR] [--icount] [--backports]
+ *               -- COMMAND ARG...
  *
  * The host VM's root is this host's / (read-only), so COMMAND is a path of
  * this build. Without --kernel, the one kernel that scripts/fetch-test-kernel
  * unpacked into $SNAPBENCH_KERNEL_CACHE (default /var/cache/snapbench/kernels)
- * is used. Its output is the VM's console, printed when the VM ends. The
+ * is used; with --backports, the one `scripts/fetch-test-kernel --backports`
+ * unpacked into $SNAPBENCH_KERNEL_CACHE_BACKPORTS (default
+ * /var/cache/snapbench/kernels-backports), Debian 12's backports kernel, the
+ * real-KVM tier's second kernel. Its output is the VM's console, printed when the VM ends. The
  * exit status is the command's; a command that skipped (77) inside the VM
  * is a failure here: the host VM is there to have the feature. A VM that
  * does not finish within --timeout is killed (exit 1, console tail).
@@ -64,7 +68,7 @@ struct options {
 	size_t n_params, n_envs;
 	unsigned memory_mib, vcpus;
 	double timeout_s;
-	bool systemd, icount, vcpus_given;
+	bool systemd, icount, vcpus_given, backports;
 	char **command;
 };
 
@@ -77,7 +81,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hostvm-exec --kernel IMAGE [--modules DIR] [--param MODULE.NAME=VALUE]... [--memory MIB]\n"
 		   "                   [--vcpus N] [--accel auto|kvm|tcg] [--timeout S] [--env NAME=VALUE]...\n"
-		   "                   [--work DIR] [--systemd] [--icount] -- COMMAND ARG...\n");
+		   "                   [--work DIR] [--systemd] [--icount] [--backports] -- COMMAND ARG...\n");
 }
 
 static int parse_argv(int argc, char **argv, struct options *o)
@@ -89,6 +93,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "timeout", required_argument, NULL, 't' }, { "env", required_argument, NULL, 'e' },
 		{ "work", required_argument, NULL, 'w' },   { "help", no_argument, NULL, 'h' },
 		{ "systemd", no_argument, NULL, 'S' },     { "icount", no_argument, NULL, 'I' },
+		{ "backports", no_argument, NULL, 'B' },
 		{}
 	};
 	int c;
@@ -104,6 +109,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case 'w': o->work = optarg; break;
 		case 'S': o->systemd = true; break;
 		case 'I': o->icount = true; break;
+		case 'B': o->backports = true; break;
 		case 'p':
 		case 'e':
 			if ((c == 'p' ? o->n_params : o->n_envs) >= MAX_ITEMS) {
@@ -152,6 +158,11 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	o->command = argv + optind;
+	if (o->backports && o->kernel) {
+		fprintf(stderr, "hostvm-exec: --backports boots the backports cache's kernel, --kernel %s another: give one\n",
+			o->kernel);
+		return -EINVAL;
+	}
 	if (o->icount) {
 		if (!strcmp(o->accel, "auto"))
 			o->accel = "tcg";
@@ -329,10 +340,12 @@ static int find_init(char *buf, size_t len)
 /*
  * The kernel scripts/fetch-test-kernel unpacked: CACHE/RELEASE/boot/vmlinuz-RELEASE,
  * exactly one (CACHE/current, its link to the release fetched last, is the same file).
+ * backports: the cache of `fetch-test-kernel --backports`.
  */
-static char *cached_kernel(void)
+static char *cached_kernel(bool backports)
 {
-	const char *cache = getenv("SNAPBENCH_KERNEL_CACHE") ?: "/var/cache/snapbench/kernels";
+	const char *cache = backports ? getenv("SNAPBENCH_KERNEL_CACHE_BACKPORTS") ?: "/var/cache/snapbench/kernels-backports"
+				      : getenv("SNAPBENCH_KERNEL_CACHE") ?: "/var/cache/snapbench/kernels";
 	char pattern[PATH_MAX];
 	char *path = NULL;
 	size_t distinct = 0;
@@ -360,9 +373,9 @@ static char *cached_kernel(void)
 		}
 	if (distinct != 1) {
 		fprintf(stderr,
-			"hostvm-exec: %zu kernels in %s (want one): run scripts/install-deps (or scripts/fetch-test-kernel) as "
+			"hostvm-exec: %zu kernels in %s (want one): run scripts/install-deps (or scripts/fetch-test-kernel%s) as "
 			"root, or pass --kernel IMAGE\n",
-			distinct, cache);
+			distinct, cache, backports ? " --backports" : "");
 		free(path);
 		path = NULL;
 	}
@@ -453,7 +466,7 @@ static int run(struct options *o)
 	char log_path[PATH_MAX + 16], append[8192], status_path[PATH_MAX + 32];
 	int k, ret = 1;
 
-	if (!o->kernel && !(o->kernel = kernel_path = cached_kernel()))
+	if (!o->kernel && !(o->kernel = kernel_path = cached_kernel(o->backports)))
 		return 1;
 	if (absolute_args(o->command) < 0) {
 		fprintf(stderr, "hostvm-exec: %s: %s\n", o->command[0], strerror(errno));
