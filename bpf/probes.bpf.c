@@ -577,7 +577,7 @@ static __always_inline struct sb_counts *count(__u32 counter, struct task_struct
 
 static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, unsigned long end, bool kfuncs)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	struct sb_counts *c;
 	__u64 ectx;
 
@@ -621,7 +621,7 @@ int tp_kvm_unmap_hva_range(struct trace_event_raw_kvm_unmap_hva_range *ctx)
 
 static __always_inline void on_age_hva(unsigned long start, unsigned long end)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_AGE_HVA, &task, &ectx, (end - start) >> PAGE_SHIFT, 0);
@@ -650,7 +650,7 @@ int tp_kvm_age_hva(struct trace_event_raw_kvm_age_hva *ctx)
 
 static __always_inline void on_test_age_hva(void)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_TEST_AGE_HVA, &task, &ectx, 0, 0);
@@ -681,7 +681,7 @@ int tp_kvm_test_age_hva(void *ctx)
 
 static __always_inline void on_page_fault(__u64 error_code)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_PAGE_FAULT, &task, &ectx, 0, (error_code & pf_write_mask) ? 1 : 0);
@@ -712,7 +712,7 @@ int tp_kvm_page_fault(struct trace_event_raw_kvm_page_fault *ctx)
 
 static __always_inline void on_fast_page_fault(int ret)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_FAST_PF, &task, &ectx, 0, ret == ret_pf_fixed ? 1 : 0);
@@ -745,7 +745,7 @@ int tp_fast_page_fault(struct trace_event_raw_fast_page_fault *ctx)
 
 static __always_inline void on_zap_page(void)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_ZAP_PAGE, &task, &ectx, 0, 0);
@@ -784,7 +784,7 @@ struct {
 
 static __always_inline void on_tdp_spte_changed(__u64 old_spte, __u64 new_spte)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	struct sb_counts *c;
 	__u64 ectx;
 	__u64 zap = (old_spte & spte_present_mask) && !(new_spte & spte_present_mask);
@@ -829,7 +829,7 @@ int tp_kvm_tdp_mmu_spte_changed(struct trace_event_raw_kvm_tdp_mmu_spte_changed 
 
 static __always_inline void on_set_spte(void)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_SET_SPTE, &task, &ectx, 0, 0);
@@ -860,7 +860,7 @@ int tp_kvm_mmu_set_spte(void *ctx)
 
 static __always_inline void on_split_huge_page(void)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_SPLIT_HUGE, &task, &ectx, 0, 0);
@@ -896,7 +896,7 @@ int tp_kvm_mmu_split_huge_page(void *ctx)
 
 static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pages, bool kfuncs)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u32 r = (__u32)reason;
 	struct sb_counts *c;
 	__u64 ectx;
@@ -1024,7 +1024,7 @@ static __always_inline __u32 exit_slot(__u64 code, __u32 isa)
 
 static __always_inline void on_kvm_exit(__u64 code, __u32 isa)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	struct sb_counts *c;
 	__u32 slot;
 	__u64 ectx;
@@ -1066,7 +1066,7 @@ int tp_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 
 static __always_inline void on_inj_virq(bool reinjected)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_INJ_VIRQ, &task, &ectx, 0, reinjected ? 1 : 0);
@@ -1095,7 +1095,7 @@ int tp_kvm_inj_virq(struct trace_event_raw_kvm_inj_virq *ctx)
 
 static __always_inline void on_emulate_insn(__u8 failed)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	count(SB_C_EMULATE_INSN, &task, &ectx, 0, failed ? 1 : 0);
@@ -1228,7 +1228,7 @@ static __always_inline struct kvm *kvm_of_notifier(struct mmu_notifier *mn)
 static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifier *mn,
 						   const struct mmu_notifier_range *range, bool kfuncs)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	struct sb_counts *c;
 	unsigned int event, flags = 0;
 	unsigned long start, end;
@@ -1279,7 +1279,7 @@ SEC("?fentry/kvm_mmu_notifier_invalidate_range_end")
 int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *mn,
 	     const struct mmu_notifier_range *range)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 id;
 	__u64 ectx;
 
@@ -1299,7 +1299,7 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
  */
 static __always_inline void on_kvm_flush(void *ctx, struct kvm *kvm, bool kfuncs)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	struct sb_counts *c;
 	__u64 ectx;
 
@@ -1327,7 +1327,7 @@ int BPF_PROG(fentryk_kvm_flush_remote_tlbs, struct kvm *kvm)
 SEC("?fentry/kvm_flush_remote_tlbs_range")
 int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64 nr_pages)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	__u64 ectx;
 
 	if (!is_target_vm(kvm))
@@ -1386,7 +1386,7 @@ static __always_inline __u32 log2_bucket(__u64 d)
 
 static __always_inline void timed_exit(__u32 counter, __u32 which)
 {
-	struct task_struct *task = NULL;
+	struct task_struct *task;
 	struct sb_counts *c;
 	__u64 id = bpf_get_current_pid_tgid(), *t, d;
 	__u32 b = 0;

@@ -68,7 +68,7 @@ struct options {
 	size_t n_params, n_envs;
 	unsigned memory_mib, vcpus;
 	double timeout_s;
-	bool systemd, icount, vcpus_given, backports;
+	bool systemd, icount, backports;
 	char **command;
 };
 
@@ -98,7 +98,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	*o = (struct options){ .accel = "auto", .memory_mib = 2048, .vcpus = 2, .timeout_s = 300 };
+	*o = (struct options){ .accel = "auto", .memory_mib = 2048, .timeout_s = 300 }; /* vcpus 0: not given */
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		char *end = NULL;
 
@@ -132,10 +132,8 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			}
 			if (c == 'M')
 				o->memory_mib = (unsigned)v;
-			else {
+			else
 				o->vcpus = (unsigned)v;
-				o->vcpus_given = true;
-			}
 			break;
 		case 't':
 			o->timeout_s = strtod(optarg, &end);
@@ -170,14 +168,15 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			fprintf(stderr, "hostvm-exec: --icount is TCG's: drop --accel %s or give --accel tcg\n", o->accel);
 			return -EINVAL;
 		}
-		if (o->vcpus_given && o->vcpus != 1) {
+		if (o->vcpus > 1) {
 			fprintf(stderr, "hostvm-exec: --icount runs one vCPU (QEMU never brings a second one up under "
 					"-icount): drop --vcpus %u\n",
 				o->vcpus);
 			return -EINVAL;
 		}
-		o->vcpus = 1;
 	}
+	if (!o->vcpus)
+		o->vcpus = o->icount ? 1 : 2;
 	return 0;
 }
 
