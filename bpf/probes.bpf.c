@@ -330,7 +330,17 @@ static __always_inline int syscall_cause_of(__u8 v, __u32 arg)
 		}
 		return -1;
 	}
-	return v <= SB_CAUSE_MAX ? v - 1 : -1;
+	/*
+	 * Not "v <= SB_CAUSE_MAX ? v - 1 : -1": without BPF's jle (clang's
+	 * default -mcpu) that compiles to "11 > v" with 11 in a register, a
+	 * comparison 6.1's verifier cannot decide, so where v is known to be
+	 * 253-255 it explored the branch with bounds that contradict (umin
+	 * 252, umax 9) and refused the pointer arithmetic after it: with the
+	 * decision cache off the tlb_flush program did not load there.
+	 */
+	if (v > SB_CAUSE_MAX)
+		return -1;
+	return v - 1;
 }
 
 static __always_inline unsigned long arg_of(struct pt_regs *regs, __u64 reg)

@@ -12,7 +12,8 @@
  * and pt_regs read by the helper (option kfuncs off) watches the same
  * events: per phase, its target counts per cause, its pages per cause and
  * its syscall decisions must equal the first set's, which must have reused
- * its decisions over a run of the same syscall; where the kernel has
+ * its decisions over a run of the same syscall (both sets must have
+ * loaded the same probes); where the kernel has
  * bpf_rdonly_cast the first set reads pt_regs without the helper, and
  * every event's pt_regs (each one's stack is sampled here) must be the
  * helper's.
@@ -333,6 +334,14 @@ int main(int argc, char **argv)
 		printf("%s: unmap_hva %s (%s)\n", i ? "per event" : "cached", ci->available ? "available" : "unavailable",
 		       ci->probe->reason);
 		CHECK(ci->available);
+	}
+	/* the same probes in both sets: a program one of them failed to load would make its comparison vacuous */
+	CHECK(sb_probes_probe_count(probes) == sb_probes_probe_count(per_event));
+	for (size_t i = 0; i < sb_probes_probe_count(probes); i++) {
+		const struct sb_probe_info *a = sb_probes_probe(probes, i), *b = sb_probes_probe(per_event, i);
+
+		CHECK_MSG(a->available == b->available && a->backend == b->backend, "%s: cached %s (%s), per event %s (%s)",
+			  a->name, sb_backend_name(a->backend), a->reason, sb_backend_name(b->backend), b->reason);
 	}
 	atexit(cleanup);
 
