@@ -58,10 +58,16 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
  */
 __u64 regs_delta = 0;
 
+/*
+ * fentry on both kvm_mmu_notifier_invalidate_range_start and _end, each
+ * seen to run: SPTE zaps get their invalidation's cause. Not rodata: the
+ * loader sets it once the pair has passed its self-test
+ * (notifier_selftest() in probes.c), after attaching.
+ */
+bool invalidations_open = false;
+
 /* Set by the loader before load (rodata). */
 const volatile bool attribution = true;
-/* fentry on both kvm_mmu_notifier_invalidate_range_start and _end: SPTE zaps get their invalidation's cause */
-const volatile bool invalidations_open = false;
 const volatile __u32 sample_every = 0; /* 1 in N stacks sampled; 0: none */
 /* sample_every - 1 when that is a power of two (1024, the default): every Nth event by its counter's own count */
 const volatile __u64 sample_mask = 0;

@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -736,7 +738,6 @@ static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 {
 	ro->attribution = p->opts.attribution;
 	ro->decision_cache = p->opts.decision_cache;
-	ro->invalidations_open = p->probes[P_MN_INVALIDATE].info.available && p->probes[P_MN_INVALIDATE_END].info.available;
 	ro->sample_every = p->opts.stack_sample_every;
 	if (p->opts.stack_sample_every > 1 && !(p->opts.stack_sample_every & (p->opts.stack_sample_every - 1)))
 		ro->sample_mask = p->opts.stack_sample_every - 1;
@@ -1176,6 +1177,106 @@ static int attach_tracepoint(struct probe_state *ps, struct sb_error *err)
 	return 0;
 }
 
+/*
+ * fentry attaching is not proof that the program runs: Debian 12's 6.12
+ * (6.12.95) attaches fentry to kvm_mmu_notifier_invalidate_range_end and
+ * reports success, yet ftrace never enables that call site, so the program
+ * never runs (the function tracer on the same function, and fentry on its
+ * neighbour _range_start, do). Its counter would read a silent 0, and the
+ * zap-cause window would never close. So the MMU-notifier pair is tried
+ * once after attaching: a VM of the loader's own (KVM_CREATE_VM registers
+ * KVM's notifier on this process's memory) and one page unmapped must reach
+ * each attached program. One that does not is detached and reported
+ * unavailable with what was seen. Where the test cannot run (no /dev/kvm
+ * for this process) the pair is trusted and the note says so.
+ */
+static void notifier_selftest(struct sb_probes *p)
+{
+	static const int pair[] = { P_MN_INVALIDATE, P_MN_INVALIDATE_END };
+	static const enum sb_counter counter[] = { SB_C_MN_INVALIDATE, SB_C_MN_INVALIDATE_END };
+	_cleanup_free_ struct sb_probe_snapshot *a = NULL, *b = NULL;
+	_cleanup_close_ int kvm = -1, vm = -1;
+	__u64 ran[2] = { 0, 0 };
+	bool tested[2] = { false, false };
+	struct utsname u;
+	__u32 target;
+	char *page;
+	int map_errno = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
+		tested[i] = p->probes[pair[i]].link && p->probes[pair[i]].info.backend == SB_BACKEND_FENTRY;
+	if (!tested[0] && !tested[1])
+		return;
+	if (p->opts.test_no_selftest) {
+		p->skel->bss->invalidations_open = tested[0] && tested[1];
+		return;
+	}
+	a = malloc(sizeof(*a));
+	b = malloc(sizeof(*b));
+	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm >= 0)
+		vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (!a || !b || vm < 0) {
+		const char *why = !a || !b ? "out of memory" : strerror(errno);
+
+		for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
+			if (tested[i])
+				reason_add(&p->probes[pair[i]], "attached but not self-tested (%s: %s)",
+					   kvm < 0 ? "/dev/kvm" : "KVM_CREATE_VM", why);
+		p->skel->bss->invalidations_open = tested[0] && tested[1];
+		return;
+	}
+	/*
+	 * KVM names a VM by the thread that created it (kvm->userspace_pid,
+	 * what is_target_vm() compares): this thread, for the test's length.
+	 * The target's events in that window are before any reader's first
+	 * read; readers take deltas.
+	 */
+	target = __atomic_load_n(&p->skel->bss->target_tgid, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->skel->bss->target_tgid, (__u32)syscall(SYS_gettid), __ATOMIC_RELAXED);
+	sb_probes_read(p, a, NULL);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		map_errno = errno;
+	else {
+		page[0] = 1;
+		munmap(page, 4096);
+	}
+	sb_probes_read(p, b, NULL);
+	__atomic_store_n(&p->skel->bss->target_tgid, target, __ATOMIC_RELAXED);
+	if (page == MAP_FAILED) {
+		for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
+			if (tested[i])
+				reason_add(&p->probes[pair[i]], "attached but not self-tested (mmap: %s)",
+					   strerror(map_errno));
+		p->skel->bss->invalidations_open = tested[0] && tested[1];
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
+		for (int x = 0; x < SB_CTX_MAX; x++)
+			ran[i] += b->c.count[counter[i]][x].events - a->c.count[counter[i]][x].events;
+	if (uname(&u) < 0)
+		snprintf(u.release, sizeof(u.release), "unknown");
+	for (size_t i = 0; i < ARRAY_SIZE(pair); i++) {
+		struct probe_state *ps = &p->probes[pair[i]];
+
+		if (!tested[i] || ran[i] > 0)
+			continue;
+		reason_add(ps,
+			   "fentry: attached, but never ran: one page unmapped from a VM of snapbench's own ran "
+			   "the programs on kvm_mmu_notifier_invalidate_range_start %llu and _range_end %llu times; "
+			   "this kernel (%s) does not call the one on %s (tracefs's enabled_functions lacks it while "
+			   "attached): count it on another kernel",
+			   (unsigned long long)ran[0], (unsigned long long)ran[1], u.release, ps->name);
+		bpf_link__destroy(ps->link);
+		ps->link = NULL;
+		ps->info.available = false;
+		ps->info.backend = SB_BACKEND_NONE;
+		tested[i] = false;
+	}
+	p->skel->bss->invalidations_open = tested[0] && tested[1];
+}
+
 int sb_probes_attach(struct sb_probes *p, struct sb_error *err)
 {
 	bool any = false;
@@ -1221,6 +1322,7 @@ int sb_probes_attach(struct sb_probes *p, struct sb_error *err)
 		if (probe_defs[i].first >= 0)
 			any = true;
 	}
+	notifier_selftest(p);
 	for (int c = 0; c < SB_C_MAX; c++)
 		p->counters[c].available = p->counters[c].probe->available;
 	if (!any)

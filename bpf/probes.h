@@ -112,6 +112,12 @@ struct sb_probe_options {
 	 */
 	const char *test_tracepoint;
 	enum sb_counter test_counter;
+	/*
+	 * Tests only: trust fentry on the MMU-notifier pair without trying it
+	 * (sb_probes_attach() runs one invalidation through it otherwise), to
+	 * see what the attached programs count on their own.
+	 */
+	bool test_no_selftest;
 };
 
 #define SB_PROBE_DEFAULT_SAMPLE_EVERY 1024

@@ -136,7 +136,7 @@ static const char *zap_causes_unavailable(struct bpf_source *s)
 	if (end && !end->available && end->probe && strstr(end->probe->reason, "zap_causes"))
 		return "counted only in numa-hinting runs: it costs every invalidation a second fentry program and two map operations";
 	if (!start || !start->available || !end || !end->available)
-		return "needs fentry on kvm_mmu_notifier_invalidate_range_start and _end, which this kernel refuses (see the bpf probes' notes)";
+		return "needs fentry on kvm_mmu_notifier_invalidate_range_start and _end, which do not both attach and run on this kernel (see the bpf probes' notes)";
 	if (!tdp || !tdp->available)
 		return tdp && tdp->probe && tdp->probe->reason[0] ? tdp->probe->reason
 								  : "kvmmmu:kvm_tdp_mmu_spte_changed is not counted here";
