@@ -3,7 +3,8 @@
  * Backends and their fallbacks, on this kernel:
  *  - each tracepoint backend alone (tp_btf, raw_tp, classic tracepoint)
  *    feeds every tracepoint counter and counts the same invalidations with
- *    the same causes;
+ *    the same causes, and loads the same probes in every combination of
+ *    the options that change the programs' code;
  *  - a tracepoint that does not exist (the test-only option) leaves its
  *    counter unavailable, with a message naming every backend tried, while
  *    the others work;
@@ -82,6 +83,65 @@ static void one_backend(enum sb_backend b, __u64 *events)
 	*events = mprotect_round(p);
 	printf("%-10s: %llu invalidations, all mprotect\n", sb_backend_name(b), (unsigned long long)*events);
 	sb_probes_close(p);
+}
+
+/*
+ * Every combination of the options that change the programs' code
+ * (attribution, the decision cache, kfuncs, stack sampling) loads the same
+ * probes with the same backends as the defaults, with backend b for the
+ * tracepoints: a program the verifier refuses in one combination only (6.1
+ * refused tlb_flush's with the decision cache off) would leave its counters
+ * unavailable in just the runs that ask for it.
+ */
+static void option_combinations(enum sb_backend b)
+{
+	static const struct {
+		bool attribution, decision_cache, kfuncs;
+		unsigned int sample_every;
+	} combos[] = {
+		{ false, true, true, SB_PROBE_DEFAULT_SAMPLE_EVERY },
+		{ true, false, true, SB_PROBE_DEFAULT_SAMPLE_EVERY },
+		{ true, true, false, SB_PROBE_DEFAULT_SAMPLE_EVERY },
+		{ true, false, false, SB_PROBE_DEFAULT_SAMPLE_EVERY },
+		{ true, true, true, 0 },
+		{ true, true, true, 1 },
+		{ true, true, true, 1000 }, /* not a power of two: the countdown */
+	};
+	struct sb_probe_options o;
+	struct sb_probes *ref;
+	size_t loaded = 0;
+
+	sb_probe_options_init(&o);
+	o.backends = SB_BACKEND_BIT(b) | SB_BACKEND_BIT(SB_BACKEND_FENTRY);
+	o.emulation_counter = true;
+	o.zap_causes = true;
+	ref = probes_start(getpid(), &o);
+	for (size_t i = 0; i < sb_probes_probe_count(ref); i++)
+		loaded += sb_probes_probe(ref, i)->available;
+	for (size_t k = 0; k < ARRAY_SIZE(combos); k++) {
+		struct sb_probe_options c = o;
+		struct sb_probes *p;
+
+		c.attribution = combos[k].attribution;
+		c.decision_cache = combos[k].decision_cache;
+		c.kfuncs = combos[k].kfuncs;
+		c.stack_sample_every = combos[k].sample_every;
+		p = probes_start(getpid(), &c);
+		CHECK(sb_probes_probe_count(p) == sb_probes_probe_count(ref));
+		for (size_t i = 0; i < sb_probes_probe_count(ref); i++) {
+			const struct sb_probe_info *r = sb_probes_probe(ref, i), *q = sb_probes_probe(p, i);
+
+			CHECK_MSG(r->available == q->available && r->backend == q->backend,
+				  "%s, attribution %d, decision cache %d, kfuncs %d, 1 stack in %u: %s (%s), "
+				  "with the defaults %s (%s)",
+				  q->name, c.attribution, c.decision_cache, c.kfuncs, c.stack_sample_every,
+				  sb_backend_name(q->backend), q->reason, sb_backend_name(r->backend), r->reason);
+		}
+		sb_probes_close(p);
+	}
+	printf("%-10s: the same %zu of %zu probes load in each of %zu option combinations\n", sb_backend_name(b),
+	       loaded, sb_probes_probe_count(ref), ARRAY_SIZE(combos));
+	sb_probes_close(ref);
 }
 
 static void missing_tracepoint(void)
@@ -398,6 +458,8 @@ int main(void)
 		one_backend(backends[i], &events[i]);
 	/* the same operations give the same events whichever backend counts them */
 	CHECK(events[0] == events[1] && events[1] == events[2]);
+	for (size_t i = 0; i < 3; i++)
+		option_combinations(backends[i]);
 	missing_tracepoint();
 	fallback_when_disallowed();
 	gated_off();
