@@ -61,8 +61,8 @@ __u64 regs_delta = 0;
 /*
  * fentry on both kvm_mmu_notifier_invalidate_range_start and _end, each
  * seen to run: SPTE zaps get their invalidation's cause. Not rodata: the
- * loader sets it once the pair has passed its self-test
- * (notifier_selftest() in probes.c), after attaching.
+ * loader sets it once the pair has passed its trials
+ * (fentry_selftest() in probes.c), after attaching.
  */
 bool invalidations_open = false;
 

@@ -1183,98 +1183,170 @@ static int attach_tracepoint(struct probe_state *ps, struct sb_error *err)
  * reports success, yet ftrace never enables that call site, so the program
  * never runs (the function tracer on the same function, and fentry on its
  * neighbour _range_start, do). Its counter would read a silent 0, and the
- * zap-cause window would never close. So the MMU-notifier pair is tried
- * once after attaching: a VM of the loader's own (KVM_CREATE_VM registers
- * KVM's notifier on this process's memory) and one page unmapped must reach
- * each attached program. One that does not is detached and reported
- * unavailable with what was seen. Where the test cannot run (no /dev/kvm
- * for this process) the pair is trusted and the note says so.
+ * zap-cause window would never close. So the fentry probes that a VM
+ * without vCPUs can reach are tried once after attaching, on a VM of the
+ * loader's own: one page unmapped (KVM_CREATE_VM registers KVM's notifier
+ * on this process's memory) for the MMU-notifier pair, KVM_GET_DIRTY_LOG
+ * and KVM_CLEAR_DIRTY_LOG on a dirty-logging memslot for the dirty-log
+ * pair. A program that did not run is detached and reported unavailable
+ * with what was seen. Where a trial cannot run (no /dev/kvm for this
+ * process, say) its probes are trusted and their notes say so.
+ * kvm_flush_remote_tlbs needs mapped guest memory, hence a running vCPU:
+ * not tried.
  */
-static void notifier_selftest(struct sb_probes *p)
+enum { SELFTEST_PAGES = 64 }; /* KVM_CLEAR_DIRTY_LOG works in 64-page units */
+
+struct selftest {
+	struct sb_probes *p;
+	bool tried[P_MAX]; /* attached through fentry, to be tried */
+	struct sb_probe_snapshot *a, *b;
+	struct utsname u;
+};
+
+/* probes[0..n) (n <= 2) must each have run at least once between s->a and s->b, after `what` (r < 0: `call` failed). */
+static void selftest_judge(struct selftest *s, const int *probes, size_t n, const char *what, int r, const char *call)
 {
-	static const int pair[] = { P_MN_INVALIDATE, P_MN_INVALIDATE_END };
-	static const enum sb_counter counter[] = { SB_C_MN_INVALIDATE, SB_C_MN_INVALIDATE_END };
+	__u64 ran[2] = { 0, 0 };
+	char counts[256] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(ran); i++) {
+		int c = probe_defs[probes[i]].first;
+
+		for (int x = 0; x < SB_CTX_MAX; x++)
+			ran[i] += s->b->c.count[c][x].events - s->a->c.count[c][x].events;
+		if (len < sizeof(counts))
+			len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%s%s %llu", i ? " and " : "",
+						probe_defs[probes[i]].name, (unsigned long long)ran[i]);
+	}
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(ran); i++) {
+		struct probe_state *ps = &s->p->probes[probes[i]];
+
+		if (!s->tried[probes[i]])
+			continue;
+		if (r < 0) {
+			reason_add(ps, "attached but not self-tested (%s: %s)", call, strerror(-r));
+			continue;
+		}
+		if (ran[i] > 0)
+			continue;
+		reason_add(ps,
+			   "fentry: attached, but never ran: %s a VM of snapbench's own ran the programs on %s times, "
+			   "so this kernel (%s) accepted the one on %s without calling it: count it on another kernel",
+			   what, counts, s->u.release, ps->name);
+		bpf_link__destroy(ps->link);
+		bpf_link__destroy(ps->exit_link);
+		ps->link = ps->exit_link = NULL;
+		ps->info.available = false;
+		ps->info.backend = SB_BACKEND_NONE;
+	}
+}
+
+static int selftest_unmap(void)
+{
+	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		return -errno;
+	page[0] = 1;
+	munmap(page, 4096);
+	return 0;
+}
+
+static void fentry_selftest(struct sb_probes *p)
+{
+	static const int mn[] = { P_MN_INVALIDATE, P_MN_INVALIDATE_END };
+	static const int get[] = { P_GET_DIRTY_LOG }, clear[] = { P_CLEAR_DIRTY_LOG };
+	static const int all[] = { P_MN_INVALIDATE, P_MN_INVALIDATE_END, P_GET_DIRTY_LOG, P_CLEAR_DIRTY_LOG };
 	_cleanup_free_ struct sb_probe_snapshot *a = NULL, *b = NULL;
 	_cleanup_close_ int kvm = -1, vm = -1;
-	__u64 ran[2] = { 0, 0 };
-	bool tested[2] = { false, false };
-	struct utsname u;
+	struct selftest s = { .p = p };
+	__u64 bitmap[SELFTEST_PAGES / 64] = { 0 };
+	struct kvm_userspace_memory_region slot = { .slot = 0, .flags = KVM_MEM_LOG_DIRTY_PAGES,
+						    .memory_size = SELFTEST_PAGES * 4096ull };
+	struct kvm_dirty_log log = { .slot = 0, .dirty_bitmap = bitmap };
+	struct kvm_clear_dirty_log cl = { .slot = 0, .num_pages = SELFTEST_PAGES, .dirty_bitmap = bitmap };
+	void *mem = MAP_FAILED;
+	bool any = false, manual = false, idle = p->opts.test_selftest_idle;
+	const char *call = "KVM_SET_USER_MEMORY_REGION";
+	int r, slot_r = 0;
 	__u32 target;
-	char *page;
-	int map_errno = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
-		tested[i] = p->probes[pair[i]].link && p->probes[pair[i]].info.backend == SB_BACKEND_FENTRY;
-	if (!tested[0] && !tested[1])
-		return;
-	if (p->opts.test_no_selftest) {
-		p->skel->bss->invalidations_open = tested[0] && tested[1];
-		return;
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
+		const struct probe_state *ps = &p->probes[all[i]];
+
+		s.tried[all[i]] = ps->link && ps->info.backend == SB_BACKEND_FENTRY &&
+				  (!probe_defs[all[i]].timed || ps->exit_link);
+		any |= s.tried[all[i]];
 	}
-	a = malloc(sizeof(*a));
-	b = malloc(sizeof(*b));
+	if (!any || p->opts.test_no_selftest)
+		goto out;
+	if (uname(&s.u) < 0)
+		snprintf(s.u.release, sizeof(s.u.release), "unknown");
+	s.a = a = malloc(sizeof(*a));
+	s.b = b = malloc(sizeof(*b));
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (kvm >= 0)
+	r = kvm < 0 ? -errno : 0;
+	if (kvm >= 0) {
 		vm = ioctl(kvm, KVM_CREATE_VM, 0);
-	if (!a || !b || vm < 0) {
-		const char *why = !a || !b ? "out of memory" : strerror(errno);
+		r = vm < 0 ? -errno : 0;
+	}
+	if (!a || !b || r < 0) {
+		for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+			if (s.tried[all[i]])
+				reason_add(&p->probes[all[i]], "attached but not self-tested (%s: %s)",
+					   !a || !b ? "malloc" : kvm < 0 ? "/dev/kvm" : "KVM_CREATE_VM",
+					   !a || !b ? strerror(ENOMEM) : strerror(-r));
+		goto out;
+	}
+	/* the dirty-log pair's memslot: KVM_CLEAR_DIRTY_LOG needs manual protection, turned on before */
+	if (ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2) > 0) {
+		struct kvm_enable_cap cap = { .cap = KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
+					      .args = { KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE } };
 
-		for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
-			if (tested[i])
-				reason_add(&p->probes[pair[i]], "attached but not self-tested (%s: %s)",
-					   kvm < 0 ? "/dev/kvm" : "KVM_CREATE_VM", why);
-		p->skel->bss->invalidations_open = tested[0] && tested[1];
-		return;
+		manual = ioctl(vm, KVM_ENABLE_CAP, &cap) == 0;
+	}
+	mem = mmap(NULL, slot.memory_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		slot_r = -errno;
+		call = "mmap";
+	} else {
+		slot.userspace_addr = (__u64)(unsigned long)mem;
+		if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
+			slot_r = -errno;
 	}
 	/*
 	 * KVM names a VM by the thread that created it (kvm->userspace_pid,
-	 * what is_target_vm() compares): this thread, for the test's length.
+	 * what is_target_vm() compares): this thread, for the tests' length.
 	 * The target's events in that window are before any reader's first
 	 * read; readers take deltas.
 	 */
 	target = __atomic_load_n(&p->skel->bss->target_tgid, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->skel->bss->target_tgid, (__u32)syscall(SYS_gettid), __ATOMIC_RELAXED);
-	sb_probes_read(p, a, NULL);
-	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		map_errno = errno;
-	else {
-		page[0] = 1;
-		munmap(page, 4096);
-	}
-	sb_probes_read(p, b, NULL);
-	__atomic_store_n(&p->skel->bss->target_tgid, target, __ATOMIC_RELAXED);
-	if (page == MAP_FAILED) {
-		for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
-			if (tested[i])
-				reason_add(&p->probes[pair[i]], "attached but not self-tested (mmap: %s)",
-					   strerror(map_errno));
-		p->skel->bss->invalidations_open = tested[0] && tested[1];
-		return;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(pair); i++)
-		for (int x = 0; x < SB_CTX_MAX; x++)
-			ran[i] += b->c.count[counter[i]][x].events - a->c.count[counter[i]][x].events;
-	if (uname(&u) < 0)
-		snprintf(u.release, sizeof(u.release), "unknown");
-	for (size_t i = 0; i < ARRAY_SIZE(pair); i++) {
-		struct probe_state *ps = &p->probes[pair[i]];
 
-		if (!tested[i] || ran[i] > 0)
-			continue;
-		reason_add(ps,
-			   "fentry: attached, but never ran: one page unmapped from a VM of snapbench's own ran "
-			   "the programs on kvm_mmu_notifier_invalidate_range_start %llu and _range_end %llu times; "
-			   "this kernel (%s) does not call the one on %s (tracefs's enabled_functions lacks it while "
-			   "attached): count it on another kernel",
-			   (unsigned long long)ran[0], (unsigned long long)ran[1], u.release, ps->name);
-		bpf_link__destroy(ps->link);
-		ps->link = NULL;
-		ps->info.available = false;
-		ps->info.backend = SB_BACKEND_NONE;
-		tested[i] = false;
-	}
-	p->skel->bss->invalidations_open = tested[0] && tested[1];
+	sb_probes_read(p, a, NULL);
+	r = idle ? 0 : selftest_unmap();
+	sb_probes_read(p, b, NULL);
+	selftest_judge(&s, mn, ARRAY_SIZE(mn), "one page unmapped from", r, "mmap");
+
+	sb_probes_read(p, a, NULL);
+	r = slot_r < 0 ? slot_r : idle ? 0 : ioctl(vm, KVM_GET_DIRTY_LOG, &log) < 0 ? -errno : 0;
+	sb_probes_read(p, b, NULL);
+	selftest_judge(&s, get, ARRAY_SIZE(get), "KVM_GET_DIRTY_LOG on", r, slot_r < 0 ? call : "KVM_GET_DIRTY_LOG");
+
+	sb_probes_read(p, a, NULL);
+	r = slot_r < 0 ? slot_r : !manual ? -EOPNOTSUPP : idle ? 0 : ioctl(vm, KVM_CLEAR_DIRTY_LOG, &cl) < 0 ? -errno : 0;
+	sb_probes_read(p, b, NULL);
+	selftest_judge(&s, clear, ARRAY_SIZE(clear), "KVM_CLEAR_DIRTY_LOG on", r,
+		       slot_r < 0 ? call : !manual ? "KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2" : "KVM_CLEAR_DIRTY_LOG");
+
+	__atomic_store_n(&p->skel->bss->target_tgid, target, __ATOMIC_RELAXED);
+	close(TAKE_FD(vm)); /* before its memory goes */
+	if (mem != MAP_FAILED)
+		munmap(mem, slot.memory_size);
+out:
+	p->skel->bss->invalidations_open = p->probes[P_MN_INVALIDATE].link && p->probes[P_MN_INVALIDATE_END].link &&
+					   p->probes[P_MN_INVALIDATE].info.backend == SB_BACKEND_FENTRY;
 }
 
 int sb_probes_attach(struct sb_probes *p, struct sb_error *err)
@@ -1322,7 +1394,7 @@ int sb_probes_attach(struct sb_probes *p, struct sb_error *err)
 		if (probe_defs[i].first >= 0)
 			any = true;
 	}
-	notifier_selftest(p);
+	fentry_selftest(p);
 	for (int c = 0; c < SB_C_MAX; c++)
 		p->counters[c].available = p->counters[c].probe->available;
 	if (!any)

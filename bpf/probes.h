@@ -113,11 +113,14 @@ struct sb_probe_options {
 	const char *test_tracepoint;
 	enum sb_counter test_counter;
 	/*
-	 * Tests only: trust fentry on the MMU-notifier pair without trying it
-	 * (sb_probes_attach() runs one invalidation through it otherwise), to
-	 * see what the attached programs count on their own.
+	 * Tests only: trust the fentry probes without trying them
+	 * (sb_probes_attach() runs an invalidation and the dirty-log ioctls
+	 * through them otherwise, on a VM of its own), to see what the
+	 * attached programs count on their own.
 	 */
 	bool test_no_selftest;
+	/* Tests only: the self-test's trials do nothing, so every program it tries is found not to run. */
+	bool test_selftest_idle;
 };
 
 #define SB_PROBE_DEFAULT_SAMPLE_EVERY 1024
@@ -170,6 +173,9 @@ int sb_probes_open(pid_t pid, const struct sb_probe_options *opts, struct sb_pro
 /*
  * Attach every loaded program. A program that fails to attach makes its
  * probe unavailable with the reason; fails only when nothing attached.
+ * Then tries the fentry probes a VM without vCPUs reaches (the
+ * MMU-notifier and dirty-log pairs) on a VM of its own, and makes one that
+ * did not run unavailable too (docs/probes.md).
  */
 int sb_probes_attach(struct sb_probes *p, struct sb_error *err);
 

@@ -124,8 +124,9 @@ static void print_probes_text(struct sb_probes *p)
 	for (size_t i = 0; i < sb_probes_probe_count(p); i++) {
 		const struct sb_probe_info *pi = sb_probes_probe(p, i);
 
-		if (pi->available)
-			printf("  %-48s %-10s (%s)\n", pi->name, sb_backend_name(pi->backend), pi->role);
+		if (pi->available) /* with its note, if any (e.g. "attached but not self-tested (...)") */
+			printf("  %-48s %-10s (%s)%s%s\n", pi->name, sb_backend_name(pi->backend), pi->role,
+			       pi->reason[0] ? ": " : "", pi->reason);
 		else
 			printf("  %-48s UNAVAILABLE: %s\n", pi->name, pi->reason);
 	}

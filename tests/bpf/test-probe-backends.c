@@ -245,6 +245,37 @@ static bool fentry_pair_unchecked(__u64 *start, __u64 *end)
 	return avail;
 }
 
+/*
+ * The self-test's judgement, on any kernel: with its trials doing nothing
+ * (the test-only option), every fentry probe it tries is found not to run,
+ * detached, and unavailable saying so.
+ */
+static void selftest_idle(void)
+{
+	static const enum sb_counter tried[] = { SB_C_MN_INVALIDATE, SB_C_MN_INVALIDATE_END, SB_C_GET_DIRTY_LOG,
+						 SB_C_CLEAR_DIRTY_LOG };
+	struct sb_probe_options o;
+	struct sb_probes *p;
+
+	sb_probe_options_init(&o);
+	o.zap_causes = true;
+	o.test_selftest_idle = true;
+	p = probes_start(getpid(), &o);
+	for (size_t i = 0; i < ARRAY_SIZE(tried); i++) {
+		const struct sb_counter_info *ci = sb_probes_counter(p, tried[i]);
+
+		CHECK_MSG(!ci->available && ci->probe->backend == SB_BACKEND_NONE &&
+				  strstr(ci->probe->reason, "fentry: attached, but never ran"),
+			  "%s with idle trials: available %d: %s", sb_counter_name(tried[i]), ci->available,
+			  ci->probe->reason);
+	}
+	/* the probes it does not try are left alone */
+	CHECK(sb_probes_counter(p, SB_C_KVM_FLUSH)->available);
+	printf("self-test with idle trials: the 4 fentry probes it tries are unavailable: %s\n",
+	       sb_probes_counter(p, SB_C_GET_DIRTY_LOG)->probe->reason);
+	sb_probes_close(p);
+}
+
 static void fentry_state(void)
 {
 	struct sb_probe_options o;
@@ -309,7 +340,12 @@ static void fentry_state(void)
 
 			CHECK_MSG(t->available && t->probe->backend == SB_BACKEND_FENTRY, "%s: %s", t->probe->name,
 				  t->probe->reason);
+			/* and ran when the loader tried them (KVM_GET_DIRTY_LOG, KVM_CLEAR_DIRTY_LOG) */
+			CHECK_MSG(!strstr(t->probe->reason, "not self-tested"), "%s: %s", t->probe->name, t->probe->reason);
 		}
+		CHECK_MSG(!strstr(sb_probes_counter(p, SB_C_MN_INVALIDATE)->probe->reason, "not self-tested"), "%s",
+			  sb_probes_counter(p, SB_C_MN_INVALIDATE)->probe->reason);
+		selftest_idle();
 	} else {
 		printf("fentry: unavailable: %s\n", ci->probe->reason);
 		CHECK(!raw);
