@@ -1198,31 +1198,100 @@ enum { SELFTEST_PAGES = 64 }; /* KVM_CLEAR_DIRTY_LOG works in 64-page units */
 
 struct selftest {
 	struct sb_probes *p;
-	bool tried[P_MAX]; /* attached through fentry, to be tried */
-	struct sb_probe_snapshot *a, *b;
+	int vm;
+	int vm_r;              /* the VM: 0, or -errno of vm_call; then no trial runs */
+	const char *vm_call;
+	int slot_r;            /* the dirty-logging memslot: 0, or -errno of slot_call */
+	const char *slot_call;
+	bool manual;           /* KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2 on: KVM_CLEAR_DIRTY_LOG works */
+	bool idle;             /* sb_probe_options.test_selftest_idle */
+	__u64 bitmap[SELFTEST_PAGES / 64];
+	struct sb_probe_snapshot a, b;
 	struct utsname u;
 };
 
-/* probes[0..n) (n <= 2) must each have run at least once between s->a and s->b, after `what` (r < 0: `call` failed). */
-static void selftest_judge(struct selftest *s, const int *probes, size_t n, const char *what, int r, const char *call)
+/* Attached through fentry (and fexit, for a timed probe): what the trials try. */
+static bool fentry_attached(const struct probe_state *ps, int probe)
 {
+	return ps->link && ps->info.backend == SB_BACKEND_FENTRY && (!probe_defs[probe].timed || ps->exit_link);
+}
+
+/* Each trial: 0, or -errno with *call naming what failed (the trial could not run). */
+static int trial_unmap(struct selftest *s, const char **call)
+{
+	char *page;
+
+	*call = s->vm_r < 0 ? s->vm_call : "mmap";
+	if (s->vm_r < 0 || s->idle)
+		return s->vm_r;
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return -errno;
+	page[0] = 1;
+	munmap(page, 4096);
+	return 0;
+}
+
+static int trial_get_dirty_log(struct selftest *s, const char **call)
+{
+	struct kvm_dirty_log log = { .slot = 0, .dirty_bitmap = s->bitmap };
+
+	*call = s->slot_r < 0 ? s->slot_call : "KVM_GET_DIRTY_LOG";
+	if (s->slot_r < 0 || s->idle)
+		return s->slot_r;
+	return ioctl(s->vm, KVM_GET_DIRTY_LOG, &log) < 0 ? -errno : 0;
+}
+
+static int trial_clear_dirty_log(struct selftest *s, const char **call)
+{
+	struct kvm_clear_dirty_log cl = { .slot = 0, .num_pages = SELFTEST_PAGES, .dirty_bitmap = s->bitmap };
+
+	*call = s->slot_r < 0 ? s->slot_call : !s->manual ? "KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2" : "KVM_CLEAR_DIRTY_LOG";
+	if (s->slot_r < 0)
+		return s->slot_r;
+	if (!s->manual)
+		return -EOPNOTSUPP;
+	if (s->idle)
+		return 0;
+	return ioctl(s->vm, KVM_CLEAR_DIRTY_LOG, &cl) < 0 ? -errno : 0;
+}
+
+static const struct {
+	const char *what; /* "<what> a VM of snapbench's own" */
+	int probes[2];
+	size_t n;
+	int (*run)(struct selftest *s, const char **call);
+} trials[] = {
+	{ "one page unmapped from", { P_MN_INVALIDATE, P_MN_INVALIDATE_END }, 2, trial_unmap },
+	{ "KVM_GET_DIRTY_LOG on", { P_GET_DIRTY_LOG }, 1, trial_get_dirty_log },
+	{ "KVM_CLEAR_DIRTY_LOG on", { P_CLEAR_DIRTY_LOG }, 1, trial_clear_dirty_log },
+};
+
+/* Runs trial t between two reads; each of its attached probes must have run at least once. */
+static void selftest_trial(struct selftest *s, size_t t)
+{
+	const char *call = NULL;
 	__u64 ran[2] = { 0, 0 };
 	char counts[256] = "";
 	size_t len = 0;
+	int r;
 
-	for (size_t i = 0; i < n && i < ARRAY_SIZE(ran); i++) {
-		int c = probe_defs[probes[i]].first;
+	sb_probes_read(s->p, &s->a, NULL);
+	r = trials[t].run(s, &call);
+	sb_probes_read(s->p, &s->b, NULL);
+	for (size_t i = 0; i < trials[t].n; i++) {
+		int c = probe_defs[trials[t].probes[i]].first;
 
 		for (int x = 0; x < SB_CTX_MAX; x++)
-			ran[i] += s->b->c.count[c][x].events - s->a->c.count[c][x].events;
+			ran[i] += s->b.c.count[c][x].events - s->a.c.count[c][x].events;
 		if (len < sizeof(counts))
 			len += (size_t)snprintf(counts + len, sizeof(counts) - len, "%s%s %llu", i ? " and " : "",
-						probe_defs[probes[i]].name, (unsigned long long)ran[i]);
+						probe_defs[trials[t].probes[i]].name, (unsigned long long)ran[i]);
 	}
-	for (size_t i = 0; i < n && i < ARRAY_SIZE(ran); i++) {
-		struct probe_state *ps = &s->p->probes[probes[i]];
+	for (size_t i = 0; i < trials[t].n; i++) {
+		struct probe_state *ps = &s->p->probes[trials[t].probes[i]];
 
-		if (!s->tried[probes[i]])
+		if (!fentry_attached(ps, trials[t].probes[i]))
 			continue;
 		if (r < 0) {
 			reason_add(ps, "attached but not self-tested (%s: %s)", call, strerror(-r));
@@ -1233,7 +1302,7 @@ static void selftest_judge(struct selftest *s, const int *probes, size_t n, cons
 		reason_add(ps,
 			   "fentry: attached, but never ran: %s a VM of snapbench's own ran the programs on %s times, "
 			   "so this kernel (%s) accepted the one on %s without calling it: count it on another kernel",
-			   what, counts, s->u.release, ps->name);
+			   trials[t].what, counts, s->u.release, ps->name);
 		bpf_link__destroy(ps->link);
 		bpf_link__destroy(ps->exit_link);
 		ps->link = ps->exit_link = NULL;
@@ -1242,111 +1311,68 @@ static void selftest_judge(struct selftest *s, const int *probes, size_t n, cons
 	}
 }
 
-static int selftest_unmap(void)
+/* The memslot the dirty-log trials use, logging dirty pages; sets s->slot_r and s->manual. */
+static void selftest_slot(struct selftest *s, int kvm, void *mem)
 {
-	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (page == MAP_FAILED)
-		return -errno;
-	page[0] = 1;
-	munmap(page, 4096);
-	return 0;
-}
-
-static void fentry_selftest(struct sb_probes *p)
-{
-	static const int mn[] = { P_MN_INVALIDATE, P_MN_INVALIDATE_END };
-	static const int get[] = { P_GET_DIRTY_LOG }, clear[] = { P_CLEAR_DIRTY_LOG };
-	static const int all[] = { P_MN_INVALIDATE, P_MN_INVALIDATE_END, P_GET_DIRTY_LOG, P_CLEAR_DIRTY_LOG };
-	_cleanup_free_ struct sb_probe_snapshot *a = NULL, *b = NULL;
-	_cleanup_close_ int kvm = -1, vm = -1;
-	struct selftest s = { .p = p };
-	__u64 bitmap[SELFTEST_PAGES / 64] = { 0 };
 	struct kvm_userspace_memory_region slot = { .slot = 0, .flags = KVM_MEM_LOG_DIRTY_PAGES,
-						    .memory_size = SELFTEST_PAGES * 4096ull };
-	struct kvm_dirty_log log = { .slot = 0, .dirty_bitmap = bitmap };
-	struct kvm_clear_dirty_log cl = { .slot = 0, .num_pages = SELFTEST_PAGES, .dirty_bitmap = bitmap };
-	void *mem = MAP_FAILED;
-	bool any = false, manual = false, idle = p->opts.test_selftest_idle;
-	const char *call = "KVM_SET_USER_MEMORY_REGION";
-	int r, slot_r = 0;
-	__u32 target;
+						    .memory_size = SELFTEST_PAGES * 4096ull,
+						    .userspace_addr = (__u64)(unsigned long)mem };
 
-	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
-		const struct probe_state *ps = &p->probes[all[i]];
-
-		s.tried[all[i]] = ps->link && ps->info.backend == SB_BACKEND_FENTRY &&
-				  (!probe_defs[all[i]].timed || ps->exit_link);
-		any |= s.tried[all[i]];
-	}
-	if (!any || p->opts.test_no_selftest)
-		goto out;
-	if (uname(&s.u) < 0)
-		snprintf(s.u.release, sizeof(s.u.release), "unknown");
-	s.a = a = malloc(sizeof(*a));
-	s.b = b = malloc(sizeof(*b));
-	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	r = kvm < 0 ? -errno : 0;
-	if (kvm >= 0) {
-		vm = ioctl(kvm, KVM_CREATE_VM, 0);
-		r = vm < 0 ? -errno : 0;
-	}
-	if (!a || !b || r < 0) {
-		for (size_t i = 0; i < ARRAY_SIZE(all); i++)
-			if (s.tried[all[i]])
-				reason_add(&p->probes[all[i]], "attached but not self-tested (%s: %s)",
-					   !a || !b ? "malloc" : kvm < 0 ? "/dev/kvm" : "KVM_CREATE_VM",
-					   !a || !b ? strerror(ENOMEM) : strerror(-r));
-		goto out;
-	}
-	/* the dirty-log pair's memslot: KVM_CLEAR_DIRTY_LOG needs manual protection, turned on before */
+	/* KVM_CLEAR_DIRTY_LOG needs manual protection, turned on before the slot exists */
 	if (ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2) > 0) {
 		struct kvm_enable_cap cap = { .cap = KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
 					      .args = { KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE } };
 
-		manual = ioctl(vm, KVM_ENABLE_CAP, &cap) == 0;
+		s->manual = ioctl(s->vm, KVM_ENABLE_CAP, &cap) == 0;
 	}
-	mem = mmap(NULL, slot.memory_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
-		slot_r = -errno;
-		call = "mmap";
+	s->slot_call = mem == MAP_FAILED ? "mmap" : "KVM_SET_USER_MEMORY_REGION";
+	if (mem == MAP_FAILED || ioctl(s->vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
+		s->slot_r = -errno;
+}
+
+static void fentry_selftest(struct sb_probes *p)
+{
+	struct selftest s = { .p = p, .vm = -1, .idle = p->opts.test_selftest_idle };
+	_cleanup_close_ int kvm = -1;
+	const size_t mem_size = SELFTEST_PAGES * 4096ul;
+	void *mem = MAP_FAILED;
+	bool any = false;
+	__u32 target;
+
+	for (size_t t = 0; t < ARRAY_SIZE(trials); t++)
+		for (size_t i = 0; i < trials[t].n; i++)
+			any |= fentry_attached(&p->probes[trials[t].probes[i]], trials[t].probes[i]);
+	if (!any || p->opts.test_no_selftest)
+		goto out;
+	if (uname(&s.u) < 0)
+		snprintf(s.u.release, sizeof(s.u.release), "unknown");
+	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm >= 0)
+		s.vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (s.vm < 0) {
+		s.vm_r = s.slot_r = -errno;
+		s.vm_call = s.slot_call = kvm < 0 ? "/dev/kvm" : "KVM_CREATE_VM";
 	} else {
-		slot.userspace_addr = (__u64)(unsigned long)mem;
-		if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
-			slot_r = -errno;
+		mem = mmap(NULL, mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		selftest_slot(&s, kvm, mem);
 	}
 	/*
 	 * KVM names a VM by the thread that created it (kvm->userspace_pid,
-	 * what is_target_vm() compares): this thread, for the tests' length.
+	 * what is_target_vm() compares): this thread, for the trials' length.
 	 * The target's events in that window are before any reader's first
 	 * read; readers take deltas.
 	 */
 	target = __atomic_load_n(&p->skel->bss->target_tgid, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->skel->bss->target_tgid, (__u32)syscall(SYS_gettid), __ATOMIC_RELAXED);
-
-	sb_probes_read(p, a, NULL);
-	r = idle ? 0 : selftest_unmap();
-	sb_probes_read(p, b, NULL);
-	selftest_judge(&s, mn, ARRAY_SIZE(mn), "one page unmapped from", r, "mmap");
-
-	sb_probes_read(p, a, NULL);
-	r = slot_r < 0 ? slot_r : idle ? 0 : ioctl(vm, KVM_GET_DIRTY_LOG, &log) < 0 ? -errno : 0;
-	sb_probes_read(p, b, NULL);
-	selftest_judge(&s, get, ARRAY_SIZE(get), "KVM_GET_DIRTY_LOG on", r, slot_r < 0 ? call : "KVM_GET_DIRTY_LOG");
-
-	sb_probes_read(p, a, NULL);
-	r = slot_r < 0 ? slot_r : !manual ? -EOPNOTSUPP : idle ? 0 : ioctl(vm, KVM_CLEAR_DIRTY_LOG, &cl) < 0 ? -errno : 0;
-	sb_probes_read(p, b, NULL);
-	selftest_judge(&s, clear, ARRAY_SIZE(clear), "KVM_CLEAR_DIRTY_LOG on", r,
-		       slot_r < 0 ? call : !manual ? "KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2" : "KVM_CLEAR_DIRTY_LOG");
-
+	for (size_t t = 0; t < ARRAY_SIZE(trials); t++)
+		selftest_trial(&s, t);
 	__atomic_store_n(&p->skel->bss->target_tgid, target, __ATOMIC_RELAXED);
-	close(TAKE_FD(vm)); /* before its memory goes */
+	if (s.vm >= 0)
+		close(s.vm); /* before its memory goes */
 	if (mem != MAP_FAILED)
-		munmap(mem, slot.memory_size);
+		munmap(mem, mem_size);
 out:
-	p->skel->bss->invalidations_open = p->probes[P_MN_INVALIDATE].link && p->probes[P_MN_INVALIDATE_END].link &&
-					   p->probes[P_MN_INVALIDATE].info.backend == SB_BACKEND_FENTRY;
+	p->skel->bss->invalidations_open = p->probes[P_MN_INVALIDATE].link && p->probes[P_MN_INVALIDATE_END].link;
 }
 
 int sb_probes_attach(struct sb_probes *p, struct sb_error *err)

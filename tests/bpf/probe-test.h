@@ -26,6 +26,18 @@ static inline struct sb_probes *probes_start(pid_t pid, const struct sb_probe_op
 	return p;
 }
 
+/* a and b loaded the same probes with the same backends; `what` names b's options, "else" a's result, in a failure. */
+static inline void check_same_probes(const struct sb_probes *a, const struct sb_probes *b, const char *what)
+{
+	CHECK(sb_probes_probe_count(a) == sb_probes_probe_count(b));
+	for (size_t i = 0; i < sb_probes_probe_count(a); i++) {
+		const struct sb_probe_info *x = sb_probes_probe(a, i), *y = sb_probes_probe(b, i);
+
+		CHECK_MSG(x->available == y->available && x->backend == y->backend, "%s, %s: %s (%s), else %s (%s)",
+			  y->name, what, sb_backend_name(y->backend), y->reason, sb_backend_name(x->backend), x->reason);
+	}
+}
+
 static inline void probes_read(struct sb_probes *p, struct sb_probe_snapshot *s)
 {
 	struct sb_error err = { 0 };

@@ -121,22 +121,16 @@ static void option_combinations(enum sb_backend b)
 	for (size_t k = 0; k < ARRAY_SIZE(combos); k++) {
 		struct sb_probe_options c = o;
 		struct sb_probes *p;
+		char what[128];
 
 		c.attribution = combos[k].attribution;
 		c.decision_cache = combos[k].decision_cache;
 		c.kfuncs = combos[k].kfuncs;
 		c.stack_sample_every = combos[k].sample_every;
+		snprintf(what, sizeof(what), "attribution %d, decision cache %d, kfuncs %d, 1 stack in %u",
+			 c.attribution, c.decision_cache, c.kfuncs, c.stack_sample_every);
 		p = probes_start(getpid(), &c);
-		CHECK(sb_probes_probe_count(p) == sb_probes_probe_count(ref));
-		for (size_t i = 0; i < sb_probes_probe_count(ref); i++) {
-			const struct sb_probe_info *r = sb_probes_probe(ref, i), *q = sb_probes_probe(p, i);
-
-			CHECK_MSG(r->available == q->available && r->backend == q->backend,
-				  "%s, attribution %d, decision cache %d, kfuncs %d, 1 stack in %u: %s (%s), "
-				  "with the defaults %s (%s)",
-				  q->name, c.attribution, c.decision_cache, c.kfuncs, c.stack_sample_every,
-				  sb_backend_name(q->backend), q->reason, sb_backend_name(r->backend), r->reason);
-		}
+		check_same_probes(ref, p, what);
 		sb_probes_close(p);
 	}
 	printf("%-10s: the same %zu of %zu probes load in each of %zu option combinations\n", sb_backend_name(b),

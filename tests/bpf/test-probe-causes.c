@@ -336,13 +336,7 @@ int main(int argc, char **argv)
 		CHECK(ci->available);
 	}
 	/* the same probes in both sets: a program one of them failed to load would make its comparison vacuous */
-	CHECK(sb_probes_probe_count(probes) == sb_probes_probe_count(per_event));
-	for (size_t i = 0; i < sb_probes_probe_count(probes); i++) {
-		const struct sb_probe_info *a = sb_probes_probe(probes, i), *b = sb_probes_probe(per_event, i);
-
-		CHECK_MSG(a->available == b->available && a->backend == b->backend, "%s: cached %s (%s), per event %s (%s)",
-			  a->name, sb_backend_name(a->backend), a->reason, sb_backend_name(b->backend), b->reason);
-	}
+	check_same_probes(probes, per_event, "decision cache and kfuncs off");
 	atexit(cleanup);
 
 	phase_mprotect();
