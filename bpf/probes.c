@@ -1195,16 +1195,20 @@ static int attach_tracepoint(struct probe_state *ps, struct sb_error *err)
  * not tried.
  */
 enum { SELFTEST_PAGES = 64 }; /* KVM_CLEAR_DIRTY_LOG works in 64-page units */
+#define SELFTEST_BYTES (SELFTEST_PAGES * 4096ul)
+
+/* What a trial needs made first, each including the ones before it. */
+enum { NEED_VM, NEED_SLOT, NEED_CLEAR, NEED_MAX };
 
 struct selftest {
 	struct sb_probes *p;
 	int vm;
-	int vm_r;              /* the VM: 0, or -errno of vm_call; then no trial runs */
-	const char *vm_call;
-	int slot_r;            /* the dirty-logging memslot: 0, or -errno of slot_call */
-	const char *slot_call;
-	bool manual;           /* KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2 on: KVM_CLEAR_DIRTY_LOG works */
-	bool idle;             /* sb_probe_options.test_selftest_idle */
+	void *mem; /* the dirty-logging memslot's, or MAP_FAILED */
+	/* per need: 0, or -errno of call (the trials that need it cannot run) */
+	struct {
+		int r;
+		const char *call;
+	} need[NEED_MAX];
 	__u64 bitmap[SELFTEST_PAGES / 64];
 	struct sb_probe_snapshot a, b;
 	struct utsname u;
@@ -1216,15 +1220,12 @@ static bool fentry_attached(const struct probe_state *ps, int probe)
 	return ps->link && ps->info.backend == SB_BACKEND_FENTRY && (!probe_defs[probe].timed || ps->exit_link);
 }
 
-/* Each trial: 0, or -errno with *call naming what failed (the trial could not run). */
-static int trial_unmap(struct selftest *s, const char **call)
+/* Each trial: 0, or -errno of its call. */
+static int trial_unmap(struct selftest *s)
 {
-	char *page;
+	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	*call = s->vm_r < 0 ? s->vm_call : "mmap";
-	if (s->vm_r < 0 || s->idle)
-		return s->vm_r;
-	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	(void)s;
 	if (page == MAP_FAILED)
 		return -errno;
 	page[0] = 1;
@@ -1232,27 +1233,17 @@ static int trial_unmap(struct selftest *s, const char **call)
 	return 0;
 }
 
-static int trial_get_dirty_log(struct selftest *s, const char **call)
+static int trial_get_dirty_log(struct selftest *s)
 {
 	struct kvm_dirty_log log = { .slot = 0, .dirty_bitmap = s->bitmap };
 
-	*call = s->slot_r < 0 ? s->slot_call : "KVM_GET_DIRTY_LOG";
-	if (s->slot_r < 0 || s->idle)
-		return s->slot_r;
 	return ioctl(s->vm, KVM_GET_DIRTY_LOG, &log) < 0 ? -errno : 0;
 }
 
-static int trial_clear_dirty_log(struct selftest *s, const char **call)
+static int trial_clear_dirty_log(struct selftest *s)
 {
 	struct kvm_clear_dirty_log cl = { .slot = 0, .num_pages = SELFTEST_PAGES, .dirty_bitmap = s->bitmap };
 
-	*call = s->slot_r < 0 ? s->slot_call : !s->manual ? "KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2" : "KVM_CLEAR_DIRTY_LOG";
-	if (s->slot_r < 0)
-		return s->slot_r;
-	if (!s->manual)
-		return -EOPNOTSUPP;
-	if (s->idle)
-		return 0;
 	return ioctl(s->vm, KVM_CLEAR_DIRTY_LOG, &cl) < 0 ? -errno : 0;
 }
 
@@ -1260,24 +1251,33 @@ static const struct {
 	const char *what; /* "<what> a VM of snapbench's own" */
 	int probes[2];
 	size_t n;
-	int (*run)(struct selftest *s, const char **call);
+	int need;
+	const char *call; /* what run() calls */
+	int (*run)(struct selftest *s);
 } trials[] = {
-	{ "one page unmapped from", { P_MN_INVALIDATE, P_MN_INVALIDATE_END }, 2, trial_unmap },
-	{ "KVM_GET_DIRTY_LOG on", { P_GET_DIRTY_LOG }, 1, trial_get_dirty_log },
-	{ "KVM_CLEAR_DIRTY_LOG on", { P_CLEAR_DIRTY_LOG }, 1, trial_clear_dirty_log },
+	{ "one page unmapped from", { P_MN_INVALIDATE, P_MN_INVALIDATE_END }, 2, NEED_VM, "mmap", trial_unmap },
+	{ "KVM_GET_DIRTY_LOG on", { P_GET_DIRTY_LOG }, 1, NEED_SLOT, "KVM_GET_DIRTY_LOG", trial_get_dirty_log },
+	{ "KVM_CLEAR_DIRTY_LOG on", { P_CLEAR_DIRTY_LOG }, 1, NEED_CLEAR, "KVM_CLEAR_DIRTY_LOG", trial_clear_dirty_log },
 };
 
-/* Runs trial t between two reads; each of its attached probes must have run at least once. */
+/*
+ * Runs trial t between two reads (sb_probe_options.test_selftest_idle: not
+ * its call, only what it needs); each of its attached probes must have run
+ * at least once.
+ */
 static void selftest_trial(struct selftest *s, size_t t)
 {
-	const char *call = NULL;
+	const char *call = s->need[trials[t].need].call;
+	int r = s->need[trials[t].need].r;
 	__u64 ran[2] = { 0, 0 };
 	char counts[256] = "";
 	size_t len = 0;
-	int r;
 
 	sb_probes_read(s->p, &s->a, NULL);
-	r = trials[t].run(s, &call);
+	if (r == 0 && !s->p->opts.test_selftest_idle) {
+		call = trials[t].call;
+		r = trials[t].run(s);
+	}
 	sb_probes_read(s->p, &s->b, NULL);
 	for (size_t i = 0; i < trials[t].n; i++) {
 		int c = probe_defs[trials[t].probes[i]].first;
@@ -1311,31 +1311,51 @@ static void selftest_trial(struct selftest *s, size_t t)
 	}
 }
 
-/* The memslot the dirty-log trials use, logging dirty pages; sets s->slot_r and s->manual. */
-static void selftest_slot(struct selftest *s, int kvm, void *mem)
+/* A failed need: it, and the needs after it, which include it. */
+static void selftest_failed(struct selftest *s, int need, int r, const char *call)
+{
+	for (int n = need; n < NEED_MAX; n++) {
+		s->need[n].r = r;
+		s->need[n].call = call;
+	}
+}
+
+/* The VM, and the memslot the dirty-log trials use, logging dirty pages: s->vm, s->mem and s->need. */
+static void selftest_vm(struct selftest *s)
 {
 	struct kvm_userspace_memory_region slot = { .slot = 0, .flags = KVM_MEM_LOG_DIRTY_PAGES,
-						    .memory_size = SELFTEST_PAGES * 4096ull,
-						    .userspace_addr = (__u64)(unsigned long)mem };
+						    .memory_size = SELFTEST_BYTES };
+	_cleanup_close_ int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	bool manual = false;
 
+	if (kvm >= 0)
+		s->vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (s->vm < 0) {
+		selftest_failed(s, NEED_VM, -errno, kvm < 0 ? "/dev/kvm" : "KVM_CREATE_VM");
+		return;
+	}
 	/* KVM_CLEAR_DIRTY_LOG needs manual protection, turned on before the slot exists */
 	if (ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2) > 0) {
 		struct kvm_enable_cap cap = { .cap = KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
 					      .args = { KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE } };
 
-		s->manual = ioctl(s->vm, KVM_ENABLE_CAP, &cap) == 0;
+		manual = ioctl(s->vm, KVM_ENABLE_CAP, &cap) == 0;
 	}
-	s->slot_call = mem == MAP_FAILED ? "mmap" : "KVM_SET_USER_MEMORY_REGION";
-	if (mem == MAP_FAILED || ioctl(s->vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
-		s->slot_r = -errno;
+	s->mem = mmap(NULL, SELFTEST_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->mem == MAP_FAILED) {
+		selftest_failed(s, NEED_SLOT, -errno, "mmap");
+		return;
+	}
+	slot.userspace_addr = (__u64)(unsigned long)s->mem;
+	if (ioctl(s->vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
+		selftest_failed(s, NEED_SLOT, -errno, "KVM_SET_USER_MEMORY_REGION");
+	else if (!manual)
+		selftest_failed(s, NEED_CLEAR, -EOPNOTSUPP, "KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2");
 }
 
 static void fentry_selftest(struct sb_probes *p)
 {
-	struct selftest s = { .p = p, .vm = -1, .idle = p->opts.test_selftest_idle };
-	_cleanup_close_ int kvm = -1;
-	const size_t mem_size = SELFTEST_PAGES * 4096ul;
-	void *mem = MAP_FAILED;
+	struct selftest s = { .p = p, .vm = -1, .mem = MAP_FAILED };
 	bool any = false;
 	__u32 target;
 
@@ -1346,16 +1366,7 @@ static void fentry_selftest(struct sb_probes *p)
 		goto out;
 	if (uname(&s.u) < 0)
 		snprintf(s.u.release, sizeof(s.u.release), "unknown");
-	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (kvm >= 0)
-		s.vm = ioctl(kvm, KVM_CREATE_VM, 0);
-	if (s.vm < 0) {
-		s.vm_r = s.slot_r = -errno;
-		s.vm_call = s.slot_call = kvm < 0 ? "/dev/kvm" : "KVM_CREATE_VM";
-	} else {
-		mem = mmap(NULL, mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		selftest_slot(&s, kvm, mem);
-	}
+	selftest_vm(&s);
 	/*
 	 * KVM names a VM by the thread that created it (kvm->userspace_pid,
 	 * what is_target_vm() compares): this thread, for the trials' length.
@@ -1369,8 +1380,8 @@ static void fentry_selftest(struct sb_probes *p)
 	__atomic_store_n(&p->skel->bss->target_tgid, target, __ATOMIC_RELAXED);
 	if (s.vm >= 0)
 		close(s.vm); /* before its memory goes */
-	if (mem != MAP_FAILED)
-		munmap(mem, mem_size);
+	if (s.mem != MAP_FAILED)
+		munmap(s.mem, SELFTEST_BYTES);
 out:
 	p->skel->bss->invalidations_open = p->probes[P_MN_INVALIDATE].link && p->probes[P_MN_INVALIDATE_END].link;
 }
