@@ -245,6 +245,12 @@ void progress_printer_update(struct progress_printer *p, const char *run, struct
 
 	if (!progress)
 		return;
+	const char *placement = client_get_string(progress, "placement", NULL);
+	if (placement && !p->placement_shown) {
+		/* where the run went when it is not this host's KVM: once, on a line of its own */
+		p->placement_shown = true;
+		progress_printer_note(p, "snapbench: %s", placement);
+	}
 	fmt_progress(line, sizeof(line), progress);
 	if (p->tty) {
 		/* a bar of the whole run's fraction, then the line, cut to a terminal's width */

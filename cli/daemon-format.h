@@ -49,6 +49,7 @@ struct progress_printer {
 	bool tty;
 	bool drawn;           /* a bar is on the current line */
 	char last_key[96];    /* rep and step of the last plain line */
+	bool placement_shown; /* the run's placement line (progress "placement") was printed */
 };
 
 void progress_printer_init(struct progress_printer *p, FILE *out);

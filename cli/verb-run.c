@@ -55,6 +55,7 @@ static const struct {
 	{ "hugepage-size", "vm.hugepage_size", "SIZE", "hugetlb page size, 2M or 1G" },
 	{ "prealloc", "vm.prealloc", "BOOL", "preallocate guest RAM (default false)" },
 	{ "user", "vm.user", "USER", "QEMU drops to this user (-runas), or none" },
+	{ "accel", "vm.accel", "A", "kvm (default; no /dev/kvm: in a host VM), tcg (here, emulated) or auto" },
 	{ "qemu-arg", "vm.extra_args", "ARG", "one more QEMU argument; repeatable" },
 	{ "pattern", "guest.pattern", "P", "workers' pattern: write64, read64, rand-set, idle, fault-linear (default write64)" },
 	{ "vcpu-pattern", "guest.vcpu_patterns", "N=P", "pattern of vCPU N; repeatable" },
@@ -99,6 +100,7 @@ enum {
 	OPT_GUEST_IMAGE,
 	OPT_NO_PREFLIGHT,
 	OPT_NO_BPF,
+	OPT_NO_HOST_VM,
 	OPT_LABEL,
 	OPT_STATE_DIR,
 	OPT_PRINT_SPEC,
@@ -140,6 +142,8 @@ static void usage(FILE *out)
 	}
 	fprintf(out,
 		"  --no-bpf              no BPF probes (their counters are reported unavailable)\n"
+		"  --no-host-vm          without a usable /dev/kvm, refuse instead of running in a\n"
+		"                        host VM (spec host_vm.fallback false)\n"
 		"  --qemu PATH           --local: QEMU binary (default qemu-system-x86_64 in PATH)\n"
 		"  --guest-image PATH    --local: micro guest image (default: the build's, else installed)\n"
 		"  --state-dir DIR       --local: knob journal and lock (default: the results directory)\n"
@@ -254,6 +258,9 @@ static int parse_option(int opt, const char *arg, void *userdata)
 	case OPT_NO_BPF:
 		a->spec.bpf.enabled = false;
 		break;
+	case OPT_NO_HOST_VM:
+		a->spec.host_vm.fallback = false;
+		break;
 	case OPT_LABEL:
 		a->label = arg;
 		break;
@@ -363,6 +370,7 @@ static int parse_argv(int argc, char **argv, struct run_args *a)
 	options[k++] = (struct option){ "guest-image", required_argument, NULL, OPT_GUEST_IMAGE };
 	options[k++] = (struct option){ "no-preflight", no_argument, NULL, OPT_NO_PREFLIGHT };
 	options[k++] = (struct option){ "no-bpf", no_argument, NULL, OPT_NO_BPF };
+	options[k++] = (struct option){ "no-host-vm", no_argument, NULL, OPT_NO_HOST_VM };
 	options[k++] = (struct option){ "label", required_argument, NULL, OPT_LABEL };
 	options[k++] = (struct option){ "state-dir", required_argument, NULL, OPT_STATE_DIR };
 	options[k++] = (struct option){ "print-spec", no_argument, NULL, OPT_PRINT_SPEC };

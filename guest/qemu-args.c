@@ -111,9 +111,13 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 				    "guest VM: telemetry_fd=%d, control_fd=%d: give a pipe's write end and a connected socket", vm->telemetry_fd,
 				    vm->control_fd);
 
+	if (vm->tcg && vm->dirty_ring_size)
+		return sb_error_set(err, -EINVAL, "guest VM: the dirty ring is KVM's; under TCG use the dirty bitmap");
 	add(&s, "%s", vm->qemu ? vm->qemu : "qemu-system-x86_64");
 	add(&s, "-machine");
-	if (vm->dirty_ring_size) {
+	if (vm->tcg) {
+		add(&s, "pc,accel=tcg");
+	} else if (vm->dirty_ring_size) {
 		/* the ring is a property of the accelerator object, which only -accel sets */
 		add(&s, "pc");
 		add(&s, "-accel");

@@ -35,6 +35,7 @@ struct guest_vm {
 	int control_fd;       /* fd number in QEMU */
 	const char *const *extra; /* more arguments (e.g. -qmp), NULL-terminated; may be NULL */
 	unsigned dirty_ring_size; /* 0: KVM's dirty bitmap; else -accel kvm,dirty-ring-size=N (entries per vCPU) */
+	bool tcg;             /* QEMU's TCG instead of KVM (no dirty ring then) */
 };
 
 /*

@@ -34,6 +34,7 @@ struct json_object *progress_to_json(const struct runner_progress *p)
 	json_object_object_add(o, "snapshot_fraction", number_or_null(p->snapshot_fraction));
 	json_object_object_add(o, "waiting_for", p->waiting_for ? json_object_new_string(p->waiting_for) : NULL);
 	json_object_object_add(o, "waiting_s", number_or_null(p->waiting_s));
+	json_object_object_add(o, "placement", p->placement ? json_object_new_string(p->placement) : NULL);
 	return o;
 }
 
@@ -78,5 +79,11 @@ struct json_object *progress_sanitize(struct json_object *in)
 		}
 		json_object_object_add(o, number_fields[i], d);
 	}
+	/* one line of text (runner/placement.h), longer than the fields above */
+	struct json_object *pl = NULL;
+	if (json_object_object_get_ex(in, "placement", &v) && json_object_is_type(v, json_type_string) &&
+	    json_object_get_string_len(v) <= PROGRESS_PLACEMENT_MAX)
+		pl = json_object_new_string(json_object_get_string(v));
+	json_object_object_add(o, "placement", pl);
 	return o;
 }

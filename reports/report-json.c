@@ -761,6 +761,23 @@ static int to_json(const struct report *r, bool rows_text, struct json_object **
 	b_add(&b, o, "finished", b_time(&b, r->finished_ns));
 	b_add(&b, o, "spec", r->spec ? json_object_get(r->spec) : b_obj(&b));
 	b_add(&b, o, "host", b_host(&b, r));
+	if (r->placement.set) {
+		const struct report_placement *pl = &r->placement;
+		struct json_object *a = b_obj(&b), *h = NULL;
+		b_add(&b, a, "guest", b_str(&b, pl->guest_accel));
+		b_add(&b, a, "host_vm", *pl->host_vm_accel ? b_str(&b, pl->host_vm_accel) : NULL);
+		b_add(&b, a, "timing", b_str(&b, report_placement_emulated(pl) ? "emulated" : "native"));
+		b_add(&b, a, "reason", b_str(&b, str_or_empty(pl->reason)));
+		b_add(&b, o, "accel", a);
+		if (pl->host_vm) {
+			h = b_obj(&b);
+			b_add(&b, h, "fallback", json_object_new_boolean(pl->fell_back));
+			b_add(&b, h, "reason", b_str(&b, str_or_empty(pl->reason)));
+			b_add(&b, h, "kernel", pl->kernel ? b_str(&b, pl->kernel) : NULL);
+			b_add(&b, h, "kernel_source", pl->kernel_how ? b_str(&b, pl->kernel_how) : NULL);
+		}
+		b_add(&b, o, "host_vm", h);
+	}
 	b_add(&b, o, "probes", b_probes(&b, r));
 	b_add(&b, o, "metric_info", b_metric_info(&b, summaries, n_sum));
 	b_add(&b, o, "arms", b_arms(&b, r, summaries));

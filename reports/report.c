@@ -226,6 +226,9 @@ void report_free(struct report *r)
 	free(r->host.qemu_version);
 	free(r->host.qemu_package);
 	free(r->snapbench_version);
+	free(r->placement.reason);
+	free(r->placement.kernel);
+	free(r->placement.kernel_how);
 	for (size_t i = 0; i < r->n_probes; i++) {
 		free(r->probes[i].counter);
 		free(r->probes[i].source);

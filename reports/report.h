@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "error.h"
 
@@ -320,6 +321,28 @@ enum report_cpu {
 
 const char *report_cpu_to_string(enum report_cpu c);
 
+/*
+ * Where the guest ran and what ran it, layer by layer ("accel" and
+ * "host_vm" in the JSON, docs/report-format.md#accelerators). Under TCG
+ * (QEMU's emulator) at any layer, counts are the kernel's own but times,
+ * rates and latencies are the emulator's: timing_emulated.
+ */
+struct report_placement {
+	bool set;
+	char guest_accel[8];           /* "kvm" or "tcg": what ran the guest (inside the host VM for kernel arms) */
+	char host_vm_accel[8];         /* the host VMs' accelerator, "" when the run stayed on this host */
+	char *reason;                  /* one line: where and why */
+	bool host_vm;                  /* the repetitions ran in host VMs */
+	bool fell_back;                /* ... because this host had no usable /dev/kvm (host_vm.fallback) */
+	char *kernel, *kernel_how;     /* host_vm.kernel "auto": the image and where it came from; NULL otherwise */
+};
+
+/* Whether any layer ran under TCG: then time-based figures are emulated. */
+static inline bool report_placement_emulated(const struct report_placement *p)
+{
+	return p->set && (!strcmp(p->guest_accel, "tcg") || !strcmp(p->host_vm_accel, "tcg"));
+}
+
 struct report {
 	char id[REPORT_ID_MAX];
 	enum report_state state;
@@ -327,6 +350,7 @@ struct report {
 	uint64_t created_ns, started_ns, finished_ns; /* CLOCK_REALTIME; 0: not yet */
 	struct json_object *spec;      /* owned reference */
 	struct report_host host;
+	struct report_placement placement;
 	char *snapbench_version;
 
 	size_t n_probes;

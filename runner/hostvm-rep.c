@@ -302,7 +302,8 @@ static int write_text(const char *path, const char *text, struct sb_error *err)
 /*
  * The spec the run engine inside runs: this arm only (as spec_to_json()
  * writes it, so every arm field goes in), one repetition, its runtime
- * knobs, and no kernel of its own (the engine inside runs on it).
+ * knobs, and no kernel of its own (the engine inside runs on it), nor a
+ * host VM of its own should its KVM be missing (host_vm.fallback false).
  */
 static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm, size_t arm_index, const char *path,
 		      struct sb_error *err)
@@ -312,7 +313,10 @@ static int inner_spec(const struct run_spec *spec, const struct hostvm_arm *arm,
 
 	if (k < 0)
 		return sb_error_set(err, k, "out of memory");
-	json_object_object_del(o, "host_vm");
+	/* inside, KVM is the kernel under test's: a host VM with no usable KVM refuses rather than nest another */
+	struct json_object *h = json_object_new_object();
+	json_object_object_add(h, "fallback", json_object_new_boolean(false));
+	json_object_object_add(o, "host_vm", h);
 	json_object_object_add(o, "repetitions", json_object_new_int(1));
 	json_object_object_add(o, "knobs", json_object_new_object());
 	json_object_object_get_ex(o, "arms", &all);

@@ -55,21 +55,6 @@ int preflight_free_bytes(const char *path, unsigned long long *ret)
 	return 0;
 }
 
-static void check_kvm(struct failures *f)
-{
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-
-	if (fd >= 0) {
-		close(fd);
-		return;
-	}
-	if (errno == ENOENT)
-		fail(f, -ENOENT, "/dev/kvm does not exist: load KVM (modprobe kvm_amd or kvm_intel) or enable nested virtualization for this VM");
-	else
-		fail(f, -errno, "/dev/kvm: %s for uid %u: run as root, or give the user access (scripts/host-setup makes it root:kvm 0660 and the user joins group kvm)",
-		     strerror(errno), (unsigned)geteuid());
-}
-
 static int read_int_file(const char *path, long *ret)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
@@ -129,7 +114,7 @@ static void check_qemu(struct failures *f, const struct preflight_input *in, str
 		fail(f, r, "%s", e.msg);
 		return;
 	}
-	if (!q->kvm_present)
+	if (!in->tcg && !in->host_vm && !in->refused && !q->kvm_present)
 		fail(f, -ENODEV, "QEMU %s cannot use KVM (query-kvm: disabled); check /dev/kvm and that the host CPU supports virtualization",
 		     q->path);
 	if (!q->has_query_stats)
@@ -158,6 +143,7 @@ static void check_bpf(struct failures *f, const struct run_spec *spec)
 static void check_space(struct failures *f, const struct preflight_input *in)
 {
 	const struct run_spec *spec = in->spec;
+	const char *dir = spec->snapshot.keep || !in->scratch_dir ? in->run_dir : in->scratch_dir;
 	unsigned long long avail, need;
 	int r;
 
@@ -166,15 +152,15 @@ static void check_space(struct failures *f, const struct preflight_input *in)
 	need = spec->vm.memory + PREFLIGHT_SINK_MARGIN;
 	if (spec->snapshot.keep)
 		need *= spec_total_repetitions(spec);
-	r = preflight_free_bytes(in->run_dir, &avail);
+	r = preflight_free_bytes(dir, &avail);
 	if (r < 0) {
-		fail(f, r, "run directory %s: %s", in->run_dir, strerror(-r));
+		fail(f, r, "%s %s: %s", dir == in->run_dir ? "run directory" : "scratch directory", dir, strerror(-r));
 		return;
 	}
 	if (avail < need)
 		fail(f, -ENOSPC,
-		     "run directory %s has %llu MiB free, the snapshot file%s of a %llu MiB guest need%s about %llu MiB: free space, write the run elsewhere (--output DIR), or use the null sink (--sink null)",
-		     in->run_dir, avail >> 20, spec->snapshot.keep ? "s (kept)" : "", (unsigned long long)(spec->vm.memory >> 20),
+		     "%s %s has %llu MiB free, the snapshot file%s of a %llu MiB guest need%s about %llu MiB: free space, write the run elsewhere (--output DIR), or use the null sink (--sink null)",
+		     dir == in->run_dir ? "run directory" : "scratch directory (a host VM's memory: --host-vm-memory)", dir, avail >> 20, spec->snapshot.keep ? "s (kept)" : "", (unsigned long long)(spec->vm.memory >> 20),
 		     spec->snapshot.keep ? "" : "s",
 		     need >> 20);
 }
@@ -218,6 +204,19 @@ static void check_memory(struct failures *f, const struct run_spec *spec)
 		     dest ? ", twice (the migration's destination QEMU runs on this host too)," : "", avail >> 20);
 }
 
+/* The host VM's RAM comes from this host's page allocator. */
+static void check_host_vm_memory(struct failures *f, const struct run_spec *spec)
+{
+	unsigned long long avail = 0;
+
+	if (mem_available(&avail) < 0 || spec->host_vm.memory <= avail)
+		return;
+	fail(f, -ENOMEM,
+	     "the host VM's %llu MiB of RAM (spec.host_vm.memory) exceed the %llu MiB this host has available "
+	     "(MemAvailable in /proc/meminfo): lower --host-vm-memory (and --memory) or free memory on the host",
+	     (unsigned long long)(spec->host_vm.memory >> 20), avail >> 20);
+}
+
 static void check_hugetlb(struct failures *f, const struct run_spec *spec)
 {
 	uint64_t hp = spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20;
@@ -257,8 +256,18 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 	bool qemu_ok = false;
 
 	sb_error_clear(err);
-	check_kvm(&f);
+	/* /dev/kvm itself: placement_decide() (placement.h), which chose KVM, TCG or host VMs */
+	if (in->refused)
+		fail(&f, in->refused, "%s", in->refused_msg);
 	check_qemu(&f, in, &q, &qemu_ok);
+	if (in->host_vm) {
+		/* the rest is checked by the run engine inside each host VM, on the kernel under test */
+		struct sb_error e = {};
+		if (spec_validate(in->spec, &e) < 0)
+			fail(&f, e.code, "%s", e.msg);
+		check_host_vm_memory(&f, in->spec);
+		goto image;
+	}
 	if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT && !vm_libvirt_linked())
 		fail(&f, -EOPNOTSUPP, VM_NO_LIBVIRT_MSG, program_invocation_short_name);
 	else if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
@@ -266,10 +275,12 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 	else if (in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT ||
 		 in->spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE)
 		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL); /* a precopy migration needs no userfaultfd */
-	check_bpf(&f, in->spec);
+	if (!in->tcg)
+		check_bpf(&f, in->spec); /* under TCG the probes stay unloaded: no KVM VM to count */
 	check_space(&f, in);
 	check_memory(&f, in->spec);
 	check_hugetlb(&f, in->spec);
+image:
 	if (in->guest_image && access(in->guest_image, R_OK) < 0)
 		fail(&f, -errno, "guest image %s: %s; build snapbench (the build makes guest/snapbench-guest.elf) or install it",
 		     in->guest_image, strerror(errno));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Checks before a run changes anything, each failure with its fix:
- * /dev/kvm access; userfaultfd for the user QEMU runs as; a QEMU with KVM,
+ * Checks before a run changes anything, each failure with its fix (whether
+ * /dev/kvm opens is placement.h's to decide, before these): userfaultfd for the user QEMU runs as; a QEMU with KVM,
  * query-stats and background-snapshot; BPF permitted; free space for the
  * snapshot file; the guest image; the QEMU user; hugetlb pages.
  */
@@ -13,9 +13,14 @@
 
 struct preflight_input {
 	const struct run_spec *spec;
-	const char *run_dir;        /* where the snapshot file goes */
+	const char *run_dir;        /* where a kept snapshot file goes */
+	const char *scratch_dir;    /* where one that is not kept goes; NULL: run_dir */
 	const char *qemu_binary;
 	const char *guest_image;
+	bool tcg;                   /* the guest runs under TCG (placement.h): no KVM, no BPF probes */
+	bool host_vm;               /* it runs in host VMs: checks for this host's side only (the spec as run, QEMU, memory) */
+	int refused;                /* < 0: placement refused the run (placement.h), refused_msg says why */
+	const char *refused_msg;
 };
 
 /*

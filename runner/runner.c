@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "mkdir-p.h"
 #include "params.h"
+#include "placement.h"
 #include "preflight.h"
 #include "qemu-args.h"
 #include "qmp.h"
@@ -68,6 +69,9 @@ struct run {
 	int owner_fd; /* the run directory's owner lock, held while the run executes */
 	struct bpf_source *bpf;       /* the probes, loaded at the first repetition, retargeted for the next */
 	struct hostvm_run *hostvm;    /* kernel arms: each repetition in a host VM (hostvm-rep.h) */
+	struct placement placement;   /* where the guest runs (placement.h) */
+	struct run_spec placed;       /* the spec as run when placement changed it (a kernel for "auto"); run->spec points here then */
+	bool own_placed;
 	int write_error;              /* the first report rewrite that failed (-ENOSPC ...): the run stops */
 	char write_msg[SB_ERROR_MAX];
 	/* the run engine's CPU by part (report runner.cpu): the main thread's, and ended repetitions' drain threads */
@@ -632,6 +636,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.dirty_ring_size = spec->scenario == SPEC_SCENARIO_DIRTY_LOG && spec->dirty_log.tracking == SPEC_DIRTY_RING
 					   ? spec->dirty_log.ring_size
 					   : 0,
+		.tcg = !strcmp(run->placement.accel, "tcg"),
 	};
 	k = vm_start(&cfg, &rr.vm, err);
 	if (k < 0)
@@ -652,6 +657,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.spec = spec,
 		.vm = rr.vm,
 		.run_dir = run->run_dir,
+		.scratch_dir = run->opts->scratch_dir,
 		.rep_index = index,
 		.rep_start_ns = rr.start_ns,
 		.vm_cfg = &cfg,
@@ -660,7 +666,10 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	write_report(run);
 
 	snprintf(rr.step, sizeof(rr.step), "probes");
-	if (spec->bpf.enabled) {
+	if (cfg.tcg) {
+		bpf_source_report_unavailable(run->report,
+					      "the guest runs under QEMU's TCG (vm.accel), not KVM: there is no KVM VM for the probes to count");
+	} else if (spec->bpf.enabled) {
 		struct sb_error e = {};
 		char reason[SB_ERROR_MAX + 64];
 		uint64_t t = thread_cpu_ns();
@@ -904,6 +913,49 @@ static void pick_state_dir(const struct runner_options *opts, char *buf, size_t 
 }
 
 /*
+ * Where the guest runs (placement.h): recorded in the report, and when it
+ * changes what runs (a kernel for "auto", host VMs because this host has no
+ * KVM), the spec as run becomes a copy with that kernel.
+ */
+static int run_place(struct run *run, struct sb_error *err)
+{
+	struct report_placement *rp = &run->report->placement;
+	struct placement *pl = &run->placement;
+	int k;
+
+	k = placement_decide(run->spec, run->opts->sysroot, pl, err);
+	if (k < 0) {
+		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "no KVM");
+		return k;
+	}
+	if (pl->kernel) {
+		k = spec_copy(run->spec, &run->placed, err);
+		if (k >= 0) {
+			run->own_placed = true;
+			k = spec_resolve_kernel(&run->placed, pl->kernel, pl->fell_back);
+			if (k < 0)
+				sb_error_set(err, k, "out of memory");
+		}
+		if (k < 0) {
+			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "out of memory");
+			return k;
+		}
+		run->spec = &run->placed;
+	}
+	rp->set = true;
+	snprintf(rp->guest_accel, sizeof(rp->guest_accel), "%s", pl->accel);
+	rp->host_vm = pl->host_vm;
+	rp->fell_back = pl->fell_back;
+	rp->reason = strdup(pl->reason);
+	rp->kernel = pl->kernel ? strdup(pl->kernel) : NULL;
+	rp->kernel_how = pl->kernel ? strdup(pl->kernel_how) : NULL;
+	/* worth a line on the terminal when the guest does not run where one would expect it */
+	if (pl->fell_back || !strcmp(pl->accel, "tcg"))
+		run->progress.placement = rp->reason;
+	return 0;
+}
+
+/*
  * The guest image and the preflight checks (skipped: a probe of QEMU, for
  * the report's host section). When they fail, so does the run.
  */
@@ -915,25 +967,57 @@ static int run_preflight(struct run *run, struct sb_error *err)
 	int k;
 
 	progress(run, "preflight", NULL, NULL);
+	k = run_place(run, err);
+	if (k < 0)
+		return k;
 	k = opts->guest_image ? ((run->guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
 			      : runner_find_guest_image(&run->guest_image, err);
 	if (k < 0) {
 		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
 		return k;
 	}
+	if (run->guest_image[0] != '/') {
+		/* a host VM's run engine sees this host's / but not our working directory */
+		char *abs = realpath(run->guest_image, NULL);
+		if (abs) {
+			free(run->guest_image);
+			run->guest_image = abs;
+		}
+	}
 	struct preflight_input in = {
 		.spec = run->spec,
 		.run_dir = opts->run_dir,
+		.scratch_dir = opts->scratch_dir,
 		.qemu_binary = opts->qemu_binary,
 		.guest_image = run->guest_image,
+		.tcg = !strcmp(run->placement.accel, "tcg"),
+		.host_vm = run->placement.host_vm,
+		.refused = run->placement.refused,
+		.refused_msg = run->placement.message,
 	};
-	if (spec_uses_host_vm(run->spec)) {
+	if (run->placement.host_vm && !opts->skip_preflight) {
+		k = preflight_run(&in, &q, err);
+		qemu_info_done(&q);
+		q = (struct qemu_info){};
+		if (k < 0) {
+			h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
+			return k;
+		}
+	}
+	if (run->placement.host_vm) {
 		/* the run engine inside each host VM runs its own preflight */
 		k = hostvm_run_prepare(run->spec, run->report, opts->run_dir, &run->hostvm, err);
 		if (k < 0) {
+			if (run->placement.fell_back)
+				sb_error_prefix(err, "%s; but", run->placement.reason);
 			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
 			return k;
 		}
+		/* every arm's host VM has the same accelerator (hostvm_run_prepare() chose it once) */
+		if (run->report->n_arms && run->report->arms[0].kernel && run->report->arms[0].kernel->accel)
+			snprintf(run->report->placement.host_vm_accel, sizeof(run->report->placement.host_vm_accel), "%s",
+				 run->report->arms[0].kernel->accel);
 		struct sb_error e = {};
 		if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
 			q.path = NULL;
@@ -1193,5 +1277,8 @@ out:
 	free(run.guest_image);
 	close(run.owner_fd); /* after the last report write: the run is over */
 	hostvm_run_free(run.hostvm);
+	placement_done(&run.placement);
+	if (run.own_placed)
+		spec_done(&run.placed);
 	return ret;
 }

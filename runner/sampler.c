@@ -199,7 +199,10 @@ int sampler_new(struct report *r, struct report_rep *rep, struct vm *vm, struct 
 		sampler_free(s);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
-	k = learn_kvm_schemas(s, &e);
+	if (vm->tcg)
+		k = sb_error_set(&e, -ENODEV, "the guest runs under QEMU's TCG (vm.accel), not KVM");
+	else
+		k = learn_kvm_schemas(s, &e);
 	if (k == -ENOMEM) {
 		sampler_free(s);
 		return sb_error_set(err, k, "out of memory");

@@ -90,7 +90,8 @@ static int snap_prepare(void *state, const struct scenario_ctx *ctx, struct sb_e
 		if (s->fd < 0)
 			return sb_error_set(err, -errno, "/dev/null: %s", strerror(errno));
 	} else {
-		if (asprintf(&s->path, "%s/snapshot-rep%u.bin", ctx->run_dir, ctx->rep_index) < 0) {
+		const char *dir = spec->snapshot.keep || !ctx->scratch_dir ? ctx->run_dir : ctx->scratch_dir;
+		if (asprintf(&s->path, "%s/snapshot-rep%u.bin", dir, ctx->rep_index) < 0) {
 			s->path = NULL;
 			return sb_error_set(err, -ENOMEM, "out of memory");
 		}

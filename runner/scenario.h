@@ -39,6 +39,7 @@ struct scenario_ctx {
 	const struct run_spec *spec;
 	struct vm *vm;
 	const char *run_dir;
+	const char *scratch_dir;  /* a snapshot file that is not kept goes here (runner_options.scratch_dir) */
 	unsigned rep_index;
 	uint64_t rep_start_ns; /* mono_ns() at the repetition's start */
 	unsigned setup_timeout_ms; /* how long the action may stay in its setup state; 0: the scenario's default */

@@ -51,7 +51,8 @@ int lv_domain_xml(const struct vm_config *cfg, const struct lv_vm *lv, const cha
 	f = open_memstream(&xml, &len);
 	if (!f)
 		return -ENOMEM;
-	fputs("<domain type='kvm' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\n  <name>", f);
+	/* type 'qemu' is libvirt's word for TCG */
+	fprintf(f, "<domain type='%s' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\n  <name>", cfg->tcg ? "qemu" : "kvm");
 	xml_text(f, lv->name);
 	fputs("</name>\n  <description>snapbench micro guest (transient; destroyed when snapbench disconnects)</description>\n", f);
 	fprintf(f, "  <memory unit='MiB'>%llu</memory>\n", (unsigned long long)(s->vm.memory >> 20));

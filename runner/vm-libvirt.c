@@ -480,6 +480,7 @@ static int lv_start(const struct vm_config *cfg, struct vm **ret, struct sb_erro
 	if (!lv)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	lv->vm.backend = &vm_backend_libvirt;
+	lv->vm.tcg = cfg->tcg;
 	lv->vm.telemetry_fd = lv->vm.control_fd = -1;
 	lv->cb_qmp = lv->cb_lifecycle = lv->cb_job = -1;
 	lv->command_timeout_ms = cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 30000;

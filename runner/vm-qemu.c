@@ -185,7 +185,7 @@ static int linux_argv(const struct vm_config *cfg, const char *qemu, int agent_f
 
 	r |= strv_push(&v, qemu);
 	r |= strv_push(&v, "-machine");
-	r |= strv_push(&v, "accel=kvm");
+	r |= strv_push(&v, cfg->tcg ? "accel=tcg" : "accel=kvm");
 	r |= strv_push(&v, "-m");
 	r |= strv_pushf(&v, "%llu", (unsigned long long)(s->vm.memory >> 20));
 	r |= strv_push(&v, "-smp");
@@ -301,6 +301,7 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	if (!vm)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	vm->backend = &vm_backend_qemu;
+	vm->tcg = cfg->tcg;
 	vm->telemetry_fd = vm->control_fd = -1;
 
 	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64", &vm->qemu_path, err);
@@ -331,6 +332,7 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 		.control_fd = CHILD_CONTROL_FD,
 		.extra = (const char *const *)extra,
 		.dirty_ring_size = cfg->dirty_ring_size,
+		.tcg = cfg->tcg,
 	};
 	r = guest_qemu_argv(&gvm, &vm->argv, err);
 	strv_free(extra);

@@ -44,6 +44,7 @@ struct vm_config {
 	const char *incoming;         /* qemu backend: -incoming's value ("defer": a migration's destination), or NULL */
 	const char *pid_file;         /* qemu backend: its pid file in run_dir; NULL: RUN_DIR_QEMU_PID */
 	unsigned dirty_ring_size;     /* qemu backend, micro guest: KVM's dirty ring (guest_vm.dirty_ring_size); 0: bitmap */
+	bool tcg;                     /* the guest runs under QEMU's TCG, not KVM (placement.h) */
 };
 
 struct vm;
@@ -75,6 +76,7 @@ struct vm {
 	struct linux_workload *workload;   /* ... and the workload driven through it (guest-linux.h) */
 	char *domain;           /* libvirt: the domain's name; NULL for the qemu backend */
 	char **taints;          /* libvirt: why it marked the domain tainted ("custom monitor ..."), NULL-terminated; may be NULL */
+	bool tcg;               /* runs under QEMU's TCG: KVM has no VM to count for it */
 };
 
 /* Starts the VM of cfg->spec's backend and connects QMP. On failure nothing is left running. */

@@ -26,4 +26,6 @@ struct runner_progress {
 	/* QEMU has not answered this QMP command (e.g. "query-stats") for waiting_s seconds; else NULL, NAN */
 	const char *waiting_for;
 	double waiting_s;
+	/* where the guest runs when that is not this host's KVM (runner/placement.h): one line, set from preflight on; else NULL */
+	const char *placement;
 };

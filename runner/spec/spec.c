@@ -99,6 +99,7 @@ static const struct field fields[] = {
 	{ .path = "vm.extra_args", .type = F_STRV, .offset = OFF(vm.extra_args) },
 	{ .path = "vm.disk", .type = F_STRING, .offset = OFF(vm.disk), .nullable = true, .charset = path_chars, .max_len = 4096 },
 	{ .path = "vm.disk_format", .type = F_CHOICE, .offset = OFF(vm.disk_format), .choices = disk_format_names },
+	{ .path = "vm.accel", .type = F_CHOICE, .offset = OFF(vm.accel), .choices = accel_names },
 	{ .path = "vm.libvirt", .type = F_OBJECT },
 	{ .path = "vm.libvirt.uri", .type = F_STRING, .offset = OFF(vm.libvirt.uri), .max_len = 1024 },
 	{ .path = "vm.libvirt.domain", .type = F_STRING, .offset = OFF(vm.libvirt.domain), .nullable = true, .charset = domain_chars, .max_len = 200 },
@@ -159,6 +160,7 @@ static const struct field fields[] = {
 	{ .path = "host_vm.numa_nodes", .type = F_UINT, .offset = OFF(host_vm.numa_nodes), .min = 1, .max = 8 },
 	{ .path = "host_vm.accel", .type = F_CHOICE, .offset = OFF(host_vm.accel), .choices = accel_names },
 	{ .path = "host_vm.boot_timeout_s", .type = F_SECONDS, .offset = OFF(host_vm.boot_timeout_s), .min = 0, .max = 3600, .excl = true },
+	{ .path = "host_vm.fallback", .type = F_BOOL, .offset = OFF(host_vm.fallback) },
 	{ .path = "knobs", .type = F_KNOBS, .offset = OFF(knobs) },
 	{ .path = "arms", .type = F_ARMS, .offset = 0 },
 };
@@ -278,6 +280,7 @@ void spec_done(struct run_spec *spec)
 	free(spec->host_vm.modules);
 	free(spec->host_vm.cmdline);
 	free(spec->host_vm.accel);
+	free(spec->vm.accel);
 	spec_knobs_done(&spec->knobs);
 	arms_clear(spec);
 	memset(spec, 0, sizeof(*spec));
@@ -347,6 +350,7 @@ int spec_init(struct run_spec *spec)
 			.vcpus = 2,
 			.numa_nodes = 1,
 			.boot_timeout_s = 120,
+			.fallback = true,
 		},
 	};
 	spec->vm.machine = strdup("pc");
@@ -363,7 +367,8 @@ int spec_init(struct run_spec *spec)
 	spec->guest.pattern = strdup("write64");
 	spec->guest.clock = strdup("auto");
 	spec->host_vm.accel = strdup("auto");
-	if (!spec->host_vm.accel || !spec->vm.machine || !spec->vm.libvirt.uri || !spec->vm.disk_format || !spec->guest.linux_guest.stress_ng ||
+	spec->vm.accel = strdup("kvm");
+	if (!spec->host_vm.accel || !spec->vm.accel || !spec->vm.machine || !spec->vm.libvirt.uri || !spec->vm.disk_format || !spec->guest.linux_guest.stress_ng ||
 	    !spec->guest.linux_guest.method || !spec->guest.linux_guest.vm_bytes || !spec->guest.linux_guest.dir ||
 	    !spec->guest.pattern || !spec->guest.clock || arm_append(spec, "default") < 0) {
 		spec_done(spec);
@@ -1214,6 +1219,9 @@ static int validate_host_vm(const struct run_spec *spec, struct sb_error *err)
 	}
 	if (!with)
 		return 0;
+	if (!strcmp(spec->vm.accel, "tcg"))
+		return sb_error_set(err, -EINVAL,
+				    "spec.vm.accel \"tcg\": kernel arms run the guest under the host VM's own KVM; drop vm.accel (--accel) or the kernels");
 	if (without)
 		return sb_error_set(err, -EINVAL,
 				    "spec.arms: arm '%s' has a kernel and arm '%s' none; give every arm a kernel (kernel=PATH in --arm, or --kernel for all), so they all run in host VMs",
@@ -1337,6 +1345,9 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		if (spec->vm.backend != SPEC_BACKEND_QEMU || spec->guest.kind != SPEC_GUEST_MICRO)
 			return sb_error_set(err, -EINVAL,
 					    "spec.scenario \"dirty-log\": the runner starts the migration's destination QEMU itself, so it needs the qemu backend and the micro guest; drop vm.backend and guest.kind");
+		if (spec->dirty_log.tracking == SPEC_DIRTY_RING && !strcmp(spec->vm.accel, "tcg"))
+			return sb_error_set(err, -EINVAL,
+					    "spec.dirty_log.tracking \"ring\": the dirty ring is KVM's, and spec.vm.accel is \"tcg\"; use tracking \"bitmap\" or vm.accel \"kvm\"");
 		if (spec->dirty_log.tracking == SPEC_DIRTY_RING &&
 		    (spec->dirty_log.ring_size & (spec->dirty_log.ring_size - 1)))
 			return sb_error_set(err, -EINVAL,
@@ -1433,6 +1444,7 @@ static struct json_object *host_vm_json(const struct run_spec *spec)
 	add(&b, h, "numa_nodes", json_object_new_int((int)spec->host_vm.numa_nodes));
 	add(&b, h, "accel", json_object_new_string(spec->host_vm.accel));
 	add(&b, h, "boot_timeout_s", seconds(spec->host_vm.boot_timeout_s));
+	add(&b, h, "fallback", json_object_new_boolean(spec->host_vm.fallback));
 	if (b.oom) {
 		json_object_put(h);
 		return NULL;
@@ -1477,6 +1489,7 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 		    ? json_object_new_uint64(spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20)
 		    : NULL);
 	add(&b, vm, "prealloc", json_object_new_boolean(spec->vm.prealloc));
+	add(&b, vm, "accel", json_object_new_string(spec->vm.accel));
 	add(&b, vm, "user", str_or_null(spec->vm.user));
 	a = json_object_new_array();
 	for (size_t i = 0; a && i < spec->vm.n_extra_args; i++)
@@ -1573,7 +1586,8 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 	add(&b, bpf, "enabled", json_object_new_boolean(spec->bpf.enabled));
 	add(&b, o, "bpf", bpf);
 
-	if (spec_uses_host_vm(spec))
+	/* with --no-host-vm too, so that the choice travels to snapbenchd's worker */
+	if (spec_uses_host_vm(spec) || !spec->host_vm.fallback)
 		add(&b, o, "host_vm", host_vm_json(spec));
 	add(&b, o, "knobs", knobs_json(&spec->knobs));
 	for (size_t i = 0; i < spec->n_arms; i++) {
@@ -1624,6 +1638,53 @@ int spec_arm_knobs(const struct run_spec *spec, size_t arm, struct spec_knobs *r
 fail:
 	spec_knobs_done(&k);
 	return r;
+}
+
+int spec_copy(const struct run_spec *src, struct run_spec *dst, struct sb_error *err)
+{
+	struct json_object *j = NULL;
+	const char *text;
+	int k = spec_to_json(src, &j);
+
+	if (k < 0)
+		return sb_error_set(err, k, "out of memory");
+	k = spec_init(dst);
+	if (k < 0) {
+		json_object_put(j);
+		return sb_error_set(err, k, "out of memory");
+	}
+	text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+	k = text ? spec_apply_json(dst, text, strlen(text), NULL, err) : sb_error_set(err, -ENOMEM, "out of memory");
+	json_object_put(j);
+	if (k < 0)
+		spec_done(dst);
+	return k;
+}
+
+static int replace_auto(char **kernel, const char *image)
+{
+	char *n;
+
+	if (!*kernel || strcmp(*kernel, "auto"))
+		return 0;
+	n = strdup(image);
+	if (!n)
+		return -ENOMEM;
+	free(*kernel);
+	*kernel = n;
+	return 0;
+}
+
+int spec_resolve_kernel(struct run_spec *spec, const char *image, bool all_arms)
+{
+	if (all_arms && !spec->host_vm.kernel && !(spec->host_vm.kernel = strdup("auto")))
+		return -ENOMEM;
+	if (replace_auto(&spec->host_vm.kernel, image) < 0)
+		return -ENOMEM;
+	for (size_t a = 0; a < spec->n_arms; a++)
+		if (replace_auto(&spec->arms[a].kernel, image) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 const char *spec_arm_kernel(const struct run_spec *spec, size_t arm)

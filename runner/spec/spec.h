@@ -122,6 +122,13 @@ struct run_spec {
 		char **extra_args;
 		char *disk;               /* qemu backend, Linux guests: the guest's disk image (opened snapshot=on), or NULL */
 		char *disk_format;        /* "qcow2" or "raw" */
+		/*
+		 * What runs the guest on this host: "kvm" (/dev/kvm; without a usable
+		 * one the run goes into a host VM, unless host_vm.fallback is false),
+		 * "tcg" (QEMU's emulator: no KVM counters, emulated timing) or "auto"
+		 * (kvm when /dev/kvm opens, else tcg on this host).
+		 */
+		char *accel;
 		struct {
 			char *uri;        /* libvirt connection URI; a local one (no host part) */
 			char *domain;     /* an existing domain (Linux guests), or NULL */
@@ -194,7 +201,7 @@ struct run_spec {
 
 	/* kernel arms (docs/kernel-arms.md): each repetition in a host VM booting the arm's kernel */
 	struct {
-		char *kernel;             /* bzImage for every arm; NULL: arms run on this host unless they name one */
+		char *kernel;             /* bzImage for every arm, or "auto" (runner/placement.h); NULL: arms run on this host unless they name one */
 		char *modules;            /* its lib/modules/RELEASE; NULL: beside the image, or /lib/modules/RELEASE */
 		char *cmdline;            /* appended to the host VM's kernel command line; may be NULL */
 		uint64_t memory;
@@ -202,6 +209,7 @@ struct run_spec {
 		unsigned numa_nodes;      /* memory and vCPUs split evenly */
 		char *accel;              /* auto, kvm, tcg */
 		double boot_timeout_s;    /* QEMU start to the runner inside ready */
+		bool fallback;            /* vm.accel kvm without a usable /dev/kvm: run in a host VM (kernel auto) rather than refuse */
 	} host_vm;
 
 	struct spec_knobs knobs;      /* for every arm */
@@ -247,6 +255,16 @@ void spec_knobs_done(struct spec_knobs *k);
 
 /* The value every arm gives knob name (its own or the run's), or NULL when arms differ or one leaves it alone. */
 const char *spec_knob_all_arms(const struct run_spec *spec, const char *name);
+
+/* A deep copy of src into dst (spec_init()ed here; spec_done() it). */
+int spec_copy(const struct run_spec *src, struct run_spec *dst, struct sb_error *err);
+
+/*
+ * Kernel arms: every "auto" kernel (host_vm.kernel, arms[].kernel) becomes
+ * image; with all_arms, an arm with no kernel gets it too (host_vm.kernel),
+ * so that the run goes into host VMs. -ENOMEM.
+ */
+int spec_resolve_kernel(struct run_spec *spec, const char *image, bool all_arms);
 
 /* Kernel arms: the kernel image arm runs in, or NULL when it runs on this host. */
 const char *spec_arm_kernel(const struct run_spec *spec, size_t arm);
