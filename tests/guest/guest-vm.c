@@ -17,6 +17,7 @@
 #include "check.h"
 #include "clock.h"
 #include "qemu-args.h"
+#include "test-accel.h"
 
 #define MAX_GUESTS 2
 #define MAX_FILES 4
@@ -153,8 +154,6 @@ void test_guest_start(struct test_guest *g, unsigned ram_mib, const struct guest
 	const char *qemu = getenv("SNAPBENCH_QEMU");
 	struct guest_vm vm;
 
-	if (access("/dev/kvm", R_OK | W_OK) < 0)
-		SKIP_TEST("/dev/kvm (%s): the guest tests run QEMU with KVM", strerror(errno));
 	if (!qemu || !*qemu)
 		qemu = "qemu-system-x86_64";
 	if (!in_path(qemu))
@@ -208,6 +207,7 @@ void test_guest_start(struct test_guest *g, unsigned ram_mib, const struct guest
 		.telemetry_fd = FD_TEL,
 		.control_fd = FD_CTL,
 		.extra = with_qmp ? qmp_args : NULL,
+		.tcg = !test_kvm(),
 	};
 	CHECK_MSG(guest_qemu_argv(&vm, &argv, &err) == 0, "%s", err.msg);
 

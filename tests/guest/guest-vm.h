@@ -8,7 +8,8 @@
  * the test exits, also on a failed CHECK (atexit) or meson's SIGTERM, and
  * QEMU gets SIGKILL if the test dies outright (PR_SET_PDEATHSIG).
  *
- * Without /dev/kvm or QEMU the test exits 77 naming what is missing.
+ * Without /dev/kvm the guest runs under TCG (tests/lib/test-accel.h);
+ * without QEMU the test exits 77 naming it.
  * $SNAPBENCH_QEMU overrides the QEMU binary; $SNAPBENCH_GUEST_IMAGE points
  * at the guest image (meson sets it to the build's).
  */

@@ -54,6 +54,14 @@ bool jnull(struct json_object *o, const char *path)
 	return walk(o, path, &v) && !v;
 }
 
+bool jtrue(struct json_object *o, const char *path)
+{
+	struct json_object *v = jget(o, path);
+
+	CHECK_MSG(v && json_object_is_type(v, json_type_boolean), "%s: not a boolean", path);
+	return json_object_get_boolean(v);
+}
+
 double jnum(struct json_object *o, const char *path)
 {
 	struct json_object *v = jp(o, path);

@@ -16,6 +16,8 @@ struct json_object *jp(struct json_object *o, const char *path);
 struct json_object *jget(struct json_object *o, const char *path);
 /* present and JSON null */
 bool jnull(struct json_object *o, const char *path);
+/* A boolean at path, which must be one. */
+bool jtrue(struct json_object *o, const char *path);
 /* A number (integer or not) at path. */
 double jnum(struct json_object *o, const char *path);
 /* An integer at path. */

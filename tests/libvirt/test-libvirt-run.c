@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 	run_test_init(argc, argv);
 	CHECK(argc >= 4);
 	which = argv[3];
-	run_test_require_kvm_root();
+	run_test_require_root();
 	require_libvirt();
 	/* under the host-wide knob lock: no run on this host has it changed right now */
 	uffd_original = run_test_sysctl_locked(UFFD_SYSCTL);

@@ -199,7 +199,7 @@ static void test_agent_missing(void)
 	FILE *f;
 	int k;
 
-	run_test_require_kvm_root();
+	run_test_require_root();
 	virConnectPtr conn = virConnectOpen("qemu:///system");
 	if (!conn)
 		SKIP_TEST("libvirtd at qemu:///system; scripts/host-setup starts it");
@@ -259,7 +259,7 @@ static void test_qemu_no_agent(void)
 	struct stat before, after;
 	int fd, k;
 
-	run_test_require_kvm_root();
+	run_test_require_root();
 	snprintf(disk, sizeof(disk), "%s/empty.img", dir);
 	fd = open(disk, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0);

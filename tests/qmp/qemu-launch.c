@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "clock.h"
+#include "test-accel.h"
 
 #define MAX_QEMUS 4
 #define MAX_FILES 16
@@ -112,8 +113,6 @@ void test_qemu_start(struct test_qemu *q, int mem_mib, int smp, const char *cons
 	size_t n = 0;
 	int slot = -1;
 
-	if (access("/dev/kvm", R_OK | W_OK) < 0)
-		SKIP_TEST("/dev/kvm (%s): these tests run QEMU with KVM", strerror(errno));
 	if (!qemu || !qemu[0])
 		qemu = "qemu-system-x86_64";
 
@@ -140,7 +139,7 @@ void test_qemu_start(struct test_qemu *q, int mem_mib, int smp, const char *cons
 	snprintf(mem, sizeof(mem), "%d", mem_mib);
 	snprintf(cpus, sizeof(cpus), "%d", smp);
 	snprintf(qmp, sizeof(qmp), "unix:%s,server=on,wait=off", q->qmp_path);
-	const char *base[] = { qemu, "-accel", "kvm", "-display", "none", "-nodefaults", "-no-user-config",
+	const char *base[] = { qemu, "-accel", test_accel(), "-display", "none", "-nodefaults", "-no-user-config",
 			       "-m", mem, "-smp", cpus, "-qmp", qmp };
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
 		argv[n++] = base[i];

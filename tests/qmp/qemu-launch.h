@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * For tests: start a real QEMU with KVM and QMP on a private unix socket in
+ * For tests: start a real QEMU with KVM (or, without /dev/kvm, TCG:
+ * tests/lib/test-accel.h) and QMP on a private unix socket in
  * a fresh temp dir, from an argv vector (no shell). Every QEMU started here
  * is killed and its temp dir removed when the test exits, also when a CHECK
  * fails (atexit) or meson's timeout sends SIGTERM; the child also gets
  * SIGKILL if the test dies outright (PR_SET_PDEATHSIG).
  *
- *   qemu-system-x86_64 -accel kvm -display none -nodefaults -no-user-config
+ *   qemu-system-x86_64 -accel kvm|tcg -display none -nodefaults -no-user-config
  *       -m MEM -smp SMP -qmp unix:DIR/qmp.sock,server=on,wait=off EXTRA...
  *
- * Without /dev/kvm the test exits 77 (skip) naming it. $SNAPBENCH_QEMU
- * overrides the binary.
+ * $SNAPBENCH_QEMU overrides the binary.
  */
 #pragma once
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "spec.h"
+#include "test-accel.h"
 #include "clock.h"
 #include "knobs.h"
 #include "runner.h"
@@ -30,15 +32,43 @@ void run_test_init(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
-void run_test_require_kvm_root(void)
+void run_test_require_root(void)
 {
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		SKIP_TEST("KVM (/dev/kvm: %s)", strerror(errno));
-	close(fd);
 	if (geteuid() != 0)
 		SKIP_TEST("root (BPF probes, knobs and QEMU users need it)");
+}
+
+void run_test_spec_init(struct run_spec *spec)
+{
+	struct sb_error err = {};
+
+	CHECK(spec_init(spec) == 0);
+	CHECK_MSG(spec_set(spec, "vm.accel", test_accel(), NULL, &err) == 0, "%s", err.msg);
+}
+
+bool run_test_kvm_counted(struct json_object *r)
+{
+	struct json_object *probes = jp(r, "probes");
+	unsigned kvm = 0, bpf = 0;
+
+	if (test_kvm())
+		return true;
+	CHECK_MSG(!strcmp(jstr(r, "accel/guest"), "tcg") && !strcmp(jstr(r, "accel/timing"), "emulated"),
+		  "accel %s, timing %s", jstr(r, "accel/guest"), jstr(r, "accel/timing"));
+	CHECK(jnull(r, "accel/host_vm") && jnull(r, "host_vm"));
+	json_object_object_foreach(probes, name, p)
+	{
+		bool is_kvm = !strncmp(name, "kvm.", 4), is_bpf = !strncmp(name, "bpf.", 4);
+		if (!is_kvm && !is_bpf)
+			continue;
+		CHECK_MSG(!jtrue(p, "available"), "%s is available under TCG", name);
+		CHECK_MSG(jstr(p, "reason") && strstr(jstr(p, "reason"), "TCG"), "%s: reason %s", name, jstr(p, "reason"));
+		kvm += is_kvm;
+		bpf += is_bpf;
+	}
+	CHECK_MSG(kvm > 0 && bpf > 0, "TCG: %u kvm.* and %u bpf.* counters named unavailable", kvm, bpf);
+	printf("TCG: %u kvm.* and %u bpf.* counters unavailable, each saying TCG\n", kvm, bpf);
+	return false;
 }
 
 void run_test_validate(const char *report_path)

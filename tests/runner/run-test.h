@@ -22,8 +22,22 @@ struct sb_error;
 /* argv[1] = validate-report.py, argv[2] = run-1.schema.json (from meson). */
 void run_test_init(int argc, char **argv);
 
-/* Skips (77) unless /dev/kvm works and we are root (BPF, knobs, QEMU users). */
-void run_test_require_kvm_root(void);
+/* Skips (77) unless we are root (BPF, knobs, QEMU users). */
+void run_test_require_root(void);
+
+/*
+ * spec_init() with vm.accel set to what this host has (tests/lib/test-accel.h):
+ * kvm, or tcg without /dev/kvm, so the run's flows are tested either way.
+ */
+void run_test_spec_init(struct run_spec *spec);
+
+/*
+ * Whether report r's guest ran under KVM, so that KVM's statistics and the
+ * BPF probes counted it. Under TCG it checks instead that the report says
+ * so (accel tcg, timing emulated) and that every kvm.* and bpf.* counter is
+ * unavailable with TCG as the reason, never a silent 0.
+ */
+bool run_test_kvm_counted(struct json_object *r);
 
 /* Validates the report at path: schema and the rules of validate-report.py. */
 void run_test_validate(const char *report_path);

@@ -27,6 +27,7 @@
 #include "macro.h"
 #include "run-dir.h"
 #include "run-test.h"
+#include "test-accel.h"
 
 #define KNOB_FILE "/proc/sys/kernel/printk_ratelimit"
 
@@ -40,7 +41,7 @@ static void restore_knob(void)
 	run_test_restore_sysctl(KNOB_FILE, knob_original);
 }
 
-/* Starts `snapbench run --local ARGS...`, its stdout and stderr to out_path and err_path. */
+/* Starts `snapbench run --local --accel kvm|tcg ARGS...`, its stdout and stderr to out_path and err_path. */
 static pid_t sb_async_to(const char *const *args, const char *out_path, const char *err_path)
 {
 	char *argv[64];
@@ -49,6 +50,8 @@ static pid_t sb_async_to(const char *const *args, const char *out_path, const ch
 	argv[n++] = (char *)snapbench;
 	argv[n++] = "run";
 	argv[n++] = "--local";
+	argv[n++] = "--accel"; /* kvm, or tcg here on a machine without /dev/kvm */
+	argv[n++] = (char *)test_accel();
 	for (; *args && n < 62; args++)
 		argv[n++] = (char *)*args;
 	argv[n] = NULL;
@@ -334,7 +337,7 @@ int main(int argc, char **argv)
 	run_test_init(argc, argv);
 	CHECK(argc > 3);
 	snapbench = argv[3];
-	run_test_require_kvm_root();
+	run_test_require_root();
 	dir = test_tmpdir("cli-run");
 	snprintf(out, sizeof(out), "%s/stdout", dir);
 	snprintf(errf, sizeof(errf), "%s/stderr", dir);

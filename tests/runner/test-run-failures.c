@@ -51,7 +51,7 @@ static void small_spec(struct run_spec *spec, const char *reps)
 {
 	struct sb_error err = {};
 
-	CHECK(spec_init(spec) == 0);
+	run_test_spec_init(spec);
 	CHECK(spec_set(spec, "repetitions", reps, NULL, &err) == 0);
 	CHECK(spec_set(spec, "vm.memory", "256M", NULL, &err) == 0);
 	CHECK(spec_set(spec, "timing.warmup_s", "0.5", NULL, &err) == 0);
@@ -139,7 +139,7 @@ static void test_qemu_killed(void)
 	/* the next repetition ran and completed */
 	CHECK(!strcmp(jstr(r, "repetitions/1/state"), "completed"));
 	CHECK(jnum(r, "arms/0/repetitions/completed") == 1 && jnum(r, "arms/0/repetitions/failed") == 1);
-	CHECK(jnum(r, "arms/0/windows/snapshot/invalidations_per_s/n") == 1); /* the completed repetition only */
+	CHECK(jnum(r, "arms/0/windows/snapshot/guest_ops_per_s/n") == 1); /* the completed repetition only */
 	run_test_expect_no_qemu(r);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/snapshot-rep0.bin", killed_run_dir);
@@ -430,7 +430,7 @@ int main(int argc, char **argv)
 	};
 
 	run_test_init(argc, argv);
-	run_test_require_kvm_root();
+	run_test_require_root();
 	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
 	return 0;
 }

@@ -45,7 +45,7 @@ static void pin_spec(struct run_spec *spec, const char *backing)
 {
 	struct sb_error err = {};
 
-	CHECK(spec_init(spec) == 0);
+	run_test_spec_init(spec);
 	CHECK(spec_set(spec, "repetitions", "1", NULL, &err) == 0);
 	CHECK(spec_set(spec, "vm.memory", GUEST, NULL, &err) == 0);
 	CHECK(spec_set(spec, "vm.backing", backing, NULL, &err) == 0);
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	};
 
 	run_test_init(argc, argv);
-	run_test_require_kvm_root();
+	run_test_require_root();
 	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
 	return 0;
 }

@@ -51,19 +51,12 @@
 
 static const char *snapbench_exe;
 
-static bool jtrue(struct json_object *o, const char *path)
-{
-	struct json_object *v = jget(o, path);
-
-	CHECK_MSG(v && json_object_is_type(v, json_type_boolean), "%s: not a boolean", path);
-	return json_object_get_boolean(v);
-}
 
 static void postcopy_spec(struct run_spec *spec, const char *reps)
 {
 	struct sb_error err = {};
 
-	CHECK(spec_init(spec) == 0);
+	run_test_spec_init(spec);
 	CHECK(spec_set(spec, "scenario", "postcopy-restore", NULL, &err) == 0);
 	CHECK(spec_set(spec, "repetitions", reps, NULL, &err) == 0);
 	CHECK(spec_set(spec, "vm.memory", "256M", NULL, &err) == 0);
@@ -412,7 +405,7 @@ int main(int argc, char **argv)
 	};
 
 	run_test_init(argc, argv);
-	run_test_require_kvm_root();
+	run_test_require_root();
 	snapbench_exe = argc > 4 ? argv[4] : NULL;
 	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
 	return 0;

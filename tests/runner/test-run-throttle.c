@@ -44,7 +44,7 @@ static void throttled_spec(struct run_spec *spec, const char *rate)
 {
 	struct sb_error err = {};
 
-	CHECK(spec_init(spec) == 0);
+	run_test_spec_init(spec);
 	CHECK(spec_set(spec, "repetitions", "1", NULL, &err) == 0);
 	CHECK(spec_set(spec, "vm.memory", "128M", NULL, &err) == 0);
 	CHECK(spec_set(spec, "bpf.enabled", "false", NULL, &err) == 0);
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 	};
 
 	run_test_init(argc, argv);
-	run_test_require_kvm_root();
+	run_test_require_root();
 	run_test_cases(cases, ARRAY_SIZE(cases), argc > 3 ? argv[3] : NULL);
 	return 0;
 }
