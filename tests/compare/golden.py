@@ -136,9 +136,14 @@ def check_metric_svg(case, path, metric):
         fail(case, "%s: the y axis has fewer than two tick labels" % path)
 
 
-def check_timeline_svg(case, path, want_invalidations):
+def check_timeline_svg(case, path, want_invalidations, want_kvm=True):
+    """want_kvm: the reports have KVM's pf and tlb counters (under TCG they are unavailable: no series)"""
     root = check_svg_common(case, path)
-    panels = ["panel-pf", "panel-tlb"] + (["panel-invalidations"] if want_invalidations else [])
+    panels = (["panel-pf", "panel-tlb"] if want_kvm else []) + (["panel-invalidations"] if want_invalidations else [])
+    for panel in [] if want_kvm else ["panel-pf", "panel-tlb"]:
+        g = group(root, panel)
+        if g is not None and list(g.iter(SVG_NS + "polyline")):
+            fail(case, "%s: %s has series, but the reports have no such counter" % (path, panel))
     if not want_invalidations and group(root, "panel-invalidations") is not None:
         fail(case, "%s: an invalidations panel, but the reports have no bpf.invalidations" % path)
     for panel in panels:

@@ -14,11 +14,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemonlib import Env, as_user, check, kvm_or_skip, log, make_account, spec, wait_for  # noqa: E402
+from daemonlib import Env, as_user, check, qemu_or_skip, log, make_account, spec, wait_for  # noqa: E402
 
 
 def body(env):
-    kvm_or_skip()
+    qemu_or_skip()
     tag = "%d" % os.getpid()
     group, outsider, member = "sbtg" + tag, "sbtout" + tag, "sbtin" + tag
     make_account(env, "group", group)

@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemonlib import (Env, as_user, check, connect_as, kvm_or_skip, log, make_account, spec,  # noqa: E402
+from daemonlib import (Env, as_user, check, connect_as, qemu_or_skip, log, make_account, spec,  # noqa: E402
                        wait_for)
 
 
@@ -29,7 +29,7 @@ def refused(c, needle):
 
 
 def body(env):
-    kvm_or_skip()
+    qemu_or_skip()
     tag = "%d" % os.getpid()
     a_name, b_name = "sbtca" + tag, "sbtcb" + tag
     make_account(env, "user", a_name, "--no-create-home", "--shell", "/usr/sbin/nologin")

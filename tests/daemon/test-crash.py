@@ -25,7 +25,7 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemonlib import (Env, KnobLock, check, kvm_or_skip, log, pid_alive, read_knob_locked,  # noqa: E402
+from daemonlib import (Env, KnobLock, check, qemu_or_skip, log, pid_alive, read_knob_locked,  # noqa: E402
                        restore_knob, skip, spec, wait_for)
 
 KNOB = "/proc/sys/kernel/numa_balancing"
@@ -145,7 +145,7 @@ def sigterm(env):
 
 
 def body(env):
-    kvm_or_skip()
+    qemu_or_skip()
     if not os.path.exists(KNOB):
         skip("kernel.numa_balancing (CONFIG_NUMA_BALANCING)")
     original = read_knob_quiet()

@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemonlib import Env, check, cmdline, kvm_or_skip, log, pid_alive, spec, wait_for  # noqa: E402
+from daemonlib import ACCEL, Env, check, cmdline, qemu_or_skip, log, pid_alive, spec, wait_for  # noqa: E402
 
 
 def write_spec(env, name, obj):
@@ -192,14 +192,14 @@ def wait_exit_codes(env, d):
 def migrating_runs(env, d):
     """dirty-log and postcopy-restore through snapbenchd, as background-snapshot runs go."""
     dirty = {
-        "scenario": "dirty-log", "repetitions": 1, "vm": {"memory": "256M", "vcpus": 2},
+        "scenario": "dirty-log", "repetitions": 1, "vm": {"memory": "256M", "vcpus": 2, "accel": ACCEL},
         "guest": {"kind": "micro", "pattern": "rand-set", "region": "64M", "probe": {"vcpu": 0}},
         "dirty_log": {"tracking": "bitmap", "iterate_s": 4, "max_bandwidth": "64M", "downtime_limit_ms": 1,
                       "completion": "cancel"},
         "timing": {"warmup_s": 1, "pre_s": 1, "post_s": 1, "interval_ms": 250},
     }
     postcopy = {
-        "scenario": "postcopy-restore", "repetitions": 1, "vm": {"memory": "128M", "vcpus": 1},
+        "scenario": "postcopy-restore", "repetitions": 1, "vm": {"memory": "128M", "vcpus": 1, "accel": ACCEL},
         "guest": {"kind": "micro", "pattern": "fault-linear", "region": "32M", "probe": {"vcpu": None}},
         "postcopy": {"access": "read", "timeout_s": 60},
         "timing": {"warmup_s": 0, "pre_s": 1, "post_s": 1, "interval_ms": 250},
@@ -225,7 +225,7 @@ def migrating_runs(env, d):
 
 
 def body(env):
-    kvm_or_skip()
+    qemu_or_skip()
     d = env.daemon().start()
     two_runs(env, d)
     cancels(env, d)
