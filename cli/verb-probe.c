@@ -543,6 +543,21 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 }
 
 /*
+ * cur less first, counter by counter: what the session counted. The probes
+ * count from attach, which includes the loader's own fentry self-test (its
+ * VM's events are counted as the target's for the moment: bpf/probes.c).
+ */
+static void since_first(const struct sb_probe_snapshot *first, struct sb_probe_snapshot *cur)
+{
+	_Static_assert(sizeof(struct sb_counts) % sizeof(__u64) == 0, "struct sb_counts is not all __u64");
+	const __u64 *a = (const __u64 *)&first->c;
+	__u64 *b = (__u64 *)&cur->c;
+
+	for (size_t i = 0; i < sizeof(struct sb_counts) / sizeof(__u64); i++)
+		b[i] -= a[i];
+}
+
+/*
  * Samples every interval until count, a signal or the target's exit: *first
  * gets the snapshot the session starts from, *prev the last one read, *t0
  * the first's time. EXIT_OK or the exit code.
@@ -573,8 +588,11 @@ static int sample_loop(struct sb_probes *p, const struct probe_args *a, struct s
 			verb_error("%s", err.msg);
 			return EXIT_FAIL;
 		}
-		if (a->json)
-			emit_interval_json(p, &cur, *t0);
+		if (a->json) {
+			struct sb_probe_snapshot since = cur;
+			since_first(first, &since);
+			emit_interval_json(p, &since, *t0);
+		}
 		else
 			print_delta_text(p, prev, &cur, *t0, false);
 		fflush(stdout);
@@ -614,6 +632,7 @@ static int run(struct probe_args *a)
 	if (r != EXIT_OK)
 		return r;
 	if (a->json) {
+		since_first(&first, &prev);
 		if (emit_summary_json(p, &prev, t0, a->top) < 0)
 			return EXIT_FAIL;
 	} else {

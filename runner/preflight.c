@@ -271,7 +271,7 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 	if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT && !vm_libvirt_linked())
 		fail(&f, -EOPNOTSUPP, VM_NO_LIBVIRT_MSG, program_invocation_short_name);
 	else if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
-		libvirt_preflight(in->spec, fail_msg, &f); /* libvirt's QEMU user, not ours */
+		libvirt_preflight(in->spec, in->tcg, fail_msg, &f); /* libvirt's QEMU user, not ours */
 	else if (in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT ||
 		 in->spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE)
 		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL); /* a precopy migration needs no userfaultfd */

@@ -56,7 +56,7 @@ static long read_long(const char *path, long dflt)
 	return f && fscanf(f, "%ld", &v) == 1 ? v : dflt;
 }
 
-int libvirt_preflight(const struct run_spec *spec, void (*fail)(void *ctx, int code, const char *msg), void *ctx)
+int libvirt_preflight(const struct run_spec *spec, bool tcg, void (*fail)(void *ctx, int code, const char *msg), void *ctx)
 {
 	const char *uri = spec->vm.libvirt.uri;
 	struct sb_error e = {};
@@ -87,7 +87,7 @@ int libvirt_preflight(const struct run_spec *spec, void (*fail)(void *ctx, int c
 	struct passwd *pw = getpwuid(uid);
 	const char *who = pw ? pw->pw_name : "?";
 
-	if (!may_rw("/dev/kvm", uid, gid)) {
+	if (!tcg && !may_rw("/dev/kvm", uid, gid)) {
 		snprintf(msg, sizeof(msg),
 			 "libvirt at %s runs QEMU as '%s' (uid %u), which cannot open /dev/kvm read-write: make /dev/kvm root:kvm 0660 and put '%s' in group kvm (scripts/host-setup does)",
 			 uri, who, uid, who);

@@ -48,13 +48,14 @@ bool vm_libvirt_linked(void);
 
 /*
  * Preflight for the libvirt backend: libvirtd answers at spec's URI, and
- * the user libvirt runs QEMU as (its DAC base label) can use /dev/kvm and
+ * the user libvirt runs QEMU as (its DAC base label) can use /dev/kvm (not
+ * asked with tcg: the domain then runs under TCG, libvirt's type 'qemu') and
  * userfaultfd (background snapshots need write-protect faults:
  * vm.unprivileged_userfaultfd=1 for a non-root QEMU, or /dev/userfaultfd
  * access with QEMU 8.0 or later). Each failure is passed to fail() with
  * the input at fault and the fix; returns the number of failures.
  */
-int libvirt_preflight(const struct run_spec *spec, void (*fail)(void *ctx, int code, const char *msg), void *ctx);
+int libvirt_preflight(const struct run_spec *spec, bool tcg, void (*fail)(void *ctx, int code, const char *msg), void *ctx);
 
 /*
  * The uid and gid libvirt at uri runs QEMU as, from the host capabilities'

@@ -101,7 +101,7 @@ static void base_spec(struct run_spec *spec, const char *backend)
 {
 	struct sb_error err = {};
 
-	CHECK(spec_init(spec) == 0);
+	run_test_spec_init(spec);
 	CHECK(spec_set(spec, "vm.backend", backend, NULL, &err) == 0);
 	CHECK(spec_set(spec, "repetitions", "1", NULL, &err) == 0);
 	CHECK(spec_set(spec, "vm.memory", "128M", NULL, &err) == 0);

@@ -45,6 +45,7 @@
 #include "runner.h"
 #include "spec.h"
 #include "telemetry.h"
+#include "test-accel.h"
 
 extern char **environ;
 
@@ -111,7 +112,7 @@ static void test_workload(void)
 	CHECK(posix_spawn(&agent_pid, qa[0], NULL, NULL, (char *const *)qa, environ) == 0);
 	CHECK_MSG(qga_connect(sock, 10000, NULL, &c, &err) == 0, "%s", err.msg);
 
-	CHECK(spec_init(&spec) == 0);
+	run_test_spec_init(&spec);
 	CHECK(spec_set(&spec, "guest.linux.dir", agent_dir, NULL, &err) == 0);
 	CHECK(spec_set(&spec, "guest.linux.vm_bytes", "16M", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "guest.linux.method", "write64", NULL, &err) == 0);
@@ -215,13 +216,14 @@ static void test_agent_missing(void)
 	snprintf(xml_path, sizeof(xml_path), "%s/domain.xml", xml_dir);
 	f = fopen(xml_path, "we");
 	CHECK(f);
-	fprintf(f, "<domain type='kvm'>\n  <name>snapbench-test-noagent</name>\n  <memory unit='MiB'>64</memory>\n"
+	/* type 'qemu': libvirt's TCG, on a machine without /dev/kvm */
+	fprintf(f, "<domain type='%s'>\n  <name>snapbench-test-noagent</name>\n  <memory unit='MiB'>64</memory>\n"
 		   "  <vcpu>1</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type><kernel>%s</kernel>"
 		   "<cmdline>-- mem=8M probe=none</cmdline></os>\n  <devices><memballoon model='none'/></devices>\n</domain>\n",
-		kernel);
+		test_kvm() ? "kvm" : "qemu", kernel);
 	CHECK(fclose(f) == 0);
 
-	CHECK(spec_init(&spec) == 0);
+	run_test_spec_init(&spec);
 	CHECK(spec_set(&spec, "repetitions", "1", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "vm.backend", "libvirt", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "vm.libvirt.xml", xml_path, NULL, &err) == 0);
@@ -266,7 +268,7 @@ static void test_qemu_no_agent(void)
 	close(fd);
 	CHECK(stat(disk, &before) == 0);
 
-	CHECK(spec_init(&spec) == 0);
+	run_test_spec_init(&spec);
 	CHECK(spec_set(&spec, "repetitions", "1", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "vm.memory", "64M", NULL, &err) == 0);
 	CHECK(spec_set(&spec, "vm.vcpus", "1", NULL, &err) == 0);

@@ -27,6 +27,10 @@
  * inside are instructions, the same from run to run on a busy machine
  * (docs/testing.md, "Instruction counts in a host VM").
  *
+ * --host-if-kvm runs COMMAND on this host, not in a host VM, when /dev/kvm
+ * opens here (for the tests that need KVM and BPF: on a machine with KVM
+ * they measure its KVM, on one without it the host VM's; docs/testing.md).
+ *
  * --systemd boots the root's systemd as PID 1 instead (the root is then an
  * overlay over this host's /, writable in memory) with only COMMAND to run,
  * as kernel-command-line.service (systemd.run=; the words of COMMAND may not
@@ -68,7 +72,7 @@ struct options {
 	size_t n_params, n_envs;
 	unsigned memory_mib, vcpus;
 	double timeout_s;
-	bool systemd, icount, backports;
+	bool systemd, icount, backports, host_if_kvm;
 	char **command;
 };
 
@@ -81,7 +85,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hostvm-exec --kernel IMAGE [--modules DIR] [--param MODULE.NAME=VALUE]... [--memory MIB]\n"
 		   "                   [--vcpus N] [--accel auto|kvm|tcg] [--timeout S] [--env NAME=VALUE]...\n"
-		   "                   [--work DIR] [--systemd] [--icount] [--backports] -- COMMAND ARG...\n");
+		   "                   [--work DIR] [--systemd] [--icount] [--backports] [--host-if-kvm] -- COMMAND ARG...\n");
 }
 
 static int parse_argv(int argc, char **argv, struct options *o)
@@ -93,7 +97,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "timeout", required_argument, NULL, 't' }, { "env", required_argument, NULL, 'e' },
 		{ "work", required_argument, NULL, 'w' },   { "help", no_argument, NULL, 'h' },
 		{ "systemd", no_argument, NULL, 'S' },     { "icount", no_argument, NULL, 'I' },
-		{ "backports", no_argument, NULL, 'B' },
+		{ "backports", no_argument, NULL, 'B' },   { "host-if-kvm", no_argument, NULL, 'H' },
 		{}
 	};
 	int c;
@@ -110,6 +114,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case 'S': o->systemd = true; break;
 		case 'I': o->icount = true; break;
 		case 'B': o->backports = true; break;
+		case 'H': o->host_if_kvm = true; break;
 		case 'p':
 		case 'e':
 			if ((c == 'p' ? o->n_params : o->n_envs) >= MAX_ITEMS) {
@@ -603,5 +608,17 @@ int main(int argc, char **argv)
 
 	if (parse_argv(argc, argv, &o) < 0)
 		return 2;
+	if (o.host_if_kvm) {
+		int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			fprintf(stderr, "hostvm-exec: /dev/kvm works here: %s runs on this host\n", o.command[0]);
+			execvp(o.command[0], o.command);
+			fprintf(stderr, "hostvm-exec: %s: %s\n", o.command[0], strerror(errno));
+			return 127;
+		}
+		fprintf(stderr, "hostvm-exec: /dev/kvm: %s: %s runs in a host VM, under its KVM\n", strerror(errno),
+			o.command[0]);
+	}
 	return run(&o);
 }
