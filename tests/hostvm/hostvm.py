@@ -588,6 +588,73 @@ def badinput(snapbench, schema, validator, workdir, image, release):
         print("%s -> %s" % (" ".join(args[:2]), (r.stderr.strip().splitlines() or [""])[0][:200]))
 
 
+def kvm_usable():
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC))
+        return True
+    except OSError:
+        return False
+
+
+def fallback(snapbench, schema, validator, workdir, image, release):
+    """Where a run runs (docs/running.md#where-a-run-runs): a run with vm.accel kvm (the default) on a
+    machine without /dev/kvm goes into a host VM booting the kernel cache's kernel (host_vm.kernel auto),
+    says so on the terminal and in the report, and its guest runs under that kernel's KVM; --no-host-vm
+    refuses with /dev/kvm's message and the way out; an auto kernel that cannot be found fails preflight
+    naming the fix. With /dev/kvm here, --kernel auto takes the same host VM path."""
+    kvm = kvm_usable()
+    current = os.path.realpath(os.path.join(CACHE, "current", "boot", "vmlinuz"))
+    check(os.path.exists(current), "no %s: run scripts/fetch-test-kernel as root" % current)
+    args = ["--repetitions", "1", "--memory", "64M", "--vcpus", "1", "--warmup", "1", "--pre", "2", "--post", "2",
+            "--interval", "500", "--telemetry-interval", "1000"]
+    out = os.path.join(workdir, "fallback")
+    r = subprocess.run([snapbench, "run", "--local", "--output", out] + args + (["--kernel", "auto"] if kvm else []),
+                       capture_output=True, text=True, timeout=600)
+    path, rep = load_report(out)
+    check(r.returncode == 0, "the run failed (exit %d): %s %s" % (r.returncode, r.stdout[-2000:], r.stderr[-2000:]))
+    validate(validator, schema, path)
+    line = "snapbench: this host has no usable /dev/kvm"
+    check((line in r.stderr) == (not kvm), "the placement line (%s) on the terminal: %s" % (line, r.stderr[:2000]))
+    check(rep["accel"]["guest"] == "kvm" and rep["accel"]["host_vm"] in ("kvm", "tcg"), "accel %s" % rep["accel"])
+    check((rep["accel"]["timing"] == "emulated") == (rep["accel"]["host_vm"] == "tcg"), "accel %s" % rep["accel"])
+    hv = rep["host_vm"]
+    check(hv and hv["fallback"] == (not kvm) and hv["kernel"] == current and release in hv["kernel_source"],
+          "host_vm %s, want the cache's %s" % (hv, current))
+    check(hv["reason"] == rep["accel"]["reason"] and ("no usable /dev/kvm" in hv["reason"]) == (not kvm), "%s" % hv)
+    check(rep["arms"][0]["kernel"]["release"] == os.path.basename(current)[len("vmlinuz-"):], "arms[0].kernel")
+    x = rep["repetitions"][0]
+    check(rep["state"] == "completed" and x["state"] == "completed", "run %s, repetition %s" % (rep["state"], x["state"]))
+    # the guest ran under the host VM's KVM: its statistics are there
+    check(rep["probes"]["kvm.pf_taken"]["available"], "kvm.pf_taken: %s" % rep["probes"]["kvm.pf_taken"])
+    print("the run went into a host VM: %s; snapshot %.1f s, pf_taken %d"
+          % (hv["reason"], x["snapshot"]["duration_s"], x["totals"]["kvm.pf_taken"]))
+
+    if not kvm:
+        out = os.path.join(workdir, "refused")
+        r = subprocess.run([snapbench, "run", "--local", "--output", out, "--no-host-vm", "-q"] + args,
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 4, "--no-host-vm: exit %d, want 4 (preflight): %s" % (r.returncode, r.stderr))
+        for w in ("/dev/kvm", "modprobe kvm_amd", "--no-host-vm", "--accel tcg"):
+            check(w in r.stderr, "--no-host-vm: %r not in %s" % (w, r.stderr))
+        path, rep = load_report(out)
+        check(rep["state"] == "failed" and rep["error"]["phase"] == "preflight", "--no-host-vm: %s" % rep["error"])
+        check(not qemu_pids(out), "--no-host-vm: a QEMU started")
+        print("--no-host-vm -> %s" % r.stderr.strip().splitlines()[0][:200])
+
+    if os.access("/boot/vmlinuz-" + os.uname().release, os.R_OK):
+        print("this host's own kernel image is readable: auto would take it, the missing-kernel case is not run")
+        return
+    out = os.path.join(workdir, "nokernel")
+    env = dict(os.environ, SNAPBENCH_KERNEL_CACHE=os.path.join(workdir, "empty-cache"))
+    r = subprocess.run([snapbench, "run", "--local", "--output", out, "--kernel", "auto", "-q"] + args,
+                       capture_output=True, text=True, timeout=120, env=env)
+    check(r.returncode == 4, "no auto kernel: exit %d, want 4: %s" % (r.returncode, r.stderr))
+    for w in ("host_vm.kernel auto", "empty-cache/current/boot/vmlinuz", "snapbench-fetch-kernel", "--kernel PATH"):
+        check(w in r.stderr, "no auto kernel: %r not in %s" % (w, r.stderr))
+    check(not qemu_pids(out), "no auto kernel: a QEMU started")
+    print("no auto kernel -> %s" % r.stderr.strip().splitlines()[0][:200])
+
+
 def main():
     mode, snapbench, schema, validator, base = sys.argv[1:6]
     if os.geteuid() != 0:
@@ -600,7 +667,7 @@ def main():
     ok = False
     try:
         {"e2e": e2e, "noboot": noboot, "badinput": badinput, "killed": killed, "dirtylog": dirtylog,
-         "postcopy": postcopy, "silent": silent, "numa": numa}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
+         "postcopy": postcopy, "silent": silent, "numa": numa, "fallback": fallback}[mode](os.path.abspath(snapbench), schema, validator, workdir, image, release)
         ok = True
     finally:
         no_leftovers(workdir)
