@@ -11,6 +11,7 @@
 #include "daemon-format.h"
 #include "macro.h"
 #include "report.h"
+#include "timing.h"
 
 void fmt_rate(char *buf, size_t len, double v)
 {
@@ -106,7 +107,7 @@ static void print_padded(FILE *out, const char *s, size_t width)
 #define ARM_TABLE_MAX_WINDOWS 3
 
 void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
-		       size_t n_windows)
+		       size_t n_windows, bool emulated)
 {
 	char cell[ARRAY_SIZE(metric_rows)][ARM_TABLE_MAX_WINDOWS][80], label[ARRAY_SIZE(metric_rows)][64];
 	bool shown[ARRAY_SIZE(metric_rows)] = { false };
@@ -155,9 +156,11 @@ void print_arm_windows(FILE *out, struct json_object *arm, const char *const *wi
 			continue;
 		fprintf(out, "  ");
 		print_padded(out, label[i], wlabel);
+		bool mark = emulated && report_metric_time_based(metric_rows[i].metric, NULL);
 		for (size_t w = 0; w < n_windows; w++)
-			fprintf(out, "  %-*s", w + 1 < n_windows ? (int)wcol[w] : 0, cell[i][w]);
-		fprintf(out, "\n");
+			fprintf(out, "  %-*s", w + 1 < n_windows || mark ? (int)wcol[w] : 0, cell[i][w]);
+		/* a time, rate or latency under TCG: the emulator's (reports/timing.h) */
+		fprintf(out, "%s\n", mark ? "  emulated" : "");
 	}
 }
 

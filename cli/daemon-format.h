@@ -32,10 +32,12 @@ extern const size_t n_metric_rows;
  * An arm's table over windows (at most 3; titles head the columns): a row
  * per metric_rows entry any window has, each cell the window's "median (min
  * max)" as snapbench compare writes it (the median alone for one
- * repetition), time metrics in one unit per row (ns, µs, ms or s).
+ * repetition), time metrics in one unit per row (ns, µs, ms or s). With
+ * emulated (the arm ran under TCG, reports/timing.h), the rows of times,
+ * rates and latencies end in "emulated".
  */
 void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
-		       size_t n_windows);
+		       size_t n_windows, bool emulated);
 
 /*
  * "[41.2s  31%] rep 2/6 base: snapshot pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%";

@@ -26,7 +26,7 @@ static char *table(struct json_object *arm, const char *scenario, size_t n_windo
 	FILE *f = open_memstream(&text, &len);
 
 	CHECK(f);
-	print_arm_windows(f, arm, windows, titles, n_windows);
+	print_arm_windows(f, arm, windows, titles, n_windows, false);
 	CHECK(fclose(f) == 0);
 	return text;
 }

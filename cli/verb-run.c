@@ -22,6 +22,7 @@
 #include "run-remote.h"
 #include "runner.h"
 #include "spec.h"
+#include "timing.h"
 #include "verb-args.h"
 #include "verbs.h"
 
@@ -186,7 +187,9 @@ static void print_summary(struct json_object *report, const char *path)
 		       client_get_string(arm, "label", NULL),
 		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
-		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows));
+		struct report_timing timing;
+		report_timing_of(report, client_get_string(arm, "label", NULL), &timing);
+		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows), timing.emulated);
 		print_unavailable(stdout, report, arm);
 	}
 	print_report_retried(stdout, report);

@@ -15,6 +15,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "report.h"
+#include "timing.h"
 #include "verb-args.h"
 #include "verbs.h"
 
@@ -113,6 +114,13 @@ static void print_report(struct json_object *report)
 	const char *const titles[] = { "before (pre)", report_scenario_window_title(scenario), "after (post)" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
+	struct report_timing run_timing;
+	report_timing_of(report, NULL, &run_timing);
+	if (run_timing.emulated) {
+		client_terminal_sanitize(run_timing.why, strlen(run_timing.why));
+		printf("\ntiming emulated (%s): the times, rates and latencies marked emulated are QEMU's emulator's, "
+		       "the counts the kernel's own\n", run_timing.why);
+	}
 	if (client_get(report, "partial", NULL, NULL)) /* docs/report-format.md: what is not known is null */
 		printf("\npartial report (from %s): %s\n", client_get_string(client_get(report, "partial", NULL, NULL),
 									    "source", "?"),
@@ -123,7 +131,9 @@ static void print_report(struct json_object *report)
 		printf("\narm %s: %d of %d repetitions completed; median (min max)\n", client_get_string(arm, "label", "?"),
 		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
-		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows));
+		struct report_timing timing;
+		report_timing_of(report, client_get_string(arm, "label", NULL), &timing);
+		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows), timing.emulated);
 		print_unavailable(stdout, report, arm);
 	}
 	if (reps && json_object_array_length(reps)) {
@@ -258,6 +268,31 @@ static int print_export(const struct show_args *a, enum show_format format, stru
 	return EXIT_OK;
 }
 
+/*
+ * A report written before "accel" whose kernel arms' host VMs ran under TCG
+ * gets the accel object derived from them (docs/report-format.md#accelerators),
+ * so that --json says the timing of every report alike.
+ */
+static void add_derived_accel(struct json_object *report)
+{
+	struct report_timing timing;
+	struct json_object *accel;
+
+	if (!report || json_lookup(report, "accel"))
+		return;
+	report_timing_of(report, NULL, &timing);
+	if (!timing.emulated || !(accel = json_object_new_object()))
+		return;
+	char reason[400];
+	snprintf(reason, sizeof(reason), "derived from arms[].kernel.host_vm.accel (a report written before accel): %s",
+		 timing.why);
+	json_object_object_add(accel, "guest", json_object_new_string("kvm"));
+	json_object_object_add(accel, "host_vm", json_object_new_string("tcg"));
+	json_object_object_add(accel, "timing", json_object_new_string("emulated"));
+	json_object_object_add(accel, "reason", json_object_new_string(reason));
+	json_object_object_add(report, "accel", accel);
+}
+
 /* show --file: the report file read here, as snapbenchd's show would give it (no timelines unless asked) */
 static int run_file(const struct show_args *a)
 {
@@ -280,6 +315,7 @@ static int run_file(const struct show_args *a)
 	    a->format == SHOW_KCIDB)
 		return print_export(a, a->format, report);
 	if (a->format == SHOW_JSON) {
+		add_derived_accel(report);
 		client_print_json(report);
 	} else {
 		print_report(report);
@@ -306,6 +342,7 @@ static int run(const struct show_args *a)
 	    a->format == SHOW_KCIDB)
 		return print_export(a, a->format, client_get(reply, "report", NULL, NULL));
 	if (a->format == SHOW_JSON) {
+		add_derived_accel(client_get(reply, "report", NULL, NULL));
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {
 		print_summary_block(stdout, client_get(reply, "run", NULL, NULL), "");

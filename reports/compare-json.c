@@ -7,6 +7,7 @@
 
 #include "compare.h"
 #include "compare-private.h"
+#include "timing.h"
 
 /* Numbers in their shortest form that reads back to the same double, so the
  * output is stable and free of noise digits like 0.33333333333333331. */
@@ -65,6 +66,9 @@ static struct json_object *side_json(const struct compare_side *s)
 		add(r, "kernel_release", str(release));
 		if (host_vm)
 			add(r, "host_vm", json_object_new_boolean(true));
+		struct report_timing t;
+		report_timing_of(rep->root, s->label, &t);
+		add(r, "timing", str(t.emulated ? "emulated" : "native"));
 		for (size_t j = 0; j < s->n_reps; j++)
 			if (s->reps[j].report == rep)
 				json_object_array_add(idx, json_object_new_int64(s->reps[j].index));
@@ -107,6 +111,7 @@ static struct json_object *metric_json(const struct compare_result *r, const str
 	add(o, "ratio", num(m->ratio));
 	add(o, "pct_change", num(m->pct_change));
 	add(o, "from_zero", json_object_new_boolean(m->from_zero));
+	add(o, "emulated", json_object_new_boolean(m->emulated));
 
 	add(test, "name", str("mann-whitney-u"));
 	add(test, "method", str(m->mwu.method == STATS_MWU_EXACT ? "exact" : "normal"));

@@ -20,5 +20,5 @@ struct json_object *compare_arm_kernel(struct json_object *root, const char *lab
 const char *compare_side_release(const struct compare_side *s, size_t i, bool *host_vm);
 
 struct compare_result;
-/* Whether any repetition of the comparison ran in a host VM under TCG (the tables then say so). */
+/* Whether a side's timing is emulated (TCG at some layer, reports/timing.h): the tables then say so. */
 bool compare_any_tcg(const struct compare_result *r);

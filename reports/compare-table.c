@@ -269,7 +269,7 @@ static void context_lines(struct strbuf *b, const struct compare_result *r, bool
 	kernels(b, r->side[1]);
 	strbuf_appendf(b, "%s", markdown ? ".\n\n" : "\n");
 	if (compare_any_tcg(r))
-		strbuf_appendf(b, "Host VMs under TCG (emulated CPU): absolute figures are not bare metal's; the ratio between arms of one run is what counts.%s",
+		strbuf_appendf(b, "Timing emulated (TCG): the times, rates and latencies marked emulated are QEMU's emulator's, the counts the kernel's own; the ratio between arms of one run is what counts.%s",
 			    markdown ? "\n\n" : "\n");
 	strbuf_appendf(b, "Median (min max) per arm; two-sided Mann-Whitney U, alpha %g; change threshold %g%%.\n",
 		    r->opts.alpha, r->opts.threshold_pct);
@@ -343,6 +343,7 @@ char *compare_format_table(const struct compare_result *r)
 		const char *win = r->opts.windows[w];
 		size_t wname = strlen("metric"), wmed[2] = { 0 }, wrange[2] = { 0 };
 		size_t wchange = strlen("change"), wratio = strlen("ratio"), wp = 1, wverdict = strlen("verdict"), rows = 0;
+		bool emulated = false;
 
 		for (size_t i = 0; i < r->n_metrics; i++) {
 			if (strcmp(r->metrics[i].window, win))
@@ -358,6 +359,7 @@ char *compare_format_table(const struct compare_result *r)
 			wratio = max_sz(wratio, strlen(c->ratio));
 			wp = max_sz(wp, strlen(c->p));
 			wverdict = max_sz(wverdict, strlen(c->verdict));
+			emulated |= r->metrics[i].emulated;
 		}
 		strbuf_appendf(&b, "\nWindow %s:\n", win);
 		if (!rows) {
@@ -369,11 +371,12 @@ char *compare_format_table(const struct compare_result *r)
 		for (int s = 0; s < 2; s++)
 			wcol[s] = max_sz(wmed[s] + 1 + wrange[s], strlen(title[s]));
 
-		strbuf_appendf(&b, "\n  %-*s  %-*s  %-*s  %*s  %*s  %*s  %s\n", (int)wname, "metric", (int)wcol[0],
+		strbuf_appendf(&b, "\n  %-*s  %-*s  %-*s  %*s  %*s  %*s  %-*s%s\n", (int)wname, "metric", (int)wcol[0],
 			    title[0], (int)wcol[1], title[1], (int)wchange, "change", (int)wratio, "ratio", (int)wp, "p",
-			    "verdict");
+			    emulated ? (int)wverdict : 0, "verdict", emulated ? "  timing" : "");
 		strbuf_append(&b, "  ");
-		strbuf_append_repeat(&b, '-', wname + wcol[0] + wcol[1] + wchange + wratio + wp + wverdict + 12);
+		strbuf_append_repeat(&b, '-', wname + wcol[0] + wcol[1] + wchange + wratio + wp + wverdict + 12 +
+						  (emulated ? strlen("  emulated") : 0));
 		strbuf_append(&b, "\n");
 		for (size_t i = 0; i < r->n_metrics; i++) {
 			if (strcmp(r->metrics[i].window, win))
@@ -385,8 +388,10 @@ char *compare_format_table(const struct compare_result *r)
 					 c->range[s]);
 			strbuf_append(&b, "  ");
 			append_padded(&b, c->name, wname);
-			strbuf_appendf(&b, "  %-*s  %-*s  %*s  %*s  %*s  %s\n", (int)wcol[0], col[0], (int)wcol[1], col[1],
-				    (int)wchange, c->change, (int)wratio, c->ratio, (int)wp, c->p, c->verdict);
+			bool emul = r->metrics[i].emulated;
+			strbuf_appendf(&b, "  %-*s  %-*s  %*s  %*s  %*s  %-*s%s\n", (int)wcol[0], col[0], (int)wcol[1], col[1],
+				    (int)wchange, c->change, (int)wratio, c->ratio, (int)wp, c->p, emul ? (int)wverdict : 0,
+				    c->verdict, emul ? "  emulated" : "");
 		}
 	}
 	strbuf_appendf(&b, "\nVerdict: %s (exit code %d).\n", compare_verdict_name(r->verdict), r->exit_code);
@@ -441,9 +446,12 @@ static void md_window(struct strbuf *b, const struct compare_result *r, const ch
 		md_left_out(b, r, win);
 		return;
 	}
-	strbuf_appendf(b, "| metric | %s median (min max) | %s median (min max) | change | ratio | p | verdict |\n",
-		    r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched");
-	strbuf_append(b, "|:--|--:|--:|--:|--:|--:|:--|\n");
+	bool emulated = false;
+	for (size_t i = 0; i < r->n_metrics; i++)
+		emulated |= !strcmp(r->metrics[i].window, win) && compare_metric_shown(r, i) && r->metrics[i].emulated;
+	strbuf_appendf(b, "| metric | %s median (min max) | %s median (min max) | change | ratio | p | verdict |%s\n",
+		    r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched", emulated ? " timing |" : "");
+	strbuf_appendf(b, "|:--|--:|--:|--:|--:|--:|:--|%s\n", emulated ? ":--|" : "");
 	for (size_t i = 0; i < r->n_metrics; i++) {
 		if (strcmp(r->metrics[i].window, win) || !compare_metric_shown(r, i))
 			continue;
@@ -452,8 +460,9 @@ static void md_window(struct strbuf *b, const struct compare_result *r, const ch
 		fill_cells(&r->metrics[i], &c);
 		strbuf_append(b, "| ");
 		md_cell(b, c.name);
-		strbuf_appendf(b, " | %s %s | %s %s | %s | %s | %s | %s%s%s |\n", c.med[0], c.range[0], c.med[1],
-			    c.range[1], c.change, c.ratio, c.p, bold ? "**" : "", c.verdict, bold ? "**" : "");
+		strbuf_appendf(b, " | %s %s | %s %s | %s | %s | %s | %s%s%s |%s\n", c.med[0], c.range[0], c.med[1],
+			    c.range[1], c.change, c.ratio, c.p, bold ? "**" : "", c.verdict, bold ? "**" : "",
+			    !emulated ? "" : r->metrics[i].emulated ? " emulated |" : " |");
 	}
 	if (!rows)
 		strbuf_append(b, "| (no metric had values on both sides) | | | | | | |\n");

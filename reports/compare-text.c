@@ -193,14 +193,7 @@ const char *compare_side_release(const struct compare_side *s, size_t i, bool *h
 
 bool compare_any_tcg(const struct compare_result *r)
 {
-	for (int sd = 0; sd < 2; sd++)
-		for (size_t i = 0; i < r->side[sd]->n_reports; i++) {
-			struct json_object *k = compare_arm_kernel(r->side[sd]->reports[i]->root, r->side[sd]->label);
-			const char *accel = json_lookup_string(json_lookup(k, "host_vm"), "accel");
-			if (accel && !strcmp(accel, "tcg"))
-				return true;
-		}
-	return false;
+	return r->emulated[0] || r->emulated[1];
 }
 
 /*

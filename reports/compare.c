@@ -8,6 +8,7 @@
 
 #include "compare.h"
 #include "compare-private.h"
+#include "timing.h"
 
 const char *const compare_default_metrics[] = {
 	"pf_per_s",
@@ -330,6 +331,33 @@ static int diff_reports(struct diff_list *l, const struct compare_report *ra, co
 	return 0;
 }
 
+/* accel.timing of report ra's arm la against rb's arm lb: native against emulated is a difference */
+static int diff_timing(struct diff_list *l, const struct compare_report *ra, const char *la,
+		       const struct compare_report *rb, const char *lb, const char *where)
+{
+	struct report_timing ta, tb;
+
+	report_timing_of(ra->root, la, &ta);
+	report_timing_of(rb->root, lb, &tb);
+	if (ta.emulated == tb.emulated)
+		return 0;
+	_cleanup_json_ struct json_object *a = json_object_new_string(ta.emulated ? "emulated" : "native");
+	_cleanup_json_ struct json_object *b = json_object_new_string(tb.emulated ? "emulated" : "native");
+	if (!a || !b)
+		return -ENOMEM;
+	return diff_add(l, "accel.timing", a, true, b, true, ra, rb, where);
+}
+
+static int diff_side_timing(struct diff_list *l, const struct compare_side *ref_side, const struct compare_side *s,
+			    size_t first, const char *where)
+{
+	int r = 0;
+
+	for (size_t i = first; i < s->n_reports && r >= 0; i++)
+		r = diff_timing(l, ref_side->reports[0], ref_side->label, s->reports[i], s->label, where);
+	return r;
+}
+
 int compare_check_comparable(const struct compare_side *baseline, const struct compare_side *patched,
 			     struct compare_difference **diffs, size_t *n_diffs, struct sb_error *err)
 {
@@ -350,6 +378,13 @@ int compare_check_comparable(const struct compare_side *baseline, const struct c
 	for (size_t i = 1; i < patched->n_reports && r >= 0; i++)
 		if (patched->reports[i] != ref)
 			r = diff_reports(&l, patched->reports[0], patched->reports[i], where_patch);
+	/* a run under TCG against one under KVM: its times, rates and latencies are the emulator's */
+	if (r >= 0)
+		r = diff_side_timing(&l, baseline, baseline, 1, where_base);
+	if (r >= 0)
+		r = diff_side_timing(&l, baseline, patched, 0, where_across);
+	if (r >= 0)
+		r = diff_side_timing(&l, patched, patched, 1, where_patch);
 	if (r < 0) {
 		diffs_free(l.d, l.n);
 		return sb_error_set(err, -ENOMEM, "out of memory");
@@ -701,6 +736,7 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 	if (r < 0)
 		goto fail_stats;
 
+	m.emulated = (res->emulated[0] || res->emulated[1]) && report_metric_time_based(name, m.unit);
 	m.threshold_pct = threshold_for(&res->opts, name);
 	const size_t reps[2] = { res->side[0]->n_reps, res->side[1]->n_reps };
 	if (decide(&m, res->opts.alpha, reps) < 0)
@@ -828,6 +864,26 @@ static enum compare_verdict overall(const struct compare_result *r)
 	return COMPARE_INSUFFICIENT_DATA;
 }
 
+static bool has_timing_diff(const struct compare_result *res)
+{
+	for (size_t i = 0; i < res->n_diffs; i++)
+		if (!strcmp(res->diffs[i].field, "accel.timing"))
+			return true;
+	return false;
+}
+
+/* Whether any report of side s ran its repetitions of the side's arm with emulated timing. */
+static bool side_emulated(const struct compare_side *s)
+{
+	for (size_t i = 0; i < s->n_reports; i++) {
+		struct report_timing t;
+		report_timing_of(s->reports[i]->root, s->label, &t);
+		if (t.emulated)
+			return true;
+	}
+	return false;
+}
+
 int compare_compute(const struct compare_side *baseline, const struct compare_side *patched,
 		    const struct compare_options *opts, struct compare_result **out, struct sb_error *err)
 {
@@ -852,6 +908,8 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 	res->opts = *opts;
 	res->side[0] = baseline;
 	res->side[1] = patched;
+	res->emulated[0] = side_emulated(baseline);
+	res->emulated[1] = side_emulated(patched);
 	/* the defaults are the snapshot's: a scenario with its own window has its own (the sides share a scenario, below) */
 	for (size_t i = 0; i < ARRAY_SIZE(scenario_defaults); i++) {
 		const typeof(scenario_defaults[0]) *d = &scenario_defaults[i];
@@ -880,8 +938,11 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 		}
 		if (res->n_diffs > 8)
 			strbuf_appendf(&b, " and %zu more;", res->n_diffs - 8);
-		strbuf_appendf(&b, " compare runs of the same scenario, VM size, guest workload and timing, or pass "
-			    "--force to compare them anyway");
+		if (has_timing_diff(res))
+			strbuf_appendf(&b, " a run under TCG (emulated timing: its times, rates and latencies are QEMU's "
+				    "emulator's, its counts the kernel's own) against one under KVM;");
+		strbuf_appendf(&b, " compare runs of the same scenario, VM size, guest workload, timing and "
+			    "accelerator, or pass --force to compare them anyway");
 		_cleanup_free_ char *msg = strbuf_steal(&b);
 		r = sb_error_set(err, -EINVAL, "%s", msg ? msg : "the runs are not comparable");
 		goto fail;

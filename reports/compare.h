@@ -230,6 +230,7 @@ struct compare_metric {
 	struct stats_bootstrap ci;
 	double threshold_pct;
 	enum compare_verdict verdict;
+	bool emulated;             /* time-based (report_metric_time_based()) and a side's timing is emulated */
 	char **notes;                      /* NULL-terminated, may be NULL */
 };
 
@@ -247,13 +248,16 @@ struct compare_result {
 	struct compare_skipped *skipped;
 	size_t n_skipped;
 	char **warnings;                   /* NULL-terminated, may be NULL */
+	bool emulated[2];                  /* per side: a report's timing is emulated (reports/timing.h) */
 	enum compare_verdict verdict;
 	int exit_code;                     /* COMPARE_EXIT_OK or COMPARE_EXIT_REGRESSION */
 };
 
 void compare_result_free(struct compare_result *r);
 
-/* Lists the fields that make the sides incomparable (see docs/compare.md). */
+/* Lists the fields that make the sides incomparable (see docs/compare.md): the
+ * spec fields, and the timing (accel.timing, reports/timing.h) each side's
+ * reports ran with. */
 int compare_check_comparable(const struct compare_side *baseline, const struct compare_side *patched,
 			     struct compare_difference **diffs, size_t *n_diffs, struct sb_error *err);
 

@@ -7,11 +7,13 @@
 #include "export.h"
 #include "export-private.h"
 #include "json-util.h"
+#include "timing.h"
 
 /* A repetition's fields, as every row of it starts. */
 struct csv_rep {
 	struct strbuf *b;
 	const char *id, *arm, *index, *state;
+	bool emulated; /* the repetition's timing */
 };
 
 /* A migration figure's row: window migration, its name as the metric (pass.2.duration_s). */
@@ -22,14 +24,15 @@ static void figure_row(const struct export_migration_figure *f, void *userdata)
 
 	export_format_number(f->value, num);
 	const char *row[] = { c->id, c->arm, c->index, c->state, "migration", f->name, f->unit, num,
-			      num[0] ? "" : f->unavailable };
+			      num[0] ? "" : f->unavailable,
+			      c->emulated && report_metric_time_based(f->name, f->unit) ? "true" : "false" };
 	export_append_csv_row(c->b, row, ARRAY_SIZE(row));
 }
 
 int export_report_csv(struct json_object *report, char **ret, struct sb_error *err)
 {
 	static const char *const header[] = { "run", "arm", "repetition", "state", "window",
-					      "metric", "unit", "value", "unavailable" };
+					      "metric", "unit", "value", "unavailable", "emulated" };
 	_cleanup_strbuf_ struct strbuf b = {};
 	struct json_object *reps;
 	const char *id, *report_windows[EXPORT_REPORT_WINDOWS];
@@ -46,6 +49,8 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 		char index[24];
 
 		snprintf(index, sizeof(index), "%lld", (long long)json_object_get_int64(json_lookup(rep, "index")));
+		struct report_timing timing;
+		report_timing_of(report, json_lookup_string(rep, "arm"), &timing);
 		for (size_t w = 0; w < EXPORT_REPORT_WINDOWS; w++) {
 			struct json_object *win = json_lookup(windows, report_windows[w]);
 			struct json_object *metrics = json_lookup(win, "metrics");
@@ -63,12 +68,15 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 					why = "not measured";
 				const char *row[] = { id, json_lookup_string(rep, "arm"), index,
 						      json_lookup_string(rep, "state"), report_windows[w], name,
-						      export_metric_unit(report, name), num, num[0] ? "" : why };
+						      export_metric_unit(report, name), num, num[0] ? "" : why,
+						      timing.emulated && report_metric_time_based(name, export_metric_unit(report, name))
+							      ? "true"
+							      : "false" };
 				export_append_csv_row(&b, row, ARRAY_SIZE(row));
 			}
 			if (!strcmp(report_windows[w], "migration")) {
 				struct csv_rep c = { &b, id, json_lookup_string(rep, "arm"), index,
-						     json_lookup_string(rep, "state") };
+						     json_lookup_string(rep, "state"), timing.emulated };
 				export_rep_migration_figures(report, rep, figure_row, &c);
 			}
 		}
@@ -85,7 +93,7 @@ char *export_compare_csv(const struct compare_result *r)
 	static const char *const header[] = { "window", "metric", "unit", "better", "side", "label", "n",
 					      "missing", "median", "min", "max", "mean", "stddev", "cv",
 					      "ratio", "pct_change", "from_zero", "p", "alpha", "threshold_pct",
-					      "verdict" };
+					      "verdict", "emulated" };
 	_cleanup_strbuf_ struct strbuf b = {};
 	char alpha[EXPORT_NUMBER_MAX];
 
@@ -117,7 +125,8 @@ char *export_compare_csv(const struct compare_result *r)
 			const char *row[] = { m->window, m->name, m->unit, compare_better_name(m->better),
 					      r->side[s]->role, r->side[s]->label, n, missing, med, min, max, mean,
 					      sd, cv, ratio, pct, m->from_zero ? "true" : "false", p, alpha,
-					      threshold, compare_verdict_name(m->verdict) };
+					      threshold, compare_verdict_name(m->verdict),
+					      m->emulated ? "true" : "false" };
 			export_append_csv_row(&b, row, ARRAY_SIZE(row));
 		}
 	}

@@ -109,8 +109,9 @@ static void context_paragraphs(struct strbuf *b, const struct compare_result *r)
 	side_kernels(b, r->side[1]);
 	strbuf_append(b, ".</p>\n");
 	if (compare_any_tcg(r))
-		strbuf_append(b, "<p>Host VMs under TCG (emulated CPU): absolute figures are not bare metal&apos;s; the "
-			      "ratio between arms of one run is what counts.</p>\n");
+		strbuf_append(b, "<p class=\"emulated\">Timing emulated (TCG): the times, rates and latencies marked "
+			      "emulated are QEMU&apos;s emulator&apos;s, the counts the kernel&apos;s own; the ratio "
+			      "between arms of one run is what counts.</p>\n");
 	strbuf_appendf(b, "<p>Median (min max) per arm; two-sided Mann-Whitney U, alpha %g; change threshold "
 		       "%g%%.</p>\n", r->opts.alpha, r->opts.threshold_pct);
 }
@@ -146,7 +147,10 @@ static void table_row(struct strbuf *b, const struct compare_result *r, size_t i
 	format_p(m->mwu.p, p, sizeof(p));
 	strbuf_appendf(b, "<td>%s</td><td>%s</td><td>%s</td><td class=\"name\">", change, ratio, p);
 	verdict_span(b, m->verdict);
-	strbuf_append(b, "</td></tr>\n");
+	strbuf_append(b, "</td>");
+	if (compare_any_tcg(r))
+		strbuf_appendf(b, "<td class=\"name\">%s</td>", m->emulated ? "emulated" : "");
+	strbuf_append(b, "</tr>\n");
 }
 
 static void window_section(struct strbuf *b, const struct compare_result *r, const char *win)
@@ -170,8 +174,8 @@ static void window_section(struct strbuf *b, const struct compare_result *r, con
 		html_text(b, win);
 		strbuf_appendf(b, "\">\n<thead><tr><th class=\"name\">metric</th><th>%s median (min max)</th>"
 			       "<th>%s median (min max)</th><th>change</th><th>ratio</th><th>p</th>"
-			       "<th class=\"name\">verdict</th></tr></thead>\n<tbody>\n", side_title(r, 0),
-			       side_title(r, 1));
+			       "<th class=\"name\">verdict</th>%s</tr></thead>\n<tbody>\n", side_title(r, 0),
+			       side_title(r, 1), compare_any_tcg(r) ? "<th class=\"name\">timing</th>" : "");
 		for (size_t i = 0; i < r->n_metrics; i++)
 			if (!strcmp(r->metrics[i].window, win) && compare_metric_shown(r, i))
 				table_row(b, r, i);

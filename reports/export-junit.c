@@ -106,6 +106,8 @@ static void metric_properties(struct strbuf *b, const struct compare_result *r, 
 	property_number(b, m->name, "p", m->mwu.p);
 	property_number(b, m->name, "threshold_pct", m->threshold_pct);
 	property(b, m->name, "verdict", compare_verdict_name(m->verdict));
+	if (m->emulated) /* a time, rate or latency measured under TCG: the emulator's */
+		property(b, m->name, "timing", "emulated");
 }
 
 static void testcase_open(struct strbuf *b, const char *window, const char *name)

@@ -19,6 +19,7 @@
 
 #include "export.h"
 #include "export-private.h"
+#include "timing.h"
 #include "json-util.h"
 
 /* What the builders need: the origin, and an out-of-memory latch (a NULL a
@@ -421,6 +422,7 @@ struct rep_ctx {
 	struct json_object *rep, *build_id, *env;
 	long long index;
 	double started;
+	bool emulated; /* the repetition's timing (reports/timing.h) */
 };
 
 static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *f)
@@ -461,6 +463,8 @@ static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *
 	put(k, misc, "better", text(k, f->better));
 	if (!measured)
 		put(k, misc, "unavailable", text(k, why));
+	if (rc->emulated && report_metric_time_based(f->name, f->unit))
+		put(k, misc, "emulated", json_object_new_boolean(true));
 	put(k, t, "misc", misc);
 	push(k, c->tests, t);
 }
@@ -480,8 +484,10 @@ static void add_window_tests(struct run_ctx *c, struct json_object *rep, long lo
 			     struct json_object *env, double started)
 {
 	struct json_object *windows = json_lookup(rep, "windows");
+	struct report_timing timing;
+	report_timing_of(c->report, json_lookup_string(rep, "arm"), &timing);
 	const struct rep_ctx rc = { .c = c, .rep = rep, .build_id = build_id, .env = env, .index = index,
-				    .started = started };
+				    .started = started, .emulated = timing.emulated };
 	const char *report_windows[EXPORT_REPORT_WINDOWS];
 
 	export_report_windows(c->report, report_windows);
@@ -598,6 +604,9 @@ int export_report_kcidb(struct json_object *report, const char *origin, char **r
 		put(&k, misc, "run", text(&k, id));
 		put(&k, misc, "arm", text(&k, labels[i]));
 		put(&k, misc, "knobs", copy(&k, json_lookup(report_arm(report, labels[i]), "knobs"), COPY_DEPTH));
+		struct report_timing timing;
+		report_timing_of(report, labels[i], &timing);
+		put(&k, misc, "timing", text(&k, timing.emulated ? "emulated" : "native"));
 		add_build(&k, doc, key, report, labels[i], comment, misc);
 	}
 	for (size_t i = 0; i < n_reps; i++)
@@ -706,6 +715,7 @@ static void add_metric_test(struct compare_ctx *c, const struct compare_metric *
 	put(k, misc, "unit", text(k, m->unit));
 	put(k, misc, "better", text(k, compare_better_name(m->better)));
 	put(k, misc, "verdict", text(k, compare_verdict_name(m->verdict)));
+	put(k, misc, "emulated", json_object_new_boolean(m->emulated));
 	put_copy(k, misc, r->side[0]->role, arm_stats(k, r->side[0], &m->arm[0]));
 	put_copy(k, misc, r->side[1]->role, arm_stats(k, r->side[1], &m->arm[1]));
 	put(k, misc, "ratio", num(k, m->ratio));

@@ -6,8 +6,8 @@
  * lines: OpenMetrics names a counter family without its _total (and an info
  * family without its _info), writes # UNIT and ends with # EOF.
  *
- *   snapbench_run_info{run, state, scenario}             1
- *   snapbench_repetition_info{arm, rep, state}           1
+ *   snapbench_run_info{run, state, scenario, timing}     1
+ *   snapbench_repetition_info{arm, rep, state, timing}   1 (timing: native, or emulated under TCG)
  *   snapbench_<metric>{arm, rep, window[, cause]}        the window summaries (gauges)
  *   snapbench_migration_pass_<field>{..., pass}          a dirty-log pass's figures (gauges)
  *   snapbench_migration_postcopy_<field>{...}            the postcopy migration's figures (gauges)
@@ -27,6 +27,7 @@
 #include "export-private.h"
 #include "json-util.h"
 #include "report.h"
+#include "timing.h"
 
 #define NAME_MAX_LEN 200
 
@@ -392,11 +393,16 @@ int export_report_metrics(struct json_object *report, enum export_metrics_dialec
 		return r;
 
 	/* the info families first (indexes 0 and 1: family_get() may move the array), so that they lead */
-	if (family_get(&f, "snapbench_run", FAMILY_INFO, NULL, "the run: its id, state and scenario") &&
+	struct report_timing timing;
+	report_timing_of(report, NULL, &timing);
+	if (family_get(&f, "snapbench_run", FAMILY_INFO, NULL,
+		       "the run: its id, state, scenario and timing (emulated under TCG: its times, rates and "
+		       "latencies are the emulator's)") &&
 	    family_get(&f, "snapbench_repetition", FAMILY_INFO, NULL,
-		       "a repetition of the run: its arm, index and state")) {
+		       "a repetition of the run: its arm, index, state and timing")) {
 		const char *labels[] = { "run", id, "state", json_lookup_string(report, "state"), "scenario",
-					 json_lookup_string(json_lookup(report, "spec"), "scenario") };
+					 json_lookup_string(json_lookup(report, "spec"), "scenario"), "timing",
+					 timing.emulated ? "emulated" : "native" };
 		sample_labels(&f.v[0], labels, ARRAY_SIZE(labels), 1);
 	}
 	for (size_t i = 0; !f.oom && reps && i < json_object_array_length(reps); i++) {
@@ -405,7 +411,11 @@ int export_report_metrics(struct json_object *report, enum export_metrics_dialec
 		char index[24];
 
 		snprintf(index, sizeof(index), "%lld", (long long)json_object_get_int64(json_lookup(rep, "index")));
-		sample(&f.v[1], arm, index, NULL, "state", json_lookup_string(rep, "state"), 1);
+		struct report_timing rt;
+		report_timing_of(report, arm, &rt);
+		const char *info[] = { "arm", arm, "rep", index, "state", json_lookup_string(rep, "state"), "timing",
+				       rt.emulated ? "emulated" : "native" };
+		sample_labels(&f.v[1], info, ARRAY_SIZE(info), 1);
 		rep_windows(&f, report, rep, arm, index);
 	}
 	/* counters after the gauges: a family's samples stay together */

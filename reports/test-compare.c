@@ -15,9 +15,11 @@
 
 #include "check.h"
 #include "compare.h"
+#include "json-util.h"
 #include "store-index.h"
 #include "strv.h"
 #include "svg.h"
+#include "timing.h"
 
 static char tmpdir[] = "/tmp/test-compare.XXXXXX";
 
@@ -314,6 +316,48 @@ static void test_comparability(void)
 	CHECK(f.pool.n == 1); /* loaded once */
 	CHECK(compare_compute(&f.base, &f.patch, &o, &f.res, &err) == -EINVAL && strstr(err.msg, "--aa"));
 	fixture_done(&f);
+}
+
+/* A report's timing: accel.timing, else an older report's kernel arms under TCG, else native; which metrics it marks. */
+static void test_timing(void)
+{
+	struct report_timing t;
+	_cleanup_json_ struct json_object *plain = json_tokener_parse("{\"arms\": [{\"label\": \"a\"}]}");
+	_cleanup_json_ struct json_object *accel = json_tokener_parse(
+		"{\"accel\": {\"guest\": \"kvm\", \"host_vm\": \"tcg\", \"timing\": \"emulated\", \"reason\": \"no /dev/kvm\"},"
+		" \"arms\": [{\"label\": \"a\", \"kernel\": {\"host_vm\": {\"accel\": \"kvm\"}}}]}");
+	_cleanup_json_ struct json_object *native = json_tokener_parse(
+		"{\"accel\": {\"guest\": \"kvm\", \"host_vm\": null, \"timing\": \"native\", \"reason\": \"KVM\"},"
+		" \"arms\": [{\"label\": \"a\", \"kernel\": {\"host_vm\": {\"accel\": \"tcg\"}}}]}");
+	_cleanup_json_ struct json_object *old = json_tokener_parse(
+		"{\"arms\": [{\"label\": \"k\", \"kernel\": {\"host_vm\": {\"accel\": \"kvm\"}}},"
+		" {\"label\": \"t\", \"kernel\": {\"host_vm\": {\"accel\": \"tcg\"}}}]}");
+
+	CHECK(plain && accel && native && old);
+	report_timing_of(plain, NULL, &t);
+	CHECK(!t.emulated && !strcmp(t.source, "none recorded"));
+	report_timing_of(accel, "a", &t);
+	CHECK(t.emulated && !strcmp(t.source, "accel.timing") && !strcmp(t.why, "no /dev/kvm"));
+	/* accel.timing wins over what the arms say */
+	report_timing_of(native, NULL, &t);
+	CHECK(!t.emulated);
+	report_timing_of(old, "k", &t);
+	CHECK(!t.emulated);
+	report_timing_of(old, "t", &t);
+	CHECK(t.emulated && !strcmp(t.source, "arms[].kernel.host_vm.accel") && strstr(t.why, "arm t"));
+	report_timing_of(old, NULL, &t);
+	CHECK(t.emulated);
+
+	CHECK(report_metric_time_based("pf_per_s", "1/s"));
+	CHECK(report_metric_time_based("invalidations_per_s.uffd-wp", NULL));
+	CHECK(report_metric_time_based("latency_p99_ns", "ns"));
+	CHECK(report_metric_time_based("fault_pass_ms", "ms"));
+	CHECK(report_metric_time_based("iteration_s", NULL));
+	CHECK(report_metric_time_based("clear_log_ns_per_iteration", "ns"));
+	CHECK(!report_metric_time_based("latency_samples", "1"));
+	CHECK(!report_metric_time_based("numa_kvm_flushes", "1"));
+	CHECK(!report_metric_time_based("postcopy_chunk_bytes", "B"));
+	CHECK(!report_metric_time_based("tlb_per_iteration", NULL));
 }
 
 static void test_aa_split(void)
@@ -631,6 +675,7 @@ int main(void)
 	test_zero_headline();
 	test_small_and_missing();
 	test_comparability();
+	test_timing();
 	test_aa_split();
 	test_bad_inputs();
 	test_store_index();

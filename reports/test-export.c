@@ -184,16 +184,16 @@ static void test_empty_run(void)
 	_cleanup_free_ char *csv = NULL, *om = NULL, *prom = NULL;
 
 	CHECK(export_report_csv(queued, &csv, &err) == 0);
-	CHECK(!strcmp(csv, "run,arm,repetition,state,window,metric,unit,value,unavailable\r\n"));
+	CHECK(!strcmp(csv, "run,arm,repetition,state,window,metric,unit,value,unavailable,emulated\r\n"));
 	CHECK(export_report_metrics(queued, EXPORT_OPENMETRICS, &om, &err) == 0);
-	CHECK_MSG(!strcmp(om, "# HELP snapbench_run the run: its id, state and scenario\n"
+	CHECK_MSG(!strcmp(om, "# HELP snapbench_run the run: its id, state, scenario and timing (emulated under TCG: its times, rates and latencies are the emulator's)\n"
 			      "# TYPE snapbench_run info\n"
-			      "snapbench_run_info{run=\"r1\",state=\"queued\",scenario=\"\"} 1\n"
+			      "snapbench_run_info{run=\"r1\",state=\"queued\",scenario=\"\",timing=\"native\"} 1\n"
 			      "# EOF\n"), "%s", om);
 	CHECK(export_report_metrics(queued, EXPORT_PROMETHEUS, &prom, &err) == 0);
-	CHECK_MSG(!strcmp(prom, "# HELP snapbench_run_info the run: its id, state and scenario\n"
+	CHECK_MSG(!strcmp(prom, "# HELP snapbench_run_info the run: its id, state, scenario and timing (emulated under TCG: its times, rates and latencies are the emulator's)\n"
 				"# TYPE snapbench_run_info gauge\n"
-				"snapbench_run_info{run=\"r1\",state=\"queued\",scenario=\"\"} 1\n"), "%s", prom);
+				"snapbench_run_info{run=\"r1\",state=\"queued\",scenario=\"\",timing=\"native\"} 1\n"), "%s", prom);
 	json_object_put(queued);
 }
 

@@ -148,6 +148,20 @@ def check_retried(text, report, summary):
                                  for r in retried], "%s: the summary's retried %r" % (what, summary["retried"]))
     check("snapshot_duration_s" in summary["arms"][0].get("snapshot", {}),
           "%s: the summary's arm %r" % (what, summary["arms"][0]))
+    check_emulated(text, what, ["pf/s", "tlb/s", "guest ops/s", "latency p99 (\u00b5s)", "snapshot (s)"], [])
+
+
+def check_emulated(text, what, time_rows, count_rows):
+    """A run under TCG (here: kernel arms whose host VMs ran under TCG, a report written before accel): said
+    once, and each row of a time, a rate or a latency ends in "emulated", a count's does not."""
+    check("timing emulated (" in text, "%s: no 'timing emulated' line:\n%s" % (what, text))
+    lines = text.splitlines()
+    for label in time_rows:
+        rows = [ln for ln in lines if ln.startswith("  " + label + " ")]
+        check(rows and all(ln.endswith("  emulated") for ln in rows), "%s: %r rows %r" % (what, label, rows))
+    for label in count_rows:
+        rows = [ln for ln in lines if ln.startswith("  " + label)]
+        check(rows and not any(ln.endswith("emulated") for ln in rows), "%s: %r rows %r" % (what, label, rows))
 
 
 def check_numa(text, report, summary):
@@ -159,6 +173,7 @@ def check_numa(text, report, summary):
     check(re.search(r"before \(pre\) +%s +after \(post\)" % re.escape(title), text),
           "%s: the arm table's middle column is not headed %r:\n%s" % (what, title, text))
     has(text, "  KVM flushes, NUMA hinting", what)
+    check_emulated(text, what, ["guest ops/s"], ["KVM flushes, NUMA hinting", "SPTEs zapped, NUMA hinting"])
     check("uffd-wp" not in text, "%s: a uffd-wp row in a run without a snapshot:\n%s" % (what, text))
     for r in report["repetitions"]:
         win = r["windows"]["steady"]
@@ -184,6 +199,12 @@ def check_file(snapbench, rid, path, daemon_text, env):
         check(d.returncode == 0 and f.returncode == 0 and d.stdout == f.stdout,
               "%s: show --file --format %s differs from snapbenchd's (exit %d, %d): %s" % (
                   rid, fmt, d.returncode, f.returncode, f.stderr))
+    # a report written before accel whose kernel arms ran under TCG: --json derives accel from them
+    j = json.loads(run([snapbench, "show", "--file", path, "--json"], env).stdout)
+    report = json.load(open(path))
+    tcg = any(((a.get("kernel") or {}).get("host_vm") or {}).get("accel") == "tcg" for a in report["arms"])
+    check("accel" in report or (j.get("accel", {}).get("timing") == "emulated") == tcg,
+          "%s: show --json's accel %r, the arms' host VMs %s TCG" % (rid, j.get("accel"), "under" if tcg else "not under"))
     f = run([snapbench, "show", "--file", path], env)
     body = f.stdout.rsplit("\nreport: ", 1)
     check(f.returncode == 0 and len(body) == 2 and body[1] == path + "\n" and body[0] in daemon_text,

@@ -57,7 +57,13 @@ CASES = [
                     "stock.json", "perm-upgrade.json"], 0, True),
     ("labels-in-given-reports", ["--baseline", "label=stock", "--patched", "label=slow-patch",
                                  "stock.json", "regressed.json", "--metric", "latency_p99_ns", "-q"], 3, False),
+    # a run in a host VM under TCG (emulated timing) against one under KVM: refused, and forced
+    ("tcg-vs-native-forced", ["--force", "tcg-host-vm.json", "native.json", "--metric", "pf_per_s",
+                              "--metric", "latency_p99_ns", "--metric", "latency_samples"], 0, True),
+    # an older report's kernel arms under TCG on both sides: comparable, the time-based figures marked
+    ("kernel-arms-tcg", ["kernel-retried.json", "--metric", "pf_per_s", "--metric", "latency_samples"], 0, True),
     # invalid input: exit 2 and a message naming the input and the fix
+    ("err-tcg-vs-native", ["tcg-host-vm.json", "native.json"], 2, False),
     ("err-incomparable", ["stock.json", "read64.json"], 2, False),
     ("err-not-json", ["bad/not-json.json", "stock.json"], 2, False),
     ("err-other-schema", ["bad/other-schema.json", "stock.json"], 2, False),

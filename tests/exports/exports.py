@@ -204,6 +204,26 @@ def metric_unit(report, name):
     return info.get(base, {}).get("unit", "")
 
 
+def timing_emulated(report, arm=None):
+    """reports/timing.h, independently: accel.timing, else a kernel arm's host VM under TCG, else native."""
+    accel = report.get("accel")
+    if accel:
+        return accel["timing"] == "emulated"
+    for a in report.get("arms", []):
+        if arm is None or a["label"] == arm:
+            if ((a.get("kernel") or {}).get("host_vm") or {}).get("accel") == "tcg":
+                return True
+    return False
+
+
+def time_based(name, unit):
+    """A time, a rate or a latency (docs/compare.md#emulated-timing)."""
+    if unit:
+        return unit in ("ns", "us", "\u00b5s", "ms", "s") or unit.endswith("/s")
+    base = name.split(".", 1)[0]
+    return base.endswith(("_per_s", "_ns", "_ms", "_s"))
+
+
 def csv_rows(text, what):
     check(text.endswith("\r\n"), "%s: the last record has no CRLF" % what)
     check("\n" not in text.replace("\r\n", ""), "%s: a line ends in LF, not CRLF (RFC 4180)" % what)
@@ -221,27 +241,29 @@ def expected_show_rows(report, shown_label=None):
                 continue
             for name, value in win["metrics"].items():
                 why = win.get("unavailable", {}).get(name, "not measured") if value is None else ""
+                emulated = timing_emulated(report, rep["arm"]) and time_based(name, metric_unit(report, name))
                 rows.append([report["id"], shown_label or rep["arm"], str(rep["index"]), rep["state"], w, name,
-                             metric_unit(report, name), value, why])
+                             metric_unit(report, name), value, why, "true" if emulated else "false"])
             if w == "migration":
                 for f in migration_figures(report, rep):
+                    emulated = timing_emulated(report, rep["arm"]) and time_based(f["name"], f["unit"])
                     rows.append([report["id"], shown_label or rep["arm"], str(rep["index"]), rep["state"], w,
-                                 f["name"], f["unit"], f["value"], None])
+                                 f["name"], f["unit"], f["value"], None, "true" if emulated else "false"])
     return rows
 
 
 def check_show_csv(text, report, what, shown_label=None):
     rows = csv_rows(text, what)
-    check(rows[0] == ["run", "arm", "repetition", "state", "window", "metric", "unit", "value", "unavailable"],
-          "%s: header %s" % (what, rows[0]))
+    check(rows[0] == ["run", "arm", "repetition", "state", "window", "metric", "unit", "value", "unavailable",
+                      "emulated"], "%s: header %s" % (what, rows[0]))
     want = expected_show_rows(report, shown_label)
     check(len(rows) - 1 == len(want), "%s: %d rows, the report has %d repetition x window x metric figures"
           % (what, len(rows) - 1, len(want)))
     nulls = 0
     for got, exp in zip(rows[1:], want):
-        check(len(got) == 9, "%s: row %s has %d fields" % (what, got, len(got)))
-        check(got[:7] == exp[:7] and (exp[8] is None or got[8] == exp[8]), "%s: row %s, expected %s"
-              % (what, got, exp))
+        check(len(got) == 10, "%s: row %s has %d fields" % (what, got, len(got)))
+        check(got[:7] == exp[:7] and (exp[8] is None or got[8] == exp[8]) and got[9] == exp[9],
+              "%s: row %s, expected %s" % (what, got, exp))
         if exp[7] is None:
             nulls += 1
             check(got[7] == "" and got[8], "%s: an unavailable figure needs an empty value and a reason: %s"
@@ -263,7 +285,7 @@ def hostile_stock(testdata):
 
 
 SHOW_FIXTURES = ("stock.json", "two-arms.json", "dirty-log.json", "postcopy.json", "kernel-retried.json",
-                 "numa-hinting.json")
+                 "numa-hinting.json", "tcg-host-vm.json", "native.json")
 
 
 def case_show_csv(snapbench, snapbenchd, testdata, tmp):
@@ -381,11 +403,15 @@ def check_samples(families, report, what):
     for key, v in want.items():
         check(same(got[key], v), "%s: %s is %r, the report gives %r" % (what, key, got[key], v))
     run_info = [s for s in info if s.name == "snapbench_run_info"]
+    timing = lambda emulated: "emulated" if emulated else "native"
     check(len(run_info) == 1 and run_info[0].labels["run"] == report["id"]
-          and run_info[0].labels["state"] == report["state"], "%s: snapbench_run_info %s" % (what, run_info))
-    reps = sorted((s.labels["arm"], int(s.labels["rep"]), s.labels["state"]) for s in info
+          and run_info[0].labels["state"] == report["state"]
+          and run_info[0].labels["timing"] == timing(timing_emulated(report)),
+          "%s: snapbench_run_info %s" % (what, run_info))
+    reps = sorted((s.labels["arm"], int(s.labels["rep"]), s.labels["state"], s.labels["timing"]) for s in info
                   if s.name == "snapbench_repetition_info")
-    check(reps == sorted((r["arm"], r["index"], r["state"]) for r in report["repetitions"]),
+    check(reps == sorted((r["arm"], r["index"], r["state"], timing(timing_emulated(report, r["arm"])))
+                         for r in report["repetitions"]),
           "%s: snapbench_repetition_info %s" % (what, reps))
     return len(want)
 
@@ -456,6 +482,8 @@ COMPARE_CASES = [
     ("two arms, two windows", ["two-arms.json", "--window", "pre", "--window", "snapshot"]),
     ("2 vs 2", ["small-a.json", "small-b.json"]),
     ("A/A", ["--aa", "label=stock", "stock.json"]),
+    ("TCG host VM vs KVM, forced", ["--force", "tcg-host-vm.json", "native.json"]),
+    ("kernel arms under TCG", ["kernel-retried.json"]),
 ]
 
 
@@ -494,7 +522,9 @@ def case_compare_csv(snapbench, testdata, tmp):
         p = run([snapbench, "compare", "--format", "csv"] + args, rc=rc)
         rows = csv_rows(p.stdout, what)
         header = rows[0]
-        check(header[:6] == ["window", "metric", "unit", "better", "side", "label"] and header[-1] == "verdict",
+        check(header == ["window", "metric", "unit", "better", "side", "label", "n", "missing", "median", "min",
+                         "max", "mean", "stddev", "cv", "ratio", "pct_change", "from_zero", "p", "alpha",
+                         "threshold_pct", "verdict", "emulated"],
               "%s: header %s" % (what, header))
         recs = [dict(zip(header, r)) for r in rows[1:]]
         check(len(recs) == 2 * len(doc["metrics"]), "%s: %d rows for %d metrics" % (what, len(recs),
@@ -520,8 +550,9 @@ def case_compare_csv(snapbench, testdata, tmp):
                     check(same(float(rec["ratio"]), pm / bm), "%s %s: ratio %s, medians %r / %r"
                           % (what, m["metric"], rec["ratio"], pm, bm))
                 # the verdict and the test are compare's: the CSV must say what its JSON says
-                check(rec["verdict"] == m["verdict"] and rec["better"] == m["better"] and rec["unit"] == m["unit"],
-                      "%s %s: verdict/better/unit %s, JSON %s" % (what, m["metric"], rec, m))
+                check(rec["verdict"] == m["verdict"] and rec["better"] == m["better"] and rec["unit"] == m["unit"]
+                      and rec["emulated"] == ("true" if m["emulated"] else "false"),
+                      "%s %s: verdict/better/unit/emulated %s, JSON %s" % (what, m["metric"], rec, m))
                 check(m["test"]["p"] is None and rec["p"] == "" or same(float(rec["p"]), m["test"]["p"]),
                       "%s %s: p %s, JSON %s" % (what, m["metric"], rec["p"], m["test"]["p"]))
         log("%s: %d rows, figures as computed from the reports, verdicts as compare's JSON, exit %d"

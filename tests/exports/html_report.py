@@ -199,8 +199,13 @@ def check_page(snapbench, args, tmp, what):
     check(got == expected_rows(doc, show_all), "%s: table rows %s, the JSON's metrics %s"
           % (what, got, expected_rows(doc, show_all)))
     for window, metric, _, cells in page.rows:
-        check(len(cells) == 7, "%s: row %s has %d cells" % (what, metric, len(cells)))
+        emulated = any(m["emulated"] for m in doc["metrics"])
+        check(len(cells) == (8 if emulated else 7), "%s: row %s has %d cells" % (what, metric, len(cells)))
         line = table_line(table, window, cells[0])
+        m = next(m for m in doc["metrics"] if m["window"] == window and m["metric"] == metric)
+        if emulated:
+            check(cells[7] == ("emulated" if m["emulated"] else ""), "%s %s: timing cell %r, JSON emulated %s"
+                  % (what, metric, cells[7], m["emulated"]))
         for c in cells[1:]:
             check(c in line, "%s %s: cell %r is not in the text table's line %r" % (what, metric, c, line))
     # the details: each side's kernel per run, and the first run's spec as JSON

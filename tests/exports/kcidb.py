@@ -43,7 +43,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from exports import (COMPARE_CASES, HOSTILE_LABEL, HOSTILE_SHOWN, Store, check, compare_doc,  # noqa: E402
                      fail, load, log, metric_unit, migration_figures, relabel, report_windows, run, same, skip,
-                     write_json)
+                     write_json, timing_emulated, time_based)
 
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 PATH = re.compile(r"^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*$")
@@ -165,7 +165,9 @@ def check_show(doc, report, origin, what):
           "%s: builds %s for arms %s" % (what, sorted(builds), labels))
     for label in labels:
         b = builds["%s:%s/%s" % (origin, rid, shown(label))]
-        check(b["misc"]["arm"] == shown(label) and b["misc"]["run"] == rid, "%s: build misc %s" % (what, b["misc"]))
+        check(b["misc"]["arm"] == shown(label) and b["misc"]["run"] == rid
+              and b["misc"]["timing"] == ("emulated" if timing_emulated(report, label) else "native"),
+              "%s: build misc %s" % (what, b["misc"]))
         check(same_json(b["misc"]["kernel"], shown(expected_kernel(report, label))),
               "%s: build %s's kernel %s, the report gives %s" % (what, b["id"], b["misc"]["kernel"],
                                                                expected_kernel(report, label)))
@@ -236,12 +238,16 @@ def check_show(doc, report, origin, what):
                       % (what, t["id"], t["start_time"], t["duration"], win["start_s"], win["duration_s"]))
                 check(t["misc"]["arm"] == shown(rep["arm"]) and t["misc"]["repetition"] == idx
                       and t["misc"]["metric"] == metric and t["misc"]["window"] == w, "%s: misc %s" % (what, t["misc"]))
+                emulated = timing_emulated(report, rep["arm"]) and time_based(metric, unit)
+                check(t["misc"].get("emulated", False) == emulated, "%s: %s's misc.emulated %s, expected %s"
+                      % (what, t["id"], t["misc"].get("emulated"), emulated))
     check(len(tests) == want, "%s: %d tests, the report has %d repetitions and figures" % (what, len(tests), want))
     return want
 
 
 def case_show(snapbench, snapbenchd, testdata, tmp, v):
-    reports = [load(testdata, "stock.json"), load(testdata, "two-arms.json"), kernel_arm_run(testdata),
+    reports = [load(testdata, "stock.json"), load(testdata, "tcg-host-vm.json"), load(testdata, "two-arms.json"),
+               kernel_arm_run(testdata),
                hostile_run(testdata), load(testdata, "dirty-log.json"), load(testdata, "postcopy.json")]
     store = Store(snapbenchd, tmp, reports)
     try:
@@ -307,6 +313,8 @@ def case_compare(snapbench, testdata, tmp, v):
         for m in cdoc["metrics"]:
             t = tests.get("%s/%s/%s" % (prefix, m["window"], m["metric"]))
             check(t is not None, "%s: no test of %s %s" % (what, m["window"], m["metric"]))
+            check(t["misc"]["emulated"] == m["emulated"], "%s: %s's misc.emulated %s, JSON %s"
+                  % (what, t["id"], t["misc"]["emulated"], m["emulated"]))
             check(t["status"] == STATUS[m["verdict"]] and t["misc"]["verdict"] == m["verdict"],
                   "%s: %s %s status %s, verdict %s" % (what, m["window"], m["metric"], t["status"], m["verdict"]))
             check(t["path"] == "snapbench.%s.compare.%s.%s" % (scenario, m["window"], m["metric"]),
