@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,10 +84,13 @@ static void usage(FILE *out)
 		"                        differ (the differences are listed as warnings)\n"
 		"\n"
 		"Output:\n"
-		"  --format FMT          table (default), json, markdown, csv (one row per metric\n"
-		"                        and side), junit (JUnit XML for CI test reports), html\n"
-		"                        (one self-contained page, plots inline) or kcidb (KCIDB\n"
-		"                        JSON for KernelCI) on stdout\n"
+		"  --format FMT          text (default; 'table' is the same), json, markdown, csv\n"
+		"                        (one row per metric and side), junit (JUnit XML for CI\n"
+		"                        test reports), html (one self-contained page, plots\n"
+		"                        inline) or kcidb (KCIDB JSON for KernelCI) on stdout\n"
+		"  --wide                the text table one line per metric, however wide (default:\n"
+		"                        so when it fits the terminal, else two lines per metric\n"
+		"                        within 80 columns or $COLUMNS)\n"
 		"  --kcidb-origin NAME   with --format kcidb: the origin of the ids (a-z, 0-9,\n"
 		"                        '_'; default %s)\n"
 		"  --json                same as --format json\n"
@@ -92,7 +98,7 @@ static void usage(FILE *out)
 		"                        compare.csv, compare-junit.xml, compare.html and SVG\n"
 		"                        plots (one per metric, timeline.svg) into DIR\n"
 		"  --all                 keep metrics that are 0 in every repetition of both sides\n"
-		"                        in the Markdown and the plots (default: left out, named)\n"
+		"                        in the tables and the plots (default: left out, named)\n"
 		"  -q, --quiet           nothing on stdout\n"
 		"\n"
 		"Exit codes: 0 no significant regression, 3 a significant regression beyond\n"
@@ -118,12 +124,13 @@ enum {
 	OPT_OUTPUT,
 	OPT_ALL,
 	OPT_KCIDB_ORIGIN,
+	OPT_WIDE,
 };
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN, FORMAT_CSV, FORMAT_JUNIT, FORMAT_HTML, FORMAT_KCIDB, _FORMAT_MAX };
 
 static const char *const format_names[_FORMAT_MAX] = {
-	[FORMAT_TABLE] = "table",
+	[FORMAT_TABLE] = "text",
 	[FORMAT_JSON] = "json",
 	[FORMAT_MARKDOWN] = "markdown",
 	[FORMAT_CSV] = "csv",
@@ -135,7 +142,7 @@ static const char *const format_names[_FORMAT_MAX] = {
 struct args {
 	const char *baseline, *patched, *aa, *store, *output, *kcidb_origin;
 	enum format format;
-	bool quiet;
+	bool quiet, wide;
 	char **windows, **metrics;
 	size_t n_windows, n_metrics;
 	struct compare_threshold *thresholds;
@@ -239,12 +246,16 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		o->bootstrap_iterations = (unsigned)d;
 		break;
 	case OPT_FORMAT:
+		if (!strcmp(arg, "table")) { /* the word before "text", which show uses too */
+			a->format = FORMAT_TABLE;
+			return 0;
+		}
 		for (size_t f = 0; f < _FORMAT_MAX; f++)
 			if (!strcmp(arg, format_names[f])) {
 				a->format = (enum format)f;
 				return 0;
 			}
-		verb_error("--format %s: unknown format; use table, json, markdown, csv, junit, html or kcidb", arg);
+		verb_error("--format %s: unknown format; use text, json, markdown, csv, junit, html or kcidb", arg);
 		return -EINVAL;
 	case OPT_KCIDB_ORIGIN:
 		if (!export_kcidb_origin_valid(arg)) {
@@ -278,6 +289,7 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "all", no_argument, NULL, OPT_ALL },
+		{ "wide", no_argument, NULL, OPT_WIDE },
 		{ "kcidb-origin", required_argument, NULL, OPT_KCIDB_ORIGIN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -325,6 +337,9 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		case OPT_ALL:
 			o->show_all = true;
 			break;
+		case OPT_WIDE:
+			a->wide = true;
+			break;
 		case 'q':
 			a->quiet = true;
 			break;
@@ -354,6 +369,35 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * The width the text table on stdout fits: $COLUMNS when set (what a shell
+ * exports, and what a script sets for a fixed width), else the terminal's,
+ * else 80: the table is pasted into mail and cover letters.
+ */
+static size_t output_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	uint64_t v;
+
+	if (env && parse_uint64(env, 20, 10000, &v, NULL) >= 0)
+		return (size_t)v;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return COMPARE_TEXT_WIDTH_DEFAULT;
+}
+
+/* Whether the terminal's characters are not UTF-8 (LC_ALL=C): then µs is written us. */
+static bool output_ascii(void)
+{
+	const char *codeset;
+
+	if (!setlocale(LC_CTYPE, ""))
+		return true;
+	codeset = nl_langinfo(CODESET);
+	return !codeset || (strcasecmp(codeset, "UTF-8") && strcasecmp(codeset, "utf8"));
 }
 
 static int write_file(const char *dir, const char *name, const char *text)
@@ -470,7 +514,7 @@ static int select_sides(const struct args *a, char **positional, size_t n_pos, c
 struct compare_outcome {
 	bool computed;                 /* the comparison ran and its outputs were written */
 	size_t compared, regressed, insufficient;
-	char regressed_metrics[256];   /* "latency p99 (µs) in snapshot +35.2%, ..." */
+	char regressed_metrics[256];   /* "latency p99 in snapshot +35.2%, ..." */
 };
 
 static void outcome_fill(struct compare_outcome *out, const struct compare_result *res)
@@ -480,7 +524,6 @@ static void outcome_fill(struct compare_outcome *out, const struct compare_resul
 	*out = (struct compare_outcome){ .computed = true, .compared = res->n_metrics };
 	for (size_t i = 0; i < res->n_metrics; i++) {
 		const struct compare_metric *m = &res->metrics[i];
-		struct compare_scale sc = compare_metric_scale(m);
 		char change[32], name[96];
 
 		out->insufficient += m->verdict == COMPARE_INSUFFICIENT_DATA;
@@ -488,7 +531,7 @@ static void outcome_fill(struct compare_outcome *out, const struct compare_resul
 			continue;
 		out->regressed++;
 		compare_format_change(m, change, sizeof(change));
-		compare_metric_label(m->name, &sc, name, sizeof(name)); /* the report's text, sanitized */
+		compare_metric_name(m->name, name, sizeof(name)); /* the report's text, sanitized */
 		if (len < sizeof(out->regressed_metrics))
 			len += (size_t)snprintf(out->regressed_metrics + len, sizeof(out->regressed_metrics) - len,
 						"%s%s in %s %s", len ? ", " : "", name, m->window, change);
@@ -504,7 +547,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	struct compare_side base = { 0 }, patch = { 0 };
 	struct compare_result *res = NULL;
 	struct sb_error err = { 0 };
-	char *text[_FORMAT_MAX] = { 0 };
+	char *text[_FORMAT_MAX] = { 0 }, *table_out = NULL;
 	unsigned md_flags = 0;
 	int r, ret = EXIT_USAGE;
 
@@ -530,7 +573,16 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	}
 
 	text[FORMAT_JSON] = compare_json_string(res);
-	text[FORMAT_TABLE] = compare_format_table(res);
+	/* compare.txt fits 80 columns (or is wide when asked), for mail; stdout the terminal */
+	const struct compare_text_options file_text = { .wide = a.wide };
+	const struct compare_text_options out_text = { .width = output_width(), .wide = a.wide, .ascii = output_ascii() };
+	text[FORMAT_TABLE] = compare_format_table(res, &file_text);
+	table_out = a.format == FORMAT_TABLE ? compare_format_table(res, &out_text) : NULL;
+	if (a.format == FORMAT_TABLE && !table_out) {
+		verb_error("out of memory");
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	text[FORMAT_CSV] = export_compare_csv(res);
 	text[FORMAT_JUNIT] = export_compare_junit(res);
 	text[FORMAT_HTML] = export_compare_html(res);
@@ -557,7 +609,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 		goto out;
 	}
 	if (!a.quiet) {
-		fputs(text[a.format], stdout);
+		fputs(a.format == FORMAT_TABLE ? table_out : text[a.format], stdout);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			verb_error("cannot write to stdout: %s", strerror(errno));
 			ret = EXIT_FAIL;
@@ -570,6 +622,7 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 out:
 	for (size_t f = 0; f < _FORMAT_MAX; f++)
 		free(text[f]);
+	free(table_out);
 	compare_result_free(res);
 	compare_side_done(&base);
 	compare_side_done(&patch);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The comparison as text: a seed-style table and Markdown for CI comments. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,27 +80,64 @@ void compare_format_median_range(double median, double min, double max, char *bu
 	snprintf(buf, size, "%s (%s %s)", med, lo, hi);
 }
 
+/* v > 0 as a factor: "3.80x", "14,400x"; below 1 as one over it, "1/3.80x". */
+static void format_factor(double v, char *buf, size_t size);
+
 void compare_format_change(const struct compare_metric *m, char *buf, size_t size)
 {
-	int decimals = 1;
-
 	if (m->from_zero) {
 		snprintf(buf, size, "from 0");
 		return;
 	}
-	if (isnan(m->pct_change)) {
+	if (isnan(m->pct_change) || !isfinite(m->ratio)) {
 		snprintf(buf, size, "n/a");
+		return;
+	}
+	if (m->ratio == 0) {
+		snprintf(buf, size, "-100%%");
+		return;
+	}
+	if (m->ratio > 0 && (m->ratio > 2 || m->ratio < 0.5)) {
+		/* orders of magnitude read as a factor: "+1439900.0%" says less than "14,400x" */
+		format_factor(m->ratio, buf, size);
 		return;
 	}
 	if (fabs(m->pct_change) < 0.05) {
 		snprintf(buf, size, "0.0%%");
 		return;
 	}
-	/* -99.99% is not -100%: that would say the patched median is 0 */
-	while (decimals < 6 && m->ratio > 0 &&
-	       round(m->pct_change * pow(10, decimals)) <= -100 * pow(10, decimals))
-		decimals++;
-	snprintf(buf, size, "%+.*f%%", decimals, m->pct_change);
+	snprintf(buf, size, "%+.1f%%", m->pct_change);
+}
+
+/* One bound of the interval in the form of the change of m. */
+static void format_bound(const struct compare_metric *m, double ratio, char *buf, size_t size)
+{
+	if (!isfinite(ratio)) {
+		snprintf(buf, size, "n/a");
+	} else if (m->ratio > 0 && (m->ratio > 2 || m->ratio < 0.5)) {
+		if (ratio > 0)
+			format_factor(ratio, buf, size);
+		else
+			snprintf(buf, size, "0x"); /* resamples whose patched median is 0 */
+	} else {
+		double pct = (ratio - 1) * 100;
+		snprintf(buf, size, "%+.1f%%", fabs(pct) < 0.05 ? 0.0 : pct);
+		if (fabs(pct) < 0.05)
+			snprintf(buf, size, "0.0%%");
+	}
+}
+
+void compare_format_ci(const struct compare_metric *m, char *buf, size_t size)
+{
+	char lo[40], hi[40];
+
+	if (!m->have_ci || m->from_zero || !isfinite(m->ci.low) || !isfinite(m->ci.high)) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
+	format_bound(m, m->ci.low, lo, sizeof(lo));
+	format_bound(m, m->ci.high, hi, sizeof(hi));
+	snprintf(buf, size, "[%s %s]", lo, hi);
 }
 
 /* v > 0 to three significant digits: "14,400", "380", "3.80", "0.263". */
@@ -125,6 +163,19 @@ static void format_sig3(double v, char *buf, size_t size)
 		group_thousands(tmp, buf, size);
 	else
 		snprintf(buf, size, "%s", tmp);
+}
+
+static void format_factor(double v, char *buf, size_t size)
+{
+	char n[40];
+
+	if (v >= 1) {
+		format_sig3(v, n, sizeof(n));
+		snprintf(buf, size, "%sx", n);
+	} else {
+		format_sig3(1.0 / v, n, sizeof(n));
+		snprintf(buf, size, "1/%sx", n);
+	}
 }
 
 void compare_format_ratio(const struct compare_metric *m, char *buf, size_t size)
@@ -155,32 +206,96 @@ static void format_p(double p, char *buf, size_t size)
 		snprintf(buf, size, "%.2g", p);
 }
 
+/* ---- figures ---- */
+
+/* |v| >= 10,000 as "950k", "65.2k", "1.00M": three significant digits and a suffix. */
+static void format_compact(double v, char *buf, size_t size)
+{
+	static const char *const suffix[] = { "k", "M", "G", "T", "P" };
+	double a = fabs(v);
+	size_t i = 0;
+	char n[40];
+
+	if (!isfinite(v) || a < 10000) {
+		compare_format_number(v, buf, size);
+		return;
+	}
+	a /= 1000;
+	while (a >= 999.5 && i + 1 < ARRAY_SIZE(suffix)) {
+		a /= 1000;
+		i++;
+	}
+	format_sig3(a, n, sizeof(n));
+	snprintf(buf, size, "%s%s%s", v < 0 ? "-" : "", n, suffix[i]);
+}
+
+void compare_format_value(const struct compare_metric *m, double v, bool compact, bool ascii, char *buf, size_t size)
+{
+	struct compare_scale sc = compare_time_scale(m->name, m->unit, fabs(v));
+	char n[48];
+
+	if (!sc.unit || !isfinite(v) || v == 0) {
+		if (compact)
+			format_compact(v, buf, size);
+		else
+			compare_format_number(v, buf, size);
+		return;
+	}
+	/* each figure in its own unit: a row's 1.2 ms and 1.1 µs read as they are */
+	if (compact)
+		format_compact(v * sc.mult, n, sizeof(n));
+	else
+		compare_format_number(v * sc.mult, n, sizeof(n));
+	snprintf(buf, size, "%s%s", n, ascii && !strcmp(sc.unit, "\xc2\xb5s") ? "us" : sc.unit);
+}
+
+/* A side's median, and "(min max)" or "" when min == max. */
+static void side_parts(const struct compare_metric *m, int s, bool compact, bool ascii, char *med, size_t med_size,
+		       char *range, size_t range_size)
+{
+	const struct stats_summary *st = &m->arm[s].s;
+	char lo[48], hi[48];
+
+	compare_format_value(m, st->median, compact, ascii, med, med_size);
+	range[0] = '\0';
+	if (st->min == st->max || !isfinite(st->min) || !isfinite(st->max))
+		return;
+	compare_format_value(m, st->min, compact, ascii, lo, sizeof(lo));
+	compare_format_value(m, st->max, compact, ascii, hi, sizeof(hi));
+	snprintf(range, range_size, "(%s %s)", lo, hi);
+}
+
+void compare_format_side(const struct compare_metric *m, int side, bool compact, bool ascii, char *buf, size_t size)
+{
+	char med[48], range[100];
+
+	side_parts(m, side, compact, ascii, med, sizeof(med), range, sizeof(range));
+	snprintf(buf, size, "%s%s%s", med, range[0] ? " " : "", range);
+}
+
 struct cells {
 	char name[96];
-	char med[2][32];
-	char range[2][72];
-	char change[24];
-	char ratio[72];
+	char med[2][48];
+	char range[2][100];
+	char change[32];
+	char ci[72];
 	char p[24];
+	char n[32];
 	const char *verdict;
+	bool emulated;
 };
 
-static void fill_cells(const struct compare_metric *m, struct cells *c)
+static void fill_cells(const struct compare_metric *m, bool compact, bool ascii, struct cells *c)
 {
-	char lo[32], hi[32];
-	struct compare_scale sc = compare_metric_scale(m);
-
-	compare_metric_label(m->name, &sc, c->name, sizeof(c->name));
-	for (int s = 0; s < 2; s++) {
-		compare_format_number(m->arm[s].s.median * sc.mult, c->med[s], sizeof(c->med[s]));
-		compare_format_number(m->arm[s].s.min * sc.mult, lo, sizeof(lo));
-		compare_format_number(m->arm[s].s.max * sc.mult, hi, sizeof(hi));
-		snprintf(c->range[s], sizeof(c->range[s]), "(%s %s)", lo, hi);
-	}
+	compare_metric_name(m->name, c->name, sizeof(c->name));
+	for (int s = 0; s < 2; s++)
+		side_parts(m, s, compact, ascii, c->med[s], sizeof(c->med[s]), c->range[s], sizeof(c->range[s]));
 	compare_format_change(m, c->change, sizeof(c->change));
-	compare_format_ratio(m, c->ratio, sizeof(c->ratio));
+	compare_format_ci(m, c->ci, sizeof(c->ci));
 	format_p(m->mwu.p, c->p, sizeof(c->p));
+	snprintf(c->n, sizeof(c->n), "%zu+%zu", m->arm[0].n, m->arm[1].n);
 	c->verdict = compare_verdict_name(m->verdict);
+	c->emulated = m->emulated;
 }
 
 static void append_padded(struct strbuf *b, const char *s, size_t width)
@@ -189,6 +304,14 @@ static void append_padded(struct strbuf *b, const char *s, size_t width)
 
 	strbuf_append(b, s);
 	strbuf_append_repeat(b, ' ', width > w ? width - w : 0);
+}
+
+static void append_right(struct strbuf *b, const char *s, size_t width)
+{
+	size_t w = compare_text_width(s);
+
+	strbuf_append_repeat(b, ' ', width > w ? width - w : 0);
+	strbuf_append(b, s);
 }
 
 bool compare_metric_all_zero(const struct compare_metric *m)
@@ -211,6 +334,55 @@ bool compare_metric_shown(const struct compare_result *r, size_t i)
 static size_t max_sz(size_t a, size_t b)
 {
 	return a > b ? a : b;
+}
+
+/* ---- prose: wrapped at the width ---- */
+
+/*
+ * Appends text (one paragraph, no newline) wrapped at width columns: the
+ * first line after first (already counted in col), the others indented by
+ * indent spaces; a word longer than a line stays whole. width 0: one line.
+ */
+static void append_wrapped(struct strbuf *b, const char *text, size_t col, size_t indent, size_t width)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t word = strcspn(p, " "), w = 0;
+		for (size_t i = 0; i < word; i++)
+			w += ((unsigned char)p[i] & 0xc0) != 0x80;
+		if (width && col > indent && col + 1 + w > width) {
+			strbuf_append(b, "\n");
+			strbuf_append_repeat(b, ' ', indent);
+			col = indent;
+		} else if (p != text) {
+			strbuf_append(b, " ");
+			col++;
+		}
+		strbuf_append_mem(b, p, word);
+		col += w;
+		p += word;
+		while (*p == ' ')
+			p++;
+	}
+	strbuf_append(b, "\n");
+}
+
+_printf_(5, 6) static void prose(struct strbuf *b, size_t width, const char *first, size_t indent, const char *fmt, ...)
+{
+	_cleanup_free_ char *text = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0) {
+		text = NULL;
+		b->oom = true;
+	}
+	va_end(ap);
+	if (!text)
+		return;
+	strbuf_append(b, first);
+	append_wrapped(b, text, compare_text_width(first), indent, width);
 }
 
 static void side_summary(struct strbuf *b, const struct compare_side *s, bool markdown)
@@ -242,7 +414,7 @@ static void kernels(struct strbuf *b, const struct compare_side *s)
 	}
 }
 
-static void sides_line(struct strbuf *b, const struct compare_result *r, bool markdown)
+static void sides_text(struct strbuf *b, const struct compare_result *r, bool markdown)
 {
 	if (r->opts.aa) {
 		char label[80];
@@ -257,31 +429,46 @@ static void sides_line(struct strbuf *b, const struct compare_result *r, bool ma
 		strbuf_append(b, " vs ");
 		side_summary(b, r->side[1], markdown);
 	}
-	strbuf_append(b, markdown ? ".\n" : "\n");
 }
 
-/* The kernels, TCG and the test's settings. */
-static void context_lines(struct strbuf *b, const struct compare_result *r, bool markdown)
+#define TIMING_TEXT                                                                                             \
+	"Timing emulated (TCG): the times, rates and latencies marked emulated are QEMU's emulator's, the counts " \
+	"the kernel's own; the ratio between arms of one run is what counts."
+
+/* The paragraphs before the tables: sides, kernels, timing, method (each a line of Markdown, or wrapped text). */
+static void context_lines(struct strbuf *b, const struct compare_result *r, bool markdown, size_t width)
 {
-	strbuf_append(b, "Kernel: ");
-	kernels(b, r->side[0]);
-	strbuf_append(b, " vs ");
-	kernels(b, r->side[1]);
-	strbuf_appendf(b, "%s", markdown ? ".\n\n" : "\n");
+	_cleanup_strbuf_ struct strbuf sides = {}, kern = {};
+	const char *end = markdown ? ".\n\n" : "";
+
+	sides_text(&sides, r, markdown);
+	strbuf_append(&kern, "Kernel: ");
+	kernels(&kern, r->side[0]);
+	strbuf_append(&kern, " vs ");
+	kernels(&kern, r->side[1]);
+	if (sides.oom || kern.oom) {
+		b->oom = true;
+		return;
+	}
+	if (markdown) {
+		strbuf_appendf(b, "%s.\n\n%s%s", sides.s, kern.s, end);
+		if (compare_any_tcg(r))
+			strbuf_appendf(b, "%s\n\n", TIMING_TEXT);
+		strbuf_appendf(b, "Median (min max) per side; the change of medians with its %g%% bootstrap interval; "
+			       "two-sided Mann-Whitney U, alpha %g; change threshold %g%%.\n",
+			       100 * (1 - r->opts.alpha), r->opts.alpha, r->opts.threshold_pct);
+		return;
+	}
+	prose(b, width, "", 0, "%s", sides.s);
+	prose(b, width, "", 2, "%s", kern.s);
 	if (compare_any_tcg(r))
-		strbuf_appendf(b, "Timing emulated (TCG): the times, rates and latencies marked emulated are QEMU's emulator's, the counts the kernel's own; the ratio between arms of one run is what counts.%s",
-			    markdown ? "\n\n" : "\n");
-	strbuf_appendf(b, "Median (min max) per arm; two-sided Mann-Whitney U, alpha %g; change threshold %g%%.\n",
-		    r->opts.alpha, r->opts.threshold_pct);
+		prose(b, width, "", 0, "%s", TIMING_TEXT);
+	prose(b, width, "", 0, "Median (min max) per side; the change of medians with its %g%% bootstrap interval; "
+	      "two-sided Mann-Whitney U, alpha %g; change threshold %g%%.", 100 * (1 - r->opts.alpha), r->opts.alpha,
+	      r->opts.threshold_pct);
 }
 
-static void header(struct strbuf *b, const struct compare_result *r)
-{
-	sides_line(b, r, false);
-	context_lines(b, r, false);
-}
-
-static void notes_and_skipped(struct strbuf *b, const struct compare_result *r, bool markdown)
+static void notes_and_skipped(struct strbuf *b, const struct compare_result *r, bool markdown, size_t width)
 {
 	const char *bullet = markdown ? "- " : "  ";
 	size_t n_notes = 0;
@@ -292,11 +479,11 @@ static void notes_and_skipped(struct strbuf *b, const struct compare_result *r, 
 		strbuf_append(b, markdown ? "\n**Notes**\n\n" : "\nNotes:\n");
 		for (size_t i = 0; i < r->n_metrics; i++) {
 			char name[96];
-			struct compare_scale sc = compare_metric_scale(&r->metrics[i]);
-			compare_metric_label(r->metrics[i].name, &sc, name, sizeof(name));
+			compare_metric_name(r->metrics[i].name, name, sizeof(name));
 			for (size_t j = 0; r->metrics[i].notes && r->metrics[i].notes[j]; j++)
-				strbuf_appendf(b, "%s%s%s%s: %s\n", bullet, name, r->opts.n_windows > 1 ? ", window " : "",
-					    r->opts.n_windows > 1 ? r->metrics[i].window : "", r->metrics[i].notes[j]);
+				prose(b, markdown ? 0 : width, bullet, 4, "%s%s%s: %s", name,
+				      r->opts.n_windows > 1 ? ", window " : "",
+				      r->opts.n_windows > 1 ? r->metrics[i].window : "", r->metrics[i].notes[j]);
 		}
 	}
 	if (r->n_skipped) {
@@ -305,12 +492,12 @@ static void notes_and_skipped(struct strbuf *b, const struct compare_result *r, 
 			char name[96], reason[300];
 			text_sanitize(r->skipped[i].name, name, sizeof(name));
 			text_sanitize(r->skipped[i].reason, reason, sizeof(reason));
-			strbuf_appendf(b, "%s%s (window %s): %s\n", bullet, name, r->skipped[i].window, reason);
+			prose(b, markdown ? 0 : width, bullet, 4, "%s (window %s): %s", name, r->skipped[i].window, reason);
 		}
 	}
 }
 
-static void warnings_section(struct strbuf *b, const struct compare_result *r, bool markdown)
+static void warnings_section(struct strbuf *b, const struct compare_result *r, bool markdown, size_t width)
 {
 	if (!r->warnings)
 		return;
@@ -318,84 +505,291 @@ static void warnings_section(struct strbuf *b, const struct compare_result *r, b
 	for (size_t i = 0; r->warnings[i]; i++) {
 		char w[1200];
 		text_sanitize(r->warnings[i], w, sizeof(w));
-		strbuf_appendf(b, "%s%s\n", markdown ? "- " : "  ", w);
+		prose(b, markdown ? 0 : width, markdown ? "- " : "  ", 4, "%s", w);
 	}
 }
 
-static void notes_section(struct strbuf *b, const struct compare_result *r)
+/* The metrics of window win left out (0 everywhere) on one line, the same words in every format; false when none. */
+static bool left_out_line(struct strbuf *b, const struct compare_result *r, const char *win, bool markdown,
+			  size_t width)
 {
-	notes_and_skipped(b, r, false);
-	warnings_section(b, r, false);
+	_cleanup_strbuf_ struct strbuf names = {};
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		if (strcmp(r->metrics[i].window, win) || compare_metric_shown(r, i))
+			continue;
+		char name[96];
+		compare_metric_name(r->metrics[i].name, name, sizeof(name));
+		strbuf_append(&names, n++ ? ", " : "");
+		if (markdown) { /* escaped below, with the rest of the cell text */
+			for (const char *p = name; *p; p++)
+				strbuf_appendf(&names, strchr("\\`*_[]<>|#", *p) ? "\\%c" : "%c", *p);
+		} else {
+			strbuf_append(&names, name);
+		}
+	}
+	if (!n)
+		return false;
+	if (names.oom) {
+		b->oom = true;
+		return false;
+	}
+	prose(b, markdown ? 0 : width, markdown ? "\n" : "  ", 2,
+	      "Left out, 0 in every repetition of both sides (%s keeps them): %s.", markdown ? "`--all`" : "--all",
+	      names.s);
+	return true;
 }
 
-char *compare_format_table(const struct compare_result *r)
+/* ---- the text table ---- */
+
+struct table_widths {
+	size_t name, med[2], range[2], side[2], change, ci, p, n, verdict;
+	bool emulated;
+	char ci_title[24]; /* "[95% CI]" */
+};
+
+static void measure(const struct compare_result *r, const char *win, const struct cells *cells,
+		    struct table_widths *w)
 {
+	*w = (struct table_widths){ .name = strlen("metric"), .change = strlen("change"), .p = 1, .n = 1,
+				    .verdict = strlen("verdict") };
+	snprintf(w->ci_title, sizeof(w->ci_title), "[%g%% CI]", 100 * (1 - r->opts.alpha));
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		if (strcmp(r->metrics[i].window, win) || !compare_metric_shown(r, i))
+			continue;
+		const struct cells *c = &cells[i];
+		w->name = max_sz(w->name, compare_text_width(c->name));
+		for (int s = 0; s < 2; s++) {
+			w->med[s] = max_sz(w->med[s], compare_text_width(c->med[s]));
+			w->range[s] = max_sz(w->range[s], compare_text_width(c->range[s]));
+		}
+		w->change = max_sz(w->change, strlen(c->change));
+		if (c->ci[0])
+			w->ci = max_sz(w->ci, max_sz(strlen(c->ci), strlen(w->ci_title)));
+		w->p = max_sz(w->p, strlen(c->p));
+		w->n = max_sz(w->n, strlen(c->n));
+		w->verdict = max_sz(w->verdict, strlen(c->verdict));
+		w->emulated |= c->emulated;
+	}
+	const char *title[2] = { r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched" };
+	for (int s = 0; s < 2; s++)
+		w->side[s] = max_sz(w->med[s] + (w->range[s] ? 1 + w->range[s] : 0), strlen(title[s]));
+}
+
+/* "  950,015 (901,000 990,000)": the median right-aligned, the range after it, padded to the column. */
+static void side_cell(struct strbuf *b, const struct cells *c, const struct table_widths *w, int s, bool pad)
+{
+	size_t len = w->med[s] + (c->range[s][0] ? 1 + compare_text_width(c->range[s]) : 0);
+
+	append_right(b, c->med[s], w->med[s]);
+	if (c->range[s][0]) {
+		strbuf_append(b, " ");
+		strbuf_append(b, c->range[s]);
+	}
+	if (pad)
+		strbuf_append_repeat(b, ' ', w->side[s] > len ? w->side[s] - len : 0);
+}
+
+/* The change, its interval, p, n and the verdict (and the timing), as the wide line ends and the narrow second line is. */
+static void verdict_cells(struct strbuf *b, const struct cells *c, const struct table_widths *w)
+{
+	append_right(b, c->change, w->change);
+	if (w->ci) {
+		strbuf_append(b, " ");
+		append_padded(b, c->ci, w->ci);
+	}
+	strbuf_append(b, "  ");
+	append_right(b, c->p, w->p);
+	strbuf_append(b, "  ");
+	append_right(b, c->n, w->n);
+	strbuf_append(b, "  ");
+	if (c->emulated) {
+		append_padded(b, c->verdict, w->verdict);
+		strbuf_append(b, "  emulated");
+	} else {
+		strbuf_append(b, c->verdict);
+	}
+}
+
+static void verdict_titles(struct strbuf *b, const struct table_widths *w)
+{
+	append_right(b, "change", w->change);
+	if (w->ci) {
+		strbuf_append(b, " ");
+		append_padded(b, w->ci_title, w->ci);
+	}
+	strbuf_append(b, "  ");
+	append_right(b, "p", w->p);
+	strbuf_append(b, "  ");
+	append_right(b, "n", w->n);
+	strbuf_append(b, "  ");
+	if (w->emulated) {
+		append_padded(b, "verdict", w->verdict);
+		strbuf_append(b, "  timing");
+	} else {
+		strbuf_append(b, "verdict");
+	}
+}
+
+static size_t verdict_width(const struct table_widths *w)
+{
+	return w->change + (w->ci ? 1 + w->ci : 0) + 2 + w->p + 2 + w->n + 2 + w->verdict +
+	       (w->emulated ? strlen("  emulated") : 0);
+}
+
+/* The rows of one window, one line per metric. */
+static void window_wide(struct strbuf *b, const struct compare_result *r, const char *win, const struct cells *cells,
+			const struct table_widths *w)
+{
+	const char *title[2] = { r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched" };
+
+	strbuf_append(b, "\n  ");
+	append_padded(b, "metric", w->name);
+	for (int s = 0; s < 2; s++) {
+		strbuf_append(b, "  ");
+		append_padded(b, title[s], w->side[s]);
+	}
+	strbuf_append(b, "  ");
+	verdict_titles(b, w);
+	strbuf_append(b, "\n  ");
+	strbuf_append_repeat(b, '-', w->name + 2 + w->side[0] + 2 + w->side[1] + 2 + verdict_width(w));
+	strbuf_append(b, "\n");
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		if (strcmp(r->metrics[i].window, win) || !compare_metric_shown(r, i))
+			continue;
+		strbuf_append(b, "  ");
+		append_padded(b, cells[i].name, w->name);
+		for (int s = 0; s < 2; s++) {
+			strbuf_append(b, "  ");
+			side_cell(b, &cells[i], w, s, true);
+		}
+		strbuf_append(b, "  ");
+		verdict_cells(b, &cells[i], w);
+		strbuf_append(b, "\n");
+	}
+}
+
+/*
+ * Two lines per metric: the name and both sides, then, indented, the change,
+ * its interval, p, n and the verdict. name_alone: the name on a line of its
+ * own (names too long for the sides to follow them).
+ */
+static void window_narrow(struct strbuf *b, const struct compare_result *r, const char *win, const struct cells *cells,
+			  const struct table_widths *w, bool name_alone, size_t width)
+{
+	const char *title[2] = { r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched" };
+	size_t lead = name_alone ? 4 : 2 + w->name + 2;
+	size_t line1 = lead + w->side[0] + 2 + w->side[1], line2 = 4 + verdict_width(w);
+	size_t rule = max_sz(line1, line2) - 2;
+
+	if (width && rule + 2 > width)
+		rule = width - 2;
+	strbuf_append(b, "\n  ");
+	append_padded(b, "metric", name_alone ? 0 : w->name);
+	if (name_alone)
+		strbuf_append(b, "\n  ");
+	strbuf_append_repeat(b, ' ', name_alone ? 2 : 2);
+	append_padded(b, title[0], w->side[0]);
+	strbuf_append(b, "  ");
+	strbuf_append(b, title[1]);
+	strbuf_append(b, "\n    ");
+	verdict_titles(b, w);
+	strbuf_append(b, "\n  ");
+	strbuf_append_repeat(b, '-', rule);
+	strbuf_append(b, "\n");
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		if (strcmp(r->metrics[i].window, win) || !compare_metric_shown(r, i))
+			continue;
+		strbuf_append(b, "  ");
+		if (name_alone) {
+			strbuf_append(b, cells[i].name);
+			strbuf_append(b, "\n    ");
+		} else {
+			append_padded(b, cells[i].name, w->name);
+			strbuf_append(b, "  ");
+		}
+		side_cell(b, &cells[i], w, 0, true);
+		strbuf_append(b, "  ");
+		side_cell(b, &cells[i], w, 1, false);
+		strbuf_append(b, "\n    ");
+		verdict_cells(b, &cells[i], w);
+		strbuf_append(b, "\n");
+	}
+}
+
+enum table_layout { LAYOUT_WIDE, LAYOUT_NARROW, LAYOUT_NARROW_ALONE };
+
+static size_t layout_width(const struct table_widths *w, enum table_layout l)
+{
+	size_t verdicts = 4 + verdict_width(w);
+
+	if (l == LAYOUT_WIDE)
+		return 2 + w->name + 2 + w->side[0] + 2 + w->side[1] + 2 + verdict_width(w);
+	if (l == LAYOUT_NARROW)
+		return max_sz(2 + w->name + 2 + w->side[0] + 2 + w->side[1], verdicts);
+	return max_sz(4 + w->side[0] + 2 + w->side[1], max_sz(2 + w->name, verdicts));
+}
+
+/* One window's table in the first layout that fits: wide; narrow with full digits, then compact ones; then the names alone. */
+static int table_window(struct strbuf *b, const struct compare_result *r, const char *win, struct cells *cells[2],
+			const struct compare_text_options *o, size_t width)
+{
+	struct table_widths w[2];
+
+	measure(r, win, cells[0], &w[0]);
+	measure(r, win, cells[1], &w[1]);
+	if (o->wide || layout_width(&w[0], LAYOUT_WIDE) <= width)
+		window_wide(b, r, win, cells[0], &w[0]);
+	else if (layout_width(&w[0], LAYOUT_NARROW) <= width)
+		window_narrow(b, r, win, cells[0], &w[0], false, width);
+	else if (layout_width(&w[1], LAYOUT_NARROW) <= width)
+		window_narrow(b, r, win, cells[1], &w[1], false, width);
+	else
+		window_narrow(b, r, win, cells[1], &w[1], true, width);
+	return 0;
+}
+
+char *compare_format_table(const struct compare_result *r, const struct compare_text_options *opts)
+{
+	const struct compare_text_options o = opts ? *opts : (struct compare_text_options){ 0 };
+	size_t width = o.width ? o.width : COMPARE_TEXT_WIDTH_DEFAULT;
 	struct strbuf b = { 0 };
-	_cleanup_free_ struct cells *cells = calloc(r->n_metrics ? r->n_metrics : 1, sizeof(*cells));
+	_cleanup_free_ struct cells *full = calloc(r->n_metrics ? r->n_metrics : 1, sizeof(*full));
+	_cleanup_free_ struct cells *compact = calloc(r->n_metrics ? r->n_metrics : 1, sizeof(*compact));
 
-	if (!cells)
+	if (!full || !compact)
 		return NULL;
-	for (size_t i = 0; i < r->n_metrics; i++)
-		fill_cells(&r->metrics[i], &cells[i]);
+	for (size_t i = 0; i < r->n_metrics; i++) {
+		fill_cells(&r->metrics[i], false, o.ascii, &full[i]);
+		fill_cells(&r->metrics[i], true, o.ascii, &compact[i]);
+	}
+	struct cells *cells[2] = { full, compact };
 
-	header(&b, r);
+	context_lines(&b, r, false, width);
 	for (size_t w = 0; w < r->opts.n_windows; w++) {
 		const char *win = r->opts.windows[w];
-		size_t wname = strlen("metric"), wmed[2] = { 0 }, wrange[2] = { 0 };
-		size_t wchange = strlen("change"), wratio = strlen("ratio"), wp = 1, wverdict = strlen("verdict"), rows = 0;
-		bool emulated = false;
+		size_t rows = 0, shown = 0;
 
-		for (size_t i = 0; i < r->n_metrics; i++) {
-			if (strcmp(r->metrics[i].window, win))
-				continue;
-			const struct cells *c = &cells[i];
-			rows++;
-			wname = max_sz(wname, compare_text_width(c->name));
-			for (int s = 0; s < 2; s++) {
-				wmed[s] = max_sz(wmed[s], strlen(c->med[s]));
-				wrange[s] = max_sz(wrange[s], strlen(c->range[s]));
+		for (size_t i = 0; i < r->n_metrics; i++)
+			if (!strcmp(r->metrics[i].window, win)) {
+				rows++;
+				shown += compare_metric_shown(r, i);
 			}
-			wchange = max_sz(wchange, strlen(c->change));
-			wratio = max_sz(wratio, strlen(c->ratio));
-			wp = max_sz(wp, strlen(c->p));
-			wverdict = max_sz(wverdict, strlen(c->verdict));
-			emulated |= r->metrics[i].emulated;
-		}
 		strbuf_appendf(&b, "\nWindow %s:\n", win);
 		if (!rows) {
 			strbuf_append(&b, "  (no metric had values on both sides)\n");
 			continue;
 		}
-		size_t wcol[2];
-		const char *title[2] = { r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched" };
-		for (int s = 0; s < 2; s++)
-			wcol[s] = max_sz(wmed[s] + 1 + wrange[s], strlen(title[s]));
-
-		strbuf_appendf(&b, "\n  %-*s  %-*s  %-*s  %*s  %*s  %*s  %-*s%s\n", (int)wname, "metric", (int)wcol[0],
-			    title[0], (int)wcol[1], title[1], (int)wchange, "change", (int)wratio, "ratio", (int)wp, "p",
-			    emulated ? (int)wverdict : 0, "verdict", emulated ? "  timing" : "");
-		strbuf_append(&b, "  ");
-		strbuf_append_repeat(&b, '-', wname + wcol[0] + wcol[1] + wchange + wratio + wp + wverdict + 12 +
-						  (emulated ? strlen("  emulated") : 0));
-		strbuf_append(&b, "\n");
-		for (size_t i = 0; i < r->n_metrics; i++) {
-			if (strcmp(r->metrics[i].window, win))
-				continue;
-			const struct cells *c = &cells[i];
-			char col[2][128];
-			for (int s = 0; s < 2; s++)
-				snprintf(col[s], sizeof(col[s]), "%*s %-*s", (int)wmed[s], c->med[s], (int)wrange[s],
-					 c->range[s]);
-			strbuf_append(&b, "  ");
-			append_padded(&b, c->name, wname);
-			bool emul = r->metrics[i].emulated;
-			strbuf_appendf(&b, "  %-*s  %-*s  %*s  %*s  %*s  %-*s%s\n", (int)wcol[0], col[0], (int)wcol[1], col[1],
-				    (int)wchange, c->change, (int)wratio, c->ratio, (int)wp, c->p, emul ? (int)wverdict : 0,
-				    c->verdict, emul ? "  emulated" : "");
-		}
+		if (shown)
+			table_window(&b, r, win, cells, &o, width);
+		else
+			strbuf_append(&b, "\n");
+		left_out_line(&b, r, win, false, width); /* under the table: the metrics 0 everywhere */
 	}
 	strbuf_appendf(&b, "\nVerdict: %s (exit code %d).\n", compare_verdict_name(r->verdict), r->exit_code);
-	notes_section(&b, r);
+	notes_and_skipped(&b, r, false, width);
+	warnings_section(&b, r, false, width);
 	return strbuf_steal(&b);
 }
 
@@ -413,25 +807,6 @@ static void md_cell(struct strbuf *b, const char *s)
 	}
 }
 
-/* The metrics of window win left out (0 everywhere): "tlb/s, pf/s"; false when none. */
-static bool md_left_out(struct strbuf *b, const struct compare_result *r, const char *win)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->n_metrics; i++) {
-		if (strcmp(r->metrics[i].window, win) || compare_metric_shown(r, i))
-			continue;
-		char name[96];
-		struct compare_scale sc = compare_metric_scale(&r->metrics[i]);
-		compare_metric_label(r->metrics[i].name, &sc, name, sizeof(name));
-		strbuf_append(b, n++ ? ", " : "\nLeft out, 0 in every repetition of both sides (`--all` keeps them): ");
-		md_cell(b, name);
-	}
-	if (n)
-		strbuf_append(b, ".\n");
-	return n;
-}
-
 static void md_window(struct strbuf *b, const struct compare_result *r, const char *win)
 {
 	size_t rows = 0, shown = 0;
@@ -443,30 +818,39 @@ static void md_window(struct strbuf *b, const struct compare_result *r, const ch
 			shown += compare_metric_shown(r, i);
 		}
 	if (rows && !shown) {
-		md_left_out(b, r, win);
+		left_out_line(b, r, win, true, 0);
 		return;
 	}
 	bool emulated = false;
 	for (size_t i = 0; i < r->n_metrics; i++)
 		emulated |= !strcmp(r->metrics[i].window, win) && compare_metric_shown(r, i) && r->metrics[i].emulated;
-	strbuf_appendf(b, "| metric | %s median (min max) | %s median (min max) | change | ratio | p | verdict |%s\n",
-		    r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched", emulated ? " timing |" : "");
-	strbuf_appendf(b, "|:--|--:|--:|--:|--:|--:|:--|%s\n", emulated ? ":--|" : "");
+	strbuf_appendf(b, "| metric | %s median (min max) | %s median (min max) | change | %g%% CI | p | n | verdict |%s\n",
+		       r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched", 100 * (1 - r->opts.alpha),
+		       emulated ? " timing |" : "");
+	strbuf_appendf(b, "|:--|--:|--:|--:|--:|--:|--:|:--|%s\n", emulated ? ":--|" : "");
 	for (size_t i = 0; i < r->n_metrics; i++) {
 		if (strcmp(r->metrics[i].window, win) || !compare_metric_shown(r, i))
 			continue;
 		struct cells c;
 		bool bold = r->metrics[i].verdict == COMPARE_REGRESSED;
-		fill_cells(&r->metrics[i], &c);
+		fill_cells(&r->metrics[i], false, false, &c);
 		strbuf_append(b, "| ");
 		md_cell(b, c.name);
-		strbuf_appendf(b, " | %s %s | %s %s | %s | %s | %s | %s%s%s |%s\n", c.med[0], c.range[0], c.med[1],
-			    c.range[1], c.change, c.ratio, c.p, bold ? "**" : "", c.verdict, bold ? "**" : "",
-			    !emulated ? "" : r->metrics[i].emulated ? " emulated |" : " |");
+		strbuf_append(b, " | ");
+		for (int s = 0; s < 2; s++) {
+			md_cell(b, c.med[s]);
+			if (c.range[s][0]) {
+				strbuf_append(b, " ");
+				md_cell(b, c.range[s]);
+			}
+			strbuf_append(b, " | ");
+		}
+		strbuf_appendf(b, "%s | %s | %s | %s | %s%s%s |%s\n", c.change, c.ci, c.p, c.n, bold ? "**" : "",
+			       c.verdict, bold ? "**" : "", !emulated ? "" : r->metrics[i].emulated ? " emulated |" : " |");
 	}
 	if (!rows)
-		strbuf_append(b, "| (no metric had values on both sides) | | | | | | |\n");
-	md_left_out(b, r, win);
+		strbuf_append(b, "| (no metric had values on both sides) | | | | | | | |\n");
+	left_out_line(b, r, win, true, 0);
 }
 
 /* Links to the plots written beside compare.md. */
@@ -483,12 +867,11 @@ static void md_plots(struct strbuf *b, const struct compare_result *r, unsigned 
 				continue;
 			_cleanup_free_ char *file = compare_plot_file_name(&r->metrics[i]);
 			char name[96];
-			struct compare_scale sc = compare_metric_scale(&r->metrics[i]);
 			if (!file) {
 				b->oom = true;
 				return;
 			}
-			compare_metric_label(r->metrics[i].name, &sc, name, sizeof(name));
+			compare_metric_name(r->metrics[i].name, name, sizeof(name));
 			strbuf_appendf(b, "%s", n++ ? ", [" : "- window ");
 			if (n == 1)
 				strbuf_appendf(b, "%s: [", win);
@@ -511,15 +894,21 @@ char *compare_format_markdown(const struct compare_result *r, unsigned flags)
 	struct strbuf b = { 0 };
 
 	strbuf_appendf(&b, "### snapbench compare: %s\n\n", compare_verdict_name(r->verdict));
-	sides_line(&b, r, true);
+	/* the kernels and the timing up front: what a reader of the comment must not miss */
+	context_lines(&b, r, true, 0);
 	for (size_t w = 0; w < r->opts.n_windows; w++)
 		md_window(&b, r, r->opts.windows[w]);
 	strbuf_appendf(&b, "\nVerdict: **%s** (exit code %d).\n", compare_verdict_name(r->verdict), r->exit_code);
-	warnings_section(&b, r, true);
+	warnings_section(&b, r, true, 0);
 	md_plots(&b, r, flags);
-	strbuf_append(&b, "\n<details>\n<summary>Details</summary>\n\n");
-	context_lines(&b, r, true);
-	notes_and_skipped(&b, r, true);
-	strbuf_append(&b, "\n</details>\n");
+	if (r->n_skipped || r->metrics) {
+		_cleanup_strbuf_ struct strbuf details = {};
+		notes_and_skipped(&details, r, true, 0);
+		if (details.oom)
+			b.oom = true;
+		else if (details.s)
+			strbuf_appendf(&b, "\n<details>\n<summary>Notes and skipped metrics</summary>\n%s\n</details>\n",
+				       details.s);
+	}
 	return strbuf_steal(&b);
 }

@@ -46,13 +46,16 @@ static const char *name_time_unit(const char *metric)
 		return NULL;
 	if (ends_with(metric, len, "_ns"))
 		return "ns";
+	if (ends_with(metric, len, "_ms"))
+		return "ms";
 	if (ends_with(metric, len, "_s"))
 		return "s";
 	return NULL;
 }
 
-/* time_unit: what a time metric's unit reads as ("µs"), or NULL for its own. */
-static void display_name(const char *metric, const char *time_unit, char *buf, size_t size)
+/* time_unit: what a time metric's unit reads as ("µs"), or NULL for its own; bare: no time unit at all
+ * (each figure carries its own, compare_format_value()). */
+static void display_name(const char *metric, const char *time_unit, bool bare, char *buf, size_t size)
 {
 	char base[128], stem[128];
 	const char *dot = strchr(metric, '.');
@@ -71,11 +74,16 @@ static void display_name(const char *metric, const char *time_unit, char *buf, s
 	} else if (ends_with(base, len, "_ns")) {
 		base[len - 3] = '\0';
 		unit = " (ns)";
+	} else if (ends_with(base, len, "_ms")) {
+		base[len - 3] = '\0';
+		unit = " (ms)";
 	} else if (ends_with(base, len, "_s")) {
 		base[len - 2] = '\0';
 		unit = " (s)";
 	}
-	if (time_unit && strcmp(unit, "/s")) {
+	if (bare && strcmp(unit, "/s")) {
+		unit = "";
+	} else if (time_unit && strcmp(unit, "/s")) {
 		snprintf(unit_buf, sizeof(unit_buf), " (%s)", time_unit);
 		unit = unit_buf;
 	}
@@ -108,7 +116,12 @@ static void display_name(const char *metric, const char *time_unit, char *buf, s
 
 void compare_metric_label(const char *metric, const struct compare_scale *sc, char *buf, size_t size)
 {
-	display_name(metric, sc ? sc->unit : NULL, buf, size);
+	display_name(metric, sc ? sc->unit : NULL, false, buf, size);
+}
+
+void compare_metric_name(const char *metric, char *buf, size_t size)
+{
+	display_name(metric, NULL, true, buf, size);
 }
 
 struct compare_scale compare_time_scale(const char *name, const char *unit, double magnitude)

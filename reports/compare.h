@@ -282,9 +282,26 @@ enum {
 	COMPARE_MD_TIMELINE = 1 << 1, /* timeline.svg */
 };
 
-/* Seed-style text table (every metric); Markdown for CI comments (the
- * metrics compare_metric_shown(), links to the plots in flags). NULL on ENOMEM. */
-char *compare_format_table(const struct compare_result *r);
+/*
+ * How the text table is laid out (docs/compare.md#output). It fits width
+ * columns: one line per metric (metric, each side's median (min max), the
+ * change with its interval, p, n, verdict) when that fits, or wide asks for
+ * it; else two lines per metric (the sides, then the change, interval, p, n
+ * and verdict), numbers of 10,000 and more as 950k, 1.00M when the full
+ * digits do not fit; prose lines are wrapped at width. ascii: "us" for "µs"
+ * (a terminal whose locale is not UTF-8).
+ */
+struct compare_text_options {
+	size_t width; /* 0: 80 */
+	bool wide;
+	bool ascii;
+};
+#define COMPARE_TEXT_WIDTH_DEFAULT 80
+
+/* Seed-style text table (the metrics compare_metric_shown(), the others named
+ * on one line); Markdown for CI comments (the same, links to the plots in
+ * flags). o NULL: the defaults. NULL on ENOMEM. */
+char *compare_format_table(const struct compare_result *r, const struct compare_text_options *o);
 char *compare_format_markdown(const struct compare_result *r, unsigned flags);
 
 /* Whether metrics[i] is 0 in every repetition of both sides. */
@@ -317,10 +334,27 @@ size_t compare_text_width(const char *s);
  * metric with the unit of sc (NULL, or sc->unit NULL: the name's own). Report text is sanitized. */
 void compare_metric_label(const char *metric, const struct compare_scale *sc, char *buf, size_t size);
 
-/* "2.04x", "0.263x", "1/14,400x" (below 0.1), "n/a": patched median / baseline median. */
+/* "2.04x", "0.263x", "1/14,400x" (below 0.1), "n/a": patched median / baseline median (the HTML's details). */
 void compare_format_ratio(const struct compare_metric *m, char *buf, size_t size);
-/* "-73.7%", "+0.3%", "-99.993%" (never rounded to -100% when the ratio is not 0), "from 0", "n/a". */
+/*
+ * The change of the medians in one form everywhere (tables, Markdown, HTML):
+ * within a factor of 2 as a percentage ("-23.5%", "+2.2%", "0.0%"); beyond it
+ * as the factor ("3.80x", "14,400x"; a fall "1/3.80x", "1/380x"); "-100%"
+ * when the patched median is 0, "from 0", "n/a".
+ */
 void compare_format_change(const struct compare_metric *m, char *buf, size_t size);
+/* The bootstrap interval of the ratio in the change's form: "[-26.5% -20.6%]", "[1/410x 1/350x]"; "" without one. */
+void compare_format_ci(const struct compare_metric *m, char *buf, size_t size);
+/*
+ * A figure of m as the tables write it: a time metric's with its own unit
+ * ("19.8µs", "340ns", "4.07s"; ascii: "us"), others as compare_format_number(),
+ * or with compact, 10,000 and more as "950k", "1.00M".
+ */
+void compare_format_value(const struct compare_metric *m, double v, bool compact, bool ascii, char *buf, size_t size);
+/* A side's "median (min max)" of m in compare_format_value()'s form; the median alone when min == max. */
+void compare_format_side(const struct compare_metric *m, int side, bool compact, bool ascii, char *buf, size_t size);
+/* The metric's name for tables: "latency p99", "pf/s", "invalidations/s (uffd-wp)" (no time unit: each figure has its own). */
+void compare_metric_name(const char *metric, char *buf, size_t size);
 
 /* SVG: the repetitions of each side of metrics[i] as a strip and box plot. */
 char *compare_plot_metric_svg(const struct compare_result *r, size_t i);

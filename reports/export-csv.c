@@ -93,7 +93,7 @@ char *export_compare_csv(const struct compare_result *r)
 	static const char *const header[] = { "window", "metric", "unit", "better", "side", "label", "n",
 					      "missing", "median", "min", "max", "mean", "stddev", "cv",
 					      "ratio", "pct_change", "from_zero", "p", "alpha", "threshold_pct",
-					      "verdict", "emulated" };
+					      "verdict", "ci_low", "ci_high", "emulated" };
 	_cleanup_strbuf_ struct strbuf b = {};
 	char alpha[EXPORT_NUMBER_MAX];
 
@@ -102,12 +102,16 @@ char *export_compare_csv(const struct compare_result *r)
 	for (size_t i = 0; i < r->n_metrics; i++) {
 		const struct compare_metric *m = &r->metrics[i];
 		char ratio[EXPORT_NUMBER_MAX], pct[EXPORT_NUMBER_MAX], p[EXPORT_NUMBER_MAX],
-			threshold[EXPORT_NUMBER_MAX];
+			threshold[EXPORT_NUMBER_MAX], ci_low[EXPORT_NUMBER_MAX] = "", ci_high[EXPORT_NUMBER_MAX] = "";
 
 		export_format_number(m->ratio, ratio);
 		export_format_number(m->pct_change, pct);
 		export_format_number(m->mwu.p, p);
 		export_format_number(m->threshold_pct, threshold);
+		if (m->have_ci) { /* the bootstrap interval of the ratio; empty without one */
+			export_format_number(m->ci.low, ci_low);
+			export_format_number(m->ci.high, ci_high);
+		}
 		for (size_t s = 0; s < 2; s++) {
 			const struct compare_arm_stats *a = &m->arm[s];
 			char n[24], missing[24], med[EXPORT_NUMBER_MAX], min[EXPORT_NUMBER_MAX],
@@ -125,7 +129,7 @@ char *export_compare_csv(const struct compare_result *r)
 			const char *row[] = { m->window, m->name, m->unit, compare_better_name(m->better),
 					      r->side[s]->role, r->side[s]->label, n, missing, med, min, max, mean,
 					      sd, cv, ratio, pct, m->from_zero ? "true" : "false", p, alpha,
-					      threshold, compare_verdict_name(m->verdict),
+					      threshold, compare_verdict_name(m->verdict), ci_low, ci_high,
 					      m->emulated ? "true" : "false" };
 			export_append_csv_row(&b, row, ARRAY_SIZE(row));
 		}

@@ -127,25 +127,25 @@ static void metric_name(const struct compare_metric *m, char *buf, size_t size)
 static void table_row(struct strbuf *b, const struct compare_result *r, size_t i)
 {
 	const struct compare_metric *m = &r->metrics[i];
-	struct compare_scale sc = compare_metric_scale(m);
-	char name[96], range[128], change[32], ratio[72], p[24];
+	char name[96], side[128], change[32], ci[72], p[24];
 
-	compare_metric_label(m->name, &sc, name, sizeof(name));
+	compare_metric_name(m->name, name, sizeof(name));
 	strbuf_appendf(b, "<tr data-metric=\"");
 	html_text(b, m->name);
 	strbuf_appendf(b, "\" data-verdict=\"%s\"><td class=\"name\"><a href=\"#metric-%zu\">", compare_verdict_name(m->verdict), i);
 	html_text(b, name);
 	strbuf_append(b, "</a></td>");
-	for (size_t s = 0; s < 2; s++) {
-		const struct stats_summary *st = &m->arm[s].s;
-		compare_format_median_range(st->median * sc.mult, st->min * sc.mult, st->max * sc.mult, range,
-					    sizeof(range));
-		strbuf_appendf(b, "<td>%s</td>", range);
+	for (int s = 0; s < 2; s++) {
+		compare_format_side(m, s, false, false, side, sizeof(side));
+		strbuf_append(b, "<td>");
+		html_text(b, side);
+		strbuf_append(b, "</td>");
 	}
 	compare_format_change(m, change, sizeof(change));
-	compare_format_ratio(m, ratio, sizeof(ratio));
+	compare_format_ci(m, ci, sizeof(ci));
 	format_p(m->mwu.p, p, sizeof(p));
-	strbuf_appendf(b, "<td>%s</td><td>%s</td><td>%s</td><td class=\"name\">", change, ratio, p);
+	strbuf_appendf(b, "<td>%s</td><td>%s</td><td>%s</td><td>%zu+%zu</td><td class=\"name\">", change, ci, p,
+		       m->arm[0].n, m->arm[1].n);
 	verdict_span(b, m->verdict);
 	strbuf_append(b, "</td>");
 	if (compare_any_tcg(r))
@@ -173,9 +173,10 @@ static void window_section(struct strbuf *b, const struct compare_result *r, con
 		strbuf_append(b, "<table class=\"metrics\" data-window=\"");
 		html_text(b, win);
 		strbuf_appendf(b, "\">\n<thead><tr><th class=\"name\">metric</th><th>%s median (min max)</th>"
-			       "<th>%s median (min max)</th><th>change</th><th>ratio</th><th>p</th>"
+			       "<th>%s median (min max)</th><th>change</th><th>%g%% CI</th><th>p</th><th>n</th>"
 			       "<th class=\"name\">verdict</th>%s</tr></thead>\n<tbody>\n", side_title(r, 0),
-			       side_title(r, 1), compare_any_tcg(r) ? "<th class=\"name\">timing</th>" : "");
+			       side_title(r, 1), 100 * (1 - r->opts.alpha),
+			       compare_any_tcg(r) ? "<th class=\"name\">timing</th>" : "");
 		for (size_t i = 0; i < r->n_metrics; i++)
 			if (!strcmp(r->metrics[i].window, win) && compare_metric_shown(r, i))
 				table_row(b, r, i);

@@ -51,7 +51,7 @@ static void outputs(const struct compare_result *res)
 	/* draws the timeline and the plot of every metric compare_metric_shown() */
 	free(export_compare_html(res));
 
-	free(compare_format_table(res));
+	free(compare_format_table(res, NULL));
 	free(compare_format_markdown(res, 0));
 	free(compare_json_string(res));
 	for (size_t i = 0; i < res->n_metrics; i++) {

@@ -553,15 +553,19 @@ static void test_change_ratio_units(void)
 		bool from_zero;
 		const char *change, *ratio_text;
 	} cases[] = {
-		{ 1.0 / 14400, (1.0 / 14400 - 1) * 100, false, "-99.99%", "1/14,400x" },
-		{ 0.002635, -99.7365, false, "-99.7%", "1/380x" },
-		{ 0.263, -73.7, false, "-73.7%", "0.263x" },
-		{ 0.0, -100, false, "-100.0%", "0x" },
+		{ 1.0 / 14400, (1.0 / 14400 - 1) * 100, false, "1/14,400x", "1/14,400x" },
+		{ 0.002635, -99.7365, false, "1/380x", "1/380x" },
+		{ 0.263, -73.7, false, "1/3.80x", "0.263x" },
+		{ 0.5, -50, false, "-50.0%", "0.500x" },
+		{ 0.765, -23.5, false, "-23.5%", "0.765x" },
+		{ 0.0, -100, false, "-100%", "0x" },
 		{ 1.0, 0, false, "0.0%", "1.00x" },
-		{ 2.52, 152, false, "+152.0%", "2.52x" },
-		{ 1440, 143900, false, "+143900.0%", "1,440x" },
+		{ 1.022, 2.2, false, "+2.2%", "1.02x" },
+		{ 2.0, 100, false, "+100.0%", "2.00x" },
+		{ 2.52, 152, false, "2.52x", "2.52x" },
+		{ 14400, 1439900, false, "14,400x", "14,400x" },
 		{ NAN, NAN, true, "from 0", "n/a" },
-		{ 0.00001, -99.999, false, "-99.999%", "1/100,000x" },
+		{ 0.00001, -99.999, false, "1/100,000x", "1/100,000x" },
 	};
 	char buf[80];
 
@@ -605,6 +609,48 @@ static void test_change_ratio_units(void)
 	CHECK_MSG(!strcmp(buf, "invalidations/s (uffd-wp)"), "%s", buf);
 	compare_format_median_range(19.789, 16.885, 20.2, buf, sizeof(buf));
 	CHECK_MSG(!strcmp(buf, "19.8 (16.9 20.2)"), "%s", buf);
+
+	/* each figure in its own unit, never "(ms) 0.0011"; compact numbers; the range left out when min == max */
+	struct compare_metric lat = { .name = "latency_p999_ns", .unit = "ns" };
+	compare_format_value(&lat, 1.2e6, false, false, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "1.2ms"), "%s", buf);
+	compare_format_value(&lat, 1100, false, false, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "1.1\xc2\xb5s"), "%s", buf);
+	compare_format_value(&lat, 1100, false, true, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "1.1us"), "%s", buf);
+	compare_format_value(&lat, 340, false, false, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "340ns"), "%s", buf);
+	struct compare_metric pf = { .name = "pf_per_s", .unit = "1/s" };
+	static const struct {
+		double v;
+		const char *full, *compact;
+	} nums[] = { { 950015, "950,015", "950k" }, { 1004353, "1,004,353", "1.00M" }, { 9999, "9,999", "9,999" },
+		     { 65000, "65,000", "65.0k" }, { 999600, "999,600", "1.00M" }, { -12345, "-12,345", "-12.3k" },
+		     { 0.3, "0.3", "0.3" } };
+	for (size_t i = 0; i < ARRAY_SIZE(nums); i++) {
+		compare_format_value(&pf, nums[i].v, false, false, buf, sizeof(buf));
+		CHECK_MSG(!strcmp(buf, nums[i].full), "%g -> %s", nums[i].v, buf);
+		compare_format_value(&pf, nums[i].v, true, false, buf, sizeof(buf));
+		CHECK_MSG(!strcmp(buf, nums[i].compact), "%g compact -> %s", nums[i].v, buf);
+	}
+	pf.arm[0].s = (struct stats_summary){ .median = 41, .min = 41, .max = 41 };
+	compare_format_side(&pf, 0, false, false, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "41"), "%s", buf);
+	pf.arm[0].s = (struct stats_summary){ .median = 950015, .min = 901000, .max = 990000 };
+	compare_format_side(&pf, 0, true, false, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "950k (901k 990k)"), "%s", buf);
+	/* the interval in the change's form */
+	struct compare_metric ci = { .ratio = 0.263, .pct_change = -73.7, .have_ci = true,
+				     .ci = { .low = 0.206, .high = 0.308 } };
+	compare_format_ci(&ci, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "[1/4.85x 1/3.25x]"), "%s", buf);
+	ci = (struct compare_metric){ .ratio = 0.765, .pct_change = -23.5, .have_ci = true,
+				      .ci = { .low = 0.7, .high = 0.8 } };
+	compare_format_ci(&ci, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "[-30.0% -20.0%]"), "%s", buf);
+	ci.have_ci = false;
+	compare_format_ci(&ci, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, ""), "%s", buf);
 }
 
 /* Metrics 0 everywhere leave the Markdown (named on a line) unless show_all; the order of its parts. */
@@ -630,13 +676,15 @@ static void test_markdown_zero_metrics(void)
 	const struct compare_metric *m = find(f.res, "exits_per_s");
 	CHECK(m && compare_metric_all_zero(m) && !compare_metric_all_zero(find(f.res, "pf_per_s")));
 	_cleanup_free_ char *md = compare_format_markdown(f.res, COMPARE_MD_PLOTS | COMPARE_MD_TIMELINE);
-	_cleanup_free_ char *txt = compare_format_table(f.res);
+	_cleanup_free_ char *txt = compare_format_table(f.res, NULL);
 	CHECK(md && txt);
 	CHECK_MSG(!strstr(md, "| exits/s |") && strstr(md, "(`--all` keeps them): exits/s.\n"), "%s", md);
 	CHECK_MSG(strstr(md, "[pf/s](snapshot-pf_per_s.svg)") && !strstr(md, "exits_per_s.svg"), "%s", md);
-	CHECK(strstr(txt, "  exits/s ")); /* the text table keeps every metric */
-	const char *table = strstr(md, "| pf/s |"), *plots = strstr(md, "**Plots**"), *details = strstr(md, "<details>");
-	CHECK_MSG(table && plots && details && table < plots && plots < details && strstr(details, "Kernel: "), "%s", md);
+	/* the text table folds them alike: one line naming them, no row */
+	CHECK_MSG(!strstr(txt, "  exits/s ") && strstr(txt, "(--all keeps them): exits/s.\n"), "%s", txt);
+	/* the kernels before the table, the notes folded after the plots */
+	const char *kernel = strstr(md, "Kernel: "), *table = strstr(md, "| pf/s |"), *plots = strstr(md, "**Plots**");
+	CHECK_MSG(kernel && table && plots && kernel < table && table < plots, "%s", md);
 	fixture_done(&f);
 
 	o.show_all = true;
@@ -644,6 +692,8 @@ static void test_markdown_zero_metrics(void)
 	_cleanup_free_ char *md_all = compare_format_markdown(f.res, 0);
 	CHECK_MSG(md_all && strstr(md_all, "| exits/s |") && !strstr(md_all, "--all") && !strstr(md_all, "**Plots**"),
 		  "%s", md_all);
+	_cleanup_free_ char *txt_all = compare_format_table(f.res, NULL);
+	CHECK_MSG(txt_all && strstr(txt_all, "  exits/s ") && !strstr(txt_all, "--all"), "%s", txt_all);
 	CHECK(compare_metric_shown(f.res, 0) && compare_metric_shown(f.res, 1));
 	fixture_done(&f);
 }

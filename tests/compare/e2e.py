@@ -137,9 +137,11 @@ def main(argv):
         out = os.path.join(tmp, "out")
         p = run([snapbench, "compare", "--force", "--store", store, "--baseline", "label=write",
                  "--patched", "label=read", "--window", "pre", "--window", "snapshot", "--metric", "*",
-                 "--output", out])
+                 "--output", out], env=dict({k: v for k, v in os.environ.items() if k != "COLUMNS"},
+                                           LC_ALL="C.UTF-8"))
         check(p.returncode in (0, 3), "compare --force exited %d:\n%s" % (p.returncode, p.stderr))
-        with open(os.path.join(out, "compare.txt")) as f:
+        with open(os.path.join(out, "compare.txt"), encoding="utf-8") as f:
+            # off a terminal, in UTF-8 and without $COLUMNS, stdout is compare.txt's 80 columns
             check(f.read() == p.stdout, "stdout and compare.txt differ")
         with open(os.path.join(out, "compare.json")) as f:
             doc = json.load(f)

@@ -175,7 +175,11 @@ def run_case(snapbench, testdata, validator, golden, name, args, want_rc, with_o
     outdir = tempfile.mkdtemp(prefix="compare-golden-")
     try:
         argv = [snapbench, "compare"] + args + (["--output", os.path.join(outdir, "o")] if with_output else [])
-        p = subprocess.run(argv, cwd=testdata, capture_output=True, text=True, timeout=120)
+        # the same bytes whatever the caller's terminal: UTF-8, no $COLUMNS (80 columns off a terminal)
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LANG", "LANGUAGE") and
+               not k.startswith("LC_")}
+        env["LC_ALL"] = "C.UTF-8"
+        p = subprocess.run(argv, cwd=testdata, capture_output=True, text=True, timeout=120, env=env)
         got = {"out": p.stdout or None, "err": p.stderr or None}
         for key, fname in OUTPUTS[2:]:
             got[key] = read(os.path.join(outdir, "o", fname)) if with_output else None
@@ -225,11 +229,17 @@ def run_case(snapbench, testdata, validator, golden, name, args, want_rc, with_o
         for m in doc["metrics"]:
             if m not in plotted and ("](%s-%s.svg)" % (m["window"], m["metric"])) in md:
                 fail(name, "compare.md links the plot of %s, which is 0 everywhere" % m["metric"])
-        # the order of compare.md: tables, warnings, plots, then the details folded
-        at = [md.find(h) for h in ("#### Window", "**Warnings**" if doc["warnings"] else "#### Window",
-                                   "**Plots**", "<details>", "</details>")]
+        # the order of compare.md: the kernels (and the timing) up front, tables, warnings, plots, then the
+        # notes and skipped metrics folded, when there are any
+        folded = any(m["notes"] for m in doc["metrics"]) or doc["skipped"]
+        at = [md.find(h) for h in ("Kernel: ", "#### Window", "**Warnings**" if doc["warnings"] else "#### Window",
+                                   "**Plots**") + (("<details>", "</details>") if folded else ())]
         if -1 in at or at != sorted(at):
-            fail(name, "compare.md is not tables, warnings, plots, <details>: positions %s" % at)
+            fail(name, "compare.md is not kernels, tables, warnings, plots, <details>: positions %s" % at)
+        if not folded and "<details>" in md:
+            fail(name, "compare.md folds nothing in <details>")
+        if any(m["emulated"] for m in doc["metrics"]) and md.find("Timing emulated") > md.find("#### Window"):
+            fail(name, "compare.md does not say the timing is emulated before its tables")
         for m in plotted:
             check_metric_svg(name, os.path.join(outdir, "o", "%s-%s.svg" % (m["window"], m["metric"])), m)
         # a third panel exactly when an input's timeline counts bpf.invalidations

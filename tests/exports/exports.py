@@ -524,7 +524,7 @@ def case_compare_csv(snapbench, testdata, tmp):
         header = rows[0]
         check(header == ["window", "metric", "unit", "better", "side", "label", "n", "missing", "median", "min",
                          "max", "mean", "stddev", "cv", "ratio", "pct_change", "from_zero", "p", "alpha",
-                         "threshold_pct", "verdict", "emulated"],
+                         "threshold_pct", "verdict", "ci_low", "ci_high", "emulated"],
               "%s: header %s" % (what, header))
         recs = [dict(zip(header, r)) for r in rows[1:]]
         check(len(recs) == 2 * len(doc["metrics"]), "%s: %d rows for %d metrics" % (what, len(recs),
@@ -555,6 +555,10 @@ def case_compare_csv(snapbench, testdata, tmp):
                       "%s %s: verdict/better/unit/emulated %s, JSON %s" % (what, m["metric"], rec, m))
                 check(m["test"]["p"] is None and rec["p"] == "" or same(float(rec["p"]), m["test"]["p"]),
                       "%s %s: p %s, JSON %s" % (what, m["metric"], rec["p"], m["test"]["p"]))
+                ci = m["ci"] or {}
+                check(all((ci.get(k) is None and rec["ci_" + k] == "") or
+                          (rec["ci_" + k] != "" and same(float(rec["ci_" + k]), ci[k])) for k in ("low", "high")),
+                      "%s %s: interval [%s %s], JSON %s" % (what, m["metric"], rec["ci_low"], rec["ci_high"], ci))
         log("%s: %d rows, figures as computed from the reports, verdicts as compare's JSON, exit %d"
             % (what, len(recs), rc))
     # RFC 4180 quoting of a label that needs it, and no control reaching the output
@@ -823,8 +827,12 @@ def case_service_scrape(snapbench, snapbenchd, testdata, tmp):
 def case_formats(snapbench, testdata, tmp):
     os.chdir(testdata)
     p = run([snapbench, "compare", "--format", "yaml", "stock.json", "perm-upgrade.json"], rc=2)
-    check("--format yaml" in p.stderr and all(f in p.stderr for f in ("table", "json", "markdown", "csv", "junit")),
+    check("--format yaml" in p.stderr and all(f in p.stderr for f in ("text", "json", "markdown", "csv", "junit")),
           "compare's message for --format yaml: %s" % p.stderr)
+    # one word for the text output in every verb; compare's old word stays an alias
+    a = run([snapbench, "compare", "--format", "table", "stock.json", "perm-upgrade.json"], rc=0)
+    b = run([snapbench, "compare", "--format", "text", "stock.json", "perm-upgrade.json"], rc=0)
+    check(a.stdout == b.stdout and "Window snapshot:" in a.stdout, "compare --format table is not --format text")
     p = run([snapbench, "show", "--socket", os.path.join(tmp, "none.sock"), "--format", "yaml",
              "20261102T100000Z-5a0c01"], rc=2)
     check("--format yaml" in p.stderr and all(f in p.stderr for f in ("text", "json", "csv", "openmetrics",

@@ -185,7 +185,7 @@ def table_line(table, window, name):
 def check_page(snapbench, args, tmp, what):
     doc, rc = ex.compare_doc(snapbench, None, args)
     page_text = ex.run([snapbench, "compare", "--format", "html"] + args, rc=rc).stdout
-    table = ex.run([snapbench, "compare"] + args, rc=rc).stdout
+    table = ex.run([snapbench, "compare", "--wide"] + args, rc=rc).stdout  # one line per metric, full digits
     out = tempfile.mkdtemp(prefix="out-", dir=tmp)
     p = ex.run([snapbench, "compare", "--format", "html", "--output", out] + args, rc=rc)
     check(p.stdout == page_text, "%s: the page differs with --output" % what)
@@ -200,12 +200,12 @@ def check_page(snapbench, args, tmp, what):
           % (what, got, expected_rows(doc, show_all)))
     for window, metric, _, cells in page.rows:
         emulated = any(m["emulated"] for m in doc["metrics"])
-        check(len(cells) == (8 if emulated else 7), "%s: row %s has %d cells" % (what, metric, len(cells)))
+        check(len(cells) == (9 if emulated else 8), "%s: row %s has %d cells" % (what, metric, len(cells)))
         line = table_line(table, window, cells[0])
         m = next(m for m in doc["metrics"] if m["window"] == window and m["metric"] == metric)
         if emulated:
-            check(cells[7] == ("emulated" if m["emulated"] else ""), "%s %s: timing cell %r, JSON emulated %s"
-                  % (what, metric, cells[7], m["emulated"]))
+            check(cells[8] == ("emulated" if m["emulated"] else ""), "%s %s: timing cell %r, JSON emulated %s"
+                  % (what, metric, cells[8], m["emulated"]))
         for c in cells[1:]:
             check(c in line, "%s %s: cell %r is not in the text table's line %r" % (what, metric, c, line))
     # the details: each side's kernel per run, and the first run's spec as JSON
