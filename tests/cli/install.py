@@ -89,14 +89,26 @@ def check_man(snapbench, man1):
     print("checked snapbench.1: %d verbs, each for the options of its --help" % len(verbs))
 
 
+# Waits for the shell to say it has loaded the completion system (READY-42: the arithmetic done, not the
+# typed line echoed), then types; reads what the terminal shows until it has been quiet for a second (at
+# most 30 s): a loaded machine's compinit and completion take longer than a fixed sleep.
 ZPTY = r'''
 zmodload zsh/zpty
+zmodload zsh/datetime
 zpty -b z "zsh -f -i"
-zpty -w z "PS1='>'; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; setopt nobeep"
-zpty -n -w z "$2"$'\t'
-sleep 2
+zpty -w z "PS1='>'; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; setopt nobeep; print READY-\$((6*7))"
 out=
-while zpty -r -t z chunk; do out+=$chunk; done
+start=$EPOCHREALTIME
+while [[ $out != *READY-42* ]] && (( EPOCHREALTIME - start < 30 )); do
+    zpty -r -t z chunk && out+=$chunk || sleep 0.05
+done
+zpty -n -w z "$2"$'\t'
+out=
+start=$EPOCHREALTIME
+last=$EPOCHREALTIME
+while (( EPOCHREALTIME - start < 30 )) && { [[ -z $out ]] || (( EPOCHREALTIME - last < 1 )); }; do
+    if zpty -r -t z chunk; then out+=$chunk; last=$EPOCHREALTIME; else sleep 0.05; fi
+done
 zpty -d z
 print -r -- "$out"
 '''
