@@ -59,9 +59,10 @@ CASES = [
      "as 500ms or 2s"),
     (["run", "--local", "--interval", "50"], 2,
      "snapbench run: --interval: must be an integer from 100 to 60000 (got 50)"),
-    (["bisect-step", "--bogus"], 125,
+    (["bisect-step", "--bogus"], 128,
      "snapbench bisect-step: unknown option '--bogus'; try 'snapbench bisect-step --help'\n"
-     "snapbench bisect-step: skip (125): no comparison (the message above says why)"),
+     "snapbench bisect-step: stop (128): no comparison, and none would be at any other commit (the message above "
+     "says why); fix it and run the bisection again"),
 ]
 
 

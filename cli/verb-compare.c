@@ -513,6 +513,7 @@ static int select_sides(const struct args *a, char **positional, size_t n_pos, c
 /* What bisect-step needs of a comparison, taken before the result is freed. */
 struct compare_outcome {
 	bool computed;                 /* the comparison ran and its outputs were written */
+	bool no_repetitions;           /* not computed: a side had no completed repetition (its runs failed) */
 	size_t compared, regressed, insufficient;
 	char regressed_metrics[256];   /* "latency p99 in snapshot +35.2%, ..." */
 };
@@ -560,14 +561,12 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	o.aa = a.aa != NULL;
 
 	r = select_sides(&a, argv + optind, (size_t)(argc - optind), &o, &pool, &base, &patch, &err);
+	if (r >= 0)
+		r = compare_compute(&base, &patch, &o, &res, &err);
 	if (r < 0) {
 		verb_error("%s", err.msg);
-		ret = r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
-		goto out;
-	}
-	r = compare_compute(&base, &patch, &o, &res, &err);
-	if (r < 0) {
-		verb_error("%s", err.msg);
+		if (outcome)
+			outcome->no_repetitions = r == -ENODATA;
 		ret = r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
 	}
@@ -645,12 +644,17 @@ const struct verb verb_compare = {
 /*
  * snapbench bisect-step: compare for `git bisect run`, which reads the exit
  * code as good (0), bad (1-124, 126, 127), skip (125) or "stop the
- * bisection" (128 and above). It exits 0, 1 or 125 only (docs/cli.md).
+ * bisection" (128 and above). It exits 0, 1, 125 or 128 only (docs/cli.md):
+ * a measurement that cannot decide is a skip, anything else that keeps the
+ * comparison from being made (a typo in an option, a report that is not
+ * there or not one, runs that cannot be compared) would be the same at every
+ * commit, so it stops the bisection instead of skipping them all.
  */
 enum {
 	BISECT_GOOD = 0,
 	BISECT_BAD = 1,
 	BISECT_SKIP = 125,
+	BISECT_STOP = 128,
 };
 
 static void bisect_usage(FILE *out)
@@ -667,8 +671,12 @@ static void bisect_usage(FILE *out)
 		"    0  good: no metric regressed, and every compared metric has enough\n"
 		"       repetitions for a verdict\n"
 		"    1  bad: a metric regressed (choose them with --metric)\n"
-		"  125  skip: too few repetitions for a verdict (insufficient-data), no metric\n"
-		"       to compare, missing or invalid reports, bad options, outputs not written\n"
+		"  125  skip: the measurement cannot decide: too few repetitions for a verdict\n"
+		"       (insufficient-data), no metric with values on both sides, or a side\n"
+		"       without a completed repetition (its run failed)\n"
+		"  128  stop the bisection: any other error (a bad option, a report missing or\n"
+		"       not one, runs that cannot be compared, outputs not written), which\n"
+		"       would be the same at every commit\n"
 		"\n"
 		"and never anything else. With --json the comparison on stdout is compare's JSON, and an\n"
 		"error is also a JSON object there. docs/cli.md has a bisect script for a kernel tree.\n");
@@ -682,8 +690,14 @@ static int run_bisect_step(int argc, char **argv)
 	if (!oc.computed) {
 		if (r == EXIT_OK) /* --help */
 			return BISECT_GOOD;
-		fprintf(stderr, "snapbench bisect-step: skip (125): no comparison (the message above says why)\n");
-		return BISECT_SKIP;
+		if (oc.no_repetitions) {
+			fprintf(stderr, "snapbench bisect-step: skip (125): a side has no completed repetition (the "
+				"message above says which)\n");
+			return BISECT_SKIP;
+		}
+		fprintf(stderr, "snapbench bisect-step: stop (128): no comparison, and none would be at any other "
+			"commit (the message above says why); fix it and run the bisection again\n");
+		return BISECT_STOP;
 	}
 	if (oc.regressed) {
 		fprintf(stderr, "snapbench bisect-step: bad (1): %zu of %zu metrics regressed: %s\n", oc.regressed,
@@ -702,6 +716,6 @@ static int run_bisect_step(int argc, char **argv)
 
 const struct verb verb_bisect_step = {
 	.name = "bisect-step",
-	.summary = "one step of git bisect run: compare, exit 0 good, 1 regressed, 125 skip",
+	.summary = "one step of git bisect run: compare, exit 0 good, 1 regressed, 125 skip, 128 stop",
 	.run = run_bisect_step,
 };

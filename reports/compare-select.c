@@ -236,7 +236,7 @@ static int side_fill(const char *role, const char *selector, const char *label,
 	if (!(side->label = strdup(final_label)))
 		goto oom;
 	if (side->n_reps == 0)
-		return sb_error_set(err, -ENOENT, "--%s %s: no completed repetition of '%s' in %s; the runs "
+		return sb_error_set(err, -ENODATA, "--%s %s: no completed repetition of '%s' in %s; the runs "
 				    "failed or are still running", role, selector, side->label, where);
 	return 0;
 oom:

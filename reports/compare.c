@@ -896,7 +896,8 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 		return sb_error_set(err, -EINVAL, "--threshold %g: must be a percentage >= 0 (e.g. 5)",
 				    opts->threshold_pct);
 	if (!baseline->n_reports || !patched->n_reports || !baseline->n_reps || !patched->n_reps)
-		return sb_error_set(err, -EINVAL, "nothing to compare: a side has no repetitions");
+		return sb_error_set(err, -ENODATA, "nothing to compare: the %s side has no completed repetition",
+				    !baseline->n_reps || !baseline->n_reports ? baseline->role : patched->role);
 	if (!opts->aa && sides_overlap(baseline, patched))
 		return sb_error_set(err, -EINVAL, "--baseline %s and --patched %s select the same repetitions "
 				    "(label '%s'); for a noise floor use --aa %s", baseline->selector,

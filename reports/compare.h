@@ -263,7 +263,8 @@ int compare_check_comparable(const struct compare_side *baseline, const struct c
 
 /*
  * Compares the sides. Incomparable sides fail with -EINVAL and a message
- * naming every differing field with both values, unless opts->force. The
+ * naming every differing field with both values, unless opts->force; a side
+ * without a completed repetition (its runs failed) with -ENODATA. The
  * result borrows the sides and opts' strings: keep them alive until
  * compare_result_free().
  */

@@ -27,8 +27,8 @@ import time
 
 from clitest import check, result
 
-# the exit code of bad usage: 2, but for bisect-step (git bisect run's "skip")
-USAGE_EXIT = {"bisect-step": 125}
+# the exit code of bad usage: 2, but for bisect-step (git bisect run's "stop the bisection")
+USAGE_EXIT = {"bisect-step": 128}
 
 OTHER_ERRORS = [
     # a missing value (--json goes first: after it, it would be the value), a bad value, a missing

@@ -3,14 +3,18 @@
 """`snapbench bisect-step` under a real `git bisect run`.
 
 1. bisect-step's exit codes on the fixture reports: 0 good, 1 bad, 125 skip
-   (insufficient data, a missing report, one that is not JSON, incomparable
-   runs, a bad option), 0 for --help.
+   (a measurement that cannot decide: insufficient data, a run without a
+   completed repetition), 128 stop (a missing report, one that is not JSON,
+   incomparable runs, a bad option, no argument: an error that every commit
+   would give), 0 for --help.
 2. A tiny git repository whose commits each name the fixture report "built"
    at that commit (the file `fixture`): good, skip, good, skip, good, bad (the
    first bad one), skip, bad. `git bisect run` with a step script that calls
    `snapbench bisect-step BASELINE.json FIXTURE` must find the first bad
    commit, having skipped at least one commit, and every step must have
-   exited 0, 1 or 125.
+   exited 0, 1 or 125. The same bisection with a typo in the step's options
+   (`--bogus x`) must stop at its first step: git bisect run fails after
+   one step, instead of skipping every commit.
 3. The step script docs/cli.md shows for a kernel tree with kernel arms, as
    written there, run in a toy tree with a stand-in for make (it writes
    arch/x86/boot/bzImage and mod/, or fails) and for snapbench run (the real
@@ -32,26 +36,30 @@ import sys
 import tempfile
 
 METRIC = ["--metric", "latency_p99_ns"]
+# perm-upgrade.json as a run whose every repetition failed: written into the test's copy of the fixtures
+FAILED_RUN = "failed-run.json"
 
 # fixture (relative to TESTDATA) -> what bisect-step must say against stock.json
 CASES = [
     ("perm-upgrade.json", 0, "improved: good"),
     ("regressed.json", 1, "p99 +30%: bad"),
     ("small-b.json", 125, "5 vs 2 repetitions: insufficient-data, skip"),
-    ("missing.json", 125, "no such report: skip"),
-    ("bad/not-json.json", 125, "not JSON: skip"),
-    ("read64.json", 125, "incomparable runs: skip"),
+    (FAILED_RUN, 125, "a run without a completed repetition: skip"),
+    ("missing.json", 128, "no such report: stop"),
+    ("bad/not-json.json", 128, "not JSON: stop"),
+    ("read64.json", 128, "incomparable runs: stop"),
 ]
+VERDICT = {0: "good", 1: "bad", 125: "skip", 128: "stop"}
 
 # the history: one fixture per commit, oldest first; index 5 is the first bad
 # commit, and git's first pick (the middle, index 3) is one to skip
-HISTORY = ["perm-upgrade.json", "small-b.json", "perm-upgrade.json", "missing.json",
-           "perm-upgrade.json", "regressed.json", "bad/not-json.json", "regressed.json"]
+HISTORY = ["perm-upgrade.json", "small-b.json", "perm-upgrade.json", FAILED_RUN,
+           "perm-upgrade.json", "regressed.json", "small-b.json", "regressed.json"]
 FIRST_BAD = 5
 
 STEP = """#!/bin/sh
 # one bisect step: compare the commit's run with the good baseline
-"$SNAPBENCH" bisect-step -q --metric latency_p99_ns "$TESTDATA/stock.json" "$TESTDATA/$(cat fixture)"
+"$SNAPBENCH" bisect-step -q --metric latency_p99_ns $EXTRA "$TESTDATA/stock.json" "$TESTDATA/$(cat fixture)"
 rc=$?
 echo "$(git rev-parse HEAD) $rc" >>"$STEP_LOG"
 exit $rc
@@ -70,14 +78,15 @@ def exit_codes(snapbench, testdata):
         if p.returncode != want:
             fail("bisect-step stock.json %s exited %d, expected %d (%s); stderr:\n%s"
                  % (fixture, p.returncode, want, why, p.stderr))
-        if "snapbench bisect-step: %s (%d)" % ({0: "good", 1: "bad", 125: "skip"}[want], want) not in p.stderr:
+        if "snapbench bisect-step: %s (%d)" % (VERDICT[want], want) not in p.stderr:
             fail("bisect-step stock.json %s: stderr does not say its verdict:\n%s" % (fixture, p.stderr))
         print("ok %s: %d (%s)" % (fixture, want, why))
-    for args, want in ((["--bogus"], 125), (["--metric"], 125), ([], 125), (["--help"], 0),
-                       (["--alpha", "2", "stock.json", "regressed.json"], 125)):
+    # a usage error stops the bisection: it would be the same at every commit
+    for args, want in ((["--bogus", "x", "stock.json", "regressed.json"], 128), (["--metric"], 128), ([], 128),
+                       (["--help"], 0), (["--alpha", "2", "stock.json", "regressed.json"], 128)):
         p = subprocess.run([snapbench, "bisect-step"] + args, cwd=testdata, capture_output=True, text=True,
                            timeout=60)
-        if p.returncode != want:
+        if p.returncode != want or (want and "snapbench bisect-step: stop (128)" not in p.stderr):
             fail("bisect-step %s exited %d, expected %d; stderr:\n%s" % (args, p.returncode, want, p.stderr))
         print("ok bisect-step %s: %d" % (" ".join(args), want))
 
@@ -89,7 +98,7 @@ def git(repo, *args, env=None):
     return p
 
 
-def bisect(snapbench, testdata):
+def bisect(snapbench, testdata, typo=False):
     tmp = tempfile.mkdtemp(prefix="compare-bisect-")
     try:
         repo = os.path.join(tmp, "repo")
@@ -102,7 +111,7 @@ def bisect(snapbench, testdata):
         env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1",
                    GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid",
-                   SNAPBENCH=snapbench, TESTDATA=testdata, STEP_LOG=log)
+                   SNAPBENCH=snapbench, TESTDATA=testdata, STEP_LOG=log, EXTRA="--bogus x" if typo else "")
         git(repo, "init", "-q", "-b", "main", env=env)
         commits = []
         for i, fixture in enumerate(HISTORY):
@@ -115,6 +124,15 @@ def bisect(snapbench, testdata):
         git(repo, "bisect", "start", commits[-1], commits[0], env=env)
         p = git(repo, "bisect", "run", step, env=env)
         out = p.stdout + p.stderr
+        if typo:
+            with open(log) as f:
+                steps = [line.split() for line in f]
+            if p.returncode == 0 or len(steps) != 1 or steps[0][1] != "128":
+                fail("a step with a typo did not stop git bisect run at once: exit %d, steps %s:\n%s"
+                     % (p.returncode, steps, out))
+            git(repo, "bisect", "reset", env=env)
+            print("ok git bisect run with a typo in the step: stopped after its first step (exit 128)")
+            return
         if p.returncode != 0:
             fail("git bisect run exited %d:\n%s" % (p.returncode, out))
         if "%s is the first bad commit" % commits[FIRST_BAD] not in out:
@@ -277,10 +295,24 @@ def main(argv):
     if not shutil.which("git"):
         print("SKIP: git is not installed (scripts/install-deps installs it)")
         return 77
-    snapbench, testdata, cli_md = (os.path.abspath(a) for a in argv[1:4])
-    exit_codes(snapbench, testdata)
-    bisect(snapbench, testdata)
-    doc_script(snapbench, testdata, cli_md)
+    snapbench, source, cli_md = (os.path.abspath(a) for a in argv[1:4])
+    work = tempfile.mkdtemp(prefix="compare-bisect-data-")
+    try:
+        testdata = os.path.join(work, "testdata")
+        shutil.copytree(source, testdata, ignore=shutil.ignore_patterns("golden", "store"))
+        with open(os.path.join(testdata, "perm-upgrade.json")) as f:
+            failed = json.load(f)
+        failed["state"] = "failed"
+        for rep in failed["repetitions"]:
+            rep["state"] = "failed"
+        with open(os.path.join(testdata, FAILED_RUN), "w") as f:
+            json.dump(failed, f)
+        exit_codes(snapbench, testdata)
+        bisect(snapbench, testdata)
+        bisect(snapbench, testdata, typo=True)
+        doc_script(snapbench, testdata, cli_md)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
