@@ -49,7 +49,7 @@ int client_connect(const char *path, struct client **ret, struct sb_error *err)
 		client_free(c);
 		if (r == -ENOENT || r == -ECONNREFUSED)
 			return sb_error_set(err, r,
-					    "snapbenchd is not running (socket %s: %s); start it (systemctl start snapbenchd.socket, or snapbenchd as root), point --socket or $%s at its socket, or run here with 'snapbench run --local'",
+					    "snapbenchd is not running (socket %s: %s); start it (systemctl start snapbenchd.socket, or snapbenchd as root), or point --socket or $%s at its socket; without it, 'snapbench run --local' runs here and 'snapbench show PATH' reads a report file",
 					    path, strerror(-r), PROTOCOL_SOCKET_ENV);
 		if (r == -EACCES)
 			return sb_error_set(err, r, "socket %s: permission denied; the socket should be mode 0666 (see snapbenchd(8))",

@@ -378,13 +378,18 @@ void print_report_retried(FILE *out, struct json_object *report)
 
 void print_summary_block(FILE *out, struct json_object *sum, const char *indent)
 {
+	fprintf(out, "%srun %s: %s\n", indent, client_get_string(sum, "id", "?"), client_get_string(sum, "state", "?"));
+	print_summary_details(out, sum, indent);
+}
+
+void print_summary_details(FILE *out, struct json_object *sum, const char *indent)
+{
 	struct json_object *arms = client_get(sum, "arms", NULL, NULL), *reps = client_get(sum, "repetitions", NULL, NULL);
 	const char *msg = client_get_string(client_get(sum, "error", NULL, NULL), "message", NULL);
 	const char *phase = client_get_string(client_get(sum, "error", NULL, NULL), "phase", NULL);
 	const char *desc = client_get_string(sum, "description", NULL);
 	struct json_object *progress = client_get(sum, "progress", NULL, NULL);
 
-	fprintf(out, "%srun %s: %s\n", indent, client_get_string(sum, "id", "?"), client_get_string(sum, "state", "?"));
 	if (desc)
 		fprintf(out, "%s  description: %s\n", indent, desc);
 	fprintf(out, "%s  created %s, started %s, finished %s\n", indent, client_get_string(sum, "created", "-"),

@@ -81,6 +81,8 @@ void print_summary_row(FILE *out, struct json_object *summary);
  * fresh host VM, progress.
  */
 void print_summary_block(FILE *out, struct json_object *summary, const char *indent);
+/* The same without its first line ("run ID: STATE"), for show, which puts the run's context after that line. */
+void print_summary_details(FILE *out, struct json_object *summary, const char *indent);
 
 /* "INDENT  rep 2 (arm patched): retried on a fresh host VM after: AFTER" (host_vm.retried_after) */
 void print_rep_retried(FILE *out, const char *indent, int index, const char *arm, const char *after);

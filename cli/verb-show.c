@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "daemon-format.h"
@@ -15,6 +17,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "report.h"
+#include "run-dir.h"
 #include "timing.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -24,14 +27,13 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench show ID [--format FMT] [--json] [--timeline] [--kcidb-origin NAME]\n"
+		"usage: snapbench show ID|REPORT [--format FMT] [--json] [--timeline] [--kcidb-origin NAME]\n"
 		"                      [--socket PATH]\n"
-		"       snapbench show --file REPORT [--format FMT] [--json] [--timeline] [--kcidb-origin NAME]\n"
 		"\n"
-		"Shows run ID: its state, its error if any, each arm's median (min max) per\n"
-		"window, and its repetitions. Works for queued, running and finished runs.\n"
-		"With --file, shows the report file REPORT (a --local run's DIR/RUN-ID/report.json)\n"
-		"without asking snapbenchd.\n"
+		"Shows a run: its id and state, scenario, kernel(s), QEMU and accelerator, its\n"
+		"error if any, each arm's median (min max) per window, and its repetitions.\n"
+		"ID asks snapbenchd (queued, running and finished runs); REPORT, a report file\n"
+		"or a run directory (a --local run's DIR/RUN-ID), is read here without it.\n"
 		"\n"
 		"  --format FMT    text (default); json: the run report (snapbench.run/1,\n"
 		"                  docs/report-format.md); csv: one row per repetition, window\n"
@@ -39,7 +41,7 @@ static void usage(FILE *out)
 		"                  metrics; kcidb: KCIDB JSON for KernelCI (docs/exports.md)\n"
 		"  --json          same as --format json\n"
 		"  --timeline      with --json: keep each repetition's timeline (large)\n"
-		"  --file          the argument is a report file, read here\n"
+		"  --file          the argument is a report file even if it reads like a run id\n"
 		"  --kcidb-origin NAME\n"
 		"                  with --format kcidb: the origin of the ids (a-z, 0-9, '_';\n"
 		"                  default %s)\n"
@@ -107,6 +109,121 @@ static void fmt_rep_action(char *buf, size_t len, struct json_object *report, st
 	snprintf(buf, len, "migration %s s (%s)  passes %s  pass %s s", dur, client_get_string(mig, "status", "?"), a, b);
 }
 
+/* "6.1.0-57-amd64 (host VM)": the kernel arm's host VM kernel, else the host's. */
+static void arm_kernel(char *buf, size_t len, struct json_object *report, struct json_object *arm)
+{
+	struct json_object *k = client_get(arm, "kernel", NULL, NULL);
+
+	if (k && json_object_is_type(k, json_type_object))
+		snprintf(buf, len, "%s (host VM)", client_get_string(k, "release", "?"));
+	else
+		snprintf(buf, len, "%s", client_get_string(client_get(report, "host", NULL, NULL), "kernel_release", "?"));
+}
+
+/* What ran the guest, layer by layer, and what it means for the times (reports/timing.h). */
+static void print_accelerator(struct json_object *report)
+{
+	struct json_object *accel = client_get(report, "accel", NULL, NULL), *arms = client_get(report, "arms", NULL, NULL);
+	struct report_timing timing;
+
+	report_timing_of(report, NULL, &timing);
+	if (accel) {
+		const char *host_vm = client_get_string(accel, "host_vm", NULL);
+		printf("  accelerator: guest %s%s%s: %s\n", client_get_string(accel, "guest", "?"),
+		       host_vm ? ", host VMs " : "", host_vm ? host_vm : "", client_get_string(accel, "reason", "-"));
+	} else {
+		/* a report written before accel: its kernel arms' host VMs say theirs */
+		const char *vm_accel = NULL, *why = NULL;
+		for (size_t i = 0; arms && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms); i++) {
+			struct json_object *hv = client_get(json_object_array_get_idx(arms, i), "kernel", "host_vm", NULL);
+			if (hv && (!vm_accel || !strcmp(client_get_string(hv, "accel", ""), "tcg"))) {
+				vm_accel = client_get_string(hv, "accel", "?");
+				why = client_get_string(hv, "accel_reason", NULL);
+			}
+		}
+		if (vm_accel)
+			printf("  accelerator: host VMs %s%s%s (arms[].kernel.host_vm; the report has no accel)\n", vm_accel,
+			       why ? ": " : "", why ? why : "");
+		else
+			printf("  accelerator: not recorded (a report written before accel)\n");
+	}
+	if (timing.emulated)
+		printf("  timing emulated: the rows marked emulated (times, rates, latencies) are QEMU's emulator's, "
+		       "the counts the kernel's own\n");
+	else
+		printf("  timing native\n");
+}
+
+/*
+ * What the run is, after its "run ID: STATE" line: the scenario and arms,
+ * the kernel(s) they ran on, QEMU, and the accelerator of every layer.
+ */
+static void print_report_context(struct json_object *report)
+{
+	struct json_object *arms = client_get(report, "arms", NULL, NULL), *host = client_get(report, "host", NULL, NULL);
+	size_t n = arms && json_object_is_type(arms, json_type_array) ? json_object_array_length(arms) : 0;
+	char first[160] = "", k[160];
+	bool same = true;
+
+	printf("  scenario %s: %zu arm%s (", client_get_string(client_get(report, "spec", NULL, NULL), "scenario", "?"), n,
+	       n == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++)
+		printf("%s%s", i ? ", " : "", client_get_string(json_object_array_get_idx(arms, i), "label", "?"));
+	printf(") x %d repetition%s\n", json_object_get_int(client_get(report, "spec", "repetitions", NULL)),
+	       json_object_get_int(client_get(report, "spec", "repetitions", NULL)) == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		arm_kernel(k, sizeof(k), report, json_object_array_get_idx(arms, i));
+		if (!i)
+			snprintf(first, sizeof(first), "%s", k);
+		same &= !strcmp(first, k);
+	}
+	struct json_object *host_vm = client_get(report, "host_vm", NULL, NULL);
+	const char *auto_kernel = client_get_string(host_vm, "kernel_source", NULL);
+	if (auto_kernel && !client_get(json_object_array_get_idx(arms, 0), "kernel", NULL, NULL)) {
+		/* the run went into host VMs booting a kernel of snapbench's choosing (host_vm.kernel auto) */
+		printf("  kernel %s in the host VMs (this host's %s)\n", auto_kernel,
+		       client_get_string(host, "kernel_release", "?"));
+	} else if (same) {
+		printf("  kernel %s\n", n ? first : client_get_string(host, "kernel_release", "?"));
+	} else {
+		printf("  kernels:");
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *arm = json_object_array_get_idx(arms, i);
+			arm_kernel(k, sizeof(k), report, arm);
+			printf("%s %s %s", i ? "," : "", client_get_string(arm, "label", "?"), k);
+		}
+		printf("\n");
+	}
+	struct json_object *qemu = client_get(host, "qemu", NULL, NULL);
+	const char *pkg = client_get_string(qemu, "package", NULL);
+	printf("  QEMU %s%s%s%s\n", client_get_string(qemu, "version", "?"), pkg ? " (" : "", pkg ? pkg : "",
+	       pkg ? ")" : "");
+	print_accelerator(report);
+}
+
+/* A file's head as snapbenchd's summary has it: the times, the repetitions, the error. */
+static void print_file_summary(struct json_object *report)
+{
+	struct json_object *reps = client_get(report, "repetitions", NULL, NULL);
+	size_t n = reps && json_object_is_type(reps, json_type_array) ? json_object_array_length(reps) : 0, done = 0,
+	       failed = 0;
+	const char *msg = client_get_string(client_get(report, "error", NULL, NULL), "message", NULL);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *st = client_get_string(json_object_array_get_idx(reps, i), "state", "");
+		done += !strcmp(st, "completed");
+		failed += !strcmp(st, "failed");
+	}
+	const char *desc = client_get_string(client_get(report, "spec", NULL, NULL), "description", NULL);
+	if (desc)
+		printf("  description: %s\n", desc);
+	printf("  created %s, started %s, finished %s\n", client_get_string(report, "created", "-"),
+	       client_get_string(report, "started", "-"), client_get_string(report, "finished", "-"));
+	printf("  repetitions: %zu of %zu completed, %zu failed\n", done, n, failed);
+	if (msg)
+		print_lines_under(stdout, "  error: ", msg);
+}
+
 static void print_report(struct json_object *report)
 {
 	const char *scenario = client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL);
@@ -114,13 +231,6 @@ static void print_report(struct json_object *report)
 	const char *const titles[] = { "before (pre)", report_scenario_window_title(scenario), "after (post)" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
-	struct report_timing run_timing;
-	report_timing_of(report, NULL, &run_timing);
-	if (run_timing.emulated) {
-		client_terminal_sanitize(run_timing.why, strlen(run_timing.why));
-		printf("\ntiming emulated (%s): the times, rates and latencies marked emulated are QEMU's emulator's, "
-		       "the counts the kernel's own\n", run_timing.why);
-	}
 	if (client_get(report, "partial", NULL, NULL)) /* docs/report-format.md: what is not known is null */
 		printf("\npartial report (from %s): %s\n", client_get_string(client_get(report, "partial", NULL, NULL),
 									    "source", "?"),
@@ -293,14 +403,26 @@ static void add_derived_accel(struct json_object *report)
 	json_object_object_add(report, "accel", accel);
 }
 
-/* show --file: the report file read here, as snapbenchd's show would give it (no timelines unless asked) */
+/* show PATH (or --file PATH): the report file read here, as snapbenchd's show would give it (no timelines unless asked) */
 static int run_file(const struct show_args *a)
 {
 	_cleanup_json_ struct json_object *report = NULL;
+	_cleanup_free_ char *in_dir = NULL;
 	struct sb_error err = {};
 	struct json_object *reps;
+	struct stat st;
+	const char *path = a->d.id;
 
-	if (report_read(a->d.id, &report, &err) < 0) {
+	/* a run directory (DIR/RUN-ID, as run --local writes it) holds its report.json */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (asprintf(&in_dir, "%s/%s", path, RUN_DIR_REPORT) < 0) {
+			in_dir = NULL;
+			verb_error("out of memory");
+			return EXIT_FAIL;
+		}
+		path = in_dir;
+	}
+	if (report_read(path, &report, &err) < 0) {
 		verb_error("%s", err.msg);
 		return EXIT_USAGE;
 	}
@@ -318,10 +440,28 @@ static int run_file(const struct show_args *a)
 		add_derived_accel(report);
 		client_print_json(report);
 	} else {
+		printf("run %s: %s\n", client_get_string(report, "id", "?"), client_get_string(report, "state", "?"));
+		print_report_context(report);
+		print_file_summary(report);
 		print_report(report);
-		printf("\nreport: %s\n", a->d.id);
+		printf("\nreport: %s\n", path);
 	}
 	return EXIT_OK;
+}
+
+/*
+ * Whether show's argument is a report to read here rather than a run id to
+ * ask snapbenchd about: --file, anything that names a file or directory, and
+ * anything with a '/' or ending in .json (a path whose file is missing is
+ * then said so, not looked up as a run).
+ */
+static bool argument_is_file(const struct show_args *a)
+{
+	size_t len = strlen(a->d.id);
+
+	if (a->file || strchr(a->d.id, '/') || (len > 5 && !strcmp(a->d.id + len - 5, ".json")))
+		return true;
+	return access(a->d.id, F_OK) == 0 || !report_id_valid(a->d.id);
 }
 
 static int run(const struct show_args *a)
@@ -330,7 +470,7 @@ static int run(const struct show_args *a)
 	struct json_object *req;
 	int ret;
 
-	if (a->file)
+	if (argument_is_file(a))
 		return run_file(a);
 	req = client_request_new("show", a->d.id);
 	if (req && a->timeline)
@@ -345,7 +485,10 @@ static int run(const struct show_args *a)
 		add_derived_accel(client_get(reply, "report", NULL, NULL));
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {
-		print_summary_block(stdout, client_get(reply, "run", NULL, NULL), "");
+		struct json_object *sum = client_get(reply, "run", NULL, NULL);
+		printf("run %s: %s\n", client_get_string(sum, "id", "?"), client_get_string(sum, "state", "?"));
+		print_report_context(client_get(reply, "report", NULL, NULL));
+		print_summary_details(stdout, sum, "");
 		print_report(client_get(reply, "report", NULL, NULL));
 		printf("\nreport: %s\n", client_get_string(reply, "path", "-"));
 	}

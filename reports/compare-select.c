@@ -475,9 +475,14 @@ int compare_select_two_arms(struct compare_pool *pool, const char *path, struct 
 	struct json_object *armv = json_lookup(rep->root, "arms");
 	if (json_object_array_length(armv) != 2) {
 		arm_list(rep, arms, sizeof(arms));
+		if (json_object_array_length(armv) < 2) /* nothing in it to pair: the other side is another run */
+			return sb_error_set(err, -EINVAL, "%s: a single report compares its two arms, but run %s has "
+					    "%zu (%s); give the other side's report too: 'snapbench compare "
+					    "BASELINE.json %s' (or --baseline SEL --patched SEL, docs/compare.md)",
+					    path, rep->id, json_object_array_length(armv), arms, path);
 		return sb_error_set(err, -EINVAL, "%s: a single report compares its two arms, but run %s has %zu "
-				    "(%s); pass --baseline label=A --patched label=B", path, rep->id,
-				    json_object_array_length(armv), arms);
+				    "(%s); pick two: --baseline label=A --patched label=B %s", path, rep->id,
+				    json_object_array_length(armv), arms, path);
 	}
 	const char *a = json_lookup_string(json_object_array_get_idx(armv, 0), "label");
 	const char *b = json_lookup_string(json_object_array_get_idx(armv, 1), "label");

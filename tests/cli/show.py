@@ -154,7 +154,7 @@ def check_retried(text, report, summary):
 def check_emulated(text, what, time_rows, count_rows):
     """A run under TCG (here: kernel arms whose host VMs ran under TCG, a report written before accel): said
     once, and each row of a time, a rate or a latency ends in "emulated", a count's does not."""
-    check("timing emulated (" in text, "%s: no 'timing emulated' line:\n%s" % (what, text))
+    check("\n  timing emulated: " in text, "%s: no 'timing emulated' line:\n%s" % (what, text))
     lines = text.splitlines()
     for label in time_rows:
         rows = [ln for ln in lines if ln.startswith("  " + label + " ")]
@@ -191,6 +191,22 @@ def check_numa(text, report, summary):
               "%s: the summary's arm %r" % (what, arm))
 
 
+def check_head(text, report, what):
+    """show's text starts with the run id and state, then the scenario, the kernel(s), QEMU and the accelerator."""
+    lines = text.splitlines()
+    check(lines[0] == "run %s: %s" % (report["id"], report["state"]), "%s: first line %r" % (what, lines[0]))
+    check(lines[1].startswith("  scenario %s: " % report["spec"]["scenario"]), "%s: second line %r" % (what, lines[1]))
+    kernels = {(a.get("kernel") or {}).get("release") or report["host"]["kernel_release"] for a in report["arms"]}
+    check(lines[2].startswith("  kernel") and all(k in lines[2] for k in kernels),
+          "%s: the kernel line %r, the report's %s" % (what, lines[2], kernels))
+    check(lines[3].startswith("  QEMU " + report["host"]["qemu"]["version"]), "%s: the QEMU line %r" % (what, lines[3]))
+    check(lines[4].startswith("  accelerator: "), "%s: the accelerator line %r" % (what, lines[4]))
+    tcg = "accel" in report and report["accel"]["timing"] == "emulated" or any(
+        ((a.get("kernel") or {}).get("host_vm") or {}).get("accel") == "tcg" for a in report["arms"])
+    check(lines[5].startswith("  timing emulated" if tcg else "  timing native"), "%s: the timing line %r"
+          % (what, lines[5]))
+
+
 def check_file(snapbench, rid, path, daemon_text, env):
     """show --file PATH gives what snapbenchd's show gives for the same report (text: without the summary)."""
     for fmt in ("csv", "json", "openmetrics", "kcidb"):
@@ -207,8 +223,20 @@ def check_file(snapbench, rid, path, daemon_text, env):
           "%s: show --json's accel %r, the arms' host VMs %s TCG" % (rid, j.get("accel"), "under" if tcg else "not under"))
     f = run([snapbench, "show", "--file", path], env)
     body = f.stdout.rsplit("\nreport: ", 1)
-    check(f.returncode == 0 and len(body) == 2 and body[1] == path + "\n" and body[0] in daemon_text,
-          "%s: show --file's text is not the daemon's report part:\n%s" % (rid, f.stdout))
+    check(f.returncode == 0 and len(body) == 2 and body[1] == path + "\n", "%s: show --file: %s" % (rid, f.stdout))
+    # the same head (run id and state, scenario, kernel, QEMU, accelerator) and the same arm tables as the daemon's
+    head = lambda text: text.split("\n  created ", 1)[0]
+    check(head(f.stdout) == head(daemon_text), "%s: show --file's head %r, the daemon's %r"
+          % (rid, head(f.stdout), head(daemon_text)))
+    arms = body[0][body[0].index("\narm "):]
+    check(arms in daemon_text, "%s: show --file's arm tables are not the daemon's:\n%s" % (rid, f.stdout))
+    check_head(f.stdout, report, rid)
+    # show PATH is show --file PATH; a run directory shows its report.json
+    p = run([snapbench, "show", path], env)
+    check(p.returncode == 0 and p.stdout == f.stdout, "%s: show PATH differs from show --file PATH: %s"
+          % (rid, p.stderr))
+    d = run([snapbench, "show", os.path.dirname(path) or "."], env)
+    check(d.returncode != 0 or d.stdout.startswith("run "), "%s: show DIR: %s" % (rid, d.stdout[:200]))
 
 
 def main(argv):
@@ -235,10 +263,26 @@ def main(argv):
                     text = show(snapbench, rid, env)
                     print(text)
                     checker(text, reports[f], summaries.get(rid, {"arms": [{}], "retried": None}))
+                    check_head(text, reports[f], "show " + rid)
                     check_file(snapbench, rid, os.path.join(testdata, f), text, env)
                 p = run([snapbench, "show", "--file", os.path.join(tmp, "no-such.json")], env)
                 check(p.returncode == 2 and "no-such.json" in p.stderr,
                       "show --file of a missing file: exit %d: %s" % (p.returncode, p.stderr))
+                p = run([snapbench, "show", os.path.join(tmp, "no-such.json")], env)
+                check(p.returncode == 2 and "no-such.json" in p.stderr and "snapbenchd" not in p.stderr,
+                      "show of a missing path: exit %d: %s" % (p.returncode, p.stderr))
+                # a report written after accel: the fallback into a TCG host VM, said in the head
+                for f in ("tcg-host-vm.json", "native.json"):
+                    r = json.load(open(os.path.join(testdata, f)))
+                    p = run([snapbench, "show", os.path.join(testdata, f)], env)
+                    check(p.returncode == 0 and r["accel"]["reason"] in p.stdout.splitlines()[4],
+                          "show %s: exit %d, accelerator line %r" % (f, p.returncode, p.stdout.splitlines()[4:5]))
+                    check_head(p.stdout, r, f)
+                # without snapbenchd, an id says how to read a file instead
+                p = run([snapbench, "show", reports[FIXTURES[0]]["id"]], dict(env, SNAPBENCH_SOCKET=os.path.join(
+                    tmp, "none.sock")))
+                check(p.returncode == 4 and "'snapbench show PATH'" in p.stderr, "show ID without snapbenchd: exit %d: %s"
+                      % (p.returncode, p.stderr))
             finally:
                 d.terminate()
                 d.wait(timeout=30)
