@@ -38,6 +38,7 @@ struct family {
 	enum family_type type;
 	char *help;
 	const char *unit;          /* "seconds", or NULL */
+	const char *run;           /* every sample's first label run="...", or NULL */
 	struct strbuf samples;
 };
 
@@ -45,6 +46,7 @@ struct families {
 	struct family *v;
 	size_t n;
 	bool oom;
+	const char *run;           /* a run's export: its id on every series (two runs in one collector stay apart) */
 };
 
 static void families_done(struct families *f)
@@ -74,7 +76,7 @@ static struct family *family_get(struct families *f, const char *name, enum fami
 	}
 	f->v = nv;
 	struct family *fam = &f->v[f->n];
-	*fam = (struct family){ .type = type, .unit = unit, .help = strdup(help ? help : "") };
+	*fam = (struct family){ .type = type, .unit = unit, .run = f->run, .help = strdup(help ? help : "") };
 	snprintf(fam->name, sizeof(fam->name), "%s", name);
 	if (!fam->help) {
 		f->oom = true;
@@ -118,7 +120,7 @@ static const char *sub_label(const char *base)
  * snapbench_latency_p99_seconds, snapbench_fault_pass_seconds (values in seconds).
  */
 static void window_metric_family(const char *prefix, const char *metric, char name[static NAME_MAX_LEN],
-				 const char **label, const char **sub, const char **unit, double *divisor)
+				 const char **label, const char **sub, const char **unit, int *pow10)
 {
 	const char *dot = strchr(metric, '.');
 	size_t len = dot ? (size_t)(dot - metric) : strlen(metric);
@@ -127,13 +129,13 @@ static void window_metric_family(const char *prefix, const char *metric, char na
 	*sub = dot ? dot + 1 : NULL;
 	*label = dot ? sub_label(metric) : NULL;
 	*unit = NULL;
-	*divisor = 1;
+	*pow10 = 0;
 	if (ends_with(metric, len, "_per_s")) {
 		len -= 6, suffix = "_per_second";
 	} else if (ends_with(metric, len, "_ns")) {
-		len -= 3, suffix = "_seconds", *unit = "seconds", *divisor = 1e9; /* exact: no 1.6885000000000002e-05 */
+		len -= 3, suffix = "_seconds", *unit = "seconds", *pow10 = 9; /* the point moved: no 1.6885000000000002e-05 */
 	} else if (ends_with(metric, len, "_ms")) {
-		len -= 3, suffix = "_seconds", *unit = "seconds", *divisor = 1e3;
+		len -= 3, suffix = "_seconds", *unit = "seconds", *pow10 = 3;
 	} else if (ends_with(metric, len, "_s")) {
 		len -= 2, suffix = "_seconds", *unit = "seconds";
 	} else if (ends_with(metric, len, "_count")) {
@@ -154,18 +156,25 @@ static void window_metric_family(const char *prefix, const char *metric, char na
  * with cause="uffd-wp", snapbench_guest_ops_by_vcpu with vcpu="1".
  */
 static void counter_family(const char *prefix, const char *counter, char name[static NAME_MAX_LEN],
-			   const char **label, const char **sub)
+			   const char **label, const char **sub, const char **unit, int *pow10)
 {
 	const char *first = strchr(counter, '.');
 	const char *second = first ? strchr(first + 1, '.') : NULL;
 	size_t len = second ? (size_t)(second - counter) : strlen(counter);
+	/* time in nanoseconds (bpf.clear_dirty_log_ns, KVM's halt_poll_success_ns): seconds, as Prometheus wants */
+	bool ns = ends_with(counter, len, "_ns");
 
 	*sub = second ? second + 1 : NULL;
 	*label = NULL;
+	*unit = ns ? "seconds" : NULL;
+	*pow10 = ns ? 9 : 0;
 	snprintf(name, NAME_MAX_LEN, "%s", prefix);
-	name_append(name, NAME_MAX_LEN, counter, len);
-	if (!second)
+	name_append(name, NAME_MAX_LEN, counter, ns ? len - 3 : len);
+	if (!second) {
+		if (ns)
+			name_append(name, NAME_MAX_LEN, "_seconds", 8);
 		return;
+	}
 	if (!strncmp(counter, "guest.ops.vcpu", 14) && second == counter + 9) {
 		*label = "vcpu";
 		*sub += 4;
@@ -174,6 +183,8 @@ static void counter_family(const char *prefix, const char *counter, char name[st
 	}
 	name_append(name, NAME_MAX_LEN, "_by_", 4);
 	name_append(name, NAME_MAX_LEN, *label, strlen(*label));
+	if (ns)
+		name_append(name, NAME_MAX_LEN, "_seconds", 8);
 }
 
 static void label(struct strbuf *b, bool *first, const char *key, const char *value)
@@ -184,8 +195,8 @@ static void label(struct strbuf *b, bool *first, const char *key, const char *va
 	*first = false;
 }
 
-/* One sample: NAME{labels[0]="labels[1]", ...} VALUE; a NULL key ends the labels early. */
-static void sample_labels(struct family *fam, const char *const *labels, size_t n, double v)
+/* One sample: NAME{run="...", labels[0]="labels[1]", ...} VALUE / 10^pow10; a NULL key ends the labels early. */
+static void sample_scaled(struct family *fam, const char *const *labels, size_t n, double v, int pow10)
 {
 	struct strbuf *b = &fam->samples;
 	char num[EXPORT_NUMBER_MAX];
@@ -193,15 +204,22 @@ static void sample_labels(struct family *fam, const char *const *labels, size_t 
 
 	strbuf_append(b, fam->name);
 	strbuf_append(b, fam->type == FAMILY_COUNTER ? "_total" : fam->type == FAMILY_INFO ? "_info" : "");
+	if (fam->run && !(n && labels[0] && !strcmp(labels[0], "run")))
+		label(b, &first, "run", fam->run);
 	for (size_t i = 0; i + 1 < n && labels[i]; i += 2)
 		label(b, &first, labels[i], labels[i + 1]);
-	export_format_number(v, num);
+	export_format_scaled(v, pow10, num);
 	strbuf_appendf(b, "%s %s\n", first ? "" : "}", num);
 }
 
-/* One sample of a repetition: NAME{arm, rep[, window][, extra]} VALUE. */
+static void sample_labels(struct family *fam, const char *const *labels, size_t n, double v)
+{
+	sample_scaled(fam, labels, n, v, 0);
+}
+
+/* One sample of a repetition: NAME{run, arm, rep[, window][, extra]} VALUE / 10^pow10. */
 static void sample(struct family *fam, const char *arm, const char *rep, const char *window, const char *extra_key,
-		   const char *extra_value, double v)
+		   const char *extra_value, double v, int pow10)
 {
 	const char *labels[8] = { "arm", arm, "rep", rep };
 	size_t n = 4;
@@ -210,7 +228,7 @@ static void sample(struct family *fam, const char *arm, const char *rep, const c
 		labels[n++] = "window", labels[n++] = window;
 	if (extra_key)
 		labels[n++] = extra_key, labels[n++] = extra_value;
-	sample_labels(fam, labels, n, v);
+	sample_scaled(fam, labels, n, v, pow10);
 }
 
 static const char *metric_help(struct json_object *report, const char *metric)
@@ -245,14 +263,14 @@ static void figure_sample(const struct export_migration_figure *fig, void *userd
 	const struct figure_ctx *c = userdata;
 	char name[NAME_MAX_LEN], prefix[64], flat[128], pass[24], help[512];
 	const char *lab, *sub, *unit = NULL, *field = fig->field;
-	double divisor = 1;
+	int pow10 = 0;
 	size_t glen = strlen(fig->group);
 
 	if (!isfinite(fig->value))
 		return; /* unavailable: no sample (the CSV says why) */
 	snprintf(prefix, sizeof(prefix), "snapbench_migration_%s_", fig->group);
 	if (fig->counter) {
-		counter_family(prefix, fig->counter, name, &lab, &sub);
+		counter_family(prefix, fig->counter, name, &lab, &sub, &unit, &pow10);
 		snprintf(help, sizeof(help), "counter %s summed over a dirty-log pass's timeline rows, by pass%s%s",
 			 fig->counter, lab ? " and " : "", lab ? lab : "");
 	} else {
@@ -262,7 +280,7 @@ static void figure_sample(const struct export_migration_figure *fig, void *userd
 		for (char *p = flat; *p; p++)
 			if (*p == '.')
 				*p = '_'; /* pass.ms: one name, not a cause label */
-		window_metric_family(prefix, flat, name, &lab, &sub, &unit, &divisor);
+		window_metric_family(prefix, flat, name, &lab, &sub, &unit, &pow10);
 		if (fig->pass >= 0)
 			snprintf(help, sizeof(help), "a dirty-log pass's %s (repetitions[].migration.iterations[].%s), "
 				 "by pass", fig->field, fig->field);
@@ -281,7 +299,7 @@ static void figure_sample(const struct export_migration_figure *fig, void *userd
 	}
 	if (lab)
 		labels[n++] = lab, labels[n++] = sub;
-	sample_labels(fam, labels, n, fig->value / divisor);
+	sample_scaled(fam, labels, n, fig->value, pow10);
 }
 
 static void rep_windows(struct families *f, struct json_object *report, struct json_object *rep, const char *arm,
@@ -298,11 +316,11 @@ static void rep_windows(struct families *f, struct json_object *report, struct j
 		json_object_object_foreach(metrics, metric, value) {
 			char name[NAME_MAX_LEN], help[512];
 			const char *lab, *sub, *unit;
-			double divisor;
+			int pow10;
 
 			if (!value || !json_is_number(value))
 				continue; /* unavailable: no sample (the CSV and JSON say why) */
-			window_metric_family("snapbench_", metric, name, &lab, &sub, &unit, &divisor);
+			window_metric_family("snapbench_", metric, name, &lab, &sub, &unit, &pow10);
 			const char *desc = metric_help(report, metric);
 			if (sub)
 				snprintf(help, sizeof(help), "%s (report metrics %.*s.*, by %s)",
@@ -312,7 +330,7 @@ static void rep_windows(struct families *f, struct json_object *report, struct j
 					 metric);
 			struct family *fam = family_get(f, name, FAMILY_GAUGE, unit, help);
 			if (fam)
-				sample(fam, arm, index, windows[w], lab, sub, json_object_get_double(value) / divisor);
+				sample(fam, arm, index, windows[w], lab, sub, json_object_get_double(value), pow10);
 		}
 		if (!strcmp(windows[w], "migration")) {
 			struct figure_ctx c = { f, arm, index };
@@ -329,19 +347,20 @@ static void rep_totals(struct families *f, struct json_object *rep, const char *
 		return;
 	json_object_object_foreach(totals, counter, value) {
 		char name[NAME_MAX_LEN], help[256];
-		const char *lab, *sub;
+		const char *lab, *sub, *unit;
+		int pow10;
 
 		if (!value || !json_is_number(value))
 			continue;
-		counter_family("snapbench_", counter, name, &lab, &sub);
+		counter_family("snapbench_", counter, name, &lab, &sub, &unit, &pow10);
 		if (lab)
 			snprintf(help, sizeof(help), "counter %.*s.* summed over the repetition's timeline, by %s",
 				 (int)(sub - counter - 1), counter, lab);
 		else
 			snprintf(help, sizeof(help), "counter %s summed over the repetition's timeline", counter);
-		struct family *fam = family_get(f, name, FAMILY_COUNTER, NULL, help);
+		struct family *fam = family_get(f, name, FAMILY_COUNTER, unit, help);
 		if (fam)
-			sample(fam, arm, index, NULL, lab, sub, json_object_get_double(value));
+			sample(fam, arm, index, NULL, lab, sub, json_object_get_double(value), pow10);
 	}
 }
 
@@ -391,6 +410,7 @@ int export_report_metrics(struct json_object *report, enum export_metrics_dialec
 
 	if (r < 0)
 		return r;
+	f.run = id;
 
 	/* the info families first (indexes 0 and 1: family_get() may move the array), so that they lead */
 	struct report_timing timing;
@@ -562,17 +582,17 @@ int export_service_metrics(struct json_object *summaries, size_t queue_length, c
 		json_object_object_foreach(medians, metric, value) {
 			char name[NAME_MAX_LEN], help[256];
 			const char *lab, *sub, *unit;
-			double divisor;
+			int pow10;
 
 			if (!value || !json_is_number(value))
 				continue;
-			window_metric_family("snapbench_last_run_", metric, name, &lab, &sub, &unit, &divisor);
+			window_metric_family("snapbench_last_run_", metric, name, &lab, &sub, &unit, &pow10);
 			snprintf(help, sizeof(help), "median of %s over the scenario's window (snapshot or migration) "
 				 "of this label's newest completed run", metric);
 			fam = family_get(&f, name, FAMILY_GAUGE, unit, help);
 			if (fam)
-				sample_labels(fam, (const char *const[]){ "label", l->label, "window", window, lab, sub },
-					      lab ? 6 : 4, json_object_get_double(value) / divisor);
+				sample_scaled(fam, (const char *const[]){ "label", l->label, "window", window, lab, sub },
+					      lab ? 6 : 4, json_object_get_double(value), pow10);
 		}
 	}
 	return families_render(&f, EXPORT_PROMETHEUS, ret, err, "the service");

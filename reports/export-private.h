@@ -35,6 +35,9 @@ void export_append_csv_row(struct strbuf *b, const char *const *fields, size_t n
  * "1e+20"); "" for NAN and infinities. */
 #define EXPORT_NUMBER_MAX 40
 void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX]);
+/* v / 10^pow10 from v's shortest decimal, the point moved: 11771.44704 ns is "0.00001177144704" s, not the
+ * division's 1.1771447039999998e-05 (fixed from 1e-5 to below 1e15, else "1.5e-07"). */
+void export_format_scaled(double v, int pow10, char buf[static EXPORT_NUMBER_MAX]);
 
 /* A run report's id and its repetitions (NULL when it has none yet); -EINVAL
  * (err says why) when report is not a run report object. */

@@ -190,6 +190,51 @@ void export_format_number(double v, char buf[static EXPORT_NUMBER_MAX])
 	}
 }
 
+void export_format_scaled(double v, int pow10, char buf[static EXPORT_NUMBER_MAX])
+{
+	char e[40], digits[24];
+	size_t nd = 0;
+	int exp10, prec;
+
+	if (pow10 == 0 || !isfinite(v) || v == 0) {
+		export_format_number(v, buf);
+		return;
+	}
+	/* v's shortest decimal, "d.ddde+XX": its digits are what the report holds, whatever the division makes of them */
+	for (prec = 0; prec <= 16; prec++) {
+		snprintf(e, sizeof(e), "%.*e", prec, v);
+		if (strtod(e, NULL) == v)
+			break;
+	}
+	const char *p = e + (e[0] == '-');
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9' && nd + 1 < sizeof(digits))
+			digits[nd++] = *p;
+	digits[nd] = '\0';
+	exp10 = atoi(p + 1) - pow10;
+	char *out = buf;
+	size_t left = EXPORT_NUMBER_MAX;
+	int n = snprintf(out, left, "%s", v < 0 ? "-" : "");
+	out += n, left -= (size_t)n;
+	if (exp10 >= -5 && exp10 < 15) {
+		/* fixed: the point moved, "0.00001177144704", "11.77144704", "1500" */
+		if (exp10 < 0) {
+			snprintf(out, left, "0.%0*d%s", -exp10 - 1, 0, digits);
+			if (-exp10 - 1 == 0) /* "%0*d" of width 0 still prints a 0 */
+				snprintf(out, left, "0.%s", digits);
+		} else if ((size_t)exp10 + 1 >= nd) {
+			snprintf(out, left, "%s%0*d", digits, exp10 + 1 - (int)nd, 0);
+			if (exp10 + 1 - (int)nd == 0)
+				snprintf(out, left, "%s", digits);
+		} else {
+			snprintf(out, left, "%.*s.%s", exp10 + 1, digits, digits + exp10 + 1);
+		}
+	} else {
+		snprintf(out, left, "%c%s%s" "e%c%02d", digits[0], nd > 1 ? "." : "", digits + 1, exp10 < 0 ? '-' : '+',
+			 abs(exp10));
+	}
+}
+
 int export_report_parts(struct json_object *report, const char **id, struct json_object **reps,
 			struct sb_error *err)
 {

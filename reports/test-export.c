@@ -209,7 +209,7 @@ static void test_name_clash(void)
 	CHECK(report);
 	CHECK(export_report_metrics(report, EXPORT_OPENMETRICS, &om, &err) == 0);
 	CHECK_MSG(!strstr(om, "snapbench_run_info{arm") && !strstr(om, "# TYPE snapbench_run gauge"), "%s", om);
-	CHECK_MSG(strstr(om, "snapbench_pf_per_second{arm=\"a\",rep=\"0\",window=\"pre\"} 7\n"), "%s", om);
+	CHECK_MSG(strstr(om, "snapbench_pf_per_second{run=\"r1\",arm=\"a\",rep=\"0\",window=\"pre\"} 7\n"), "%s", om);
 	json_object_put(report);
 }
 
@@ -257,6 +257,44 @@ static void test_kcidb(void)
 	json_object_put(report);
 }
 
+/* Seconds from nanoseconds: the report's digits with the point moved; ns counters named in seconds; every series with its run. */
+static void test_seconds(void)
+{
+	static const struct {
+		double v;
+		int pow10;
+		const char *want;
+	} cases[] = {
+		{ 11771.44704, 9, "0.00001177144704" }, { 16885, 9, "0.000016885" }, { 1500, 9, "1.5e-06" },
+		{ 1.5, 9, "1.5e-09" },                   { 2.5e9, 9, "2.5" },           { 4065, 3, "4.065" },
+		{ 120, 3, "0.12" },                      { 1e18, 3, "1e+15" },          { -340, 9, "-3.4e-07" },
+		{ 0, 9, "0" },                           { 12504.34832, 9, "0.00001250434832" },
+		{ 123456789, 3, "123456.789" },          { 7, 0, "7" },
+	};
+	char buf[EXPORT_NUMBER_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		export_format_scaled(cases[i].v, cases[i].pow10, buf);
+		CHECK_MSG(!strcmp(buf, cases[i].want), "%.17g / 1e%d -> %s, want %s", cases[i].v, cases[i].pow10, buf,
+			  cases[i].want);
+	}
+
+	struct sb_error err = { 0 };
+	_cleanup_free_ char *prom = NULL;
+	struct json_object *report = json_tokener_parse(
+		"{\"id\": \"r1\", \"state\": \"completed\", \"repetitions\": [{\"index\": 0, \"arm\": \"a\", "
+		"\"state\": \"completed\", \"totals\": {\"kvm.halt_poll_success_ns\": 11771.44704, "
+		"\"bpf.clear_dirty_log_ns\": 1500, \"kvm.pf_taken\": 7}}]}");
+	CHECK(report && export_report_metrics(report, EXPORT_PROMETHEUS, &prom, &err) == 0);
+	CHECK_MSG(strstr(prom, "# TYPE snapbench_kvm_halt_poll_success_seconds_total counter\n"
+			       "snapbench_kvm_halt_poll_success_seconds_total{run=\"r1\",arm=\"a\",rep=\"0\"} "
+			       "0.00001177144704\n") &&
+		  strstr(prom, "snapbench_bpf_clear_dirty_log_seconds_total{run=\"r1\",arm=\"a\",rep=\"0\"} 1.5e-06\n") &&
+		  strstr(prom, "snapbench_kvm_pf_taken_total{run=\"r1\",arm=\"a\",rep=\"0\"} 7\n") && !strstr(prom, "_ns_total"),
+		  "%s", prom);
+	json_object_put(report);
+}
+
 int main(void)
 {
 	test_text();
@@ -265,6 +303,7 @@ int main(void)
 	test_numbers_shortest();
 	test_not_a_report();
 	test_empty_run();
+	test_seconds();
 	test_name_clash();
 	test_kcidb();
 	return 0;

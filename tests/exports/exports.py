@@ -43,6 +43,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -332,8 +333,8 @@ def family_of_figure(f):
     group = "pass" if f["pass"] is not None else "postcopy"
     prefix = "snapbench_migration_%s_" % group
     if f["counter"]:
-        name, extra = family_of_counter(f["counter"], prefix)
-        return name, extra, 1
+        name, extra, divisor = family_of_counter(f["counter"], prefix)
+        return name, extra, divisor
     field = f["field"]
     if field.startswith(group + "_"):
         field = field[len(group) + 1:]
@@ -341,20 +342,25 @@ def family_of_figure(f):
 
 
 def family_of_counter(counter, prefix="snapbench_"):
+    """A counter's family, its extra label and divisor: time in ns as seconds (bpf.clear_dirty_log_ns)."""
     parts = counter.split(".", 2)
+    ns = parts[min(1, len(parts) - 1)].endswith("_ns")
+    if ns:
+        parts[1] = parts[1][:-3]
     name = prefix + "_".join(parts[:2])
+    unit, divisor = ("_seconds", 1e9) if ns else ("", 1)
     if len(parts) == 3:
         if parts[0] == "guest" and parts[1] == "ops" and parts[2].startswith("vcpu"):
-            return name + "_by_vcpu", ("vcpu", parts[2][4:])
+            return name + "_by_vcpu" + unit, ("vcpu", parts[2][4:]), divisor
         key = "reason" if "host_tlb_flush" in counter else "cause"
-        return name + "_by_" + key, (key, parts[2])
-    return name, None
+        return name + "_by_" + key + unit, (key, parts[2]), divisor
+    return name + unit, None, divisor
 
 
 def expected_samples(report):
     want = {}
     for rep in report["repetitions"]:
-        labels = {"arm": rep["arm"], "rep": str(rep["index"])}
+        labels = {"run": report["id"], "arm": rep["arm"], "rep": str(rep["index"])}
         for w in report_windows(report):
             for metric, value in rep.get("windows", {}).get(w, {}).get("metrics", {}).items():
                 if value is None:
@@ -377,11 +383,11 @@ def expected_samples(report):
                 check(key not in want, "two figures map onto the sample %s" % (key,))
                 want[key] = f["value"] / divisor
         for counter, value in rep.get("totals", {}).items():
-            name, extra = family_of_counter(counter)
+            name, extra, divisor = family_of_counter(counter)
             ls = dict(labels)
             if extra:
                 ls[extra[0]] = extra[1]
-            want[(name + "_total", tuple(sorted(ls.items())))] = value
+            want[(name + "_total", tuple(sorted(ls.items())))] = value / divisor
     return want
 
 
@@ -459,6 +465,13 @@ def check_metrics(snapbench, store, promtool, parse_prometheus, parse_openmetric
     promtool_check(promtool, prom, what)
     check("# EOF" not in prom and "# UNIT" not in prom, "%s: OpenMetrics lines in the Prometheus format" % what)
     n = check_samples(list(parse_prometheus(prom)), report, what + " (prometheus)")
+    # a value converted to seconds is the report's figure with the point moved, not the division's float noise
+    # (1.1771447039999998e-05): no more significant digits than a report figure has
+    for line in prom.splitlines():
+        m = re.match(r"^(snapbench_\w*_seconds(?:_total)?)\{.*\} (\S+)$", line)
+        if m:
+            digits = re.sub(r"e.*$", "", m.group(2)).replace("-", "").replace(".", "").strip("0")
+            check(len(digits) <= 15, "%s: float noise in %r" % (what, line))
 
     om = store.show(snapbench, run_id, "openmetrics")
     check(om.endswith("# EOF\n"), "%s: the OpenMetrics text does not end with # EOF" % what)
