@@ -6,8 +6,8 @@ call its verb_option_error()):
 
   snapbench VERB: unknown option '--bogus'; try 'snapbench VERB --help'
 
-naming the option as typed, and the verb's usage exit code (2; 125 for
-bisect-step). None of these reach snapbenchd: the socket points nowhere.
+naming the option as typed (with "did you mean" for a slip of a key or two),
+and the verb's usage exit code (2; 128 for bisect-step). None of these reach snapbenchd: the socket points nowhere.
 --interval's bare numbers are milliseconds in run, probe, top and status
 --watch alike. Also: run --help names the three scenarios, the spec field that picks one
 and windows that hold for each.
@@ -15,6 +15,7 @@ and windows that hold for each.
 Usage: test-options.py SNAPBENCH
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -58,7 +59,25 @@ CASES = [
      "snapbench status: --interval '50': give milliseconds from 100 to 3600000, or a duration with its unit such "
      "as 500ms or 2s"),
     (["run", "--local", "--interval", "50"], 2,
-     "snapbench run: --interval: must be an integer from 100 to 60000 (got 50)"),
+     "snapbench run: --interval: must be an integer from 100 to 60000 ms (got 50)"),
+    # a slip of a key or two: did you mean
+    (["shw", "1"], 2, "snapbench: unknown verb 'shw' (did you mean 'show'?); run 'snapbench --help' for the list."),
+    (["frobnicate"], 2, "snapbench: unknown verb 'frobnicate'; run 'snapbench --help' for the list."),
+    (["show", "--formt", "csv", "x.json"], 2,
+     "snapbench show: unknown option '--formt' (did you mean '--format'?); try 'snapbench show --help'"),
+    (["compare", "--metrc", "x"], 2,
+     "snapbench compare: unknown option '--metrc' (did you mean '--metric'?); try 'snapbench compare --help'"),
+    (["run", "--repetitons", "3"], 2,
+     "snapbench run: unknown option '--repetitons' (did you mean '--repetitions'?); try 'snapbench run --help'"),
+    # durations with their unit in every verb, bare numbers in the option's own unit; units in range errors
+    (["run", "--probe-gap", "1h", "--print-spec"], 2,
+     "snapbench run: --probe-gap: must be an integer from 0 to 10000000 us (got 1h)"),
+    (["run", "--memory", "256", "--print-spec"], 2,
+     "snapbench run: --memory: must be from 16 MiB to 1 TiB, 16777216 to 1099511627776 bytes (got 256 bytes; a "
+     "size takes K, M, G or T, such as 256M)"),
+    (["qmp", "--socket", "/nonexistent", "--timeout", "1h1", "query-status"], 2,
+     "snapbench qmp: --timeout '1h1' is not a number of seconds above 0 and up to 86400 s, or a duration with its "
+     "unit such as 500ms or 2m"),
     (["bisect-step", "--bogus"], 128,
      "snapbench bisect-step: unknown option '--bogus'; try 'snapbench bisect-step --help'\n"
      "snapbench bisect-step: stop (128): no comparison, and none would be at any other commit (the message above "
@@ -83,11 +102,44 @@ def check_run_help(snapbench, env):
     return 0
 
 
+def check_vocabulary(snapbench, env):
+    """help VERB is VERB --help; --json before the verb is the verb's; durations take units: --probe-gap 1ms."""
+    failed = 0
+
+    def run(args):
+        return subprocess.run([snapbench] + args, capture_output=True, text=True, env=env, timeout=30)
+
+    for verb in ("compare", "show", "run", "bisect-step"):
+        a, b = run(["help", verb]), run([verb, "--help"])
+        if a.returncode != 0 or a.stdout != b.stdout or not a.stdout.startswith("usage: snapbench " + verb):
+            failed += 1
+            print("FAIL snapbench help %s: exit %d, not %s --help:\n%s" % (verb, a.returncode, verb, a.stdout[:300]))
+    p = run(["help", "shw"])
+    if p.returncode != 2 or "did you mean 'show'" not in p.stderr:
+        failed += 1
+        print("FAIL snapbench help shw: exit %d: %s" % (p.returncode, p.stderr))
+    a, b = run(["--json", "show", "/nonexistent/report.json"]), run(["show", "--json", "/nonexistent/report.json"])
+    if a.returncode != 2 or a.stdout != b.stdout or '"verb":"show"' not in a.stdout:
+        failed += 1
+        print("FAIL snapbench --json show: exit %d, stdout %r, not show --json's %r" % (a.returncode, a.stdout, b.stdout))
+    for flag, value, field, want in (("--probe-gap", "1ms", "gap_us", 1000), ("--probe-gap", "250", "gap_us", 250),
+                                     ("--interval", "2s", "interval_ms", 2000)):
+        p = run(["run", flag, value, "--print-spec"])
+        got = re.search(r'"%s": (\d+)' % field, p.stdout)
+        if p.returncode != 0 or not got or int(got.group(1)) != want:
+            failed += 1
+            print("FAIL snapbench run %s %s: %s is %s, want %d (%s)" % (flag, value, field, got and got.group(1), want,
+                                                                       p.stderr))
+    print("%s help VERB, --json before the verb, durations with units" % ("FAIL" if failed else "ok"))
+    return failed
+
+
 def main(argv):
     if len(argv) != 2:
         sys.exit(__doc__)
     env = dict(os.environ, SNAPBENCH_SOCKET="/nonexistent/snapbenchd.sock")
     failed = check_run_help(argv[1], env)
+    failed += check_vocabulary(argv[1], env)
     for args, rc, err in CASES:
         p = subprocess.run([argv[1]] + args, capture_output=True, text=True, env=env, timeout=30)
         if p.returncode != rc or p.stderr != err + "\n" or p.stdout:

@@ -176,6 +176,44 @@ int verb_errors_end(int exit_code)
 	return exit_code;
 }
 
+/* The edit distance (insertions, deletions, substitutions, swaps of neighbours) of a and b, capped at 9. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[33][33];
+
+	if (la > 32 || lb > 32)
+		return 9;
+	for (size_t i = 0; i <= la; i++)
+		for (size_t j = 0; j <= lb; j++) {
+			if (!i || !j) {
+				d[i][j] = i + j;
+				continue;
+			}
+			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < d[i][j])
+				d[i][j] = d[i - 2][j - 2] + 1;
+		}
+	return d[la][lb] < 9 ? d[la][lb] : 9;
+}
+
+const char *verb_closest_word(const char *typed, const char *const *words, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 9, len = strlen(typed);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t dist = edit_distance(typed, words[i]);
+		if (dist < best_d) {
+			best_d = dist;
+			best = words[i];
+		}
+	}
+	/* a slip of a key or two, not a different word: at most 2 edits, and fewer than a third of the word */
+	return best && best_d <= 2 && best_d * 3 <= len + 1 ? best : NULL;
+}
+
 void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts)
 {
 	const char *typed = optind > 0 ? argv[optind - 1] : "";
@@ -206,7 +244,16 @@ void verb_option_error(const char *verb, int c, char **argv, const struct option
 					strbuf_appendf(&msg, "%s--%s", shown++ ? ", " : "", p->name);
 			strbuf_append(&msg, ")");
 		} else {
+			const char *names[256];
+			size_t n = 0;
+			char name[64];
+			for (const struct option *p = longopts; p->name && n < ARRAY_SIZE(names); p++)
+				names[n++] = p->name;
+			snprintf(name, sizeof(name), "%.*s", len - 2, typed + 2);
+			const char *near = verb_closest_word(name, names, n);
 			strbuf_appendf(&msg, "unknown option '%.*s'", len, typed);
+			if (near)
+				strbuf_appendf(&msg, " (did you mean '--%s'?)", near);
 		}
 	}
 	strbuf_appendf(&msg, "; try 'snapbench %s --help'", verb);

@@ -60,6 +60,9 @@ struct daemon_verb_parser {
  */
 void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts);
 
+/* The word of words that typed is a slip of (at most 2 edits away, and close for its length), or NULL: "did you mean". */
+const char *verb_closest_word(const char *typed, const char *const *words, size_t n);
+
 /*
  * A verb's errors, said in one place. main() calls verb_errors_begin()
  * before the verb and returns verb_errors_end(its exit code).

@@ -33,7 +33,8 @@ static void usage(FILE *out)
 		"it as one JSON line. COMMAND may be left out when --wait-event is given.\n"
 		"\n"
 		"  --socket PATH      QEMU's QMP unix socket\n"
-		"  --timeout S        seconds to wait for each step: connect, reply, event (default %g)\n"
+		"  --timeout S        seconds (or 500ms, 2m) to wait for each step: connect, reply,\n"
+		"                     event (default %g)\n"
 		"  --fd FILE          open FILE for writing (created, truncated) and pass it with the command\n"
 		"                     (for getfd: snapbench qmp --socket S --fd snap.bin getfd '{\"fdname\":\"s\"}')\n"
 		"  --wait-event NAME  after the command, wait for event NAME (e.g. MIGRATION, SHUTDOWN)\n"
@@ -57,9 +58,10 @@ static int parse_timeout(const char *s, int *ms)
 {
 	double v;
 
-	if (parse_double(s, 0, MAX_TIMEOUT_S, &v, NULL) < 0 || v == 0) {
-		verb_error("--timeout '%s' is not a number of seconds between 0 and %g (e.g. 10 or 0.5)",
-			s, MAX_TIMEOUT_S);
+	/* seconds, or a duration with its unit (500ms, 2m), as every verb's durations */
+	if (parse_duration(s, 1, 0, MAX_TIMEOUT_S, &v, NULL) < 0 || v == 0) {
+		verb_error("--timeout '%s' is not a number of seconds above 0 and up to %g s, or a duration with its unit "
+			   "such as 500ms or 2m", s, MAX_TIMEOUT_S);
 		return -EINVAL;
 	}
 	/* Round up: --timeout 0.0001 still waits a millisecond. */

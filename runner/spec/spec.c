@@ -799,22 +799,45 @@ static int set_vcpu_pattern(struct run_spec *spec, const char *vcpu, const char 
 }
 
 /* Store a checked value; where names the field or flag. */
-/* A field in milliseconds (its name ends in _ms): its flag takes a duration with a unit too. */
-static bool is_ms_field(const struct field *f)
+/* A field of a time unit (its name ends in _ms or _us): its unit ("ms"), its value in seconds in *unit_s; else NULL.
+ * Its flag takes a duration with a unit too, and its range errors name the unit. */
+static const char *field_time_unit(const struct field *f, double *unit_s)
 {
 	size_t n = strlen(f->path);
 
-	return n > 3 && !strcmp(f->path + n - 3, "_ms");
+	if (n > 3 && !strcmp(f->path + n - 3, "_ms"))
+		return *unit_s = 1e-3, "ms";
+	if (n > 3 && !strcmp(f->path + n - 3, "_us"))
+		return *unit_s = 1e-6, "us";
+	return NULL;
 }
 
 static int set_uint(struct run_spec *spec, const struct field *f, double v, const char *got, const char *where,
 		    struct sb_error *err)
 {
+	double unit_s;
+	const char *unit = field_time_unit(f, &unit_s);
+
 	if (v != floor(v) || v < f->min || v > f->max)
-		return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
-				    f->max, got);
+		return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f%s%s (got %s)", where, f->min,
+				    f->max, unit ? " " : "", unit ? unit : "", got);
 	*(unsigned *)((char *)spec + f->offset) = (unsigned)v;
 	return 0;
+}
+
+/* "16 MiB", "1 TiB", "4096 bytes": a size in the largest binary unit that divides it. */
+static void size_text(double bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		double m = ldexp(1, 10 * (int)(ARRAY_SIZE(units) - i));
+		if (bytes >= m && fmod(bytes, m) == 0) {
+			snprintf(buf, len, "%.0f %s", bytes / m, units[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%.0f bytes", bytes);
 }
 
 static int set_seconds(struct run_spec *spec, const struct field *f, double v, const char *got, const char *where,
@@ -831,9 +854,14 @@ static int set_seconds(struct run_spec *spec, const struct field *f, double v, c
 static int set_size(struct run_spec *spec, const struct field *f, uint64_t v, const char *got, const char *where,
 		    struct sb_error *err)
 {
+	char lo[32], hi[32];
+
+	size_text(f->min, lo, sizeof(lo));
+	size_text(f->max, hi, sizeof(hi));
 	if ((double)v < f->min || (double)v > f->max)
-		return sb_error_set(err, -EINVAL, "%s: must be from %.0f to %.0f bytes (got %s)", where, f->min, f->max,
-				    got);
+		return sb_error_set(err, -EINVAL, "%s: must be from %s to %s, %.0f to %.0f bytes (got %s%s; a size takes "
+				    "K, M, G or T, such as 256M)", where, lo, hi, f->min, f->max, got,
+				    strspn(got, "0123456789") == strlen(got) ? " bytes" : "");
 	*(uint64_t *)((char *)spec + f->offset) = v;
 	return 0;
 }
@@ -1125,16 +1153,19 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	case F_UINT:
 		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) == 0)
 			return set_uint(spec, f, d, got, where, err);
-		/* a field in ms also takes a duration with its unit: 500ms, 2s */
-		if (is_ms_field(f) && parse_duration(value, 1e-3, 0, DBL_MAX, &d, NULL) == 0) {
-			double whole = floor(d * 1000 + 0.5);
+		/* a field in ms or us also takes a duration with its unit: 500ms, 2s, 1ms */
+		double unit_s;
+		const char *unit = field_time_unit(f, &unit_s);
+		if (unit && parse_duration(value, unit_s, 0, DBL_MAX, &d, NULL) == 0) {
+			double whole = floor(d / unit_s + 0.5);
 
-			d = fabs(d * 1000 - whole) < 1e-6 ? whole : d * 1000;
+			d = fabs(d / unit_s - whole) < 1e-6 ? whole : d / unit_s;
 			return set_uint(spec, f, d, got, where, err);
 		}
-		if (is_ms_field(f))
-			return sb_error_set(err, -EINVAL, "%s: must be a number of ms from %.0f to %.0f, or a duration "
-					    "with its unit such as 500ms or 2s (got %s)", where, f->min, f->max, got);
+		if (unit)
+			return sb_error_set(err, -EINVAL, "%s: must be a number of %s from %.0f to %.0f, or a duration "
+					    "with its unit such as %s (got %s)", where, unit, f->min, f->max,
+					    unit_s == 1e-3 ? "500ms or 2s" : "100us or 1ms", got);
 		return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
 				    f->max, got);
 	case F_U64: {
