@@ -14,6 +14,7 @@ static const char *const side_fill[2] = { "#d6e2f3", "#f7dcc6" }; /* box fill */
 
 struct axis {
 	double lo, hi, step;
+	bool log; /* decades from lo to hi (powers of ten); values at or below lo sit on the bottom */
 };
 
 /* Ticks at 1, 2 or 5 times a power of ten, about five of them. */
@@ -37,19 +38,33 @@ static struct axis nice_axis(double lo, double hi)
 	return a;
 }
 
+/* Decades around the positive values lo..hi: a change by orders of magnitude stays readable on both sides. */
+static struct axis log_axis(double lo, double hi)
+{
+	struct axis a = { .log = true, .step = 10 };
+
+	a.lo = pow(10, floor(log10(lo)));
+	a.hi = pow(10, ceil(log10(hi)));
+	if (a.hi <= a.lo)
+		a.hi = a.lo * 10;
+	return a;
+}
+
 static double scale(const struct axis *a, double v, double px_lo, double px_hi)
 {
+	if (a->log)
+		return px_lo + (v > a->lo ? log10(v / a->lo) / log10(a->hi / a->lo) : 0) * (px_hi - px_lo);
 	return px_lo + (v - a->lo) / (a->hi - a->lo) * (px_hi - px_lo);
 }
 
 static void y_axis(struct svg *s, const struct axis *a, double x0, double x1, double y_bottom, double y_top)
 {
 	char buf[40];
-	size_t n = (size_t)llround((a->hi - a->lo) / a->step);
+	size_t n = a->log ? (size_t)llround(log10(a->hi / a->lo)) : (size_t)llround((a->hi - a->lo) / a->step);
 
 	svg_group_begin(s, "y-axis");
 	for (size_t i = 0; i <= n && i <= 20; i++) {
-		double v = a->lo + (double)i * a->step;
+		double v = a->log ? a->lo * pow(10, (double)i) : a->lo + (double)i * a->step;
 		double y = scale(a, v, y_bottom, y_top);
 		svg_line(s, x0, y, x1, y, "#e3e3e3", 1, NULL);
 		compare_format_number(fabs(v) < a->step * 1e-9 ? 0.0 : v, buf, sizeof(buf));
@@ -78,14 +93,30 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 	if (lo >= 0 && lo <= hi / 2)
 		lo = 0;
 	struct axis ax = nice_axis(lo, hi);
+	/* a change beyond 10x on a linear axis squeezes the smaller side's box onto 0: decades instead */
+	bool orders = (isfinite(m->ratio) && m->ratio > 0 && (m->ratio > 10 || m->ratio < 0.1)) || m->from_zero;
+	double min_pos = INFINITY;
+	bool zeros = false;
+	for (int k = 0; k < 2; k++)
+		for (size_t j = 0; j < m->arm[k].n; j++) {
+			double v = m->arm[k].values[j] * mult;
+			if (v > 0)
+				min_pos = fmin(min_pos, v);
+			zeros |= v <= 0;
+		}
+	if (orders && lo >= 0 && isfinite(min_pos) && hi > min_pos)
+		ax = log_axis(zeros ? min_pos / 10 : min_pos, hi);
 
-	if (svg_begin(&s, W, H, "") < 0)
+	char title[200];
+	snprintf(title, sizeof(title), "snapbench compare: %s, %s window, %s against %s", name, m->window,
+		 r->side[0]->role, r->side[1]->role);
+	if (svg_begin(&s, W, H, title) < 0)
 		return NULL;
 	svg_text(&s, W / 2, 24, "middle", 16, "#111111", "%s, %s window", name, m->window);
 	compare_format_change(m, change, sizeof(change));
-	compare_format_ratio(m, ratio, sizeof(ratio));
-	svg_text(&s, W / 2, 43, "middle", 12, "#444444", "change of medians %s (%s), p = %.2g: %s", change, ratio,
-		 m->mwu.p, compare_verdict_name(m->verdict));
+	compare_format_ci(m, ratio, sizeof(ratio));
+	svg_text(&s, W / 2, 43, "middle", 12, "#444444", "change of medians %s%s%s, p = %.2g: %s", change,
+		 ratio[0] ? " " : "", ratio, m->mwu.p, compare_verdict_name(m->verdict));
 	y_axis(&s, &ax, left, W - right, H - bottom, top);
 	if (sc.unit) {
 		svg_text(&s, 16, top - 10, "start", 11, "#333333", "%s", sc.unit);
@@ -133,8 +164,8 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 			 sc.unit ? " " : "", sc.unit ? sc.unit : "");
 		svg_group_end(&s);
 	}
-	svg_text(&s, W / 2, H - 14, "middle", 10, "#666666",
-		 "box: quartiles; bar: median; whiskers: min and max; dots: repetitions");
+	svg_text(&s, W / 2, H - 14, "middle", 10, "#666666", "box: quartiles; bar: median; whiskers: min and max; "
+		 "dots: repetitions%s", !ax.log ? "" : zeros ? "; log scale, 0 drawn at the bottom" : "; log scale");
 	return svg_end(&s);
 }
 
@@ -250,32 +281,82 @@ static const struct {
 	double W, left, right, top, panel_h, gap;
 } tl_geom = { .W = 820, .left = 90, .right = 24, .top = 100, .panel_h = 170, .gap = 70 };
 
-/* Each side's series: its representative repetition, else the first with rows in its action window. */
-static int pick_series(const struct compare_result *r, struct series ser[2], const char **why)
+/* Every repetition of each side that has rows in its action window; the representative first in ser[k]. */
+struct side_series {
+	struct series *v;
+	size_t n;
+};
+
+static void side_series_free(struct side_series *ss)
+{
+	for (size_t i = 0; i < ss->n; i++)
+		free(ss->v[i].steps);
+	free(ss->v);
+	*ss = (struct side_series){ 0 };
+}
+
+static int pick_series(const struct compare_result *r, struct side_series ser[2], const char **why)
 {
 	for (int k = 0; k < 2; k++) {
 		const struct compare_side *side = r->side[k];
 		size_t first = representative(side);
-		int rr = -ENODATA;
 
-		for (size_t t = 0; t <= side->n_reps && rr == -ENODATA; t++) {
-			size_t idx = t == 0 ? first : t - 1;
-			if (t > 0 && idx == first)
-				continue;
-			free(ser[k].steps);
-			rr = series_from_rep(&side->reps[idx], &ser[k]);
+		ser[k].v = calloc(side->n_reps ? side->n_reps : 1, sizeof(*ser[k].v));
+		if (!ser[k].v) {
+			*why = "out of memory";
+			return -ENOMEM;
 		}
-		if (rr < 0) {
-			*why = rr == -ENOMEM ? "out of memory" :
-					       "no repetition has timeline rows in the window of its scenario's action";
-			return rr;
+		for (size_t t = 0; t <= side->n_reps; t++) {
+			size_t idx = t == 0 ? first : t - 1;
+			if ((t > 0 && idx == first) || idx >= side->n_reps)
+				continue;
+			int rr = series_from_rep(&side->reps[idx], &ser[k].v[ser[k].n]);
+			if (rr == -ENOMEM) {
+				free(ser[k].v[ser[k].n].steps);
+				*why = "out of memory";
+				return rr;
+			}
+			if (rr < 0) {
+				free(ser[k].v[ser[k].n].steps);
+				ser[k].v[ser[k].n] = (struct series){ 0 };
+				continue;
+			}
+			ser[k].n++;
+		}
+		if (!ser[k].n) {
+			*why = "no repetition has timeline rows in the window of its scenario's action";
+			return -ENODATA;
 		}
 	}
 	return 0;
 }
 
-/* Panel c (counter c of both sides over time tx), its bars marking the action windows named win; -ENOMEM. */
-static int draw_panel(struct svg *s, const struct compare_result *r, const struct series ser[2], int c,
+/* One repetition's counter c as a step line; -ENOMEM. */
+static int draw_series(struct svg *s, const struct series *se, int c, const struct axis *tx, const struct axis *ay,
+		       double y_bottom, double y_top, const char *color, double width)
+{
+	const double W = tl_geom.W, left = tl_geom.left, right = tl_geom.right;
+	_cleanup_free_ double *xy = malloc((se->n ? se->n : 1) * 4 * sizeof(*xy));
+	size_t np = 0;
+
+	if (!xy)
+		return -ENOMEM;
+	for (size_t i = 0; i < se->n; i++) {
+		const struct step *st = &se->steps[i];
+		if (isnan(st->rate[c]))
+			continue;
+		double y = scale(ay, st->rate[c], y_bottom, y_top);
+		xy[2 * np] = scale(tx, st->t0, left, W - right);
+		xy[2 * np++ + 1] = y;
+		xy[2 * np] = scale(tx, st->t1, left, W - right);
+		xy[2 * np++ + 1] = y;
+	}
+	svg_polyline(s, xy, np, color, width);
+	return 0;
+}
+
+/* Panel c (counter c of every repetition of both sides over time tx), its bars marking the action windows named win; -ENOMEM. */
+static int draw_panel(struct svg *s, const struct compare_result *r, const struct side_series ser[2], int c,
 		      const struct axis *tx, const char *win)
 {
 	const double W = tl_geom.W, left = tl_geom.left, right = tl_geom.right;
@@ -284,9 +365,10 @@ static int draw_panel(struct svg *s, const struct compare_result *r, const struc
 	char buf[64];
 
 	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < ser[k].n; i++)
-			if (!isnan(ser[k].steps[i].rate[c]))
-				max = fmax(max, ser[k].steps[i].rate[c]);
+		for (size_t j = 0; j < ser[k].n; j++)
+			for (size_t i = 0; i < ser[k].v[j].n; i++)
+				if (!isnan(ser[k].v[j].steps[i].rate[c]))
+					max = fmax(max, ser[k].v[j].steps[i].rate[c]);
 	struct axis ay = nice_axis(0, max > 0 ? max : 1);
 
 	svg_group_begin(s, panel_id[c]);
@@ -294,11 +376,11 @@ static int draw_panel(struct svg *s, const struct compare_result *r, const struc
 		 compare_timeline_counters[c]);
 	svg_text(s, W - right, y_top - 8, "end", 11, "#555555", "bars: %s window", win);
 	y_axis(s, &ay, left, W - right, y_bottom, y_top);
-	/* each side's action window: a bar along the top of the panel, in a
+	/* each side's action window (its representative repetition's): a bar along the top of the panel, in a
 	 * group named for the window so that a reader of the SVG knows which */
 	for (int k = 0; k < 2; k++) {
-		double x0 = scale(tx, 0, left, W - right), x1 = scale(tx, ser[k].act_end, left, W - right);
-		snprintf(buf, sizeof(buf), "window-%s", ser[k].window);
+		double x0 = scale(tx, 0, left, W - right), x1 = scale(tx, ser[k].v[0].act_end, left, W - right);
+		snprintf(buf, sizeof(buf), "window-%s", ser[k].v[0].window);
 		svg_group_begin(s, buf);
 		svg_rect(s, x0, y_top + 2 + 7 * (double)k, x1 - x0, 5, side_color[k], "none", 0.5);
 		svg_group_end(s);
@@ -306,26 +388,23 @@ static int draw_panel(struct svg *s, const struct compare_result *r, const struc
 	svg_line(s, scale(tx, 0, left, W - right), y_top, scale(tx, 0, left, W - right), y_bottom, "#888888", 1,
 		 "4 3");
 	for (int k = 0; k < 2; k++) {
-		if (!ser[k].have[c]) {
+		bool any = false;
+		for (size_t j = 0; j < ser[k].n; j++)
+			any |= ser[k].v[j].have[c];
+		if (!any) {
 			svg_text(s, W / 2, y_top + 20 + 16 * k, "middle", 11, side_color[k], "%s: %s not in the timeline",
 				 r->side[k]->role, compare_timeline_counters[c]);
 			continue;
 		}
-		_cleanup_free_ double *xy = malloc(ser[k].n * 4 * sizeof(*xy));
-		size_t np = 0;
-		if (!xy)
-			return -ENOMEM;
-		for (size_t i = 0; i < ser[k].n; i++) {
-			const struct step *st = &ser[k].steps[i];
-			if (isnan(st->rate[c]))
-				continue;
-			double y = scale(&ay, st->rate[c], y_bottom, y_top);
-			xy[2 * np] = scale(tx, st->t0, left, W - right);
-			xy[2 * np++ + 1] = y;
-			xy[2 * np] = scale(tx, st->t1, left, W - right);
-			xy[2 * np++ + 1] = y;
-		}
-		svg_polyline(s, xy, np, side_color[k], 1.8);
+		/* every repetition: the others thin and light, the representative (the first) over them */
+		snprintf(buf, sizeof(buf), "series-%s", k == 0 ? "baseline" : "patched");
+		svg_group_begin(s, buf);
+		for (size_t j = ser[k].n; j-- > 0;)
+			if (ser[k].v[j].have[c] &&
+			    draw_series(s, &ser[k].v[j], c, tx, &ay, y_bottom, y_top, j ? side_fill[k] : side_color[k],
+					j ? 1.0 : 1.8) < 0)
+				return -ENOMEM;
+		svg_group_end(s);
 	}
 	/* time axis */
 	size_t nt = (size_t)llround((tx->hi - tx->lo) / tx->step);
@@ -343,8 +422,8 @@ static int draw_panel(struct svg *s, const struct compare_result *r, const struc
 char *compare_plot_timeline_svg(const struct compare_result *r, const char **why)
 {
 	const double W = tl_geom.W, left = tl_geom.left;
-	struct series ser[2] = { 0 };
-	char label[80], win[64];
+	struct side_series ser[2] = { 0 };
+	char label[80], win[64], title[256];
 	struct svg s;
 	char *out = NULL;
 
@@ -353,19 +432,25 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 		goto out;
 
 	double t_lo = 0, t_hi = 0;
+	bool have_inv = false;
 	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < ser[k].n; i++) {
-			t_lo = fmin(t_lo, ser[k].steps[i].t0);
-			t_hi = fmax(t_hi, ser[k].steps[i].t1);
+		for (size_t j = 0; j < ser[k].n; j++) {
+			have_inv |= ser[k].v[j].have[2];
+			for (size_t i = 0; i < ser[k].v[j].n; i++) {
+				t_lo = fmin(t_lo, ser[k].v[j].steps[i].t0);
+				t_hi = fmax(t_hi, ser[k].v[j].steps[i].t1);
+			}
 		}
 	struct axis tx = nice_axis(t_lo, t_hi);
 	compare_timeline_window(r, win, sizeof(win));
 	/* pf/s and tlb/s always (a missing counter is said so in its panel);
 	 * invalidations/s when either side measured them */
-	int panels = 2 + (ser[0].have[2] || ser[1].have[2]);
+	int panels = 2 + have_inv;
 	const double H = tl_geom.top + panels * (tl_geom.panel_h + tl_geom.gap) + 10;
 
-	if (svg_begin(&s, W, H, "") < 0) {
+	snprintf(title, sizeof(title), "snapbench compare: %s through the %s window, every repetition of both sides",
+		 panels > 2 ? "pf/s, tlb/s and invalidations/s" : "pf/s and tlb/s", win);
+	if (svg_begin(&s, W, H, title) < 0) {
 		*why = "out of memory";
 		goto out;
 	}
@@ -374,11 +459,12 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 	for (int k = 0; k < 2; k++) {
 		text_sanitize(r->side[k]->label, label, sizeof(label));
 		char id[80];
-		text_sanitize(ser[k].rep->report->id, id, sizeof(id));
+		text_sanitize(ser[k].v[0].rep->report->id, id, sizeof(id));
 		double ly = 44 + 18 * (double)k;
 		svg_rect(&s, left, ly - 9, 14, 10, side_color[k], "none", 1.0);
-		svg_text(&s, left + 20, ly, "start", 12, "#222222", "%s %s: run %s, repetition %lld", r->side[k]->role,
-			 label, id, (long long)ser[k].rep->index);
+		svg_text(&s, left + 20, ly, "start", 12, "#222222",
+			 "%s %s: %zu repetition%s (bold: run %s, repetition %lld, pf/s nearest the median)",
+			 r->side[k]->role, label, ser[k].n, ser[k].n == 1 ? "" : "s", id, (long long)ser[k].v[0].rep->index);
 	}
 	for (int c = 0; c < panels; c++) {
 		if (draw_panel(&s, r, ser, c, &tx, win) < 0) {
@@ -393,7 +479,7 @@ char *compare_plot_timeline_svg(const struct compare_result *r, const char **why
 	if (!out)
 		*why = "out of memory";
 out:
-	free(ser[0].steps);
-	free(ser[1].steps);
+	side_series_free(&ser[0]);
+	side_series_free(&ser[1]);
 	return out;
 }

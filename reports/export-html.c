@@ -6,6 +6,7 @@
  * <details>. No script, and nothing to fetch: the style sheet is inline and
  * a Content-Security-Policy forbids any load. docs/exports.md.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,8 +113,9 @@ static void context_paragraphs(struct strbuf *b, const struct compare_result *r)
 		strbuf_append(b, "<p class=\"emulated\">Timing emulated (TCG): the times, rates and latencies marked "
 			      "emulated are QEMU&apos;s emulator&apos;s, the counts the kernel&apos;s own; the ratio "
 			      "between arms of one run is what counts.</p>\n");
-	strbuf_appendf(b, "<p>Median (min max) per arm; two-sided Mann-Whitney U, alpha %g; change threshold "
-		       "%g%%.</p>\n", r->opts.alpha, r->opts.threshold_pct);
+	strbuf_appendf(b, "<p>Median (min max) per side; the change of medians with its %g%% bootstrap interval; "
+		       "two-sided Mann-Whitney U, alpha %g; change threshold %g%%.</p>\n", 100 * (1 - r->opts.alpha),
+		       r->opts.alpha, r->opts.threshold_pct);
 }
 
 static void metric_name(const struct compare_metric *m, char *buf, size_t size)
@@ -157,7 +159,9 @@ static void window_section(struct strbuf *b, const struct compare_result *r, con
 {
 	size_t rows = 0, shown = 0, left_out = 0;
 
-	strbuf_append(b, "<h2>Window ");
+	strbuf_append(b, "<h2 id=\"section-window-");
+	html_text(b, win);
+	strbuf_append(b, "\">Window ");
 	html_text(b, win);
 	strbuf_append(b, "</h2>\n");
 	for (size_t i = 0; i < r->n_metrics; i++)
@@ -199,7 +203,7 @@ static void warnings_section(struct strbuf *b, const struct compare_result *r)
 {
 	if (!r->warnings || !r->warnings[0])
 		return;
-	strbuf_append(b, "<section class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n");
+	strbuf_append(b, "<section class=\"warnings\">\n<h2 id=\"section-warnings\">Warnings</h2>\n<ul>\n");
 	for (size_t i = 0; r->warnings[i]; i++) {
 		strbuf_append(b, "<li>");
 		html_text(b, r->warnings[i]);
@@ -364,7 +368,7 @@ static void plots_section(struct strbuf *b, const struct compare_result *r)
 	for (size_t i = 0; i < r->n_metrics; i++)
 		shown += compare_metric_shown(r, i);
 	if (shown) {
-		strbuf_append(b, "<h2>Metrics</h2>\n");
+		strbuf_append(b, "<h2 id=\"section-metrics\">Metrics</h2>\n");
 		for (size_t i = 0; i < r->n_metrics; i++)
 			if (compare_metric_shown(r, i))
 				metric_details(b, r, i);
@@ -374,9 +378,10 @@ static void plots_section(struct strbuf *b, const struct compare_result *r)
 	_cleanup_free_ char *timeline = compare_plot_timeline_svg(r, &why);
 	/* named as the plot names it: a dirty-log run's window is its migration */
 	compare_timeline_window(r, win, sizeof(win));
-	strbuf_append(b, "<h2>Timeline</h2>\n");
+	strbuf_append(b, "<h2 id=\"section-timeline\">Timeline</h2>\n");
 	if (timeline) {
-		strbuf_appendf(b, "<p>The rates through the %s window, one repetition per side.</p>\n", win);
+		strbuf_appendf(b, "<p>The rates through the %s window, every repetition of each side (bold: the one "
+			       "whose pf/s is nearest its side&apos;s median).</p>\n", win);
 		inline_svg(b, timeline, "timeline-");
 	} else {
 		strbuf_appendf(b, "<p>No timeline of the %s window: ", win);
@@ -487,6 +492,73 @@ static void html_lines(struct strbuf *b, const char *s)
 	}
 }
 
+/* Whether a spec field holds bytes (vm.memory, guest.region, vm.hugepage_size, ...vm_bytes): written in KiB/MiB/GiB too. */
+static bool spec_field_bytes(const char *key)
+{
+	static const char *const names[] = { "memory", "region", "hugepage_size", "chunk_bytes", "max_bandwidth",
+					     "probe_region", "size" };
+	const char *last = strrchr(key, '.');
+
+	last = last ? last + 1 : key;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(last, names[i]))
+			return true;
+	return false;
+}
+
+/* One spec field's value as a reader takes it: 268435456 bytes as "256 MiB", 1000 in a _ms field as "1000 ms". */
+static void spec_value(struct strbuf *b, const char *key, struct json_object *v)
+{
+	size_t len = strlen(key);
+
+	if (json_object_is_type(v, json_type_int) && spec_field_bytes(key) && json_object_get_int64(v) >= 1024) {
+		static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+		int64_t n = json_object_get_int64(v);
+		for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+			int64_t m = (int64_t)1 << (10 * (ARRAY_SIZE(units) - i));
+			if (n >= m) {
+				strbuf_appendf(b, "%.4g %s (%" PRId64 " bytes)", (double)n / (double)m, units[i], n);
+				return;
+			}
+		}
+	}
+	if (json_object_is_type(v, json_type_string)) {
+		html_text(b, json_object_get_string(v));
+		return;
+	}
+	html_text(b, v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+		       : "null");
+	if (json_is_number(v)) {
+		const char *unit = len > 3 && !strcmp(key + len - 3, "_ms") ? " ms"
+				   : len > 3 && !strcmp(key + len - 3, "_us") ? " µs"
+				   : len > 2 && !strcmp(key + len - 2, "_s") ? " s" : "";
+		strbuf_append(b, unit);
+	}
+}
+
+/* The spec as rows "vm.memory | 256 MiB", objects walked (at most 8 deep), arrays and leaves as values. */
+static void spec_rows(struct strbuf *b, struct json_object *o, const char *prefix, int depth)
+{
+	if (!json_object_is_type(o, json_type_object) || depth > 8)
+		return;
+	json_object_object_foreach(o, key, v) {
+		_cleanup_free_ char *path = NULL;
+		if (asprintf(&path, "%s%s%s", prefix, *prefix ? "." : "", key) < 0) {
+			b->oom = true;
+			return;
+		}
+		if (json_object_is_type(v, json_type_object) && json_object_object_length(v)) {
+			spec_rows(b, v, path, depth + 1);
+			continue;
+		}
+		strbuf_append(b, "<tr><th class=\"name\">");
+		html_text(b, path);
+		strbuf_append(b, "</th><td class=\"text\">");
+		spec_value(b, path, v);
+		strbuf_append(b, "</td></tr>\n");
+	}
+}
+
 /* The run spec of each side's first run, as JSON (the comparable parts are the same on both); once
  * when both sides come from one run. */
 static void specs(struct strbuf *b, const struct compare_result *r)
@@ -501,10 +573,12 @@ static void specs(struct strbuf *b, const struct compare_result *r)
 		html_text(b, rep->id);
 		strbuf_append(b, " (");
 		html_text(b, s == 0 && rep == r->side[1]->reports[0] ? "both sides" : side_title(r, s));
-		strbuf_append(b, ")</summary>\n<pre>");
+		strbuf_append(b, ")</summary>\n<table class=\"spec\">\n<tbody>\n");
+		spec_rows(b, spec, "", 0);
+		strbuf_append(b, "</tbody>\n</table>\n<details class=\"spec-json\"><summary>as JSON</summary>\n<pre>");
 		html_lines(b, spec ? json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 									JSON_C_TO_STRING_NOSLASHESCAPE) : "(none)");
-		strbuf_append(b, "</pre>\n</details>\n");
+		strbuf_append(b, "</pre>\n</details>\n</details>\n");
 	}
 }
 
@@ -585,13 +659,30 @@ char *export_compare_html(const struct compare_result *r)
 	strbuf_append(&b, "</h1>\n");
 	sides_paragraph(&b, r);
 	context_paragraphs(&b, r);
+	/* the sections, each with its anchor, for a link to the part that matters */
+	strbuf_append(&b, "<nav class=\"sections\">");
+	for (size_t w = 0; w < r->opts.n_windows; w++) {
+		strbuf_append(&b, "<a href=\"#section-window-");
+		html_text(&b, r->opts.windows[w]);
+		strbuf_append(&b, "\">window ");
+		html_text(&b, r->opts.windows[w]);
+		strbuf_append(&b, "</a> · ");
+	}
+	if (r->warnings && r->warnings[0])
+		strbuf_append(&b, "<a href=\"#section-warnings\">warnings</a> · ");
+	for (size_t i = 0; i < r->n_metrics; i++)
+		if (compare_metric_shown(r, i)) {
+			strbuf_append(&b, "<a href=\"#section-metrics\">metrics</a> · ");
+			break;
+		}
+	strbuf_append(&b, "<a href=\"#section-timeline\">timeline</a> · <a href=\"#section-details\">details</a></nav>\n");
 	for (size_t w = 0; w < r->opts.n_windows; w++)
 		window_section(&b, r, r->opts.windows[w]);
 	strbuf_appendf(&b, "<p class=\"verdict\">Verdict: <strong class=\"v-%s\">%s</strong> (exit code %d).</p>\n",
 		       verdict, verdict, r->exit_code);
 	warnings_section(&b, r);
 	plots_section(&b, r);
-	strbuf_append(&b, "<details class=\"details\">\n<summary>Details: kernels, settings, notes</summary>\n");
+	strbuf_append(&b, "<details class=\"details\" id=\"section-details\">\n<summary>Details: kernels, settings, notes</summary>\n");
 	kernels_table(&b, r);
 	settings_table(&b, r);
 	specs(&b, r);

@@ -19,6 +19,7 @@ Usage: golden.py SNAPBENCH TESTDATA SCHEMA [--regenerate] [CASE...]
 the diff (git diff reports/testdata/golden) before committing it.
 """
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -105,8 +106,8 @@ def check_svg_common(case, path):
     w, h = float(root.attrib["width"]), float(root.attrib["height"])
     if root.attrib.get("viewBox") != "0 0 %d %d" % (w, h):
         fail(case, "%s: viewBox %r does not match %gx%g" % (path, root.attrib.get("viewBox"), w, h))
-    if root[0].tag != SVG_NS + "title":
-        fail(case, "%s: the first child is not <title>" % path)
+    if root[0].tag != SVG_NS + "title" or not (root[0].text or "").strip():
+        fail(case, "%s: the first child is not a <title> with text" % path)
     for el in root.iter():
         for k, v in number_attrs(el):
             limit = w if k.endswith("x") or k in ("x1", "x2", "cx", "width") else h
@@ -140,10 +141,22 @@ def check_metric_svg(case, path, metric):
     axis = group(root, "y-axis")
     if axis is None or len(list(axis.iter(SVG_NS + "text"))) < 2:
         fail(case, "%s: the y axis has fewer than two tick labels" % path)
+    # a change beyond 10x: decades, so that the smaller side's box is not squeezed onto 0
+    ratio = metric.get("ratio")
+    orders = (ratio is not None and ratio > 0 and (ratio > 10 or ratio < 0.1)) or metric.get("from_zero")
+    texts = " ".join(t.text or "" for t in root.iter(SVG_NS + "text"))
+    if orders and min(min(metric[s]["values"]) for s in ("baseline", "patched")) >= 0:
+        ticks = [float(t.text.replace(",", "")) for t in axis.iter(SVG_NS + "text")]
+        decades = all(t > 0 and abs(math.log10(t) - round(math.log10(t))) < 1e-9 for t in ticks)
+        if "log scale" not in texts or not decades:
+            fail(case, "%s: a change of %s drawn without a log axis (ticks %s)" % (path, ratio, ticks))
+    elif "log scale" in texts:
+        fail(case, "%s: a log axis for a change of %s" % (path, ratio))
 
 
-def check_timeline_svg(case, path, want_invalidations, want_kvm=True):
-    """want_kvm: the reports have KVM's pf and tlb counters (under TCG they are unavailable: no series)"""
+def check_timeline_svg(case, path, want_invalidations, want_kvm=True, reps=None):
+    """want_kvm: the reports have KVM's pf and tlb counters (under TCG they are unavailable: no series);
+    reps: each side's repetitions (baseline, patched): a series of each in every panel"""
     root = check_svg_common(case, path)
     panels = (["panel-pf", "panel-tlb"] if want_kvm else []) + (["panel-invalidations"] if want_invalidations else [])
     for panel in [] if want_kvm else ["panel-pf", "panel-tlb"]:
@@ -157,8 +170,12 @@ def check_timeline_svg(case, path, want_invalidations, want_kvm=True):
         if g is None:
             fail(case, "%s: no %s" % (path, panel))
         lines = list(g.iter(SVG_NS + "polyline"))
-        if len(lines) != 2:
-            fail(case, "%s: %s has %d series, expected one per side" % (path, panel, len(lines)))
+        for side, n in zip(("baseline", "patched"), reps or (None, None)):
+            sg = group(g, "series-" + side)
+            got = len(list(sg.iter(SVG_NS + "polyline"))) if sg is not None else 0
+            if got < 1 or (n is not None and got != n):
+                fail(case, "%s: %s has %d series of the %s side, expected one per repetition (%s)"
+                     % (path, panel, got, side, n))
         for pl in lines:
             if len(pl.attrib["points"].split()) < 2:
                 fail(case, "%s: a %s series has fewer than two points" % (path, panel))
@@ -250,7 +267,8 @@ def run_case(snapbench, testdata, validator, golden, name, args, want_rc, with_o
                     run = json.load(f)
                 has_bpf |= any("bpf.invalidations" in row["counters"]
                                for r in run["repetitions"] for row in r["timeline"])
-        check_timeline_svg(name, os.path.join(outdir, "o", "timeline.svg"), has_bpf)
+        check_timeline_svg(name, os.path.join(outdir, "o", "timeline.svg"), has_bpf,
+                           reps=(doc["inputs"]["baseline"]["repetitions"], doc["inputs"]["patched"]["repetitions"]))
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
 

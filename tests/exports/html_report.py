@@ -216,6 +216,17 @@ def check_page(snapbench, args, tmp, what):
             check(release in page.kernel_cells and rep["id"] in page.kernel_cells,
                   "%s: run %s on %s is not in the kernels table %s" % (what, rep["id"], rep["kernel_release"],
                                                                       page.kernel_cells))
+    # every section has an anchor, and the page's contents link to each
+    ids = {v for t, k, v in page.attrs if k == "id"}
+    h2_ids = [v for (t, k, v) in page.attrs if t == "h2" and k == "id"]
+    check(page.tags.count("h2") == len(h2_ids) and all(i.startswith("section-") for i in h2_ids),
+          "%s: a section heading without an anchor: %s" % (what, h2_ids))
+    links = [v[1:] for t, k, v in page.attrs if t == "a" and k == "href" and v.startswith("#section-")]
+    check(set(h2_ids) <= set(links) and all(link in ids for link in links),
+          "%s: the contents link %s, the sections are %s" % (what, links, h2_ids))
+    # the spec as a reader takes it: sizes in MiB, not 268435456
+    check(re.search(r"vm\.memory</th><td class=\"text\">\d+(\.\d+)? [MG]iB \(\d+ bytes\)", page_text),
+          "%s: the spec's vm.memory is not in MiB" % what)
     first = ex.load(os.getcwd(), doc["inputs"]["baseline"]["reports"][0]["path"])
     check(page.pres and json.loads(page.pres[0]) == first["spec"], "%s: the first <pre> is not %s's spec: %r"
           % (what, first["id"], page.pres[:1]))
@@ -285,9 +296,9 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 def check_timeline_window(page_text, window, what):
     """The page's timeline is drawn, names window in its captions and marks it in every panel with one bar per
     side, in a group window-WINDOW (its id prefixed), shaded as the snapshot's are: half-opaque, the side's colour."""
-    section = page_text.split("<h2>Timeline</h2>\n", 1)[1]
+    section = page_text.split('<h2 id="section-timeline">Timeline</h2>\n', 1)[1]
     check(not section.startswith("<p>No timeline"), "%s: no timeline: %s" % (what, section.split("\n", 1)[0]))
-    check(section.startswith("<p>The rates through the %s window, one repetition per side.</p>\n" % window),
+    check(section.startswith("<p>The rates through the %s window, every repetition of each side" % window),
           "%s: the timeline's caption reads %r" % (what, section.split("\n", 1)[0]))
     svg = section[section.index("<svg "):section.index("</svg>") + 6]
     root = ET.fromstring(svg)
