@@ -242,6 +242,14 @@ def check_show(doc, report, origin, what):
                 check(t["misc"].get("emulated", False) == emulated, "%s: %s's misc.emulated %s, expected %s"
                       % (what, t["id"], t["misc"].get("emulated"), emulated))
     check(len(tests) == want, "%s: %d tests, the report has %d repetitions and figures" % (what, len(tests), want))
+    # the host once per build and per repetition, not in each of the hundreds of figures' tests
+    rep_ids = {"%s:%s/%d" % (origin, rid, r["index"]) for r in report["repetitions"]}
+    extra_env = [t["id"] for t in doc["tests"] if t["id"] not in rep_ids and "environment" in t]
+    check(not extra_env, "%s: figure tests repeat the environment: %s" % (what, extra_env[:3]))
+    for label in labels:
+        b = builds["%s:%s/%s" % (origin, rid, shown(label))]
+        check(same_json(b["misc"]["host"], shown(without_nulls(report["host"]))),
+              "%s: build %s's host %s" % (what, b["id"], b["misc"].get("host")))
     return want
 
 
@@ -261,8 +269,8 @@ def case_show(snapbench, snapbenchd, testdata, tmp, v):
                 doc = json.loads(p.stdout)
                 validate(v, doc, what)
                 n = check_show(doc, report, origin, what)
-            log("%s: valid KCIDB 5.3, %d tests matching the report, builds and checkouts linked"
-                % (what, n))
+            log("%s: valid KCIDB 5.3, %d tests matching the report, builds and checkouts linked, %d bytes"
+                % (what, n, len(p.stdout)))
     finally:
         store.close()
 
