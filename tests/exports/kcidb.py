@@ -16,7 +16,8 @@ CASE is one of
             report's figure and unit (DONE) or its unavailable reason (SKIP);
             start times and durations from the repetitions' windows; the
             builds and checkouts the tests reference, with the kernel;
-            environment.misc the report's host; --kcidb-origin in every id;
+            the repetitions' environment.misc and the builds the report's host, no
+            figure test repeating it; --kcidb-origin in every id;
   compare   compare --format kcidb on the fixtures compare's own tests use
             and a hostile label: valid; a test per compared metric with
             the status compare's JSON verdict maps to (PASS, FAIL, SKIP) and
