@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Text output for the daemon verbs. */
 #include <json-c/json.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -97,6 +100,18 @@ static void fmt_stat(struct json_object *st, double mult, char *buf, size_t len)
 		compare_format_number(med * mult, buf, len);
 }
 
+bool output_ascii(void)
+{
+	static int ascii = -1;
+	const char *codeset;
+
+	if (ascii < 0) {
+		codeset = setlocale(LC_CTYPE, "") ? nl_langinfo(CODESET) : NULL;
+		ascii = !codeset || (strcasecmp(codeset, "UTF-8") && strcasecmp(codeset, "utf8"));
+	}
+	return ascii;
+}
+
 static void print_padded(FILE *out, const char *s, size_t width)
 {
 	size_t w = compare_text_width(s);
@@ -136,7 +151,7 @@ void print_arm_windows(FILE *out, struct json_object *arm, const char *const *wi
 		const char *paren = strstr(metric_rows[i].label, " (");
 		if (sc.unit && paren)
 			snprintf(label[i], sizeof(label[i]), "%.*s (%s)", (int)(paren - metric_rows[i].label),
-				 metric_rows[i].label, sc.unit);
+				 metric_rows[i].label, output_ascii() && !strcmp(sc.unit, "\xc2\xb5s") ? "us" : sc.unit);
 		else
 			snprintf(label[i], sizeof(label[i]), "%s", metric_rows[i].label);
 		for (size_t w = 0; w < n_windows; w++) {

@@ -36,6 +36,9 @@ extern const size_t n_metric_rows;
  * emulated (the arm ran under TCG, reports/timing.h), the rows of times,
  * rates and latencies end in "emulated".
  */
+/* Whether the terminal's characters are not UTF-8 (LC_ALL=C): then "µs" is written "us". */
+bool output_ascii(void);
+
 void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
 		       size_t n_windows, bool emulated);
 

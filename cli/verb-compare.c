@@ -4,8 +4,6 @@
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
-#include <langinfo.h>
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +17,7 @@
 #include "exit-codes.h"
 #include "export.h"
 #include "export-html.h"
+#include "daemon-format.h"
 #include "macro.h"
 #include "parse-number.h"
 #include "runner.h"
@@ -387,17 +386,6 @@ static size_t output_width(void)
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
 		return ws.ws_col;
 	return COMPARE_TEXT_WIDTH_DEFAULT;
-}
-
-/* Whether the terminal's characters are not UTF-8 (LC_ALL=C): then µs is written us. */
-static bool output_ascii(void)
-{
-	const char *codeset;
-
-	if (!setlocale(LC_CTYPE, ""))
-		return true;
-	codeset = nl_langinfo(CODESET);
-	return !codeset || (strcasecmp(codeset, "UTF-8") && strcasecmp(codeset, "utf8"));
 }
 
 static int write_file(const char *dir, const char *name, const char *text)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "compare.h"
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "export.h"
@@ -51,11 +52,11 @@ static void usage(FILE *out)
 		EXPORT_KCIDB_ORIGIN_DEFAULT, PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
-/* An integer field as a count, "-" when it is not one (null: not known). */
+/* An integer field as a count, grouped as the tables write numbers (32,768); "-" when it is not one (null: not known). */
 static void fmt_json_count(char *buf, size_t len, struct json_object *v)
 {
 	if (v && json_object_is_type(v, json_type_int))
-		snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
+		compare_format_number((double)json_object_get_int64(v), buf, len);
 	else
 		snprintf(buf, len, "-");
 }

@@ -119,9 +119,10 @@ def check_postcopy(text, report, summary):
     for r in report["repetitions"]:
         pc = r["postcopy"]
         req = pc["postcopy_requests"]
-        want = "migration %s s (%s)  fault pass %s ms  postcopy requests %s  chunk %d B  pages lost %d" % (
+        want = "migration %s s (%s)  fault pass %s ms  postcopy requests %s  chunk %s B  pages lost %s" % (
             fmt(r["windows"]["migration"]["duration_s"]), pc["status"], fmt(pc["pass"]["ms"]),
-            "-" if req is None else str(req), pc["chunk_bytes"], pc["pass"]["mismatches"])
+            "-" if req is None else "{:,}".format(req), "{:,}".format(pc["chunk_bytes"]),
+            "{:,}".format(pc["pass"]["mismatches"]))
         check(rep_line(text, r["index"]).endswith(want),
               "%s: rep %d's line %r, want it to end in %r" % (what, r["index"], rep_line(text, r["index"]), want))
     check(any(r["postcopy"]["postcopy_requests"] is None for r in report["repetitions"]),
@@ -178,9 +179,11 @@ def check_numa(text, report, summary):
     for r in report["repetitions"]:
         win = r["windows"]["steady"]
         pinned = r["vm"].get("pinned_pages")
-        want = "steady %s s  KVM flushes for NUMA hinting %d  NUMA-hinting invalidations %d  pinned pages %s  nodes %d" % (
-            fmt(win["duration_s"]), win["metrics"]["numa_kvm_flushes"], win["metrics"]["numa_invalidations"],
-            "-" if pinned is None else str(pinned), r["numa"]["nodes"])
+        # counts grouped by thousands, as the tables write them
+        want = "steady %s s  KVM flushes for NUMA hinting %s  NUMA-hinting invalidations %s  pinned pages %s  nodes %s" % (
+            fmt(win["duration_s"]), "{:,}".format(win["metrics"]["numa_kvm_flushes"]),
+            "{:,}".format(win["metrics"]["numa_invalidations"]), "-" if pinned is None else "{:,}".format(pinned),
+            "{:,}".format(r["numa"]["nodes"]))
         check(rep_line(text, r["index"]).endswith(want),
               "%s: rep %d's line %r, want it to end in %r" % (what, r["index"], rep_line(text, r["index"]), want))
     for a, arm in zip(report["arms"], summary["arms"]):
@@ -231,6 +234,11 @@ def check_file(snapbench, rid, path, daemon_text, env):
     arms = body[0][body[0].index("\narm "):]
     check(arms in daemon_text, "%s: show --file's arm tables are not the daemon's:\n%s" % (rid, f.stdout))
     check_head(f.stdout, report, rid)
+    # a terminal whose locale is not UTF-8 gets "us" for "µs"
+    if "\u00b5s" in f.stdout:
+        c = run([snapbench, "show", path], dict(env, LC_ALL="C"))
+        check(c.returncode == 0 and "\u00b5" not in c.stdout and " (us)" in c.stdout,
+              "%s: show under LC_ALL=C still writes µ:\n%s" % (rid, c.stdout[:600]))
     # show PATH is show --file PATH; a run directory shows its report.json
     p = run([snapbench, "show", path], env)
     check(p.returncode == 0 and p.stdout == f.stdout, "%s: show PATH differs from show --file PATH: %s"
