@@ -74,7 +74,8 @@ static void usage(FILE *out)
 		"Without a target: every process on this host that holds a KVM VM, at most %d,\n"
 		"its rows prefixed PID:NAME: (NAME from -name), BPF rows only; the host is\n"
 		"scanned again every interval: a VM that starts comes in, one that exits leaves,\n"
-		"and a line says so.\n"
+		"and a line says so; with none yet, top waits for one (exit 4 after --count\n"
+		"refreshes without one).\n"
 		"On a terminal the screen is redrawn every interval; otherwise the tables\n"
 		"follow each other. Counters this host cannot count are listed as such.\n"
 		"\n"
@@ -1065,6 +1066,38 @@ static int rescan(struct top *t, double since_s, int *first_fail)
 	return EXIT_OK;
 }
 
+/*
+ * No VM on the host yet: as the help says, a VM that starts comes in, so wait
+ * for one, scanning every interval, saying once why there is none (and when
+ * this host has no /dev/kvm, that none can start until KVM is there). Gives
+ * up with exit 4 after --count intervals; Ctrl-C ends it with 0.
+ */
+static int wait_for_vm(struct top *t, int *first_fail)
+{
+	char kvm[160] = "";
+	int r;
+
+	if (access("/dev/kvm", F_OK) < 0)
+		snprintf(kvm, sizeof(kvm), "; /dev/kvm: %s: no KVM VM can start here until KVM is loaded (modprobe kvm_amd "
+			 "or kvm_intel, or nested virtualization for this VM)", strerror(errno));
+	verb_message("no process on this host holds a KVM VM yet (an fd on anon_inode:kvm-vm)%s; waiting for one, "
+		     "scanning every %g s (Ctrl-C stops; or give --pid, --qmp or --vm)", kvm, t->a->interval_s);
+	for (unsigned n = 0; !stop_requested && (!t->a->count || n < t->a->count); n++) {
+		for (int left = (int)(t->a->interval_s * 1000); left > 0 && !stop_requested; left -= 50)
+			poll(NULL, 0, left < 50 ? left : 50);
+		if (stop_requested)
+			break;
+		r = rescan(t, 0, first_fail);
+		if (r != EXIT_OK || t->found)
+			return r;
+	}
+	if (stop_requested)
+		return EXIT_OK;
+	verb_error("no process on this host held a KVM VM (an fd on anon_inode:kvm-vm) in %u refresh%s%s: start one, or "
+		   "give --pid, --qmp or --vm", t->a->count, t->a->count == 1 ? "" : "es", kvm);
+	return EXIT_UNAVAILABLE;
+}
+
 /* No target: every VM on the host up to the cap, each with its own probes. */
 static int open_all(struct top *t)
 {
@@ -1074,8 +1107,9 @@ static int open_all(struct top *t)
 	if (r != EXIT_OK)
 		return r;
 	if (!t->found) {
-		verb_error("no process on this host holds a KVM VM (an fd on anon_inode:kvm-vm): start one, or give --pid, --qmp or --vm");
-		return EXIT_UNAVAILABLE;
+		r = wait_for_vm(t, &first_fail);
+		if (r != EXIT_OK || !t->found)
+			return r;
 	}
 	if (t->found > TOP_MAX_VMS)
 		verb_message("%zu processes hold a KVM VM: showing the %d with the lowest pids; give --pid for another",
@@ -1166,8 +1200,11 @@ static int run(struct top_args *a)
 		verb_error("out of memory");
 		return EXIT_FAIL;
 	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	r = t.all ? open_all(&t) : open_one(&t);
-	if (r != EXIT_OK)
+	if (r != EXIT_OK || (t.all && !t.found)) /* stopped while waiting for a VM */
 		goto out;
 	/* no target: open_all() has read each VM it took */
 	if (!t.all && vm_start(&t.vms[0], 0, &err) < 0) {
@@ -1176,9 +1213,6 @@ static int run(struct top_args *a)
 		goto out;
 	}
 	t.t0_ns = mono_ns();
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	sort_by = a->sort;
 	for (unsigned n = 0; !stop_requested && (!a->count || n < a->count); n++) {
 		size_t live = 0;
