@@ -85,19 +85,26 @@ static double num_of(struct json_object *st, const char *key)
 	return json_object_get_double(v);
 }
 
-/* "median (min max)" as compare writes it, times mult; the median alone for one value; "n/a" without a median, "" for NULL. */
-static void fmt_stat(struct json_object *st, double mult, char *buf, size_t len)
+/*
+ * "median (min max)" of metric as compare writes it (compare_format_side():
+ * a time figure with its own unit, 19.8µs; the median alone when every value
+ * is the same, or for one value); "n/a" without a median, "" for NULL.
+ */
+static void fmt_stat(struct json_object *st, const char *metric, char *buf, size_t len)
 {
 	double med = num_of(st, "median");
+	struct compare_metric m = { .name = (char *)metric, .unit = (char *)"" };
 
 	if (!st || isnan(med)) {
 		snprintf(buf, len, "%s", st ? "n/a" : "");
 		return;
 	}
-	if (json_object_get_int(client_get(st, "n", NULL, NULL)) > 1)
-		compare_format_median_range(med * mult, num_of(st, "min") * mult, num_of(st, "max") * mult, buf, len);
-	else
-		compare_format_number(med * mult, buf, len);
+	m.arm[0].s = (struct stats_summary){ .median = med, .min = med, .max = med };
+	if (json_object_get_int(client_get(st, "n", NULL, NULL)) > 1) {
+		m.arm[0].s.min = num_of(st, "min");
+		m.arm[0].s.max = num_of(st, "max");
+	}
+	compare_format_side(&m, 0, false, output_ascii(), buf, len);
 }
 
 bool output_ascii(void)
@@ -134,7 +141,6 @@ void print_arm_windows(FILE *out, struct json_object *arm, const char *const *wi
 		wcol[w] = strlen(titles[w]);
 	for (size_t i = 0; i < n_metric_rows; i++) {
 		struct json_object *st[ARM_TABLE_MAX_WINDOWS];
-		double mag = 0;
 
 		bool here = !metric_rows[i].window;
 
@@ -143,21 +149,18 @@ void print_arm_windows(FILE *out, struct json_object *arm, const char *const *wi
 		for (size_t w = 0; w < n_windows; w++) {
 			st[w] = client_get(arm, "windows", windows[w], metric_rows[i].metric);
 			shown[i] |= st[w] != NULL && here;
-			if (isfinite(num_of(st[w], "median")))
-				mag = fmax(mag, fabs(num_of(st[w], "median")));
 		}
-		/* one unit per row, as compare chooses it: time metrics in ns, µs, ms or s */
-		struct compare_scale sc = compare_time_scale(metric_rows[i].metric, NULL, mag);
+		/* a time metric's figures each carry their unit, as compare's do: its label has none */
+		struct compare_scale sc = compare_time_scale(metric_rows[i].metric, NULL, 1);
 		const char *paren = strstr(metric_rows[i].label, " (");
 		if (sc.unit && paren)
-			snprintf(label[i], sizeof(label[i]), "%.*s (%s)", (int)(paren - metric_rows[i].label),
-				 metric_rows[i].label, output_ascii() && !strcmp(sc.unit, "\xc2\xb5s") ? "us" : sc.unit);
+			snprintf(label[i], sizeof(label[i]), "%.*s", (int)(paren - metric_rows[i].label), metric_rows[i].label);
 		else
 			snprintf(label[i], sizeof(label[i]), "%s", metric_rows[i].label);
 		for (size_t w = 0; w < n_windows; w++) {
-			fmt_stat(st[w], sc.mult, cell[i][w], sizeof(cell[i][w]));
+			fmt_stat(st[w], metric_rows[i].metric, cell[i][w], sizeof(cell[i][w]));
 			if (shown[i])
-				wcol[w] = wcol[w] > strlen(cell[i][w]) ? wcol[w] : strlen(cell[i][w]);
+				wcol[w] = wcol[w] > compare_text_width(cell[i][w]) ? wcol[w] : compare_text_width(cell[i][w]);
 		}
 		if (shown[i] && compare_text_width(label[i]) > wlabel)
 			wlabel = compare_text_width(label[i]);
@@ -173,7 +176,10 @@ void print_arm_windows(FILE *out, struct json_object *arm, const char *const *wi
 		print_padded(out, label[i], wlabel);
 		bool mark = emulated && report_metric_time_based(metric_rows[i].metric, NULL);
 		for (size_t w = 0; w < n_windows; w++)
-			fprintf(out, "  %-*s", w + 1 < n_windows || mark ? (int)wcol[w] : 0, cell[i][w]);
+		{
+			fprintf(out, "  ");
+			print_padded(out, cell[i][w], w + 1 < n_windows || mark ? wcol[w] : 0);
+		}
 		/* a time, rate or latency under TCG: the emulator's (reports/timing.h) */
 		fprintf(out, "%s\n", mark ? "  emulated" : "");
 	}

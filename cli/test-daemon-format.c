@@ -174,8 +174,8 @@ static void dirty_log_table(const char *path)
 	CHECK(!strcmp(report_action_window(report), "migration"));
 	struct json_object *arm = json_object_array_get_idx(json_object_object_get(report, "arms"), 0);
 	_cleanup_free_ char *t = table(arm, "dirty-log", 3);
-	CHECK_MSG(strstr(t, "before (pre)            during the migration's passes  after (post)\n"), "%s", t);
-	CHECK_MSG(strstr(t, "\n  passes                                        4 (4 4)                        \n"), "%s", t);
+	CHECK_MSG(strstr(t, "before (pre)  during the migration's passes  after (post)\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  passes                              4                              \n"), "%s", t);
 	CHECK_MSG(!strstr(t, "snapshot"), "%s", t);
 	json_object_put(report);
 }
@@ -216,9 +216,10 @@ int main(int argc, char **argv)
 
 	/* the same figures as compare's table of this fixture (reports/testdata/golden/stock-vs-perm.txt.expected) */
 	CHECK_MSG(strstr(t, "\n  pf/s                  1,220 (1,200 1,240)            950,015 (901,000 990,000)\n"), "%s", t);
-	CHECK_MSG(strstr(t, "\n  latency p99 (\xc2\xb5s)      19.8 (16.9 20.2)               19.8 (16.9 20.2)\n"), "%s", t);
-	CHECK_MSG(strstr(t, "\n  latency p50 (ns)      340 (270 380)                  340 (270 380)\n"), "%s", t);
-	CHECK_MSG(strstr(t, "\n  snapshot (s)                                         3 (3 3)\n"), "%s", t);
+	/* each time figure with its own unit; the median alone when every value is the same */
+	CHECK_MSG(strstr(t, "\n  latency p99           19.8\xc2\xb5s (16.9\xc2\xb5s 20.2\xc2\xb5s)         19.8\xc2\xb5s (16.9\xc2\xb5s 20.2\xc2\xb5s)\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  latency p50           340ns (270ns 380ns)            340ns (270ns 380ns)\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  snapshot                                             3s\n"), "%s", t);
 	CHECK_MSG(!strstr(t, "["), "%s", t);
 
 	/* one repetition: the median alone; a missing median: n/a */

@@ -92,7 +92,8 @@ def check_dirty_log(text, report, summary):
     has(text, "  arm stock, during the migration's passes (medians): ", what)
     check("during the snapshot" not in text, "%s: says 'during the snapshot':\n%s" % (what, text))
     # the arm table's middle column is the migration window, headed as such
-    has(text, "before (pre)            during the migration's passes  after (post)", what)
+    check(re.search(r"before \(pre\) +during the migration's passes +after \(post\)\n", text),
+          "%s: the arm table's columns are not headed pre, the migration's passes, post:\n%s" % (what, text))
     durations = [r["windows"]["migration"]["duration_s"] for r in report["repetitions"]]
     has(text, "  migration %s s\n" % fmt(statistics.median(durations)), what)
     for r in report["repetitions"]:
@@ -149,7 +150,7 @@ def check_retried(text, report, summary):
                                  for r in retried], "%s: the summary's retried %r" % (what, summary["retried"]))
     check("snapshot_duration_s" in summary["arms"][0].get("snapshot", {}),
           "%s: the summary's arm %r" % (what, summary["arms"][0]))
-    check_emulated(text, what, ["pf/s", "tlb/s", "guest ops/s", "latency p99 (\u00b5s)", "snapshot (s)"], [])
+    check_emulated(text, what, ["pf/s", "tlb/s", "guest ops/s", "latency p99", "snapshot"], [])
 
 
 def check_emulated(text, what, time_rows, count_rows):
@@ -237,7 +238,7 @@ def check_file(snapbench, rid, path, daemon_text, env):
     # a terminal whose locale is not UTF-8 gets "us" for "µs"
     if "\u00b5s" in f.stdout:
         c = run([snapbench, "show", path], dict(env, LC_ALL="C"))
-        check(c.returncode == 0 and "\u00b5" not in c.stdout and " (us)" in c.stdout,
+        check(c.returncode == 0 and "\u00b5" not in c.stdout and re.search(r"\dus\b", c.stdout),
               "%s: show under LC_ALL=C still writes µ:\n%s" % (rid, c.stdout[:600]))
     # show PATH is show --file PATH; a run directory shows its report.json
     p = run([snapbench, "show", path], env)
