@@ -25,7 +25,8 @@ CASES = [
     (["show", "--socket"], 2, "snapbench show: option '--socket' needs a value; try 'snapbench show --help'"),
     (["show", "--json=yes", "ID"], 2, "snapbench show: option '--json' takes no value; try 'snapbench show --help'"),
     (["show", "-x", "ID"], 2, "snapbench show: unknown option '-x'; try 'snapbench show --help'"),
-    (["show"], 2, "snapbench show: give one run ID ('snapbench list' shows them); try 'snapbench show --help'"),
+    (["show"], 2, "snapbench show: give one run ID ('snapbench list' shows them) or report file; try 'snapbench "
+     "show --help'"),
     (["status", "extra"], 2, "snapbench status: unexpected argument 'extra'; try 'snapbench status --help'"),
     (["list", "-n"], 2, "snapbench list: option '-n' needs a value; try 'snapbench list --help'"),
     (["list", "--limit"], 2, "snapbench list: option '--limit' needs a value; try 'snapbench list --help'"),

@@ -271,7 +271,8 @@ static int check_positional(const struct daemon_verb_parser *p, int argc, char *
 		return ARGS_GO_ON;
 	}
 	if (optind + 1 != argc) {
-		verb_error("give one run ID ('snapbench list' shows them); try 'snapbench %s --help'", p->name);
+		verb_error("give %s; try 'snapbench %s --help'",
+			   p->positional_what ? p->positional_what : "one run ID ('snapbench list' shows them)", p->name);
 		return EXIT_USAGE;
 	}
 	a->id = argv[optind];

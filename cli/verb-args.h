@@ -43,6 +43,7 @@ struct daemon_verb_parser {
 	const struct option *options;    /* the verb's own long options ({} ends), or NULL */
 	const char *shortopts;           /* the verb's own short options (besides h), or NULL */
 	enum verb_positional positional;
+	const char *positional_what;     /* ARGS_ONE_ID: what the argument may be, NULL: "one run ID ('snapbench list' shows them)" */
 	/*
 	 * One of the verb's own options (opt from its table or shortopts, arg
 	 * its optarg); returns 0, or the exit code to stop with having printed

@@ -328,6 +328,7 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 		.flags = flags,
 		.options = options,
 		.positional = ARGS_ONE_ID,
+		.positional_what = "one run ID ('snapbench list' shows them) or report file",
 		.parse_option = parse_option,
 	};
 	int r;

@@ -37,7 +37,7 @@ OTHER_ERRORS = [
     (["probe", "--pid", "0"], 2, "--pid '0' is not a whole number from 1 to 2147483647"),
     (["probe", "--pid", "1", "extra"], 2, "unexpected argument 'extra'; try 'snapbench probe --help'"),
     (["qmp", "query-status"], 2, "--socket PATH is required: the path of QEMU's -qmp unix socket"),
-    (["show"], 2, "give one run ID ('snapbench list' shows them); try 'snapbench show --help'"),
+    (["show"], 2, "give one run ID ('snapbench list' shows them) or report file; try 'snapbench show --help'"),
     (["list", "--limit", "0"], 2, "--limit '0': expected a number from 1 to 1000000"),
     (["run", "--memory", "12Q"], 2, None),
     (["status"], 4, None),
