@@ -24,6 +24,7 @@ static const struct verb *const verbs[] = {
 	&verb_probe,
 	&verb_top,
 	&verb_import_lava,
+	&verb_kernel,
 };
 
 static void usage(FILE *out)

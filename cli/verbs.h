@@ -16,6 +16,7 @@ extern const struct verb verb_bisect_step;
 extern const struct verb verb_probe;
 extern const struct verb verb_top;
 extern const struct verb verb_import_lava;
+extern const struct verb verb_kernel;
 extern const struct verb verb_run;
 extern const struct verb verb_status;
 extern const struct verb verb_list;
