@@ -116,6 +116,8 @@ enum sb_cause {
 #define SB_STACK_DEPTH 32   /* frames kept per stack */
 #define SB_MN_EVENTS 16     /* enum mmu_notifier_event values counted */
 #define SB_MN_FLAG_BITS 16  /* mmu_notifier_range.flags bits counted */
+#define SB_MN_FLAG_VALUE_BITS 4 /* the flags' low bits counted by value, per cause (sb_counts.mn_cause_flags) */
+#define SB_MN_FLAG_VALUES (1 << SB_MN_FLAG_VALUE_BITS)
 
 /* How a cause was decided; counted to show what the classifier costs. */
 enum sb_how {
@@ -187,6 +189,17 @@ struct sb_counts {
 	/* the target VM's TDP MMU SPTE zaps (SB_C_TDP_SPTE's detail) made inside one of its MMU-notifier
 	 * invalidations, by the invalidation's cause (SB_ATTR_MN_INVALIDATE's, kept from range_start to range_end) */
 	__u64 zap_cause[SB_CAUSE_MAX];
+	/*
+	 * The target VM's MMU-notifier invalidations (SB_C_MN_INVALIDATE) by
+	 * cause ([SB_CAUSE_MAX]: not classified) and event, and by cause and
+	 * the value of range->flags' low SB_MN_FLAG_VALUE_BITS bits (events
+	 * with a higher bit set are also counted in mn_cause_flags_high): one
+	 * store an event each, where a count per flag bit would test every
+	 * bit. sb_mn_cause_flag_bit() gives the count per bit.
+	 */
+	__u64 mn_cause_event[SB_DECISION_CAUSES][SB_MN_EVENTS];
+	__u64 mn_cause_flags[SB_DECISION_CAUSES][SB_MN_FLAG_VALUES];
+	__u64 mn_cause_flags_high[SB_DECISION_CAUSES];
 	/* the BPF side's, per CPU; zero in a struct sb_probe_snapshot, whose cause, how and cause_pages have them */
 	struct sb_decisions decisions[SB_ATTR_MAX];
 	/* events whose pt_regs, read without a helper, were not bpf_task_pt_regs()'s (checked when a stack is sampled) */

@@ -1267,6 +1267,16 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 			c->mn_flag[ectx & 3][b]++;
 	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c, 0, &c->count[SB_C_MN_INVALIDATE][ectx & 3].events,
 			  kfuncs);
+	{
+		/* by cause: which invalidations carry which event and flags (a patched kernel's new flag) */
+		__u64 ci = cause >= 0 ? (__u64)cause : SB_CAUSE_MAX;
+
+		ci &= SB_DECISION_CAUSES - 1;
+		c->mn_cause_event[ci][event & (SB_MN_EVENTS - 1)]++;
+		c->mn_cause_flags[ci][flags & (SB_MN_FLAG_VALUES - 1)]++;
+		if (flags >> SB_MN_FLAG_VALUE_BITS)
+			c->mn_cause_flags_high[ci]++;
+	}
 	if (cause >= 0 && invalidations_open) {
 		__u64 id = bpf_get_current_pid_tgid();
 		__u32 v = (__u32)cause;

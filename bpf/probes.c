@@ -1527,6 +1527,20 @@ const struct sb_rule_info *sb_probes_rule(const struct sb_probes *p, size_t i)
 	return i < NRULES ? &p->rules[i] : NULL;
 }
 
+uint64_t sb_mn_cause_flag_bit(const struct sb_counts *c, unsigned int ci, unsigned int bit)
+{
+	uint64_t n = 0;
+
+	if (ci >= SB_DECISION_CAUSES || bit > SB_MN_FLAG_VALUE_BITS)
+		return 0;
+	if (bit == SB_MN_FLAG_VALUE_BITS)
+		return c->mn_cause_flags_high[ci];
+	for (unsigned int v = 0; v < SB_MN_FLAG_VALUES; v++)
+		if (v & (1u << bit))
+			n += c->mn_cause_flags[ci][v];
+	return n;
+}
+
 const char *sb_probes_mn_event_name(const struct sb_probes *p, unsigned int event)
 {
 	return event < SB_MN_EVENTS ? p->mn_event_names[event] : "?";

@@ -223,6 +223,14 @@ const struct sb_rule_info *sb_probes_rule(const struct sb_probes *p, size_t i);
 const char *sb_probes_mn_event_name(const struct sb_probes *p, unsigned int event);
 const char *sb_probes_mn_flag_name(const struct sb_probes *p, unsigned int bit);
 
+/*
+ * The target VM's invalidations of cause ci (SB_CAUSE_MAX: not
+ * classified) whose range->flags had bit set, from the counts by flag
+ * value (sb_counts.mn_cause_flags); bit SB_MN_FLAG_VALUE_BITS stands for
+ * any higher bit (mn_cause_flags_high), above it is 0.
+ */
+uint64_t sb_mn_cause_flag_bit(const struct sb_counts *c, unsigned int ci, unsigned int bit);
+
 /* A recorded kernel stack, symbolized. */
 struct sb_stack_frame {
 	uint64_t ip;

@@ -450,8 +450,15 @@ struct report_metric_def {
 	const char *counter;     /* "kvm.pf_taken", or a family prefix "bpf.invalidations" */
 	bool family;             /* one metric per counter "<counter>.<cause>": "<name>.<cause>" */
 	const char *unit, *better, *description;
-	bool window_count;       /* the counter's total over the window, not a rate; numa-hinting repetitions only */
+	/*
+	 * The counter's total over the window rather than a rate: false, true
+	 * (numa-hinting repetitions only) or REPORT_COUNT_ALWAYS (every
+	 * repetition; a family's members too).
+	 */
+	unsigned char window_count;
 };
+
+#define REPORT_COUNT_ALWAYS 2
 
 /* The metric table, in report order. */
 const struct report_metric_def *report_metric_defs(size_t *n);

@@ -97,6 +97,11 @@ static void fill_rep(struct report *r, struct report_rep *rep, uint64_t pf_snap,
 		if (snap || i > 4)
 			CHECK(report_row_set(rep, row, "bpf.invalidations.uffd-wp", snap ? 990 : 0) == 0);
 		CHECK(report_row_set(rep, row, "guest.ops", 100) == 0);
+		/* the fentry probe's invalidations by cause, event and flag, seen from the snapshot on */
+		if (snap || i > 4) {
+			CHECK(report_row_set(rep, row, "bpf.mn_invalidate.uffd-wp.event.protection_vma", snap ? 990 : 0) == 0);
+			CHECK(report_row_set(rep, row, "bpf.mn_invalidate.uffd-wp.flag.perm_upgrade", snap ? 495 : 0) == 0);
+		}
 		if (wins[i] != REPORT_WINDOW_WARMUP) {
 			CHECK(report_row_add_hist(rep, row, 0, 98) == 0);
 			CHECK(report_row_add_hist(rep, row, 2, 1) == 0);
@@ -188,6 +193,16 @@ static void test_report(const char *validator, const char *schema)
 	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/snapshot_duration_s"), 2));
 	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/snapshot_pages_per_s"), 32768));
 	CHECK(!jp(j, "repetitions/0/windows/pre/metrics/snapshot_duration_s"));
+	/* counts over the window, in every scenario: pf_taken's 2 rows, the invalidations by cause, event and flag */
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/pf_taken"), 20));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/pf_taken"), 4));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/mn_invalidations.uffd-wp.event.protection_vma"), 1980));
+	CHECK(near(jnum(j, "repetitions/0/windows/snapshot/metrics/mn_invalidations.uffd-wp.flag.perm_upgrade"), 990));
+	CHECK(near(jnum(j, "repetitions/0/windows/post/metrics/mn_invalidations.uffd-wp.flag.perm_upgrade"), 0));
+	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/mn_invalidations.uffd-wp.flag.perm_upgrade"), 0));
+	CHECK(json_object_object_get_ex(jp(j, "repetitions/0/windows/pre/metrics"), "remote_tlb_flushes", &v) && !v);
+	CHECK(!jp(j, "repetitions/0/windows/pre/metrics/tdp_sptes_zapped"));
+	CHECK(!strcmp(json_object_get_string(jp(j, "metric_info/pf_taken/unit")), "1"));
 	/* 200 reads: 196 in bucket 0, 4 in bucket 2 -> p50 in bucket 0, p99 in bucket 2 */
 	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/latency_samples"), 200));
 	CHECK(near(jnum(j, "repetitions/0/windows/pre/metrics/latency_p50_ns"), 256 + 64 * 100.0 / 196));

@@ -19,12 +19,16 @@
 
 /*
  * One counter a read emits: its report name and where its value sits in
- * struct sb_counts. key NULL: the exit reasons go here (read_exit_reasons(),
- * names that appear as the reasons do).
+ * struct sb_counts. Or, with key NULL, the place of counters named as they
+ * appear: the exit reasons (read_exit_reasons()) or the invalidations'
+ * events and flags by cause (read_mn_causes()).
  */
+enum read_kind { READ_VALUE, READ_EXIT_REASONS, READ_MN_CAUSES };
+
 struct read_key {
 	char *key;
 	size_t off;
+	enum read_kind kind;
 };
 
 struct bpf_source {
@@ -34,6 +38,9 @@ struct bpf_source {
 	bool zaps_by_cause;     /* bpf.sptes_zapped.CAUSE: counted (see record_zap_causes()) */
 	struct sb_probe_snapshot snap;
 	bool exit_slot_seen[SB_EXIT_SLOTS]; /* its counter has a probes entry */
+	/* the same for bpf.mn_invalidate.CAUSE.event.E and .flag.F (bit SB_MN_FLAG_VALUE_BITS: any higher one) */
+	bool mn_event_seen[SB_DECISION_CAUSES][SB_MN_EVENTS];
+	bool mn_flag_seen[SB_DECISION_CAUSES][SB_MN_FLAG_VALUE_BITS + 1];
 	/* what bpf_source_read() emits, in order: named once at open (record_probes()), not at every sample */
 	struct read_key *keys;
 	size_t n_keys;
@@ -146,7 +153,7 @@ static const char *zap_causes_unavailable(struct bpf_source *s)
 }
 
 /* Appends a counter to what a read emits: key (copied; NULL for the exit reasons) and its value at v. */
-static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
+static int key_add_kind(struct bpf_source *s, const char *key, const __u64 *v, enum read_kind kind)
 {
 	struct read_key *k;
 
@@ -161,8 +168,14 @@ static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
 	if (key && !(k->key = strdup(key)))
 		return -ENOMEM;
 	k->off = v ? (size_t)((const char *)v - (const char *)&s->snap.c) : 0;
+	k->kind = kind;
 	s->n_keys++;
 	return 0;
+}
+
+static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
+{
+	return key_add_kind(s, key, v, key ? READ_VALUE : READ_EXIT_REASONS);
 }
 
 /*
@@ -246,6 +259,9 @@ static int record_probes(struct bpf_source *s, struct report *r)
 			}
 		}
 	}
+	const struct sb_counter_info *mn = sb_probes_counter(s->p, SB_C_MN_INVALIDATE);
+	if (k >= 0 && mn && mn->available)
+		k = key_add_kind(s, NULL, NULL, READ_MN_CAUSES);
 	const struct sb_counter_info *tdp = sb_probes_counter(s->p, SB_C_TDP_SPTE);
 	const char *why = zap_causes_unavailable(s);
 	s->zaps_by_cause = !why;
@@ -327,6 +343,79 @@ static int read_exit_reasons(struct bpf_source *s, counter_emit_fn emit, void *u
 	return 0;
 }
 
+/* "MMU_NOTIFY_PROTECTION_VMA" -> "protection_vma", "MMU_NOTIFIER_RANGE_PERM_UPGRADE" -> "perm_upgrade" */
+static void mn_short_name(const char *name, char *buf, size_t len)
+{
+	static const char *const prefixes[] = { "MMU_NOTIFIER_RANGE_", "MMU_NOTIFY_" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) {
+			name += strlen(prefixes[i]);
+			break;
+		}
+	snprintf(buf, len, "%s", name);
+	for (char *p = buf; *p; p++)
+		*p = (char)((*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p);
+}
+
+/* One per-cause event or flag counter: its probes entry when first seen, then its value at every read. */
+static int emit_mn_cause(struct bpf_source *s, bool *seen, unsigned ci, const char *kind, const char *name,
+			 uint64_t v, counter_emit_fn emit, void *userdata)
+{
+	const struct sb_counter_info *ci_info = sb_probes_counter(s->p, SB_C_MN_INVALIDATE);
+	char key[160], ck[32], suffix[256];
+	int k;
+
+	if (!v && !*seen)
+		return 0;
+	if (ci < SB_CAUSE_MAX)
+		cause_key((enum sb_cause)ci, ck, sizeof(ck));
+	else
+		snprintf(ck, sizeof(ck), "unclassified");
+	snprintf(key, sizeof(key), "bpf.mn_invalidate.%s.%s.%s", ck, kind, name);
+	if (!*seen) {
+		snprintf(suffix, sizeof(suffix), " (the target VM's invalidations of cause %s with %s %s)", ck,
+			 !strcmp(kind, "event") ? "event" : "flag", name);
+		if ((k = set_probe(s->r, key, ci_info, suffix)) < 0)
+			return k;
+		*seen = true;
+	}
+	return emit(userdata, key, v);
+}
+
+/*
+ * The invalidations' events and flags by cause: "bpf.mn_invalidate.CAUSE.event.EVENT"
+ * and "bpf.mn_invalidate.CAUSE.flag.FLAG" (names from the kernel's BTF, e.g.
+ * protection_vma, blockable, a patched kernel's perm_upgrade; bitN for a
+ * flag it does not name; "high" for any flag above the bits counted), CAUSE
+ * "unclassified" for those without a cause. Each appears once it counted
+ * something, as the exit reasons do; the events of a cause sum to
+ * bpf.mn_invalidate.CAUSE.
+ */
+static int read_mn_causes(struct bpf_source *s, counter_emit_fn emit, void *userdata)
+{
+	const struct sb_counts *c = &s->snap.c;
+	char name[64];
+	int k = 0;
+
+	for (unsigned ci = 0; ci <= SB_CAUSE_MAX && k >= 0; ci++) {
+		for (unsigned e = 0; e < SB_MN_EVENTS && k >= 0; e++) {
+			mn_short_name(sb_probes_mn_event_name(s->p, e), name, sizeof(name));
+			k = emit_mn_cause(s, &s->mn_event_seen[ci][e], ci, "event", name, c->mn_cause_event[ci][e], emit,
+					  userdata);
+		}
+		for (unsigned b = 0; b <= SB_MN_FLAG_VALUE_BITS && k >= 0; b++) {
+			if (b < SB_MN_FLAG_VALUE_BITS)
+				mn_short_name(sb_probes_mn_flag_name(s->p, b), name, sizeof(name));
+			else
+				snprintf(name, sizeof(name), "high");
+			k = emit_mn_cause(s, &s->mn_flag_seen[ci][b], ci, "flag", name, sb_mn_cause_flag_bit(c, ci, b), emit,
+					  userdata);
+		}
+	}
+	return k;
+}
+
 int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, struct sb_error *err)
 {
 	const char *c = (const char *)&s->snap.c;
@@ -338,7 +427,9 @@ int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, 
 	for (size_t i = 0; i < s->n_keys; i++) {
 		const struct read_key *rk = &s->keys[i];
 
-		k = rk->key ? emit(userdata, rk->key, *(const __u64 *)(c + rk->off)) : read_exit_reasons(s, emit, userdata);
+		k = rk->kind == READ_VALUE	  ? emit(userdata, rk->key, *(const __u64 *)(c + rk->off))
+		    : rk->kind == READ_EXIT_REASONS ? read_exit_reasons(s, emit, userdata)
+						    : read_mn_causes(s, emit, userdata);
 		if (k < 0)
 			return sb_error_set(err, k, "out of memory");
 	}

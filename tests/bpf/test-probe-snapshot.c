@@ -11,7 +11,10 @@
  *  - KVM's own stats (query-stats) against the probes, in windows where
  *    the guest is paused so both see the same events: kvm_page_fault
  *    events >= pf_taken (KVM traces MMIO faults that pf_taken skips), and,
- *    where fentry works, kvm_flush_remote_tlbs == remote_tlb_flush_requests.
+ *    where fentry works, kvm_flush_remote_tlbs == remote_tlb_flush_requests;
+ *  - where fentry works, the invalidations by cause, event and flag: each
+ *    cause's events and flag values sum to its invalidations, and the
+ *    flag bits counted per cause are the ones counted per context.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +70,53 @@ static void vm_pause(struct qmp_client *c, bool stop)
 	struct sb_error err = { 0 };
 
 	CHECK_MSG(qmp_execute(c, stop ? "stop" : "cont", NULL, -1, 30000, NULL, &err) == 0, "%s", err.msg);
+}
+
+/*
+ * The invalidations by cause, event and flag (sb_counts.mn_cause_*): each
+ * cause's events and its flag values sum to its count of invalidations
+ * (the classified ones to the cause counter, the rest to what is left),
+ * and the flag bits counted from the values are the per-context bit
+ * counters' exactly. Printed by cause, as a report has them.
+ */
+static void check_mn_causes(struct sb_probes *p, const struct sb_counts *c, __u64 mn)
+{
+	__u64 classified = 0, bits_by_cause[SB_MN_FLAG_VALUE_BITS] = { 0 };
+
+	for (unsigned ci = 0; ci <= SB_CAUSE_MAX; ci++) {
+		__u64 by_event = 0, by_value = 0, want;
+
+		for (unsigned e = 0; e < SB_MN_EVENTS; e++)
+			by_event += c->mn_cause_event[ci][e];
+		for (unsigned v = 0; v < SB_MN_FLAG_VALUES; v++)
+			by_value += c->mn_cause_flags[ci][v];
+		for (unsigned b = 0; b < SB_MN_FLAG_VALUE_BITS; b++)
+			bits_by_cause[b] += sb_mn_cause_flag_bit(c, ci, b);
+		if (ci < SB_CAUSE_MAX) {
+			want = c->cause[SB_ATTR_MN_INVALIDATE][SB_CTX_TARGET][ci] + c->cause[SB_ATTR_MN_INVALIDATE][SB_CTX_KTHREAD][ci];
+			classified += want;
+		} else {
+			want = mn - classified;
+		}
+		if (by_event) {
+			printf("mn_invalidate %s:", ci < SB_CAUSE_MAX ? sb_cause_name(ci) : "unclassified");
+			for (unsigned e = 0; e < SB_MN_EVENTS; e++)
+				if (c->mn_cause_event[ci][e])
+					printf(" %s %llu", sb_probes_mn_event_name(p, e), (unsigned long long)c->mn_cause_event[ci][e]);
+			for (unsigned b = 0; b < SB_MN_FLAG_VALUE_BITS; b++)
+				if (sb_mn_cause_flag_bit(c, ci, b))
+					printf(" flag %s %llu", sb_probes_mn_flag_name(p, b),
+					       (unsigned long long)sb_mn_cause_flag_bit(c, ci, b));
+			printf("\n");
+		}
+		CHECK_MSG(by_event == want && by_value == want, "cause %u: %llu invalidations by event, %llu by flags, %llu counted",
+			  ci, (unsigned long long)by_event, (unsigned long long)by_value, (unsigned long long)want);
+	}
+	for (unsigned b = 0; b < SB_MN_FLAG_VALUE_BITS; b++) {
+		__u64 by_ctx = c->mn_flag[0][b] + c->mn_flag[1][b] + c->mn_flag[2][b];
+		CHECK_MSG(bits_by_cause[b] == by_ctx, "flag bit %u: %llu by cause, %llu by context", b,
+			  (unsigned long long)bits_by_cause[b], (unsigned long long)by_ctx);
+	}
 }
 
 int main(void)
@@ -237,6 +287,7 @@ int main(void)
 		CHECK_MSG(protection <= uffd + mprot && protection >= uffd * 9 / 10,
 			  "MMU_NOTIFY_PROTECTION_VMA %llu for %llu uffd-wp and %llu mprotect invalidations",
 			  (unsigned long long)protection, (unsigned long long)uffd, (unsigned long long)mprot);
+		check_mn_causes(p, &d.c, mn);
 	} else {
 		printf("mn_invalidate unavailable: %s\n", sb_probes_counter(p, SB_C_MN_INVALIDATE)->probe->reason);
 	}
