@@ -17,7 +17,7 @@
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "macro.h"
-#include "progress.h"
+#include "run-progress.h"
 #include "report.h"
 #include "run-remote.h"
 #include "runner.h"
@@ -164,7 +164,7 @@ static void usage(FILE *out)
 /* the run engine's progress, printed as snapbenchd's clients print it */
 static void on_progress(const struct runner_progress *p, void *userdata)
 {
-	_cleanup_json_ struct json_object *o = progress_to_json(p);
+	_cleanup_json_ struct json_object *o = run_progress_to_json(p);
 
 	progress_printer_update(userdata, NULL, o);
 }

@@ -16,7 +16,7 @@
 #include "daemon.h"
 #include "json-util.h"
 #include "knobs.h"
-#include "progress.h"
+#include "run-progress.h"
 #include "recover.h"
 #include "store.h"
 
@@ -181,7 +181,7 @@ void current_start_next(struct daemon *d)
 		}
 		cur->active = true;
 		cur->started_ns = mono_ns();
-		linebuf_init(&cur->progress_in, PROGRESS_MAX_LINE);
+		linebuf_init(&cur->progress_in, RUN_PROGRESS_MAX_LINE);
 		d->queue.running.worker_pid = cur->w.pid;
 		d->queue.running.worker_start = cur->w.start_ticks;
 		if (queue_save(&d->queue, &err) < 0)
@@ -213,7 +213,7 @@ void current_read_progress(struct daemon *d)
 			/* a line that long is not progress: start over */
 			log_warning("run %s: the worker sent an overlong progress line; ignored", cur->id);
 			linebuf_done(&cur->progress_in);
-			linebuf_init(&cur->progress_in, PROGRESS_MAX_LINE);
+			linebuf_init(&cur->progress_in, RUN_PROGRESS_MAX_LINE);
 			continue;
 		}
 		n = read(cur->w.progress_fd, where, room);
@@ -233,7 +233,7 @@ void current_read_progress(struct daemon *d)
 
 			if (protocol_parse_line(line, len, 4, &o, &err) < 0)
 				continue;
-			p = progress_sanitize(o);
+			p = run_progress_sanitize(o);
 			json_object_put(o);
 			if (!p)
 				continue;
@@ -243,7 +243,7 @@ void current_read_progress(struct daemon *d)
 		}
 		if (r < 0) {
 			linebuf_done(&cur->progress_in);
-			linebuf_init(&cur->progress_in, PROGRESS_MAX_LINE);
+			linebuf_init(&cur->progress_in, RUN_PROGRESS_MAX_LINE);
 		}
 	}
 	daemon_update_status(d, false);

@@ -30,7 +30,7 @@
 
 #include "macro.h"
 #include "parse-number.h"
-#include "progress.h"
+#include "run-progress.h"
 #include "protocol.h"
 #include "run-dir.h"
 #include "runner.h"
@@ -63,13 +63,13 @@ struct progress_sink {
 static void on_progress(const struct runner_progress *p, void *userdata)
 {
 	struct progress_sink *sink = userdata;
-	struct json_object *o = progress_to_json(p);
+	struct json_object *o = run_progress_to_json(p);
 	_cleanup_free_ char *line = NULL;
 	size_t len;
 
 	if (!o)
 		return;
-	if (protocol_serialize(o, &line, &len) == 0 && len <= PROGRESS_MAX_LINE) {
+	if (protocol_serialize(o, &line, &len) == 0 && len <= RUN_PROGRESS_MAX_LINE) {
 		ssize_t n = write(sink->fd, line, len);
 		/* a pipe write of at most PIPE_BUF bytes is all or nothing */
 		if (n < 0)

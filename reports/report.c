@@ -58,6 +58,14 @@ int report_state_from_string(const char *s)
 	return -EINVAL;
 }
 
+int report_window_from_string(const char *s)
+{
+	for (size_t i = 0; s && i < ARRAY_SIZE(window_names); i++)
+		if (window_names[i] && !strcmp(s, window_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
 const char *report_window_to_string(enum report_window w)
 {
 	return (unsigned)w < ARRAY_SIZE(window_names) ? window_names[w] : NULL;

@@ -61,6 +61,7 @@ enum report_snapshot_status {
 const char *report_state_to_string(enum report_state s);
 int report_state_from_string(const char *s); /* enum value or -EINVAL */
 const char *report_window_to_string(enum report_window w);
+int report_window_from_string(const char *s); /* enum value or -EINVAL */
 const char *report_rep_state_to_string(enum report_rep_state s);
 const char *report_snapshot_status_to_string(enum report_snapshot_status s);
 

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "config.h"
 #include "initramfs.h"
+#include "json-util.h"
 #include "kernel-image.h"
 #include "launch.h"
 #include "macro.h"
@@ -425,7 +426,7 @@ struct follow {
 	double boot_s;
 	double init_uptime_s, ready_uptime_s; /* the host VM's own clock at its init's and runner's first words */
 	char error[1024];
-	char step[32], window[32];
+	char step[32];
 	uint64_t last_word_ns; /* mono_ns() of the last line from inside */
 };
 
@@ -439,14 +440,17 @@ static double num_or_nan(struct json_object *o, const char *key)
 		       : NAN;
 }
 
+/* The port's lines are one JSON object each, none nested deeper than this. */
+#define PORT_MAX_DEPTH 4
+
 static void on_line(const char *text, void *userdata)
 {
 	struct follow *f = userdata;
-	struct json_object *o = json_tokener_parse(text), *v;
+	struct json_object *o = NULL, *v;
 	const char *event = NULL;
 
 	f->last_word_ns = mono_ns();
-	if (!o)
+	if (json_parse_text(text, strlen(text), PORT_MAX_DEPTH, 0, &o, NULL) < 0 || !o)
 		return;
 	if (json_object_object_get_ex(o, "event", &v))
 		event = json_object_get_string(v);
@@ -468,31 +472,24 @@ static void on_line(const char *text, void *userdata)
 	} else if (!strcmp(event, "exit")) {
 		f->exit_seen = true;
 	} else if (!strcmp(event, "progress") && f->ctx->progress) {
-		struct hostvm_rep_progress p = {
-			.step = f->step,
-			.pf_per_s = num_or_nan(o, "pf_per_s"),
-			.tlb_per_s = num_or_nan(o, "tlb_per_s"),
-			.invalidations_per_s = num_or_nan(o, "invalidations_per_s"),
-			.guest_ops_per_s = num_or_nan(o, "guest_ops_per_s"),
-			.snapshot_fraction = num_or_nan(o, "snapshot_fraction"),
-		};
-		if (json_object_object_get_ex(o, "step", &v) && json_object_get_string(v))
-			snprintf(f->step, sizeof(f->step), "%s", json_object_get_string(v));
-		if (json_object_object_get_ex(o, "sample_window", &v) && v && json_object_get_string(v)) {
-			snprintf(f->window, sizeof(f->window), "%s", json_object_get_string(v));
-			p.sample_window = f->window;
+		struct run_progress_buf b;
+		if (run_progress_from_json(o, &b) == 0) {
+			if (b.p.step)
+				snprintf(f->step, sizeof(f->step), "%s", b.p.step);
+			b.p.step = f->step;
+			f->ctx->progress(&b.p, f->ctx->userdata);
 		}
-		f->ctx->progress(&p, f->ctx->userdata);
 	}
 	json_object_put(o);
 }
 
 static void say_step(const struct hostvm_rep_ctx *ctx, const char *step)
 {
-	struct hostvm_rep_progress p = {
+	struct runner_progress p = {
 		.step = step,
-		.pf_per_s = NAN, .tlb_per_s = NAN, .invalidations_per_s = NAN, .guest_ops_per_s = NAN,
+		.rates = RUN_RATES_NONE,
 		.snapshot_fraction = NAN,
+		.waiting_s = NAN,
 	};
 
 	if (ctx->progress)

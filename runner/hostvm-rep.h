@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "report.h"
+#include "run-progress.h"
 #include "spec.h"
 
 /* a kernel arm's host VM kernel command line, before the arm's module parameters and host_vm.cmdline */
@@ -26,13 +27,6 @@
 #define HOSTVM_HEARTBEAT_S 5
 
 struct hostvm_run;
-
-struct hostvm_rep_progress {
-	const char *step;    /* the inner run's step, "boot" before it is ready */
-	double pf_per_s, tlb_per_s, invalidations_per_s, guest_ops_per_s; /* NAN: not measured */
-	const char *sample_window;
-	double snapshot_fraction;
-};
 
 struct hostvm_rep_ctx {
 	const struct run_spec *spec;
@@ -44,7 +38,8 @@ struct hostvm_rep_ctx {
 	struct report *report;
 	struct report_rep *rep;
 	volatile sig_atomic_t *cancel;
-	void (*progress)(const struct hostvm_rep_progress *p, void *userdata);
+	/* the run engine's progress inside (run-progress.h); before it is up, step "host-vm-boot" and no rates */
+	void (*progress)(const struct runner_progress *p, void *userdata);
 	void *userdata;
 };
 

@@ -199,7 +199,7 @@ static void write_report(struct run *run)
 	}
 }
 
-static void progress(struct run *run, const char *step, const struct rep_run *rr, const struct sampler_figures *fig)
+static void progress(struct run *run, const char *step, const struct rep_run *rr, const struct run_rates *rates)
 {
 	struct runner_progress *p = &run->progress;
 	double rep_elapsed = rr ? (double)(mono_ns() - rr->start_ns) / 1e9 : 0;
@@ -215,12 +215,8 @@ static void progress(struct run *run, const char *step, const struct rep_run *rr
 	p->fraction = p->reps ? ((double)run->reps_done + (rr ? within : 0)) / p->reps : 0;
 	if (p->fraction > 1)
 		p->fraction = 1;
-	if (fig) {
-		p->pf_per_s = fig->pf_per_s;
-		p->tlb_per_s = fig->tlb_per_s;
-		p->invalidations_per_s = fig->invalidations_per_s;
-		p->guest_ops_per_s = fig->guest_ops_per_s;
-	}
+	if (rates)
+		p->rates = *rates;
 	p->snapshot_fraction = rr && rr->scenario && !strcmp(step, report_window_to_string(rr->scenario->window))
 				       ? rr->snapshot_fraction
 				       : NAN;
@@ -343,7 +339,7 @@ static int check_vm_after(struct rep_run *rr, int k, struct sb_error *err)
 static int take(struct rep_run *rr, enum report_window w, struct sb_error *err)
 {
 	struct report_migration m;
-	struct sampler_figures fig;
+	struct run_rates fig;
 	bool with_migration = false;
 	double fraction = NAN;
 	int k;
@@ -528,29 +524,19 @@ static void rep_teardown(struct rep_run *rr)
 
 /* ---- kernel arms: the repetition runs in a host VM (hostvm-rep.h) ---- */
 
-static void host_vm_progress(const struct hostvm_rep_progress *hp, void *userdata)
+/* The run engine's progress inside the host VM (hostvm-rep.h): its step, rates and window become ours. */
+static void host_vm_progress(const struct runner_progress *hp, void *userdata)
 {
 	struct rep_run *rr = userdata;
-	struct sampler_figures fig = {
-		.pf_per_s = hp->pf_per_s,
-		.tlb_per_s = hp->tlb_per_s,
-		.invalidations_per_s = hp->invalidations_per_s,
-		.guest_ops_per_s = hp->guest_ops_per_s,
-	};
+	const char *step = hp->step ? hp->step : "host-vm";
+	bool changed = strcmp(rr->step, step) != 0;
+	int w = report_window_from_string(hp->sample_window);
 
-	bool changed = strcmp(rr->step, hp->step) != 0;
-
-	snprintf(rr->step, sizeof(rr->step), "%s", hp->step);
+	snprintf(rr->step, sizeof(rr->step), "%s", step);
 	rr->snapshot_fraction = hp->snapshot_fraction;
-	if (hp->sample_window)
-		rr->run->progress.sample_window = report_window_to_string(
-			!strcmp(hp->sample_window, "warmup") ? REPORT_WINDOW_WARMUP
-			: !strcmp(hp->sample_window, "pre")  ? REPORT_WINDOW_PRE
-			: !strcmp(hp->sample_window, "post") ? REPORT_WINDOW_POST
-			: !strcmp(hp->sample_window, "migration") ? REPORT_WINDOW_MIGRATION
-			: !strcmp(hp->sample_window, "steady") ? REPORT_WINDOW_STEADY
-							     : REPORT_WINDOW_SNAPSHOT);
-	progress(rr->run, rr->step, rr, &fig);
+	if (w >= 0)
+		rr->run->progress.sample_window = report_window_to_string(w);
+	progress(rr->run, rr->step, rr, &hp->rates);
 	/* at each step (the host VM's pid is in the report from its boot on), else when due */
 	if (changed || write_due(rr->run))
 		write_report(rr->run);
@@ -567,8 +553,7 @@ static int run_rep_host_vm(struct run *run, unsigned index, size_t arm, struct s
 		return sb_error_set(err, k, "out of memory");
 	run->progress.rep = index;
 	run->progress.arm = run->spec->arms[arm].label;
-	run->progress.pf_per_s = run->progress.tlb_per_s = NAN;
-	run->progress.invalidations_per_s = run->progress.guest_ops_per_s = NAN;
+	run->progress.rates = RUN_RATES_NONE;
 	run->progress.sample_window = NULL;
 	write_report(run);
 	struct hostvm_rep_ctx ctx = {
@@ -613,8 +598,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 	rr.rep->snapshot.sink_null = spec->snapshot.sink_null;
 	run->progress.rep = index;
 	run->progress.arm = spec->arms[arm].label;
-	run->progress.pf_per_s = run->progress.tlb_per_s = NAN;
-	run->progress.invalidations_per_s = run->progress.guest_ops_per_s = NAN;
+	run->progress.rates = RUN_RATES_NONE;
 	run->progress.sample_window = NULL;
 
 	snprintf(rr.step, sizeof(rr.step), "vm-start");
@@ -1214,8 +1198,7 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		goto out;
 	total = spec_total_repetitions(spec);
 	run.progress.reps = total;
-	run.progress.pf_per_s = run.progress.tlb_per_s = NAN;
-	run.progress.invalidations_per_s = run.progress.guest_ops_per_s = NAN;
+	run.progress.rates = RUN_RATES_NONE;
 	run.progress.waiting_s = NAN;
 	run.rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
 			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3 +

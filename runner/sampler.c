@@ -66,7 +66,7 @@ struct sampler {
 	/* collected during a take */
 	struct report_row *row;
 	double dt;
-	struct sampler_figures fig;
+	struct run_rates fig;
 	bool collecting_baseline;
 	size_t emit_next;  /* the counter after the last one emitted: most often the next (report_rep_counter_hint) */
 
@@ -595,7 +595,7 @@ int sampler_baseline(struct sampler *s, struct sb_error *err)
 }
 
 int sampler_take(struct sampler *s, enum report_window w, const struct report_migration *migration,
-		 struct sampler_figures *fig, struct sb_error *err)
+		 struct run_rates *fig, struct sb_error *err)
 {
 	uint64_t t = mono_ns();
 	int k;
@@ -603,7 +603,7 @@ int sampler_take(struct sampler *s, enum report_window w, const struct report_mi
 	if (!s->have_baseline)
 		return sb_error_set(err, -EINVAL, "sampler: take before baseline");
 	s->dt = (double)(t - s->last_ns) / 1e9;
-	s->fig = (struct sampler_figures){ NAN, NAN, NAN, NAN };
+	s->fig = RUN_RATES_NONE;
 	k = report_rep_append_row(s->rep, (double)(t - s->t0_ns) / 1e9, s->dt, w, &s->row);
 	if (k < 0)
 		return sb_error_set(err, k, "out of memory");

@@ -18,6 +18,7 @@
 
 #include "error.h"
 #include "report.h"
+#include "run-progress.h"
 
 struct vm;
 struct bpf_source;
@@ -25,11 +26,6 @@ struct guest_hello;
 struct run_spec;
 
 struct sampler;
-
-/* Figures of the latest row, per second (NAN: not measured). */
-struct sampler_figures {
-	double pf_per_s, tlb_per_s, invalidations_per_s, guest_ops_per_s;
-};
 
 /*
  * Learns which KVM stats are cumulative (query-stats-schemas), opens
@@ -73,10 +69,11 @@ int sampler_pause_vm(struct sampler *s, bool pause, struct sb_error *err);
 
 /*
  * Appends a row for window w: increases since the previous take (or the
- * baseline). migration (may be NULL) goes into the row as it is.
+ * baseline). migration (may be NULL) goes into the row as it is. *fig gets
+ * the row's headline rates (NAN: not measured).
  */
 int sampler_take(struct sampler *s, enum report_window w, const struct report_migration *migration,
-		 struct sampler_figures *fig, struct sb_error *err);
+		 struct run_rates *fig, struct sb_error *err);
 
 /* Why the guest stream ended, if it did: "" or the guest's END reason / last error LOG. */
 const char *sampler_guest_end(const struct sampler *s);

@@ -50,27 +50,15 @@ static void send_obj(struct json_object *o)
 	json_object_put(o);
 }
 
-static struct json_object *num(double v)
-{
-	return isnan(v) ? NULL : json_object_new_double(v);
-}
-
+/* the run engine's own progress, as every reader of it decodes it (run-progress.h), as event "progress" */
 static void on_progress(const struct runner_progress *p, void *userdata)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = run_progress_to_json(p);
 
 	(void)userdata;
 	if (!o)
 		return;
 	json_object_object_add(o, "event", json_object_new_string("progress"));
-	json_object_object_add(o, "step", json_object_new_string(p->step ? p->step : ""));
-	json_object_object_add(o, "rep_elapsed_s", json_object_new_double(p->rep_elapsed_s));
-	json_object_object_add(o, "pf_per_s", num(p->pf_per_s));
-	json_object_object_add(o, "tlb_per_s", num(p->tlb_per_s));
-	json_object_object_add(o, "invalidations_per_s", num(p->invalidations_per_s));
-	json_object_object_add(o, "guest_ops_per_s", num(p->guest_ops_per_s));
-	json_object_object_add(o, "sample_window", p->sample_window ? json_object_new_string(p->sample_window) : NULL);
-	json_object_object_add(o, "snapshot_fraction", num(p->snapshot_fraction));
 	send_obj(o);
 }
 
