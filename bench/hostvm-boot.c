@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	printf("host VM boot, %s (booted as %s), %s, %u vCPUs, %llu MiB, %d rounds%s\n", vs[0].report->arms[0].kernel->release,
+	printf("host VM boot, %s (booted as %s), %s, %u vCPUs, %llu MiB, %d rounds%s\n", vs[0].report->arms[0].kernel->id.release,
 	       vs[0].report->arms[0].kernel->booted, vs[0].report->arms[0].kernel->accel, vs[0].spec.host_vm.vcpus,
 	       (unsigned long long)(vs[0].spec.host_vm.memory >> 20), rounds, nv > 1 ? ", variants interleaved" : "");
 	/* round by round, every variant in turn: the machine's load falls on all of them alike */

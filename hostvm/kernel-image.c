@@ -21,19 +21,6 @@
 #define SETUP_VERSION_PTR_OFF 0x20e
 #define ELF_MAX_BYTES (1u << 30)
 
-void hostvm_kernel_done(struct hostvm_kernel *k)
-{
-	if (!k)
-		return;
-	free(k->image);
-	free(k->release);
-	free(k->version);
-	free(k->build_id);
-	free(k->config_path);
-	free(k->config_sha256);
-	*k = (struct hostvm_kernel){};
-}
-
 static int read_at(int fd, void *buf, size_t len, off_t off)
 {
 	ssize_t n = pread(fd, buf, len, off);
@@ -266,10 +253,10 @@ static void dir_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
-int hostvm_kernel_identify(const char *path, struct hostvm_kernel *ret, struct sb_error *err)
+int hostvm_kernel_identify(const char *path, struct kernel_id *ret, struct sb_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct hostvm_kernel k = {};
+	struct kernel_id k = {};
 	char magic[4], version[512], dir[PATH_MAX], cand[PATH_MAX + 64];
 	uint16_t ptr;
 	struct stat st;
@@ -298,7 +285,7 @@ int hostvm_kernel_identify(const char *path, struct hostvm_kernel *ret, struct s
 	k.version = strdup(version);
 	k.release = strndup(version, rl);
 	if (!k.image || !k.version || !k.release) {
-		hostvm_kernel_done(&k);
+		kernel_id_done(&k);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	dir_of(path, dir, sizeof(dir));

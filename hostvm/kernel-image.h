@@ -12,19 +12,14 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "kernel-id.h"
 
-struct hostvm_kernel {
-	char *image;          /* the path as given */
-	char *release;        /* "6.1.0-57-amd64" */
-	char *version;        /* the whole version string */
-	char *build_id;       /* hex, or NULL when no vmlinux sits beside the image */
-	char *config_path;    /* NULL: no config found */
-	char *config_sha256;
-};
-
-/* Reads the image at path. Errors name the file and say what it is not. */
-int hostvm_kernel_identify(const char *path, struct hostvm_kernel *ret, struct sb_error *err);
-void hostvm_kernel_done(struct hostvm_kernel *k);
+/*
+ * Reads the image at path into *ret (build_id NULL when no vmlinux sits
+ * beside the image). Errors name the file and say what it is not. Free
+ * *ret with kernel_id_done().
+ */
+int hostvm_kernel_identify(const char *path, struct kernel_id *ret, struct sb_error *err);
 
 /*
  * Unpacks the bzImage's compressed payload (setup header payload_offset and

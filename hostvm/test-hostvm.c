@@ -67,7 +67,7 @@ static void test_kernel_image(void)
 {
 	char image[256], config[256], boot[64];
 	static char img[0x3000];
-	struct hostvm_kernel k = {};
+	struct kernel_id k = {};
 	struct sb_error err = {};
 	const char *v = "6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3";
 	uint16_t ptr = 0x1000;
@@ -90,8 +90,8 @@ static void test_kernel_image(void)
 	CHECK(!strcmp(k.version, v));
 	CHECK(k.build_id == NULL);
 	CHECK(k.config_sha256 && !strcmp(k.config_sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
-	hostvm_kernel_done(&k);
-	hostvm_kernel_done(NULL);
+	kernel_id_done(&k);
+	kernel_id_done(NULL);
 }
 
 static void test_modules(void)

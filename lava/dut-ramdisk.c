@@ -147,7 +147,7 @@ static char *directives(const struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct hostvm_kernel kernel = {};
+	struct kernel_id kernel = {};
 	struct hostvm_modules mods = {};
 	_cleanup_free_ char *dir = NULL, *conf = NULL;
 	struct sb_error err = { 0 };
@@ -179,6 +179,6 @@ int main(int argc, char **argv)
 		printf("snapbench-lava-ramdisk: %s: kernel %s, %zu modules, init %s\n", o.output, kernel.release, mods.n,
 		       o.init);
 	hostvm_modules_done(&mods);
-	hostvm_kernel_done(&kernel);
+	kernel_id_done(&kernel);
 	return k < 0 ? 1 : 0;
 }

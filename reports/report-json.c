@@ -282,12 +282,12 @@ static struct json_object *b_kernel(struct builder *b, const struct report_kerne
 {
 	struct json_object *o = b_obj(b), *h = b_obj(b);
 
-	b_add(b, o, "image", b_str(b, str_or_empty(k->image)));
-	b_add(b, o, "release", b_str(b, str_or_empty(k->release)));
-	b_add(b, o, "version", b_str(b, str_or_empty(k->version)));
-	b_add(b, o, "build_id", b_str(b, k->build_id));
-	b_add(b, o, "config", b_str(b, k->config_path));
-	b_add(b, o, "config_sha256", b_str(b, k->config_sha256));
+	b_add(b, o, "image", b_str(b, str_or_empty(k->id.image)));
+	b_add(b, o, "release", b_str(b, str_or_empty(k->id.release)));
+	b_add(b, o, "version", b_str(b, str_or_empty(k->id.version)));
+	b_add(b, o, "build_id", b_str(b, k->id.build_id));
+	b_add(b, o, "config", b_str(b, k->id.config_path));
+	b_add(b, o, "config_sha256", b_str(b, k->id.config_sha256));
 	b_add(b, o, "modules", b_str(b, k->modules));
 	b_add(b, o, "module_params", b_str(b, k->module_params));
 	b_add(b, h, "cmdline", b_str(b, str_or_empty(k->cmdline)));

@@ -338,12 +338,7 @@ void report_kernel_free(struct report_kernel *k)
 {
 	if (!k)
 		return;
-	free(k->image);
-	free(k->release);
-	free(k->version);
-	free(k->build_id);
-	free(k->config_path);
-	free(k->config_sha256);
+	kernel_id_done(&k->id);
 	free(k->modules);
 	free(k->cmdline);
 	free(k->module_params);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "kernel-id.h"
 
 struct json_object;
 
@@ -290,9 +291,7 @@ void report_rows_text_free(struct report_rows_text *t);
 
 /* Kernel arms (docs/kernel-arms.md): the kernel an arm's host VM boots, and that VM. */
 struct report_kernel {
-	char *image, *release, *version;
-	char *build_id;                /* NULL: not known */
-	char *config_path, *config_sha256; /* NULL: no config beside the image */
+	struct kernel_id id;           /* image, release, version, build id, config */
 	char *modules;                 /* the modules tree, or NULL */
 	char *cmdline;                 /* the host VM's whole kernel command line */
 	char *module_params;           /* "kvm_amd.npt=0 ..." passed at load time, or NULL */

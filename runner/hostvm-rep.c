@@ -41,7 +41,7 @@
 
 /* what an arm's host VM boots and loads */
 struct hostvm_arm {
-	struct hostvm_kernel kernel;
+	struct kernel_id kernel;
 	struct hostvm_modules modules;
 	char *params[64];          /* load-time parameters of modules.items[i] ("npt=0 nested=1"), or NULL */
 	char builtin_params[MAX_PARAMS]; /* parameters of built-in modules: on the kernel command line */
@@ -62,7 +62,7 @@ void hostvm_run_free(struct hostvm_run *hr)
 	if (!hr)
 		return;
 	for (size_t a = 0; a < hr->n_arms; a++) {
-		hostvm_kernel_done(&hr->arms[a].kernel);
+		kernel_id_done(&hr->arms[a].kernel);
 		hostvm_modules_done(&hr->arms[a].modules);
 		for (size_t i = 0; i < ARRAY_SIZE(hr->arms[a].params); i++)
 			free(hr->arms[a].params[i]);
@@ -180,12 +180,10 @@ static struct report_kernel *kernel_report(const struct run_spec *spec, const st
 		size_t u = strlen(params);
 		snprintf(params + u, sizeof(params) - u, "%s%s", u ? " " : "", arm->builtin_params);
 	}
-	k->image = strdup(arm->kernel.image);
-	k->release = strdup(arm->kernel.release);
-	k->version = strdup(arm->kernel.version);
-	k->build_id = arm->kernel.build_id ? strdup(arm->kernel.build_id) : NULL;
-	k->config_path = arm->kernel.config_path ? strdup(arm->kernel.config_path) : NULL;
-	k->config_sha256 = arm->kernel.config_sha256 ? strdup(arm->kernel.config_sha256) : NULL;
+	if (kernel_id_copy(&arm->kernel, &k->id) < 0) {
+		free(k);
+		return NULL;
+	}
 	k->modules = arm->modules.dir ? strdup(arm->modules.dir) : NULL;
 	k->cmdline = strdup(arm->cmdline);
 	k->module_params = *params ? strdup(params) : NULL;

@@ -460,7 +460,7 @@ static int read_status(const char *path)
 static int run(struct options *o)
 {
 	_cleanup_free_ char *kernel_path = NULL;
-	struct hostvm_kernel kernel = {};
+	struct kernel_id kernel = {};
 	struct hostvm_modules mods = {};
 	struct hostvm *vm = NULL;
 	struct sb_error err = {};
@@ -596,7 +596,7 @@ out:
 		hostvm_kill(vm);
 	hostvm_free(vm);
 	hostvm_modules_done(&mods);
-	hostvm_kernel_done(&kernel);
+	kernel_id_done(&kernel);
 	if (!o->work)
 		remove_work(work);
 	return ret;
