@@ -71,6 +71,10 @@ struct field {
 	const char *const *choices;
 	const char *charset;        /* F_STRING: allowed characters, NULL: any printable */
 	size_t max_len;             /* F_STRING */
+	/* spec_to_json(): written only when this holds (NULL: always); an object's fields go with it */
+	bool (*when)(const struct run_spec *spec);
+	/* spec_to_json(): the field's own JSON, where its type's does not say it (NULL: by type) */
+	struct json_object *(*to_json)(const struct run_spec *spec);
 };
 
 #define OFF(m) offsetof(struct run_spec, m)
@@ -82,9 +86,106 @@ static const char path_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST
 static const char vm_bytes_chars[] = "0123456789KMGTkmgtbB%";
 static const char user_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 
+/* ---- what spec_to_json() writes besides a field's value by its type ---- */
+
+static bool has_description(const struct run_spec *spec)
+{
+	return spec->description != NULL;
+}
+
+static bool has_disk(const struct run_spec *spec)
+{
+	return spec->vm.disk != NULL;
+}
+
+static bool libvirt_backend(const struct run_spec *spec)
+{
+	return spec->vm.backend == SPEC_BACKEND_LIBVIRT;
+}
+
+static bool linux_guest(const struct run_spec *spec)
+{
+	return spec->guest.kind == SPEC_GUEST_LINUX;
+}
+
+/* a scenario's section only in its own specs: the other scenarios' reports stay as they were */
+static bool dirty_log_scenario(const struct run_spec *spec)
+{
+	return spec->scenario == SPEC_SCENARIO_DIRTY_LOG;
+}
+
+static bool postcopy_scenario(const struct run_spec *spec)
+{
+	return spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE;
+}
+
+static bool numa_scenario(const struct run_spec *spec)
+{
+	return spec->scenario == SPEC_SCENARIO_NUMA_HINTING;
+}
+
+/* kernel arms, and --no-host-vm too, so that the choice travels to snapbenchd's worker */
+static bool host_vm_section(const struct run_spec *spec)
+{
+	return spec_uses_host_vm(spec) || !spec->host_vm.fallback;
+}
+
+/* hugetlb's page size, its default filled in; null with another backing */
+static struct json_object *hugepage_size_json(const struct run_spec *spec)
+{
+	if (spec->vm.backing != SPEC_BACKING_HUGETLB)
+		return NULL;
+	return json_object_new_uint64(spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20);
+}
+
+static struct json_object *sink_json(const struct run_spec *spec)
+{
+	return json_object_new_string(spec->snapshot.sink_null ? "null" : "file");
+}
+
+static struct json_object *region_json(const struct run_spec *spec)
+{
+	char buf[16];
+
+	if (spec->guest.region_bytes)
+		return json_object_new_uint64(spec->guest.region_bytes);
+	snprintf(buf, sizeof(buf), "%u%%", spec->guest.region_percent);
+	return json_object_new_string(buf);
+}
+
+static struct json_object *vcpu_patterns_json(const struct run_spec *spec)
+{
+	struct json_object *o = json_object_new_object();
+	char idx[16];
+
+	for (unsigned i = 0; o && i < SPEC_MAX_VCPUS; i++)
+		if (spec->guest.vcpu_pattern[i]) {
+			snprintf(idx, sizeof(idx), "%u", i);
+			if (json_object_object_add(o, idx, json_object_new_string(spec->guest.vcpu_pattern[i])) < 0) {
+				json_object_put(o);
+				return NULL;
+			}
+		}
+	return o;
+}
+
+static struct json_object *probe_vcpu_json(const struct run_spec *spec)
+{
+	return spec->guest.probe_vcpu >= 0 ? json_object_new_int(spec->guest.probe_vcpu) : NULL;
+}
+
+static struct json_object *knobs_json(const struct spec_knobs *k);
+
+static struct json_object *run_knobs_json(const struct run_spec *spec)
+{
+	return knobs_json(&spec->knobs);
+}
+
+static struct json_object *arms_json(const struct run_spec *spec);
+
 static const struct field fields[] = {
 	{ .path = "scenario", .type = F_ENUM, .offset = OFF(scenario), .choices = scenario_names },
-	{ .path = "description", .type = F_STRING, .offset = OFF(description), .nullable = true, .max_len = 1024 },
+	{ .path = "description", .type = F_STRING, .offset = OFF(description), .nullable = true, .max_len = 1024, .when = has_description },
 	{ .path = "repetitions", .type = F_UINT, .offset = OFF(repetitions), .min = 1, .max = SPEC_MAX_REPETITIONS },
 	{ .path = "vm", .type = F_OBJECT },
 	{ .path = "vm.backend", .type = F_ENUM, .offset = OFF(vm.backend), .choices = backend_names },
@@ -93,30 +194,21 @@ static const struct field fields[] = {
 	{ .path = "vm.machine", .type = F_STRING, .offset = OFF(vm.machine), .charset = machine_chars, .max_len = 64 },
 	{ .path = "vm.cpu", .type = F_STRING, .offset = OFF(vm.cpu), .nullable = true, .charset = cpu_chars, .max_len = 256 },
 	{ .path = "vm.backing", .type = F_ENUM, .offset = OFF(vm.backing), .choices = backing_names },
-	{ .path = "vm.hugepage_size", .type = F_SIZE, .offset = OFF(vm.hugepage_size), .min = 4096, .max = (double)(1ull << 30), .nullable = true },
+	{ .path = "vm.hugepage_size", .type = F_SIZE, .offset = OFF(vm.hugepage_size), .min = 4096, .max = (double)(1ull << 30), .nullable = true, .to_json = hugepage_size_json },
 	{ .path = "vm.prealloc", .type = F_BOOL, .offset = OFF(vm.prealloc) },
+	{ .path = "vm.accel", .type = F_CHOICE, .offset = OFF(vm.accel), .choices = accel_names },
 	{ .path = "vm.user", .type = F_STRING, .offset = OFF(vm.user), .nullable = true, .charset = user_chars, .max_len = 32 },
 	{ .path = "vm.extra_args", .type = F_STRV, .offset = OFF(vm.extra_args) },
-	{ .path = "vm.disk", .type = F_STRING, .offset = OFF(vm.disk), .nullable = true, .charset = path_chars, .max_len = 4096 },
-	{ .path = "vm.disk_format", .type = F_CHOICE, .offset = OFF(vm.disk_format), .choices = disk_format_names },
-	{ .path = "vm.accel", .type = F_CHOICE, .offset = OFF(vm.accel), .choices = accel_names },
-	{ .path = "vm.libvirt", .type = F_OBJECT },
+	{ .path = "vm.disk", .type = F_STRING, .offset = OFF(vm.disk), .nullable = true, .charset = path_chars, .max_len = 4096, .when = has_disk },
+	{ .path = "vm.disk_format", .type = F_CHOICE, .offset = OFF(vm.disk_format), .choices = disk_format_names, .when = has_disk },
+	{ .path = "vm.libvirt", .type = F_OBJECT, .when = libvirt_backend },
 	{ .path = "vm.libvirt.uri", .type = F_STRING, .offset = OFF(vm.libvirt.uri), .max_len = 1024 },
 	{ .path = "vm.libvirt.domain", .type = F_STRING, .offset = OFF(vm.libvirt.domain), .nullable = true, .charset = domain_chars, .max_len = 200 },
 	{ .path = "vm.libvirt.xml", .type = F_STRING, .offset = OFF(vm.libvirt.xml), .nullable = true, .max_len = 4096 },
 	{ .path = "vm.libvirt.restart", .type = F_BOOL, .offset = OFF(vm.libvirt.restart) },
 	{ .path = "guest", .type = F_OBJECT },
 	{ .path = "guest.kind", .type = F_ENUM, .offset = OFF(guest.kind), .choices = kind_names },
-	{ .path = "guest.pattern", .type = F_CHOICE, .offset = OFF(guest.pattern), .choices = pattern_names },
-	{ .path = "guest.vcpu_patterns", .type = F_VCPU_PATTERNS, .offset = OFF(guest.vcpu_pattern) },
-	{ .path = "guest.region", .type = F_REGION, .offset = 0 },
-	{ .path = "guest.page_size", .type = F_ENUM, .offset = OFF(guest.page_size), .choices = page_size_names },
-	{ .path = "guest.probe", .type = F_OBJECT },
-	{ .path = "guest.probe.vcpu", .type = F_PROBE_VCPU, .offset = OFF(guest.probe_vcpu), .min = 0, .max = SPEC_MAX_VCPUS - 1, .nullable = true },
-	{ .path = "guest.probe.gap_us", .type = F_UINT, .offset = OFF(guest.probe_gap_us), .min = 0, .max = 10000000 },
-	{ .path = "guest.seed", .type = F_U64, .offset = OFF(guest.seed) },
-	{ .path = "guest.clock", .type = F_CHOICE, .offset = OFF(guest.clock), .choices = clock_names },
-	{ .path = "guest.linux", .type = F_OBJECT },
+	{ .path = "guest.linux", .type = F_OBJECT, .when = linux_guest },
 	{ .path = "guest.linux.stress_ng", .type = F_STRING, .offset = OFF(guest.linux_guest.stress_ng), .charset = path_chars, .max_len = 1024 },
 	{ .path = "guest.linux.method", .type = F_STRING, .offset = OFF(guest.linux_guest.method), .charset = machine_chars, .max_len = 32 },
 	{ .path = "guest.linux.workers", .type = F_UINT, .offset = OFF(guest.linux_guest.workers), .min = 1, .max = 4096 },
@@ -124,26 +216,35 @@ static const struct field fields[] = {
 	{ .path = "guest.linux.probe_region", .type = F_SIZE, .offset = OFF(guest.linux_guest.probe_region), .min = 1 << 20, .max = (double)(64ull << 30) },
 	{ .path = "guest.linux.dir", .type = F_STRING, .offset = OFF(guest.linux_guest.dir), .charset = path_chars, .max_len = 1024 },
 	{ .path = "guest.linux.agent_timeout_s", .type = F_SECONDS, .offset = OFF(guest.linux_guest.agent_timeout_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "guest.pattern", .type = F_CHOICE, .offset = OFF(guest.pattern), .choices = pattern_names },
+	{ .path = "guest.vcpu_patterns", .type = F_VCPU_PATTERNS, .offset = OFF(guest.vcpu_pattern), .to_json = vcpu_patterns_json },
+	{ .path = "guest.region", .type = F_REGION, .offset = 0, .to_json = region_json },
+	{ .path = "guest.page_size", .type = F_ENUM, .offset = OFF(guest.page_size), .choices = page_size_names },
+	{ .path = "guest.probe", .type = F_OBJECT },
+	{ .path = "guest.probe.vcpu", .type = F_PROBE_VCPU, .offset = OFF(guest.probe_vcpu), .min = 0, .max = SPEC_MAX_VCPUS - 1, .nullable = true, .to_json = probe_vcpu_json },
+	{ .path = "guest.probe.gap_us", .type = F_UINT, .offset = OFF(guest.probe_gap_us), .min = 0, .max = 10000000 },
+	{ .path = "guest.seed", .type = F_U64, .offset = OFF(guest.seed) },
+	{ .path = "guest.clock", .type = F_CHOICE, .offset = OFF(guest.clock), .choices = clock_names },
 	{ .path = "guest.telemetry_interval_ms", .type = F_UINT, .offset = OFF(guest.telemetry_interval_ms), .min = 10, .max = 60000 },
 	{ .path = "snapshot", .type = F_OBJECT },
-	{ .path = "snapshot.sink", .type = F_SINK, .offset = 0, .choices = sink_names },
+	{ .path = "snapshot.sink", .type = F_SINK, .offset = 0, .choices = sink_names, .to_json = sink_json },
 	{ .path = "snapshot.keep", .type = F_BOOL, .offset = OFF(snapshot.keep) },
 	{ .path = "snapshot.max_bandwidth", .type = F_SIZE, .offset = OFF(snapshot.max_bandwidth), .min = 1, .max = 1e15, .nullable = true },
 	{ .path = "snapshot.timeout_s", .type = F_SECONDS, .offset = OFF(snapshot.timeout_s), .min = 0, .max = 86400, .excl = true },
-	{ .path = "dirty_log", .type = F_OBJECT },
+	{ .path = "dirty_log", .type = F_OBJECT, .when = dirty_log_scenario },
 	{ .path = "dirty_log.tracking", .type = F_ENUM, .offset = OFF(dirty_log.tracking), .choices = tracking_names },
 	{ .path = "dirty_log.ring_size", .type = F_UINT, .offset = OFF(dirty_log.ring_size), .min = 1024, .max = 65536 },
 	{ .path = "dirty_log.iterate_s", .type = F_SECONDS, .offset = OFF(dirty_log.iterate_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "dirty_log.max_bandwidth", .type = F_SIZE, .offset = OFF(dirty_log.max_bandwidth), .min = 1 << 20, .max = 1e12 },
 	{ .path = "dirty_log.downtime_limit_ms", .type = F_UINT, .offset = OFF(dirty_log.downtime_limit_ms), .min = 1, .max = 2000000 },
 	{ .path = "dirty_log.completion", .type = F_ENUM, .offset = OFF(dirty_log.completion), .choices = completion_names },
-	{ .path = "postcopy", .type = F_OBJECT },
+	{ .path = "postcopy", .type = F_OBJECT, .when = postcopy_scenario },
 	{ .path = "postcopy.access", .type = F_ENUM, .offset = OFF(postcopy.access), .choices = access_names },
 	{ .path = "postcopy.preempt", .type = F_BOOL, .offset = OFF(postcopy.preempt) },
 	{ .path = "postcopy.background_bandwidth", .type = F_SIZE, .offset = OFF(postcopy.background_bandwidth), .min = 1 << 16, .max = 1e12, .nullable = true },
-	{ .path = "numa_hinting", .type = F_OBJECT },
-	{ .path = "numa_hinting.steady_s", .type = F_SECONDS, .offset = OFF(numa_hinting.steady_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "postcopy.timeout_s", .type = F_SECONDS, .offset = OFF(postcopy.timeout_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "numa_hinting", .type = F_OBJECT, .when = numa_scenario },
+	{ .path = "numa_hinting.steady_s", .type = F_SECONDS, .offset = OFF(numa_hinting.steady_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "timing", .type = F_OBJECT },
 	{ .path = "timing.warmup_s", .type = F_SECONDS, .offset = OFF(timing.warmup_s), .min = 0, .max = 86400 },
 	{ .path = "timing.pre_s", .type = F_SECONDS, .offset = OFF(timing.pre_s), .min = 0, .max = 86400, .excl = true },
@@ -151,7 +252,7 @@ static const struct field fields[] = {
 	{ .path = "timing.interval_ms", .type = F_UINT, .offset = OFF(timing.interval_ms), .min = 100, .max = 60000 },
 	{ .path = "bpf", .type = F_OBJECT },
 	{ .path = "bpf.enabled", .type = F_BOOL, .offset = OFF(bpf.enabled) },
-	{ .path = "host_vm", .type = F_OBJECT },
+	{ .path = "host_vm", .type = F_OBJECT, .when = host_vm_section },
 	{ .path = "host_vm.kernel", .type = F_STRING, .offset = OFF(host_vm.kernel), .nullable = true, .charset = path_chars, .max_len = 4096 },
 	{ .path = "host_vm.modules", .type = F_STRING, .offset = OFF(host_vm.modules), .nullable = true, .charset = path_chars, .max_len = 4096 },
 	{ .path = "host_vm.cmdline", .type = F_STRING, .offset = OFF(host_vm.cmdline), .nullable = true, .max_len = 2048 },
@@ -161,8 +262,8 @@ static const struct field fields[] = {
 	{ .path = "host_vm.accel", .type = F_CHOICE, .offset = OFF(host_vm.accel), .choices = accel_names },
 	{ .path = "host_vm.boot_timeout_s", .type = F_SECONDS, .offset = OFF(host_vm.boot_timeout_s), .min = 0, .max = 3600, .excl = true },
 	{ .path = "host_vm.fallback", .type = F_BOOL, .offset = OFF(host_vm.fallback) },
-	{ .path = "knobs", .type = F_KNOBS, .offset = OFF(knobs) },
-	{ .path = "arms", .type = F_ARMS, .offset = 0 },
+	{ .path = "knobs", .type = F_KNOBS, .offset = OFF(knobs), .to_json = run_knobs_json },
+	{ .path = "arms", .type = F_ARMS, .offset = 0, .to_json = arms_json },
 };
 
 static const struct field *field_find(const char *path)
@@ -1461,167 +1562,12 @@ static struct json_object *seconds(double v)
 	return json_object_new_double_s(v, buf);
 }
 
-/* spec.host_vm, written only for runs with kernel arms (so other reports stay as they were) */
-static struct json_object *host_vm_json(const struct run_spec *spec)
+static struct json_object *arms_json(const struct run_spec *spec)
 {
-	struct json_object *h = json_object_new_object();
-	struct jb b = {};
-
-	add(&b, h, "kernel", str_or_null(spec->host_vm.kernel));
-	add(&b, h, "modules", str_or_null(spec->host_vm.modules));
-	add(&b, h, "cmdline", str_or_null(spec->host_vm.cmdline));
-	add(&b, h, "memory", json_object_new_uint64(spec->host_vm.memory));
-	add(&b, h, "vcpus", json_object_new_int((int)spec->host_vm.vcpus));
-	add(&b, h, "numa_nodes", json_object_new_int((int)spec->host_vm.numa_nodes));
-	add(&b, h, "accel", json_object_new_string(spec->host_vm.accel));
-	add(&b, h, "boot_timeout_s", seconds(spec->host_vm.boot_timeout_s));
-	add(&b, h, "fallback", json_object_new_boolean(spec->host_vm.fallback));
-	if (b.oom) {
-		json_object_put(h);
-		return NULL;
-	}
-	return h;
-}
-
-int spec_to_json(const struct run_spec *spec, struct json_object **ret)
-{
-	struct jb b = {};
-	struct json_object *o = json_object_new_object(), *vm = json_object_new_object(), *a;
-	struct json_object *g = json_object_new_object(), *p = json_object_new_object(), *vp = json_object_new_object();
-	struct json_object *s = json_object_new_object(), *t = json_object_new_object(), *bpf = json_object_new_object();
 	struct json_object *arms = json_object_new_array();
-	char idx[16];
+	struct jb b = {};
 
-	if (!o || !vm || !g || !p || !vp || !s || !t || !bpf || !arms) {
-		json_object_put(o);
-		json_object_put(vm);
-		json_object_put(g);
-		json_object_put(p);
-		json_object_put(vp);
-		json_object_put(s);
-		json_object_put(t);
-		json_object_put(bpf);
-		json_object_put(arms);
-		return -ENOMEM;
-	}
-	add(&b, o, "scenario", json_object_new_string(scenario_names[spec->scenario]));
-	if (spec->description)
-		add(&b, o, "description", json_object_new_string(spec->description));
-	add(&b, o, "repetitions", json_object_new_int(spec->repetitions));
-
-	add(&b, vm, "backend", json_object_new_string(backend_names[spec->vm.backend]));
-	add(&b, vm, "memory", json_object_new_uint64(spec->vm.memory));
-	add(&b, vm, "vcpus", json_object_new_int(spec->vm.vcpus));
-	add(&b, vm, "machine", json_object_new_string(spec->vm.machine));
-	add(&b, vm, "cpu", str_or_null(spec->vm.cpu));
-	add(&b, vm, "backing", json_object_new_string(backing_names[spec->vm.backing]));
-	add(&b, vm, "hugepage_size",
-	    spec->vm.backing == SPEC_BACKING_HUGETLB
-		    ? json_object_new_uint64(spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20)
-		    : NULL);
-	add(&b, vm, "prealloc", json_object_new_boolean(spec->vm.prealloc));
-	add(&b, vm, "accel", json_object_new_string(spec->vm.accel));
-	add(&b, vm, "user", str_or_null(spec->vm.user));
-	a = json_object_new_array();
-	for (size_t i = 0; a && i < spec->vm.n_extra_args; i++)
-		if (json_object_array_add(a, json_object_new_string(spec->vm.extra_args[i])) < 0)
-			b.oom = true;
-	add(&b, vm, "extra_args", a);
-	if (spec->vm.disk) {
-		add(&b, vm, "disk", json_object_new_string(spec->vm.disk));
-		add(&b, vm, "disk_format", json_object_new_string(spec->vm.disk_format));
-	}
-	if (spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
-		struct json_object *lv = json_object_new_object();
-		add(&b, lv, "uri", json_object_new_string(spec->vm.libvirt.uri));
-		add(&b, lv, "domain", str_or_null(spec->vm.libvirt.domain));
-		add(&b, lv, "xml", str_or_null(spec->vm.libvirt.xml));
-		add(&b, lv, "restart", json_object_new_boolean(spec->vm.libvirt.restart));
-		add(&b, vm, "libvirt", lv);
-	}
-	add(&b, o, "vm", vm);
-
-	add(&b, g, "kind", json_object_new_string(kind_names[spec->guest.kind]));
-	if (spec->guest.kind == SPEC_GUEST_LINUX) {
-		struct json_object *lg = json_object_new_object();
-		add(&b, lg, "stress_ng", json_object_new_string(spec->guest.linux_guest.stress_ng));
-		add(&b, lg, "method", json_object_new_string(spec->guest.linux_guest.method));
-		add(&b, lg, "workers", json_object_new_int((int)spec->guest.linux_guest.workers));
-		add(&b, lg, "vm_bytes", json_object_new_string(spec->guest.linux_guest.vm_bytes));
-		add(&b, lg, "probe_region", json_object_new_uint64(spec->guest.linux_guest.probe_region));
-		add(&b, lg, "dir", json_object_new_string(spec->guest.linux_guest.dir));
-		add(&b, lg, "agent_timeout_s", seconds(spec->guest.linux_guest.agent_timeout_s));
-		add(&b, g, "linux", lg);
-	}
-	add(&b, g, "pattern", json_object_new_string(spec->guest.pattern));
-	for (unsigned i = 0; i < SPEC_MAX_VCPUS; i++)
-		if (spec->guest.vcpu_pattern[i]) {
-			snprintf(idx, sizeof(idx), "%u", i);
-			add(&b, vp, idx, json_object_new_string(spec->guest.vcpu_pattern[i]));
-		}
-	add(&b, g, "vcpu_patterns", vp);
-	if (spec->guest.region_bytes) {
-		add(&b, g, "region", json_object_new_uint64(spec->guest.region_bytes));
-	} else {
-		snprintf(idx, sizeof(idx), "%u%%", spec->guest.region_percent);
-		add(&b, g, "region", json_object_new_string(idx));
-	}
-	add(&b, g, "page_size", json_object_new_string(page_size_names[spec->guest.page_size]));
-	add(&b, p, "vcpu", spec->guest.probe_vcpu >= 0 ? json_object_new_int(spec->guest.probe_vcpu) : NULL);
-	add(&b, p, "gap_us", json_object_new_int64(spec->guest.probe_gap_us));
-	add(&b, g, "probe", p);
-	add(&b, g, "seed", json_object_new_uint64(spec->guest.seed));
-	add(&b, g, "clock", json_object_new_string(spec->guest.clock));
-	add(&b, g, "telemetry_interval_ms", json_object_new_int(spec->guest.telemetry_interval_ms));
-	add(&b, o, "guest", g);
-
-	add(&b, s, "sink", json_object_new_string(spec->snapshot.sink_null ? "null" : "file"));
-	add(&b, s, "keep", json_object_new_boolean(spec->snapshot.keep));
-	add(&b, s, "max_bandwidth", spec->snapshot.max_bandwidth ? json_object_new_uint64(spec->snapshot.max_bandwidth) : NULL);
-	add(&b, s, "timeout_s", seconds(spec->snapshot.timeout_s));
-	add(&b, o, "snapshot", s);
-
-	if (spec->scenario == SPEC_SCENARIO_DIRTY_LOG) {
-		/* only in dirty-log specs: the other scenarios' reports stay as they were */
-		struct json_object *d = json_object_new_object();
-		add(&b, d, "tracking", json_object_new_string(tracking_names[spec->dirty_log.tracking]));
-		add(&b, d, "ring_size", json_object_new_int((int)spec->dirty_log.ring_size));
-		add(&b, d, "iterate_s", seconds(spec->dirty_log.iterate_s));
-		add(&b, d, "max_bandwidth", json_object_new_uint64(spec->dirty_log.max_bandwidth));
-		add(&b, d, "downtime_limit_ms", json_object_new_int((int)spec->dirty_log.downtime_limit_ms));
-		add(&b, d, "completion", json_object_new_string(completion_names[spec->dirty_log.completion]));
-		add(&b, o, "dirty_log", d);
-	}
-
-	if (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE) {
-		struct json_object *d = json_object_new_object();
-		add(&b, d, "access", json_object_new_string(access_names[spec->postcopy.access]));
-		add(&b, d, "preempt", json_object_new_boolean(spec->postcopy.preempt));
-		add(&b, d, "background_bandwidth", spec->postcopy.background_bandwidth ? json_object_new_uint64(spec->postcopy.background_bandwidth) : NULL);
-		add(&b, d, "timeout_s", seconds(spec->postcopy.timeout_s));
-		add(&b, o, "postcopy", d);
-	}
-
-	if (spec->scenario == SPEC_SCENARIO_NUMA_HINTING) {
-		struct json_object *d = json_object_new_object();
-		add(&b, d, "steady_s", seconds(spec->numa_hinting.steady_s));
-		add(&b, o, "numa_hinting", d);
-	}
-
-	add(&b, t, "warmup_s", seconds(spec->timing.warmup_s));
-	add(&b, t, "pre_s", seconds(spec->timing.pre_s));
-	add(&b, t, "post_s", seconds(spec->timing.post_s));
-	add(&b, t, "interval_ms", json_object_new_int(spec->timing.interval_ms));
-	add(&b, o, "timing", t);
-
-	add(&b, bpf, "enabled", json_object_new_boolean(spec->bpf.enabled));
-	add(&b, o, "bpf", bpf);
-
-	/* with --no-host-vm too, so that the choice travels to snapbenchd's worker */
-	if (spec_uses_host_vm(spec) || !spec->host_vm.fallback)
-		add(&b, o, "host_vm", host_vm_json(spec));
-	add(&b, o, "knobs", knobs_json(&spec->knobs));
-	for (size_t i = 0; i < spec->n_arms; i++) {
+	for (size_t i = 0; arms && i < spec->n_arms; i++) {
 		struct json_object *arm = json_object_new_object();
 		add(&b, arm, "label", json_object_new_string(spec->arms[i].label));
 		add(&b, arm, "knobs", knobs_json(&spec->arms[i].knobs));
@@ -1636,12 +1582,96 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 			b.oom = true;
 		}
 	}
-	add(&b, o, "arms", arms);
 	if (b.oom) {
-		json_object_put(o);
+		json_object_put(arms);
+		return NULL;
+	}
+	return arms;
+}
+
+/* A field's value as its type writes it (fields[] row f). */
+static struct json_object *field_json(const struct run_spec *spec, const struct field *f)
+{
+	const char *base = (const char *)spec + f->offset;
+
+	if (f->to_json)
+		return f->to_json(spec);
+	switch (f->type) {
+	case F_UINT:
+		return json_object_new_int64(*(const unsigned *)base);
+	case F_U64:
+		return json_object_new_uint64(*(const uint64_t *)base);
+	case F_SIZE:
+		return !*(const uint64_t *)base && f->nullable ? NULL : json_object_new_uint64(*(const uint64_t *)base);
+	case F_SECONDS:
+		return seconds(*(const double *)base);
+	case F_BOOL:
+		return json_object_new_boolean(*(const bool *)base);
+	case F_STRING:
+	case F_CHOICE:
+		return str_or_null(*(char *const *)base);
+	case F_ENUM:
+		return json_object_new_string(f->choices[*(const int *)base]);
+	case F_STRV: {
+		struct json_object *a = json_object_new_array();
+		for (char *const *v = *(char **const *)base; a && v && *v; v++)
+			if (json_object_array_add(a, json_object_new_string(*v)) < 0) {
+				json_object_put(a);
+				return NULL;
+			}
+		return a;
+	}
+	default: /* the others have their own to_json */
+		return NULL;
+	}
+}
+
+/*
+ * The object a field goes into: the top-level one, or the object its path's
+ * prefix names (made at that prefix's F_OBJECT row, which comes first), or
+ * NULL when that object is not written.
+ */
+static struct json_object *field_parent(struct json_object *top, const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	char prefix[64];
+	struct json_object *o = top;
+
+	if (!dot)
+		return top;
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(dot - path), path);
+	for (char *save = NULL, *part = strtok_r(prefix, ".", &save); part && o; part = strtok_r(NULL, ".", &save))
+		if (!json_object_object_get_ex(o, part, &o))
+			o = NULL;
+	return o;
+}
+
+/* Walks fields[] in order: each field its type's JSON (or its own), objects as their rows come, each only when it holds. */
+int spec_to_json(const struct run_spec *spec, struct json_object **ret)
+{
+	struct json_object *top = json_object_new_object();
+	struct jb b = {};
+
+	if (!top)
+		return -ENOMEM;
+	for (size_t i = 0; i < ARRAY_SIZE(fields) && !b.oom; i++) {
+		const struct field *f = &fields[i];
+		const char *dot = strrchr(f->path, '.');
+		struct json_object *parent = field_parent(top, f->path), *v;
+
+		if (!parent || (f->when && !f->when(spec)))
+			continue;
+		v = f->type == F_OBJECT ? json_object_new_object() : field_json(spec, f);
+		if (!v && (f->type == F_OBJECT || f->type == F_STRV || f->type == F_KNOBS || f->type == F_ARMS ||
+			   f->type == F_VCPU_PATTERNS))
+			b.oom = true; /* these are never null */
+		add(&b, parent, dot ? dot + 1 : f->path, v);
+	}
+	if (b.oom) {
+		json_object_put(top);
 		return -ENOMEM;
 	}
-	*ret = o;
+	*ret = top;
 	return 0;
 }
 
