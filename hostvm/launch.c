@@ -19,17 +19,11 @@
 
 #include "clock.h"
 #include "macro.h"
+#include "strv.h"
 
 #define CHILD_PORT_FD 3
 #define CHILD_ERRPIPE_FD 4
 #define MAX_ARGS 96
-
-void hostvm_strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
 
 static bool file_has(const char *path, const char *word)
 {
@@ -220,7 +214,7 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 	r |= push(v, &n, "-chardev") | push(v, &n, "socket,id=sbport,fd=%d", port_fd);
 	r |= push(v, &n, "-device") | push(v, &n, "virtserialport,bus=sbser.0,chardev=sbport,name=%s", HOSTVM_PORT_NAME);
 	if (r) {
-		hostvm_strv_free(v);
+		strv_free(v);
 		return sb_error_set(err, -ENOMEM, "host VM: QEMU's argument list is too long or memory ran out");
 	}
 	*ret = v;
@@ -302,7 +296,7 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 		return k;
 	log_fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log_fd < 0) {
-		hostvm_strv_free(argv);
+		strv_free(argv);
 		return sb_error_set(err, -errno, "host VM console log %s: %s", cfg->log_path, strerror(errno));
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
@@ -324,7 +318,7 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 		waitpid(pid, NULL, 0);
 		close(ep[0]);
 		close(sp[0]);
-		hostvm_strv_free(argv);
+		strv_free(argv);
 		return sb_error_set(err, -e, "host VM: exec %s: %s", qemu, strerror(e));
 	}
 	close(ep[0]);
@@ -333,7 +327,7 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(sp[0]);
-		hostvm_strv_free(argv);
+		strv_free(argv);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	vm->pid = pid;
@@ -360,7 +354,7 @@ fail_fds:
 		if (ep[i] >= 0)
 			close(ep[i]);
 	}
-	hostvm_strv_free(argv);
+	strv_free(argv);
 	return sb_error_set(err, -e, "host VM: starting QEMU: %s", strerror(e));
 }
 
@@ -440,7 +434,7 @@ void hostvm_free(struct hostvm *vm)
 	hostvm_kill(vm);
 	if (vm->port_fd >= 0)
 		close(vm->port_fd);
-	hostvm_strv_free(vm->argv);
+	strv_free(vm->argv);
 	free(vm->log_path);
 	free(vm->pid_path);
 	free(vm);

@@ -81,5 +81,3 @@ void hostvm_free(struct hostvm *vm);
 
 /* The last lines of a console log (from a kernel panic's first line when there is one), joined with " | ", at most len bytes ("" if none). */
 void hostvm_console_tail(const char *log_path, unsigned lines, char *buf, size_t len);
-
-void hostvm_strv_free(char **v);

@@ -15,6 +15,7 @@
 #include "launch.h"
 #include "macro.h"
 #include "modules.h"
+#include "strv.h"
 
 static char dir[] = "/tmp/test-hostvm-XXXXXX";
 
@@ -177,7 +178,7 @@ static void test_argv(void)
 		cpu |= !strcmp(v[i], "qemu64,+svm,+npt");
 	}
 	CHECK(numa && share && cpu);
-	hostvm_strv_free(v);
+	strv_free(v);
 	cfg.vcpus = 3;
 	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == -EINVAL);
 	CHECK(strstr(err.msg, "numa_nodes"));
@@ -191,7 +192,7 @@ static void test_argv(void)
 	for (size_t i = 0; v[i]; i++)
 		icount |= !strcmp(v[i], "-icount") && v[i + 1] && !strcmp(v[i + 1], "shift=0");
 	CHECK(icount);
-	hostvm_strv_free(v);
+	strv_free(v);
 	cfg.vcpus = 2;
 	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == -EINVAL);
 	CHECK_MSG(strstr(err.msg, "one vCPU"), "%s", err.msg);

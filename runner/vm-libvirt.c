@@ -25,6 +25,7 @@
 #include "qga.h"
 #include "qmp.h"
 #include "vm.h"
+#include "strv.h"
 #include "vm-libvirt-private.h"
 #include "wire.h"
 
@@ -289,11 +290,7 @@ static void read_taints(struct lv_vm *lv)
 		free(msgs[i]);
 	}
 	free(msgs);
-	if (lv->vm.taints) {
-		for (char **p = lv->vm.taints; *p; p++)
-			free(*p);
-		free(lv->vm.taints);
-	}
+	strv_free(lv->vm.taints);
 	lv->vm.taints = v;
 }
 
@@ -708,12 +705,8 @@ static void lv_free(struct vm *vm)
 		lv_loop_unref();
 	shared_unref(lv->shared);
 	work_remove(lv);
-	for (char **p = vm->argv; p && *p; p++)
-		free(*p);
-	free(vm->argv);
-	for (char **p = vm->taints; p && *p; p++)
-		free(*p);
-	free(vm->taints);
+	strv_free(vm->argv);
+	strv_free(vm->taints);
 	free(vm->domain);
 	free(vm->qemu_path);
 	free(vm->log_path);
