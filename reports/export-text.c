@@ -10,6 +10,7 @@
 
 #include "export-private.h"
 #include "json-util.h"
+#include "xml-escape.h"
 
 /* The length of the valid UTF-8 sequence at p (its code point in *cp), or 0. */
 static size_t utf8_sequence(const unsigned char *p, uint32_t *cp)
@@ -87,14 +88,9 @@ bool export_text_unchanged(const char *s, enum export_escape e)
 
 static void append_escaped(struct strbuf *b, char c, enum export_escape e)
 {
-	if (e == EXPORT_ESCAPE_XML) {
-		switch (c) {
-		case '&': strbuf_append(b, "&amp;"); return;
-		case '<': strbuf_append(b, "&lt;"); return;
-		case '>': strbuf_append(b, "&gt;"); return;
-		case '"': strbuf_append(b, "&quot;"); return;
-		case '\'': strbuf_append(b, "&apos;"); return;
-		}
+	if (e == EXPORT_ESCAPE_XML && xml_entity(c)) {
+		strbuf_append(b, xml_entity(c));
+		return;
 	} else if (e == EXPORT_ESCAPE_LABEL && (c == '\\' || c == '"')) {
 		strbuf_append_repeat(b, '\\', 1);
 	}

@@ -4,25 +4,16 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "xml-escape.h"
+
 void svg_escape(struct strbuf *b, const char *text)
 {
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (xml_entity((char)*p)) {
+			strbuf_append(b, xml_entity((char)*p));
+			continue;
+		}
 		switch (*p) {
-		case '&':
-			strbuf_append(b, "&amp;");
-			break;
-		case '<':
-			strbuf_append(b, "&lt;");
-			break;
-		case '>':
-			strbuf_append(b, "&gt;");
-			break;
-		case '"':
-			strbuf_append(b, "&quot;");
-			break;
-		case '\'':
-			strbuf_append(b, "&apos;");
-			break;
 		case 0xc2:
 			if (p[1] == 0xb5) { /* the micro sign of "µs", as a character reference */
 				strbuf_append(b, "&#181;");

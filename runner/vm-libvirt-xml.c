@@ -9,6 +9,7 @@
 
 #include "macro.h"
 #include "qemu-args.h"
+#include "xml-escape.h"
 #include "strv.h"
 
 #define DOMAIN_XML_MAX (1u << 20)
@@ -17,15 +18,13 @@
 
 static void xml_text(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
+	for (; *s; s++) {
+		const char *e = xml_entity(*s);
+		if (e)
+			fputs(e, f);
+		else
+			fputc(*s, f);
+	}
 }
 
 static void qemu_arg(FILE *f, const char *s)
