@@ -16,7 +16,6 @@
 #include "strv.h"
 
 /* a command line longer than this is not one QEMU was started with by hand or by a tool */
-#define CMDLINE_MAX (1u << 20)
 
 static void closedirp(DIR **d)
 {
@@ -64,32 +63,6 @@ int top_find_vms(pid_t self, pid_t **ret, size_t *found)
 		qsort(all, n, sizeof(*all), cmp_pid);
 	*ret = TAKE_PTR(all);
 	*found = n;
-	return 0;
-}
-
-int top_read_cmdline(pid_t pid, char ***ret)
-{
-	char path[64];
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_strv_free_ char **v = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len = 0;
-	int r;
-
-	*ret = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = read_full_fd(fd, CMDLINE_MAX, &buf, &len);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
-		if (strv_push(&v, buf + i) < 0)
-			return -ENOMEM;
-	if (!v && !(v = calloc(1, sizeof(*v))))
-		return -ENOMEM;
-	*ret = TAKE_PTR(v);
 	return 0;
 }
 

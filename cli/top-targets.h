@@ -24,9 +24,6 @@ int top_find_vms(pid_t self, pid_t **ret, size_t *found);
 /* Whether pid holds a KVM VM. */
 bool top_holds_kvm_vm(pid_t pid);
 
-/* /proc/PID/cmdline as a string vector (strv.h): 0, -ENOMEM, or -errno of the read. */
-int top_read_cmdline(pid_t pid, char ***ret);
-
 /*
  * QEMU's -name (guest=NAME, or its first element) made fit for a row
  * prefix: letters, digits and ._- kept, anything else '_', at most

@@ -26,6 +26,7 @@
 
 #include "exit-codes.h"
 #include "clock.h"
+#include "fileio.h"
 #include "exit-reasons.h"
 #include "json-util.h"
 #include "kvm-flavour.h"
@@ -819,7 +820,7 @@ static void find_qmp(struct top_vm *v)
 	bool libvirt = false;
 	int r;
 
-	r = top_read_cmdline(v->pid, &argv);
+	r = proc_cmdline(v->pid, PROC_CMDLINE_MAX, &argv);
 	if (r < 0) {
 		snprintf(v->kvm_reason, sizeof(v->kvm_reason), "cannot read QEMU's command line: %s", strerror(-r));
 		return;
@@ -964,7 +965,7 @@ static int add_vm(struct top *t, pid_t pid, double since_s, struct sb_error *err
 	int r;
 
 	v->pid = pid;
-	if (top_read_cmdline(pid, &argv) == 0)
+	if (proc_cmdline(pid, PROC_CMDLINE_MAX, &argv) == 0)
 		top_qemu_name(argv, v->name, sizeof(v->name));
 	snprintf(v->prefix, sizeof(v->prefix), "%d:%s%s", (int)pid, v->name, v->name[0] ? ":" : "");
 	r = probe_session_attach(pid, &t->a->opts, &v->p, err);

@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "macro.h"
+#include "strv.h"
+
 int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_len)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -128,4 +131,45 @@ pid_t proc_tgid(pid_t tid)
 	if (f)
 		fclose(f);
 	return tgid > 0 ? (pid_t)tgid : -1;
+}
+
+int proc_cmdline(pid_t pid, size_t max, char ***ret)
+{
+	_cleanup_free_ char *buf = malloc(max + 1);
+	_cleanup_close_ int fd = -1;
+	char path[64], **v = NULL;
+	size_t len = 0, n = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
+	while (len < max) {
+		ssize_t k = read(fd, buf + len, max - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == ESRCH ? -ENOENT : -errno;
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	if (len == 0)
+		return -ENOENT;
+	if (buf[len - 1] != '\0')
+		buf[len++] = '\0'; /* cut at max: close the last argument */
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == '\0';
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0, k = 0; k < n; k++, i += strlen(buf + i) + 1)
+		if (!(v[k] = strdup(buf + i))) {
+			strv_free(v);
+			return -ENOMEM;
+		}
+	*ret = v;
+	return 0;
 }

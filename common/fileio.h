@@ -40,3 +40,12 @@ int proc_find_fd(pid_t pid, const char *prefix, struct sb_error *err);
 
 /* The thread group (process) thread tid belongs to, from /proc/TID/status; -1 when there is no such thread. */
 pid_t proc_tgid(pid_t tid);
+
+/*
+ * Process pid's command line, /proc/PID/cmdline, as a string vector (free
+ * with strv_free()): at most max bytes of it, the last argument cut there
+ * when it is longer. -ENOENT when there is no such process or its command
+ * line is empty (a kernel thread, a zombie), -ENOMEM, or -errno.
+ */
+#define PROC_CMDLINE_MAX (1u << 20)
+int proc_cmdline(pid_t pid, size_t max, char ***ret);

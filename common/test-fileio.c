@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "strv.h"
 
 static char dir[] = "/tmp/test-fileio.XXXXXX";
 static char path[64];
@@ -49,8 +50,24 @@ static void test_proc_find_fd(void)
 	CHECK(proc_tgid(INT_MAX) == -1);
 }
 
+/* this process's own command line, one cut short, and one that is not there */
+static void test_proc_cmdline(void)
+{
+	char **argv = NULL;
+
+	CHECK(proc_cmdline(getpid(), PROC_CMDLINE_MAX, &argv) == 0);
+	CHECK(argv && argv[0] && strstr(argv[0], "test-fileio") && !argv[1]);
+	strv_free(argv);
+	CHECK(proc_cmdline(getpid(), 4, &argv) == 0);
+	CHECK(strlen(argv[0]) == 4 && !argv[1]); /* the last argument closed where the read stopped */
+	strv_free(argv);
+	argv = NULL;
+	CHECK(proc_cmdline(0, PROC_CMDLINE_MAX, &argv) == -ENOENT && !argv);
+}
+
 int main(void)
 {
+	test_proc_cmdline();
 	struct sb_error err = {};
 	char *buf = (char *)"untouched";
 	size_t len = 12345;

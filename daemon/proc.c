@@ -11,46 +11,24 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "proc.h"
-
-static int read_proc_file(pid_t pid, const char *name, char *buf, size_t max, size_t *len)
-{
-	char path[64];
-	_cleanup_close_ int fd = -1;
-	size_t n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
-	while (n < max) {
-		ssize_t k = read(fd, buf + n, max - n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == ESRCH ? -ENOENT : -errno;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	*len = n;
-	return 0;
-}
+#include "strv.h"
 
 int proc_starttime(pid_t pid, uint64_t *ret)
 {
-	char buf[1024];
+	_cleanup_free_ char *buf = NULL;
+	char path[64];
 	size_t len;
 	int r;
 
 	if (pid <= 0)
 		return -EINVAL;
-	r = read_proc_file(pid, "stat", buf, sizeof(buf) - 1, &len);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	r = read_full_file(path, 4096, &buf, &len, NULL);
 	if (r < 0)
-		return r;
-	buf[len] = '\0';
+		return r == -ESRCH ? -ENOENT : r;
 	/* comm may hold spaces and parentheses: fields resume after the last ')' */
 	char *p = strrchr(buf, ')');
 	if (!p)
@@ -67,40 +45,6 @@ int proc_starttime(pid_t pid, uint64_t *ret)
 	unsigned long long v = strtoull(p + 1, &end, 10);
 	if (errno || end == p + 1)
 		return -EBADMSG;
-	*ret = v;
-	return 0;
-}
-
-int proc_cmdline(pid_t pid, size_t max, char ***ret)
-{
-	_cleanup_free_ char *buf = malloc(max + 1);
-	size_t len, n = 0;
-	char **v;
-	int r;
-
-	if (!buf)
-		return -ENOMEM;
-	r = read_proc_file(pid, "cmdline", buf, max, &len);
-	if (r < 0)
-		return r;
-	if (len == 0)
-		return -ENOENT;
-	if (buf[len - 1] != '\0')
-		buf[len++] = '\0'; /* truncated: close the last argument */
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] == '\0')
-			n++;
-	/* vector and strings in one block */
-	v = malloc((n + 1) * sizeof(char *) + len);
-	if (!v)
-		return -ENOMEM;
-	char *s = (char *)(v + n + 1);
-	memcpy(s, buf, len);
-	for (size_t i = 0, k = 0; k < n; k++) {
-		v[k] = s + i;
-		i += strlen(s + i) + 1;
-	}
-	v[n] = NULL;
 	*ret = v;
 	return 0;
 }
@@ -134,7 +78,7 @@ int proc_pidfd_wait(int pidfd, int timeout_ms)
 
 bool proc_is_run_qemu(pid_t pid, const char *run_id, struct json_object *expected_argv)
 {
-	_cleanup_free_ char **argv = NULL;
+	_cleanup_strv_free_ char **argv = NULL;
 	const char *base;
 	size_t n = 0;
 

@@ -20,13 +20,6 @@ struct json_object;
 /* Start time of pid in clock ticks since boot. -ENOENT: no such process. */
 int proc_starttime(pid_t pid, uint64_t *ret);
 
-/*
- * The command line of pid as a NULL-terminated vector (one malloc'ed block,
- * free() it). At most max bytes are read. -ENOENT: no such process, or a
- * zombie/kernel thread without one.
- */
-int proc_cmdline(pid_t pid, size_t max, char ***ret);
-
 /* pidfd_open(); -errno. */
 int proc_pidfd_open(pid_t pid);
 /* pidfd_send_signal(); -errno (-ESRCH: it has exited). */

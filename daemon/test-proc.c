@@ -13,8 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "check.h"
 #include "proc.h"
+#include "strv.h"
 
 static pid_t spawn(char *const argv[])
 {
@@ -44,7 +46,7 @@ int main(int argc, char **argv_main)
 	CHECK(proc_starttime(1 << 30, &a) == -ENOENT);
 	CHECK(proc_cmdline(getpid(), 4096, &argv) == 0);
 	CHECK(strstr(argv[0], "test-proc"));
-	free(argv);
+	strv_free(argv);
 
 	char *qemu_argv[] = { "qemu-system-x86_64", "-name", "snapbench-20261130T034512Z-3f9c2a-rep0", "600", NULL };
 	pid_t q = spawn(qemu_argv);
@@ -58,11 +60,11 @@ int main(int argc, char **argv_main)
 	CHECK(proc_cmdline(q, 4096, &argv) == 0);
 	CHECK(!strcmp(argv[0], "qemu-system-x86_64") && !strcmp(argv[2], "snapbench-20261130T034512Z-3f9c2a-rep0") &&
 	      argv[4] == NULL);
-	free(argv);
+	strv_free(argv);
 	/* a truncated read still ends in a terminated vector */
 	CHECK(proc_cmdline(q, 10, &argv) == 0);
 	CHECK(!strcmp(argv[0], "qemu-syste") && argv[1] == NULL);
-	free(argv);
+	strv_free(argv);
 
 	CHECK(proc_is_run_qemu(q, id, NULL));
 	CHECK(!proc_is_run_qemu(q, "20261130T034512Z-000000", NULL));

@@ -20,12 +20,12 @@
 #include "fileio.h"
 #include "macro.h"
 #include "qmp-commands.h"
+#include "strv.h"
 #include "vm-libvirt-private.h"
 
 #define SYSTEM_URI "qemu:///system"
 /* where libvirtd (qemu:///system) keeps each running domain's QEMU pid */
 #define SYSTEM_PID_DIR "/run/libvirt/qemu"
-#define CMDLINE_MAX (1u << 20)
 
 struct libvirt_domain {
 	virConnectPtr conn;
@@ -45,24 +45,18 @@ static void quiet(void *opaque, virErrorPtr e)
 /* Does pid's command line carry -name guest=NAME (libvirt's way of naming its QEMU)? */
 static bool cmdline_names(pid_t pid, const char *name)
 {
-	char path[64];
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len = 0, k = strlen(name);
-	const char *prev = NULL;
+	_cleanup_strv_free_ char **argv = NULL;
+	size_t k = strlen(name);
 
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read_full_fd(fd, CMDLINE_MAX, &buf, &len) < 0)
+	if (proc_cmdline(pid, PROC_CMDLINE_MAX, &argv) < 0)
 		return false;
-	for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
-		const char *arg = buf + i;
+	for (size_t i = 1; argv[i]; i++) {
+		const char *arg = argv[i];
 
 		/* a name with a comma is escaped ",," on the command line: such names are not matched */
-		if (prev && !strcmp(prev, "-name") && !strncmp(arg, "guest=", 6) && !strncmp(arg + 6, name, k) &&
+		if (!strcmp(argv[i - 1], "-name") && !strncmp(arg, "guest=", 6) && !strncmp(arg + 6, name, k) &&
 		    (arg[6 + k] == '\0' || (arg[6 + k] == ',' && arg[7 + k] != ',')))
 			return true;
-		prev = arg;
 	}
 	return false;
 }

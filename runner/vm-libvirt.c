@@ -230,8 +230,6 @@ static int find_pid(struct lv_vm *lv, struct sb_error *err)
 static void read_proc(struct lv_vm *lv)
 {
 	char path[64], buf[4096];
-	_cleanup_free_ char *data = NULL;
-	size_t len = 0, cap = 0, n = 0;
 	ssize_t k;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", lv->vm.pid);
@@ -240,34 +238,8 @@ static void read_proc(struct lv_vm *lv)
 		buf[k] = '\0';
 		lv->vm.qemu_path = strdup(buf);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", lv->vm.pid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	while ((k = read(fd, buf, sizeof(buf))) > 0 && len < (1u << 20)) {
-		if (len + (size_t)k + 1 > cap) {
-			cap = (len + (size_t)k + 1) * 2;
-			char *nd = realloc(data, cap);
-			if (!nd)
-				return;
-			data = nd;
-		}
-		memcpy(data + len, buf, (size_t)k);
-		len += (size_t)k;
-	}
-	if (!data)
-		return;
-	data[len] = '\0';
-	for (size_t i = 0; i < len; i++)
-		n += data[i] == '\0';
-	char **v = calloc(n + 1, sizeof(*v));
-	if (!v)
-		return;
-	size_t i = 0;
-	for (char *p = data; p < data + len && i < n; p += strlen(p) + 1)
-		if (!(v[i++] = strdup(p)))
-			break;
-	lv->vm.argv = v;
+	if (proc_cmdline(lv->vm.pid, PROC_CMDLINE_MAX, &lv->vm.argv) < 0)
+		lv->vm.argv = NULL; /* the report then has no argv for it */
 }
 
 /* What libvirt marked the domain tainted by: "custom-monitor" and friends. */
