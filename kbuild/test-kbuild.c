@@ -280,8 +280,11 @@ static void test_key(void)
 	/* the same inputs: the same key */
 	free(b1);
 	CHECK(kbuild_key(&r, "sha256:aa", &b1, NULL, &err) == 0 && !strcmp(b1, k0));
+	free(k0);
+	k0 = NULL;
 	r.patches = (char *[]){ "/nonexistent.patch", NULL };
 	CHECK(kbuild_key(&r, "sha256:aa", &k0, NULL, &err) == -ENOENT && strstr(err.msg, "/nonexistent.patch"));
+	CHECK(!k0); /* a failure leaves no key behind */
 	free(b0);
 	free(k1);
 	free(b1);
