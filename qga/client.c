@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "json-stream.h"
 #include "macro.h"
 #include "qga.h"
 
@@ -26,8 +27,9 @@ struct qga_client {
 	int fd;
 	bool synced;
 	bool broken;            /* the peer closed: no more commands */
-	char *buf;              /* bytes read, not yet used */
+	char *buf;              /* bytes read, not yet fed to js */
 	size_t len, cap;
+	struct json_stream *js; /* the reply being framed */
 	/* ops */
 	const struct qga_transport_ops *ops;
 	void *opaque;
@@ -54,6 +56,12 @@ static struct qga_client *client_new(const char *label, const struct qga_options
 	c->fd = -1;
 	snprintf(c->label, sizeof(c->label), "%s", label ? label : "guest agent");
 	opts_fill(c, o);
+	/* json_stream counts nested containers; max_depth counts the top-level value too */
+	c->js = json_stream_new(c->opts.max_reply, c->opts.max_depth - 1);
+	if (!c->js) {
+		free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -65,6 +73,7 @@ void qga_client_free(struct qga_client *c)
 		close(c->fd);
 	if (c->ops && c->ops->close)
 		c->ops->close(c->opaque);
+	json_stream_free(c->js);
 	free(c->buf);
 	free(c);
 }
@@ -185,19 +194,25 @@ static void consume(struct qga_client *c, size_t n)
 	c->len -= n;
 }
 
+static bool between_values(char ch)
+{
+	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t' || (unsigned char)ch == QGA_SENTINEL;
+}
+
 /*
- * The next JSON value in the stream. skip_to_sentinel: first drop every
- * byte up to and including a 0xFF (what the agent sends before the reply
- * to guest-sync-delimited). Stray 0xFF and whitespace between values are
- * skipped.
+ * The next JSON value in the stream, framed by common's json_stream (bounded
+ * by max_reply and max_depth). skip_to_sentinel: first drop every byte up to
+ * and including a 0xFF (what the agent sends before the reply to
+ * guest-sync-delimited), and any half-read value. Stray 0xFF and whitespace
+ * between values are skipped.
  */
 static int read_value(struct qga_client *c, bool skip_to_sentinel, uint64_t deadline, struct json_object **ret,
 		      struct sb_error *err)
 {
-	json_tokener *tok = NULL;
 	int r;
 
 	if (skip_to_sentinel) {
+		json_stream_reset(c->js);
 		for (;;) {
 			char *s = c->len ? memchr(c->buf, QGA_SENTINEL, c->len) : NULL;
 			if (s) {
@@ -210,65 +225,33 @@ static int read_value(struct qga_client *c, bool skip_to_sentinel, uint64_t dead
 				return r;
 		}
 	}
-	tok = json_tokener_new_ex(c->opts.max_depth);
-	if (!tok)
-		return sb_error_set(err, -ENOMEM, "out of memory");
 	for (;;) {
-		size_t start = 0;
-		while (start < c->len && (c->buf[start] == ' ' || c->buf[start] == '\n' || c->buf[start] == '\r' ||
-					  c->buf[start] == '\t' || (unsigned char)c->buf[start] == QGA_SENTINEL))
-			start++;
-		if (start == c->len) {
-			c->len = 0;
+		struct json_object *v = NULL;
+		size_t start = 0, used = 0;
+
+		if (!json_stream_pending(c->js))
+			while (start < c->len && between_values(c->buf[start]))
+				start++;
+		consume(c, start);
+		if (!c->len) {
 			r = read_more(c, deadline, err);
 			if (r < 0)
-				goto out;
+				return r;
 			continue;
 		}
-		consume(c, start);
-		json_tokener_reset(tok);
-		struct json_object *v = json_tokener_parse_ex(tok, c->buf, (int)c->len);
-		enum json_tokener_error je = json_tokener_get_error(tok);
-		if (v && json_tokener_get_parse_end(tok) > c->opts.max_reply) {
-			json_object_put(v);
+		r = json_stream_feed(c->js, c->buf, c->len, &used, &v, c->label, err);
+		if (r < 0) {
 			c->synced = false;
 			c->len = 0;
-			r = sb_error_set(err, -EMSGSIZE, "%s: a reply longer than %zu bytes; refusing it", c->label,
-					 c->opts.max_reply);
-			goto out;
+			json_stream_reset(c->js);
+			return r;
 		}
-		if (v) {
-			consume(c, json_tokener_get_parse_end(tok));
+		consume(c, used);
+		if (r == 1) {
 			*ret = v;
-			r = 0;
-			goto out;
+			return 0;
 		}
-		if (je == json_tokener_continue) {
-			if (c->len >= c->opts.max_reply) {
-				c->synced = false;
-				c->len = 0;
-				r = sb_error_set(err, -EMSGSIZE, "%s: a reply longer than %zu bytes; refusing it", c->label,
-						 c->opts.max_reply);
-				goto out;
-			}
-			r = read_more(c, deadline, err);
-			if (r < 0)
-				goto out;
-			continue;
-		}
-		c->synced = false;
-		c->len = 0;
-		if (je == json_tokener_error_depth)
-			r = sb_error_set(err, -EMSGSIZE, "%s: a reply nested deeper than %d; refusing it", c->label,
-					 c->opts.max_depth);
-		else
-			r = sb_error_set(err, -EBADMSG, "%s: the agent sent something that is not JSON (%s)", c->label,
-					 json_tokener_error_desc(je));
-		goto out;
 	}
-out:
-	json_tokener_free(tok);
-	return r;
 }
 
 static uint64_t make_deadline(int timeout_ms)
@@ -438,18 +421,11 @@ int qga_execute(struct qga_client *c, const char *command, struct json_object *a
 			return r;
 		if (!rj)
 			return sb_error_set(err, -EPROTO, "%s: empty reply to '%s'", c->label, command);
-		json_tokener *tok = json_tokener_new_ex(c->opts.max_depth);
-		if (!tok)
-			return sb_error_set(err, -ENOMEM, "out of memory");
-		if (strlen(rj) > c->opts.max_reply) {
-			json_tokener_free(tok);
-			return sb_error_set(err, -EMSGSIZE, "%s: reply to '%s' longer than %zu bytes", c->label, command,
-					    c->opts.max_reply);
-		}
-		reply = json_tokener_parse_ex(tok, rj, (int)strlen(rj));
-		json_tokener_free(tok);
-		if (!reply)
-			return sb_error_set(err, -EBADMSG, "%s: reply to '%s' is not JSON", c->label, command);
+		char what[sizeof(c->label) + 160];
+		snprintf(what, sizeof(what), "%s (its reply to '%.100s')", c->label, command);
+		r = json_parse_bounded(rj, strlen(rj), c->opts.max_reply, c->opts.max_depth - 1, what, &reply, err);
+		if (r < 0)
+			return r;
 		r = take_reply(c, command, reply, ret, err);
 		json_object_put(reply);
 		return r;
