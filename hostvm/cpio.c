@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 
 #define CPIO_MAX_FILE (256u << 20)
@@ -112,6 +113,7 @@ int cpio_add_file(struct cpio *c, const char *name, mode_t perm, const char *pat
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t got = 0;
+	int r;
 
 	if (fd < 0)
 		return sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
@@ -119,18 +121,11 @@ int cpio_add_file(struct cpio *c, const char *name, mode_t perm, const char *pat
 		return sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > CPIO_MAX_FILE)
 		return sb_error_set(err, -EINVAL, "%s: not a regular file of at most 256 MiB", path);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return sb_error_set(err, n < 0 ? -errno : -EIO, "%s: %s", path,
-					    n < 0 ? strerror(errno) : "shrank while read");
-		got += (size_t)n;
-	}
+	r = read_full_fd(fd, CPIO_MAX_FILE, &buf, &got);
+	if (r == -EFBIG)
+		return sb_error_set(err, r, "%s: grew past 256 MiB while read", path);
+	if (r < 0)
+		return sb_error_set(err, r, "%s: %s", path, strerror(-r));
 	return cpio_add_data(c, name, perm, buf, got, err);
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 
 #define MAX_DEP_FILE (16u << 20)
@@ -68,21 +69,16 @@ void hostvm_modules_done(struct hostvm_modules *m)
 	*m = (struct hostvm_modules){};
 }
 
-static int read_text(const char *path, char **ret)
+/* A missing file is no error (*ret stays NULL): modules are then found by walking the tree. */
+static int read_text(const char *path, char **ret, struct sb_error *err)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
+	int r = read_full_file(path, MAX_DEP_FILE, ret, NULL, err);
 
-	if (!f)
-		return -errno;
-	buf = malloc(MAX_DEP_FILE + 1);
-	if (!buf)
-		return -ENOMEM;
-	n = fread(buf, 1, MAX_DEP_FILE, f);
-	buf[n] = '\0';
-	*ret = buf;
-	return 0;
+	if (r == -ENOENT) {
+		*ret = NULL;
+		return 0;
+	}
+	return r;
 }
 
 int hostvm_modules_dir(const char *given, const char *image, const char *release, char **ret, struct sb_error *err)
@@ -266,17 +262,18 @@ static int add_one(struct hostvm_modules *m, const char *dir, const char *dep, c
 	return *walk_found ? (have(m, name) ? 0 : push(m, dir, walk_found)) : -ENOENT;
 }
 
-static int read_tree(const char *dir, char **dep, char **builtin)
+static int read_tree(const char *dir, char **dep, char **builtin, struct sb_error *err)
 {
 	char path[PATH_MAX + 32];
+	int r;
 
 	if (!dir)
 		return 0;
 	snprintf(path, sizeof(path), "%s/modules.dep", dir);
-	read_text(path, dep);
+	if ((r = read_text(path, dep, err)) < 0)
+		return r;
 	snprintf(path, sizeof(path), "%s/modules.builtin", dir);
-	read_text(path, builtin);
-	return 0;
+	return read_text(path, builtin, err);
 }
 
 static int missing(const char *dir, const char *name, const char *why, struct sb_error *err)
@@ -294,7 +291,8 @@ int hostvm_modules_resolve(const char *dir, const char *vendor, struct hostvm_mo
 	int k;
 
 	snprintf(vendor_mod, sizeof(vendor_mod), "kvm_%s", vendor);
-	read_tree(dir, &dep, &builtin);
+	if ((k = read_tree(dir, &dep, &builtin, err)) < 0)
+		return k;
 	if (dir) {
 		m.dir = strdup(dir);
 		if (!m.dir)
@@ -324,7 +322,8 @@ int hostvm_modules_add(struct hostvm_modules *m, const char *name, const char *w
 	_cleanup_free_ char *dep = NULL, *builtin = NULL;
 	int k;
 
-	read_tree(m->dir, &dep, &builtin);
+	if ((k = read_tree(m->dir, &dep, &builtin, err)) < 0)
+		return k;
 	k = add_one(m, m->dir, dep, builtin, name);
 	if (k == -ENOMEM)
 		return sb_error_set(err, k, "out of memory");

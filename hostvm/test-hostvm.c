@@ -43,6 +43,12 @@ static void test_cpio(void)
 	CHECK(cpio_add_chardev(c, "dev/console", 0600, 5, 1, &err) == 0);
 	CHECK(cpio_add_data(c, "init", 0755, "hello", 5, &err) == 0);
 	CHECK(cpio_add_data(c, "/abs", 0644, "x", 1, &err) == -EINVAL);
+	snprintf(path, sizeof(path), "%s/file-in", dir);
+	write_file(path, "from a file", 11);
+	CHECK(cpio_add_file(c, "etc/f", 0644, path, &err) == 0);
+	CHECK(cpio_add_file(c, "etc/d", 0644, dir, &err) == -EINVAL && strstr(err.msg, dir));
+	snprintf(path, sizeof(path), "%s/no-such-file", dir);
+	CHECK(cpio_add_file(c, "etc/n", 0644, path, &err) == -ENOENT && strstr(err.msg, "no-such-file"));
 	CHECK(cpio_finish(c, &err) == 0);
 	CHECK(cpio_add_dir(c, "late", 0755, &err) == -EINVAL);
 	cpio_free(c);
@@ -61,6 +67,7 @@ static void test_cpio(void)
 	CHECK(!memcmp(buf + 116 + 78, "00000005", 8));
 	CHECK(!memcmp(buf + 116 + 86, "00000001", 8));
 	CHECK(memmem(buf, sizeof(buf), "hello", 5));
+	CHECK(memmem(buf, sizeof(buf), "from a file", 11));
 	CHECK(memmem(buf, sizeof(buf), "TRAILER!!!", 10));
 }
 
@@ -158,6 +165,12 @@ static void test_modules(void)
 	write_file(path, "virtio_pci.ko:\n", 15);
 	CHECK(hostvm_modules_resolve(tree, "amd", &m, &err) == -ENOENT);
 	CHECK_MSG(strstr(err.msg, "CONFIG_"), "%s", err.msg);
+
+	/* a modules.dep that cannot be read is named, not taken for an empty one */
+	CHECK(unlink(path) == 0 && mkdir(path, 0755) == 0);
+	CHECK(hostvm_modules_resolve(tree, "amd", &m, &err) < 0);
+	CHECK_MSG(strstr(err.msg, "modules.dep") && strstr(err.msg, "directory"), "%s", err.msg);
+	CHECK(rmdir(path) == 0);
 }
 
 static void test_argv(void)
