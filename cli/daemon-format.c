@@ -7,12 +7,15 @@
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "client.h"
 #include "compare.h"
 #include "daemon-format.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "report.h"
 #include "timing.h"
 
@@ -90,7 +93,7 @@ static double num_of(struct json_object *st, const char *key)
  * a time figure with its own unit, 19.8µs; the median alone when every value
  * is the same, or for one value); "n/a" without a median, "" for NULL.
  */
-static void fmt_stat(struct json_object *st, const char *metric, char *buf, size_t len)
+static void fmt_stat(struct json_object *st, const char *metric, bool compact, char *buf, size_t len)
 {
 	double med = num_of(st, "median");
 	struct compare_metric m = { .name = (char *)metric, .unit = (char *)"" };
@@ -104,7 +107,20 @@ static void fmt_stat(struct json_object *st, const char *metric, char *buf, size
 		m.arm[0].s.min = num_of(st, "min");
 		m.arm[0].s.max = num_of(st, "max");
 	}
-	compare_format_side(&m, 0, false, output_ascii(), buf, len);
+	compare_format_side(&m, 0, compact, output_ascii(), buf, len);
+}
+
+size_t output_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	uint64_t v;
+
+	if (env && parse_uint64(env, 20, 10000, &v, NULL) >= 0)
+		return (size_t)v;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return COMPARE_TEXT_WIDTH_DEFAULT;
 }
 
 bool output_ascii(void)
@@ -127,61 +143,124 @@ static void print_padded(FILE *out, const char *s, size_t width)
 }
 
 #define ARM_TABLE_MAX_WINDOWS 3
+#define ARM_TABLE_CELL 80
+#define EMULATED_MARK "  emulated"
 
-void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
-		       size_t n_windows, bool emulated)
+/* An arm table's cells and column widths in one layout (compact numbers or not, one line per row or two). */
+struct arm_table {
+	char cell[ARRAY_SIZE(metric_rows)][ARM_TABLE_MAX_WINDOWS][ARM_TABLE_CELL];
+	char range[ARRAY_SIZE(metric_rows)][ARM_TABLE_MAX_WINDOWS][ARM_TABLE_CELL]; /* two lines: "(min max)" */
+	char label[ARRAY_SIZE(metric_rows)][64];
+	bool shown[ARRAY_SIZE(metric_rows)], mark[ARRAY_SIZE(metric_rows)];
+	size_t wlabel, wcol[ARM_TABLE_MAX_WINDOWS], n_windows;
+};
+
+/* Fills t for one layout; returns the width of its widest line. */
+static size_t arm_table_fill(struct arm_table *t, struct json_object *arm, const char *const *windows,
+			     const char *const *titles, bool emulated, bool compact, bool two_lines)
 {
-	char cell[ARRAY_SIZE(metric_rows)][ARM_TABLE_MAX_WINDOWS][80], label[ARRAY_SIZE(metric_rows)][64];
-	bool shown[ARRAY_SIZE(metric_rows)] = { false };
-	size_t wlabel = 20, wcol[ARM_TABLE_MAX_WINDOWS] = { 0 };
+	size_t total, n = t->n_windows;
+	bool any_mark = false;
 
-	if (n_windows > ARM_TABLE_MAX_WINDOWS)
-		n_windows = ARM_TABLE_MAX_WINDOWS;
-	for (size_t w = 0; w < n_windows; w++)
-		wcol[w] = strlen(titles[w]);
+	t->wlabel = 20;
+	for (size_t w = 0; w < n; w++)
+		t->wcol[w] = compare_text_width(titles[w]);
 	for (size_t i = 0; i < n_metric_rows; i++) {
-		struct json_object *st[ARM_TABLE_MAX_WINDOWS];
-
 		bool here = !metric_rows[i].window;
 
-		for (size_t w = 0; w < n_windows; w++)
+		t->shown[i] = false;
+		for (size_t w = 0; w < n; w++)
 			here |= metric_rows[i].window && !strcmp(windows[w], metric_rows[i].window);
-		for (size_t w = 0; w < n_windows; w++) {
-			st[w] = client_get(arm, "windows", windows[w], metric_rows[i].metric);
-			shown[i] |= st[w] != NULL && here;
-		}
 		/* a time metric's figures each carry their unit, as compare's do: its label has none */
 		struct compare_scale sc = compare_time_scale(metric_rows[i].metric, NULL, 1);
 		const char *paren = strstr(metric_rows[i].label, " (");
 		if (sc.unit && paren)
-			snprintf(label[i], sizeof(label[i]), "%.*s", (int)(paren - metric_rows[i].label), metric_rows[i].label);
+			snprintf(t->label[i], sizeof(t->label[i]), "%.*s", (int)(paren - metric_rows[i].label),
+				 metric_rows[i].label);
 		else
-			snprintf(label[i], sizeof(label[i]), "%s", metric_rows[i].label);
-		for (size_t w = 0; w < n_windows; w++) {
-			fmt_stat(st[w], metric_rows[i].metric, cell[i][w], sizeof(cell[i][w]));
-			if (shown[i])
-				wcol[w] = wcol[w] > compare_text_width(cell[i][w]) ? wcol[w] : compare_text_width(cell[i][w]);
+			snprintf(t->label[i], sizeof(t->label[i]), "%s", metric_rows[i].label);
+		for (size_t w = 0; w < n; w++) {
+			struct json_object *st = client_get(arm, "windows", windows[w], metric_rows[i].metric);
+			char *cut;
+
+			t->shown[i] |= st != NULL && here;
+			fmt_stat(st, metric_rows[i].metric, compact, t->cell[i][w], sizeof(t->cell[i][w]));
+			t->range[i][w][0] = '\0';
+			if (two_lines && (cut = strstr(t->cell[i][w], " ("))) {
+				snprintf(t->range[i][w], sizeof(t->range[i][w]), "%s", cut + 1);
+				*cut = '\0';
+			}
 		}
-		if (shown[i] && compare_text_width(label[i]) > wlabel)
-			wlabel = compare_text_width(label[i]);
+		if (!t->shown[i])
+			continue;
+		t->mark[i] = emulated && report_metric_time_based(metric_rows[i].metric, NULL);
+		any_mark |= t->mark[i];
+		if (compare_text_width(t->label[i]) > t->wlabel)
+			t->wlabel = compare_text_width(t->label[i]);
+		for (size_t w = 0; w < n; w++) {
+			size_t cw = compare_text_width(t->cell[i][w]), rw = compare_text_width(t->range[i][w]);
+			cw = cw > rw ? cw : rw;
+			t->wcol[w] = t->wcol[w] > cw ? t->wcol[w] : cw;
+		}
 	}
-	fprintf(out, "  %-*s", (int)wlabel, "");
-	for (size_t w = 0; w < n_windows; w++)
-		fprintf(out, "  %-*s", w + 1 < n_windows ? (int)wcol[w] : 0, titles[w]);
+	/* two lines: the mark is in the label's column of the second line; else it ends the first */
+	total = 2 + t->wlabel + (any_mark && !two_lines ? strlen(EMULATED_MARK) : 0);
+	for (size_t w = 0; w < n; w++)
+		total += 2 + t->wcol[w];
+	return total;
+}
+
+void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
+		       size_t n_windows, bool emulated, size_t width)
+{
+	static const struct {
+		bool compact, two_lines;
+	} layouts[] = { { false, false }, { true, false }, { true, true } };
+	_cleanup_free_ struct arm_table *t = calloc(1, sizeof(*t));
+	size_t l = 0;
+
+	if (!t)
+		return;
+	t->n_windows = n_windows > ARM_TABLE_MAX_WINDOWS ? ARM_TABLE_MAX_WINDOWS : n_windows;
+	/* full digits on one line when they fit; else 950k, 1.00M; else min and max on a line of their own */
+	while (arm_table_fill(t, arm, windows, titles, emulated, layouts[l].compact, layouts[l].two_lines) > width &&
+	       width && l + 1 < ARRAY_SIZE(layouts))
+		l++;
+	fprintf(out, "  %-*s", (int)t->wlabel, "");
+	for (size_t w = 0; w < t->n_windows; w++)
+		fprintf(out, "  %-*s", w + 1 < t->n_windows ? (int)t->wcol[w] : 0, titles[w]);
 	fprintf(out, "\n");
 	for (size_t i = 0; i < n_metric_rows; i++) {
-		if (!shown[i])
+		if (!t->shown[i])
 			continue;
 		fprintf(out, "  ");
-		print_padded(out, label[i], wlabel);
-		bool mark = emulated && report_metric_time_based(metric_rows[i].metric, NULL);
-		for (size_t w = 0; w < n_windows; w++)
-		{
+		print_padded(out, t->label[i], t->wlabel);
+		/* no blanks at the end of a line: cells up to the last that has text, padded only before more */
+		bool end_mark = t->mark[i] && !layouts[l].two_lines;
+		size_t end = 0;
+		for (size_t w = 0; w < t->n_windows; w++)
+			if (t->cell[i][w][0] || end_mark)
+				end = w + 1;
+		for (size_t w = 0; w < end; w++) {
 			fprintf(out, "  ");
-			print_padded(out, cell[i][w], w + 1 < n_windows || mark ? wcol[w] : 0);
+			print_padded(out, t->cell[i][w], w + 1 < end || end_mark ? t->wcol[w] : 0);
 		}
 		/* a time, rate or latency under TCG: the emulator's (reports/timing.h) */
-		fprintf(out, "%s\n", mark ? "  emulated" : "");
+		bool two = layouts[l].two_lines;
+		fprintf(out, "%s\n", end_mark ? EMULATED_MARK : "");
+		size_t last = SIZE_MAX;
+		for (size_t w = 0; two && w < t->n_windows; w++)
+			if (t->range[i][w][0])
+				last = w;
+		if (!two || (last == SIZE_MAX && !t->mark[i]))
+			continue;
+		fprintf(out, "  ");
+		print_padded(out, t->mark[i] ? "  emulated" : "", last == SIZE_MAX ? 0 : t->wlabel);
+		for (size_t w = 0; last != SIZE_MAX && w <= last; w++) {
+			fprintf(out, "  ");
+			print_padded(out, t->range[i][w], w < last ? t->wcol[w] : 0);
+		}
+		fprintf(out, "\n");
 	}
 }
 

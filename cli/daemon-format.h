@@ -34,13 +34,23 @@ extern const size_t n_metric_rows;
  * max)" as snapbench compare writes it (the median alone for one
  * repetition), time metrics in one unit per row (ns, µs, ms or s). With
  * emulated (the arm ran under TCG, reports/timing.h), the rows of times,
- * rates and latencies end in "emulated".
+ * rates and latencies end in "emulated". It fits width columns as compare's
+ * table does: full digits when they fit, else numbers of 10,000 and more as
+ * 950k, 1.00M, else each row's (min max) on a line under its median; width
+ * 0: full digits, however wide.
  */
+void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
+		       size_t n_windows, bool emulated, size_t width);
+
+/*
+ * The width text tables on stdout fit: $COLUMNS when set (what a shell
+ * exports, and what a script sets for a fixed width), else the terminal's,
+ * else 80: tables are pasted into mail and cover letters.
+ */
+size_t output_width(void);
+
 /* Whether the terminal's characters are not UTF-8 (LC_ALL=C): then "µs" is written "us". */
 bool output_ascii(void);
-
-void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
-		       size_t n_windows, bool emulated);
 
 /*
  * "[41.2s  31%] rep 2/6 base: snapshot pf/s 12  tlb/s 3  inval/s 812  ops/s 1.2M  snapshot 40%";

@@ -370,24 +370,6 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 	return 0;
 }
 
-/*
- * The width the text table on stdout fits: $COLUMNS when set (what a shell
- * exports, and what a script sets for a fixed width), else the terminal's,
- * else 80: the table is pasted into mail and cover letters.
- */
-static size_t output_width(void)
-{
-	const char *env = getenv("COLUMNS");
-	struct winsize ws;
-	uint64_t v;
-
-	if (env && parse_uint64(env, 20, 10000, &v, NULL) >= 0)
-		return (size_t)v;
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
-		return ws.ws_col;
-	return COMPARE_TEXT_WIDTH_DEFAULT;
-}
-
 static int write_file(const char *dir, const char *name, const char *text)
 {
 	_cleanup_free_ char *path = NULL;

@@ -244,7 +244,7 @@ static void print_report(struct json_object *report)
 		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
 		struct report_timing timing;
 		report_timing_of(report, client_get_string(arm, "label", NULL), &timing);
-		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows), timing.emulated);
+		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows), timing.emulated, output_width());
 		print_unavailable(stdout, report, arm);
 	}
 	if (reps && json_object_array_length(reps)) {

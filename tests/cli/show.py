@@ -157,13 +157,18 @@ def check_emulated(text, what, time_rows, count_rows):
     """A run under TCG (here: kernel arms whose host VMs ran under TCG, a report written before accel): said
     once, and each row of a time, a rate or a latency ends in "emulated", a count's does not."""
     check("\n  timing emulated: " in text, "%s: no 'timing emulated' line:\n%s" % (what, text))
-    lines = text.splitlines()
+    lines = text.splitlines() + [""]
+
+    def marked(i):
+        # at the row's end, or (the table in two lines a row, within 80 columns) heading its second line
+        return lines[i].endswith("  emulated") or lines[i + 1].startswith("    emulated")
+
     for label in time_rows:
-        rows = [ln for ln in lines if ln.startswith("  " + label + " ")]
-        check(rows and all(ln.endswith("  emulated") for ln in rows), "%s: %r rows %r" % (what, label, rows))
+        rows = [i for i, ln in enumerate(lines) if ln.startswith("  " + label + " ")]
+        check(rows and all(marked(i) for i in rows), "%s: %r rows %r" % (what, label, [lines[i] for i in rows]))
     for label in count_rows:
-        rows = [ln for ln in lines if ln.startswith("  " + label)]
-        check(rows and not any(ln.endswith("emulated") for ln in rows), "%s: %r rows %r" % (what, label, rows))
+        rows = [i for i, ln in enumerate(lines) if ln.startswith("  " + label)]
+        check(rows and not any(marked(i) for i in rows), "%s: %r rows %r" % (what, label, [lines[i] for i in rows]))
 
 
 def check_numa(text, report, summary):
