@@ -20,13 +20,15 @@
 #include "export.h"
 #include "export-private.h"
 #include "timing.h"
+#include "json-build.h"
 #include "json-util.h"
 
-/* What the builders need: the origin, and an out-of-memory latch (a NULL a
- * builder returns is "no such field", not a failure). */
+/* What the builders need: the origin, and common's JSON builder with its
+ * out-of-memory latch (a NULL a builder returns is "no such field", not a
+ * failure: jb_put() and jb_push_some() leave it out). */
 struct kcidb {
 	const char *origin;
-	bool oom;
+	struct json_build jb;
 };
 
 bool export_kcidb_origin_valid(const char *origin)
@@ -39,23 +41,6 @@ bool export_kcidb_origin_valid(const char *origin)
 	return true;
 }
 
-static struct json_object *oom_check(struct kcidb *k, struct json_object *o)
-{
-	if (!o)
-		k->oom = true;
-	return o;
-}
-
-static struct json_object *obj(struct kcidb *k)
-{
-	return oom_check(k, json_object_new_object());
-}
-
-static struct json_object *arr(struct kcidb *k)
-{
-	return oom_check(k, json_object_new_array());
-}
-
 /* s as exports write text (controls and bytes that are not UTF-8 as '?'); NULL for NULL. */
 static struct json_object *text(struct kcidb *k, const char *s)
 {
@@ -65,14 +50,14 @@ static struct json_object *text(struct kcidb *k, const char *s)
 	if (!s)
 		return NULL;
 	if (export_text_unchanged(s, EXPORT_ESCAPE_NONE)) /* most text: no copy to make first */
-		return oom_check(k, json_object_new_string(s));
+		return jb_check(&k->jb, json_object_new_string(s));
 	export_append_text(&b, s, EXPORT_ESCAPE_NONE);
 	t = strbuf_steal(&b);
 	if (!t) {
-		k->oom = true;
+		k->jb.oom = true;
 		return NULL;
 	}
-	return oom_check(k, json_object_new_string(t));
+	return jb_check(&k->jb, json_object_new_string(t));
 }
 
 /* The shortest form that reads back to the same double; NULL (no field) for NAN and infinities. */
@@ -83,49 +68,7 @@ static struct json_object *num(struct kcidb *k, double v)
 	if (!isfinite(v))
 		return NULL;
 	export_format_number(v, buf);
-	return oom_check(k, json_object_new_double_s(v == 0 ? 0 : v, buf));
-}
-
-static struct json_object *count(struct kcidb *k, int64_t n)
-{
-	return oom_check(k, json_object_new_int64(n));
-}
-
-static void put_flags(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v, unsigned flags)
-{
-	if (!o || !v) {
-		json_object_put(v);
-		return;
-	}
-	if (json_object_object_add_ex(o, key, v, flags) < 0) {
-		k->oom = true;
-		json_object_put(v);
-	}
-}
-
-/* o[key] = v for a key that outlives o (a string literal: not copied); a
- * NULL v (no such field) or o (out of memory before) adds nothing. Takes v. */
-static void put(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v)
-{
-	put_flags(k, o, key, v, JSON_C_OBJECT_ADD_CONSTANT_KEY);
-}
-
-/* put() for a key o must copy. */
-static void put_copy(struct kcidb *k, struct json_object *o, const char *key, struct json_object *v)
-{
-	put_flags(k, o, key, v, 0);
-}
-
-static void push(struct kcidb *k, struct json_object *a, struct json_object *v)
-{
-	if (!a || !v) {
-		json_object_put(v);
-		return;
-	}
-	if (json_object_array_add(a, v) < 0) {
-		k->oom = true;
-		json_object_put(v);
-	}
+	return jb_check(&k->jb, json_object_new_double_s(v == 0 ? 0 : v, buf));
 }
 
 /* A copy of a report's JSON as KCIDB may hold it: no nulls (the schema has
@@ -136,9 +79,9 @@ static struct json_object *copy(struct kcidb *k, struct json_object *v, int dept
 
 	switch (json_object_get_type(v)) {
 	case json_type_boolean:
-		return oom_check(k, json_object_new_boolean(json_object_get_boolean(v)));
+		return jb_check(&k->jb, json_object_new_boolean(json_object_get_boolean(v)));
 	case json_type_int:
-		return count(k, json_object_get_int64(v));
+		return jb_i64(&k->jb, json_object_get_int64(v));
 	case json_type_double:
 		return num(k, json_object_get_double(v));
 	case json_type_string:
@@ -146,7 +89,7 @@ static struct json_object *copy(struct kcidb *k, struct json_object *v, int dept
 	case json_type_object:
 		if (depth <= 0)
 			return NULL;
-		o = obj(k);
+		o = jb_obj(&k->jb);
 		json_object_object_foreach(v, key, member) {
 			_cleanup_strbuf_ struct strbuf b = {};
 			_cleanup_free_ char *escaped = NULL;
@@ -156,19 +99,19 @@ static struct json_object *copy(struct kcidb *k, struct json_object *v, int dept
 				export_append_text(&b, key, EXPORT_ESCAPE_NONE);
 				name = escaped = strbuf_steal(&b);
 				if (!name) {
-					k->oom = true;
+					k->jb.oom = true;
 					continue;
 				}
 			}
-			put_copy(k, o, name, copy(k, member, depth - 1));
+			jb_put(&k->jb, o, name, copy(k, member, depth - 1));
 		}
 		return o;
 	case json_type_array:
 		if (depth <= 0)
 			return NULL;
-		o = arr(k);
+		o = jb_arr(&k->jb);
 		for (size_t i = 0; i < json_object_array_length(v); i++)
-			push(k, o, copy(k, json_object_array_get_idx(v, i), depth - 1));
+			jb_push_some(&k->jb, o, copy(k, json_object_array_get_idx(v, i), depth - 1));
 		return o;
 	default: /* null */
 		return NULL;
@@ -191,7 +134,7 @@ static struct json_object *id_new(struct kcidb *k, const char *fmt, ...)
 	va_end(ap);
 	raw = strbuf_steal(&b);
 	if (!raw) {
-		k->oom = true;
+		k->jb.oom = true;
 		return NULL;
 	}
 	return text(k, raw);
@@ -239,7 +182,7 @@ static struct json_object *path_new(struct kcidb *k, const char *scenario, const
 		_cleanup_free_ char *part = strndup(p, dot ? (size_t)(dot - p) : strlen(p));
 
 		if (!part) {
-			k->oom = true;
+			k->jb.oom = true;
 			return NULL;
 		}
 		strbuf_append(&b, ".");
@@ -248,10 +191,10 @@ static struct json_object *path_new(struct kcidb *k, const char *scenario, const
 	}
 	t = strbuf_steal(&b);
 	if (!t) {
-		k->oom = true;
+		k->jb.oom = true;
 		return NULL;
 	}
-	return oom_check(k, json_object_new_string(t));
+	return jb_check(&k->jb, json_object_new_string(t));
 }
 
 /* A report's "YYYY-MM-DDTHH:MM:SSZ" as seconds since the epoch; NAN when it is not one. */
@@ -282,15 +225,15 @@ static struct json_object *timestamp_new(struct kcidb *k, double t)
 		snprintf(buf, sizeof(buf), "%s.%03lldZ", day, ms);
 	else
 		snprintf(buf, sizeof(buf), "%sZ", day);
-	return oom_check(k, json_object_new_string(buf));
+	return jb_check(&k->jb, json_object_new_string(buf));
 }
 
 static struct json_object *version_new(struct kcidb *k)
 {
-	struct json_object *v = obj(k);
+	struct json_object *v = jb_obj(&k->jb);
 
-	put(k, v, "major", count(k, EXPORT_KCIDB_MAJOR));
-	put(k, v, "minor", count(k, EXPORT_KCIDB_MINOR));
+	jb_put(&k->jb, v, "major", jb_i64(&k->jb, EXPORT_KCIDB_MAJOR));
+	jb_put(&k->jb, v, "minor", jb_i64(&k->jb, EXPORT_KCIDB_MINOR));
 	return v;
 }
 
@@ -318,25 +261,25 @@ static struct json_object *kernel_new(struct kcidb *k, struct json_object *repor
 
 	if (json_object_is_type(own, json_type_object)) {
 		o = copy(k, own, COPY_DEPTH);
-		put(k, o, "runs_on", text(k, "host VM"));
+		jb_put(&k->jb, o, "runs_on", text(k, "host VM"));
 		return o;
 	}
-	o = obj(k);
-	put(k, o, "release", text(k, json_lookup_string(host, "kernel_release")));
-	put(k, o, "version", text(k, json_lookup_string(host, "kernel_version")));
-	put(k, o, "cmdline", text(k, json_lookup_string(host, "cmdline")));
-	put(k, o, "runs_on", text(k, "host"));
+	o = jb_obj(&k->jb);
+	jb_put(&k->jb, o, "release", text(k, json_lookup_string(host, "kernel_release")));
+	jb_put(&k->jb, o, "version", text(k, json_lookup_string(host, "kernel_version")));
+	jb_put(&k->jb, o, "cmdline", text(k, json_lookup_string(host, "cmdline")));
+	jb_put(&k->jb, o, "runs_on", text(k, "host"));
 	return o;
 }
 
 /* environment: {"misc": {"host": the report's host, "kernel": kernel_new()}}. */
 static struct json_object *environment_new(struct kcidb *k, struct json_object *report, const char *label)
 {
-	struct json_object *env = obj(k), *misc = obj(k);
+	struct json_object *env = jb_obj(&k->jb), *misc = jb_obj(&k->jb);
 
-	put(k, misc, "host", copy(k, json_lookup(report, "host"), COPY_DEPTH));
-	put(k, misc, "kernel", kernel_new(k, report, label));
-	put(k, env, "misc", misc);
+	jb_put(&k->jb, misc, "host", copy(k, json_lookup(report, "host"), COPY_DEPTH));
+	jb_put(&k->jb, misc, "kernel", kernel_new(k, report, label));
+	jb_put(&k->jb, env, "misc", misc);
 	return env;
 }
 
@@ -344,33 +287,33 @@ static struct json_object *environment_new(struct kcidb *k, struct json_object *
 static void add_build(struct kcidb *k, struct json_object *doc, const char *key, struct json_object *report,
 		      const char *label, const char *comment, struct json_object *misc)
 {
-	struct json_object *checkout = obj(k), *build = obj(k);
+	struct json_object *checkout = jb_obj(&k->jb), *build = jb_obj(&k->jb);
 
-	put(k, checkout, "id", id_new(k, "%s", key));
-	put(k, checkout, "origin", text(k, k->origin));
-	put(k, checkout, "comment", text(k, comment));
-	struct json_object *cmisc = obj(k);
-	put(k, cmisc, "kernel", kernel_new(k, report, label));
-	put(k, checkout, "misc", cmisc);
-	push(k, json_lookup(doc, "checkouts"), checkout);
+	jb_put(&k->jb, checkout, "id", id_new(k, "%s", key));
+	jb_put(&k->jb, checkout, "origin", text(k, k->origin));
+	jb_put(&k->jb, checkout, "comment", text(k, comment));
+	struct json_object *cmisc = jb_obj(&k->jb);
+	jb_put(&k->jb, cmisc, "kernel", kernel_new(k, report, label));
+	jb_put(&k->jb, checkout, "misc", cmisc);
+	jb_push_some(&k->jb, json_lookup(doc, "checkouts"), checkout);
 
-	put(k, build, "id", id_new(k, "%s", key));
-	put(k, build, "checkout_id", id_new(k, "%s", key));
-	put(k, build, "origin", text(k, k->origin));
-	put(k, build, "comment", text(k, comment));
-	put(k, misc, "kernel", kernel_new(k, report, label));
-	put(k, build, "misc", misc);
-	push(k, json_lookup(doc, "builds"), build);
+	jb_put(&k->jb, build, "id", id_new(k, "%s", key));
+	jb_put(&k->jb, build, "checkout_id", id_new(k, "%s", key));
+	jb_put(&k->jb, build, "origin", text(k, k->origin));
+	jb_put(&k->jb, build, "comment", text(k, comment));
+	jb_put(&k->jb, misc, "kernel", kernel_new(k, report, label));
+	jb_put(&k->jb, build, "misc", misc);
+	jb_push_some(&k->jb, json_lookup(doc, "builds"), build);
 }
 
 static struct json_object *document_new(struct kcidb *k)
 {
-	struct json_object *doc = obj(k);
+	struct json_object *doc = jb_obj(&k->jb);
 
-	put(k, doc, "version", version_new(k));
-	put(k, doc, "checkouts", arr(k));
-	put(k, doc, "builds", arr(k));
-	put(k, doc, "tests", arr(k));
+	jb_put(&k->jb, doc, "version", version_new(k));
+	jb_put(&k->jb, doc, "checkouts", jb_arr(&k->jb));
+	jb_put(&k->jb, doc, "builds", jb_arr(&k->jb));
+	jb_put(&k->jb, doc, "tests", jb_arr(&k->jb));
 	return doc;
 }
 
@@ -379,7 +322,7 @@ static int document_text(struct kcidb *k, struct json_object *doc, char **ret)
 	const char *s;
 	size_t len;
 
-	if (k->oom || !doc)
+	if (k->jb.oom || !doc)
 		return -ENOMEM;
 	s = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 							   JSON_C_TO_STRING_NOSLASHESCAPE, &len);
@@ -429,45 +372,45 @@ static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *
 {
 	struct run_ctx *c = rc->c;
 	struct kcidb *k = c->k;
-	struct json_object *t = obj(k), *misc = obj(k);
+	struct json_object *t = jb_obj(&k->jb), *misc = jb_obj(&k->jb);
 	bool measured = isfinite(f->value);
 	const char *why = f->why ? f->why : "not measured";
 
-	put(k, t, "id", id_new(k, "%s/%lld/%s/%s", c->id, rc->index, f->window, f->name));
-	put(k, t, "build_id", json_object_get(rc->build_id));
-	put(k, t, "origin", text(k, k->origin));
-	put(k, t, "path", path_new(k, c->scenario, NULL, f->window, f->name));
-	put(k, t, "status", text(k, measured ? "DONE" : "SKIP"));
+	jb_put(&k->jb, t, "id", id_new(k, "%s/%lld/%s/%s", c->id, rc->index, f->window, f->name));
+	jb_put(&k->jb, t, "build_id", json_object_get(rc->build_id));
+	jb_put(&k->jb, t, "origin", text(k, k->origin));
+	jb_put(&k->jb, t, "path", path_new(k, c->scenario, NULL, f->window, f->name));
+	jb_put(&k->jb, t, "status", text(k, measured ? "DONE" : "SKIP"));
 	if (measured) {
-		struct json_object *number = obj(k);
-		put(k, number, "value", num(k, f->value));
+		struct json_object *number = jb_obj(&k->jb);
+		jb_put(&k->jb, number, "value", num(k, f->value));
 		if (f->unit[0] && strcmp(f->unit, "1"))
-			put(k, number, "unit", text(k, f->unit));
-		put(k, t, "number", number);
+			jb_put(&k->jb, number, "unit", text(k, f->unit));
+		jb_put(&k->jb, t, "number", number);
 	} else {
-		put(k, t, "comment", text(k, why));
+		jb_put(&k->jb, t, "comment", text(k, why));
 	}
 	if (isfinite(f->start_s))
-		put(k, t, "start_time", timestamp_new(k, rc->started + f->start_s));
+		jb_put(&k->jb, t, "start_time", timestamp_new(k, rc->started + f->start_s));
 	if (isfinite(f->duration_s))
-		put(k, t, "duration", num(k, f->duration_s));
+		jb_put(&k->jb, t, "duration", num(k, f->duration_s));
 	/* no environment: the host and the kernel are the repetition's test's and the build's, written once
 	 * there instead of in each of a run's hundreds of figures (1.6 MB for one 5-repetition run before) */
-	put(k, misc, "run", text(k, c->id));
-	put(k, misc, "arm", text(k, json_lookup_string(rc->rep, "arm")));
-	put(k, misc, "repetition", count(k, rc->index));
-	put(k, misc, "window", text(k, f->window));
+	jb_put(&k->jb, misc, "run", text(k, c->id));
+	jb_put(&k->jb, misc, "arm", text(k, json_lookup_string(rc->rep, "arm")));
+	jb_put(&k->jb, misc, "repetition", jb_i64(&k->jb, rc->index));
+	jb_put(&k->jb, misc, "window", text(k, f->window));
 	if (f->pass >= 0)
-		put(k, misc, "pass", count(k, f->pass));
-	put(k, misc, "metric", text(k, f->name));
-	put(k, misc, "unit", text(k, f->unit));
-	put(k, misc, "better", text(k, f->better));
+		jb_put(&k->jb, misc, "pass", jb_i64(&k->jb, f->pass));
+	jb_put(&k->jb, misc, "metric", text(k, f->name));
+	jb_put(&k->jb, misc, "unit", text(k, f->unit));
+	jb_put(&k->jb, misc, "better", text(k, f->better));
 	if (!measured)
-		put(k, misc, "unavailable", text(k, why));
+		jb_put(&k->jb, misc, "unavailable", text(k, why));
 	if (rc->emulated && report_metric_time_based(f->name, f->unit))
-		put(k, misc, "emulated", json_object_new_boolean(true));
-	put(k, t, "misc", misc);
-	push(k, c->tests, t);
+		jb_put(&k->jb, misc, "emulated", json_object_new_boolean(true));
+	jb_put(&k->jb, t, "misc", misc);
+	jb_push_some(&k->jb, c->tests, t);
 }
 
 /* A migration figure's test: snapbench.SCENARIO.migration.pass.N.FIELD, over the pass (postcopy: the window). */
@@ -527,27 +470,27 @@ static void add_repetition(struct run_ctx *c, struct json_object *rep)
 	long long index = (long long)json_object_get_int64(json_lookup(rep, "index"));
 	double started = timestamp_parse(json_lookup_string(rep, "started"));
 	double finished = timestamp_parse(json_lookup_string(rep, "finished"));
-	struct json_object *t = obj(k), *misc = obj(k);
+	struct json_object *t = jb_obj(&k->jb), *misc = jb_obj(&k->jb);
 	_cleanup_json_ struct json_object *build_id = id_new(k, "%s/%s", c->id, arm ? arm : "");
 	_cleanup_json_ struct json_object *env = environment_new(k, c->report, arm);
 
-	put(k, t, "id", id_new(k, "%s/%lld", c->id, index));
-	put(k, t, "build_id", json_object_get(build_id));
-	put(k, t, "origin", text(k, k->origin));
-	put(k, t, "path", path_new(k, c->scenario, NULL, NULL, NULL));
-	put(k, t, "status", text(k, repetition_status(state)));
-	put(k, t, "log_excerpt", text(k, json_lookup_string(error, "message")));
-	put(k, t, "start_time", timestamp_new(k, started));
+	jb_put(&k->jb, t, "id", id_new(k, "%s/%lld", c->id, index));
+	jb_put(&k->jb, t, "build_id", json_object_get(build_id));
+	jb_put(&k->jb, t, "origin", text(k, k->origin));
+	jb_put(&k->jb, t, "path", path_new(k, c->scenario, NULL, NULL, NULL));
+	jb_put(&k->jb, t, "status", text(k, repetition_status(state)));
+	jb_put(&k->jb, t, "log_excerpt", text(k, json_lookup_string(error, "message")));
+	jb_put(&k->jb, t, "start_time", timestamp_new(k, started));
 	if (finished >= started)
-		put(k, t, "duration", num(k, finished - started));
-	put(k, t, "environment", json_object_get(env));
-	put(k, misc, "run", text(k, c->id));
-	put(k, misc, "arm", text(k, arm));
-	put(k, misc, "repetition", count(k, index));
-	put(k, misc, "state", text(k, state));
-	put(k, misc, "error", copy(k, error, COPY_DEPTH));
-	put(k, t, "misc", misc);
-	push(k, c->tests, t);
+		jb_put(&k->jb, t, "duration", num(k, finished - started));
+	jb_put(&k->jb, t, "environment", json_object_get(env));
+	jb_put(&k->jb, misc, "run", text(k, c->id));
+	jb_put(&k->jb, misc, "arm", text(k, arm));
+	jb_put(&k->jb, misc, "repetition", jb_i64(&k->jb, index));
+	jb_put(&k->jb, misc, "state", text(k, state));
+	jb_put(&k->jb, misc, "error", copy(k, error, COPY_DEPTH));
+	jb_put(&k->jb, t, "misc", misc);
+	jb_push_some(&k->jb, c->tests, t);
 	add_window_tests(c, rep, index, build_id, env, isfinite(started) ? started : NAN);
 }
 
@@ -595,20 +538,20 @@ int export_report_kcidb(struct json_object *report, const char *origin, char **r
 	}
 	for (size_t i = 0; i < n_labels; i++) {
 		_cleanup_free_ char *key = NULL, *comment = NULL;
-		struct json_object *misc = obj(&k);
+		struct json_object *misc = jb_obj(&k.jb);
 
 		if (asprintf(&key, "%s/%s", id, labels[i]) < 0 ||
 		    asprintf(&comment, "the kernel of arm \"%s\" in snapbench run %s", labels[i], id) < 0) {
 			json_object_put(misc);
 			return sb_error_set(err, -ENOMEM, "out of memory writing the KCIDB JSON of run %s", id);
 		}
-		put(&k, misc, "run", text(&k, id));
-		put(&k, misc, "arm", text(&k, labels[i]));
-		put(&k, misc, "knobs", copy(&k, json_lookup(report_arm(report, labels[i]), "knobs"), COPY_DEPTH));
+		jb_put(&k.jb, misc, "run", text(&k, id));
+		jb_put(&k.jb, misc, "arm", text(&k, labels[i]));
+		jb_put(&k.jb, misc, "knobs", copy(&k, json_lookup(report_arm(report, labels[i]), "knobs"), COPY_DEPTH));
 		struct report_timing timing;
 		report_timing_of(report, labels[i], &timing);
-		put(&k, misc, "timing", text(&k, timing.emulated ? "emulated" : "native"));
-		put(&k, misc, "host", copy(&k, json_lookup(report, "host"), COPY_DEPTH));
+		jb_put(&k.jb, misc, "timing", text(&k, timing.emulated ? "emulated" : "native"));
+		jb_put(&k.jb, misc, "host", copy(&k, json_lookup(report, "host"), COPY_DEPTH));
 		add_build(&k, doc, key, report, labels[i], comment, misc);
 	}
 	for (size_t i = 0; i < n_reps; i++)
@@ -647,30 +590,30 @@ static char *side_key(const struct compare_side *s)
 
 static struct json_object *side_misc(struct kcidb *k, const struct compare_side *s)
 {
-	struct json_object *misc = obj(k), *runs = arr(k);
+	struct json_object *misc = jb_obj(&k->jb), *runs = jb_arr(&k->jb);
 
-	put(k, misc, "role", text(k, s->role));
-	put(k, misc, "label", text(k, s->label));
-	put(k, misc, "selector", text(k, s->selector));
+	jb_put(&k->jb, misc, "role", text(k, s->role));
+	jb_put(&k->jb, misc, "label", text(k, s->label));
+	jb_put(&k->jb, misc, "selector", text(k, s->selector));
 	for (size_t i = 0; i < s->n_reports; i++)
-		push(k, runs, text(k, s->reports[i]->id));
-	put(k, misc, "runs", runs);
-	put(k, misc, "repetitions", count(k, (int64_t)s->n_reps));
+		jb_push_some(&k->jb, runs, text(k, s->reports[i]->id));
+	jb_put(&k->jb, misc, "runs", runs);
+	jb_put(&k->jb, misc, "repetitions", jb_i64(&k->jb, (int64_t)s->n_reps));
 	return misc;
 }
 
 static struct json_object *arm_stats(struct kcidb *k, const struct compare_side *s, const struct compare_arm_stats *a)
 {
-	struct json_object *o = obj(k);
+	struct json_object *o = jb_obj(&k->jb);
 
-	put(k, o, "label", text(k, s->label));
-	put(k, o, "n", count(k, (int64_t)a->n));
-	put(k, o, "missing", count(k, (int64_t)a->n_missing));
-	put(k, o, "median", num(k, a->s.median));
-	put(k, o, "min", num(k, a->s.min));
-	put(k, o, "max", num(k, a->s.max));
-	put(k, o, "mean", num(k, a->s.mean));
-	put(k, o, "stddev", num(k, a->s.stddev));
+	jb_put(&k->jb, o, "label", text(k, s->label));
+	jb_put(&k->jb, o, "n", jb_i64(&k->jb, (int64_t)a->n));
+	jb_put(&k->jb, o, "missing", jb_i64(&k->jb, (int64_t)a->n_missing));
+	jb_put(&k->jb, o, "median", num(k, a->s.median));
+	jb_put(&k->jb, o, "min", num(k, a->s.min));
+	jb_put(&k->jb, o, "max", num(k, a->s.max));
+	jb_put(&k->jb, o, "mean", num(k, a->s.mean));
+	jb_put(&k->jb, o, "stddev", num(k, a->s.stddev));
 	return o;
 }
 
@@ -688,22 +631,22 @@ static struct json_object *compare_test(struct compare_ctx *c, const char *windo
 					const char *status, struct json_object *misc)
 {
 	struct kcidb *k = c->k;
-	struct json_object *t = obj(k);
+	struct json_object *t = jb_obj(&k->jb);
 
 	if (window)
-		put(k, t, "id", id_new(k, "%s/%s/%s", c->prefix, window, metric));
+		jb_put(&k->jb, t, "id", id_new(k, "%s/%s/%s", c->prefix, window, metric));
 	else
-		put(k, t, "id", id_new(k, "%s", c->prefix));
-	put(k, t, "build_id", json_object_get(c->build_id));
-	put(k, t, "origin", text(k, k->origin));
-	put(k, t, "path", path_new(k, c->scenario, "compare", window, metric));
-	put(k, t, "status", text(k, status));
-	put(k, t, "start_time", timestamp_new(k, c->start));
+		jb_put(&k->jb, t, "id", id_new(k, "%s", c->prefix));
+	jb_put(&k->jb, t, "build_id", json_object_get(c->build_id));
+	jb_put(&k->jb, t, "origin", text(k, k->origin));
+	jb_put(&k->jb, t, "path", path_new(k, c->scenario, "compare", window, metric));
+	jb_put(&k->jb, t, "status", text(k, status));
+	jb_put(&k->jb, t, "start_time", timestamp_new(k, c->start));
 	if (c->end >= c->start)
-		put(k, t, "duration", num(k, c->end - c->start));
+		jb_put(&k->jb, t, "duration", num(k, c->end - c->start));
 	if (!window) /* the comparison's test holds the environment; its metrics' tests refer to it by their build */
-		put(k, t, "environment", json_object_get(c->env));
-	put(k, t, "misc", misc);
+		jb_put(&k->jb, t, "environment", json_object_get(c->env));
+	jb_put(&k->jb, t, "misc", misc);
 	return t; /* the caller adds its fields and push()es it */
 }
 
@@ -711,35 +654,35 @@ static void add_metric_test(struct compare_ctx *c, const struct compare_metric *
 {
 	struct kcidb *k = c->k;
 	const struct compare_result *r = c->r;
-	struct json_object *misc = obj(k), *notes = arr(k);
+	struct json_object *misc = jb_obj(&k->jb), *notes = jb_arr(&k->jb);
 
-	put(k, misc, "window", text(k, m->window));
-	put(k, misc, "metric", text(k, m->name));
-	put(k, misc, "unit", text(k, m->unit));
-	put(k, misc, "better", text(k, compare_better_name(m->better)));
-	put(k, misc, "verdict", text(k, compare_verdict_name(m->verdict)));
-	put(k, misc, "emulated", json_object_new_boolean(m->emulated));
-	put_copy(k, misc, r->side[0]->role, arm_stats(k, r->side[0], &m->arm[0]));
-	put_copy(k, misc, r->side[1]->role, arm_stats(k, r->side[1], &m->arm[1]));
-	put(k, misc, "ratio", num(k, m->ratio));
-	put(k, misc, "pct_change", num(k, m->pct_change));
-	put(k, misc, "from_zero", oom_check(k, json_object_new_boolean(m->from_zero)));
-	put(k, misc, "p", num(k, m->mwu.p));
-	put(k, misc, "alpha", num(k, r->opts.alpha));
-	put(k, misc, "threshold_pct", num(k, m->threshold_pct));
+	jb_put(&k->jb, misc, "window", text(k, m->window));
+	jb_put(&k->jb, misc, "metric", text(k, m->name));
+	jb_put(&k->jb, misc, "unit", text(k, m->unit));
+	jb_put(&k->jb, misc, "better", text(k, compare_better_name(m->better)));
+	jb_put(&k->jb, misc, "verdict", text(k, compare_verdict_name(m->verdict)));
+	jb_put(&k->jb, misc, "emulated", json_object_new_boolean(m->emulated));
+	jb_put(&k->jb, misc, r->side[0]->role, arm_stats(k, r->side[0], &m->arm[0]));
+	jb_put(&k->jb, misc, r->side[1]->role, arm_stats(k, r->side[1], &m->arm[1]));
+	jb_put(&k->jb, misc, "ratio", num(k, m->ratio));
+	jb_put(&k->jb, misc, "pct_change", num(k, m->pct_change));
+	jb_put(&k->jb, misc, "from_zero", jb_check(&k->jb, json_object_new_boolean(m->from_zero)));
+	jb_put(&k->jb, misc, "p", num(k, m->mwu.p));
+	jb_put(&k->jb, misc, "alpha", num(k, r->opts.alpha));
+	jb_put(&k->jb, misc, "threshold_pct", num(k, m->threshold_pct));
 	for (size_t i = 0; m->notes && m->notes[i]; i++)
-		push(k, notes, text(k, m->notes[i]));
-	put(k, misc, "notes", notes);
+		jb_push_some(&k->jb, notes, text(k, m->notes[i]));
+	jb_put(&k->jb, misc, "notes", notes);
 	struct json_object *t = compare_test(c, m->window, m->name, verdict_status(m->verdict), misc);
 	if (isfinite(m->pct_change) && !m->from_zero) {
-		struct json_object *number = obj(k);
-		put(k, number, "value", num(k, m->pct_change));
-		put(k, number, "unit", text(k, "%"));
-		put(k, t, "number", number);
+		struct json_object *number = jb_obj(&k->jb);
+		jb_put(&k->jb, number, "value", num(k, m->pct_change));
+		jb_put(&k->jb, number, "unit", text(k, "%"));
+		jb_put(&k->jb, t, "number", number);
 	}
 	if (m->verdict == COMPARE_INSUFFICIENT_DATA)
-		put(k, t, "comment", text(k, "insufficient-data: too few repetitions for a verdict"));
-	push(k, c->tests, t);
+		jb_put(&k->jb, t, "comment", text(k, "insufficient-data: too few repetitions for a verdict"));
+	jb_push_some(&k->jb, c->tests, t);
 }
 
 /* The first start and the last end of a side's repetitions. */
@@ -787,11 +730,11 @@ char *export_compare_kcidb(const struct compare_result *r, const char *origin)
 		add_build(&k, doc, keys[s], report[s], r->side[s]->label, comment, side_misc(&k, r->side[s]));
 	}
 	if (r->opts.aa)
-		k.oom |= asprintf(&prefix, "aa-%s/%s", r->opts.aa_split == COMPARE_AA_HALVES ? "halves" : "alternate",
+		k.jb.oom |= asprintf(&prefix, "aa-%s/%s", r->opts.aa_split == COMPARE_AA_HALVES ? "halves" : "alternate",
 				  keys[1]) < 0;
 	else
-		k.oom |= asprintf(&prefix, "compare/%s..%s", keys[0], keys[1]) < 0;
-	if (k.oom) {
+		k.jb.oom |= asprintf(&prefix, "compare/%s..%s", keys[0], keys[1]) < 0;
+	if (k.jb.oom) {
 		prefix = NULL;
 		return NULL;
 	}
@@ -802,28 +745,28 @@ char *export_compare_kcidb(const struct compare_result *r, const char *origin)
 				 .scenario = json_lookup_string(json_lookup(report[1], "spec"), "scenario") };
 	side_span(r->side[1], &c.start, &c.end);
 
-	struct json_object *misc = obj(&k);
-	put(&k, misc, "mode", text(&k, r->opts.aa ? "aa" : "compare"));
-	put(&k, misc, "verdict", text(&k, compare_verdict_name(r->verdict)));
-	put(&k, misc, "exit_code", count(&k, r->exit_code));
-	put(&k, misc, "alpha", num(&k, r->opts.alpha));
-	put(&k, misc, "threshold_pct", num(&k, r->opts.threshold_pct));
-	put(&k, misc, r->side[0]->role, side_misc(&k, r->side[0]));
-	put(&k, misc, r->side[1]->role, side_misc(&k, r->side[1]));
-	push(&k, c.tests, compare_test(&c, NULL, NULL, r->exit_code == COMPARE_EXIT_REGRESSION ? "FAIL" : "PASS", misc));
+	struct json_object *misc = jb_obj(&k.jb);
+	jb_put(&k.jb, misc, "mode", text(&k, r->opts.aa ? "aa" : "compare"));
+	jb_put(&k.jb, misc, "verdict", text(&k, compare_verdict_name(r->verdict)));
+	jb_put(&k.jb, misc, "exit_code", jb_i64(&k.jb, r->exit_code));
+	jb_put(&k.jb, misc, "alpha", num(&k, r->opts.alpha));
+	jb_put(&k.jb, misc, "threshold_pct", num(&k, r->opts.threshold_pct));
+	jb_put(&k.jb, misc, r->side[0]->role, side_misc(&k, r->side[0]));
+	jb_put(&k.jb, misc, r->side[1]->role, side_misc(&k, r->side[1]));
+	jb_push_some(&k.jb, c.tests, compare_test(&c, NULL, NULL, r->exit_code == COMPARE_EXIT_REGRESSION ? "FAIL" : "PASS", misc));
 	for (size_t i = 0; i < r->n_metrics; i++)
 		add_metric_test(&c, &r->metrics[i]);
 	for (size_t i = 0; i < r->n_skipped; i++) {
 		const struct compare_skipped *sk = &r->skipped[i];
-		struct json_object *m = obj(&k);
+		struct json_object *m = jb_obj(&k.jb);
 
-		put(&k, m, "window", text(&k, sk->window));
-		put(&k, m, "metric", text(&k, sk->name));
-		put(&k, m, "verdict", text(&k, "not-compared"));
-		put(&k, m, "reason", text(&k, sk->reason));
+		jb_put(&k.jb, m, "window", text(&k, sk->window));
+		jb_put(&k.jb, m, "metric", text(&k, sk->name));
+		jb_put(&k.jb, m, "verdict", text(&k, "not-compared"));
+		jb_put(&k.jb, m, "reason", text(&k, sk->reason));
 		struct json_object *t = compare_test(&c, sk->window, sk->name, "SKIP", m);
-		put(&k, t, "comment", text(&k, sk->reason));
-		push(&k, c.tests, t);
+		jb_put(&k.jb, t, "comment", text(&k, sk->reason));
+		jb_push_some(&k.jb, c.tests, t);
 	}
 	if (document_text(&k, doc, &text_out) < 0)
 		return NULL;

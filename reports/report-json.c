@@ -12,113 +12,46 @@
 #include "fileio.h"
 #include "json-util.h"
 #include "json-number.h"
+#include "json-build.h"
 #include "macro.h"
 #include "report.h"
 
 #define READ_MAX_DEPTH 64
 
-/* A tiny builder that remembers the first allocation failure, so the
- * serializer reads straight through instead of checking every add. */
+/* The report's JSON is built through common's json_build (json-build.h),
+ * which remembers the first allocation failure, so the serializer reads
+ * straight through instead of checking every add. */
 #define REPORT_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 struct builder {
-	bool oom;
-	bool rows_text; /* rows from each repetition's rows_text (report_write()) */
+	struct json_build jb; /* what every b_*() function is given */
+	bool rows_text;       /* rows from each repetition's rows_text (report_write()) */
 };
 
-static struct json_object *b_obj(struct builder *b)
+static bool rows_text_of(struct json_build *b)
 {
-	struct json_object *o = json_object_new_object();
-
-	if (!o)
-		b->oom = true;
-	return o;
+	return container_of(b, struct builder, jb)->rows_text;
 }
 
-static struct json_object *b_arr(struct builder *b)
-{
-	struct json_object *o = json_object_new_array();
-
-	if (!o)
-		b->oom = true;
-	return o;
-}
-
-/* Adds v (may be NULL for JSON null) to object o under key; takes v. */
-static void b_add(struct builder *b, struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!o || json_object_object_add(o, key, v) < 0) {
-		json_object_put(v);
-		b->oom = true;
-	}
-}
-
-static void b_push(struct builder *b, struct json_object *a, struct json_object *v)
-{
-	if (!a || json_object_array_add(a, v) < 0) {
-		json_object_put(v);
-		b->oom = true;
-	}
-}
-
-static struct json_object *b_str(struct builder *b, const char *s)
-{
-	struct json_object *o;
-
-	if (!s)
-		return NULL;
-	o = json_object_new_string(s);
-	if (!o)
-		b->oom = true;
-	return o;
-}
-
-static struct json_object *b_u64(struct builder *b, uint64_t v)
-{
-	struct json_object *o = json_object_new_uint64(v);
-
-	if (!o)
-		b->oom = true;
-	return o;
-}
-
-static struct json_object *b_i64(struct builder *b, int64_t v)
-{
-	struct json_object *o = json_object_new_int64(v);
-
-	if (!o)
-		b->oom = true;
-	return o;
-}
-
-static struct json_object *b_bool(struct builder *b, bool v)
-{
-	struct json_object *o = json_object_new_boolean(v);
-
-	if (!o)
-		b->oom = true;
-	return o;
-}
-
-static struct json_object *b_time(struct builder *b, uint64_t ns)
+static struct json_object *b_time(struct json_build *b, uint64_t ns)
 {
 	char buf[32];
 
 	if (!ns)
 		return NULL;
 	report_format_time(ns, buf);
-	return b_str(b, buf);
+	return jb_str(b, buf);
 }
 
-static struct json_object *b_error(struct builder *b, const struct report_error *e)
+static struct json_object *b_error(struct json_build *b, const struct report_error *e)
 {
 	struct json_object *o;
 
 	if (!e->message)
 		return NULL;
-	o = b_obj(b);
-	b_add(b, o, "message", b_str(b, e->message));
-	b_add(b, o, "phase", b_str(b, e->phase ? e->phase : "run"));
+	o = jb_obj(b);
+	jb_add(b, o, "message", jb_str(b, e->message));
+	jb_add(b, o, "phase", jb_str(b, e->phase ? e->phase : "run"));
 	return o;
 }
 
@@ -127,50 +60,50 @@ static const char *str_or_empty(const char *s)
 	return s ? s : "";
 }
 
-static struct json_object *b_host(struct builder *b, const struct report *r)
+static struct json_object *b_host(struct json_build *b, const struct report *r)
 {
 	const struct report_host *h = &r->host;
-	struct json_object *o = b_obj(b), *q = b_obj(b);
+	struct json_object *o = jb_obj(b), *q = jb_obj(b);
 
-	b_add(b, o, "kernel_release", b_str(b, str_or_empty(h->kernel_release)));
-	b_add(b, o, "kernel_version", b_str(b, str_or_empty(h->kernel_version)));
-	b_add(b, o, "cmdline", b_str(b, str_or_empty(h->cmdline)));
-	b_add(b, o, "cpu_model", b_str(b, str_or_empty(h->cpu_model)));
-	b_add(b, o, "cpus", b_u64(b, h->cpus ? h->cpus : 1));
-	b_add(b, o, "memory_bytes", b_u64(b, h->memory_bytes));
-	b_add(b, o, "hostname", b_str(b, str_or_empty(h->hostname)));
-	b_add(b, o, "virtualized", b_bool(b, h->virtualized));
+	jb_add(b, o, "kernel_release", jb_str(b, str_or_empty(h->kernel_release)));
+	jb_add(b, o, "kernel_version", jb_str(b, str_or_empty(h->kernel_version)));
+	jb_add(b, o, "cmdline", jb_str(b, str_or_empty(h->cmdline)));
+	jb_add(b, o, "cpu_model", jb_str(b, str_or_empty(h->cpu_model)));
+	jb_add(b, o, "cpus", jb_u64(b, h->cpus ? h->cpus : 1));
+	jb_add(b, o, "memory_bytes", jb_u64(b, h->memory_bytes));
+	jb_add(b, o, "hostname", jb_str(b, str_or_empty(h->hostname)));
+	jb_add(b, o, "virtualized", jb_bool(b, h->virtualized));
 	if (h->kvm_module[0]) {
-		struct json_object *k = b_obj(b);
+		struct json_object *k = jb_obj(b);
 
-		b_add(b, k, "module", b_str(b, h->kvm_module));
-		b_add(b, k, "context", b_str(b, h->kvm_context));
-		b_add(b, o, "kvm", k);
+		jb_add(b, k, "module", jb_str(b, h->kvm_module));
+		jb_add(b, k, "context", jb_str(b, h->kvm_context));
+		jb_add(b, o, "kvm", k);
 	}
-	b_add(b, q, "binary", b_str(b, str_or_empty(h->qemu_binary)));
-	b_add(b, q, "version", b_str(b, h->qemu_version));
-	b_add(b, q, "package", b_str(b, h->qemu_package));
-	b_add(b, o, "qemu", q);
-	b_add(b, o, "snapbench_version", b_str(b, str_or_empty(r->snapbench_version)));
+	jb_add(b, q, "binary", jb_str(b, str_or_empty(h->qemu_binary)));
+	jb_add(b, q, "version", jb_str(b, h->qemu_version));
+	jb_add(b, q, "package", jb_str(b, h->qemu_package));
+	jb_add(b, o, "qemu", q);
+	jb_add(b, o, "snapbench_version", jb_str(b, str_or_empty(r->snapbench_version)));
 	return o;
 }
 
-static struct json_object *b_probes(struct builder *b, const struct report *r)
+static struct json_object *b_probes(struct json_build *b, const struct report *r)
 {
-	struct json_object *o = b_obj(b);
+	struct json_object *o = jb_obj(b);
 
 	for (size_t i = 0; i < r->n_probes; i++) {
 		const struct report_probe *p = &r->probes[i];
-		struct json_object *e = b_obj(b);
+		struct json_object *e = jb_obj(b);
 
-		b_add(b, e, "available", b_bool(b, p->available));
+		jb_add(b, e, "available", jb_bool(b, p->available));
 		if (p->source)
-			b_add(b, e, "source", b_str(b, p->source));
+			jb_add(b, e, "source", jb_str(b, p->source));
 		if (p->backend)
-			b_add(b, e, "backend", b_str(b, p->backend));
+			jb_add(b, e, "backend", jb_str(b, p->backend));
 		if (!p->available)
-			b_add(b, e, "reason", b_str(b, p->reason ? p->reason : "unavailable"));
-		b_add(b, o, p->counter, e);
+			jb_add(b, e, "reason", jb_str(b, p->reason ? p->reason : "unavailable"));
+		jb_add(b, o, p->counter, e);
 	}
 	return o;
 }
@@ -204,9 +137,9 @@ static const struct report_metric_def *metric_def_for(const char *name, const ch
 	return NULL;
 }
 
-static struct json_object *b_metric_info(struct builder *b, struct json_object **summaries, size_t n)
+static struct json_object *b_metric_info(struct json_build *b, struct json_object **summaries, size_t n)
 {
-	struct json_object *o = b_obj(b);
+	struct json_object *o = jb_obj(b);
 	char desc[256];
 
 	for (size_t i = 0; i < n; i++) {
@@ -224,15 +157,15 @@ static struct json_object *b_metric_info(struct builder *b, struct json_object *
 			def = metric_def_for(name, &cause);
 			if (!def)
 				continue;
-			e = b_obj(b);
-			b_add(b, e, "unit", b_str(b, def->unit));
-			b_add(b, e, "better", b_str(b, def->better));
+			e = jb_obj(b);
+			jb_add(b, e, "unit", jb_str(b, def->unit));
+			jb_add(b, e, "better", jb_str(b, def->better));
 			if (cause)
 				snprintf(desc, sizeof(desc), "%s %s", def->description, cause);
 			else
 				snprintf(desc, sizeof(desc), "%s", def->description);
-			b_add(b, e, "description", b_str(b, desc));
-			b_add(b, o, name, e);
+			jb_add(b, e, "description", jb_str(b, desc));
+			jb_add(b, o, name, e);
 		}
 	}
 	return o;
@@ -245,14 +178,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static struct json_object *b_stat(struct builder *b, const double *values, size_t n)
+static struct json_object *b_stat(struct json_build *b, const double *values, size_t n)
 {
-	struct json_object *o = b_obj(b), *a = b_arr(b);
+	struct json_object *o = jb_obj(b), *a = jb_arr(b);
 	_cleanup_free_ double *s = NULL;
 
 	for (size_t i = 0; i < n; i++)
-		b_push(b, a, json_number_new(values[i]));
-	b_add(b, o, "n", b_u64(b, n));
+		jb_push(b, a, json_number_new(values[i]));
+	jb_add(b, o, "n", jb_u64(b, n));
 	if (n) {
 		s = malloc(n * sizeof(*s));
 		if (!s) {
@@ -265,45 +198,45 @@ static struct json_object *b_stat(struct builder *b, const double *values, size_
 	}
 	if (n) {
 		double median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2.0;
-		b_add(b, o, "median", json_number_new(median));
-		b_add(b, o, "min", json_number_new(s[0]));
-		b_add(b, o, "max", json_number_new(s[n - 1]));
+		jb_add(b, o, "median", json_number_new(median));
+		jb_add(b, o, "min", json_number_new(s[0]));
+		jb_add(b, o, "max", json_number_new(s[n - 1]));
 	} else {
-		b_add(b, o, "median", NULL);
-		b_add(b, o, "min", NULL);
-		b_add(b, o, "max", NULL);
+		jb_add(b, o, "median", NULL);
+		jb_add(b, o, "min", NULL);
+		jb_add(b, o, "max", NULL);
 	}
-	b_add(b, o, "values", a);
+	jb_add(b, o, "values", a);
 	return o;
 }
 
 /* summaries[rep * N_SUMMARY_WINDOWS + w] */
-static struct json_object *b_kernel(struct builder *b, const struct report_kernel *k)
+static struct json_object *b_kernel(struct json_build *b, const struct report_kernel *k)
 {
-	struct json_object *o = b_obj(b), *h = b_obj(b);
+	struct json_object *o = jb_obj(b), *h = jb_obj(b);
 
-	b_add(b, o, "image", b_str(b, str_or_empty(k->id.image)));
-	b_add(b, o, "release", b_str(b, str_or_empty(k->id.release)));
-	b_add(b, o, "version", b_str(b, str_or_empty(k->id.version)));
-	b_add(b, o, "build_id", b_str(b, k->id.build_id));
-	b_add(b, o, "config", b_str(b, k->id.config_path));
-	b_add(b, o, "config_sha256", b_str(b, k->id.config_sha256));
-	b_add(b, o, "modules", b_str(b, k->modules));
-	b_add(b, o, "module_params", b_str(b, k->module_params));
-	b_add(b, h, "cmdline", b_str(b, str_or_empty(k->cmdline)));
-	b_add(b, h, "accel", b_str(b, str_or_empty(k->accel)));
-	b_add(b, h, "accel_reason", b_str(b, str_or_empty(k->accel_reason)));
-	b_add(b, h, "booted", b_str(b, k->booted ? k->booted : "bzimage"));
-	b_add(b, h, "vcpus", b_u64(b, k->vcpus));
-	b_add(b, h, "memory_bytes", b_u64(b, k->memory_bytes));
-	b_add(b, h, "numa_nodes", b_u64(b, k->numa_nodes));
-	b_add(b, o, "host_vm", h);
+	jb_add(b, o, "image", jb_str(b, str_or_empty(k->id.image)));
+	jb_add(b, o, "release", jb_str(b, str_or_empty(k->id.release)));
+	jb_add(b, o, "version", jb_str(b, str_or_empty(k->id.version)));
+	jb_add(b, o, "build_id", jb_str(b, k->id.build_id));
+	jb_add(b, o, "config", jb_str(b, k->id.config_path));
+	jb_add(b, o, "config_sha256", jb_str(b, k->id.config_sha256));
+	jb_add(b, o, "modules", jb_str(b, k->modules));
+	jb_add(b, o, "module_params", jb_str(b, k->module_params));
+	jb_add(b, h, "cmdline", jb_str(b, str_or_empty(k->cmdline)));
+	jb_add(b, h, "accel", jb_str(b, str_or_empty(k->accel)));
+	jb_add(b, h, "accel_reason", jb_str(b, str_or_empty(k->accel_reason)));
+	jb_add(b, h, "booted", jb_str(b, k->booted ? k->booted : "bzimage"));
+	jb_add(b, h, "vcpus", jb_u64(b, k->vcpus));
+	jb_add(b, h, "memory_bytes", jb_u64(b, k->memory_bytes));
+	jb_add(b, h, "numa_nodes", jb_u64(b, k->numa_nodes));
+	jb_add(b, o, "host_vm", h);
 	return o;
 }
 
-static struct json_object *b_arms(struct builder *b, const struct report *r, struct json_object **summaries)
+static struct json_object *b_arms(struct json_build *b, const struct report *r, struct json_object **summaries)
 {
-	struct json_object *arr = b_arr(b);
+	struct json_object *arr = jb_arr(b);
 	_cleanup_free_ double *values = malloc((r->n_reps ? r->n_reps : 1) * sizeof(double));
 
 	if (!values) {
@@ -312,7 +245,7 @@ static struct json_object *b_arms(struct builder *b, const struct report *r, str
 	}
 	for (size_t a = 0; a < r->n_arms; a++) {
 		const struct report_arm *arm = &r->arms[a];
-		struct json_object *o = b_obj(b), *reps = b_obj(b), *windows = b_obj(b);
+		struct json_object *o = jb_obj(b), *reps = jb_obj(b), *windows = jb_obj(b);
 		unsigned completed = 0, failed = 0;
 
 		for (size_t i = 0; i < r->n_reps; i++) {
@@ -324,7 +257,7 @@ static struct json_object *b_arms(struct builder *b, const struct report *r, str
 				failed++;
 		}
 		for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++) {
-			struct json_object *win = b_obj(b);
+			struct json_object *win = jb_obj(b);
 
 			/* metric names in order of first appearance among completed reps */
 			for (size_t i = 0; i < r->n_reps; i++) {
@@ -345,7 +278,7 @@ static struct json_object *b_arms(struct builder *b, const struct report *r, str
 							continue;
 						values[n++] = json_object_get_double(v);
 					}
-					b_add(b, win, name, b_stat(b, values, n));
+					jb_add(b, win, name, b_stat(b, values, n));
 				}
 			}
 			/* the migration and steady windows only where a scenario has one: other reports stay as they were */
@@ -353,58 +286,58 @@ static struct json_object *b_arms(struct builder *b, const struct report *r, str
 			    !json_object_object_length(win))
 				json_object_put(win);
 			else
-				b_add(b, windows, report_window_to_string(summary_windows[w]), win);
+				jb_add(b, windows, report_window_to_string(summary_windows[w]), win);
 		}
-		b_add(b, o, "label", b_str(b, arm->label));
-		b_add(b, o, "knobs", json_object_get(arm->knobs));
-		b_add(b, reps, "total", b_u64(b, arm->total));
-		b_add(b, reps, "completed", b_u64(b, completed));
-		b_add(b, reps, "failed", b_u64(b, failed));
-		b_add(b, o, "repetitions", reps);
-		b_add(b, o, "windows", windows);
+		jb_add(b, o, "label", jb_str(b, arm->label));
+		jb_add(b, o, "knobs", json_object_get(arm->knobs));
+		jb_add(b, reps, "total", jb_u64(b, arm->total));
+		jb_add(b, reps, "completed", jb_u64(b, completed));
+		jb_add(b, reps, "failed", jb_u64(b, failed));
+		jb_add(b, o, "repetitions", reps);
+		jb_add(b, o, "windows", windows);
 		if (arm->kernel)
-			b_add(b, o, "kernel", b_kernel(b, arm->kernel));
-		b_push(b, arr, o);
+			jb_add(b, o, "kernel", b_kernel(b, arm->kernel));
+		jb_push(b, arr, o);
 	}
 	return arr;
 }
 
-static struct json_object *b_row(struct builder *b, const struct report_rep *rep, const struct report_row *row)
+static struct json_object *b_row(struct json_build *b, const struct report_rep *rep, const struct report_row *row)
 {
-	struct json_object *o = b_obj(b), *c = b_obj(b);
+	struct json_object *o = jb_obj(b), *c = jb_obj(b);
 
-	b_add(b, o, "t_s", json_number_new(row->t_s < 0 ? 0 : row->t_s));
-	b_add(b, o, "dt_s", json_number_new(row->dt_s));
-	b_add(b, o, "window", b_str(b, report_window_to_string(row->window)));
+	jb_add(b, o, "t_s", json_number_new(row->t_s < 0 ? 0 : row->t_s));
+	jb_add(b, o, "dt_s", json_number_new(row->dt_s));
+	jb_add(b, o, "window", jb_str(b, report_window_to_string(row->window)));
 	for (size_t i = 0; i < rep->n_counters; i++)
-		b_add(b, c, rep->counters[i], b_u64(b, i < row->n_values ? row->values[i] : 0));
-	b_add(b, o, "counters", c);
+		jb_add(b, c, rep->counters[i], jb_u64(b, i < row->n_values ? row->values[i] : 0));
+	jb_add(b, o, "counters", c);
 	if (row->n_hist) {
-		struct json_object *h = b_obj(b), *lo = b_arr(b), *wi = b_arr(b), *cnt = b_arr(b);
+		struct json_object *h = jb_obj(b), *lo = jb_arr(b), *wi = jb_arr(b), *cnt = jb_arr(b);
 		for (size_t k = 0; k < row->n_hist; k++) {
-			b_push(b, lo, json_number_new(rep->hist.lower_ns[row->hist_bucket[k]]));
-			b_push(b, wi, json_number_new(rep->hist.width_ns[row->hist_bucket[k]]));
-			b_push(b, cnt, b_u64(b, row->hist_count[k]));
+			jb_push(b, lo, json_number_new(rep->hist.lower_ns[row->hist_bucket[k]]));
+			jb_push(b, wi, json_number_new(rep->hist.width_ns[row->hist_bucket[k]]));
+			jb_push(b, cnt, jb_u64(b, row->hist_count[k]));
 		}
-		b_add(b, h, "bucket_ns", lo);
-		b_add(b, h, "width_ns", wi);
-		b_add(b, h, "counts", cnt);
-		b_add(b, o, "latency_hist", h);
+		jb_add(b, h, "bucket_ns", lo);
+		jb_add(b, h, "width_ns", wi);
+		jb_add(b, h, "counts", cnt);
+		jb_add(b, o, "latency_hist", h);
 	}
 	if (row->has_migration) {
 		const struct report_migration *m = &row->migration;
-		struct json_object *mo = b_obj(b);
-		b_add(b, mo, "status", b_str(b, m->status));
-		b_add(b, mo, "transferred", b_u64(b, m->transferred));
-		b_add(b, mo, "remaining", b_u64(b, m->remaining));
-		b_add(b, mo, "pages_per_s", json_number_new(m->pages_per_s < 0 ? 0 : m->pages_per_s));
+		struct json_object *mo = jb_obj(b);
+		jb_add(b, mo, "status", jb_str(b, m->status));
+		jb_add(b, mo, "transferred", jb_u64(b, m->transferred));
+		jb_add(b, mo, "remaining", jb_u64(b, m->remaining));
+		jb_add(b, mo, "pages_per_s", json_number_new(m->pages_per_s < 0 ? 0 : m->pages_per_s));
 		if (m->dirty_pages_rate >= 0)
-			b_add(b, mo, "dirty_pages_rate", json_number_new(m->dirty_pages_rate));
+			jb_add(b, mo, "dirty_pages_rate", json_number_new(m->dirty_pages_rate));
 		if (m->precopy) {
-			b_add(b, mo, "dirty_sync_count", b_u64(b, m->dirty_sync_count));
-			b_add(b, mo, "pages", b_u64(b, m->pages));
+			jb_add(b, mo, "dirty_sync_count", jb_u64(b, m->dirty_sync_count));
+			jb_add(b, mo, "pages", jb_u64(b, m->pages));
 		}
-		b_add(b, o, "migration", mo);
+		jb_add(b, o, "migration", mo);
 	}
 	return o;
 }
@@ -426,7 +359,7 @@ static int row_text_print(struct json_object *o, struct printbuf *pb, int level,
 }
 
 /* Renders rows t->n .. upto - 1 into t (b->oom and stops on failure). */
-static void render_rows(struct builder *b, struct report_rows_text *t, const struct report_rep *rep, size_t upto)
+static void render_rows(struct json_build *b, struct report_rows_text *t, const struct report_rep *rep, size_t upto)
 {
 	while (t->n < upto) {
 		struct json_object *row = b_row(b, rep, &rep->rows[t->n]);
@@ -453,7 +386,7 @@ static void render_rows(struct builder *b, struct report_rows_text *t, const str
 }
 
 /* A node that prints as the rendered row rt (t->rows does not move until the report is printed). */
-static struct json_object *b_row_text(struct builder *b, const struct report_row_text *rt)
+static struct json_object *b_row_text(struct json_build *b, const struct report_row_text *rt)
 {
 	struct json_object *o = json_object_new_int(0); /* any node: what it prints is the serializer's */
 
@@ -465,16 +398,16 @@ static struct json_object *b_row_text(struct builder *b, const struct report_row
 	return o;
 }
 
-/* rep's timeline: with b->rows_text each row rendered once (but for the last, which may still grow) */
-static void b_timeline(struct builder *b, struct json_object *tl, struct report_rep *rep)
+/* rep's timeline: with rows_text each row rendered once (but for the last, which may still grow) */
+static void b_timeline(struct json_build *b, struct json_object *tl, struct report_rep *rep)
 {
-	struct report_rows_text *t = b->rows_text ? rep->rows_text : NULL;
+	struct report_rows_text *t = rows_text_of(b) ? rep->rows_text : NULL;
 
 	if (t && t->n_counters != rep->n_counters) {
 		report_rows_text_free(t);
 		t = rep->rows_text = NULL;
 	}
-	if (b->rows_text && !t && rep->n_rows > 1) {
+	if (rows_text_of(b) && !t && rep->n_rows > 1) {
 		t = rep->rows_text = calloc(1, sizeof(*t));
 		if (t)
 			t->n_counters = rep->n_counters;
@@ -482,7 +415,7 @@ static void b_timeline(struct builder *b, struct json_object *tl, struct report_
 	if (t)
 		render_rows(b, t, rep, rep->n_rows - 1);
 	for (size_t i = 0; i < rep->n_rows; i++)
-		b_push(b, tl, t && i < t->n && i + 1 < rep->n_rows ? b_row_text(b, &t->rows[i]) : b_row(b, rep, &rep->rows[i]));
+		jb_push(b, tl, t && i < t->n && i + 1 < rep->n_rows ? b_row_text(b, &t->rows[i]) : b_row(b, rep, &rep->rows[i]));
 }
 
 static struct json_object *b_num_or_null(double v)
@@ -491,132 +424,132 @@ static struct json_object *b_num_or_null(double v)
 }
 
 /* rep.postcopy.pass's first-touch histogram, laid out as a row's latency_hist, and its percentiles */
-static void b_touch_hist(struct builder *b, struct json_object *p, const struct report_postcopy *m)
+static void b_touch_hist(struct json_build *b, struct json_object *p, const struct report_postcopy *m)
 {
-	struct json_object *h = b_obj(b), *lo = b_arr(b), *wi = b_arr(b), *cnt = b_arr(b);
+	struct json_object *h = jb_obj(b), *lo = jb_arr(b), *wi = jb_arr(b), *cnt = jb_arr(b);
 	const struct report_hist_layout l = {
 		.n = m->n_touch, .lower_ns = (double *)m->touch_lower_ns, .width_ns = (double *)m->touch_width_ns,
 	};
 
 	for (size_t k = 0; k < m->n_touch; k++) {
-		b_push(b, lo, json_number_new(m->touch_lower_ns[k]));
-		b_push(b, wi, json_number_new(m->touch_width_ns[k]));
-		b_push(b, cnt, b_u64(b, m->touch_count[k]));
+		jb_push(b, lo, json_number_new(m->touch_lower_ns[k]));
+		jb_push(b, wi, json_number_new(m->touch_width_ns[k]));
+		jb_push(b, cnt, jb_u64(b, m->touch_count[k]));
 	}
-	b_add(b, h, "bucket_ns", lo);
-	b_add(b, h, "width_ns", wi);
-	b_add(b, h, "counts", cnt);
-	b_add(b, p, "touch_hist", h);
-	b_add(b, p, "touch_p50_ns", json_number_new(report_hist_percentile(&l, m->touch_count, 0.50)));
-	b_add(b, p, "touch_p99_ns", json_number_new(report_hist_percentile(&l, m->touch_count, 0.99)));
-	b_add(b, p, "touch_max_bucket_ns",
+	jb_add(b, h, "bucket_ns", lo);
+	jb_add(b, h, "width_ns", wi);
+	jb_add(b, h, "counts", cnt);
+	jb_add(b, p, "touch_hist", h);
+	jb_add(b, p, "touch_p50_ns", json_number_new(report_hist_percentile(&l, m->touch_count, 0.50)));
+	jb_add(b, p, "touch_p99_ns", json_number_new(report_hist_percentile(&l, m->touch_count, 0.99)));
+	jb_add(b, p, "touch_max_bucket_ns",
 	      json_number_new(m->touch_lower_ns[m->n_touch - 1] + m->touch_width_ns[m->n_touch - 1]));
 }
 
-static struct json_object *b_node_pages(struct builder *b, const uint64_t *pages, unsigned nodes)
+static struct json_object *b_node_pages(struct json_build *b, const uint64_t *pages, unsigned nodes)
 {
 	struct json_object *a = json_object_new_array();
 
 	for (unsigned n = 0; a && n < nodes && n < REPORT_NUMA_NODES_MAX; n++)
-		json_object_array_add(a, b_u64(b, pages[n]));
+		json_object_array_add(a, jb_u64(b, pages[n]));
 	return a;
 }
 
 /* rep.numa (numa-hinting): where the guest RAM and vCPUs are, and when NUMA balancing scanned the RAM */
-static struct json_object *b_numa(struct builder *b, const struct report_rep *rep)
+static struct json_object *b_numa(struct json_build *b, const struct report_rep *rep)
 {
 	const struct report_numa *m = &rep->numa;
-	struct json_object *o = b_obj(b), *v = json_object_new_array(), *p = NULL;
+	struct json_object *o = jb_obj(b), *v = json_object_new_array(), *p = NULL;
 
-	b_add(b, o, "nodes", b_u64(b, m->nodes));
-	b_add(b, o, "numa_balancing", *m->numa_balancing ? b_str(b, m->numa_balancing) : NULL);
-	b_add(b, o, "steady_started_s", b_num_or_null(m->started_s));
-	b_add(b, o, "steady_ended_s", b_num_or_null(m->ended_s));
+	jb_add(b, o, "nodes", jb_u64(b, m->nodes));
+	jb_add(b, o, "numa_balancing", *m->numa_balancing ? jb_str(b, m->numa_balancing) : NULL);
+	jb_add(b, o, "steady_started_s", b_num_or_null(m->started_s));
+	jb_add(b, o, "steady_ended_s", b_num_or_null(m->ended_s));
 	for (unsigned i = 0; v && i < m->n_vcpus && i < REPORT_NUMA_VCPUS_MAX; i++)
-		json_object_array_add(v, b_i64(b, m->vcpu_node[i]));
-	b_add(b, o, "vcpu_nodes", v);
+		json_object_array_add(v, jb_i64(b, m->vcpu_node[i]));
+	jb_add(b, o, "vcpu_nodes", v);
 	if (m->pages_known) {
-		p = b_obj(b);
-		b_add(b, p, "start", b_node_pages(b, m->pages_start, m->node_slots));
-		b_add(b, p, "end", b_node_pages(b, m->pages_end, m->node_slots));
+		p = jb_obj(b);
+		jb_add(b, p, "start", b_node_pages(b, m->pages_start, m->node_slots));
+		jb_add(b, p, "end", b_node_pages(b, m->pages_end, m->node_slots));
 	}
-	b_add(b, o, "guest_pages_by_node", p);
-	b_add(b, o, "error", b_str(b, m->error));
+	jb_add(b, o, "guest_pages_by_node", p);
+	jb_add(b, o, "error", jb_str(b, m->error));
 	return o;
 }
 
 /* rep.postcopy (postcopy-restore): the switch-over and the destination's pass */
-static struct json_object *b_postcopy(struct builder *b, const struct report_rep *rep)
+static struct json_object *b_postcopy(struct json_build *b, const struct report_rep *rep)
 {
 	const struct report_postcopy *m = &rep->postcopy;
-	struct json_object *o = b_obj(b), *d = b_obj(b), *p = NULL;
+	struct json_object *o = jb_obj(b), *d = jb_obj(b), *p = NULL;
 
-	b_add(b, o, "status", b_str(b, *m->status ? m->status : "not-started"));
-	b_add(b, o, "started_s", b_num_or_null(m->started_s));
-	b_add(b, o, "switchover_s", b_num_or_null(m->switchover_s));
-	b_add(b, o, "pass_started_s", b_num_or_null(m->pass_started_s));
-	b_add(b, o, "access", b_str(b, m->access));
-	b_add(b, o, "preempt", b_bool(b, m->preempt));
-	b_add(b, o, "backing", b_str(b, m->backing));
-	b_add(b, o, "chunk_bytes", b_u64(b, m->chunk_bytes));
+	jb_add(b, o, "status", jb_str(b, *m->status ? m->status : "not-started"));
+	jb_add(b, o, "started_s", b_num_or_null(m->started_s));
+	jb_add(b, o, "switchover_s", b_num_or_null(m->switchover_s));
+	jb_add(b, o, "pass_started_s", b_num_or_null(m->pass_started_s));
+	jb_add(b, o, "access", jb_str(b, m->access));
+	jb_add(b, o, "preempt", jb_bool(b, m->preempt));
+	jb_add(b, o, "backing", jb_str(b, m->backing));
+	jb_add(b, o, "chunk_bytes", jb_u64(b, m->chunk_bytes));
 	if (m->pass_ns >= 0) {
-		p = b_obj(b);
-		b_add(b, p, "ms", json_number_new(m->pass_ns / 1e6));
-		b_add(b, p, "vcpus", b_u64(b, m->pass_vcpus));
-		b_add(b, p, "pages", b_u64(b, m->pass_pages));
-		b_add(b, p, "bytes", b_u64(b, m->pass_bytes));
-		b_add(b, p, "mismatches", b_u64(b, m->mismatches));
-		b_add(b, p, "first_mismatch", m->mismatches ? b_u64(b, m->first_mismatch) : NULL);
+		p = jb_obj(b);
+		jb_add(b, p, "ms", json_number_new(m->pass_ns / 1e6));
+		jb_add(b, p, "vcpus", jb_u64(b, m->pass_vcpus));
+		jb_add(b, p, "pages", jb_u64(b, m->pass_pages));
+		jb_add(b, p, "bytes", jb_u64(b, m->pass_bytes));
+		jb_add(b, p, "mismatches", jb_u64(b, m->mismatches));
+		jb_add(b, p, "first_mismatch", m->mismatches ? jb_u64(b, m->first_mismatch) : NULL);
 		if (m->n_touch)
 			b_touch_hist(b, p, m);
 	}
-	b_add(b, o, "pass", p);
-	b_add(b, o, "postcopy_requests", m->postcopy_requests >= 0 ? b_i64(b, m->postcopy_requests) : NULL);
-	b_add(b, o, "dest_pf_taken", m->dest_pf_taken >= 0 ? b_i64(b, m->dest_pf_taken) : NULL);
-	b_add(b, o, "probes_on_destination", b_bool(b, m->probes_on_destination));
-	b_add(b, o, "probes_error", b_str(b, m->probes_error));
-	b_add(b, d, "pid", m->dest_pid > 0 ? b_i64(b, m->dest_pid) : NULL);
-	b_add(b, d, "exit", b_str(b, m->dest_exit));
-	b_add(b, d, "log", b_str(b, m->dest_log));
-	b_add(b, o, "destination", d);
-	b_add(b, o, "error", b_str(b, m->error));
+	jb_add(b, o, "pass", p);
+	jb_add(b, o, "postcopy_requests", m->postcopy_requests >= 0 ? jb_i64(b, m->postcopy_requests) : NULL);
+	jb_add(b, o, "dest_pf_taken", m->dest_pf_taken >= 0 ? jb_i64(b, m->dest_pf_taken) : NULL);
+	jb_add(b, o, "probes_on_destination", jb_bool(b, m->probes_on_destination));
+	jb_add(b, o, "probes_error", jb_str(b, m->probes_error));
+	jb_add(b, d, "pid", m->dest_pid > 0 ? jb_i64(b, m->dest_pid) : NULL);
+	jb_add(b, d, "exit", jb_str(b, m->dest_exit));
+	jb_add(b, d, "log", jb_str(b, m->dest_log));
+	jb_add(b, o, "destination", d);
+	jb_add(b, o, "error", jb_str(b, m->error));
 	return o;
 }
 
 /* rep.migration (dirty-log): the migration and its passes, each with its counters summed over its rows */
-static struct json_object *b_live_migration(struct builder *b, const struct report_rep *rep)
+static struct json_object *b_live_migration(struct json_build *b, const struct report_rep *rep)
 {
 	const struct report_live_migration *m = &rep->migration;
-	struct json_object *o = b_obj(b), *d = b_obj(b), *arr = b_arr(b);
+	struct json_object *o = jb_obj(b), *d = jb_obj(b), *arr = jb_arr(b);
 	struct report_iteration *it = NULL;
 	size_t n = 0;
 
-	b_add(b, o, "status", b_str(b, *m->status ? m->status : "not-started"));
-	b_add(b, o, "started_s", b_num_or_null(m->started_s));
-	b_add(b, o, "iterating_s", b_num_or_null(m->iterating_s));
-	b_add(b, o, "completion", b_str(b, m->completion));
-	b_add(b, o, "tracking", b_str(b, m->tracking));
-	b_add(b, o, "ring_size", !strcmp(m->tracking, "ring") ? b_u64(b, m->ring_size) : NULL);
-	b_add(b, o, "max_bandwidth", b_u64(b, m->max_bandwidth));
-	b_add(b, o, "downtime_limit_ms", b_u64(b, m->downtime_limit_ms));
-	b_add(b, o, "page_size", m->page_size ? b_u64(b, m->page_size) : NULL);
-	b_add(b, d, "pid", m->dest_pid > 0 ? b_i64(b, m->dest_pid) : NULL);
-	b_add(b, d, "exit", b_str(b, m->dest_exit));
-	b_add(b, d, "log", b_str(b, m->dest_log));
-	b_add(b, o, "destination", d);
-	b_add(b, o, "error", b_str(b, m->error));
+	jb_add(b, o, "status", jb_str(b, *m->status ? m->status : "not-started"));
+	jb_add(b, o, "started_s", b_num_or_null(m->started_s));
+	jb_add(b, o, "iterating_s", b_num_or_null(m->iterating_s));
+	jb_add(b, o, "completion", jb_str(b, m->completion));
+	jb_add(b, o, "tracking", jb_str(b, m->tracking));
+	jb_add(b, o, "ring_size", !strcmp(m->tracking, "ring") ? jb_u64(b, m->ring_size) : NULL);
+	jb_add(b, o, "max_bandwidth", jb_u64(b, m->max_bandwidth));
+	jb_add(b, o, "downtime_limit_ms", jb_u64(b, m->downtime_limit_ms));
+	jb_add(b, o, "page_size", m->page_size ? jb_u64(b, m->page_size) : NULL);
+	jb_add(b, d, "pid", m->dest_pid > 0 ? jb_i64(b, m->dest_pid) : NULL);
+	jb_add(b, d, "exit", jb_str(b, m->dest_exit));
+	jb_add(b, d, "log", jb_str(b, m->dest_log));
+	jb_add(b, o, "destination", d);
+	jb_add(b, o, "error", jb_str(b, m->error));
 	if (report_rep_iterations(rep, &it, &n) < 0)
 		b->oom = true;
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = b_obj(b), *c = b_obj(b);
-		b_add(b, e, "pass", b_u64(b, it[i].pass));
-		b_add(b, e, "start_s", json_number_new(it[i].start_s < 0 ? 0 : it[i].start_s));
-		b_add(b, e, "duration_s", json_number_new(it[i].duration_s));
-		b_add(b, e, "complete", b_bool(b, it[i].complete));
-		b_add(b, e, "rows", b_u64(b, it[i].n_rows));
-		b_add(b, e, "pages_sent", it[i].pages_sent >= 0 ? b_i64(b, it[i].pages_sent) : NULL);
-		b_add(b, e, "dirty_pages", it[i].dirty_pages >= 0 ? b_i64(b, it[i].dirty_pages) : NULL);
-		b_add(b, e, "dirty_pages_per_s",
+		struct json_object *e = jb_obj(b), *c = jb_obj(b);
+		jb_add(b, e, "pass", jb_u64(b, it[i].pass));
+		jb_add(b, e, "start_s", json_number_new(it[i].start_s < 0 ? 0 : it[i].start_s));
+		jb_add(b, e, "duration_s", json_number_new(it[i].duration_s));
+		jb_add(b, e, "complete", jb_bool(b, it[i].complete));
+		jb_add(b, e, "rows", jb_u64(b, it[i].n_rows));
+		jb_add(b, e, "pages_sent", it[i].pages_sent >= 0 ? jb_i64(b, it[i].pages_sent) : NULL);
+		jb_add(b, e, "dirty_pages", it[i].dirty_pages >= 0 ? jb_i64(b, it[i].dirty_pages) : NULL);
+		jb_add(b, e, "dirty_pages_per_s",
 		      it[i].dirty_pages >= 0 && it[i].duration_s > 0
 			      ? json_number_new((double)it[i].dirty_pages / it[i].duration_s)
 			      : NULL);
@@ -626,116 +559,117 @@ static struct json_object *b_live_migration(struct builder *b, const struct repo
 				const struct report_row *row = &rep->rows[it[i].first_row + j];
 				sum += k < row->n_values ? row->values[k] : 0;
 			}
-			b_add(b, c, rep->counters[k], b_u64(b, sum));
+			jb_add(b, c, rep->counters[k], jb_u64(b, sum));
 		}
-		b_add(b, e, "counters", c);
-		b_push(b, arr, e);
+		jb_add(b, e, "counters", c);
+		jb_push(b, arr, e);
 	}
 	free(it);
-	b_add(b, o, "iterations", arr);
+	jb_add(b, o, "iterations", arr);
 	return o;
 }
 
-static struct json_object *b_rep(struct builder *b, const struct report *r, struct report_rep *rep,
+static struct json_object *b_rep(struct json_build *b, const struct report *r, struct report_rep *rep,
 				 struct json_object **summaries)
 {
-	struct json_object *o = b_obj(b), *vm = b_obj(b), *argv = b_arr(b), *g = b_obj(b), *s = b_obj(b);
-	struct json_object *windows = b_obj(b), *tl = b_arr(b), *totals = b_obj(b);
+	struct json_object *o = jb_obj(b), *vm = jb_obj(b), *argv = jb_arr(b), *g = jb_obj(b), *s = jb_obj(b);
+	struct json_object *windows = jb_obj(b), *tl = jb_arr(b), *totals = jb_obj(b);
 	const struct report_snapshot *sn = &rep->snapshot;
 
-	b_add(b, o, "index", b_u64(b, rep->index));
-	b_add(b, o, "arm", b_str(b, r->arms[rep->arm].label));
-	b_add(b, o, "state", b_str(b, report_rep_state_to_string(rep->state)));
-	b_add(b, o, "error", b_error(b, &rep->error));
-	b_add(b, o, "started", b_time(b, rep->started_ns));
-	b_add(b, o, "finished", b_time(b, rep->finished_ns));
+	jb_add(b, o, "index", jb_u64(b, rep->index));
+	jb_add(b, o, "arm", jb_str(b, r->arms[rep->arm].label));
+	jb_add(b, o, "state", jb_str(b, report_rep_state_to_string(rep->state)));
+	jb_add(b, o, "error", b_error(b, &rep->error));
+	jb_add(b, o, "started", b_time(b, rep->started_ns));
+	jb_add(b, o, "finished", b_time(b, rep->finished_ns));
 
-	b_add(b, vm, "backend", b_str(b, rep->backend ? rep->backend : "qemu"));
-	b_add(b, vm, "pid", rep->pid > 0 ? b_i64(b, rep->pid) : NULL);
-	b_add(b, vm, "memory_bytes", b_u64(b, rep->memory_bytes));
-	b_add(b, vm, "vcpus", b_u64(b, rep->vcpus ? rep->vcpus : 1));
+	jb_add(b, vm, "backend", jb_str(b, rep->backend ? rep->backend : "qemu"));
+	jb_add(b, vm, "pid", rep->pid > 0 ? jb_i64(b, rep->pid) : NULL);
+	jb_add(b, vm, "memory_bytes", jb_u64(b, rep->memory_bytes));
+	jb_add(b, vm, "vcpus", jb_u64(b, rep->vcpus ? rep->vcpus : 1));
 	for (size_t i = 0; rep->argv && rep->argv[i]; i++)
-		b_push(b, argv, b_str(b, rep->argv[i]));
-	b_add(b, vm, "argv", argv);
-	b_add(b, vm, "exit", b_str(b, rep->vm_exit));
+		jb_push(b, argv, jb_str(b, rep->argv[i]));
+	jb_add(b, vm, "argv", argv);
+	jb_add(b, vm, "exit", jb_str(b, rep->vm_exit));
 	if (rep->pinned_pages >= 0)
-		b_add(b, vm, "pinned_pages", b_i64(b, rep->pinned_pages));
+		jb_add(b, vm, "pinned_pages", jb_i64(b, rep->pinned_pages));
 	if (rep->libvirt_domain) {
-		struct json_object *lv = b_obj(b), *taints = b_arr(b);
-		b_add(b, lv, "uri", b_str(b, str_or_empty(rep->libvirt_uri)));
-		b_add(b, lv, "domain", b_str(b, rep->libvirt_domain));
+		struct json_object *lv = jb_obj(b), *taints = jb_arr(b);
+		jb_add(b, lv, "uri", jb_str(b, str_or_empty(rep->libvirt_uri)));
+		jb_add(b, lv, "domain", jb_str(b, rep->libvirt_domain));
 		for (size_t i = 0; rep->libvirt_taints && rep->libvirt_taints[i]; i++)
-			b_push(b, taints, b_str(b, rep->libvirt_taints[i]));
-		b_add(b, lv, "taints", taints);
-		b_add(b, vm, "libvirt", lv);
+			jb_push(b, taints, jb_str(b, rep->libvirt_taints[i]));
+		jb_add(b, lv, "taints", taints);
+		jb_add(b, vm, "libvirt", lv);
 	}
-	b_add(b, o, "vm", vm);
+	jb_add(b, o, "vm", vm);
 
-	b_add(b, g, "kind", b_str(b, rep->guest_kind ? rep->guest_kind : "micro"));
-	b_add(b, g, "clock", b_str(b, rep->guest_clock));
-	b_add(b, g, "tsc_khz", rep->tsc_khz ? b_u64(b, rep->tsc_khz) : NULL);
-	b_add(b, g, "pattern", b_str(b, str_or_empty(rep->pattern)));
-	b_add(b, o, "guest", g);
+	jb_add(b, g, "kind", jb_str(b, rep->guest_kind ? rep->guest_kind : "micro"));
+	jb_add(b, g, "clock", jb_str(b, rep->guest_clock));
+	jb_add(b, g, "tsc_khz", rep->tsc_khz ? jb_u64(b, rep->tsc_khz) : NULL);
+	jb_add(b, g, "pattern", jb_str(b, str_or_empty(rep->pattern)));
+	jb_add(b, o, "guest", g);
 
-	b_add(b, s, "status", b_str(b, report_snapshot_status_to_string(sn->status)));
-	b_add(b, s, "started_s", b_num_or_null(sn->started_s));
-	b_add(b, s, "duration_s", b_num_or_null(sn->duration_s));
-	b_add(b, s, "bytes", sn->bytes >= 0 ? b_i64(b, sn->bytes) : NULL);
-	b_add(b, s, "pages", sn->pages >= 0 ? b_i64(b, sn->pages) : NULL);
-	b_add(b, s, "pages_per_s",
+	jb_add(b, s, "status", jb_str(b, report_snapshot_status_to_string(sn->status)));
+	jb_add(b, s, "started_s", b_num_or_null(sn->started_s));
+	jb_add(b, s, "duration_s", b_num_or_null(sn->duration_s));
+	jb_add(b, s, "bytes", sn->bytes >= 0 ? jb_i64(b, sn->bytes) : NULL);
+	jb_add(b, s, "pages", sn->pages >= 0 ? jb_i64(b, sn->pages) : NULL);
+	jb_add(b, s, "pages_per_s",
 	      sn->pages >= 0 && sn->duration_s > 0 && sn->status == REPORT_SNAPSHOT_COMPLETED
 		      ? json_number_new((double)sn->pages / sn->duration_s)
 		      : NULL);
-	b_add(b, s, "sink", b_str(b, sn->sink_null ? "null" : "file"));
-	b_add(b, s, "path", b_str(b, sn->kept ? sn->path : NULL));
-	b_add(b, s, "kept", b_bool(b, sn->kept));
-	b_add(b, s, "file_bytes", sn->file_bytes >= 0 ? b_i64(b, sn->file_bytes) : NULL);
-	b_add(b, s, "error", b_str(b, sn->error));
+	jb_add(b, s, "sink", jb_str(b, sn->sink_null ? "null" : "file"));
+	jb_add(b, s, "path", jb_str(b, sn->kept ? sn->path : NULL));
+	jb_add(b, s, "kept", jb_bool(b, sn->kept));
+	jb_add(b, s, "file_bytes", sn->file_bytes >= 0 ? jb_i64(b, sn->file_bytes) : NULL);
+	jb_add(b, s, "error", jb_str(b, sn->error));
 	if (sn->throttle_rate) {
-		struct json_object *t = b_obj(b);
-		b_add(b, t, "by", b_str(b, "sink"));
-		b_add(b, t, "rate", b_u64(b, sn->throttle_rate));
-		b_add(b, t, "burst", b_u64(b, sn->throttle_burst));
-		b_add(b, t, "bytes", sn->throttle_bytes >= 0 ? b_i64(b, sn->throttle_bytes) : NULL);
-		b_add(b, t, "waited_s", json_number_new(sn->throttle_waited_s));
-		b_add(b, s, "throttle", t);
+		struct json_object *t = jb_obj(b);
+		jb_add(b, t, "by", jb_str(b, "sink"));
+		jb_add(b, t, "rate", jb_u64(b, sn->throttle_rate));
+		jb_add(b, t, "burst", jb_u64(b, sn->throttle_burst));
+		jb_add(b, t, "bytes", sn->throttle_bytes >= 0 ? jb_i64(b, sn->throttle_bytes) : NULL);
+		jb_add(b, t, "waited_s", json_number_new(sn->throttle_waited_s));
+		jb_add(b, s, "throttle", t);
 	} else {
-		b_add(b, s, "throttle", NULL);
+		jb_add(b, s, "throttle", NULL);
 	}
-	b_add(b, o, "snapshot", s);
+	jb_add(b, o, "snapshot", s);
 	if (rep->migration.set)
-		b_add(b, o, "migration", b_live_migration(b, rep));
+		jb_add(b, o, "migration", b_live_migration(b, rep));
 	if (rep->postcopy.set)
-		b_add(b, o, "postcopy", b_postcopy(b, rep));
+		jb_add(b, o, "postcopy", b_postcopy(b, rep));
 	if (rep->numa.set)
-		b_add(b, o, "numa", b_numa(b, rep));
+		jb_add(b, o, "numa", b_numa(b, rep));
 	if (rep->host_vm) {
-		struct json_object *h = b_obj(b);
-		b_add(b, h, "pid", rep->host_vm_pid > 0 ? b_i64(b, rep->host_vm_pid) : NULL);
-		b_add(b, h, "boot_s", b_num_or_null(rep->host_vm_boot_s));
-		b_add(b, h, "console_log", b_str(b, rep->host_vm_console));
-		b_add(b, h, "retried_after", b_str(b, rep->host_vm_retried));
-		b_add(b, o, "host_vm", h);
+		struct json_object *h = jb_obj(b);
+		jb_add(b, h, "pid", rep->host_vm_pid > 0 ? jb_i64(b, rep->host_vm_pid) : NULL);
+		jb_add(b, h, "boot_s", b_num_or_null(rep->host_vm_boot_s));
+		jb_add(b, h, "console_log", jb_str(b, rep->host_vm_console));
+		jb_add(b, h, "retried_after", jb_str(b, rep->host_vm_retried));
+		jb_add(b, o, "host_vm", h);
 	}
 
 	for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++)
 		if (summaries[w])
-			b_add(b, windows, report_window_to_string(summary_windows[w]), json_object_get(summaries[w]));
-	b_add(b, o, "windows", windows);
+			jb_add(b, windows, report_window_to_string(summary_windows[w]), json_object_get(summaries[w]));
+	jb_add(b, o, "windows", windows);
 
 	b_timeline(b, tl, rep);
-	b_add(b, o, "timeline", tl);
+	jb_add(b, o, "timeline", tl);
 
 	for (size_t c = 0; c < rep->n_counters; c++)
-		b_add(b, totals, rep->counters[c], b_u64(b, report_rep_counter_total(rep, c, -1)));
-	b_add(b, o, "totals", totals);
+		jb_add(b, totals, rep->counters[c], jb_u64(b, report_rep_counter_total(rep, c, -1)));
+	jb_add(b, o, "totals", totals);
 	return o;
 }
 
 /* rows_text: the rows as report_write() rendered them before (the object is only for printing) */
 static int to_json(const struct report *r, bool rows_text, struct json_object **ret, struct sb_error *err)
 {
-	struct builder b = { .rows_text = rows_text };
+	struct builder bl = { .rows_text = rows_text };
+	struct json_build *b = &bl.jb;
 	struct json_object *o, *reps;
 	size_t n_sum = r->n_reps * N_SUMMARY_WINDOWS;
 	struct json_object **summaries = calloc(n_sum ? n_sum : 1, sizeof(*summaries));
@@ -748,67 +682,67 @@ static int to_json(const struct report *r, bool rows_text, struct json_object **
 			k = report_rep_window_summary(r, r->reps[i], summary_windows[w],
 						      &summaries[i * N_SUMMARY_WINDOWS + w]);
 			if (k < 0)
-				b.oom = true;
+				b->oom = true;
 		}
 
-	o = b_obj(&b);
-	b_add(&b, o, "schema", b_str(&b, REPORT_SCHEMA));
-	b_add(&b, o, "id", b_str(&b, r->id));
-	b_add(&b, o, "state", b_str(&b, report_state_to_string(r->state)));
-	b_add(&b, o, "error", b_error(&b, &r->error));
-	b_add(&b, o, "created", b_time(&b, r->created_ns));
-	b_add(&b, o, "started", b_time(&b, r->started_ns));
-	b_add(&b, o, "finished", b_time(&b, r->finished_ns));
-	b_add(&b, o, "spec", r->spec ? json_object_get(r->spec) : b_obj(&b));
-	b_add(&b, o, "host", b_host(&b, r));
+	o = jb_obj(b);
+	jb_add(b, o, "schema", jb_str(b, REPORT_SCHEMA));
+	jb_add(b, o, "id", jb_str(b, r->id));
+	jb_add(b, o, "state", jb_str(b, report_state_to_string(r->state)));
+	jb_add(b, o, "error", b_error(b, &r->error));
+	jb_add(b, o, "created", b_time(b, r->created_ns));
+	jb_add(b, o, "started", b_time(b, r->started_ns));
+	jb_add(b, o, "finished", b_time(b, r->finished_ns));
+	jb_add(b, o, "spec", r->spec ? json_object_get(r->spec) : jb_obj(b));
+	jb_add(b, o, "host", b_host(b, r));
 	if (r->placement.set) {
 		const struct report_placement *pl = &r->placement;
-		struct json_object *a = b_obj(&b), *h = NULL;
-		b_add(&b, a, "guest", b_str(&b, pl->guest_accel));
-		b_add(&b, a, "host_vm", *pl->host_vm_accel ? b_str(&b, pl->host_vm_accel) : NULL);
-		b_add(&b, a, "timing", b_str(&b, report_placement_emulated(pl) ? "emulated" : "native"));
-		b_add(&b, a, "reason", b_str(&b, str_or_empty(pl->reason)));
-		b_add(&b, o, "accel", a);
+		struct json_object *a = jb_obj(b), *h = NULL;
+		jb_add(b, a, "guest", jb_str(b, pl->guest_accel));
+		jb_add(b, a, "host_vm", *pl->host_vm_accel ? jb_str(b, pl->host_vm_accel) : NULL);
+		jb_add(b, a, "timing", jb_str(b, report_placement_emulated(pl) ? "emulated" : "native"));
+		jb_add(b, a, "reason", jb_str(b, str_or_empty(pl->reason)));
+		jb_add(b, o, "accel", a);
 		if (pl->host_vm) {
-			h = b_obj(&b);
-			b_add(&b, h, "fallback", json_object_new_boolean(pl->fell_back));
-			b_add(&b, h, "reason", b_str(&b, str_or_empty(pl->reason)));
-			b_add(&b, h, "kernel", pl->kernel ? b_str(&b, pl->kernel) : NULL);
-			b_add(&b, h, "kernel_source", pl->kernel_how ? b_str(&b, pl->kernel_how) : NULL);
+			h = jb_obj(b);
+			jb_add(b, h, "fallback", json_object_new_boolean(pl->fell_back));
+			jb_add(b, h, "reason", jb_str(b, str_or_empty(pl->reason)));
+			jb_add(b, h, "kernel", pl->kernel ? jb_str(b, pl->kernel) : NULL);
+			jb_add(b, h, "kernel_source", pl->kernel_how ? jb_str(b, pl->kernel_how) : NULL);
 		}
-		b_add(&b, o, "host_vm", h);
+		jb_add(b, o, "host_vm", h);
 	}
-	b_add(&b, o, "probes", b_probes(&b, r));
-	b_add(&b, o, "metric_info", b_metric_info(&b, summaries, n_sum));
-	b_add(&b, o, "arms", b_arms(&b, r, summaries));
-	reps = b_arr(&b);
+	jb_add(b, o, "probes", b_probes(b, r));
+	jb_add(b, o, "metric_info", b_metric_info(b, summaries, n_sum));
+	jb_add(b, o, "arms", b_arms(b, r, summaries));
+	reps = jb_arr(b);
 	for (size_t i = 0; i < r->n_reps; i++)
-		b_push(&b, reps, b_rep(&b, r, r->reps[i], &summaries[i * N_SUMMARY_WINDOWS]));
-	b_add(&b, o, "repetitions", reps);
+		jb_push(b, reps, b_rep(b, r, r->reps[i], &summaries[i * N_SUMMARY_WINDOWS]));
+	jb_add(b, o, "repetitions", reps);
 	if (r->usage.set) {
-		struct json_object *u = b_obj(&b);
-		b_add(&b, u, "cpu_user_s", json_number_new(r->usage.cpu_user_s));
-		b_add(&b, u, "cpu_system_s", json_number_new(r->usage.cpu_system_s));
-		b_add(&b, u, "wall_s", json_number_new(r->usage.wall_s));
-		b_add(&b, u, "samples", b_u64(&b, r->usage.samples));
-		struct json_object *c = b_obj(&b);
+		struct json_object *u = jb_obj(b);
+		jb_add(b, u, "cpu_user_s", json_number_new(r->usage.cpu_user_s));
+		jb_add(b, u, "cpu_system_s", json_number_new(r->usage.cpu_system_s));
+		jb_add(b, u, "wall_s", json_number_new(r->usage.wall_s));
+		jb_add(b, u, "samples", jb_u64(b, r->usage.samples));
+		struct json_object *c = jb_obj(b);
 		double other = r->usage.cpu_user_s + r->usage.cpu_system_s;
 		for (int i = 0; i < REPORT_CPU_MAX; i++) {
-			b_add(&b, c, report_cpu_to_string(i), json_number_new(r->usage.cpu_s[i]));
+			jb_add(b, c, report_cpu_to_string(i), json_number_new(r->usage.cpu_s[i]));
 			other -= r->usage.cpu_s[i];
 		}
 		/* the per-thread clocks and getrusage() round apart by a few microseconds */
-		b_add(&b, c, "other_s", json_number_new(other > 0 ? other : 0));
-		b_add(&b, u, "cpu", c);
-		b_add(&b, u, "wakeups", b_u64(&b, r->usage.wakeups));
-		b_add(&b, u, "telemetry_reads", b_u64(&b, r->usage.telemetry_reads));
-		b_add(&b, o, "runner", u);
+		jb_add(b, c, "other_s", json_number_new(other > 0 ? other : 0));
+		jb_add(b, u, "cpu", c);
+		jb_add(b, u, "wakeups", jb_u64(b, r->usage.wakeups));
+		jb_add(b, u, "telemetry_reads", jb_u64(b, r->usage.telemetry_reads));
+		jb_add(b, o, "runner", u);
 	}
 
 	for (size_t i = 0; i < n_sum; i++)
 		json_object_put(summaries[i]);
 	free(summaries);
-	if (b.oom) {
+	if (b->oom) {
 		json_object_put(o);
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory while serializing", r->id);
 	}

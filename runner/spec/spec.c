@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "json-build.h"
 #include "json-util.h"
 #include "macro.h"
 #include "parse-number.h"
@@ -1537,18 +1538,6 @@ static struct json_object *knobs_json(const struct spec_knobs *k)
 	return o;
 }
 
-struct jb {
-	bool oom;
-};
-
-static void add(struct jb *b, struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!o || json_object_object_add(o, key, v) < 0) {
-		json_object_put(v);
-		b->oom = true;
-	}
-}
-
 static struct json_object *str_or_null(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
@@ -1565,18 +1554,18 @@ static struct json_object *seconds(double v)
 static struct json_object *arms_json(const struct run_spec *spec)
 {
 	struct json_object *arms = json_object_new_array();
-	struct jb b = {};
+	struct json_build b = {};
 
 	for (size_t i = 0; arms && i < spec->n_arms; i++) {
 		struct json_object *arm = json_object_new_object();
-		add(&b, arm, "label", json_object_new_string(spec->arms[i].label));
-		add(&b, arm, "knobs", knobs_json(&spec->arms[i].knobs));
+		jb_add(&b, arm, "label", json_object_new_string(spec->arms[i].label));
+		jb_add(&b, arm, "knobs", knobs_json(&spec->arms[i].knobs));
 		if (spec->arms[i].kernel)
-			add(&b, arm, "kernel", json_object_new_string(spec->arms[i].kernel));
+			jb_add(&b, arm, "kernel", json_object_new_string(spec->arms[i].kernel));
 		if (spec->arms[i].modules)
-			add(&b, arm, "modules", json_object_new_string(spec->arms[i].modules));
+			jb_add(&b, arm, "modules", json_object_new_string(spec->arms[i].modules));
 		if (spec->arms[i].pin)
-			add(&b, arm, "pin", json_object_new_boolean(true));
+			jb_add(&b, arm, "pin", json_object_new_boolean(true));
 		if (!arm || json_object_array_add(arms, arm) < 0) {
 			json_object_put(arm);
 			b.oom = true;
@@ -1650,7 +1639,7 @@ static struct json_object *field_parent(struct json_object *top, const char *pat
 int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 {
 	struct json_object *top = json_object_new_object();
-	struct jb b = {};
+	struct json_build b = {};
 
 	if (!top)
 		return -ENOMEM;
@@ -1665,7 +1654,7 @@ int spec_to_json(const struct run_spec *spec, struct json_object **ret)
 		if (!v && (f->type == F_OBJECT || f->type == F_STRV || f->type == F_KNOBS || f->type == F_ARMS ||
 			   f->type == F_VCPU_PATTERNS))
 			b.oom = true; /* these are never null */
-		add(&b, parent, dot ? dot + 1 : f->path, v);
+		jb_add(&b, parent, dot ? dot + 1 : f->path, v);
 	}
 	if (b.oom) {
 		json_object_put(top);
