@@ -116,10 +116,16 @@ int main(void)
 
 	run_length(&pit_hz);
 	if (test_kvm()) {
+		/*
+		 * a 50 ms PIT calibration against KVM's own figure; a formula error would be
+		 * far off. In a host VM under TCG both clocks are emulated and drift apart
+		 * with the machine's load (10.8% seen on a CI run beside a kernel build).
+		 */
+		double tolerance = test_timing_emulated() ? 0.30 : 0.10;
 		kvm_hz = kvmclock_hz();
-		/* a 50 ms PIT calibration against KVM's own figure; a formula error would be far off */
-		CHECK_MSG(fabs((double)pit_hz - (double)kvm_hz) < 0.10 * (double)kvm_hz, "PIT %llu Hz, kvmclock %llu Hz",
-			  (unsigned long long)pit_hz, (unsigned long long)kvm_hz);
+		CHECK_MSG(fabs((double)pit_hz - (double)kvm_hz) < tolerance * (double)kvm_hz,
+			  "PIT %llu Hz, kvmclock %llu Hz (within %.0f%%)", (unsigned long long)pit_hz,
+			  (unsigned long long)kvm_hz, tolerance * 100);
 	} else {
 		/* TCG has no kvmclock: asked for, the guest refuses by name (the realkvm tier has it) */
 		rejected(1, "-- clock=kvmclock", "clock=kvmclock: this vCPU model does not offer it");

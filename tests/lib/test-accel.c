@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -27,4 +28,11 @@ bool test_kvm(void)
 const char *test_accel(void)
 {
 	return test_kvm() ? "kvm" : "tcg";
+}
+
+bool test_timing_emulated(void)
+{
+	const char *host_vm = getenv("SNAPBENCH_HOSTVM_ACCEL");
+
+	return !test_kvm() || (host_vm && !strcmp(host_vm, "tcg"));
 }

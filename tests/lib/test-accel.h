@@ -15,3 +15,11 @@ bool test_kvm(void);
 
 /* "kvm" or "tcg", as QEMU's -accel and the spec's vm.accel take it */
 const char *test_accel(void);
+
+/*
+ * Whether the guests' clocks are an emulator's: under TCG here, or under KVM
+ * in a host VM that TCG runs (hostvm-exec's SNAPBENCH_HOSTVM_ACCEL=tcg).
+ * Counts are exact either way; a test that compares two clocks (a PIT
+ * calibration against kvmclock) allows the drift of emulated time.
+ */
+bool test_timing_emulated(void);

@@ -27,6 +27,9 @@
  * inside are instructions, the same from run to run on a busy machine
  * (docs/testing.md, "Instruction counts in a host VM").
  *
+ * COMMAND gets SNAPBENCH_HOSTVM_ACCEL, the host VM's accelerator (kvm or
+ * tcg): under tcg its clocks, and a nested guest's, are the emulator's.
+ *
  * --host-if-kvm runs COMMAND on this host, not in a host VM, when /dev/kvm
  * opens here (for the tests that need KVM and BPF: on a machine with KVM
  * they measure its KVM, on one without it the host VM's; docs/testing.md).
@@ -253,7 +256,7 @@ static int need_tree(const char *path)
 }
 
 static int build_initramfs(const struct options *o, const struct hostvm_modules *mods, const char *init,
-			   const char *out_dir, const char *path, struct sb_error *err)
+			   const char *out_dir, const char *accel, const char *path, struct sb_error *err)
 {
 	_cleanup_free_ char *conf = NULL;
 	char *params[MAX_MODULES] = {};
@@ -281,6 +284,8 @@ static int build_initramfs(const struct options *o, const struct hostvm_modules 
 	strbuf_appendf(&b, "out out %s\n", out_dir);
 	strbuf_append(&b, "env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
 	strbuf_append(&b, "env HOME=/root\n");
+	/* what runs the host VM: under tcg its clocks are the emulator's (tests/lib/test-accel.h) */
+	strbuf_appendf(&b, "env SNAPBENCH_HOSTVM_ACCEL=%s\n", accel);
 	for (size_t i = 0; i < o->n_envs; i++)
 		strbuf_appendf(&b, "env %s\n", o->envs[i]);
 	for (char **a = o->command; *a && !k; a++) {
@@ -519,7 +524,7 @@ static int run(struct options *o)
 	if (k >= 0 && !o->systemd && need_tree(out) < 0)
 		k = sb_error_set(&err, -E2BIG, "the work directory: more than %d trees under /tmp, /run, ...", MAX_TREES);
 	if (k >= 0)
-		k = build_initramfs(o, &mods, init, out, initrd, &err);
+		k = build_initramfs(o, &mods, init, out, accel, initrd, &err);
 	if (k < 0) {
 		fprintf(stderr, "hostvm-exec: %s\n", err.msg);
 		goto out;
