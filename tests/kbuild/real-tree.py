@@ -5,7 +5,8 @@ linux-source-6.12 as scripts/fetch-kernel-source unpacked it (install-deps
 does; a missing tree fails the test with that fix).
 
 - config with a patch that adds CONFIG_BTRFS_FS=y to the tree's
-  defconfig: the .config has the patch's option
+  defconfig, after examples/seed-000's patch (which must apply to this
+  tree as it is: the example builds it): the .config has the patch's option
   and every option of the fragment as asked, and the tree is untouched (the
   patched files' content, no .config);
 - a patch whose context is not in the tree: exit 2, the patch named, patch's
@@ -97,8 +98,9 @@ def main():
         with open(os.path.join(tree, defconfig), encoding="utf-8") as f:
             write_patch(os.path.join(work, "btrfs.patch"), tree, defconfig, f.read() + "CONFIG_BTRFS_FS=y\n")
         out = os.path.join(work, "out.config")
-        p = run(snapbench, ["config", "--tree", tree, "--patch", os.path.join(work, "btrfs.patch"), "--output", out],
-                cache)
+        seed = os.path.join(top, "examples", "seed-000", "0001-mm-kvm-no-zap-on-uffd-wp-resolve.patch")
+        p = run(snapbench, ["config", "--tree", tree, "--patch", seed, "--patch", os.path.join(work, "btrfs.patch"),
+                            "--output", out], cache)
         if check(p.returncode == 0, "config with a patch: exit %d" % p.returncode):
             with open(out, encoding="utf-8") as f:
                 vals = config_values(f.read())
