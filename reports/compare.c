@@ -494,6 +494,29 @@ static int add_skipped(struct compare_result *r, const char *window, const char 
 	return s->window && s->name && s->reason ? 0 : -ENOMEM;
 }
 
+/*
+ * Whether name is a member of a family a report writes only once the member
+ * counted something (mn_invalidations.CAUSE.event.EVENT and .flag.FLAG,
+ * docs/report-format.md) and metrics has the family's total: then the
+ * member counted nothing, 0, rather than not measured. A flag only a
+ * patched kernel sets is compared against the baseline's 0 this way.
+ */
+static bool counted_none(struct json_object *metrics, const char *name)
+{
+	const char *cut = strstr(name, ".event.");
+	struct json_object *total;
+	char family[256];
+
+	if (!cut)
+		cut = strstr(name, ".flag.");
+	if (!cut || strncmp(name, "mn_invalidations.", strlen("mn_invalidations.")) ||
+	    (size_t)(cut - name) >= sizeof(family))
+		return false;
+	snprintf(family, sizeof(family), "%.*s", (int)(cut - name), name);
+	total = json_lookup(metrics, family);
+	return total && json_is_number(total);
+}
+
 /* Values of one metric on one side; reason gets why a repetition had none. */
 static int side_values(const struct compare_side *side, const char *window, const char *name,
 		       struct compare_arm_stats *a, char *reason, size_t reason_size, struct sb_error *err)
@@ -516,6 +539,10 @@ static int side_values(const struct compare_side *side, const char *window, cons
 				return sb_error_set(err, -EINVAL, "%s: repetition %lld, window %s, metric %s: not a "
 						    "finite number", rp->report->path, (long long)rp->index, window, name);
 			a->values[a->n++] = d;
+			continue;
+		}
+		if (!present && counted_none(metrics, name)) {
+			a->values[a->n++] = 0;
 			continue;
 		}
 		if (present && v)

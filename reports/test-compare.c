@@ -286,6 +286,43 @@ static void test_small_and_missing(void)
 	fixture_done(&f);
 }
 
+/*
+ * A member of mn_invalidations' event and flag families is written only once
+ * it counted something: absent beside its family's total it is 0 (a flag only
+ * the patched kernel sets is "from 0"); absent without the total it is not
+ * measured.
+ */
+static void test_counted_none(void)
+{
+	const struct metric_spec base[] = {
+		{ "mn_invalidations.uffd-wp", "lower", { 100, 100, 100, 100 } },
+	};
+	const struct metric_spec patched[] = {
+		{ "mn_invalidations.uffd-wp", "lower", { 100, 100, 100, 100 } },
+		{ "mn_invalidations.uffd-wp.flag.bit1", "lower", { 99, 99, 99, 99 } },
+		{ "mn_invalidations.thp.flag.bit1", "lower", { 5, 5, 5, 5 } },
+	};
+	_cleanup_free_ char *a = write_report("cn-a.json", "20261101T000000Z-000031", "a", 4, base, 1, "w");
+	_cleanup_free_ char *b = write_report("cn-b.json", "20261101T000000Z-000032", "b", 4, patched, 3, "w");
+	struct compare_options o;
+	struct sb_error err = { 0 };
+	struct fixture f;
+
+	options_all_metrics(&o);
+	o.bootstrap_iterations = 0;
+	CHECK(run(&f, a, b, &o, &err) == 0);
+	const struct compare_metric *m = find(f.res, "mn_invalidations.uffd-wp.flag.bit1");
+	CHECK_MSG(m && m->arm[0].n == 4 && m->arm[0].s.median == 0 && m->arm[1].s.median == 99, "%s",
+		  m ? "wrong values" : "not compared");
+	/* no mn_invalidations.thp total on the baseline side: not measured there, skipped */
+	CHECK(!find(f.res, "mn_invalidations.thp.flag.bit1"));
+	bool skipped = false;
+	for (size_t i = 0; i < f.res->n_skipped; i++)
+		skipped |= !strcmp(f.res->skipped[i].name, "mn_invalidations.thp.flag.bit1");
+	CHECK(skipped);
+	fixture_done(&f);
+}
+
 static void test_comparability(void)
 {
 	const struct metric_spec ms[] = { { "pf_per_s", "lower", { 1, 2, 3, 4 } } };
@@ -724,6 +761,7 @@ int main(void)
 	test_verdicts();
 	test_zero_headline();
 	test_small_and_missing();
+	test_counted_none();
 	test_comparability();
 	test_timing();
 	test_aa_split();
@@ -737,7 +775,7 @@ int main(void)
 	/* remove what the tests wrote */
 	static const char *const files[] = { "v-a.json", "v-b.json", "s-a.json", "s-b.json", "s-c.json",
 					     "c-a.json", "c-b.json", "aa.json", "z-a.json", "z-b.json",
-					     "m-a.json", "m-b.json" };
+					     "m-a.json", "m-b.json", "cn-a.json", "cn-b.json" };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		char path[256];
 		snprintf(path, sizeof(path), "%s/%s", tmpdir, files[i]);
