@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Typed helpers: query-version, query-status, migration (capabilities,
- * parameters, getfd + migrate fd:, cancel), quit, and event waits.
+ * parameters, getfd + migrate fd:, unix: and the channels form, cancel),
+ * the QMP schema's commands and arguments, quit, and event waits.
  * query-stats lives in stats.c.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,34 +350,105 @@ int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err)
 	return r;
 }
 
-/* getfd under fdname, then command ("migrate", "migrate-incoming") with uri "fd:<fdname>" */
-static int migrate_fd_command(struct qmp_client *c, const char *command, int fd, const char *fdname,
-			      struct sb_error *err)
+static int add_string(struct json_object *o, const char *key, const char *value)
 {
-	char uri[FDNAME_MAX + 4];
+	struct json_object *v = json_object_new_string(value);
+
+	if (!v || json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The address as QMP takes it: "uri" ("fd:NAME", "unix:PATH") or, in the
+ * channels form (QEMU 8.2+), "channels": [{"channel-type": "main", "addr":
+ * {"transport": "socket", "type": "fd", "str": NAME} or {..., "type":
+ * "unix", "path": PATH}}].
+ */
+static struct json_object *migrate_args(const struct qmp_migrate_address *a)
+{
+	_cleanup_json_ struct json_object *args = json_object_new_object();
+	_cleanup_json_ struct json_object *addr = NULL, *chan = NULL, *list = NULL;
+	const char *type = a->unix_path ? "unix" : "fd";
+	int r = 0;
+
+	if (!args)
+		return NULL;
+	if (!a->channels) {
+		_cleanup_free_ char *uri = NULL;
+
+		if (asprintf(&uri, "%s:%s", type, a->unix_path ? a->unix_path : a->fdname) < 0)
+			return NULL;
+		if (add_string(args, "uri", uri) < 0)
+			return NULL;
+		return TAKE_PTR(args);
+	}
+	addr = json_object_new_object();
+	chan = json_object_new_object();
+	list = json_object_new_array();
+	if (!addr || !chan || !list)
+		return NULL;
+	r |= add_string(addr, "transport", "socket");
+	r |= add_string(addr, "type", type);
+	r |= add_string(addr, a->unix_path ? "path" : "str", a->unix_path ? a->unix_path : a->fdname);
+	r |= add_string(chan, "channel-type", "main");
+	if (r < 0 || json_object_object_add(chan, "addr", addr) < 0)
+		return NULL;
+	addr = NULL;
+	if (json_object_array_add(list, chan) < 0)
+		return NULL;
+	chan = NULL;
+	if (json_object_object_add(args, "channels", list) < 0)
+		return NULL;
+	list = NULL;
+	return TAKE_PTR(args);
+}
+
+/* command ("migrate", "migrate-incoming") to a's address; for an fd, getfd first */
+static int migrate_command(struct qmp_client *c, const char *command, const struct qmp_migrate_address *a,
+			   struct sb_error *err)
+{
 	_cleanup_json_ struct json_object *args = NULL;
 	int r;
 
-	r = qmp_getfd(c, fd, fdname, err);
-	if (r < 0)
-		return r;
-	snprintf(uri, sizeof(uri), "fd:%s", fdname);
-	args = args_with("uri", json_object_new_string(uri));
+	if (a->unix_path) {
+		if (!a->unix_path[0] || strlen(a->unix_path) >= QMP_UNIX_PATH_MAX)
+			return sb_error_set(err, -ENAMETOOLONG,
+					    "migration socket path '%s' is empty or longer than %d bytes: use a shorter directory",
+					    a->unix_path, QMP_UNIX_PATH_MAX - 1);
+	} else {
+		r = qmp_getfd(c, a->fd, a->fdname, err);
+		if (r < 0)
+			return r;
+	}
+	args = migrate_args(a);
 	if (!args)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = execute(c, command, args, NULL, err);
-	if (r == -EREMOTEIO) {
+	if (r == -EREMOTEIO && !a->unix_path) {
 		/* QEMU did not take the fd over: do not leave it open there. */
 		struct sb_error ignored = { 0 };
 
-		qmp_closefd(c, fdname, &ignored);
+		qmp_closefd(c, a->fdname, &ignored);
 	}
 	return r;
 }
 
+int qmp_migrate(struct qmp_client *c, const struct qmp_migrate_address *a, struct sb_error *err)
+{
+	return migrate_command(c, "migrate", a, err);
+}
+
+int qmp_migrate_incoming(struct qmp_client *c, const struct qmp_migrate_address *a, struct sb_error *err)
+{
+	return migrate_command(c, "migrate-incoming", a, err);
+}
+
 int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
 {
-	return migrate_fd_command(c, "migrate", fd, fdname, err);
+	return qmp_migrate(c, &(struct qmp_migrate_address){ .fd = fd, .fdname = fdname }, err);
 }
 
 int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err)
@@ -385,7 +458,7 @@ int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err)
 
 int qmp_migrate_incoming_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err)
 {
-	return migrate_fd_command(c, "migrate-incoming", fd, fdname, err);
+	return qmp_migrate_incoming(c, &(struct qmp_migrate_address){ .fd = fd, .fdname = fdname }, err);
 }
 
 int qmp_cont(struct qmp_client *c, struct sb_error *err)
@@ -410,6 +483,60 @@ int qmp_snapshot_background_start(struct qmp_client *c, int fd, struct sb_error 
 	if (r < 0)
 		return r;
 	return qmp_migrate_to_fd(c, fd, SNAPSHOT_FDNAME, err);
+}
+
+int qmp_query_qmp_schema(struct qmp_client *c, struct json_object **ret, struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *reply = NULL;
+	int r;
+
+	*ret = NULL;
+	r = execute(c, "query-qmp-schema", NULL, &reply, err);
+	if (r < 0)
+		return r;
+	if (!json_object_is_type(reply, json_type_array))
+		return shape_error(c, "query-qmp-schema", "array of schema entities", err);
+	*ret = TAKE_PTR(reply);
+	return 0;
+}
+
+/* The schema entity named name (of meta-type meta, when not NULL). */
+static struct json_object *schema_entity(struct json_object *schema, const char *name, const char *meta)
+{
+	size_t n = json_object_is_type(schema, json_type_array) ? json_object_array_length(schema) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(schema, i);
+		const char *en = json_lookup_string(e, "name"), *em = json_lookup_string(e, "meta-type");
+
+		if (en && !strcmp(en, name) && (!meta || (em && !strcmp(em, meta))))
+			return e;
+	}
+	return NULL;
+}
+
+bool qmp_schema_has_command(struct json_object *schema, const char *command)
+{
+	return schema_entity(schema, command, "command");
+}
+
+bool qmp_schema_has_argument(struct json_object *schema, const char *command, const char *arg)
+{
+	struct json_object *cmd = schema_entity(schema, command, "command"), *type, *members;
+	const char *arg_type = cmd ? json_lookup_string(cmd, "arg-type") : NULL;
+
+	/* the argument type is an object entity under an opaque name ("0", "q_obj_migrate-arg" ...) */
+	type = arg_type ? schema_entity(schema, arg_type, "object") : NULL;
+	members = type ? json_lookup(type, "members") : NULL;
+	if (!members || !json_object_is_type(members, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(members); i++) {
+		const char *mn = json_lookup_string(json_object_array_get_idx(members, i), "name");
+
+		if (mn && !strcmp(mn, arg))
+			return true;
+	}
+	return false;
 }
 
 int qmp_quit(struct qmp_client *c, struct sb_error *err)

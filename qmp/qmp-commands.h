@@ -171,6 +171,33 @@ int qmp_closefd(struct qmp_client *c, const char *fdname, struct sb_error *err);
  */
 int qmp_migrate_to_fd(struct qmp_client *c, int fd, const char *fdname, struct sb_error *err);
 
+/* sizeof(sun_path): a unix socket's path is shorter */
+#define QMP_UNIX_PATH_MAX 108
+
+/*
+ * Where a migration goes (or comes from): an fd handed to QEMU with getfd
+ * under fdname, or, when unix_path is set, a unix socket's path, a
+ * transport QEMU can open several connections over (postcopy-preempt and
+ * multifd need that; an fd is one connection, which they refuse). channels
+ * passes it in migrate's "channels" argument, [{"channel-type": "main",
+ * "addr": {...}}] (QEMU 8.2 and later; qmp_schema_has_argument() tells),
+ * instead of a "uri" ("fd:NAME", "unix:PATH").
+ */
+struct qmp_migrate_address {
+	int fd;
+	const char *fdname;
+	const char *unix_path;
+	bool channels;
+};
+
+/*
+ * migrate, and migrate-incoming in a QEMU started with -incoming defer, to
+ * a's address (getfd first for an fd; closefd again if QEMU refuses the
+ * command). Return when QEMU accepted the command.
+ */
+int qmp_migrate(struct qmp_client *c, const struct qmp_migrate_address *a, struct sb_error *err);
+int qmp_migrate_incoming(struct qmp_client *c, const struct qmp_migrate_address *a, struct sb_error *err);
+
 int qmp_migrate_cancel(struct qmp_client *c, struct sb_error *err);
 
 /*
@@ -196,6 +223,20 @@ int qmp_cont(struct qmp_client *c, struct sb_error *err);
  * starts migrate to fd. Returns once the snapshot has started.
  */
 int qmp_snapshot_background_start(struct qmp_client *c, int fd, struct sb_error *err);
+
+/* ---- the QMP schema ---- */
+
+/*
+ * query-qmp-schema: the array of schema entities (a few hundred KiB on
+ * QEMU 10.0); the caller puts it. Ask it once and look things up in it:
+ */
+int qmp_query_qmp_schema(struct qmp_client *c, struct json_object **ret, struct sb_error *err);
+
+/* Has the schema command? */
+bool qmp_schema_has_command(struct json_object *schema, const char *command);
+
+/* Does command take an argument named arg (e.g. "migrate", "channels": QEMU 8.2+)? */
+bool qmp_schema_has_argument(struct json_object *schema, const char *command, const char *arg);
 
 /*
  * quit: QEMU replies and exits; a connection closed before the reply also

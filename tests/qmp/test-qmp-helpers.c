@@ -516,6 +516,84 @@ static void test_parameters_and_quit(void)
 	finish(c);
 }
 
+/* The channels form (QEMU 8.2+) and a unix socket: the arguments QEMU gets. */
+static void test_migrate_channels(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		EXPECT_FD("getfd"),
+		SEND(FAKE_OK),
+		EXPECT_ARGS("migrate", "{\"channels\": [{\"channel-type\": \"main\", \"addr\": {\"transport\": \"socket\","
+				       " \"type\": \"fd\", \"str\": \"sink\"}}]}"),
+		SEND(FAKE_OK),
+		EXPECT_ARGS("migrate-incoming", "{\"channels\": [{\"channel-type\": \"main\", \"addr\": {\"transport\": "
+						"\"socket\", \"type\": \"unix\", \"path\": \"/run/x/mig.sock\"}}]}"),
+		SEND(FAKE_OK),
+		EXPECT_ARGS("migrate", "{\"uri\": \"unix:/run/x/mig.sock\"}"),
+		SEND(FAKE_OK),
+		END,
+	};
+	struct qmp_client *c = start(script);
+	struct sb_error err = { 0 };
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC), got;
+	char long_path[QMP_UNIX_PATH_MAX + 8];
+
+	CHECK_MSG(qmp_migrate(c, &(struct qmp_migrate_address){ .fd = fd, .fdname = "sink", .channels = true }, &err) == 0,
+		  "%s", err.msg);
+	CHECK_MSG(qmp_migrate_incoming(c, &(struct qmp_migrate_address){ .unix_path = "/run/x/mig.sock", .channels = true },
+				       &err) == 0,
+		  "%s", err.msg);
+	CHECK_MSG(qmp_migrate(c, &(struct qmp_migrate_address){ .unix_path = "/run/x/mig.sock" }, &err) == 0, "%s", err.msg);
+	/* a path the kernel would cut short never reaches QEMU */
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	long_path[0] = '/';
+	long_path[sizeof(long_path) - 1] = '\0';
+	CHECK(qmp_migrate(c, &(struct qmp_migrate_address){ .unix_path = long_path }, &err) == -ENAMETOOLONG);
+	CHECK_MSG(strstr(err.msg, "shorter directory"), "%s", err.msg);
+	got = finish(c);
+	close(got);
+	close(fd);
+}
+
+/* Commands and their arguments in a query-qmp-schema reply (its shape on QEMU 7.2 and 10.0). */
+static void test_schema(void)
+{
+	static const struct fake_step script[] = {
+		FAKE_HANDSHAKE,
+		EXPECT("query-qmp-schema"),
+		SEND("{\"return\": ["
+		     "{\"name\": \"migrate\", \"meta-type\": \"command\", \"arg-type\": \"150\", \"ret-type\": \"0\"},"
+		     "{\"name\": \"query-stats\", \"meta-type\": \"command\", \"arg-type\": \"151\", \"ret-type\": \"152\"},"
+		     "{\"name\": \"migrate-incoming\", \"meta-type\": \"command\", \"arg-type\": \"153\", \"ret-type\": \"0\"},"
+		     "{\"name\": \"150\", \"meta-type\": \"object\", \"members\": [{\"name\": \"uri\", \"default\": null, "
+		     "\"type\": \"str\"}, {\"name\": \"channels\", \"default\": null, \"type\": \"[154]\"}]},"
+		     "{\"name\": \"153\", \"meta-type\": \"object\", \"members\": [{\"name\": \"uri\", \"type\": \"str\"}]},"
+		     "{\"name\": \"channels\", \"meta-type\": \"enum\", \"values\": []}"
+		     "], \"id\": %ID%}\r\n"),
+		EXPECT("query-qmp-schema"),
+		SEND("{\"return\": {}, \"id\": %ID%}\r\n"),
+		END,
+	};
+	struct qmp_client *c = start(script);
+	struct json_object *schema = NULL;
+	struct sb_error err = { 0 };
+
+	CHECK_MSG(qmp_query_qmp_schema(c, &schema, &err) == 0, "%s", err.msg);
+	CHECK(qmp_schema_has_command(schema, "query-stats"));
+	CHECK(!qmp_schema_has_command(schema, "channels")); /* an enum, not a command */
+	CHECK(!qmp_schema_has_command(schema, "150"));
+	CHECK(qmp_schema_has_argument(schema, "migrate", "channels"));
+	CHECK(qmp_schema_has_argument(schema, "migrate", "uri"));
+	CHECK(!qmp_schema_has_argument(schema, "migrate-incoming", "channels"));
+	CHECK(!qmp_schema_has_argument(schema, "migrate", "blk"));
+	CHECK(!qmp_schema_has_argument(schema, "query-stats", "target")); /* its argument type is not in this reply */
+	CHECK(!qmp_schema_has_argument(schema, "no-such-command", "uri"));
+	json_object_put(schema);
+	CHECK(qmp_query_qmp_schema(c, &schema, &err) == -EPROTO && !schema);
+	CHECK_MSG(strstr(err.msg, "query-qmp-schema"), "%s", err.msg);
+	finish(c);
+}
+
 int main(void)
 {
 	test_stats();
@@ -529,6 +607,8 @@ int main(void)
 	test_migrate_refused();
 	test_wait_migration();
 	test_parameters_and_quit();
+	test_migrate_channels();
+	test_schema();
 	printf("ok\n");
 	return 0;
 }
