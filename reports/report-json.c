@@ -83,6 +83,13 @@ static struct json_object *b_host(struct json_build *b, const struct report *r)
 	jb_add(b, q, "binary", jb_str(b, str_or_empty(h->qemu_binary)));
 	jb_add(b, q, "version", jb_str(b, h->qemu_version));
 	jb_add(b, q, "package", jb_str(b, h->qemu_package));
+	if (h->qemu_features) {
+		struct json_object *f = jb_arr(b);
+
+		for (char **n = h->qemu_features; *n; n++)
+			jb_push(b, f, jb_str(b, *n));
+		jb_add(b, q, "features", f);
+	}
 	jb_add(b, o, "qemu", q);
 	jb_add(b, o, "snapbench_version", jb_str(b, str_or_empty(r->snapbench_version)));
 	return o;

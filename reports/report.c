@@ -233,6 +233,7 @@ void report_free(struct report *r)
 	free(r->host.qemu_binary);
 	free(r->host.qemu_version);
 	free(r->host.qemu_package);
+	strv_free(r->host.qemu_features);
 	free(r->snapbench_version);
 	free(r->placement.reason);
 	free(r->placement.kernel);

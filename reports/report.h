@@ -91,6 +91,7 @@ struct report_host {
 	char *qemu_binary;
 	char *qemu_version; /* NULL until QEMU answered */
 	char *qemu_package;
+	char **qemu_features; /* what the runner asked QEMU for and it has (string vector; NULL: not asked) */
 };
 
 /* Which probe feeds a counter, or why none does. */

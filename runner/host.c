@@ -22,6 +22,7 @@
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "report.h"
+#include "strv.h"
 #include "vm.h"
 
 static char *read_line_file(const char *path, size_t max)
@@ -96,17 +97,79 @@ int host_collect(struct report_host *h)
 	return 0;
 }
 
+static const struct {
+	const char *name, *since;
+} features[QEMU_FEATURE_MAX] = {
+	[QEMU_FEATURE_QUERY_STATS] = { "query-stats", "7.1" },
+	[QEMU_FEATURE_BACKGROUND_SNAPSHOT] = { "background-snapshot", "6.0" },
+	[QEMU_FEATURE_POSTCOPY_RAM] = { "postcopy-ram", "2.6" },
+	[QEMU_FEATURE_POSTCOPY_PREEMPT] = { "postcopy-preempt", "7.1" },
+	[QEMU_FEATURE_MIGRATE_CHANNELS] = { "migrate-channels", "8.2" },
+	[QEMU_FEATURE_RUN_WITH_USER] = { "run-with-user", "9.1" },
+};
+
+const char *qemu_feature_name(enum qemu_feature f)
+{
+	return f < QEMU_FEATURE_MAX ? features[f].name : NULL;
+}
+
+const char *qemu_feature_since(enum qemu_feature f)
+{
+	return f < QEMU_FEATURE_MAX ? features[f].since : NULL;
+}
+
+char **qemu_feature_names(const struct qemu_info *q)
+{
+	char **v = calloc(1, sizeof(char *));
+
+	for (int f = 0; v && f < QEMU_FEATURE_MAX; f++)
+		if (q->has[f] && strv_push(&v, features[f].name) < 0)
+			return strv_free(v);
+	return v;
+}
+
+bool qemu_version_at_least(const struct qemu_info *q, int major, int minor)
+{
+	return q->major > major || (q->major == major && q->minor >= minor);
+}
+
 void qemu_info_done(struct qemu_info *q)
 {
 	free(q->path);
 	q->path = NULL;
 }
 
+/* query-command-line-options: does option take parameter? (an option QEMU lacks is an error there) */
+static bool has_option_parameter(struct qmp_client *c, const char *option, const char *parameter)
+{
+	_cleanup_json_ struct json_object *args = json_object_new_object(), *reply = NULL;
+	struct json_object *opt, *params, *v = json_object_new_string(option);
+
+	if (!args || !v || json_object_object_add(args, "option", v) < 0) {
+		json_object_put(v);
+		return false;
+	}
+	if (qmp_execute(c, "query-command-line-options", args, -1, 10000, &reply, NULL) < 0 ||
+	    !json_object_is_type(reply, json_type_array) || json_object_array_length(reply) < 1)
+		return false;
+	opt = json_object_array_get_idx(reply, 0);
+	params = json_lookup(opt, "parameters");
+	if (!params || !json_object_is_type(params, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(params); i++) {
+		const char *name = json_lookup_string(json_object_array_get_idx(params, i), "name");
+
+		if (name && !strcmp(name, parameter))
+			return true;
+	}
+	return false;
+}
+
 int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_qmp_client_ struct qmp_client *c = NULL;
-	_cleanup_json_ struct json_object *cmds = NULL;
+	_cleanup_json_ struct json_object *schema = NULL;
 	_cleanup_json_ struct json_object *caps = NULL;
 	_cleanup_json_ struct json_object *kvm = NULL;
 	struct qmp_version v;
@@ -178,26 +241,39 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 		ret->minor = v.minor;
 		ret->micro = v.micro;
 		snprintf(ret->package, sizeof(ret->package), "%s", v.package);
-		r = qmp_execute(c, "query-commands", NULL, -1, 10000, &cmds, err);
+		r = qmp_query_qmp_schema(c, &schema, err);
 	}
 	if (r >= 0) {
-		for (size_t i = 0; i < json_object_array_length(cmds); i++) {
-			struct json_object *name;
-			if (json_object_object_get_ex(json_object_array_get_idx(cmds, i), "name", &name) &&
-			    !strcmp(json_object_get_string(name), "query-stats"))
-				ret->has_query_stats = true;
-		}
+		ret->has[QEMU_FEATURE_QUERY_STATS] = qmp_schema_has_command(schema, "query-stats");
+		/* the newer form is used only where both sides of a migration take it */
+		ret->has[QEMU_FEATURE_MIGRATE_CHANNELS] = qmp_schema_has_argument(schema, "migrate", "channels") &&
+							  qmp_schema_has_argument(schema, "migrate-incoming", "channels");
 		r = qmp_execute(c, "query-migrate-capabilities", NULL, -1, 10000, &caps, err);
 	}
 	if (r >= 0) {
-		for (size_t i = 0; i < json_object_array_length(caps); i++) {
-			struct json_object *name;
-			if (json_object_object_get_ex(json_object_array_get_idx(caps, i), "capability", &name) &&
-			    !strcmp(json_object_get_string(name), "background-snapshot"))
-				ret->has_background_snapshot = true;
+		static const struct {
+			const char *name;
+			enum qemu_feature f;
+		} cap_features[] = {
+			{ "background-snapshot", QEMU_FEATURE_BACKGROUND_SNAPSHOT },
+			{ "postcopy-ram", QEMU_FEATURE_POSTCOPY_RAM },
+			{ "postcopy-preempt", QEMU_FEATURE_POSTCOPY_PREEMPT },
+		};
+		size_t n_caps = json_object_is_type(caps, json_type_array) ? json_object_array_length(caps) : 0;
+
+		for (size_t i = 0; i < n_caps; i++) {
+			const char *name = json_lookup_string(json_object_array_get_idx(caps, i), "capability");
+
+			for (size_t k = 0; name && k < ARRAY_SIZE(cap_features); k++)
+				if (!strcmp(name, cap_features[k].name))
+					ret->has[cap_features[k].f] = true;
 		}
+		ret->has_query_stats = ret->has[QEMU_FEATURE_QUERY_STATS];
+		ret->has_background_snapshot = ret->has[QEMU_FEATURE_BACKGROUND_SNAPSHOT];
 		r = qmp_execute(c, "query-kvm", NULL, -1, 10000, &kvm, err);
 	}
+	if (r >= 0)
+		ret->has[QEMU_FEATURE_RUN_WITH_USER] = has_option_parameter(c, "run-with", "user");
 	if (r >= 0) {
 		struct json_object *en;
 		ret->kvm_present = json_object_object_get_ex(kvm, "enabled", &en) && json_object_get_boolean(en);

@@ -3,6 +3,7 @@
 #include "migrate-dest.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +13,14 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "spec.h"
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "vm.h"
 
 #define INCOMING_FDNAME "sbincoming"
+#define MIGRATE_FDNAME "sbmigrate"
 
 int migrate_dest_start(const struct vm_config *cfg, const char *qemu_binary, const struct qmp_migrate_capability *caps,
 		       size_t n_caps, struct migrate_dest **ret, struct sb_error *err)
@@ -39,8 +42,15 @@ int migrate_dest_start(const struct vm_config *cfg, const char *qemu_binary, con
 	if (!d)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	d->src_fd = -1;
+	d->user = cfg->spec ? cfg->spec->vm.user : NULL;
+	d->run_dir = strdup(cfg->run_dir ? cfg->run_dir : ".");
+	if (!d->run_dir) {
+		free(d);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
 	k = vm_start(&dc, &d->vm, err);
 	if (k < 0) {
+		free(d->run_dir);
 		free(d);
 		return sb_error_prefix(err, "the migration's destination QEMU did not start");
 	}
@@ -55,17 +65,72 @@ int migrate_dest_start(const struct vm_config *cfg, const char *qemu_binary, con
 	return 0;
 }
 
-int migrate_dest_listen(struct migrate_dest *d, struct sb_error *err)
+/* RUN_DIR/mig-XXXXXX/sock: a directory of its own that only QEMU's user may enter */
+static int make_socket_dir(struct migrate_dest *d, struct sb_error *err)
 {
-	int sv[2];
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+
+	if (asprintf(&dir, "%s/mig-XXXXXX", d->run_dir) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (!mkdtemp(dir))
+		return sb_error_set(err, -errno, "cannot create the migration's socket directory in %s: %s", d->run_dir,
+				    strerror(errno));
+	if (d->user) {
+		struct passwd *pw = getpwnam(d->user);
+
+		if (!pw || chown(dir, pw->pw_uid, pw->pw_gid) < 0) {
+			int e = pw ? errno : ENOENT;
+
+			rmdir(dir);
+			return sb_error_set(err, -e, "cannot give the migration's socket directory %s to QEMU's user '%s' (spec.vm.user): %s",
+					    dir, d->user, strerror(e));
+		}
+	}
+	if (asprintf(&path, "%s/sock", dir) < 0) {
+		rmdir(dir);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	d->sock_dir = TAKE_PTR(dir);
+	d->sock_path = TAKE_PTR(path);
+	return 0;
+}
+
+static void remove_socket_dir(struct migrate_dest *d)
+{
+	if (d->sock_path)
+		unlink(d->sock_path);
+	if (d->sock_dir)
+		rmdir(d->sock_dir);
+	free(d->sock_path);
+	free(d->sock_dir);
+	d->sock_path = d->sock_dir = NULL;
+}
+
+int migrate_dest_listen(struct migrate_dest *d, const struct migrate_dest_channel *how, struct sb_error *err)
+{
+	struct qmp_migrate_address a = { .fd = -1, .fdname = INCOMING_FDNAME, .channels = how && how->channels };
+	int sv[2] = { -1, -1 };
 	int k;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return sb_error_set(err, -errno, "cannot create the migration's channel: %s", strerror(errno));
-	k = qmp_migrate_incoming_fd(d->vm->qmp, sv[1], INCOMING_FDNAME, err);
-	close(sv[1]); /* QEMU holds its own copy, or refused it */
+	d->channels = a.channels;
+	if (how && how->unix_socket) {
+		if (!d->sock_path) {
+			k = make_socket_dir(d, err);
+			if (k < 0)
+				return k;
+		}
+		a.unix_path = d->sock_path;
+	} else {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			return sb_error_set(err, -errno, "cannot create the migration's channel: %s", strerror(errno));
+		a.fd = sv[1];
+	}
+	k = qmp_migrate_incoming(d->vm->qmp, &a, err);
+	if (sv[1] >= 0)
+		close(sv[1]); /* QEMU holds its own copy, or refused it */
 	if (k < 0) {
-		close(sv[0]);
+		if (sv[0] >= 0)
+			close(sv[0]);
 		return sb_error_prefix(err, "the migration's destination QEMU (pid %d) refused migrate-incoming", d->vm->pid);
 	}
 	d->incoming = true;
@@ -73,6 +138,25 @@ int migrate_dest_listen(struct migrate_dest *d, struct sb_error *err)
 		close(d->src_fd);
 	d->src_fd = sv[0];
 	return 0;
+}
+
+int migrate_dest_migrate(struct migrate_dest *d, struct qmp_client *src, struct sb_error *err)
+{
+	struct qmp_migrate_address a = {
+		.fd = d->src_fd,
+		.fdname = MIGRATE_FDNAME,
+		.unix_path = d->sock_path,
+		.channels = d->channels,
+	};
+	int k;
+
+	if (!a.unix_path && a.fd < 0)
+		return sb_error_set(err, -EINVAL, "the migration's channel is not set up (migrate_dest_listen() first)");
+	k = qmp_migrate(src, &a, err);
+	if (d->src_fd >= 0)
+		close(d->src_fd); /* QEMU holds its own copy */
+	d->src_fd = -1;
+	return k;
 }
 
 bool migrate_dest_exited(struct migrate_dest *d, char *desc, size_t len)
@@ -124,5 +208,7 @@ void migrate_dest_free(struct migrate_dest *d)
 	vm_free(d->vm);
 	if (d->src_fd >= 0)
 		close(d->src_fd);
+	remove_socket_dir(d);
+	free(d->run_dir);
 	free(d);
 }

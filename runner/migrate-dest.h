@@ -8,8 +8,13 @@
  * The channel is a socketpair: the destination gets one end through getfd
  * and migrate-incoming "fd:NAME", the source the other for its migrate
  * "fd:NAME". Nothing has a path, so no other local user can connect and
- * nothing is left behind. The destination's log is RUN_DIR/qemu-TAG-dest.log,
- * its pid file RUN_DIR/MIGRATE_DEST_PID_FILE while it runs.
+ * nothing is left behind. A migration over several connections
+ * (postcopy-preempt opens a second one) cannot go over one fd: it gets a
+ * unix socket instead, RUN_DIR/mig-XXXXXX/sock, in a directory only QEMU's
+ * user may enter, removed with the destination. Where QEMU takes it (8.2+)
+ * the address goes in migrate's "channels" argument rather than a uri. The
+ * destination's log is RUN_DIR/qemu-TAG-dest.log, its pid file
+ * RUN_DIR/MIGRATE_DEST_PID_FILE while it runs.
  */
 #pragma once
 
@@ -21,6 +26,7 @@
 struct vm;
 struct vm_config;
 struct qmp_migrate_capability;
+struct qmp_client;
 
 #define MIGRATE_DEST_PID_FILE "qemu-dest.pid"
 
@@ -28,6 +34,17 @@ struct migrate_dest {
 	struct vm *vm;          /* the destination QEMU */
 	int src_fd;             /* the channel's source end, for the source's migrate; -1 once taken */
 	bool incoming;          /* migrate-incoming was accepted */
+	bool channels;          /* the addresses go in the channels form */
+	char *run_dir;
+	const char *user;       /* QEMU's user (spec vm.user), who must reach the socket; NULL: ours */
+	char *sock_dir;         /* a unix socket's directory and path, or NULL (a socketpair) */
+	char *sock_path;
+};
+
+/* How the source reaches the destination. */
+struct migrate_dest_channel {
+	bool unix_socket;       /* a unix socket (several connections: postcopy-preempt) rather than a socketpair */
+	bool channels;          /* migrate's channels argument (QEMU 8.2+) rather than a uri */
 };
 
 /*
@@ -40,8 +57,15 @@ struct migrate_dest {
 int migrate_dest_start(const struct vm_config *cfg, const char *qemu_binary, const struct qmp_migrate_capability *caps,
 		       size_t n_caps, struct migrate_dest **ret, struct sb_error *err);
 
-/* Creates the channel and starts migrate-incoming on the destination's end; d->src_fd is the source's. */
-int migrate_dest_listen(struct migrate_dest *d, struct sb_error *err);
+/*
+ * Creates the channel as how says (NULL: a socketpair, uri form) and starts
+ * migrate-incoming on the destination's end; d->src_fd is the source's end
+ * of a socketpair.
+ */
+int migrate_dest_listen(struct migrate_dest *d, const struct migrate_dest_channel *how, struct sb_error *err);
+
+/* The source's migrate (src: its QMP) to the channel; the source's end of a socketpair is closed here. */
+int migrate_dest_migrate(struct migrate_dest *d, struct qmp_client *src, struct sb_error *err);
 
 /* Has the destination exited? desc gets how, and the tail of its log (as vm_exited()). */
 bool migrate_dest_exited(struct migrate_dest *d, char *desc, size_t len);

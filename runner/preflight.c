@@ -104,11 +104,52 @@ static void check_userfaultfd(struct failures *f, const struct run_spec *spec, c
 		     : "background snapshots need userfaultfd write-protect");
 }
 
+/* A feature the spec needs and q lacks: which, the QEMU that has it, the way out. */
+static void fail_feature(struct failures *f, const struct qemu_info *q, enum qemu_feature feat, const char *needed_by,
+			 const char *since, const char *or_drop)
+{
+	fail(f, -EOPNOTSUPP,
+	     "QEMU %s %d.%d.%d lacks %s, which %s needs (QEMU %s or later has it): name a newer QEMU (spec.vm.qemu or --qemu PATH; scripts/fetch-test-qemu unpacks 10.0 from bookworm-backports)%s",
+	     q->path, q->major, q->minor, q->micro, qemu_feature_name(feat), needed_by, since ? since : qemu_feature_since(feat),
+	     or_drop ? or_drop : "");
+}
+
+/* What the scenario relies on beyond query-stats (docs/qemu-versions.md). */
+static void check_qemu_features(struct failures *f, const struct run_spec *spec, const struct qemu_info *q)
+{
+	if (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE && !q->has[QEMU_FEATURE_POSTCOPY_RAM])
+		fail_feature(f, q, QEMU_FEATURE_POSTCOPY_RAM, "the postcopy-restore scenario", NULL, NULL);
+	if (spec->scenario != SPEC_SCENARIO_POSTCOPY_RESTORE || !spec->postcopy.preempt)
+		return;
+	if (!q->has[QEMU_FEATURE_POSTCOPY_PREEMPT])
+		fail_feature(f, q, QEMU_FEATURE_POSTCOPY_PREEMPT, "spec.postcopy.preempt", NULL, ", or set postcopy.preempt false");
+	else if (!qemu_version_at_least(q, QEMU_PREEMPT_MIN_MAJOR, QEMU_PREEMPT_MIN_MINOR))
+		/*
+		 * QEMU 8.0's "migration: Fix potential race on postcopy_qemufile_src":
+		 * 7.x's source shuts the preempt channel down from its main thread while
+		 * the return-path thread may still write it (7.2's own stays behind for
+		 * pc-7.2 machines only, x-preempt-pre-7-2)
+		 */
+		fail(f, -EOPNOTSUPP,
+		     "QEMU %s %d.%d.%d has postcopy-preempt in its 7.x form, whose source can race on the preempt channel at the migration's end (its main and return-path threads both use it; QEMU %d.%d fixed it): spec.postcopy.preempt needs QEMU %d.%d or later; name one (spec.vm.qemu or --qemu PATH; scripts/fetch-test-qemu unpacks 10.0 from bookworm-backports), or set postcopy.preempt false",
+		     q->path, q->major, q->minor, q->micro, QEMU_PREEMPT_MIN_MAJOR, QEMU_PREEMPT_MIN_MINOR,
+		     QEMU_PREEMPT_MIN_MAJOR, QEMU_PREEMPT_MIN_MINOR);
+}
+
 static void check_qemu(struct failures *f, const struct preflight_input *in, struct qemu_info *q, bool *ok)
 {
+	const char *spec_qemu = in->spec->vm.qemu;
 	struct sb_error e = {};
-	int r = qemu_probe(in->qemu_binary, q, &e);
+	int r;
 
+	*ok = false;
+	if (spec_qemu && in->qemu_binary && !strcmp(spec_qemu, in->qemu_binary) && access(spec_qemu, X_OK) < 0) {
+		fail(f, -errno,
+		     "spec.vm.qemu %s: %s; name an executable QEMU binary (QEMU 10.0 from bookworm-backports: run scripts/fetch-test-qemu as root, installed as LIBEXECDIR/snapbench-fetch-qemu, and use the path it prints), or drop vm.qemu for qemu-system-x86_64 in PATH",
+		     spec_qemu, errno == EACCES ? "not executable" : strerror(errno));
+		return;
+	}
+	r = qemu_probe(in->qemu_binary, q, &e);
 	*ok = r >= 0;
 	if (r < 0) {
 		fail(f, r, "%s", e.msg);
@@ -123,6 +164,7 @@ static void check_qemu(struct failures *f, const struct preflight_input *in, str
 	if (!q->has_background_snapshot && in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT)
 		fail(f, -EOPNOTSUPP, "QEMU %s %d.%d.%d has no background-snapshot migration capability (QEMU 6.0+ built for Linux): install a newer QEMU or pass --qemu PATH",
 		     q->path, q->major, q->minor, q->micro);
+	check_qemu_features(f, in->spec, q);
 }
 
 static void check_bpf(struct failures *f, const struct run_spec *spec)

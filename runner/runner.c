@@ -78,6 +78,8 @@ struct run {
 	uint64_t cpu_ns[REPORT_CPU_MAX];
 	uint64_t wakeups, telemetry_reads;
 	struct vm *live_vm; /* the repetition's VM: its drain thread's CPU counts live */
+	bool migrate_channels; /* the QEMU takes migrate's channels argument (host.h: QEMU_FEATURE_MIGRATE_CHANNELS) */
+	bool run_with_user;    /* it takes -run-with user= for vm.user (QEMU_FEATURE_RUN_WITH_USER) */
 };
 
 /* one repetition in flight */
@@ -621,6 +623,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 					   ? spec->dirty_log.ring_size
 					   : 0,
 		.tcg = !strcmp(run->placement.accel, "tcg"),
+		.run_with_user = run->run_with_user,
 	};
 	k = vm_start(&cfg, &rr.vm, err);
 	if (k < 0)
@@ -646,6 +649,7 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.rep_start_ns = rr.start_ns,
 		.vm_cfg = &cfg,
 		.dest_qemu_binary = run->opts->dest_qemu_binary,
+		.migrate_channels = run->migrate_channels,
 	};
 	write_report(run);
 
@@ -939,6 +943,22 @@ static int run_place(struct run *run, struct sb_error *err)
 	return 0;
 }
 
+/* The report's host.qemu: what the probe found (q->path NULL: it found nothing), else the name asked for. */
+static void record_qemu(struct report_host *h, const struct qemu_info *q, const char *asked)
+{
+	char v[64];
+
+	if (!q->path) {
+		h->qemu_binary = strdup(asked ? asked : "qemu-system-x86_64");
+		return;
+	}
+	snprintf(v, sizeof(v), "%d.%d.%d", q->major, q->minor, q->micro);
+	h->qemu_binary = strdup(q->path);
+	h->qemu_version = strdup(v);
+	h->qemu_package = *q->package ? strdup(q->package) : NULL;
+	h->qemu_features = qemu_feature_names(q);
+}
+
 /*
  * The guest image and the preflight checks (skipped: a probe of QEMU, for
  * the report's host section). When they fail, so does the run.
@@ -1008,7 +1028,7 @@ static int run_preflight(struct run *run, struct sb_error *err)
 	} else if (!opts->skip_preflight) {
 		k = preflight_run(&in, &q, err);
 		if (k < 0) {
-			h->qemu_binary = strdup(q.path ? q.path : opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+			record_qemu(h, &q, opts->qemu_binary); /* a refused QEMU is named with its version too */
 			qemu_info_done(&q);
 			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
 			return k;
@@ -1018,14 +1038,11 @@ static int run_preflight(struct run *run, struct sb_error *err)
 		if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
 			q.path = NULL; /* the repetitions will say what is wrong */
 	}
+	record_qemu(h, &q, opts->qemu_binary);
 	if (q.path) {
-		char v[64];
-		snprintf(v, sizeof(v), "%d.%d.%d", q.major, q.minor, q.micro);
-		h->qemu_binary = strdup(q.path);
-		h->qemu_version = strdup(v);
-		h->qemu_package = *q.package ? strdup(q.package) : NULL;
-	} else {
-		h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+		/* the newer form where QEMU has it; a destination QEMU of its own (tests) keeps the uri */
+		run->migrate_channels = q.has[QEMU_FEATURE_MIGRATE_CHANNELS] && !opts->dest_qemu_binary;
+		run->run_with_user = q.has[QEMU_FEATURE_RUN_WITH_USER];
 	}
 	qemu_info_done(&q);
 	return 0;
@@ -1161,6 +1178,7 @@ static int run_end(struct run *run, int ret, const struct run_failures *f, unsig
 int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
 		   struct sb_error *err)
 {
+	struct runner_options with_qemu;
 	struct run run = { .spec = spec, .opts = opts, .owner_fd = -1 };
 	struct knobs_session *knobs = NULL;
 	struct spec_knobs all = {};
@@ -1174,6 +1192,12 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	k = spec_validate(spec, err);
 	if (k < 0)
 		return k;
+	if (!opts->qemu_binary && spec->vm.qemu) {
+		/* the spec's QEMU where the caller named none (--qemu wins) */
+		with_qemu = *opts;
+		with_qemu.qemu_binary = spec->vm.qemu;
+		opts = run.opts = &with_qemu;
+	}
 	k = mkdir_p(opts->run_dir, 0755);
 	if (k < 0)
 		return sb_error_set(err, k, "run directory %s: cannot create it: %s; choose another (--output DIR)",

@@ -52,7 +52,6 @@
 #define COMPLETE_DOWNTIME_MS 300000
 #define DEST_EXIT_WAIT_MS 2000 /* after a failed migration: time for a dying destination to be reaped */
 #define DEST_STOP_MS 3000
-#define MIGRATE_FDNAME "sbmigrate"
 
 enum phase {
 	PHASE_IDLE,      /* before migrate */
@@ -138,15 +137,15 @@ static int dirty_start(void *state, const struct scenario_ctx *ctx, struct sb_er
 	struct dirty *s = state;
 	int k;
 
-	k = migrate_dest_listen(s->dest, err);
+	struct migrate_dest_channel how = { .channels = ctx->migrate_channels };
+
+	k = migrate_dest_listen(s->dest, &how, err);
 	if (k < 0) {
 		fail(s, "%s", err ? err->msg : "migrate-incoming failed");
 		return k;
 	}
 	s->migrate_ns = s->last_ns = mono_ns();
-	k = qmp_migrate_to_fd(ctx->vm->qmp, s->dest->src_fd, MIGRATE_FDNAME, err);
-	close(s->dest->src_fd); /* QEMU holds its own copy */
-	s->dest->src_fd = -1;
+	k = migrate_dest_migrate(s->dest, ctx->vm->qmp, err);
 	if (k < 0) {
 		fail(s, "%s", err ? err->msg : "migrate failed");
 		return sb_error_prefix(err, "starting the migration");

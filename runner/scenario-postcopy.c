@@ -48,7 +48,6 @@
 #define SETUP_TIMEOUT_MS 60000
 #define DEST_EXIT_WAIT_MS 2000 /* after a failed migration: time for a dying destination to be reaped */
 #define DEST_STOP_MS 3000
-#define MIGRATE_FDNAME "sbmigrate"
 #define RESUME_WAIT_MS 40 /* per poll: the pass should start soon after the switch-over */
 
 enum phase {
@@ -183,15 +182,16 @@ static int pc_start(void *state, const struct scenario_ctx *ctx, struct sb_error
 	struct postcopy *s = state;
 	int k;
 
-	k = migrate_dest_listen(s->dest, err);
+	/* postcopy-preempt opens a second connection: not over one fd */
+	struct migrate_dest_channel how = { .unix_socket = ctx->spec->postcopy.preempt, .channels = ctx->migrate_channels };
+
+	k = migrate_dest_listen(s->dest, &how, err);
 	if (k < 0) {
 		fail(s, "%s", err->msg);
 		return k;
 	}
 	s->migrate_ns = mono_ns();
-	k = qmp_migrate_to_fd(ctx->vm->qmp, s->dest->src_fd, MIGRATE_FDNAME, err);
-	close(s->dest->src_fd); /* QEMU holds its own copy */
-	s->dest->src_fd = -1;
+	k = migrate_dest_migrate(s->dest, ctx->vm->qmp, err);
 	if (k < 0) {
 		fail(s, "%s", err->msg);
 		return sb_error_prefix(err, "starting the migration");

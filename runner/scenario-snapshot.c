@@ -151,7 +151,9 @@ static int snap_start(void *state, const struct scenario_ctx *ctx, struct sb_err
 		return SNAP_REFUSED;
 	}
 	s->migrate_ns = mono_ns();
-	k = qmp_migrate_to_fd(ctx->vm->qmp, s->fd, "sbsnapshot", err);
+	k = qmp_migrate(ctx->vm->qmp,
+			&(struct qmp_migrate_address){ .fd = s->fd, .fdname = "sbsnapshot", .channels = ctx->migrate_channels },
+			err);
 	if (k < 0) {
 		s->status = REPORT_SNAPSHOT_FAILED;
 		s->failed = true;

@@ -45,6 +45,7 @@ struct scenario_ctx {
 	unsigned setup_timeout_ms; /* how long the action may stay in its setup state; 0: the scenario's default */
 	const struct vm_config *vm_cfg; /* how vm was started (a migration's destination is started alike); may be NULL */
 	const char *dest_qemu_binary;   /* a migration's destination QEMU; NULL: vm_cfg's */
+	bool migrate_channels;          /* migrate and migrate-incoming in the channels form (QEMU 8.2+) rather than a uri */
 	struct bpf_source *bpf;         /* the BPF probes, pointed at vm's QEMU; NULL: none (a scenario may point them at its destination for a while) */
 };
 

@@ -157,7 +157,13 @@ static int extra_args(const struct vm_config *cfg, char ***ret)
 		r |= strv_push(&v, "-incoming");
 		r |= strv_push(&v, cfg->incoming);
 	}
-	if (s->vm.user) {
+	if (s->vm.user && cfg->run_with_user) {
+		_cleanup_free_ char *user = NULL;
+
+		r |= asprintf(&user, "user=%s", s->vm.user) < 0 ? -ENOMEM : 0;
+		r |= strv_push(&v, "-run-with");
+		r |= user ? strv_push(&v, user) : -ENOMEM;
+	} else if (s->vm.user) {
 		r |= strv_push(&v, "-runas");
 		r |= strv_push(&v, s->vm.user);
 	}

@@ -84,6 +84,8 @@ static const char machine_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789._-";
 static const char cpu_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-,=+";
 static const char domain_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-";
 static const char path_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-/";
+/* and '~', which Debian versions have (the QEMU cache's /var/cache/snapbench/qemu/10.0.2+ds-2+deb13u1~bpo12+1/) */
+static const char qemu_path_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-/~";
 static const char vm_bytes_chars[] = "0123456789KMGTkmgtbB%";
 static const char user_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 
@@ -92,6 +94,11 @@ static const char user_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST
 static bool has_description(const struct run_spec *spec)
 {
 	return spec->description != NULL;
+}
+
+static bool has_qemu(const struct run_spec *spec)
+{
+	return spec->vm.qemu != NULL;
 }
 
 static bool has_disk(const struct run_spec *spec)
@@ -199,6 +206,7 @@ static const struct field fields[] = {
 	{ .path = "vm.prealloc", .type = F_BOOL, .offset = OFF(vm.prealloc) },
 	{ .path = "vm.accel", .type = F_CHOICE, .offset = OFF(vm.accel), .choices = accel_names },
 	{ .path = "vm.user", .type = F_STRING, .offset = OFF(vm.user), .nullable = true, .charset = user_chars, .max_len = 32 },
+	{ .path = "vm.qemu", .type = F_STRING, .offset = OFF(vm.qemu), .nullable = true, .charset = qemu_path_chars, .max_len = 4096, .when = has_qemu },
 	{ .path = "vm.extra_args", .type = F_STRV, .offset = OFF(vm.extra_args) },
 	{ .path = "vm.disk", .type = F_STRING, .offset = OFF(vm.disk), .nullable = true, .charset = path_chars, .max_len = 4096, .when = has_disk },
 	{ .path = "vm.disk_format", .type = F_CHOICE, .offset = OFF(vm.disk_format), .choices = disk_format_names, .when = has_disk },
@@ -366,6 +374,7 @@ void spec_done(struct run_spec *spec)
 	free(spec->vm.user);
 	free(spec->vm.libvirt.uri);
 	free(spec->vm.disk);
+	free(spec->vm.qemu);
 	free(spec->vm.disk_format);
 	free(spec->vm.libvirt.domain);
 	free(spec->vm.libvirt.xml);
@@ -1463,6 +1472,10 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.vm.disk: the micro guest boots without a disk; drop vm.disk, or set spec.guest.kind \"linux\"");
 	}
+	if (spec->vm.qemu && spec->vm.qemu[0] != '/')
+		return sb_error_set(err, -EINVAL,
+				    "spec.vm.qemu: \"%.200s\" must be an absolute path (a QEMU binary, e.g. what scripts/fetch-test-qemu prints), or null for qemu-system-x86_64 in PATH",
+				    spec->vm.qemu);
 	if (spec->vm.disk && spec->vm.disk[0] != '/')
 		return sb_error_set(err, -EINVAL, "spec.vm.disk: \"%.200s\" must be an absolute path", spec->vm.disk);
 	if (spec->guest.kind == SPEC_GUEST_LINUX && spec->guest.linux_guest.dir[0] != '/')
