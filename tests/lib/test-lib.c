@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "test-json.h"
+#include "test-qemu.h"
 #include "test-spawn.h"
 #include "test-sysctl.h"
 #include "test-tmp.h"
@@ -175,12 +176,25 @@ static void test_spawn_lines(void)
 	free(out);
 }
 
+/* The tier's version check: a series takes its releases, not a longer number or another series. */
+static void test_qemu_series(void)
+{
+	CHECK(unsetenv("SNAPBENCH_QEMU_WANT") == 0);
+	CHECK(test_qemu_version_ok("7.2.22") && test_qemu_version_ok(NULL));
+	CHECK(setenv("SNAPBENCH_QEMU_WANT", "10.0", 1) == 0);
+	CHECK(test_qemu_version_ok("10.0.2") && test_qemu_version_ok("10.0"));
+	CHECK(!test_qemu_version_ok("10.01.0") && !test_qemu_version_ok("7.2.22") && !test_qemu_version_ok("10.1.0"));
+	CHECK(!test_qemu_version_ok(NULL));
+	CHECK(unsetenv("SNAPBENCH_QEMU_WANT") == 0);
+}
+
 int main(void)
 {
 	test_json();
 	test_rm_rf_tree();
 	test_sysctl_restore_paths();
 	test_spawn_lines();
+	test_qemu_series();
 	printf("ok\n");
 	return 0;
 }

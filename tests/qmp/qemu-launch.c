@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test-qemu.h"
 #include "clock.h"
 #include "test-accel.h"
 
@@ -107,7 +108,7 @@ const char *test_qemu_path(struct test_qemu *q, const char *name, char *buf, siz
 
 void test_qemu_start(struct test_qemu *q, int mem_mib, int smp, const char *const *extra_argv)
 {
-	const char *qemu = getenv("SNAPBENCH_QEMU");
+	const char *qemu = test_qemu_binary();
 	char mem[16], cpus[16], qmp[192];
 	const char *argv[64];
 	size_t n = 0;

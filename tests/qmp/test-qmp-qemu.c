@@ -10,6 +10,8 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +23,7 @@
 #include "qmp-commands.h"
 #include "strv.h"
 #include "test-accel.h"
+#include "test-qemu.h"
 
 /* Generous: guest code runs under KVM's instruction emulator here, and other tests share the CPUs. */
 #define CONNECT_TIMEOUT_MS 60000
@@ -31,6 +34,7 @@ static void test_greeting(struct qmp_client *c)
 {
 	struct qmp_version greeted, queried;
 	struct sb_error err = { 0 };
+	char version[32];
 
 	CHECK_MSG(qmp_client_version(c, &greeted, &err) == 0, "%s", err.msg);
 	CHECK_MSG(greeted.major >= 7, "QEMU %d.%d.%d", greeted.major, greeted.minor, greeted.micro);
@@ -41,6 +45,33 @@ static void test_greeting(struct qmp_client *c)
 	CHECK(qmp_client_has_capability(c, "oob"));
 	CHECK(!qmp_client_has_capability(c, "no-such-capability"));
 	printf("QEMU %d.%d.%d (%s)\n", greeted.major, greeted.minor, greeted.micro, greeted.package);
+	snprintf(version, sizeof(version), "%d.%d.%d", greeted.major, greeted.minor, greeted.micro);
+	CHECK_MSG(test_qemu_version_ok(version), "QEMU %s is not the %s this tier is for ($SNAPBENCH_QEMU %s)", version,
+		  test_qemu_want(), getenv("SNAPBENCH_QEMU"));
+}
+
+/* The schema lookups the runner's probe makes (runner/host.c), against what this QEMU's release has. */
+static void test_schema(struct qmp_client *c)
+{
+	struct json_object *schema = NULL;
+	struct qmp_version v;
+	struct sb_error err = { 0 };
+	bool channels, want_channels;
+
+	CHECK_MSG(qmp_client_version(c, &v, &err) == 0, "%s", err.msg);
+	CHECK_MSG(qmp_query_qmp_schema(c, &schema, &err) == 0, "%s", err.msg);
+	printf("query-qmp-schema: %zu entities\n", json_object_array_length(schema));
+	CHECK(qmp_schema_has_command(schema, "query-stats")); /* 7.1 */
+	CHECK(qmp_schema_has_command(schema, "migrate") && !qmp_schema_has_command(schema, "no-such-command"));
+	CHECK(qmp_schema_has_argument(schema, "migrate", "uri") && qmp_schema_has_argument(schema, "getfd", "fdname"));
+	CHECK(!qmp_schema_has_argument(schema, "migrate", "no-such-argument"));
+	/* migrate's and migrate-incoming's channels came in 8.2 */
+	channels = qmp_schema_has_argument(schema, "migrate", "channels");
+	want_channels = v.major > 8 || (v.major == 8 && v.minor >= 2);
+	CHECK_MSG(channels == want_channels, "QEMU %d.%d: migrate %s channels", v.major, v.minor, channels ? "takes" : "lacks");
+	CHECK(qmp_schema_has_argument(schema, "migrate-incoming", "channels") == want_channels);
+	printf("migrate channels: %s\n", channels ? "yes" : "no");
+	json_object_put(schema);
 }
 
 static void test_status(struct qmp_client *c)
@@ -407,6 +438,7 @@ int main(void)
 	CHECK(qmp_client_fd(c) >= 0 && !strcmp(qmp_client_label(c), q.qmp_path));
 
 	test_greeting(c);
+	test_schema(c);
 	test_status(c);
 	if (test_kvm()) {
 		test_stats(c);

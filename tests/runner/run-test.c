@@ -15,6 +15,7 @@
 #include "check.h"
 #include "spec.h"
 #include "test-accel.h"
+#include "test-qemu.h"
 #include "clock.h"
 #include "knobs.h"
 #include "runner.h"
@@ -102,11 +103,31 @@ int run_test_run(const char *name, const struct run_spec *spec, struct runner_op
 		snprintf(run_dir, sizeof(run_dir), "%s/run", test_tmpdir(name));
 		opts->run_dir = run_dir;
 	}
+	if (!opts->qemu_binary && !spec->vm.qemu)
+		opts->qemu_binary = test_qemu_binary(); /* the tier's QEMU (test-qemu.h), or PATH's */
 	k = runner_execute(spec, opts, path, err);
 	printf("%s: runner_execute = %d after %.1f s (%s)\n", name, k, (double)(mono_ns() - t0) / 1e9, err->msg);
 	run_test_validate(path);
 	*report = run_test_load(path);
+	run_test_expect_qemu(*report, opts->qemu_binary ? opts->qemu_binary : spec->vm.qemu);
 	return k;
+}
+
+void run_test_expect_qemu(struct json_object *report, const char *binary)
+{
+	const char *version = jstr(report, "host/qemu/version");
+
+	printf("QEMU: %s %s, features %s\n", jstr(report, "host/qemu/binary"), version ? version : "(did not answer)",
+	       jp(report, "host/qemu/features") ? json_object_to_json_string(jp(report, "host/qemu/features")) : "-");
+	if (binary)
+		CHECK_MSG(!strcmp(jstr(report, "host/qemu/binary"), binary), "the report names QEMU %s, the run was given %s",
+			  jstr(report, "host/qemu/binary"), binary);
+	if (test_qemu_want() && binary && test_qemu_binary() && !strcmp(binary, test_qemu_binary())) {
+		/* the tier's QEMU answers: the report names its version and what it has */
+		CHECK_MSG(test_qemu_version_ok(version), "the report names QEMU %s, the tier is for %s", version,
+			  test_qemu_want());
+		CHECK(jp(report, "host/qemu/features") && json_object_array_length(jp(report, "host/qemu/features")) > 0);
+	}
 }
 
 void run_test_expect_no_qemu(struct json_object *report)

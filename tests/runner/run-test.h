@@ -54,6 +54,14 @@ struct json_object *run_test_load(const char *report_path);
 int run_test_run(const char *name, const struct run_spec *spec, struct runner_options *opts,
 		 struct json_object **report, struct sb_error *err);
 
+/*
+ * The report's host.qemu names binary (when not NULL) and, when binary is
+ * the tier's $SNAPBENCH_QEMU with $SNAPBENCH_QEMU_WANT (test-qemu.h), a
+ * version of its series and the features the probe found. run_test_run() checks every report so; with
+ * $SNAPBENCH_QEMU it runs that QEMU unless the test named one.
+ */
+void run_test_expect_qemu(struct json_object *report, const char *binary);
+
 /* Fails the test if a QEMU of the run of report (named snapbench-RUNID-repN) still runs. */
 void run_test_expect_no_qemu(struct json_object *report);
 
