@@ -236,7 +236,7 @@ static int run(const struct worker_args *a)
 	struct runner_options opts = {
 		.run_dir = run_dir,
 		.state_dir = a->knobs_dir,
-		.qemu_binary = a->qemu,
+		.qemu_binary = spec.vm.qemu ? NULL : a->qemu, /* snapbenchd's --qemu is the default; a spec's vm.qemu wins */
 		.cancel = &cancel_flag,
 		.progress = on_progress,
 		.userdata = &sink,
