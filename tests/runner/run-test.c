@@ -115,7 +115,8 @@ int run_test_run(const char *name, const struct run_spec *spec, struct runner_op
 
 void run_test_expect_qemu(struct json_object *report, const char *binary)
 {
-	const char *version = jstr(report, "host/qemu/version");
+	struct json_object *v = jp(report, "host/qemu/version");
+	const char *version = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 
 	printf("QEMU: %s %s, features %s\n", jstr(report, "host/qemu/binary"), version ? version : "(did not answer)",
 	       jp(report, "host/qemu/features") ? json_object_to_json_string(jp(report, "host/qemu/features")) : "-");

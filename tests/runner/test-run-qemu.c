@@ -14,7 +14,8 @@
  *                   is not executable: preflight fails naming spec.vm.qemu,
  *                   the path and the fetch script, no repetition runs
  *   relative        vm.qemu "qemu-system-x86_64": the spec is refused,
- *                   naming the field
+ *                   naming the field; a cache path with '~' passes, a space
+ *                   or ';' does not
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,6 +141,13 @@ static void test_relative(void)
 	CHECK(spec_validate(&spec, &err) == -EINVAL);
 	CHECK_MSG(strstr(err.msg, "spec.vm.qemu") && strstr(err.msg, "absolute path"), "%s", err.msg);
 	printf("relative: %s\n", err.msg);
+	/* the cache's paths carry Debian's '~'; a space or a shell's characters never pass */
+	CHECK(spec_set(&spec, "vm.qemu", "/var/cache/snapbench/qemu/10.0.2+ds-2+deb13u1~bpo12+1/qemu-system-x86_64", NULL,
+		       &err) == 0);
+	CHECK_MSG(spec_validate(&spec, &err) == 0, "%s", err.msg);
+	CHECK(spec_set(&spec, "vm.qemu", "/opt/q emu", NULL, &err) < 0);
+	CHECK(spec_set(&spec, "vm.qemu", "/opt/qemu;reboot", NULL, &err) < 0);
+	CHECK_MSG(strstr(err.msg, "vm.qemu"), "%s", err.msg);
 	spec_done(&spec);
 }
 
