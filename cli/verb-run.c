@@ -55,7 +55,7 @@ static const struct {
 	{ "backing", "vm.backing", "KIND", "anon, anon-nothp, hugetlb or memfd (default anon)" },
 	{ "hugepage-size", "vm.hugepage_size", "SIZE", "hugetlb page size, 2M or 1G" },
 	{ "prealloc", "vm.prealloc", "BOOL", "preallocate guest RAM (default false)" },
-	{ "user", "vm.user", "USER", "QEMU drops to this user (-runas), or none" },
+	{ "user", "vm.user", "USER", "QEMU drops to this user (-runas; -run-with user= on QEMU 9.1+), or none" },
 	{ "accel", "vm.accel", "A", "kvm (default; no /dev/kvm: in a host VM), tcg (here, emulated) or auto" },
 	{ "qemu-arg", "vm.extra_args", "ARG", "one more QEMU argument; repeatable" },
 	{ "pattern", "guest.pattern", "P", "workers' pattern: write64, read64, rand-set, idle, fault-linear (default write64)" },
@@ -145,7 +145,7 @@ static void usage(FILE *out)
 		"  --no-bpf              no BPF probes (their counters are reported unavailable)\n"
 		"  --no-host-vm          without a usable /dev/kvm, refuse instead of running in a\n"
 		"                        host VM (spec host_vm.fallback false)\n"
-		"  --qemu PATH           --local: QEMU binary (default qemu-system-x86_64 in PATH)\n"
+		"  --qemu PATH           --local: QEMU binary (default: the spec's vm.qemu, else qemu-system-x86_64 in PATH)\n"
 		"  --guest-image PATH    --local: micro guest image (default: the build's, else installed)\n"
 		"  --state-dir DIR       --local: knob journal and lock (default: the results directory)\n"
 		"  --no-preflight        --local: run even when preflight checks fail\n"
