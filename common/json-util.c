@@ -102,6 +102,20 @@ bool json_is_number(struct json_object *o)
 	return o && (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double));
 }
 
+struct json_object *json_array_find(struct json_object *a, const char *key, const char *value)
+{
+	size_t n = a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+		const char *v = json_lookup_string(e, key);
+
+		if (v && !strcmp(v, value))
+			return e;
+	}
+	return NULL;
+}
+
 /* The member key with type t: 0, -ENOENT or -EINVAL (with err). */
 static int get_typed(struct json_object *o, const char *key, enum json_type t, const char *want,
 		     struct json_object **ret, struct sb_error *err)

@@ -75,6 +75,12 @@ struct json_object *json_lookup(struct json_object *o, const char *key);
 const char *json_lookup_string(struct json_object *o, const char *key);
 /* An int or a double. */
 bool json_is_number(struct json_object *o);
+/*
+ * The first element of array a that is an object whose string member key is
+ * value (QMP's lists of named things: {"name": ...}, {"capability": ...}),
+ * or NULL; NULL also when a is not an array.
+ */
+struct json_object *json_array_find(struct json_object *a, const char *key, const char *value);
 
 /*
  * Typed getters: 0 with *ret set; -ENOENT when o has no member key (or o is

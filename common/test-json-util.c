@@ -104,5 +104,17 @@ int main(void)
 		CHECK(json_is_number(json_lookup(o, "d")) && json_is_number(json_lookup(o, "i")));
 		CHECK(!json_is_number(json_lookup(o, "s")) && !json_is_number(NULL));
 	}
+
+	/* the element of a list of named things */
+	{
+		_cleanup_json_ struct json_object *a = json_tokener_parse(
+			"[1, {\"name\": 2}, {\"name\": \"run-with\", \"i\": 1}, {\"name\": \"run-with\", \"i\": 2}]");
+
+		CHECK(a);
+		CHECK(json_object_get_int(json_lookup(json_array_find(a, "name", "run-with"), "i")) == 1);
+		CHECK(!json_array_find(a, "name", "user") && !json_array_find(a, "other", "run-with"));
+		CHECK(!json_array_find(json_object_array_get_idx(a, 2), "name", "run-with") &&
+		      !json_array_find(NULL, "name", "x"));
+	}
 	return 0;
 }

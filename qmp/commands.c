@@ -500,19 +500,13 @@ int qmp_query_qmp_schema(struct qmp_client *c, struct json_object **ret, struct 
 	return 0;
 }
 
-/* The schema entity named name (of meta-type meta, when not NULL). */
+/* The schema entity named name of meta-type meta (names are unique within the schema). */
 static struct json_object *schema_entity(struct json_object *schema, const char *name, const char *meta)
 {
-	size_t n = json_object_is_type(schema, json_type_array) ? json_object_array_length(schema) : 0;
+	struct json_object *e = json_array_find(schema, "name", name);
+	const char *em = json_lookup_string(e, "meta-type");
 
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(schema, i);
-		const char *en = json_lookup_string(e, "name"), *em = json_lookup_string(e, "meta-type");
-
-		if (en && !strcmp(en, name) && (!meta || (em && !strcmp(em, meta))))
-			return e;
-	}
-	return NULL;
+	return em && !strcmp(em, meta) ? e : NULL;
 }
 
 bool qmp_schema_has_command(struct json_object *schema, const char *command)
@@ -522,21 +516,31 @@ bool qmp_schema_has_command(struct json_object *schema, const char *command)
 
 bool qmp_schema_has_argument(struct json_object *schema, const char *command, const char *arg)
 {
-	struct json_object *cmd = schema_entity(schema, command, "command"), *type, *members;
-	const char *arg_type = cmd ? json_lookup_string(cmd, "arg-type") : NULL;
+	const char *arg_type = json_lookup_string(schema_entity(schema, command, "command"), "arg-type");
 
 	/* the argument type is an object entity under an opaque name ("0", "q_obj_migrate-arg" ...) */
-	type = arg_type ? schema_entity(schema, arg_type, "object") : NULL;
-	members = type ? json_lookup(type, "members") : NULL;
-	if (!members || !json_object_is_type(members, json_type_array))
-		return false;
-	for (size_t i = 0; i < json_object_array_length(members); i++) {
-		const char *mn = json_lookup_string(json_object_array_get_idx(members, i), "name");
+	return arg_type && json_array_find(json_lookup(schema_entity(schema, arg_type, "object"), "members"), "name", arg);
+}
 
-		if (mn && !strcmp(mn, arg))
-			return true;
+int qmp_command_line_option_has(struct qmp_client *c, const char *option, const char *parameter, bool *ret,
+				struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *args = json_object_new_object(), *reply = NULL;
+	struct json_object *v = json_object_new_string(option);
+	int r;
+
+	*ret = false;
+	if (!args || !v || json_object_object_add(args, "option", v) < 0) {
+		json_object_put(v);
+		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
-	return false;
+	r = execute(c, "query-command-line-options", args, &reply, err);
+	if (r < 0)
+		return r;
+	if (!json_object_is_type(reply, json_type_array))
+		return shape_error(c, "query-command-line-options", "list", err);
+	*ret = json_array_find(json_lookup(json_array_find(reply, "option", option), "parameters"), "name", parameter);
+	return 0;
 }
 
 int qmp_quit(struct qmp_client *c, struct sb_error *err)

@@ -239,6 +239,14 @@ bool qmp_schema_has_command(struct json_object *schema, const char *command);
 bool qmp_schema_has_argument(struct json_object *schema, const char *command, const char *arg);
 
 /*
+ * query-command-line-options for option: *ret whether it takes parameter
+ * ("run-with", "user": QEMU 9.1+). QEMU answers an option it lacks with an
+ * error, which is returned (with *ret false).
+ */
+int qmp_command_line_option_has(struct qmp_client *c, const char *option, const char *parameter, bool *ret,
+				struct sb_error *err);
+
+/*
  * quit: QEMU replies and exits; a connection closed before the reply also
  * counts as success.
  */

@@ -139,38 +139,11 @@ void qemu_info_done(struct qemu_info *q)
 	q->path = NULL;
 }
 
-/* query-command-line-options: does option take parameter? (an option QEMU lacks is an error there) */
-static bool has_option_parameter(struct qmp_client *c, const char *option, const char *parameter)
-{
-	_cleanup_json_ struct json_object *args = json_object_new_object(), *reply = NULL;
-	struct json_object *opt, *params, *v = json_object_new_string(option);
-
-	if (!args || !v || json_object_object_add(args, "option", v) < 0) {
-		json_object_put(v);
-		return false;
-	}
-	if (qmp_execute(c, "query-command-line-options", args, -1, 10000, &reply, NULL) < 0 ||
-	    !json_object_is_type(reply, json_type_array) || json_object_array_length(reply) < 1)
-		return false;
-	opt = json_object_array_get_idx(reply, 0);
-	params = json_lookup(opt, "parameters");
-	if (!params || !json_object_is_type(params, json_type_array))
-		return false;
-	for (size_t i = 0; i < json_object_array_length(params); i++) {
-		const char *name = json_lookup_string(json_object_array_get_idx(params, i), "name");
-
-		if (name && !strcmp(name, parameter))
-			return true;
-	}
-	return false;
-}
-
 int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_qmp_client_ struct qmp_client *c = NULL;
 	_cleanup_json_ struct json_object *schema = NULL;
-	_cleanup_json_ struct json_object *caps = NULL;
 	_cleanup_json_ struct json_object *kvm = NULL;
 	struct qmp_version v;
 	int sp[2], errpipe[2], r, e = 0, st;
@@ -248,7 +221,6 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 		/* the newer form is used only where both sides of a migration take it */
 		ret->has[QEMU_FEATURE_MIGRATE_CHANNELS] = qmp_schema_has_argument(schema, "migrate", "channels") &&
 							  qmp_schema_has_argument(schema, "migrate-incoming", "channels");
-		r = qmp_execute(c, "query-migrate-capabilities", NULL, -1, 10000, &caps, err);
 	}
 	if (r >= 0) {
 		static const struct {
@@ -259,21 +231,30 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 			{ "postcopy-ram", QEMU_FEATURE_POSTCOPY_RAM },
 			{ "postcopy-preempt", QEMU_FEATURE_POSTCOPY_PREEMPT },
 		};
-		size_t n_caps = json_object_is_type(caps, json_type_array) ? json_object_array_length(caps) : 0;
+		struct sb_error ce = {};
+		bool on;
 
-		for (size_t i = 0; i < n_caps; i++) {
-			const char *name = json_lookup_string(json_object_array_get_idx(caps, i), "capability");
-
-			for (size_t k = 0; name && k < ARRAY_SIZE(cap_features); k++)
-				if (!strcmp(name, cap_features[k].name))
-					ret->has[cap_features[k].f] = true;
+		/* a capability QEMU lacks is -ENOENT: the feature is missing, the probe goes on */
+		for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(cap_features); k++) {
+			r = qmp_query_migrate_capability(c, cap_features[k].name, &on, &ce);
+			ret->has[cap_features[k].f] = r >= 0;
+			if (r == -ENOENT)
+				r = 0;
+			else if (r < 0 && err)
+				*err = ce;
 		}
+	}
+	if (r >= 0) {
 		ret->has_query_stats = ret->has[QEMU_FEATURE_QUERY_STATS];
 		ret->has_background_snapshot = ret->has[QEMU_FEATURE_BACKGROUND_SNAPSHOT];
 		r = qmp_execute(c, "query-kvm", NULL, -1, 10000, &kvm, err);
 	}
-	if (r >= 0)
-		ret->has[QEMU_FEATURE_RUN_WITH_USER] = has_option_parameter(c, "run-with", "user");
+	if (r >= 0) {
+		bool user;
+		/* QEMU before 9.1 has no -run-with at all, and answers with an error: no such feature */
+		ret->has[QEMU_FEATURE_RUN_WITH_USER] =
+			qmp_command_line_option_has(c, "run-with", "user", &user, NULL) >= 0 && user;
+	}
 	if (r >= 0) {
 		struct json_object *en;
 		ret->kvm_present = json_object_object_get_ex(kvm, "enabled", &en) && json_object_get_boolean(en);
