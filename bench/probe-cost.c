@@ -25,6 +25,10 @@
  *                    pt_regs read without a helper where the kernel has
  *                    bpf_rdonly_cast
  *   stacks           snapbench's probes recording every event's stack
+ *   other            snapbench's probes as shipped, targeting a second,
+ *                    idle QEMU: every event of the snapshot is another
+ *                    process's ("other" context), what the probes cost
+ *                    the host's other VMs
  *   perf             perf stat -a -e on the same tracepoints
  *   bpftrace         bpftrace count() on the same tracepoints
  *   bpftrace-kstack  bpftrace @[kstack] = count() on kvm_unmap_hva_range
@@ -74,6 +78,7 @@ enum cfg {
 	C_CAUSES,
 	C_CACHED,
 	C_STACKS,
+	C_OTHER,
 	C_PERF,
 	C_BPFTRACE,
 	C_BPFTRACE_KSTACK,
@@ -81,7 +86,7 @@ enum cfg {
 };
 
 static const char *const cfg_names[C_MAX] = {
-	"none", "minimal", "count", "causes", "cached", "stacks", "perf", "bpftrace", "bpftrace-kstack",
+	"none", "minimal", "count", "causes", "cached", "stacks", "other", "perf", "bpftrace", "bpftrace-kstack",
 };
 
 static const char *const cfg_desc[C_MAX] = {
@@ -91,6 +96,7 @@ static const char *const cfg_desc[C_MAX] = {
 	"snapbench, causes decided per event",
 	"snapbench, causes, cached (default)",
 	"snapbench, stack of every event",
+	"snapbench as shipped, other process",
 	"perf stat -e, same tracepoints",
 	"bpftrace count(), same tracepoints",
 	"bpftrace @[kstack] = count()",
@@ -113,6 +119,12 @@ struct sample {
 };
 
 static struct sample samples[C_MAX][MAX_ROUNDS];
+/* each config's programs in its last interleaved round: where its run time goes */
+#define MAX_PROGS 48
+static struct sb_prog_stats last_progs[C_MAX][MAX_PROGS];
+static size_t n_last_progs[C_MAX];
+/* config other's target: a QEMU that takes no snapshot */
+static struct test_qemu other_qemu;
 static bool cfg_skipped[C_MAX];
 static char skip_reason[C_MAX][160];
 
@@ -288,7 +300,8 @@ static void side_attach(struct test_qemu *q, struct side *sd)
 		return;
 	}
 	ours_options(sd->cfg, &o);
-	CHECK_MSG(sb_probes_open(q->pid, &o, &sd->ours, &err) == 0, "%s", err.msg);
+	CHECK_MSG(sb_probes_open(sd->cfg == C_OTHER ? other_qemu.pid : q->pid, &o, &sd->ours, &err) == 0, "%s",
+		  err.msg);
 	CHECK_MSG(sb_probes_attach(sd->ours, &err) == 0, "%s", err.msg);
 }
 
@@ -319,7 +332,10 @@ static void side_measure(struct side *sd, struct sample *s)
 
 	CHECK_MSG(sb_probes_prog_stats(sd->ours, &st, &n, &err) == 0, "%s", err.msg);
 	CHECK_MSG(sb_probes_read(sd->ours, &snap, &err) == 0, "%s", err.msg);
+	n_last_progs[sd->cfg] = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (st[i].run_cnt && n_last_progs[sd->cfg] < MAX_PROGS)
+			last_progs[sd->cfg][n_last_progs[sd->cfg]++] = st[i];
 		total_ns += st[i].run_time_ns;
 		if (strstr(st[i].name, "kvm_unmap_hva_range") && st[i].run_cnt) {
 			s->events = st[i].run_cnt;
@@ -461,6 +477,7 @@ static void run_round(struct qmp_client *c, struct test_qemu *q, int r, int k)
 	case C_CAUSES:
 	case C_CACHED:
 	case C_STACKS:
+	case C_OTHER:
 		run_bpf(c, q, k, s);
 		break;
 	case C_PERF:
@@ -507,9 +524,10 @@ static void print_cost_table(int rounds)
 	double v[MAX_ROUNDS];
 	struct summary min_cost;
 
-	printf("\nper-event cost of the kvm_unmap_hva_range program (run_time_ns / run_cnt)\n");
-	printf("%-18s %10s %19s %11s %14s %12s\n", "config", "ns/event", "[min max]", "vs minimal", "events/snap",
-	       "BPF ms/snap");
+	printf("\nper-event cost of the kvm_unmap_hva_range program (run_time_ns / run_cnt); all: every program\n"
+	       "of the config, its run time per kvm_unmap_hva_range event\n");
+	printf("%-18s %10s %19s %11s %14s %12s %10s\n", "config", "ns/event", "[min max]", "vs minimal", "events/snap",
+	       "BPF ms/snap", "all/event");
 	for (int r = 0; r < rounds; r++)
 		v[r] = samples[C_MINIMAL][r].ns_per_event;
 	min_cost = summarize(v, rounds);
@@ -527,8 +545,32 @@ static void print_cost_table(int rounds)
 		for (int r = 0; r < rounds; r++)
 			v[r] = samples[k][r].bpf_ms;
 		ms = summarize(v, rounds);
-		printf("%-18s %10.1f   [%6.1f %6.1f] %11.2f %14.0f %12.1f\n", cfg_names[k], cst.median, cst.min, cst.max,
-		       cst.median / min_cost.median, summarize(ev, rounds).median, ms.median);
+		printf("%-18s %10.1f   [%6.1f %6.1f] %11.2f %14.0f %12.1f %10.1f\n", cfg_names[k], cst.median, cst.min,
+		       cst.max, cst.median / min_cost.median, summarize(ev, rounds).median, ms.median,
+		       ms.median * 1e6 / summarize(ev, rounds).median);
+	}
+}
+
+/* Every program that ran in the last round of count, cached and other: runs, ns a run, ns per kvm_unmap_hva_range event. */
+static void print_prog_tables(int rounds)
+{
+	static const enum cfg which[] = { C_COUNT, C_CACHED, C_OTHER };
+
+	for (size_t w = 0; w < sizeof(which) / sizeof(which[0]); w++) {
+		enum cfg k = which[w];
+		double events = (double)samples[k][rounds - 1].events;
+
+		if (cfg_skipped[k] || !n_last_progs[k] || events <= 0)
+			continue;
+		printf("\nconfig %s, last round: each program that ran, per kvm_unmap_hva_range event (%.0f events)\n",
+		       cfg_names[k], events);
+		printf("%-48s %10s %10s %12s\n", "program", "runs", "ns/run", "ns/event");
+		for (size_t i = 0; i < n_last_progs[k]; i++) {
+			const struct sb_prog_stats *p = &last_progs[k][i];
+
+			printf("%-48s %10llu %10.1f %12.1f\n", p->name, (unsigned long long)p->run_cnt,
+			       (double)p->run_time_ns / (double)p->run_cnt, (double)p->run_time_ns / events);
+		}
 	}
 }
 
@@ -646,6 +688,8 @@ int main(int argc, char **argv)
 		SKIP_TEST("root (BPF, sysctl)");
 	stats_enable();
 	test_qemu_start(&q, guest_mib, 1, NULL);
+	if (!cfg_skipped[C_OTHER])
+		test_qemu_start(&other_qemu, GUEST_MIB_MIN, 1, NULL);
 	test_sysctl_install_signal_handlers(); /* ours first, then qemu-launch's */
 	CHECK_MSG(qmp_connect(q.qmp_path, 30000, NULL, &c, &err) == 0, "%s", err.msg);
 	qmp_client_set_command_timeout(c, 60000);
@@ -668,6 +712,7 @@ int main(int argc, char **argv)
 	print_wall_table(rounds);
 	print_cost_table(rounds);
 	print_pair_table(rounds);
+	print_prog_tables(rounds);
 	for (int k = C_CAUSES; k <= C_CACHED; k++) {
 		const struct sample *l = &samples[k][rounds - 1];
 
@@ -682,6 +727,8 @@ int main(int argc, char **argv)
 
 	qmp_client_free(c);
 	test_qemu_stop(&q);
+	if (!cfg_skipped[C_OTHER])
+		test_qemu_stop(&other_qemu);
 	CHECK_MSG(test_sysctl_restore(), "could not restore kernel.bpf_stats_enabled=%s", test_sysctl_saved(STATS_SYSCTL));
 	return 0;
 }

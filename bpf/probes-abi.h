@@ -156,6 +156,19 @@ struct sb_decisions {
 		__u64 pages;    /* their pages (SB_ATTR_UNMAP) */
 	} by_cause[SB_DECISION_CAUSES]; /* [SB_CAUSE_MAX] and up: never written */
 	__u64 made;             /* decisions made that decided a cause (the rest of by_cause's events reused one) */
+	/*
+	 * SB_ATTR_UNMAP's only: the target VM's invalidation that the fentry
+	 * on kvm_mmu_notifier_invalidate_range_start classified on this CPU
+	 * (option decision_cache), for the kvm_unmap_hva_range program, which
+	 * the same call fires next. It takes the decision when the current
+	 * task, the range's start and the task's migration count are the
+	 * record's (no other task's record, and no record left behind on a
+	 * CPU the task has since left), and clears inflight_task.
+	 */
+	__u64 inflight_task;    /* the task, as a number; 0: none */
+	__u64 inflight_start;
+	__u64 inflight_migrations; /* task->se.nr_migrations then */
+	__u64 inflight_decision;   /* cause | how << 8 (never a stack's: those walk again, for their stacks) */
 	__u64 sample_countdown; /* events until the next sampled stack, when sample_every is not a power of two */
 	__u64 regs_at;          /* the BPF side's scratch (ptr_bits()) */
 };
@@ -179,7 +192,7 @@ struct sb_counts {
 	__u64 cause[SB_ATTR_MAX][SB_CTX_MAX][SB_CAUSE_MAX];
 	__u64 how[SB_ATTR_MAX][SB_HOW_MAX];
 	__u64 mn_event[SB_CTX_MAX][SB_MN_EVENTS];
-	__u64 mn_flag[SB_CTX_MAX][SB_MN_FLAG_BITS];
+	__u64 mn_flag[SB_CTX_MAX][SB_MN_FLAG_BITS]; /* BPF: bits SB_MN_FLAG_VALUE_BITS and up; read: every bit */
 	__u64 stacks_recorded[SB_ATTR_MAX]; /* stack records added or bumped */
 	__u64 stacks_dropped[SB_ATTR_MAX];  /* stack map full */
 	__u64 marker_dropped;               /* migration marker map full */
@@ -199,6 +212,8 @@ struct sb_counts {
 	 */
 	__u64 mn_cause_event[SB_DECISION_CAUSES][SB_MN_EVENTS];
 	__u64 mn_cause_flags[SB_DECISION_CAUSES][SB_MN_FLAG_VALUES];
+	/* the MMU-notifier invalidations by context and the value of range->flags' low bits (mn_flag's) */
+	__u64 mn_flag_values[SB_CTX_MAX][SB_MN_FLAG_VALUES];
 	__u64 mn_cause_flags_high[SB_DECISION_CAUSES];
 	/* the BPF side's, per CPU; zero in a struct sb_probe_snapshot, whose cause, how and cause_pages have them */
 	struct sb_decisions decisions[SB_ATTR_MAX];

@@ -73,6 +73,8 @@ const volatile __u32 sample_every = 0; /* 1 in N stacks sampled; 0: none */
 const volatile __u64 sample_mask = 0;
 /* the syscall step's decisions cached per CPU (syscall_step()); false: decided for every event */
 const volatile bool decision_cache = true;
+/* count other processes' events (option count_other); false: count() leaves at the task check */
+const volatile bool count_other = true;
 const volatile __u64 spte_present_mask = 1ULL << 11;
 const volatile __u64 pf_write_mask = 1ULL << 1;
 const volatile __s32 ret_pf_fixed = 5;
@@ -455,15 +457,20 @@ static __always_inline void regs_check(struct task_struct *task, struct sb_decis
  * only when a stack may be sampled).
  * Returns its cause, or -1 when it is not classified.
  */
+static __always_inline int account(void *ctx, struct task_struct *task, __u64 ectx, int attr, struct sb_counts *c,
+				   __u64 pages, const __u64 *nth, bool kfuncs, long cause, __u64 how,
+				   struct sb_stack_val *sv);
+static __always_inline void sample(void *ctx, struct task_struct *task, __u64 ectx, int attr, struct sb_counts *c,
+				   const __u64 *nth, bool kfuncs, long cause, struct sb_stack_val *sv);
+
 static __always_inline int attribute(void *ctx, struct task_struct *task, __u64 ectx, int attr, struct sb_counts *c,
-				     __u64 pages, const __u64 *nth, bool kfuncs)
+				     __u64 pages, const __u64 *nth, bool kfuncs, __u64 *how_out)
 {
 	struct sb_stack_val *sv = NULL;
 	/* 64-bit: as ints, each test and index would first extend them (three instructions for a sign) */
 	long cause = -1;
 	__u64 how = SB_HOW_STACK;
 	struct sb_decisions *d;
-	bool take = false;
 	__u32 slot;
 
 	if (!attribution || ectx == SB_CTX_OTHER)
@@ -512,6 +519,25 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, __u64 
 		if (cause < 0)
 			cause = SB_CAUSE_OTHER;
 	}
+	if (how_out)
+		*how_out = how;
+	return account(ctx, task, ectx, attr, c, pages, nth, kfuncs, cause, how, sv);
+}
+
+/*
+ * Count an event of attr whose cause (how: decided how) attribute() or a
+ * decision taken over (the invalidation's, inflight_*) gave; sv: the stack
+ * the decision walked, if it did. Samples 1 in sample_every stacks.
+ * Returns the cause.
+ */
+static __always_inline int account(void *ctx, struct task_struct *task, __u64 ectx, int attr, struct sb_counts *c,
+				   __u64 pages, const __u64 *nth, bool kfuncs, long cause, __u64 how,
+				   struct sb_stack_val *sv)
+{
+	struct sb_decisions *d;
+
+	attr &= SB_ATTR_MAX - 1;
+	d = &c->decisions[attr];
 	if (cause >= SB_CAUSE_MAX)
 		cause = SB_CAUSE_OTHER;
 	/* a no-op after the clamp, kept on the register every index below uses: older verifiers (6.1) lose the
@@ -532,7 +558,21 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, __u64 
 	}
 	if (sv)
 		stack_record(c, sv, attr, ectx, cause, 0);
+	sample(ctx, task, ectx, attr, c, nth, kfuncs, cause, sv);
+	return cause;
+}
 
+/* The 1 in sample_every stack of attr's events, the one counted last (its cause given; sv: its stack, if walked). */
+static __always_inline void sample(void *ctx, struct task_struct *task, __u64 ectx, int attr, struct sb_counts *c,
+				   const __u64 *nth, bool kfuncs, long cause, struct sb_stack_val *sv)
+{
+	struct sb_decisions *d;
+	bool take = false;
+	__u32 slot;
+
+	attr &= SB_ATTR_MAX - 1;
+	slot = (__u32)attr;
+	d = &c->decisions[attr];
 	/*
 	 * A power of two (sample_mask, the default 1024's 1023) needs no
 	 * countdown: no store to one more line per event. Tested first: it
@@ -553,22 +593,30 @@ static __always_inline int attribute(void *ctx, struct task_struct *task, __u64 
 		if (!sv) {
 			sv = bpf_map_lookup_elem(&scratch, &slot);
 			if (!sv)
-				return cause;
+				return;
 			stack_take(ctx, sv);
 		}
 		stack_record(c, sv, attr, ectx, cause, 1);
 	}
-	return cause;
 }
 
-/* Count one event; returns the counter block, the context and (*task) the current task, or NULL. */
-static __always_inline struct sb_counts *count(__u32 counter, struct task_struct **task, __u64 *ectx, __u64 pages,
-					       __u64 detail)
+/*
+ * Count one event; returns the counter block, the context and (*task) the
+ * current task, or NULL. vm_known: the caller checked that the event is the
+ * target VM's (the fentry probes), so it counts in every context; else an
+ * event of another process counts only with count_other, and costs nothing
+ * past the task's tgid and flags otherwise.
+ */
+static __always_inline struct sb_counts *count_in(__u32 counter, struct task_struct **task, __u64 *ectx,
+						  __u64 pages, __u64 detail, bool vm_known)
 {
 	struct sb_counts *c;
 	struct sb_count *e;
 
 	*task = bpf_get_current_task_btf();
+	*ectx = ctx_of(*task); /* 64-bit: as an int, each use would first clear its upper half */
+	if (*ectx == SB_CTX_OTHER && !vm_known && !count_other)
+		return NULL;
 	c = counts_get(*task);
 	if (!c)
 		return NULL;
@@ -581,7 +629,6 @@ static __always_inline struct sb_counts *count(__u32 counter, struct task_struct
 		barrier_var(counter);
 	if (counter >= SB_C_MAX)
 		return NULL;
-	*ectx = ctx_of(*task); /* 64-bit: as an int, each use would first clear its upper half */
 	e = &c->count[counter][*ectx & 3];
 	e->events++;
 	e->pages += pages;
@@ -589,48 +636,138 @@ static __always_inline struct sb_counts *count(__u32 counter, struct task_struct
 	return c;
 }
 
+/* count_in() for the tracepoints, which fire for every VM and process */
+static __always_inline struct sb_counts *count(__u32 counter, struct task_struct **task, __u64 *ectx, __u64 pages,
+					       __u64 detail)
+{
+	return count_in(counter, task, ectx, pages, detail, false);
+}
+
+/* count_in() for the fentry probes, which count only the target VM's events, in every context */
+static __always_inline struct sb_counts *count_vm(__u32 counter, struct task_struct **task, __u64 *ectx, __u64 pages,
+						  __u64 detail)
+{
+	return count_in(counter, task, ectx, pages, detail, true);
+}
+
 /* --- kvm:kvm_unmap_hva_range: an MMU-notifier invalidation reached KVM --- */
 
-static __always_inline void on_unmap_hva_range(void *ctx, unsigned long start, unsigned long end, bool kfuncs)
-{
-	struct task_struct *task;
-	struct sb_counts *c;
-	__u64 ectx;
+/*
+ * The slow paths of kvm_unmap_hva_range's program, as calls: another
+ * process's or a kernel thread's event, and a target event the fentry did
+ * not decide. Inline, their registers made the target's path spill and
+ * reload (15 instructions an event on 6.1, bench/probe-cost). Two of each,
+ * kfuncs a constant in each: a "k" program's kfunc call must not reach a
+ * program loaded where the kernel lacks the kfunc.
+ */
+#define DEFINE_UNMAP_SLOW(suffix, kf)                                                                      \
+	static __noinline int unmap_attribute##suffix(void *ctx, struct task_struct *task, struct sb_counts *c,  \
+						      __u64 ectx, __u64 pages)                                  \
+	{                                                                                                  \
+		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c, pages, &c->count[SB_C_UNMAP_HVA][ectx & 3].events, \
+			  kf, NULL);                                                                       \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	static __noinline int unmap_not_target##suffix(void *ctx, struct task_struct *task, __u64 pages)       \
+	{                                                                                                  \
+		struct sb_counts *c;                                                                       \
+		__u64 ectx = SB_CTX_KTHREAD;                                                               \
+		struct sb_count *e;                                                                        \
+                                                                                                           \
+		if (!(task->flags & PF_KTHREAD)) {                                                         \
+			if (!count_other)                                                                  \
+				return 0;                                                                  \
+			ectx = SB_CTX_OTHER;                                                               \
+		}                                                                                          \
+		c = counts_get(task);                                                                      \
+		if (!c)                                                                                    \
+			return 0;                                                                          \
+		e = &c->count[SB_C_UNMAP_HVA][ectx & 3];                                                   \
+		e->events++;                                                                               \
+		e->pages += pages;                                                                         \
+		if (ectx == SB_CTX_KTHREAD && attribution)                                                 \
+			unmap_attribute##suffix(ctx, task, c, ectx, pages);                                \
+		return 0;                                                                                  \
+	}
 
-	__u64 pages = (end - start) >> PAGE_SHIFT;
+DEFINE_UNMAP_SLOW(, false)
+DEFINE_UNMAP_SLOW(_k, true)
 
-	c = count(SB_C_UNMAP_HVA, &task, &ectx, pages, 0);
-	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_UNMAP, c, pages, &c->count[SB_C_UNMAP_HVA][ectx & 3].events, kfuncs);
-}
+/*
+ * The target's event, the one that matters, on the shortest path: counted,
+ * then its cause taken over from the fentry on range_start, which
+ * classified this very invalidation on this CPU just before (struct
+ * sb_decisions' inflight_*), where it did; else decided here.
+ */
+#define ON_UNMAP_HVA_RANGE(suffix, kf)                                                                     \
+	do {                                                                                               \
+		struct task_struct *task = bpf_get_current_task_btf();                                     \
+		__u64 pages = (end - start) >> PAGE_SHIFT;                                                 \
+		struct sb_decisions *d;                                                                    \
+		struct sb_counts *c;                                                                       \
+		struct sb_count *e;                                                                        \
+		__u64 dec;                                                                                 \
+                                                                                                           \
+		if ((__u32)task->tgid != target_tgid) {                                                    \
+			/* another process's event: the task check, no call (option count_other) */       \
+			if ((task->flags & PF_KTHREAD) || count_other)                                     \
+				unmap_not_target##suffix(ctx, task, pages);                                \
+			return 0;                                                                          \
+		}                                                                                          \
+		c = counts_get(task);                                                                      \
+		if (!c)                                                                                    \
+			return 0;                                                                          \
+		e = &c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET];                                              \
+		e->events++;                                                                               \
+		e->pages += pages;                                                                         \
+		if (!attribution)                                                                          \
+			return 0;                                                                          \
+		d = &c->decisions[SB_ATTR_UNMAP];                                                          \
+		if (!decision_cache || d->inflight_task != (__u64)task || d->inflight_start != start ||    \
+		    d->inflight_migrations != task->se.nr_migrations) {                                    \
+			unmap_attribute##suffix(ctx, task, c, SB_CTX_TARGET, pages);                       \
+			return 0;                                                                          \
+		}                                                                                          \
+		dec = d->inflight_decision;                                                                \
+		d->inflight_task = 0;                                                                      \
+		if ((dec >> 8) != SB_HOW_SYSCALL) {                                                        \
+			account(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, pages, &e->events, kf,         \
+				(long)(dec & 0xff), dec >> 8, NULL);                                       \
+			return 0;                                                                          \
+		}                                                                                          \
+		/* account()'s syscall branch, less its clamp: the fentry's cause is one already */        \
+		dec &= SB_DECISION_CAUSES - 1;                                                             \
+		d->by_cause[dec].events++;                                                                 \
+		d->by_cause[dec].pages += pages;                                                           \
+		sample(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, &e->events, kf, (long)dec, NULL);       \
+		return 0;                                                                                  \
+	} while (0)
 
 SEC("?tp_btf/kvm_unmap_hva_range")
 int BPF_PROG(tpbtf_kvm_unmap_hva_range, unsigned long start, unsigned long end)
 {
-	on_unmap_hva_range(ctx, start, end, false);
-	return 0;
+	ON_UNMAP_HVA_RANGE(, false);
 }
 
 /* the "k" variant: see bpf_rdonly_cast above */
 SEC("?tp_btf/kvm_unmap_hva_range")
 int BPF_PROG(tpbtfk_kvm_unmap_hva_range, unsigned long start, unsigned long end)
 {
-	on_unmap_hva_range(ctx, start, end, true);
-	return 0;
+	ON_UNMAP_HVA_RANGE(_k, true);
 }
 
 SEC("?raw_tp/kvm_unmap_hva_range")
 int BPF_PROG(rawtp_kvm_unmap_hva_range, unsigned long start, unsigned long end)
 {
-	on_unmap_hva_range(ctx, start, end, false);
-	return 0;
+	ON_UNMAP_HVA_RANGE(, false);
 }
 
 SEC("?tp/kvm/kvm_unmap_hva_range")
 int tp_kvm_unmap_hva_range(struct trace_event_raw_kvm_unmap_hva_range *ctx)
 {
-	on_unmap_hva_range(ctx, ctx->start, ctx->end, false);
-	return 0;
+	unsigned long start = ctx->start, end = ctx->end;
+
+	ON_UNMAP_HVA_RANGE(, false);
 }
 
 /* --- kvm:kvm_age_hva, kvm:kvm_test_age_hva: aging (reclaim, idle tracking) --- */
@@ -923,7 +1060,7 @@ static __always_inline void on_tlb_flush(void *ctx, int reason, unsigned long pa
 		  pages == TLB_FLUSH_ALL ? 1 : 0);
 	if (c && reason == bpf_core_enum_value(enum tlb_flush_reason, TLB_REMOTE_SEND_IPI))
 		attribute(ctx, task, ectx, SB_ATTR_TLB_SHOOTDOWN, c, 0, &c->count[SB_C_TLB_TASK_SWITCH + r][ectx & 3].events,
-			  kfuncs);
+			  kfuncs, NULL);
 }
 
 SEC("?tp_btf/tlb_flush")
@@ -1241,6 +1378,21 @@ static __always_inline struct kvm *kvm_of_notifier(struct mmu_notifier *mn)
 	return (struct kvm *)((unsigned long)mn - bpf_core_field_offset(struct kvm, mmu_notifier));
 }
 
+/*
+ * is_target_vm() for the "k" programs: kvm cast to a kernel pointer by
+ * bpf_rdonly_cast(), so its pid is a load, not a bpf_probe_read_kernel()
+ * call (BPF_CORE_READ: about 80 instructions on 6.1).
+ */
+static __always_inline bool is_target_vm_k(struct kvm *kvm)
+{
+	struct kvm *k;
+
+	if (!bpf_core_field_exists(kvm->userspace_pid))
+		return is_target_vm(kvm);
+	k = bpf_rdonly_cast(kvm, bpf_core_type_id_kernel(struct kvm));
+	return (__u32)k->userspace_pid == target_tgid;
+}
+
 static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifier *mn,
 						   const struct mmu_notifier_range *range, bool kfuncs)
 {
@@ -1248,25 +1400,38 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 	struct sb_counts *c;
 	unsigned int event, flags = 0;
 	unsigned long start, end;
-	__u64 ectx;
+	__u64 ectx, how = SB_HOW_STACK_NONE;
 	int cause;
 
-	if (!is_target_vm(kvm_of_notifier(mn)))
+	if (kfuncs ? !is_target_vm_k(kvm_of_notifier(mn)) : !is_target_vm(kvm_of_notifier(mn)))
 		return;
-	start = BPF_CORE_READ(range, start);
-	end = BPF_CORE_READ(range, end);
-	c = count(SB_C_MN_INVALIDATE, &task, &ectx, (end - start) >> PAGE_SHIFT, 0);
+	/* loads, not bpf_probe_read_kernel() calls (BPF_CORE_READ): range is the function's argument */
+	start = range->start;
+	end = range->end;
+	c = count_vm(SB_C_MN_INVALIDATE, &task, &ectx, (end - start) >> PAGE_SHIFT, 0);
 	if (!c)
 		return;
-	event = BPF_CORE_READ(range, event);
+	event = range->event;
 	c->mn_event[ectx & 3][event & (SB_MN_EVENTS - 1)]++;
 	if (bpf_core_field_exists(range->flags))
-		flags = BPF_CORE_READ(range, flags);
-	for (int b = 0; b < SB_MN_FLAG_BITS; b++)
-		if (flags & (1u << b))
-			c->mn_flag[ectx & 3][b]++;
+		flags = range->flags;
+	/* the low bits by value, one store (sb_probes_read() counts their bits); the others, rare, by bit */
+	c->mn_flag_values[ectx & 3][flags & (SB_MN_FLAG_VALUES - 1)]++;
+	if (flags >> SB_MN_FLAG_VALUE_BITS)
+		for (int b = SB_MN_FLAG_VALUE_BITS; b < SB_MN_FLAG_BITS; b++)
+			if (flags & (1u << b))
+				c->mn_flag[ectx & 3][b]++;
 	cause = attribute(ctx, task, ectx, SB_ATTR_MN_INVALIDATE, c, 0, &c->count[SB_C_MN_INVALIDATE][ectx & 3].events,
-			  kfuncs);
+			  kfuncs, &how);
+	/* for kvm_unmap_hva_range's program, next on this CPU: the decision, unless a stack's (its stacks are counted) */
+	if (decision_cache && cause >= 0 && how < SB_HOW_STACK) {
+		struct sb_decisions *d = &c->decisions[SB_ATTR_UNMAP];
+
+		d->inflight_task = (__u64)task;
+		d->inflight_start = start;
+		d->inflight_migrations = task->se.nr_migrations;
+		d->inflight_decision = (__u64)cause | how << 8;
+	}
 	{
 		/* by cause: which invalidations carry which event and flags (a patched kernel's new flag) */
 		__u64 ci = cause >= 0 ? (__u64)cause : SB_CAUSE_MAX;
@@ -1311,7 +1476,7 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
 
 	if (!is_target_vm(kvm_of_notifier(mn)))
 		return 0;
-	count(SB_C_MN_INVALIDATE_END, &task, &ectx, 0, 0);
+	count_vm(SB_C_MN_INVALIDATE_END, &task, &ectx, 0, 0);
 	id = bpf_get_current_pid_tgid();
 	bpf_map_delete_elem(&inval_cause, &id);
 	return 0;
@@ -1331,9 +1496,10 @@ static __always_inline void on_kvm_flush(void *ctx, struct kvm *kvm, bool kfuncs
 
 	if (!is_target_vm(kvm))
 		return;
-	c = count(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);
+	c = count_vm(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);
 	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, &c->count[SB_C_KVM_FLUSH][ectx & 3].events, kfuncs);
+		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, &c->count[SB_C_KVM_FLUSH][ectx & 3].events, kfuncs,
+			  NULL);
 }
 
 SEC("?fentry/kvm_flush_remote_tlbs")
@@ -1358,7 +1524,7 @@ int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64
 
 	if (!is_target_vm(kvm))
 		return 0;
-	count(SB_C_KVM_FLUSH_RANGE, &task, &ectx, nr_pages, 0);
+	count_vm(SB_C_KVM_FLUSH_RANGE, &task, &ectx, nr_pages, 0);
 	return 0;
 }
 
@@ -1425,7 +1591,7 @@ static __always_inline void timed_exit(__u32 counter, __u32 which)
 	bpf_map_delete_elem(&timed_entry, &id);
 	b = log2_bucket(d);
 	barrier_var(b); /* keep the bound check below: the verifier cannot follow the clamp's arithmetic */
-	c = count(counter, &task, &ectx, 0, d);
+	c = count_vm(counter, &task, &ectx, 0, d);
 	if (c && which < SB_TIMED_CALLS && b < SB_TIMED_HIST)
 		c->timed_hist[which][b]++;
 }

@@ -738,6 +738,7 @@ static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 {
 	ro->attribution = p->opts.attribution;
 	ro->decision_cache = p->opts.decision_cache;
+	ro->count_other = p->opts.count_other;
 	ro->sample_every = p->opts.stack_sample_every;
 	if (p->opts.stack_sample_every > 1 && !(p->opts.stack_sample_every & (p->opts.stack_sample_every - 1)))
 		ro->sample_mask = p->opts.stack_sample_every - 1;
@@ -1486,6 +1487,12 @@ int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_e
 		for (size_t w = 0; w < words; w++)
 			sum[w] += v[w];
 	}
+	/* the flags' low bits, counted by value: their counts per bit */
+	for (int x = 0; x < SB_CTX_MAX; x++)
+		for (unsigned int v = 1; v < SB_MN_FLAG_VALUES; v++)
+			for (unsigned int b = 0; b < SB_MN_FLAG_VALUE_BITS; b++)
+				if (v & (1u << b))
+					s->c.mn_flag[x][b] += s->c.mn_flag_values[x][v];
 	memset(s->c.decisions, 0, sizeof(s->c.decisions));
 	for (int cpu = 0; cpu < p->ncpus; cpu++)
 		add_decisions(&s->c, (const struct sb_counts *)(p->slots + (size_t)cpu * p->slot_size));
@@ -1505,6 +1512,11 @@ size_t sb_probes_probe_count(const struct sb_probes *p)
 const struct sb_probe_info *sb_probes_probe(const struct sb_probes *p, size_t i)
 {
 	return i < P_MAX ? &p->probes[i].info : NULL;
+}
+
+bool sb_probes_counts_other(const struct sb_probes *p)
+{
+	return p->opts.count_other;
 }
 
 bool sb_probes_attribution(const struct sb_probes *p)

@@ -106,6 +106,15 @@ struct sb_probe_options {
 	 */
 	bool zap_causes;
 	/*
+	 * Count the events of other processes (context "other") on the
+	 * tracepoints, which fire for every process and VM of the host.
+	 * Default off: the host's other VMs and processes then cost each
+	 * program a task check and no more (bench/probe-cost's "other"). The
+	 * fentry probes, which know the VM, count the target VM's events in
+	 * every context either way. sb_probes_counts_other() tells which.
+	 */
+	bool count_other;
+	/*
 	 * Tests only: probe this tracepoint ("category:name") instead of the
 	 * one that feeds test_counter, to exercise the fallback and
 	 * unavailable paths with a tracepoint that does not exist.
@@ -268,6 +277,9 @@ struct sb_prog_stats {
 int sb_probes_prog_stats(struct sb_probes *p, struct sb_prog_stats **ret, size_t *n, struct sb_error *err);
 
 void sb_probes_close(struct sb_probes *p);
+
+/* Whether the tracepoints count other processes' events (option count_other): else their "other" counts are not counted, not 0. */
+bool sb_probes_counts_other(const struct sb_probes *p);
 
 static inline void sb_probes_closep(struct sb_probes **p)
 {

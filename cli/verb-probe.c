@@ -42,12 +42,14 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: snapbench probe --pid PID [--interval MS] [--count N] [--json] [--backend LIST]\n"
-		"                       [--no-attribution] [--sample-every N] [--max-stacks N] [--top K]\n"
+		"                       [--no-attribution] [--other] [--sample-every N] [--max-stacks N] [--top K]\n"
 		"\n"
 		"Attach snapbench's BPF probes to the QEMU process PID (run as root) and print its KVM and\n"
 		"TLB counters every interval until Ctrl-C, --count intervals, or the process exits. Events in\n"
 		"PID's threads count as 'target'; events in kernel threads (kswapd, khugepaged, kworkers) as\n"
-		"'kthread' (tracepoints cannot tell which VM those hit); events in other processes as 'other'.\n"
+		"'kthread' (tracepoints cannot tell which VM those hit); events in other processes as 'other',\n"
+		"counted by the tracepoints only with --other (the fentry probes, which know the VM, count the\n"
+		"target VM's in every context).\n"
 		"Invalidations and remote TLB shootdowns are classified into causes. At the end the top\n"
 		"recorded kernel stacks are shown.\n"
 		"\n"
@@ -60,6 +62,8 @@ static void usage(FILE *out)
 		"  --backend LIST       allowed backends, comma-separated: fentry,tp_btf,raw_tp,tracepoint\n"
 		"                       (default all; tracepoints try tp_btf, then raw_tp, then tracepoint)\n"
 		"  --no-attribution     count only, do not classify causes\n"
+		"  --other              count other processes' events on the tracepoints too (default: '-',\n"
+		"                       null in JSON; each such event then costs a count, not a task check)\n"
 		"  --sample-every N     record the kernel stack of 1 in N classified events (default %d, 0: none)\n"
 		"  --max-stacks N       distinct stacks kept (default %d)\n"
 		"  --top K              stacks shown per kind at the end (default %d)\n"
@@ -69,6 +73,12 @@ static void usage(FILE *out)
 		"Exit codes: 0 done; 1 failed while running; 2 bad usage; 4 no such process, no KVM VM in it,\n"
 		"or the kernel refused every probe; 5 not authorized: not root (no CAP_BPF and CAP_PERFMON).\n",
 		DEFAULT_INTERVAL_S, SB_PROBE_DEFAULT_SAMPLE_EVERY, SB_PROBE_DEFAULT_MAX_STACKS, DEFAULT_TOP);
+}
+
+/* Whether counter ci counts other processes' events: the fentry probes (the target VM's, in every context) or --other. */
+static bool other_counted(const struct sb_probes *p, const struct sb_counter_info *ci)
+{
+	return sb_probes_counts_other(p) || ci->probe->backend == SB_BACKEND_FENTRY;
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max, unsigned long *v)
@@ -172,8 +182,12 @@ static void print_delta_text(struct sb_probes *p, const struct sb_probe_snapshot
 				       "target pages/s");
 			header = true;
 		}
-		printf("%-24s %12.0f %12.0f %12.0f", ci->name, (double)(a[0].events - b[0].events) / per,
-		       (double)(a[1].events - b[1].events) / per, (double)(a[2].events - b[2].events) / per);
+		printf("%-24s %12.0f %12.0f", ci->name, (double)(a[0].events - b[0].events) / per,
+		       (double)(a[1].events - b[1].events) / per);
+		if (other_counted(p, ci))
+			printf(" %12.0f", (double)(a[2].events - b[2].events) / per);
+		else
+			printf(" %12s", "-"); /* not counted: --other */
 		if (ci->pages_label)
 			printf(" %14.0f", (double)(a[0].pages - b[0].pages) / per);
 		else if (totals)
@@ -286,6 +300,8 @@ static void emit_probes_json(struct sb_probes *p)
 		json_object_object_add(j, "available", json_object_new_boolean(ci->available));
 		json_object_object_add(j, "probe", json_object_new_string(ci->probe->name));
 		json_object_object_add(j, "backend", json_object_new_string(sb_backend_name(ci->probe->backend)));
+		/* false: its "other" counts are null (--other) */
+		json_object_object_add(j, "other_counted", json_object_new_boolean(other_counted(p, ci)));
 		json_object_object_add(counters, ci->name, j);
 	}
 	json_object_object_add(o, "probes", probes);
@@ -307,8 +323,13 @@ static struct json_object *counts_json(struct sb_probes *p, const struct sb_prob
 		}
 		j = json_object_new_object();
 		for (int x = 0; x < SB_CTX_MAX; x++) {
-			struct json_object *cx = json_object_new_object();
+			struct json_object *cx;
 
+			if (x == SB_CTX_OTHER && !other_counted(p, ci)) {
+				json_object_object_add(j, sb_ctx_name(x), NULL); /* not counted (--other), never 0 */
+				continue;
+			}
+			cx = json_object_new_object();
 			json_object_object_add(cx, "events", json_u64(s->c.count[c][x].events));
 			if (ci->pages_label)
 				json_object_object_add(cx, ci->pages_label, json_u64(s->c.count[c][x].pages));
@@ -454,6 +475,7 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 		{ "json", no_argument, NULL, 'j' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "no-attribution", no_argument, NULL, 'A' },
+		{ "other", no_argument, NULL, 'O' },
 		{ "sample-every", required_argument, NULL, 's' },
 		{ "max-stacks", required_argument, NULL, 'm' },
 		{ "top", required_argument, NULL, 't' },
@@ -496,6 +518,9 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 			break;
 		case 'A':
 			opts.attribution = false;
+			break;
+		case 'O':
+			opts.count_other = true;
 			break;
 		case 's':
 			if (parse_uint("--sample-every", optarg, 0, 1u << 30, &v) < 0)

@@ -151,6 +151,7 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 
 	*a = (struct top_args){ .interval_s = 1 };
 	sb_probe_options_init(&a->opts);
+	a->opts.count_other = true; /* top shows every context's events (and, without a target, every VM's) */
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {

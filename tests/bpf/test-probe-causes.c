@@ -324,6 +324,7 @@ int main(int argc, char **argv)
 	self_vm_create(&vm, 4 * HUGE_2M);
 	sb_probe_options_init(&o);
 	o.stack_sample_every = 1; /* record every stack: the checks look for frames */
+	o.count_other = true;     /* the other process's events are checked too */
 	probes = probes_start(getpid(), &o);
 	o.decision_cache = false;
 	o.kfuncs = false;

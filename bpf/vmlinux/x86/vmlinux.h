@@ -102,9 +102,14 @@ struct thread_info {
 	__u32 cpu; /* x86 since 5.16 */
 };
 
+struct sched_entity {
+	u64 nr_migrations;
+};
+
 struct task_struct {
 	struct thread_info thread_info;
 	unsigned int cpu; /* before 5.16 */
+	struct sched_entity se;
 	void *stack;
 	unsigned int flags;
 	struct mm_struct *mm;
