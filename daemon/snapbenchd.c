@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "mkdir-p.h"
 #include "parse-number.h"
+#include "qemu-binary.h"
 
 static void usage(FILE *out)
 {
@@ -38,7 +39,7 @@ static void usage(FILE *out)
 		"                           STATE_DIR/snapbenchd.log)\n"
 		"  --worker PATH            the run worker (default: next to snapbenchd, else\n"
 		"                           %s/snapbench-worker)\n"
-		"  --qemu PATH              the QEMU binary runs use unless their spec names one in vm.qemu (default: qemu-system-x86_64 in PATH)\n"
+		"  --qemu PATH              the QEMU binary runs use unless their spec names one in vm.qemu (default: " QEMU_DEFAULT_BINARY " in PATH)\n"
 		"  --max-connections N      clients at once (default 64)\n"
 		"  --max-connections-per-uid N  clients at once of one uid but root (default 16)\n"
 		"  --reserved-connections N  of --max-connections, kept for root and the group (default 8)\n"

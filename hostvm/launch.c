@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "macro.h"
+#include "qemu-binary.h"
 #include "strv.h"
 
 #define CHILD_PORT_FD 3
@@ -279,7 +280,7 @@ fail:
 
 int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb_error *err)
 {
-	const char *want = cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64";
+	const char *want = cfg->qemu_binary ? cfg->qemu_binary : QEMU_DEFAULT_BINARY;
 	_cleanup_free_ char *qemu = NULL;
 	_cleanup_close_ int log_fd = -1;
 	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 }, e = 0, k;

@@ -19,6 +19,7 @@
 #include "json-util.h"
 #include "kvm-flavour.h"
 #include "macro.h"
+#include "qemu-binary.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "report.h"
@@ -150,7 +151,7 @@ int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 	pid_t pid;
 
 	memset(ret, 0, sizeof(*ret));
-	r = vm_find_binary(binary ? binary : "qemu-system-x86_64", &path, err);
+	r = vm_find_binary(binary ? binary : QEMU_DEFAULT_BINARY, &path, err);
 	if (r < 0)
 		return r;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)

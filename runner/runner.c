@@ -29,6 +29,7 @@
 #include "placement.h"
 #include "preflight.h"
 #include "qemu-args.h"
+#include "qemu-binary.h"
 #include "qmp.h"
 #include "report.h"
 #include "run-dir.h"
@@ -949,7 +950,7 @@ static void record_qemu(struct report_host *h, const struct qemu_info *q, const 
 	char v[64];
 
 	if (!q->path) {
-		h->qemu_binary = strdup(asked ? asked : "qemu-system-x86_64");
+		h->qemu_binary = strdup(asked ? asked : QEMU_DEFAULT_BINARY);
 		return;
 	}
 	snprintf(v, sizeof(v), "%d.%d.%d", q->major, q->minor, q->micro);
@@ -1004,7 +1005,7 @@ static int run_preflight(struct run *run, struct sb_error *err)
 		qemu_info_done(&q);
 		q = (struct qemu_info){};
 		if (k < 0) {
-			h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+			h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : QEMU_DEFAULT_BINARY);
 			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
 			return k;
 		}

@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "numa-host.h"
 #include "qemu-args.h"
+#include "qemu-binary.h"
 #include "qga.h"
 #include "run-dir.h"
 #include "telemetry.h"
@@ -310,7 +311,7 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 	vm->tcg = cfg->tcg;
 	vm->telemetry_fd = vm->control_fd = -1;
 
-	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64", &vm->qemu_path, err);
+	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : QEMU_DEFAULT_BINARY, &vm->qemu_path, err);
 	if (r < 0)
 		return r;
 	if (asprintf(&vm->log_path, "%s/" RUN_DIR_QEMU_LOG_PREFIX "%s" RUN_DIR_QEMU_LOG_SUFFIX, cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
