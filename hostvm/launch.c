@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,10 +19,10 @@
 #include "clock.h"
 #include "macro.h"
 #include "qemu-binary.h"
+#include "spawn-program.h"
 #include "strv.h"
 
 #define CHILD_PORT_FD 3
-#define CHILD_ERRPIPE_FD 4
 #define MAX_ARGS 96
 
 static bool file_has(const char *path, const char *word)
@@ -222,73 +221,22 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 	return 0;
 }
 
-static int find_binary(const char *name, char **ret)
-{
-	const char *path = getenv("PATH");
-	char cand[PATH_MAX];
-
-	if (strchr(name, '/')) {
-		*ret = strdup(name);
-		return *ret ? 0 : -ENOMEM;
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p;) {
-		const char *c = strchr(p, ':');
-		size_t l = c ? (size_t)(c - p) : strlen(p);
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)l, p, name);
-		if (l && access(cand, X_OK) == 0) {
-			*ret = strdup(cand);
-			return *ret ? 0 : -ENOMEM;
-		}
-		p += l + (c ? 1 : 0);
-	}
-	return -ENOENT;
-}
-
-static _Noreturn void child(const char *path, char **argv, int port, int log_fd, int errpipe, pid_t parent)
-{
-	int fds[3] = { port, log_fd, errpipe }, e, null_fd;
-	sigset_t all;
-
-	setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(127);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	for (int i = 0; i < 3; i++)
-		if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
-			goto fail;
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0 ||
-	    dup2(fds[0], CHILD_PORT_FD) < 0 || dup3(fds[2], CHILD_ERRPIPE_FD, O_CLOEXEC) < 0)
-		goto fail;
-	errpipe = CHILD_ERRPIPE_FD;
-	close_range(CHILD_ERRPIPE_FD + 1, ~0U, 0);
-	execv(path, argv);
-fail:
-	e = errno;
-	if (write(errpipe, &e, sizeof(e)) < 0) {
-		/* nothing left to tell */
-	}
-	_exit(127);
-}
-
 int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb_error *err)
 {
 	const char *want = cfg->qemu_binary ? cfg->qemu_binary : QEMU_DEFAULT_BINARY;
 	_cleanup_free_ char *qemu = NULL;
-	_cleanup_close_ int log_fd = -1;
-	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 }, e = 0, k;
+	_cleanup_strv_free_ char **argv = NULL;
+	_cleanup_close_ int log_fd = -1, port_ours = -1, port_child = -1;
+	int sp[2], k;
 	struct hostvm *vm;
-	char **argv = NULL;
-	pid_t pid, self = getpid();
+	pid_t pid;
 
-	k = find_binary(want, &qemu);
+	k = spawn_find_program(want, &qemu);
+	if (k == -ENOMEM)
+		return sb_error_set(err, k, "out of memory");
+	if (k < 0 && strchr(want, '/'))
+		return sb_error_set(err, k, "host VM: QEMU %s: %s; install qemu-system-x86 or give --qemu PATH", want,
+				    strerror(-k));
 	if (k < 0)
 		return sb_error_set(err, k, "host VM: QEMU %s: not found in PATH; install qemu-system-x86 or give --qemu PATH",
 				    want);
@@ -296,45 +244,29 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 	if (k < 0)
 		return k;
 	log_fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (log_fd < 0) {
-		strv_free(argv);
+	if (log_fd < 0)
 		return sb_error_set(err, -errno, "host VM console log %s: %s", cfg->log_path, strerror(errno));
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
-		e = errno;
-		goto fail_fds;
-	}
-	pid = fork();
-	if (pid < 0) {
-		e = errno;
-		goto fail_fds;
-	}
-	if (pid == 0)
-		child(qemu, argv, sp[1], log_fd, ep[1], self);
-	close(sp[1]);
-	close(ep[1]);
-	sp[1] = ep[1] = -1;
-	/* the exec closes the error pipe; an errno arrives when it failed */
-	if (read(ep[0], &e, sizeof(e)) == sizeof(e)) {
-		waitpid(pid, NULL, 0);
-		close(ep[0]);
-		close(sp[0]);
-		strv_free(argv);
-		return sb_error_set(err, -e, "host VM: exec %s: %s", qemu, strerror(e));
-	}
-	close(ep[0]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return sb_error_set(err, -errno, "host VM: starting QEMU: %s", strerror(errno));
+	port_ours = sp[0];
+	port_child = sp[1];
+	const struct spawn_fd fds[] = { { SPAWN_DEV_NULL, 0 }, { log_fd, 1 }, { log_fd, 2 }, { port_child, CHILD_PORT_FD } };
+	k = spawn_start(&(struct spawn_options){ .argv = argv, .path = qemu, .fds = fds, .n_fds = ARRAY_SIZE(fds),
+						 .new_process_group = true, .parent_death_signal = SIGKILL,
+						 .reset_signals = true },
+			&pid, err);
+	if (k < 0)
+		return sb_error_prefix(err, "host VM");
 	vm = calloc(1, sizeof(*vm));
 	if (!vm) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		close(sp[0]);
-		strv_free(argv);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	vm->pid = pid;
-	vm->port_fd = sp[0];
+	vm->port_fd = TAKE_FD(port_ours);
 	fcntl(vm->port_fd, F_SETFL, O_NONBLOCK);
-	vm->argv = argv;
+	vm->argv = TAKE_PTR(argv);
 	vm->start_ns = mono_ns();
 	vm->log_path = strdup(cfg->log_path);
 	if (cfg->pid_path) {
@@ -347,16 +279,6 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 	}
 	*ret = vm;
 	return 0;
-
-fail_fds:
-	for (int i = 0; i < 2; i++) {
-		if (sp[i] >= 0)
-			close(sp[i]);
-		if (ep[i] >= 0)
-			close(ep[i]);
-	}
-	strv_free(argv);
-	return sb_error_set(err, -e, "host VM: starting QEMU: %s", strerror(e));
 }
 
 int hostvm_read_port(struct hostvm *vm, void (*line)(const char *text, void *userdata), void *userdata)
