@@ -15,7 +15,9 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "log.h"
 #include "macro.h"
+#include "metrics-file.h"
 #include "mkdir-p.h"
 #include "parse-number.h"
 #include "qemu-binary.h"
