@@ -1020,6 +1020,99 @@ static int set_enum(struct run_spec *spec, const struct field *f, const char *s,
 	return 0;
 }
 
+/* A nullable field set to null: true when f's type has a null value (then set). */
+static bool field_set_null(struct run_spec *spec, const struct field *f)
+{
+	switch (f->type) {
+	case F_SIZE:
+		*(uint64_t *)((char *)spec + f->offset) = 0;
+		return true;
+	case F_STRING: {
+		char **dst = (char **)((char *)spec + f->offset);
+		free(*dst);
+		*dst = NULL;
+		return true;
+	}
+	case F_PROBE_VCPU:
+		spec->guest.probe_vcpu = -1;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* F_SIZE: bytes as an integer, or a string with a unit. */
+static int size_from_json(struct run_spec *spec, const struct field *f, struct json_object *v, const char *g,
+			  const char *where, struct sb_error *err)
+{
+	json_type t = json_object_get_type(v);
+	uint64_t b;
+
+	if (t == json_type_int) {
+		if (json_object_get_int64(v) < 0)
+			return sb_error_set(err, -EINVAL, "%s: must not be negative (got %s)", where, g);
+		return set_size(spec, f, (uint64_t)json_object_get_int64(v), g, where, err);
+	}
+	if (t != json_type_string)
+		return sb_error_set(err, -EINVAL, "%s: must be a size: bytes, or a string such as \"256M\"%s (got %s)",
+				    where, f->nullable ? ", or null" : "", g);
+	if (spec_parse_size(json_object_get_string(v), &b) < 0)
+		return sb_error_set(err, -EINVAL,
+				    "%s: must be a size: bytes, or a number with K, M, G or T such as \"256M\" (got %s)",
+				    where, g);
+	return set_size(spec, f, b, g, where, err);
+}
+
+/* F_STRV (vm.extra_args): an array of strings, which replaces the one before. */
+static int extra_args_from_json(struct run_spec *spec, struct json_object *v, const char *g, const char *where,
+				struct sb_error *err)
+{
+	char got[80];
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array))
+		return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)", where, g);
+	strv_free(spec->vm.extra_args);
+	spec->vm.extra_args = NULL;
+	spec->vm.n_extra_args = 0;
+	n = json_object_array_length(v);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(v, i);
+		char sub[96];
+		snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
+		if (!json_object_is_type(e, json_type_string))
+			return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub, json_got(e, got, sizeof(got)));
+		int r = extra_args_push(spec, json_object_get_string(e), sub, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* F_VCPU_PATTERNS: an object of vCPU index to pattern, which replaces the one before. */
+static int vcpu_patterns_from_json(struct run_spec *spec, struct json_object *v, const char *g, const char *where,
+				   struct sb_error *err)
+{
+	char got[80];
+
+	if (!json_object_is_type(v, json_type_object))
+		return sb_error_set(err, -EINVAL, "%s: must be an object of vCPU index to pattern, e.g. {\"1\": \"read64\"} (got %s)",
+				    where, g);
+	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++) {
+		free(spec->guest.vcpu_pattern[i]);
+		spec->guest.vcpu_pattern[i] = NULL;
+	}
+	json_object_object_foreach(v, key, val) {
+		if (!json_object_is_type(val, json_type_string))
+			return sb_error_set(err, -EINVAL, "%s.%.32s: must be a pattern name (got %s)", where, key,
+					    json_got(val, got, sizeof(got)));
+		int r = set_vcpu_pattern(spec, key, json_object_get_string(val), where, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int field_from_json(struct run_spec *spec, const struct field *f, struct json_object *v, const char *where,
 			   struct sb_error *err)
 {
@@ -1027,24 +1120,8 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 	const char *g = json_got(v, got, sizeof(got));
 	json_type t = json_object_get_type(v);
 
-	if (!v && f->nullable) {
-		switch (f->type) {
-		case F_SIZE:
-			*(uint64_t *)((char *)spec + f->offset) = 0;
-			return 0;
-		case F_STRING: {
-			char **dst = (char **)((char *)spec + f->offset);
-			free(*dst);
-			*dst = NULL;
-			return 0;
-		}
-		case F_PROBE_VCPU:
-			spec->guest.probe_vcpu = -1;
-			return 0;
-		default:
-			break;
-		}
-	}
+	if (!v && f->nullable && field_set_null(spec, f))
+		return 0;
 	switch (f->type) {
 	case F_OBJECT:
 		return -EINVAL; /* handled by the walker */
@@ -1059,21 +1136,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 		*(uint64_t *)((char *)spec + f->offset) = (uint64_t)json_object_get_int64(v);
 		return 0;
 	case F_SIZE:
-		if (t == json_type_int) {
-			if (json_object_get_int64(v) < 0)
-				return sb_error_set(err, -EINVAL, "%s: must not be negative (got %s)", where, g);
-			return set_size(spec, f, (uint64_t)json_object_get_int64(v), g, where, err);
-		}
-		if (t == json_type_string) {
-			uint64_t b;
-			if (spec_parse_size(json_object_get_string(v), &b) < 0)
-				return sb_error_set(err, -EINVAL,
-						    "%s: must be a size: bytes, or a number with K, M, G or T such as \"256M\" (got %s)",
-						    where, g);
-			return set_size(spec, f, b, g, where, err);
-		}
-		return sb_error_set(err, -EINVAL, "%s: must be a size: bytes, or a string such as \"256M\"%s (got %s)",
-				    where, f->nullable ? ", or null" : "", g);
+		return size_from_json(spec, f, v, g, where, err);
 	case F_SECONDS:
 		if (t != json_type_int && t != json_type_double)
 			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds (got %s)", where, g);
@@ -1095,28 +1158,8 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 		if (t != json_type_string)
 			return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", where, g);
 		return set_enum(spec, f, json_object_get_string(v), where, err);
-	case F_STRV: {
-		size_t n;
-		if (t != json_type_array)
-			return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)",
-					    where, g);
-		strv_free(spec->vm.extra_args);
-		spec->vm.extra_args = NULL;
-		spec->vm.n_extra_args = 0;
-		n = json_object_array_length(v);
-		for (size_t i = 0; i < n; i++) {
-			struct json_object *e = json_object_array_get_idx(v, i);
-			char sub[96];
-			snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
-			if (!json_object_is_type(e, json_type_string))
-				return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub,
-						    json_got(e, got, sizeof(got)));
-			int r = extra_args_push(spec, json_object_get_string(e), sub, err);
-			if (r < 0)
-				return r;
-		}
-		return 0;
-	}
+	case F_STRV:
+		return extra_args_from_json(spec, v, g, where, err);
 	case F_KNOBS:
 		return knobs_from_json(&spec->knobs, v, where, err);
 	case F_ARMS:
@@ -1132,27 +1175,9 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 					    where, g);
 		return set_region(spec, json_object_get_string(v), where, err);
 	case F_VCPU_PATTERNS:
-		if (t != json_type_object)
-			return sb_error_set(err, -EINVAL, "%s: must be an object of vCPU index to pattern, e.g. {\"1\": \"read64\"} (got %s)",
-					    where, g);
-		for (size_t i = 0; i < SPEC_MAX_VCPUS; i++) {
-			free(spec->guest.vcpu_pattern[i]);
-			spec->guest.vcpu_pattern[i] = NULL;
-		}
-		json_object_object_foreach(v, key, val) {
-			if (!json_object_is_type(val, json_type_string))
-				return sb_error_set(err, -EINVAL, "%s.%.32s: must be a pattern name (got %s)", where, key,
-						    json_got(val, got, sizeof(got)));
-			int r = set_vcpu_pattern(spec, key, json_object_get_string(val), where, err);
-			if (r < 0)
-				return r;
-		}
-		return 0;
+		return vcpu_patterns_from_json(spec, v, g, where, err);
 	case F_PROBE_VCPU:
-		if (t != json_type_int)
-			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or null for no probe (got %s)",
-					    where, f->max, g);
-		if (json_object_get_int64(v) < 0 || json_object_get_int64(v) > (int64_t)f->max)
+		if (t != json_type_int || json_object_get_int64(v) < 0 || json_object_get_int64(v) > (int64_t)f->max)
 			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or null for no probe (got %s)",
 					    where, f->max, g);
 		spec->guest.probe_vcpu = (int)json_object_get_int64(v);
@@ -1386,12 +1411,9 @@ static int validate_host_vm(const struct run_spec *spec, struct sb_error *err)
 	return 0;
 }
 
-int spec_validate(const struct run_spec *spec, struct sb_error *err)
+/* The guest: its probe's and patterns' vCPUs exist and are distinct, its region fits. */
+static int validate_guest(const struct run_spec *spec, struct sb_error *err)
 {
-	int hk = validate_host_vm(spec, err);
-
-	if (hk < 0)
-		return hk;
 	if (spec->guest.probe_vcpu >= 0 && (unsigned)spec->guest.probe_vcpu >= spec->vm.vcpus)
 		return sb_error_set(err, -EINVAL,
 				    "spec.guest.probe.vcpu: vCPU %d does not exist, the VM has %u (spec.vm.vcpus); use 0 to %u or null",
@@ -1412,6 +1434,12 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.guest.region: %llu bytes do not fit in the guest's %llu bytes of RAM (spec.vm.memory) with room for the guest itself; use at most memory - 4M, or a share such as 90%%",
 				    (unsigned long long)spec->guest.region_bytes, (unsigned long long)spec->vm.memory);
+	return 0;
+}
+
+/* The guest RAM: hugetlb page sizes, pinning's memfd, whole MiB. */
+static int validate_memory(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->vm.backing == SPEC_BACKING_HUGETLB) {
 		uint64_t hp = spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20;
 		if (hp != (2ull << 20) && hp != (1ull << 30))
@@ -1433,6 +1461,12 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 	if (spec->vm.memory % (1ull << 20))
 		return sb_error_set(err, -EINVAL, "spec.vm.memory: must be a whole number of MiB (got %llu bytes); round it",
 				    (unsigned long long)spec->vm.memory);
+	return 0;
+}
+
+/* What each VM backend needs, and the guest kinds it runs. */
+static int validate_backend(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
 		const char *u = spec->vm.libvirt.uri, *auth = strstr(u, "://");
 		/* BPF probes and knobs act on this host: the domain must run here */
@@ -1472,6 +1506,12 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.vm.disk: the micro guest boots without a disk; drop vm.disk, or set spec.guest.kind \"linux\"");
 	}
+	return 0;
+}
+
+/* Paths the spec names are absolute: on the host (QEMU, the disk) and in a Linux guest. */
+static int validate_paths(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->vm.qemu && spec->vm.qemu[0] != '/')
 		return sb_error_set(err, -EINVAL,
 				    "spec.vm.qemu: \"%.200s\" must be an absolute path (a QEMU binary, e.g. what scripts/fetch-test-qemu prints), or null for qemu-system-x86_64 in PATH",
@@ -1481,11 +1521,12 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 	if (spec->guest.kind == SPEC_GUEST_LINUX && spec->guest.linux_guest.dir[0] != '/')
 		return sb_error_set(err, -EINVAL, "spec.guest.linux.dir: \"%.200s\" must be an absolute path in the guest",
 				    spec->guest.linux_guest.dir);
-	if (spec->snapshot.keep && spec->snapshot.sink_null)
-		return sb_error_set(err, -EINVAL,
-				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
-	if (spec->n_arms == 0)
-		return sb_error_set(err, -EINVAL, "spec.arms: at least one arm is needed");
+	return 0;
+}
+
+/* What each scenario needs of the backend, the guest and the timing. */
+static int validate_scenario(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->scenario == SPEC_SCENARIO_DIRTY_LOG) {
 		/* the runner starts the migration's destination itself, as a second micro guest QEMU */
 		if (spec->vm.backend != SPEC_BACKEND_QEMU || spec->guest.kind != SPEC_GUEST_MICRO)
@@ -1529,6 +1570,31 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 					    "spec.numa_hinting.steady_s: %g s is shorter than one sample interval (spec.timing.interval_ms %u); lengthen it",
 					    spec->numa_hinting.steady_s, spec->timing.interval_ms);
 	}
+	return 0;
+}
+
+int spec_validate(const struct run_spec *spec, struct sb_error *err)
+{
+	int k = validate_host_vm(spec, err);
+
+	if (k >= 0)
+		k = validate_guest(spec, err);
+	if (k >= 0)
+		k = validate_memory(spec, err);
+	if (k >= 0)
+		k = validate_backend(spec, err);
+	if (k >= 0)
+		k = validate_paths(spec, err);
+	if (k < 0)
+		return k;
+	if (spec->snapshot.keep && spec->snapshot.sink_null)
+		return sb_error_set(err, -EINVAL,
+				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
+	if (spec->n_arms == 0)
+		return sb_error_set(err, -EINVAL, "spec.arms: at least one arm is needed");
+	k = validate_scenario(spec, err);
+	if (k < 0)
+		return k;
 	if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.pre_s * 1000) ||
 	    (uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.post_s * 1000))
 		return sb_error_set(err, -EINVAL,
