@@ -796,79 +796,90 @@ static int import_partial(const struct args *a, const char *text, size_t len, co
 	return ret;
 }
 
-static int run(const struct args *a)
+/* The job's log, from a file or stdin ("-"): EXIT_OK, or the exit code with the error said. */
+static int read_log(const struct args *a, char **text, size_t *len)
 {
-	_cleanup_free_ char *text = NULL;
-	struct lava_log log = { 0 };
 	struct sb_error err = { 0 };
-	size_t len, written = 0;
-	int r, ret = EXIT_OK;
+	int r;
 
 	if (!strcmp(a->log, "-")) {
-		r = read_full_fd(STDIN_FILENO, LAVA_LOG_MAX_BYTES, &text, &len);
+		r = read_full_fd(STDIN_FILENO, LAVA_LOG_MAX_BYTES, text, len);
 		if (r < 0) {
 			verb_error("cannot read the log from stdin: %s",
 				r == -EFBIG ? "larger than 1 GiB" : strerror(-r));
 			return EXIT_USAGE;
 		}
-	} else if (read_full_file(a->log, LAVA_LOG_MAX_BYTES, &text, &len, &err) < 0) {
+	} else if (read_full_file(a->log, LAVA_LOG_MAX_BYTES, text, len, &err) < 0) {
 		verb_error("%s", err.msg);
 		return EXIT_USAGE;
 	}
-	r = lava_log_parse(a->log, text, len, &log, &err);
-	if (r < 0 && r != -ENOMEM && a->partial)
-		return import_partial(a, text, len, err.msg);
-	if (r < 0) {
-		verb_error("%s%s", err.msg, r == -ENOENT ? "" : "; nothing imported");
-		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
-	}
-	/* every report checked, and its place in the store free, before anything is written */
-	for (size_t i = 0; i < log.n_reports && ret == EXIT_OK; i++) {
+	return EXIT_OK;
+}
+
+/* Every report checked, and its place in the store free (once), before anything is written. */
+static int check_reports(const struct args *a, const struct lava_log *log)
+{
+	struct sb_error err = { 0 };
+	int ret = EXIT_OK;
+
+	for (size_t i = 0; i < log->n_reports && ret == EXIT_OK; i++) {
 		_cleanup_free_ char *dest = NULL;
 		struct stat st;
 
-		if (check_report(&log.reports[i], &err) < 0) {
+		if (check_report(&log->reports[i], &err) < 0) {
 			verb_error("%s: %s; nothing imported", a->log, err.msg);
 			ret = EXIT_USAGE;
-		} else if (asprintf(&dest, "%s/%s", a->store, log.reports[i].id) < 0) {
+		} else if (asprintf(&dest, "%s/%s", a->store, log->reports[i].id) < 0) {
 			dest = NULL;
 			ret = EXIT_FAIL;
 		} else if (lstat(dest, &st) == 0) {
 			verb_error("%s: run %s is already in the store (imported before?); "
-				"nothing imported", dest, log.reports[i].id);
+				"nothing imported", dest, log->reports[i].id);
 			ret = EXIT_FAIL;
 		}
 		for (size_t j = 0; j < i && ret == EXIT_OK; j++)
-			if (!strcmp(log.reports[j].id, log.reports[i].id)) {
+			if (!strcmp(log->reports[j].id, log->reports[i].id)) {
 				verb_error("%s: run %s twice (log lines %zu and %zu); nothing "
-					"imported", a->log, log.reports[i].id, log.reports[j].line, log.reports[i].line);
+					"imported", a->log, log->reports[i].id, log->reports[j].line, log->reports[i].line);
 				ret = EXIT_USAGE;
 			}
 	}
-	if (ret == EXIT_OK && (r = mkdir_p(a->store, 0755)) < 0) {
+	return ret;
+}
+
+/* Writes every report into the store, all or nothing. */
+static int write_reports(const struct args *a, const struct lava_log *log)
+{
+	struct sb_error err = { 0 };
+	size_t written = 0;
+	int r, ret = EXIT_OK;
+
+	if ((r = mkdir_p(a->store, 0755)) < 0) {
 		verb_error("--store %s: cannot create it: %s", a->store, strerror(-r));
-		ret = EXIT_FAIL;
+		return EXIT_FAIL;
 	}
-	for (; ret == EXIT_OK && written < log.n_reports; written++)
-		if (write_run(a, &log.reports[written], false, &err) < 0) {
+	for (; ret == EXIT_OK && written < log->n_reports; written++)
+		if (write_run(a, &log->reports[written], false, &err) < 0) {
 			verb_error("%s; nothing imported", err.msg);
 			ret = EXIT_FAIL;
 		}
-	if (ret != EXIT_OK) {
+	if (ret != EXIT_OK)
 		for (size_t i = 0; i < written; i++) { /* all or nothing */
 			_cleanup_free_ char *dest = NULL;
-			if (asprintf(&dest, "%s/%s", a->store, log.reports[i].id) >= 0)
+			if (asprintf(&dest, "%s/%s", a->store, log->reports[i].id) >= 0)
 				remove_run_dir(dest);
 		}
-		lava_log_done(&log);
-		return ret;
-	}
-	for (size_t i = 0; i < log.n_reports; i++) {
-		const struct lava_report *rp = &log.reports[i];
+	return ret;
+}
+
+/* What was imported: a line for each run, or with --json one object a line. */
+static int print_imported(const struct args *a, const struct lava_log *log)
+{
+	for (size_t i = 0; i < log->n_reports; i++) {
+		const struct lava_report *rp = &log->reports[i];
 		const char *job = a->job ? a->job : rp->job, *dev = a->device ? a->device : rp->device;
 		const char *type = a->device_type ? a->device_type : rp->device_type;
 		if (a->json) {
-			/* one object a line per imported run */
 			_cleanup_json_ struct json_object *o = json_object_new_object();
 			_cleanup_free_ char *dir = NULL;
 			const char *line = NULL;
@@ -886,7 +897,6 @@ static int run(const struct args *a)
 			}
 			if (!line) {
 				verb_error("out of memory");
-				lava_log_done(&log);
 				return EXIT_FAIL;
 			}
 			printf("%s\n", line);
@@ -896,8 +906,34 @@ static int run(const struct args *a)
 		       rp->len, rp->sha256, job ? job : "(unknown)", dev ? dev : "(unknown)", type ? type : "type unknown",
 		       a->store, rp->id);
 	}
-	lava_log_done(&log);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+static int run(const struct args *a)
+{
+	_cleanup_free_ char *text = NULL;
+	struct lava_log log = { 0 };
+	struct sb_error err = { 0 };
+	size_t len;
+	int r, ret;
+
+	ret = read_log(a, &text, &len);
+	if (ret != EXIT_OK)
+		return ret;
+	r = lava_log_parse(a->log, text, len, &log, &err);
+	if (r < 0 && r != -ENOMEM && a->partial)
+		return import_partial(a, text, len, err.msg);
+	if (r < 0) {
+		verb_error("%s%s", err.msg, r == -ENOENT ? "" : "; nothing imported");
+		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+	}
+	ret = check_reports(a, &log);
+	if (ret == EXIT_OK)
+		ret = write_reports(a, &log);
+	if (ret == EXIT_OK)
+		ret = print_imported(a, &log);
+	lava_log_done(&log);
+	return ret;
 }
 
 static int import_lava_main(int argc, char **argv)
