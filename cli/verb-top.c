@@ -1222,6 +1222,46 @@ static bool read_vm(struct top *t, struct top_vm *v, int *ret)
 	return true;
 }
 
+/* One refresh, as JSON or a table; EXIT_OK or EXIT_FAIL. */
+static int print_refresh(struct top *t, double elapsed, bool tty, unsigned n)
+{
+	if (t->a->json) {
+		if (print_json(t, elapsed) < 0) {
+			verb_error("out of memory");
+			return EXIT_FAIL;
+		}
+	} else {
+		print_text(t, elapsed, tty, n);
+	}
+	fflush(stdout);
+	return EXIT_OK;
+}
+
+/* This interval's reads become the previous ones; a target that exited is gone. Returns the VMs still live. */
+static size_t next_interval(struct top *t)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < t->n_vms; i++) {
+		struct top_vm *v = &t->vms[i];
+
+		if (v->gone)
+			continue;
+		v->prev = v->cur;
+		if (v->kvm) {
+			v->kprev.mono_ns = v->kcur.mono_ns;
+			memcpy(v->kprev.values, v->kcur.values, top_kvm_count(v->kvm) * sizeof(*v->kprev.values));
+		}
+		if (!t->all && !probe_session_target_alive(sb_probes_target(v->p))) {
+			fprintf(stderr, "snapbench top: pid %d exited\n", (int)sb_probes_target(v->p));
+			v->gone = true;
+			continue;
+		}
+		live++;
+	}
+	return live;
+}
+
 static int run(struct top_args *a)
 {
 	struct top t = { .a = a, .all = !a->pid && !a->qmp && !a->vm };
@@ -1273,36 +1313,11 @@ static int run(struct top_args *a)
 			if (ret != EXIT_OK)
 				break;
 		}
-		if (a->json) {
-			if (print_json(&t, elapsed) < 0) {
-				verb_error("out of memory");
-				ret = EXIT_FAIL;
-				break;
-			}
-		} else {
-			print_text(&t, elapsed, tty, n);
-		}
-		fflush(stdout);
+		ret = print_refresh(&t, elapsed, tty, n);
+		if (ret != EXIT_OK)
+			break;
 		t.n_added = t.n_exited = 0;
-		live = 0;
-		for (size_t i = 0; i < t.n_vms; i++) {
-			struct top_vm *v = &t.vms[i];
-
-			if (v->gone)
-				continue;
-			v->prev = v->cur;
-			if (v->kvm) {
-				v->kprev.mono_ns = v->kcur.mono_ns;
-				memcpy(v->kprev.values, v->kcur.values, top_kvm_count(v->kvm) * sizeof(*v->kprev.values));
-			}
-			if (!t.all && !probe_session_target_alive(sb_probes_target(v->p))) {
-				fprintf(stderr, "snapbench top: pid %d exited\n", (int)sb_probes_target(v->p));
-				v->gone = true;
-				continue;
-			}
-			live++;
-		}
-		if (!live && !t.all)
+		if (!next_interval(&t) && !t.all)
 			break;
 	}
 	r = ret;
