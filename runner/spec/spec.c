@@ -1271,6 +1271,56 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 	return spec_apply_json(spec, buf, len, path, err);
 }
 
+/* F_UINT from a flag: a number, or for a field in ms or us a duration with its unit (500ms, 2s, 1ms). */
+static int uint_from_text(struct run_spec *spec, const struct field *f, const char *value, const char *got,
+			  const char *where, struct sb_error *err)
+{
+	double d, unit_s;
+	const char *unit;
+
+	if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) == 0)
+		return set_uint(spec, f, d, got, where, err);
+	unit = field_time_unit(f, &unit_s);
+	if (unit && parse_duration(value, unit_s, 0, DBL_MAX, &d, NULL) == 0) {
+		double whole = floor(d / unit_s + 0.5);
+
+		d = fabs(d / unit_s - whole) < 1e-6 ? whole : d / unit_s;
+		return set_uint(spec, f, d, got, where, err);
+	}
+	if (unit)
+		return sb_error_set(err, -EINVAL, "%s: must be a number of %s from %.0f to %.0f, or a duration "
+				    "with its unit such as %s (got %s)", where, unit, f->min, f->max,
+				    unit_s == 1e-3 ? "500ms or 2s" : "100us or 1ms", got);
+	return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
+			    f->max, got);
+}
+
+static int bool_from_text(struct run_spec *spec, const struct field *f, const char *value, const char *got,
+			  const char *where, struct sb_error *err)
+{
+	if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))
+		*(bool *)((char *)spec + f->offset) = true;
+	else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
+		*(bool *)((char *)spec + f->offset) = false;
+	else
+		return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", where, got);
+	return 0;
+}
+
+/* --vcpu-pattern VCPU=PATTERN */
+static int vcpu_pattern_from_text(struct run_spec *spec, const char *value, const char *got, const char *where,
+				  struct sb_error *err)
+{
+	const char *eq = strchr(value, '=');
+	char idx[16];
+
+	if (!eq || (size_t)(eq - value) >= sizeof(idx))
+		return sb_error_set(err, -EINVAL, "%s: '%s' is not VCPU=PATTERN; write e.g. 1=read64", where, got);
+	memcpy(idx, value, (size_t)(eq - value));
+	idx[eq - value] = '\0';
+	return set_vcpu_pattern(spec, idx, eq + 1, where, err);
+}
+
 int spec_set(struct run_spec *spec, const char *field, const char *value, const char *flag, struct sb_error *err)
 {
 	const struct field *f = field_find(field);
@@ -1287,23 +1337,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	}
 	switch (f->type) {
 	case F_UINT:
-		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) == 0)
-			return set_uint(spec, f, d, got, where, err);
-		/* a field in ms or us also takes a duration with its unit: 500ms, 2s, 1ms */
-		double unit_s;
-		const char *unit = field_time_unit(f, &unit_s);
-		if (unit && parse_duration(value, unit_s, 0, DBL_MAX, &d, NULL) == 0) {
-			double whole = floor(d / unit_s + 0.5);
-
-			d = fabs(d / unit_s - whole) < 1e-6 ? whole : d / unit_s;
-			return set_uint(spec, f, d, got, where, err);
-		}
-		if (unit)
-			return sb_error_set(err, -EINVAL, "%s: must be a number of %s from %.0f to %.0f, or a duration "
-					    "with its unit such as %s (got %s)", where, unit, f->min, f->max,
-					    unit_s == 1e-3 ? "500ms or 2s" : "100us or 1ms", got);
-		return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
-				    f->max, got);
+		return uint_from_text(spec, f, value, got, where, err);
 	case F_U64: {
 		uint64_t v;
 		if (parse_uint64(value, 0, UINT64_MAX, &v, NULL) < 0)
@@ -1326,13 +1360,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 					    "such as 500ms or 2m (got %s)", where, got);
 		return set_seconds(spec, f, d, got, where, err);
 	case F_BOOL:
-		if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))
-			*(bool *)((char *)spec + f->offset) = true;
-		else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
-			*(bool *)((char *)spec + f->offset) = false;
-		else
-			return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", where, got);
-		return 0;
+		return bool_from_text(spec, f, value, got, where, err);
 	case F_STRING:
 	case F_CHOICE:
 		return set_string(spec, f, value, where, err);
@@ -1348,15 +1376,8 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 		return spec_add_arm(spec, value, where, err);
 	case F_REGION:
 		return set_region(spec, value, where, err);
-	case F_VCPU_PATTERNS: {
-		const char *eq = strchr(value, '=');
-		char idx[16];
-		if (!eq || (size_t)(eq - value) >= sizeof(idx))
-			return sb_error_set(err, -EINVAL, "%s: '%s' is not VCPU=PATTERN; write e.g. 1=read64", where, got);
-		memcpy(idx, value, (size_t)(eq - value));
-		idx[eq - value] = '\0';
-		return set_vcpu_pattern(spec, idx, eq + 1, where, err);
-	}
+	case F_VCPU_PATTERNS:
+		return vcpu_pattern_from_text(spec, value, got, where, err);
 	case F_PROBE_VCPU:
 		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0 || d != floor(d) || d < 0 || d > f->max)
 			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or none (got %s)", where,
