@@ -1029,6 +1029,46 @@ static void record_qemu(struct report_host *h, const struct qemu_info *q, const 
 	h->qemu_features = qemu_feature_names(q);
 }
 
+/* The guest image the run boots: the options', or the one installed; an absolute path. */
+static int run_guest_image(struct run *run, struct sb_error *err)
+{
+	const struct runner_options *opts = run->opts;
+	int k = opts->guest_image ? ((run->guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
+				  : runner_find_guest_image(&run->guest_image, err);
+
+	if (k < 0) {
+		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
+		return k;
+	}
+	if (run->guest_image[0] != '/') {
+		/* a host VM's run engine sees this host's / but not our working directory */
+		char *abs = realpath(run->guest_image, NULL);
+		if (abs) {
+			free(run->guest_image);
+			run->guest_image = abs;
+		}
+	}
+	return 0;
+}
+
+/* Kernel arms: their host VMs prepared (the run engine inside each runs its own preflight). */
+static int run_prepare_host_vms(struct run *run, struct sb_error *err)
+{
+	int k = hostvm_run_prepare(run->spec, run->report, run->opts->run_dir, &run->hostvm, err);
+
+	if (k < 0) {
+		if (run->placement.fell_back)
+			sb_error_prefix(err, "%s; but", run->placement.reason);
+		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
+		return k;
+	}
+	/* every arm's host VM has the same accelerator (hostvm_run_prepare() chose it once) */
+	if (run->report->n_arms && run->report->arms[0].kernel && run->report->arms[0].kernel->accel)
+		snprintf(run->report->placement.host_vm_accel, sizeof(run->report->placement.host_vm_accel), "%s",
+			 run->report->arms[0].kernel->accel);
+	return 0;
+}
+
 /*
  * The guest image and the preflight checks (skipped: a probe of QEMU, for
  * the report's host section). When they fail, so does the run.
@@ -1044,20 +1084,9 @@ static int run_preflight(struct run *run, struct sb_error *err)
 	k = run_place(run, err);
 	if (k < 0)
 		return k;
-	k = opts->guest_image ? ((run->guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
-			      : runner_find_guest_image(&run->guest_image, err);
-	if (k < 0) {
-		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
+	k = run_guest_image(run, err);
+	if (k < 0)
 		return k;
-	}
-	if (run->guest_image[0] != '/') {
-		/* a host VM's run engine sees this host's / but not our working directory */
-		char *abs = realpath(run->guest_image, NULL);
-		if (abs) {
-			free(run->guest_image);
-			run->guest_image = abs;
-		}
-	}
 	struct preflight_input in = {
 		.spec = run->spec,
 		.run_dir = opts->run_dir,
@@ -1080,18 +1109,9 @@ static int run_preflight(struct run *run, struct sb_error *err)
 		}
 	}
 	if (run->placement.host_vm) {
-		/* the run engine inside each host VM runs its own preflight */
-		k = hostvm_run_prepare(run->spec, run->report, opts->run_dir, &run->hostvm, err);
-		if (k < 0) {
-			if (run->placement.fell_back)
-				sb_error_prefix(err, "%s; but", run->placement.reason);
-			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
+		k = run_prepare_host_vms(run, err);
+		if (k < 0)
 			return k;
-		}
-		/* every arm's host VM has the same accelerator (hostvm_run_prepare() chose it once) */
-		if (run->report->n_arms && run->report->arms[0].kernel && run->report->arms[0].kernel->accel)
-			snprintf(run->report->placement.host_vm_accel, sizeof(run->report->placement.host_vm_accel), "%s",
-				 run->report->arms[0].kernel->accel);
 		struct sb_error e = {};
 		if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
 			q.path = NULL;
