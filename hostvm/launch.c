@@ -133,6 +133,67 @@ static char *qemu_escape(const char *s)
 	return o;
 }
 
+/* What the host VM's configuration must agree with: NUMA nodes that split it evenly, icount's limits. */
+static int check_config(const struct hostvm_config *cfg, struct sb_error *err)
+{
+	uint64_t mib = cfg->memory >> 20;
+	unsigned nodes = cfg->numa_nodes ? cfg->numa_nodes : 1;
+
+	if (cfg->vcpus % nodes || mib % nodes)
+		return sb_error_set(err, -EINVAL,
+				    "host_vm.numa_nodes %u: the vCPUs (%u) and MiB of memory (%llu) must split evenly over the nodes",
+				    nodes, cfg->vcpus, (unsigned long long)mib);
+	/*
+	 * Under -icount QEMU's virtual clock, and with it the guest's TSC,
+	 * advances one ns per instruction executed: a benchmark's figures
+	 * inside become instruction counts, the same in every run whatever
+	 * else the machine does. QEMU 7.2 never brings a second vCPU up that
+	 * way (the guest's SMP boot waits forever).
+	 */
+	if (cfg->icount && strcmp(cfg->accel, "tcg"))
+		return sb_error_set(err, -EINVAL, "host VM: icount needs accel tcg, not %s", cfg->accel);
+	if (cfg->icount && cfg->vcpus != 1)
+		return sb_error_set(err, -EINVAL,
+				    "host VM: icount runs one vCPU (QEMU never brings a second one up under -icount), not %u",
+				    cfg->vcpus);
+	return 0;
+}
+
+/* A memory backend and a node for each NUMA node, the vCPUs split evenly; nonzero when v is full. */
+static int push_numa(const struct hostvm_config *cfg, char **v, size_t *n)
+{
+	uint64_t mib = cfg->memory >> 20;
+	unsigned nodes = cfg->numa_nodes, per = cfg->vcpus / nodes;
+	int r = 0;
+
+	for (unsigned i = 0; i < nodes; i++) {
+		r |= push(v, n, "-object") |
+		     push(v, n, "memory-backend-ram,id=sbmem%u,size=%lluM", i, (unsigned long long)(mib / nodes));
+		r |= push(v, n, "-numa");
+		if (per > 1)
+			r |= push(v, n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u-%u", i, i, i * per, i * per + per - 1);
+		else
+			r |= push(v, n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u", i, i, i * per);
+	}
+	return r;
+}
+
+/* A 9p share for each of cfg's directories; nonzero when v is full or memory ran out. */
+static int push_shares(const struct hostvm_config *cfg, char **v, size_t *n)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < cfg->n_shares; i++) {
+		_cleanup_free_ char *p = qemu_escape(cfg->shares[i].path);
+		if (!p)
+			return -ENOMEM;
+		r |= push(v, n, "-fsdev") | push(v, n, "local,id=sbfs%zu,path=%s,security_model=none%s,multidevs=remap", i,
+						 p, cfg->shares[i].readonly ? ",readonly=on" : "");
+		r |= push(v, n, "-device") | push(v, n, "virtio-9p-pci,fsdev=sbfs%zu,mount_tag=%s", i, cfg->shares[i].tag);
+	}
+	return r;
+}
+
 int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, char ***ret, struct sb_error *err)
 {
 	char **v = calloc(MAX_ARGS, sizeof(*v));
@@ -143,28 +204,10 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 
 	if (!v)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (cfg->vcpus % nodes || mib % nodes) {
+	r = check_config(cfg, err);
+	if (r < 0) {
 		free(v);
-		return sb_error_set(err, -EINVAL,
-				    "host_vm.numa_nodes %u: the vCPUs (%u) and MiB of memory (%llu) must split evenly over the nodes",
-				    nodes, cfg->vcpus, (unsigned long long)mib);
-	}
-	/*
-	 * Under -icount QEMU's virtual clock, and with it the guest's TSC,
-	 * advances one ns per instruction executed: a benchmark's figures
-	 * inside become instruction counts, the same in every run whatever
-	 * else the machine does. QEMU 7.2 never brings a second vCPU up that
-	 * way (the guest's SMP boot waits forever).
-	 */
-	if (cfg->icount && strcmp(cfg->accel, "tcg")) {
-		free(v);
-		return sb_error_set(err, -EINVAL, "host VM: icount needs accel tcg, not %s", cfg->accel);
-	}
-	if (cfg->icount && cfg->vcpus != 1) {
-		free(v);
-		return sb_error_set(err, -EINVAL,
-				    "host VM: icount runs one vCPU (QEMU never brings a second one up under -icount), not %u",
-				    cfg->vcpus);
+		return r;
 	}
 	r |= push(v, &n, "%s", qemu);
 	if (cfg->name)
@@ -181,18 +224,8 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 		r |= push(v, &n, "-icount") | push(v, &n, "shift=0");
 	r |= push(v, &n, "-m") | push(v, &n, "%lluM", (unsigned long long)mib);
 	r |= push(v, &n, "-smp") | push(v, &n, "%u", cfg->vcpus);
-	if (nodes > 1) {
-		unsigned per = cfg->vcpus / nodes;
-		for (unsigned i = 0; i < nodes; i++) {
-			r |= push(v, &n, "-object") |
-			     push(v, &n, "memory-backend-ram,id=sbmem%u,size=%lluM", i, (unsigned long long)(mib / nodes));
-			r |= push(v, &n, "-numa");
-			if (per > 1)
-				r |= push(v, &n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u-%u", i, i, i * per, i * per + per - 1);
-			else
-				r |= push(v, &n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u", i, i, i * per);
-		}
-	}
+	if (nodes > 1)
+		r |= push_numa(cfg, v, &n);
 	if (cfg->firmware)
 		r |= push(v, &n, "-bios") | push(v, &n, "%s", cfg->firmware);
 	r |= push(v, &n, "-kernel") | push(v, &n, "%s", cfg->kernel);
@@ -200,16 +233,7 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 	r |= push(v, &n, "-append") | push(v, &n, "%s", cfg->append);
 	r |= push(v, &n, "-chardev") | push(v, &n, "stdio,id=sbcon,signal=off");
 	r |= push(v, &n, "-serial") | push(v, &n, "chardev:sbcon");
-	for (size_t i = 0; i < cfg->n_shares; i++) {
-		_cleanup_free_ char *p = qemu_escape(cfg->shares[i].path);
-		if (!p) {
-			r = -ENOMEM;
-			break;
-		}
-		r |= push(v, &n, "-fsdev") | push(v, &n, "local,id=sbfs%zu,path=%s,security_model=none%s,multidevs=remap", i,
-						   p, cfg->shares[i].readonly ? ",readonly=on" : "");
-		r |= push(v, &n, "-device") | push(v, &n, "virtio-9p-pci,fsdev=sbfs%zu,mount_tag=%s", i, cfg->shares[i].tag);
-	}
+	r |= push_shares(cfg, v, &n);
 	r |= push(v, &n, "-device") | push(v, &n, "virtio-serial-pci,id=sbser");
 	r |= push(v, &n, "-chardev") | push(v, &n, "socket,id=sbport,fd=%d", port_fd);
 	r |= push(v, &n, "-device") | push(v, &n, "virtserialport,bus=sbser.0,chardev=sbport,name=%s", HOSTVM_PORT_NAME);
