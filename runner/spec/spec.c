@@ -24,6 +24,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "parse-number.h"
+#include "qemu-binary.h"
 #include "strv.h"
 
 #define SPEC_MAX_DEPTH 16
@@ -1535,7 +1536,7 @@ static int validate_paths(const struct run_spec *spec, struct sb_error *err)
 {
 	if (spec->vm.qemu && spec->vm.qemu[0] != '/')
 		return sb_error_set(err, -EINVAL,
-				    "spec.vm.qemu: \"%.200s\" must be an absolute path (a QEMU binary, e.g. what scripts/fetch-test-qemu prints), or null for qemu-system-x86_64 in PATH",
+				    "spec.vm.qemu: \"%.200s\" must be an absolute path (a QEMU binary, e.g. what scripts/fetch-test-qemu prints), or null for " QEMU_DEFAULT_BINARY " in PATH",
 				    spec->vm.qemu);
 	if (spec->vm.disk && spec->vm.disk[0] != '/')
 		return sb_error_set(err, -EINVAL, "spec.vm.disk: \"%.200s\" must be an absolute path", spec->vm.disk);
