@@ -337,6 +337,13 @@ static pid_t start_daemon(const char *snapbenchd, const char *sock, const char *
 	return pid;
 }
 
+/*
+ * The benchmark's script: make the store, warm up, the rounds (scan and
+ * compare with and without the index, alternating which goes first, then
+ * snapbenchd and list), print. Long on purpose: every step adds to the
+ * figures printed at the end, which split functions would pass around as
+ * nine out-parameters.
+ */
 int main(int argc, char **argv)
 {
 	size_t n_runs = argc > 4 ? strtoul(argv[4], NULL, 10) : 1000;

@@ -268,37 +268,61 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 	return 0;
 }
 
+/* What the options given set of the comparison, and their one exclusion. */
+static int finish_options(struct args *a, struct compare_options *o)
+{
+	if (a->n_windows) {
+		o->windows = a->windows;
+		o->n_windows = a->n_windows;
+	}
+	if (a->n_metrics) {
+		o->metrics = a->metrics;
+		o->n_metrics = a->n_metrics;
+		o->metrics_explicit = true;
+	}
+	o->thresholds = a->thresholds;
+	o->n_thresholds = a->n_thresholds;
+	if (!a->store)
+		a->store = default_store();
+	if (a->kcidb_origin && a->format != FORMAT_KCIDB) {
+		verb_error("--kcidb-origin goes with --format kcidb");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct option compare_longopts[] = {
+	{ "baseline", required_argument, NULL, OPT_BASELINE },
+	{ "patched", required_argument, NULL, OPT_PATCHED },
+	{ "aa", required_argument, NULL, OPT_AA },
+	{ "aa-split", required_argument, NULL, OPT_AA_SPLIT },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "bootstrap", required_argument, NULL, OPT_BOOTSTRAP },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "wide", no_argument, NULL, OPT_WIDE },
+	{ "kcidb-origin", required_argument, NULL, OPT_KCIDB_ORIGIN },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
 /* Fills *a and *o; 0, 1 after --help (help printed with usage_fn), or -EINVAL/-ENOMEM (said why on stderr). */
 static int parse_argv(int argc, char **argv, struct args *a, struct compare_options *o, const char *verb,
 		      void (*usage_fn)(FILE *))
 {
-	static const struct option longopts[] = {
-		{ "baseline", required_argument, NULL, OPT_BASELINE },
-		{ "patched", required_argument, NULL, OPT_PATCHED },
-		{ "aa", required_argument, NULL, OPT_AA },
-		{ "aa-split", required_argument, NULL, OPT_AA_SPLIT },
-		{ "store", required_argument, NULL, OPT_STORE },
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "metric", required_argument, NULL, OPT_METRIC },
-		{ "alpha", required_argument, NULL, OPT_ALPHA },
-		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-		{ "bootstrap", required_argument, NULL, OPT_BOOTSTRAP },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "wide", no_argument, NULL, OPT_WIDE },
-		{ "kcidb-origin", required_argument, NULL, OPT_KCIDB_ORIGIN },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	int c, r;
 
 	optind = 1;
 	opterr = 0; /* verb_option_error() says what is wrong */
-	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":qh", compare_longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_BASELINE:
 			a->baseline = optarg;
@@ -346,28 +370,11 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 			usage_fn(stdout);
 			return 1;
 		default:
-			verb_option_error(verb, c, argv, longopts);
+			verb_option_error(verb, c, argv, compare_longopts);
 			return -EINVAL;
 		}
 	}
-	if (a->n_windows) {
-		o->windows = a->windows;
-		o->n_windows = a->n_windows;
-	}
-	if (a->n_metrics) {
-		o->metrics = a->metrics;
-		o->n_metrics = a->n_metrics;
-		o->metrics_explicit = true;
-	}
-	o->thresholds = a->thresholds;
-	o->n_thresholds = a->n_thresholds;
-	if (!a->store)
-		a->store = default_store();
-	if (a->kcidb_origin && a->format != FORMAT_KCIDB) {
-		verb_error("--kcidb-origin goes with --format kcidb");
-		return -EINVAL;
-	}
-	return 0;
+	return finish_options(a, o);
 }
 
 static int write_file(const char *dir, const char *name, const char *text)
@@ -510,6 +517,55 @@ static void outcome_fill(struct compare_outcome *out, const struct compare_resul
 }
 
 /* snapbench compare, or the comparison of bisect-step (outcome non-NULL). */
+/* The comparison in every format but Markdown (text[]), and the table for stdout; EXIT_OK or EXIT_FAIL. */
+static int render_formats(struct compare_result *res, const struct args *a, char **text, char **table_out)
+{
+	text[FORMAT_JSON] = compare_json_string(res);
+	/* compare.txt fits 80 columns (or is wide when asked), for mail; stdout the terminal */
+	const struct compare_text_options file_text = { .wide = a->wide };
+	const struct compare_text_options out_text = { .width = output_width(), .wide = a->wide, .ascii = output_ascii() };
+	text[FORMAT_TABLE] = compare_format_table(res, &file_text);
+	*table_out = a->format == FORMAT_TABLE ? compare_format_table(res, &out_text) : NULL;
+	if (a->format == FORMAT_TABLE && !*table_out) {
+		verb_error("out of memory");
+		return EXIT_FAIL;
+	}
+	text[FORMAT_CSV] = export_compare_csv(res);
+	text[FORMAT_JUNIT] = export_compare_junit(res);
+	text[FORMAT_HTML] = export_compare_html(res);
+	text[FORMAT_KCIDB] = export_compare_kcidb(res, a->kcidb_origin ? a->kcidb_origin : EXPORT_KCIDB_ORIGIN_DEFAULT);
+	for (size_t f = 0; f < _FORMAT_MAX; f++)
+		if (f != FORMAT_MARKDOWN && !text[f]) {
+			verb_error("out of memory");
+			return EXIT_FAIL;
+		}
+	return EXIT_OK;
+}
+
+/* The files of --output (compare.md after the plots it links), then stdout; EXIT_OK or EXIT_FAIL. */
+static int emit(struct compare_result *res, const struct args *a, char **text, const char *table_out)
+{
+	unsigned md_flags = 0;
+
+	if (a->output && write_outputs(a->output, res, text, &md_flags) < 0)
+		return EXIT_FAIL;
+	text[FORMAT_MARKDOWN] = compare_format_markdown(res, md_flags);
+	if (!text[FORMAT_MARKDOWN]) {
+		verb_error("out of memory");
+		return EXIT_FAIL;
+	}
+	if (a->output && write_file(a->output, "compare.md", text[FORMAT_MARKDOWN]) < 0)
+		return EXIT_FAIL;
+	if (!a->quiet) {
+		fputs(a->format == FORMAT_TABLE ? table_out : text[a->format], stdout);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			verb_error("cannot write to stdout: %s", strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
+
 static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct compare_outcome *outcome)
 {
 	struct compare_options o;
@@ -519,7 +575,6 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 	struct compare_result *res = NULL;
 	struct sb_error err = { 0 };
 	char *text[_FORMAT_MAX] = { 0 }, *table_out = NULL;
-	unsigned md_flags = 0;
 	int r, ret = EXIT_USAGE;
 
 	compare_options_init(&o);
@@ -541,50 +596,11 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 		goto out;
 	}
 
-	text[FORMAT_JSON] = compare_json_string(res);
-	/* compare.txt fits 80 columns (or is wide when asked), for mail; stdout the terminal */
-	const struct compare_text_options file_text = { .wide = a.wide };
-	const struct compare_text_options out_text = { .width = output_width(), .wide = a.wide, .ascii = output_ascii() };
-	text[FORMAT_TABLE] = compare_format_table(res, &file_text);
-	table_out = a.format == FORMAT_TABLE ? compare_format_table(res, &out_text) : NULL;
-	if (a.format == FORMAT_TABLE && !table_out) {
-		verb_error("out of memory");
-		ret = EXIT_FAIL;
+	ret = render_formats(res, &a, text, &table_out);
+	if (ret == EXIT_OK)
+		ret = emit(res, &a, text, table_out);
+	if (ret != EXIT_OK)
 		goto out;
-	}
-	text[FORMAT_CSV] = export_compare_csv(res);
-	text[FORMAT_JUNIT] = export_compare_junit(res);
-	text[FORMAT_HTML] = export_compare_html(res);
-	text[FORMAT_KCIDB] = export_compare_kcidb(res, a.kcidb_origin ? a.kcidb_origin : EXPORT_KCIDB_ORIGIN_DEFAULT);
-	for (size_t f = 0; f < _FORMAT_MAX; f++)
-		if (f != FORMAT_MARKDOWN && !text[f]) {
-			verb_error("out of memory");
-			ret = EXIT_FAIL;
-			goto out;
-		}
-	if (a.output && write_outputs(a.output, res, text, &md_flags) < 0) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	/* after the plots: compare.md links the ones written */
-	text[FORMAT_MARKDOWN] = compare_format_markdown(res, md_flags);
-	if (!text[FORMAT_MARKDOWN]) {
-		verb_error("out of memory");
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (a.output && write_file(a.output, "compare.md", text[FORMAT_MARKDOWN]) < 0) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (!a.quiet) {
-		fputs(a.format == FORMAT_TABLE ? table_out : text[a.format], stdout);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			verb_error("cannot write to stdout: %s", strerror(errno));
-			ret = EXIT_FAIL;
-			goto out;
-		}
-	}
 	ret = res->exit_code;
 	if (outcome)
 		outcome_fill(outcome, res);

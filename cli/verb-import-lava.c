@@ -408,13 +408,63 @@ static struct prep *prep_get(struct partial *p, int64_t index, const char *arm, 
 	return r;
 }
 
+/* A passed or failed case's measurement, a number in the metric's units, into *ret (a new reference). */
+static int case_value(const struct partial *p, const struct lava_case *c, const char *metric, const char *log,
+		      struct json_object **ret, struct sb_error *err)
+{
+	const struct report_metric_def *def;
+	struct json_object *v, *info;
+	bool ok;
+
+	v = measurement_value(c->measurement, &ok);
+	if (!ok)
+		return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s: result %s with %s%s: give a "
+				    "number (--measurement)", log, c->line, c->name, c->result,
+				    c->measurement ? "measurement " : "no measurement",
+				    c->measurement ? c->measurement : "");
+	if (!v)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	def = metric_def(metric);
+	info = json_lookup(p->metric_info, metric);
+	const char *unit = def ? def->unit : json_lookup_string(info, "unit");
+	if (!c->units || (unit && strcmp(unit, c->units))) {
+		json_object_put(v);
+		return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s: units %s, %s %s is in %s", log, c->line,
+				    c->name, c->units ? c->units : "(none)", def ? "snapbench's metric" : "the metric",
+				    metric, unit ? unit : "units (--units)");
+	}
+	*ret = v;
+	return 0;
+}
+
+/* The report's metric_info of metric, from snapbench's table or, for one it does not know, the case's units. */
+static int note_metric_info(struct partial *p, const struct lava_case *c, const char *metric, struct sb_error *err)
+{
+	const struct report_metric_def *def;
+	struct json_object *info;
+
+	if (json_lookup(p->metric_info, metric))
+		return 0;
+	def = metric_def(metric);
+	info = json_object_new_object();
+	if (!info)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	json_object_object_add(info, "unit", json_object_new_string(def ? def->unit : c->units ? c->units : ""));
+	json_object_object_add(info, "better", json_object_new_string(def ? def->better : "none"));
+	json_object_object_add(info, "description",
+			       json_object_new_string(def ? def->description
+							  : "a figure of the LAVA job's test cases that this "
+							    "snapbench does not know"));
+	json_object_object_add(p->metric_info, metric, info);
+	return 0;
+}
+
 /* One repN.WINDOW.METRIC case into its repetition's window; -EBADMSG for what cannot go into a report. */
 static int partial_case(struct partial *p, const struct lava_case *c, int64_t index, const char *window,
 			const char *metric, const char *log, struct sb_error *err)
 {
-	const struct report_metric_def *def;
-	struct json_object *w, *info, *v = NULL;
-	bool skip = !strcmp(c->result, "skip"), ok;
+	struct json_object *w, *v = NULL;
+	bool skip = !strcmp(c->result, "skip");
 
 	if (!c->set || !label_valid(c->set))
 		return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s is %s: give each arm's cases a test set named "
@@ -427,23 +477,9 @@ static int partial_case(struct partial *p, const struct lava_case *c, int64_t in
 		return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s: result %s (snapbench-lava-run gives pass, "
 				    "fail or skip)", log, c->line, c->name, c->result);
 	if (!skip) {
-		v = measurement_value(c->measurement, &ok);
-		if (!ok)
-			return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s: result %s with %s%s: give a "
-					    "number (--measurement)", log, c->line, c->name, c->result,
-					    c->measurement ? "measurement " : "no measurement",
-					    c->measurement ? c->measurement : "");
-		if (!v)
-			return sb_error_set(err, -ENOMEM, "out of memory");
-		def = metric_def(metric);
-		info = json_lookup(p->metric_info, metric);
-		const char *unit = def ? def->unit : json_lookup_string(info, "unit");
-		if (!c->units || (unit && strcmp(unit, c->units))) {
-			json_object_put(v);
-			return sb_error_set(err, -EBADMSG, "%s:%zu: test case %s: units %s, %s %s is in %s", log, c->line,
-					    c->name, c->units ? c->units : "(none)", def ? "snapbench's metric" : "the metric",
-					    metric, unit ? unit : "units (--units)");
-		}
+		int r = case_value(p, c, metric, log, &v, err);
+		if (r < 0)
+			return r;
 	}
 	struct prep *r = prep_get(p, index, c->set, c, log, err);
 	if (!r) {
@@ -476,20 +512,7 @@ static int partial_case(struct partial *p, const struct lava_case *c, int64_t in
 		r->passed = true;
 	else
 		r->failed = true;
-	if (!json_lookup(p->metric_info, metric)) {
-		def = metric_def(metric);
-		info = json_object_new_object();
-		if (!info)
-			return sb_error_set(err, -ENOMEM, "out of memory");
-		json_object_object_add(info, "unit", json_object_new_string(def ? def->unit : c->units ? c->units : ""));
-		json_object_object_add(info, "better", json_object_new_string(def ? def->better : "none"));
-		json_object_object_add(info, "description",
-				       json_object_new_string(def ? def->description
-								  : "a figure of the LAVA job's test cases that this "
-								    "snapbench does not know"));
-		json_object_object_add(p->metric_info, metric, info);
-	}
-	return 0;
+	return note_metric_info(p, c, metric, err);
 }
 
 static int cmp_prep(const void *a, const void *b)
@@ -561,6 +584,64 @@ static struct json_object *arm_windows(const struct partial *p, const char *arm)
 	return windows;
 }
 
+/* The report's arms: each arm's repetitions counted and its windows' statistics. */
+static void partial_arms(const struct partial *pt, struct json_object *arms)
+{
+	for (size_t i = 0; i < pt->n_reps; i++) {
+		const struct prep *r = &pt->reps[i];
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(pt->reps[j].arm, r->arm);
+		if (seen)
+			continue;
+		struct json_object *arm = json_object_new_object(), *counts = json_object_new_object();
+		int64_t total = 0, completed = 0, failed = 0;
+		for (size_t j = 0; j < pt->n_reps; j++)
+			if (!strcmp(pt->reps[j].arm, r->arm)) {
+				total++;
+				completed += pt->reps[j].passed && !pt->reps[j].failed;
+			}
+		failed = total - completed;
+		json_object_object_add(counts, "total", json_object_new_int64(total));
+		json_object_object_add(counts, "completed", json_object_new_int64(completed));
+		json_object_object_add(counts, "failed", json_object_new_int64(failed));
+		json_object_object_add(arm, "label", json_object_new_string(r->arm));
+		json_object_object_add(arm, "knobs", NULL);
+		json_object_object_add(arm, "repetitions", counts);
+		json_object_object_add(arm, "windows", arm_windows(pt, r->arm));
+		json_object_array_add(arms, arm);
+	}
+}
+
+/* The report's repetitions: what came back of each (its windows), and its state. */
+static void partial_reps(const struct partial *pt, struct json_object *reps)
+{
+	for (size_t i = 0; i < pt->n_reps; i++) {
+		const struct prep *r = &pt->reps[i];
+		struct json_object *rep = json_object_new_object(), *rerr = NULL;
+		bool completed = r->passed && !r->failed;
+		if (!completed) {
+			rerr = json_object_new_object();
+			json_object_object_add(rerr, "message", json_object_new_string(
+				r->failed ? "failed on the DUT (a LAVA test case of it has result fail); why did not come "
+					    "back with the report"
+					  : "its state did not come back: each LAVA test case of it was skipped"));
+			json_object_object_add(rerr, "phase", json_object_new_string("lava"));
+		}
+		json_object_object_add(rep, "index", json_object_new_int64(r->index));
+		json_object_object_add(rep, "arm", json_object_new_string(r->arm));
+		json_object_object_add(rep, "state", json_object_new_string(completed ? "completed" : "failed"));
+		json_object_object_add(rep, "error", rerr);
+		const char *const unknown[] = { "started", "finished", "vm", "guest", "snapshot" };
+		for (size_t k = 0; k < ARRAY_SIZE(unknown); k++)
+			json_object_object_add(rep, unknown[k], NULL);
+		json_object_object_add(rep, "windows", json_object_get(r->windows));
+		json_object_object_add(rep, "timeline", json_object_new_array());
+		json_object_object_add(rep, "totals", json_object_new_object());
+		json_object_array_add(reps, rep);
+	}
+}
+
 /* The partial report's text. reason: why there is no report (the import's error). */
 static char *partial_report(const struct partial *pt, const struct lava_cases *c, const char *id, const char *reason)
 {
@@ -591,54 +672,8 @@ static char *partial_report(const struct partial *pt, const struct lava_cases *c
 	json_object_object_add(marker, "test_cases", json_object_new_int64((int64_t)pt->n_cases));
 	json_object_object_add(marker, "unreadable_records", json_object_new_int64((int64_t)c->n_unreadable));
 
-	for (size_t i = 0; i < pt->n_reps; i++) {
-		const struct prep *r = &pt->reps[i];
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(pt->reps[j].arm, r->arm);
-		if (seen)
-			continue;
-		struct json_object *arm = json_object_new_object(), *counts = json_object_new_object();
-		int64_t total = 0, completed = 0, failed = 0;
-		for (size_t j = 0; j < pt->n_reps; j++)
-			if (!strcmp(pt->reps[j].arm, r->arm)) {
-				total++;
-				completed += pt->reps[j].passed && !pt->reps[j].failed;
-			}
-		failed = total - completed;
-		json_object_object_add(counts, "total", json_object_new_int64(total));
-		json_object_object_add(counts, "completed", json_object_new_int64(completed));
-		json_object_object_add(counts, "failed", json_object_new_int64(failed));
-		json_object_object_add(arm, "label", json_object_new_string(r->arm));
-		json_object_object_add(arm, "knobs", NULL);
-		json_object_object_add(arm, "repetitions", counts);
-		json_object_object_add(arm, "windows", arm_windows(pt, r->arm));
-		json_object_array_add(arms, arm);
-	}
-	for (size_t i = 0; i < pt->n_reps; i++) {
-		const struct prep *r = &pt->reps[i];
-		struct json_object *rep = json_object_new_object(), *rerr = NULL;
-		bool completed = r->passed && !r->failed;
-		if (!completed) {
-			rerr = json_object_new_object();
-			json_object_object_add(rerr, "message", json_object_new_string(
-				r->failed ? "failed on the DUT (a LAVA test case of it has result fail); why did not come "
-					    "back with the report"
-					  : "its state did not come back: each LAVA test case of it was skipped"));
-			json_object_object_add(rerr, "phase", json_object_new_string("lava"));
-		}
-		json_object_object_add(rep, "index", json_object_new_int64(r->index));
-		json_object_object_add(rep, "arm", json_object_new_string(r->arm));
-		json_object_object_add(rep, "state", json_object_new_string(completed ? "completed" : "failed"));
-		json_object_object_add(rep, "error", rerr);
-		const char *const unknown[] = { "started", "finished", "vm", "guest", "snapshot" };
-		for (size_t k = 0; k < ARRAY_SIZE(unknown); k++)
-			json_object_object_add(rep, unknown[k], NULL);
-		json_object_object_add(rep, "windows", json_object_get(r->windows));
-		json_object_object_add(rep, "timeline", json_object_new_array());
-		json_object_object_add(rep, "totals", json_object_new_object());
-		json_object_array_add(reps, rep);
-	}
+	partial_arms(pt, arms);
+	partial_reps(pt, reps);
 	json_object_object_add(o, "schema", json_object_new_string("snapbench.run/1"));
 	json_object_object_add(o, "id", json_object_new_string(id));
 	json_object_object_add(o, "state", json_object_new_string("failed"));
@@ -704,6 +739,56 @@ static int partial_collect(const struct args *a, const struct lava_cases *c, str
 	return EXIT_OK;
 }
 
+/* The run's id: the one its report markers named, else a new one. */
+static void partial_id(const struct lava_cases *c, char id[static REPORT_ID_MAX])
+{
+	if (c->begin_id && report_id_valid(c->begin_id)) {
+		snprintf(id, REPORT_ID_MAX, "%s", c->begin_id);
+	} else {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		report_new_id((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, id);
+	}
+}
+
+/* What was imported: a line, or with --json an object. */
+static int print_partial(const struct args *a, const struct partial *pt, const struct lava_report *rp, const char *dest)
+{
+	const char *job = a->job ? a->job : rp->job, *dev = a->device ? a->device : rp->device;
+	const char *type = a->device_type ? a->device_type : rp->device_type;
+	int ret = EXIT_OK;
+
+	if (a->json) {
+		_cleanup_json_ struct json_object *o = json_object_new_object();
+		struct sha256 s;
+		char hex[65];
+		sha256_init(&s);
+		sha256_update(&s, rp->data, rp->len);
+		sha256_hex(&s, hex);
+		json_object_object_add(o, "id", json_object_new_string(rp->id));
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)rp->len));
+		json_object_object_add(o, "sha256", json_object_new_string(hex));
+		json_object_object_add(o, "job_id", string_or_null(job));
+		json_object_object_add(o, "device", string_or_null(dev));
+		json_object_object_add(o, "device_type", string_or_null(type));
+		json_object_object_add(o, "run_dir", json_object_new_string(dest));
+		json_object_object_add(o, "partial", json_object_new_boolean(true));
+		const char *line = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+									JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+		if (line)
+			printf("%s\n", line);
+		else
+			ret = EXIT_FAIL;
+	} else {
+		printf("imported a partial run %s (%zu repetitions rebuilt from %zu test cases: the report did not "
+		       "come back) from LAVA job %s, device %s (%s) into %s\n", rp->id, pt->n_reps, pt->n_cases,
+		       job ? job : "(unknown)", dev ? dev : "(unknown)", type ? type : "type unknown", dest);
+	}
+	if (fflush(stdout) != 0)
+		ret = EXIT_FAIL;
+	return ret;
+}
+
 /* import-lava --partial after lava_log_parse() refused the log (reason): the run its test cases give. */
 static int import_partial(const struct args *a, const char *text, size_t len, const char *reason)
 {
@@ -731,13 +816,7 @@ static int import_partial(const struct args *a, const char *text, size_t len, co
 		ret = EXIT_USAGE;
 	}
 	if (ret == EXIT_OK) {
-		if (c.begin_id && report_id_valid(c.begin_id)) {
-			snprintf(id, sizeof(id), "%s", c.begin_id);
-		} else {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			report_new_id((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, id);
-		}
+		partial_id(&c, id);
 		if (!(data = partial_report(pt, &c, id, why)) || asprintf(&dest, "%s/%s", a->store, id) < 0) {
 			dest = NULL;
 			verb_error("out of memory");
@@ -759,116 +838,97 @@ static int import_partial(const struct args *a, const char *text, size_t len, co
 		verb_error("%s; nothing imported", err.msg);
 		ret = EXIT_FAIL;
 	}
-	if (ret == EXIT_OK) {
-		const char *job = a->job ? a->job : rp.job, *dev = a->device ? a->device : rp.device;
-		const char *type = a->device_type ? a->device_type : rp.device_type;
-		if (a->json) {
-			_cleanup_json_ struct json_object *o = json_object_new_object();
-			struct sha256 s;
-			char hex[65];
-			sha256_init(&s);
-			sha256_update(&s, rp.data, rp.len);
-			sha256_hex(&s, hex);
-			json_object_object_add(o, "id", json_object_new_string(id));
-			json_object_object_add(o, "bytes", json_object_new_int64((int64_t)rp.len));
-			json_object_object_add(o, "sha256", json_object_new_string(hex));
-			json_object_object_add(o, "job_id", string_or_null(job));
-			json_object_object_add(o, "device", string_or_null(dev));
-			json_object_object_add(o, "device_type", string_or_null(type));
-			json_object_object_add(o, "run_dir", json_object_new_string(dest));
-			json_object_object_add(o, "partial", json_object_new_boolean(true));
-			const char *line = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-										JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
-			if (line)
-				printf("%s\n", line);
-			else
-				ret = EXIT_FAIL;
-		} else {
-			printf("imported a partial run %s (%zu repetitions rebuilt from %zu test cases: the report did not "
-			       "come back) from LAVA job %s, device %s (%s) into %s\n", id, pt->n_reps, pt->n_cases,
-			       job ? job : "(unknown)", dev ? dev : "(unknown)", type ? type : "type unknown", dest);
-		}
-		if (fflush(stdout) != 0)
-			ret = EXIT_FAIL;
-	}
+	if (ret == EXIT_OK)
+		ret = print_partial(a, pt, &rp, dest);
 	partial_done(pt);
 	lava_cases_done(&c);
 	return ret;
 }
 
-static int run(const struct args *a)
+/* The job's log, from a file or stdin ("-"): EXIT_OK, or the exit code with the error said. */
+static int read_log(const struct args *a, char **text, size_t *len)
 {
-	_cleanup_free_ char *text = NULL;
-	struct lava_log log = { 0 };
 	struct sb_error err = { 0 };
-	size_t len, written = 0;
-	int r, ret = EXIT_OK;
+	int r;
 
 	if (!strcmp(a->log, "-")) {
-		r = read_full_fd(STDIN_FILENO, LAVA_LOG_MAX_BYTES, &text, &len);
+		r = read_full_fd(STDIN_FILENO, LAVA_LOG_MAX_BYTES, text, len);
 		if (r < 0) {
 			verb_error("cannot read the log from stdin: %s",
 				r == -EFBIG ? "larger than 1 GiB" : strerror(-r));
 			return EXIT_USAGE;
 		}
-	} else if (read_full_file(a->log, LAVA_LOG_MAX_BYTES, &text, &len, &err) < 0) {
+	} else if (read_full_file(a->log, LAVA_LOG_MAX_BYTES, text, len, &err) < 0) {
 		verb_error("%s", err.msg);
 		return EXIT_USAGE;
 	}
-	r = lava_log_parse(a->log, text, len, &log, &err);
-	if (r < 0 && r != -ENOMEM && a->partial)
-		return import_partial(a, text, len, err.msg);
-	if (r < 0) {
-		verb_error("%s%s", err.msg, r == -ENOENT ? "" : "; nothing imported");
-		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
-	}
-	/* every report checked, and its place in the store free, before anything is written */
-	for (size_t i = 0; i < log.n_reports && ret == EXIT_OK; i++) {
+	return EXIT_OK;
+}
+
+/* Every report checked, and its place in the store free (once), before anything is written. */
+static int check_reports(const struct args *a, const struct lava_log *log)
+{
+	struct sb_error err = { 0 };
+	int ret = EXIT_OK;
+
+	for (size_t i = 0; i < log->n_reports && ret == EXIT_OK; i++) {
 		_cleanup_free_ char *dest = NULL;
 		struct stat st;
 
-		if (check_report(&log.reports[i], &err) < 0) {
+		if (check_report(&log->reports[i], &err) < 0) {
 			verb_error("%s: %s; nothing imported", a->log, err.msg);
 			ret = EXIT_USAGE;
-		} else if (asprintf(&dest, "%s/%s", a->store, log.reports[i].id) < 0) {
+		} else if (asprintf(&dest, "%s/%s", a->store, log->reports[i].id) < 0) {
 			dest = NULL;
 			ret = EXIT_FAIL;
 		} else if (lstat(dest, &st) == 0) {
 			verb_error("%s: run %s is already in the store (imported before?); "
-				"nothing imported", dest, log.reports[i].id);
+				"nothing imported", dest, log->reports[i].id);
 			ret = EXIT_FAIL;
 		}
 		for (size_t j = 0; j < i && ret == EXIT_OK; j++)
-			if (!strcmp(log.reports[j].id, log.reports[i].id)) {
+			if (!strcmp(log->reports[j].id, log->reports[i].id)) {
 				verb_error("%s: run %s twice (log lines %zu and %zu); nothing "
-					"imported", a->log, log.reports[i].id, log.reports[j].line, log.reports[i].line);
+					"imported", a->log, log->reports[i].id, log->reports[j].line, log->reports[i].line);
 				ret = EXIT_USAGE;
 			}
 	}
-	if (ret == EXIT_OK && (r = mkdir_p(a->store, 0755)) < 0) {
+	return ret;
+}
+
+/* Writes every report into the store, all or nothing. */
+static int write_reports(const struct args *a, const struct lava_log *log)
+{
+	struct sb_error err = { 0 };
+	size_t written = 0;
+	int r, ret = EXIT_OK;
+
+	if ((r = mkdir_p(a->store, 0755)) < 0) {
 		verb_error("--store %s: cannot create it: %s", a->store, strerror(-r));
-		ret = EXIT_FAIL;
+		return EXIT_FAIL;
 	}
-	for (; ret == EXIT_OK && written < log.n_reports; written++)
-		if (write_run(a, &log.reports[written], false, &err) < 0) {
+	for (; ret == EXIT_OK && written < log->n_reports; written++)
+		if (write_run(a, &log->reports[written], false, &err) < 0) {
 			verb_error("%s; nothing imported", err.msg);
 			ret = EXIT_FAIL;
 		}
-	if (ret != EXIT_OK) {
+	if (ret != EXIT_OK)
 		for (size_t i = 0; i < written; i++) { /* all or nothing */
 			_cleanup_free_ char *dest = NULL;
-			if (asprintf(&dest, "%s/%s", a->store, log.reports[i].id) >= 0)
+			if (asprintf(&dest, "%s/%s", a->store, log->reports[i].id) >= 0)
 				remove_run_dir(dest);
 		}
-		lava_log_done(&log);
-		return ret;
-	}
-	for (size_t i = 0; i < log.n_reports; i++) {
-		const struct lava_report *rp = &log.reports[i];
+	return ret;
+}
+
+/* What was imported: a line for each run, or with --json one object a line. */
+static int print_imported(const struct args *a, const struct lava_log *log)
+{
+	for (size_t i = 0; i < log->n_reports; i++) {
+		const struct lava_report *rp = &log->reports[i];
 		const char *job = a->job ? a->job : rp->job, *dev = a->device ? a->device : rp->device;
 		const char *type = a->device_type ? a->device_type : rp->device_type;
 		if (a->json) {
-			/* one object a line per imported run */
 			_cleanup_json_ struct json_object *o = json_object_new_object();
 			_cleanup_free_ char *dir = NULL;
 			const char *line = NULL;
@@ -886,7 +946,6 @@ static int run(const struct args *a)
 			}
 			if (!line) {
 				verb_error("out of memory");
-				lava_log_done(&log);
 				return EXIT_FAIL;
 			}
 			printf("%s\n", line);
@@ -896,8 +955,34 @@ static int run(const struct args *a)
 		       rp->len, rp->sha256, job ? job : "(unknown)", dev ? dev : "(unknown)", type ? type : "type unknown",
 		       a->store, rp->id);
 	}
-	lava_log_done(&log);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+static int run(const struct args *a)
+{
+	_cleanup_free_ char *text = NULL;
+	struct lava_log log = { 0 };
+	struct sb_error err = { 0 };
+	size_t len;
+	int r, ret;
+
+	ret = read_log(a, &text, &len);
+	if (ret != EXIT_OK)
+		return ret;
+	r = lava_log_parse(a->log, text, len, &log, &err);
+	if (r < 0 && r != -ENOMEM && a->partial)
+		return import_partial(a, text, len, err.msg);
+	if (r < 0) {
+		verb_error("%s%s", err.msg, r == -ENOENT ? "" : "; nothing imported");
+		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+	}
+	ret = check_reports(a, &log);
+	if (ret == EXIT_OK)
+		ret = write_reports(a, &log);
+	if (ret == EXIT_OK)
+		ret = print_imported(a, &log);
+	lava_log_done(&log);
+	return ret;
 }
 
 static int import_lava_main(int argc, char **argv)

@@ -100,6 +100,50 @@ static void args_done(struct kernel_args *a)
 	strv_free(a->patches);
 }
 
+/* The subcommand, first (argv[1]), into a->sub and verb ("kernel build"); *shift when there was one. */
+static int parse_subcommand(int argc, char **argv, struct kernel_args *a, char *verb, size_t verb_len, int *shift)
+{
+	*shift = 0;
+	snprintf(verb, verb_len, "kernel");
+	if (argc < 2 || argv[1][0] == '-')
+		return ARGS_GO_ON; /* options before one are only read for --help and their errors */
+	if (strcmp(argv[1], "build") && strcmp(argv[1], "config") && strcmp(argv[1], "fragment")) {
+		verb_error("unknown subcommand '%s': give build, config or fragment; try 'snapbench kernel --help'",
+			   argv[1]);
+		return EXIT_USAGE;
+	}
+	a->sub = argv[1];
+	snprintf(verb, verb_len, "kernel %s", a->sub);
+	*shift = 1;
+	return ARGS_GO_ON;
+}
+
+/* What the options given ask of the subcommand. */
+static int check_args(int argc, char **argv, const struct kernel_args *a)
+{
+	if (!a->sub) {
+		verb_error("give a subcommand first: build, config or fragment; try 'snapbench kernel --help'");
+		return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		verb_error("unexpected argument '%s'; try 'snapbench kernel --help'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (strcmp(a->sub, "fragment") && !a->req.tree) {
+		verb_error("give the kernel tree to build (--tree DIR); try 'snapbench kernel --help'");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(a->sub, "fragment") && (a->req.tree || a->patches || a->req.config || a->output)) {
+		verb_error("fragment takes no tree, patch, config or output: it prints snapbench's own fragment");
+		return EXIT_USAGE;
+	}
+	if (a->label && (!*a->label || strpbrk(a->label, ":,= \t"))) {
+		verb_error("--label '%s': an arm label has no ':', ',', '=' or blanks", a->label);
+		return EXIT_USAGE;
+	}
+	return ARGS_GO_ON;
+}
+
 /* ARGS_GO_ON, or the exit code (having said why) */
 static int parse_argv(int argc, char **argv, struct kernel_args *a)
 {
@@ -113,22 +157,14 @@ static int parse_argv(int argc, char **argv, struct kernel_args *a)
 		{},
 	};
 	char verb[32];
-	int c;
+	int c, r, shift;
 
 	*a = (struct kernel_args){ .req.cache = default_cache() };
-	/* the subcommand comes first; options before one are only read for --help and their errors */
-	snprintf(verb, sizeof(verb), "kernel");
-	if (argc >= 2 && argv[1][0] != '-') {
-		if (strcmp(argv[1], "build") && strcmp(argv[1], "config") && strcmp(argv[1], "fragment")) {
-			verb_error("unknown subcommand '%s': give build, config or fragment; try 'snapbench kernel --help'",
-				   argv[1]);
-			return EXIT_USAGE;
-		}
-		a->sub = argv[1];
-		snprintf(verb, sizeof(verb), "kernel %s", a->sub);
-		argc--;
-		argv++;
-	}
+	r = parse_subcommand(argc, argv, a, verb, sizeof(verb), &shift);
+	if (r != ARGS_GO_ON)
+		return r;
+	argc -= shift;
+	argv += shift;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -180,26 +216,9 @@ static int parse_argv(int argc, char **argv, struct kernel_args *a)
 			return EXIT_USAGE;
 		}
 	}
-	if (!a->sub) {
-		verb_error("give a subcommand first: build, config or fragment; try 'snapbench kernel --help'");
-		return EXIT_USAGE;
-	}
-	if (optind < argc) {
-		verb_error("unexpected argument '%s'; try 'snapbench kernel --help'", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (strcmp(a->sub, "fragment") && !a->req.tree) {
-		verb_error("give the kernel tree to build (--tree DIR); try 'snapbench kernel --help'");
-		return EXIT_USAGE;
-	}
-	if (!strcmp(a->sub, "fragment") && (a->req.tree || a->patches || a->req.config || a->output)) {
-		verb_error("fragment takes no tree, patch, config or output: it prints snapbench's own fragment");
-		return EXIT_USAGE;
-	}
-	if (a->label && (!*a->label || strpbrk(a->label, ":,= \t"))) {
-		verb_error("--label '%s': an arm label has no ':', ',', '=' or blanks", a->label);
-		return EXIT_USAGE;
-	}
+	r = check_args(argc, argv, a);
+	if (r != ARGS_GO_ON)
+		return r;
 	a->req.patches = a->patches;
 	return ARGS_GO_ON;
 }

@@ -465,35 +465,69 @@ struct probe_args {
 	bool json;
 };
 
+static const struct option probe_longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "backend", required_argument, NULL, 'b' },
+	{ "no-attribution", no_argument, NULL, 'A' },
+	{ "other", no_argument, NULL, 'O' },
+	{ "sample-every", required_argument, NULL, 's' },
+	{ "max-stacks", required_argument, NULL, 'm' },
+	{ "top", required_argument, NULL, 't' },
+	{ "test-tracepoint", required_argument, NULL, 'T' },
+	{ "help", no_argument, NULL, 'h' },
+	{}
+};
+
+/* An option of the probes themselves (--backend, --no-attribution, --other, --sample-every, --max-stacks, --test-tracepoint). */
+static int set_probe_option(int opt, const char *arg, struct sb_probe_options *opts)
+{
+	struct sb_error err = { 0 };
+	unsigned long v;
+
+	switch (opt) {
+	case 'b':
+		if (sb_backend_mask_parse(arg, &opts->backends, &err) < 0) {
+			verb_error("--backend: %s", err.msg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'A':
+		opts->attribution = false;
+		return 0;
+	case 'O':
+		opts->count_other = true;
+		return 0;
+	case 's':
+		if (parse_uint("--sample-every", arg, 0, 1u << 30, &v) < 0)
+			return -EINVAL;
+		opts->stack_sample_every = (unsigned)v;
+		return 0;
+	case 'm':
+		if (parse_uint("--max-stacks", arg, 1, SB_PROBE_MAX_STACKS, &v) < 0)
+			return -EINVAL;
+		opts->max_stacks = (unsigned)v;
+		return 0;
+	default:
+		return parse_test_tracepoint(arg, opts) < 0 ? -EINVAL : 0;
+	}
+}
+
 /* Fills *ret; returns ARGS_GO_ON, or the exit code to stop with. */
 static int parse_argv(int argc, char **argv, struct probe_args *ret)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "backend", required_argument, NULL, 'b' },
-		{ "no-attribution", no_argument, NULL, 'A' },
-		{ "other", no_argument, NULL, 'O' },
-		{ "sample-every", required_argument, NULL, 's' },
-		{ "max-stacks", required_argument, NULL, 'm' },
-		{ "top", required_argument, NULL, 't' },
-		{ "test-tracepoint", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	struct sb_probe_options opts;
-	struct sb_error err = { 0 };
 	uint64_t interval_ns = (uint64_t)(DEFAULT_INTERVAL_S * 1e9);
-	unsigned long pid = 0, count = 0, v, top = DEFAULT_TOP;
+	unsigned long pid = 0, count = 0, top = DEFAULT_TOP;
 	bool json = false;
 	int opt;
 
 	sb_probe_options_init(&opts);
 	optind = 1;
 	opterr = 0; /* verb_option_error() says what is wrong */
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", probe_longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_uint("--pid", optarg, 1, 0x7fffffff, &pid) < 0)
@@ -511,40 +545,23 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 			json = true;
 			break;
 		case 'b':
-			if (sb_backend_mask_parse(optarg, &opts.backends, &err) < 0) {
-				verb_error("--backend: %s", err.msg);
-				return EXIT_USAGE;
-			}
-			break;
 		case 'A':
-			opts.attribution = false;
-			break;
 		case 'O':
-			opts.count_other = true;
-			break;
 		case 's':
-			if (parse_uint("--sample-every", optarg, 0, 1u << 30, &v) < 0)
-				return EXIT_USAGE;
-			opts.stack_sample_every = (unsigned)v;
-			break;
 		case 'm':
-			if (parse_uint("--max-stacks", optarg, 1, SB_PROBE_MAX_STACKS, &v) < 0)
+		case 'T':
+			if (set_probe_option(opt, optarg, &opts) < 0)
 				return EXIT_USAGE;
-			opts.max_stacks = (unsigned)v;
 			break;
 		case 't':
 			if (parse_uint("--top", optarg, 0, MAX_TOP, &top) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'T':
-			if (parse_test_tracepoint(optarg, &opts) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			verb_option_error("probe", opt, argv, longopts);
+			verb_option_error("probe", opt, argv, probe_longopts);
 			return EXIT_USAGE;
 		}
 	}

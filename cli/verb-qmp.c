@@ -147,66 +147,33 @@ struct qmp_args {
 	bool pretty;
 };
 
-/* Fills *ret (its args taken) and returns ARGS_GO_ON, else the exit code to stop with. */
-static int parse_argv(int argc, char **argv, struct qmp_args *ret)
+static const struct option qmp_longopts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "fd", required_argument, NULL, 'f' },
+	{ "wait-event", required_argument, NULL, 'w' },
+	{ "pretty", no_argument, NULL, 'p' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* COMMAND and ARGS-JSON after the options, and what the options ask of them; a->args set only on success. */
+static int parse_command(int argc, char **argv, struct qmp_args *a)
 {
-	static const struct option options[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "fd", required_argument, NULL, 'f' },
-		{ "wait-event", required_argument, NULL, 'w' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *socket_path = NULL, *fd_file = NULL, *wait_event = NULL, *command = NULL;
 	struct json_object *args = NULL;
-	int timeout_ms = (int)(DEFAULT_TIMEOUT_S * 1000), opt;
-	bool pretty = false;
 
-	optind = 1;
-	opterr = 0; /* verb_option_error() says what is wrong */
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			socket_path = optarg;
-			break;
-		case 't':
-			if (parse_timeout(optarg, &timeout_ms) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'f':
-			fd_file = optarg;
-			break;
-		case 'w':
-			wait_event = optarg;
-			break;
-		case 'p':
-			pretty = true;
-			break;
-		case 'j':
-			break; /* the output is JSON already */
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			verb_option_error("qmp", opt, argv, options);
-			return EXIT_USAGE;
-		}
-	}
-
-	if (!socket_path) {
+	if (!a->socket_path) {
 		verb_error("--socket PATH is required: the path of QEMU's -qmp unix socket");
 		return EXIT_USAGE;
 	}
 	if (optind < argc)
-		command = argv[optind++];
-	if (!command && !wait_event) {
+		a->command = argv[optind++];
+	if (!a->command && !a->wait_event) {
 		verb_error("give a COMMAND (e.g. query-status), --wait-event NAME, or both");
 		return EXIT_USAGE;
 	}
-	if (command && !command[0]) {
+	if (a->command && !a->command[0]) {
 		verb_error("COMMAND is empty; name a QMP command, e.g. query-status");
 		return EXIT_USAGE;
 	}
@@ -219,25 +186,60 @@ static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
-	if (fd_file && !command) {
+	if (a->fd_file && !a->command) {
 		verb_error("--fd needs a COMMAND to pass the file with (e.g. getfd)");
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
-	if (wait_event && !wait_event[0]) {
+	if (a->wait_event && !a->wait_event[0]) {
 		verb_error("--wait-event needs an event name, e.g. SHUTDOWN");
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
-	*ret = (struct qmp_args){
-		.socket_path = socket_path,
-		.fd_file = fd_file,
-		.wait_event = wait_event,
-		.command = command,
-		.args = args,
-		.timeout_ms = timeout_ms,
-		.pretty = pretty,
-	};
+	a->args = args;
+	return ARGS_GO_ON;
+}
+
+/* Fills *ret (its args taken) and returns ARGS_GO_ON, else the exit code to stop with. */
+static int parse_argv(int argc, char **argv, struct qmp_args *ret)
+{
+	struct qmp_args a = { .timeout_ms = (int)(DEFAULT_TIMEOUT_S * 1000) };
+	int opt, r;
+
+	optind = 1;
+	opterr = 0; /* verb_option_error() says what is wrong */
+	while ((opt = getopt_long(argc, argv, ":h", qmp_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			a.socket_path = optarg;
+			break;
+		case 't':
+			if (parse_timeout(optarg, &a.timeout_ms) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'f':
+			a.fd_file = optarg;
+			break;
+		case 'w':
+			a.wait_event = optarg;
+			break;
+		case 'p':
+			a.pretty = true;
+			break;
+		case 'j':
+			break; /* the output is JSON already */
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			verb_option_error("qmp", opt, argv, qmp_longopts);
+			return EXIT_USAGE;
+		}
+	}
+	r = parse_command(argc, argv, &a);
+	if (r != ARGS_GO_ON)
+		return r;
+	*ret = a;
 	return ARGS_GO_ON;
 }
 

@@ -122,16 +122,100 @@ struct top_args {
 	bool json, have_re, no_qmp;
 };
 
+enum { OPT_PID = 0x100, OPT_QMP, OPT_VM, OPT_NO_QMP, OPT_INTERVAL, OPT_COUNT, OPT_SORT, OPT_FILTER, OPT_NO_ATTR, OPT_JSON };
+
 static void top_args_done(struct top_args *a)
 {
 	if (a->have_re)
 		regfree(&a->re);
 }
 
+/* --pid, --qmp or --vm: the target. */
+static int set_target(struct top_args *a, int opt, const char *arg)
+{
+	uint64_t pid;
+
+	switch (opt) {
+	case OPT_PID:
+		if (parse_uint64(arg, 1, 0x7fffffff, &pid, NULL) < 0) {
+			verb_error("--pid '%s' is not a whole number from 1 to 2147483647", arg);
+			return EXIT_USAGE;
+		}
+		a->pid = (unsigned long)pid;
+		return ARGS_GO_ON;
+	case OPT_QMP:
+		if (!*arg) {
+			verb_error("--qmp needs the path of QEMU's QMP socket (-qmp unix:PATH,server=on,wait=off)");
+			return EXIT_USAGE;
+		}
+		a->qmp = arg;
+		return ARGS_GO_ON;
+	default:
+		if (!*arg) {
+			verb_error("--vm needs a libvirt domain's name ('virsh list' lists the running ones)");
+			return EXIT_USAGE;
+		}
+		a->vm = arg;
+		return ARGS_GO_ON;
+	}
+}
+
+static int set_sort(struct top_args *a, const char *arg)
+{
+	if (!strcmp(arg, "current"))
+		a->sort = SORT_CURRENT;
+	else if (!strcmp(arg, "total"))
+		a->sort = SORT_TOTAL;
+	else if (!strcmp(arg, "name"))
+		a->sort = SORT_NAME;
+	else {
+		verb_error("--sort %s: use current, total or name", arg);
+		return EXIT_USAGE;
+	}
+	return ARGS_GO_ON;
+}
+
+/* --filter: the last one given wins. */
+static int set_filter(struct top_args *a, const char *arg)
+{
+	char why[128];
+	int k;
+
+	if (a->have_re)
+		regfree(&a->re);
+	a->have_re = false;
+	k = regcomp(&a->re, arg, REG_EXTENDED | REG_NOSUB);
+	if (k != 0) {
+		regerror(k, &a->re, why, sizeof(why));
+		verb_error("--filter '%s': not a regular expression: %s", arg, why);
+		return EXIT_USAGE;
+	}
+	a->have_re = true;
+	a->filter = arg;
+	return ARGS_GO_ON;
+}
+
+/* The target options that exclude each other. */
+static int check_targets(const struct top_args *a)
+{
+	if (a->vm && a->pid) {
+		verb_error("--pid and --vm both name the QEMU: give one (--vm finds the domain's pid itself)");
+		return EXIT_USAGE;
+	}
+	if (a->vm && a->qmp) {
+		verb_error("--qmp and --vm: a libvirt domain's KVM stats come through libvirt; drop --qmp");
+		return EXIT_USAGE;
+	}
+	if (a->no_qmp && (a->qmp || a->vm)) {
+		verb_error("--no-qmp is for --pid alone: it stops top looking for a QMP socket; drop it or %s",
+			   a->qmp ? "--qmp" : "--vm");
+		return EXIT_USAGE;
+	}
+	return ARGS_GO_ON;
+}
+
 static int parse_argv(int argc, char **argv, struct top_args *a)
 {
-	enum { OPT_PID = 0x100, OPT_QMP, OPT_VM, OPT_NO_QMP, OPT_INTERVAL, OPT_COUNT, OPT_SORT, OPT_FILTER, OPT_NO_ATTR,
-	       OPT_JSON };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "qmp", required_argument, NULL, OPT_QMP },
@@ -146,8 +230,7 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	uint64_t pid;
-	int opt;
+	int opt, r;
 
 	*a = (struct top_args){ .interval_s = 1 };
 	sb_probe_options_init(&a->opts);
@@ -157,25 +240,11 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PID:
-			if (parse_uint64(optarg, 1, 0x7fffffff, &pid, NULL) < 0) {
-				verb_error("--pid '%s' is not a whole number from 1 to 2147483647", optarg);
-				return EXIT_USAGE;
-			}
-			a->pid = (unsigned long)pid;
-			break;
 		case OPT_QMP:
-			if (!*optarg) {
-				verb_error("--qmp needs the path of QEMU's QMP socket (-qmp unix:PATH,server=on,wait=off)");
-				return EXIT_USAGE;
-			}
-			a->qmp = optarg;
-			break;
 		case OPT_VM:
-			if (!*optarg) {
-				verb_error("--vm needs a libvirt domain's name ('virsh list' lists the running ones)");
-				return EXIT_USAGE;
-			}
-			a->vm = optarg;
+			r = set_target(a, opt, optarg);
+			if (r != ARGS_GO_ON)
+				return r;
 			break;
 		case OPT_NO_QMP:
 			a->no_qmp = true;
@@ -194,34 +263,15 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 			}
 			break;
 		case OPT_SORT:
-			if (!strcmp(optarg, "current"))
-				a->sort = SORT_CURRENT;
-			else if (!strcmp(optarg, "total"))
-				a->sort = SORT_TOTAL;
-			else if (!strcmp(optarg, "name"))
-				a->sort = SORT_NAME;
-			else {
-				verb_error("--sort %s: use current, total or name", optarg);
-				return EXIT_USAGE;
-			}
+			r = set_sort(a, optarg);
+			if (r != ARGS_GO_ON)
+				return r;
 			break;
-		case OPT_FILTER: {
-			int k;
-			char why[128];
-
-			if (a->have_re)
-				regfree(&a->re);
-			a->have_re = false;
-			k = regcomp(&a->re, optarg, REG_EXTENDED | REG_NOSUB);
-			if (k != 0) {
-				regerror(k, &a->re, why, sizeof(why));
-				verb_error("--filter '%s': not a regular expression: %s", optarg, why);
-				return EXIT_USAGE;
-			}
-			a->have_re = true;
-			a->filter = optarg;
+		case OPT_FILTER:
+			r = set_filter(a, optarg);
+			if (r != ARGS_GO_ON)
+				return r;
 			break;
-		}
 		case OPT_NO_ATTR:
 			a->opts.attribution = false;
 			break;
@@ -240,20 +290,7 @@ static int parse_argv(int argc, char **argv, struct top_args *a)
 		verb_error("unexpected argument '%s'; try 'snapbench top --help'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (a->vm && a->pid) {
-		verb_error("--pid and --vm both name the QEMU: give one (--vm finds the domain's pid itself)");
-		return EXIT_USAGE;
-	}
-	if (a->vm && a->qmp) {
-		verb_error("--qmp and --vm: a libvirt domain's KVM stats come through libvirt; drop --qmp");
-		return EXIT_USAGE;
-	}
-	if (a->no_qmp && (a->qmp || a->vm)) {
-		verb_error("--no-qmp is for --pid alone: it stops top looking for a QMP socket; drop it or %s",
-			   a->qmp ? "--qmp" : "--vm");
-		return EXIT_USAGE;
-	}
-	return ARGS_GO_ON;
+	return check_targets(a);
 }
 
 struct row {
@@ -1186,6 +1223,46 @@ static bool read_vm(struct top *t, struct top_vm *v, int *ret)
 	return true;
 }
 
+/* One refresh, as JSON or a table; EXIT_OK or EXIT_FAIL. */
+static int print_refresh(struct top *t, double elapsed, bool tty, unsigned n)
+{
+	if (t->a->json) {
+		if (print_json(t, elapsed) < 0) {
+			verb_error("out of memory");
+			return EXIT_FAIL;
+		}
+	} else {
+		print_text(t, elapsed, tty, n);
+	}
+	fflush(stdout);
+	return EXIT_OK;
+}
+
+/* This interval's reads become the previous ones; a target that exited is gone. Returns the VMs still live. */
+static size_t next_interval(struct top *t)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < t->n_vms; i++) {
+		struct top_vm *v = &t->vms[i];
+
+		if (v->gone)
+			continue;
+		v->prev = v->cur;
+		if (v->kvm) {
+			v->kprev.mono_ns = v->kcur.mono_ns;
+			memcpy(v->kprev.values, v->kcur.values, top_kvm_count(v->kvm) * sizeof(*v->kprev.values));
+		}
+		if (!t->all && !probe_session_target_alive(sb_probes_target(v->p))) {
+			fprintf(stderr, "snapbench top: pid %d exited\n", (int)sb_probes_target(v->p));
+			v->gone = true;
+			continue;
+		}
+		live++;
+	}
+	return live;
+}
+
 static int run(struct top_args *a)
 {
 	struct top t = { .a = a, .all = !a->pid && !a->qmp && !a->vm };
@@ -1237,36 +1314,11 @@ static int run(struct top_args *a)
 			if (ret != EXIT_OK)
 				break;
 		}
-		if (a->json) {
-			if (print_json(&t, elapsed) < 0) {
-				verb_error("out of memory");
-				ret = EXIT_FAIL;
-				break;
-			}
-		} else {
-			print_text(&t, elapsed, tty, n);
-		}
-		fflush(stdout);
+		ret = print_refresh(&t, elapsed, tty, n);
+		if (ret != EXIT_OK)
+			break;
 		t.n_added = t.n_exited = 0;
-		live = 0;
-		for (size_t i = 0; i < t.n_vms; i++) {
-			struct top_vm *v = &t.vms[i];
-
-			if (v->gone)
-				continue;
-			v->prev = v->cur;
-			if (v->kvm) {
-				v->kprev.mono_ns = v->kcur.mono_ns;
-				memcpy(v->kprev.values, v->kcur.values, top_kvm_count(v->kvm) * sizeof(*v->kprev.values));
-			}
-			if (!t.all && !probe_session_target_alive(sb_probes_target(v->p))) {
-				fprintf(stderr, "snapbench top: pid %d exited\n", (int)sb_probes_target(v->p));
-				v->gone = true;
-				continue;
-			}
-			live++;
-		}
-		if (!live && !t.all)
+		if (!next_interval(&t) && !t.all)
 			break;
 	}
 	r = ret;

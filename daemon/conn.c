@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conn.h"
 #include "daemon.h"
+#include "log.h"
 #include "macro.h"
 
 void daemon_describe_peer(const struct conn *c, char *buf, size_t len)
@@ -306,7 +308,7 @@ static void process_lines(struct daemon *d, struct conn *c)
 		c->last_activity_ns = mono_ns();
 		if (len == 0)
 			continue; /* blank lines are keep-alives */
-		ops_handle_line(d, c, line, len);
+		d->on_request(d, c, line, len);
 	}
 	if (any)
 		c->line_start_ns = linebuf_pending(&c->in) ? mono_ns() : 0;

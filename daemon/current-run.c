@@ -12,12 +12,17 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "run-dir.h"
+#include "conn.h"
+#include "current-run.h"
 #include "daemon.h"
 #include "json-util.h"
 #include "knobs.h"
-#include "run-progress.h"
+#include "log.h"
+#include "metrics-file.h"
 #include "recover.h"
+#include "run-dir.h"
+#include "run-progress.h"
+#include "status.h"
 #include "store.h"
 
 struct json_object *daemon_current_summary(struct daemon *d)

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* snapbenchd: set-up, the status for systemd, signals and the poll loop. */
+/* snapbenchd: set-up, signals and the poll loop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <json-c/json.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +16,18 @@
 
 #include "clock.h"
 #include "config.h"
+#include "conn.h"
+#include "current-run.h"
 #include "daemon.h"
+#include "listen.h"
+#include "log.h"
 #include "macro.h"
+#include "metrics-file.h"
 #include "mkdir-p.h"
+#include "ops.h"
 #include "recover.h"
+#include "status.h"
 #include "store.h"
-
-void log_msg(int priority, const char *fmt, ...)
-{
-	static int journal = -1;
-	char buf[2048];
-	va_list ap;
-
-	if (journal < 0)
-		journal = getenv("JOURNAL_STREAM") ? 1 : 0;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (journal)
-		fprintf(stderr, "<%d>%s\n", priority, buf);
-	else
-		fprintf(stderr, "snapbenchd: %s\n", buf);
-}
 
 void daemon_config_defaults(struct daemon_config *cfg)
 {
@@ -108,7 +97,8 @@ int daemon_setup(struct daemon *d, const struct daemon_config *cfg, struct sb_er
 	struct group *g;
 	int r;
 
-	*d = (struct daemon){ .cfg = *cfg, .listen_fd = -1, .signal_fd = -1, .lock_fd = -1 };
+	*d = (struct daemon){ .cfg = *cfg, .listen_fd = -1, .signal_fd = -1, .lock_fd = -1,
+			      .on_request = ops_handle_line };
 	d->cur.w.pidfd = d->cur.w.progress_fd = -1;
 	d->start_ns = mono_ns();
 
@@ -197,35 +187,6 @@ void daemon_teardown(struct daemon *d)
 }
 
 /* ---- status for systemd ---- */
-
-void daemon_update_status(struct daemon *d, bool force)
-{
-	char buf[256];
-	uint64_t now = mono_ns();
-
-	if (!force && now - d->last_status_ns < NSEC_PER_SEC)
-		return;
-	if (d->stopping)
-		snprintf(buf, sizeof(buf), "stopping%s%s", d->cur.active ? ": cancelling run " : "",
-			 d->cur.active ? d->cur.id : "");
-	else if (d->cur.active) {
-		struct json_object *p = d->cur.progress, *rep, *reps, *step, *frac;
-		if (p && json_object_object_get_ex(p, "rep", &rep) && json_object_object_get_ex(p, "reps", &reps) &&
-		    json_object_object_get_ex(p, "step", &step) && json_object_object_get_ex(p, "fraction", &frac))
-			snprintf(buf, sizeof(buf), "running %s: repetition %d/%d, %s, %.0f%%; %zu queued", d->cur.id,
-				 json_object_get_int(rep) + 1, json_object_get_int(reps),
-				 step ? json_object_get_string(step) : "-", frac ? 100 * json_object_get_double(frac) : 0.0,
-				 d->queue.n);
-		else
-			snprintf(buf, sizeof(buf), "running %s; %zu queued", d->cur.id, d->queue.n);
-	} else
-		snprintf(buf, sizeof(buf), "idle; %zu queued", d->queue.n);
-	if (!strcmp(buf, d->last_status))
-		return;
-	snprintf(d->last_status, sizeof(d->last_status), "%s", buf);
-	d->last_status_ns = now;
-	sd_notifyf(0, "STATUS=%s", buf);
-}
 
 static void on_signal(struct daemon *d)
 {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "listen.h"
 #include "macro.h"
 #include "mkdir-p.h"
 

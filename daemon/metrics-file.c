@@ -16,6 +16,8 @@
 #include "daemon.h"
 #include "export.h"
 #include "json-util.h"
+#include "log.h"
+#include "metrics-file.h"
 #include "store.h"
 
 const char *daemon_metrics_path(const struct daemon_config *cfg)

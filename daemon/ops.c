@@ -10,10 +10,16 @@
 
 #include "clock.h"
 #include "config.h"
+#include "conn.h"
+#include "current-run.h"
 #include "daemon.h"
+#include "log.h"
 #include "macro.h"
+#include "metrics-file.h"
+#include "ops.h"
 #include "run-dir.h"
 #include "spec.h"
+#include "status.h"
 #include "store.h"
 
 #define LOGS_DEFAULT_BYTES (64u << 10)

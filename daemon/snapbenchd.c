@@ -15,9 +15,12 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "log.h"
 #include "macro.h"
+#include "metrics-file.h"
 #include "mkdir-p.h"
 #include "parse-number.h"
+#include "qemu-binary.h"
 
 static void usage(FILE *out)
 {
@@ -38,7 +41,7 @@ static void usage(FILE *out)
 		"                           STATE_DIR/snapbenchd.log)\n"
 		"  --worker PATH            the run worker (default: next to snapbenchd, else\n"
 		"                           %s/snapbench-worker)\n"
-		"  --qemu PATH              the QEMU binary runs use unless their spec names one in vm.qemu (default: qemu-system-x86_64 in PATH)\n"
+		"  --qemu PATH              the QEMU binary runs use unless their spec names one in vm.qemu (default: " QEMU_DEFAULT_BINARY " in PATH)\n"
 		"  --max-connections N      clients at once (default 64)\n"
 		"  --max-connections-per-uid N  clients at once of one uid but root (default 16)\n"
 		"  --reserved-connections N  of --max-connections, kept for root and the group (default 8)\n"
@@ -218,6 +221,30 @@ static const struct option options[] = {
 	{},
 };
 
+/* A bound of the daemon: connections, watches, the queue, or one of its timeouts (seconds). */
+static int set_bound(int c, const char *arg, struct daemon_config *cfg)
+{
+	switch (c) {
+	case OPT_MAX_CONNECTIONS:
+		return parse_uint("--max-connections", arg, 1, 10000, &cfg->max_connections);
+	case OPT_MAX_CONNECTIONS_PER_UID:
+		return parse_uint("--max-connections-per-uid", arg, 1, 10000, &cfg->max_connections_per_uid);
+	case OPT_RESERVED_CONNECTIONS:
+		return parse_uint("--reserved-connections", arg, 0, 10000, &cfg->reserved_connections);
+	case OPT_MAX_WATCHES_PER_UID:
+		return parse_uint("--max-watches-per-uid", arg, 1, 10000, &cfg->max_watches_per_uid);
+	case OPT_MAX_QUEUE:
+		return parse_uint("--max-queue", arg, 1, 4096, &cfg->max_queue);
+	default: {
+		size_t i = (size_t)(c - OPT_REQUEST_TIMEOUT);
+		char flag[40];
+
+		snprintf(flag, sizeof(flag), "--%s", seconds_options[i].name);
+		return parse_seconds(flag, arg, (unsigned *)((char *)cfg + seconds_options[i].offset));
+	}
+	}
+}
+
 /* Fills *ret; returns ARGS_GO_ON, or the exit code to stop with (0 after --help, --version). */
 static int parse_argv(int argc, char **argv, struct args *ret)
 {
@@ -261,34 +288,14 @@ static int parse_argv(int argc, char **argv, struct args *ret)
 			cfg.metrics_file = optarg;
 			break;
 		case OPT_MAX_CONNECTIONS:
-			if (parse_uint("--max-connections", optarg, 1, 10000, &cfg.max_connections) < 0)
-				return 2;
-			break;
 		case OPT_MAX_CONNECTIONS_PER_UID:
-			if (parse_uint("--max-connections-per-uid", optarg, 1, 10000, &cfg.max_connections_per_uid) < 0)
-				return 2;
-			break;
 		case OPT_RESERVED_CONNECTIONS:
-			if (parse_uint("--reserved-connections", optarg, 0, 10000, &cfg.reserved_connections) < 0)
-				return 2;
-			break;
 		case OPT_MAX_WATCHES_PER_UID:
-			if (parse_uint("--max-watches-per-uid", optarg, 1, 10000, &cfg.max_watches_per_uid) < 0)
-				return 2;
-			break;
 		case OPT_MAX_QUEUE:
-			if (parse_uint("--max-queue", optarg, 1, 4096, &cfg.max_queue) < 0)
+		case OPT_REQUEST_TIMEOUT ... OPT_RECOVER_WAIT:
+			if (set_bound(c, optarg, &cfg) < 0)
 				return 2;
 			break;
-		case OPT_REQUEST_TIMEOUT ... OPT_RECOVER_WAIT: {
-			size_t i = (size_t)(c - OPT_REQUEST_TIMEOUT);
-			char flag[40];
-
-			snprintf(flag, sizeof(flag), "--%s", seconds_options[i].name);
-			if (parse_seconds(flag, optarg, (unsigned *)((char *)&cfg + seconds_options[i].offset)) < 0)
-				return 2;
-			break;
-		}
 		case OPT_LOG_FILE:
 			log_file = optarg;
 			break;

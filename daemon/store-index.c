@@ -96,6 +96,50 @@ static int64_t int_or(struct json_object *v, int64_t dflt)
 	return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : dflt;
 }
 
+/* An arm's line of the summary: its label, repetitions and the medians of the scenario's window. */
+static struct json_object *arm_summary(struct json_object *report, struct json_object *a, const char *window)
+{
+	bool migrates = !strcmp(window, "migration"), steady = !strcmp(window, "steady");
+	struct json_object *win = store_get(store_get(a, "windows"), window);
+	struct json_object *oa = json_object_new_object();
+	struct json_object *m = json_object_new_object();
+
+	if (!oa || !m) {
+		json_object_put(oa);
+		json_object_put(m);
+		return NULL;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(headline_metrics); k++)
+		json_object_object_add(m, headline_metrics[k],
+				       copy_or_null(store_get(store_get(win, headline_metrics[k]), "median")));
+	if (migrates || steady)
+		json_object_object_add(m, migrates ? "migration_duration_s" : "steady_duration_s",
+				       window_duration_median(store_get(report, "repetitions"), store_get(a, "label"),
+							      window));
+	if (steady) /* seed 002's figure */
+		json_object_object_add(m, "numa_kvm_flushes",
+				       copy_or_null(store_get(store_get(win, "numa_kvm_flushes"), "median")));
+	else if (!migrates)
+		json_object_object_add(m, "snapshot_duration_s",
+				       copy_or_null(store_get(store_get(win, "snapshot_duration_s"), "median")));
+	json_object_object_add(oa, "label", copy_or_null(store_get(a, "label")));
+	json_object_object_add(oa, "repetitions", copy_or_null(store_get(a, "repetitions")));
+	json_object_object_add(oa, window, m);
+	return oa;
+}
+
+/* The arms' labels (strings only) into labels. */
+static void add_labels(struct json_object *labels, struct json_object *arms)
+{
+	if (!json_object_is_type(arms, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(arms); i++) {
+		struct json_object *l = store_get(json_object_array_get_idx(arms, i), "label");
+		if (json_object_is_type(l, json_type_string))
+			json_object_array_add(labels, json_object_get(l));
+	}
+}
+
 struct json_object *store_summary_from_report(struct json_object *report)
 {
 	struct json_object *o = json_object_new_object();
@@ -106,7 +150,6 @@ struct json_object *store_summary_from_report(struct json_object *report)
 	struct json_object *scenario = store_get(spec, "scenario");
 	const char *window =
 		report_scenario_window(json_object_is_type(scenario, json_type_string) ? json_object_get_string(scenario) : NULL);
-	bool migrates = !strcmp(window, "migration"), steady = !strcmp(window, "steady");
 	int64_t total = 0, completed = 0, failed = 0;
 
 	if (!o || !labels || !out_arms) {
@@ -124,12 +167,7 @@ struct json_object *store_summary_from_report(struct json_object *report)
 	if (!json_object_is_type(spec_arms, json_type_array) && json_object_is_type(store_get(report, "partial"),
 										      json_type_object))
 		spec_arms = arms;
-	if (json_object_is_type(spec_arms, json_type_array))
-		for (size_t i = 0; i < json_object_array_length(spec_arms); i++) {
-			struct json_object *l = store_get(json_object_array_get_idx(spec_arms, i), "label");
-			if (json_object_is_type(l, json_type_string))
-				json_object_array_add(labels, json_object_get(l));
-		}
+	add_labels(labels, spec_arms);
 	json_object_object_add(o, "labels", labels);
 	json_object_object_add(o, "created", copy_or_null(store_get(report, "created")));
 	json_object_object_add(o, "started", copy_or_null(store_get(report, "started")));
@@ -140,34 +178,13 @@ struct json_object *store_summary_from_report(struct json_object *report)
 		for (size_t i = 0; i < json_object_array_length(arms); i++) {
 			struct json_object *a = json_object_array_get_idx(arms, i);
 			struct json_object *reps = store_get(a, "repetitions");
-			struct json_object *win = store_get(store_get(a, "windows"), window);
-			struct json_object *oa = json_object_new_object();
-			struct json_object *m = json_object_new_object();
+			struct json_object *oa = arm_summary(report, a, window);
 
-			if (!oa || !m) {
-				json_object_put(oa);
-				json_object_put(m);
+			if (!oa)
 				continue;
-			}
 			total += int_or(store_get(reps, "total"), 0);
 			completed += int_or(store_get(reps, "completed"), 0);
 			failed += int_or(store_get(reps, "failed"), 0);
-			for (size_t k = 0; k < ARRAY_SIZE(headline_metrics); k++)
-				json_object_object_add(m, headline_metrics[k],
-						       copy_or_null(store_get(store_get(win, headline_metrics[k]), "median")));
-			if (migrates || steady)
-				json_object_object_add(m, migrates ? "migration_duration_s" : "steady_duration_s",
-						       window_duration_median(store_get(report, "repetitions"),
-									      store_get(a, "label"), window));
-			if (steady) /* seed 002's figure */
-				json_object_object_add(m, "numa_kvm_flushes",
-						       copy_or_null(store_get(store_get(win, "numa_kvm_flushes"), "median")));
-			else if (!migrates)
-				json_object_object_add(m, "snapshot_duration_s",
-						       copy_or_null(store_get(store_get(win, "snapshot_duration_s"), "median")));
-			json_object_object_add(oa, "label", copy_or_null(store_get(a, "label")));
-			json_object_object_add(oa, "repetitions", copy_or_null(reps));
-			json_object_object_add(oa, window, m);
 			json_object_array_add(out_arms, oa);
 		}
 	} else {

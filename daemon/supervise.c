@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include "macro.h"
 #include "proc.h"
 #include "run-dir.h"
+#include "spawn-program.h"
 #include "store.h"
 #include "supervise.h"
 
@@ -57,43 +56,10 @@ int worker_find_binary(char **ret, struct sb_error *err)
 	return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
 }
 
-/* Between fork and exec: async-signal-safe calls only. */
-static _Noreturn void child(char *const argv[], int progress, int log_fd, int devnull, pid_t parent)
-{
-	sigset_t none;
-
-	setpgid(0, 0); /* a terminal's ^C reaches the daemon, which cancels the run in order */
-	if (prctl(PR_SET_PDEATHSIG, SIGHUP) < 0 || getppid() != parent)
-		_exit(127);
-	/* move above the targets first, then into place */
-	progress = fcntl(progress, F_DUPFD, 10);
-	log_fd = fcntl(log_fd, F_DUPFD, 10);
-	devnull = fcntl(devnull, F_DUPFD, 10);
-	if (progress < 0 || log_fd < 0 || devnull < 0)
-		_exit(127);
-	if (dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 ||
-	    dup2(progress, CHILD_PROGRESS_FD) < 0)
-		_exit(127);
-	syscall(SYS_close_range, CHILD_PROGRESS_FD + 1, ~0u, 0);
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL);
-	execv(argv[0], argv);
-	{
-		static const char msg[] = "snapbenchd: cannot execute the run worker\n";
-		ssize_t k = write(2, msg, sizeof(msg) - 1);
-		(void)k;
-	}
-	_exit(127);
-}
-
 int worker_start(const struct worker_args *a, struct worker_proc *w, struct sb_error *err)
 {
 	char log_path[PATH_MAX], parent_s[32];
-	_cleanup_close_ int log_fd = -1, devnull = -1;
+	_cleanup_close_ int log_fd = -1;
 	int pipefd[2];
 	pid_t parent = getpid(), pid;
 	int r;
@@ -103,9 +69,6 @@ int worker_start(const struct worker_args *a, struct worker_proc *w, struct sb_e
 	log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (log_fd < 0)
 		return sb_error_set(err, -errno, "worker log %s: %s", log_path, strerror(errno));
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull < 0)
-		return sb_error_set(err, -errno, "/dev/null: %s", strerror(errno));
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return sb_error_set(err, -errno, "pipe: %s", strerror(errno));
 
@@ -128,16 +91,17 @@ int worker_start(const struct worker_args *a, struct worker_proc *w, struct sb_e
 	}
 	argv[n] = NULL;
 
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return sb_error_set(err, r, "fork: %s", strerror(-r));
-	}
-	if (pid == 0)
-		child(argv, pipefd[1], log_fd, devnull, parent);
+	const struct spawn_fd fds[] = { { SPAWN_DEV_NULL, 0 }, { log_fd, 1 }, { log_fd, 2 }, { pipefd[1], CHILD_PROGRESS_FD } };
+	/* its own process group: a terminal's ^C reaches the daemon, which cancels the run in order */
+	r = spawn_start(&(struct spawn_options){ .argv = argv, .path = a->worker_path, .fds = fds,
+						 .n_fds = ARRAY_SIZE(fds), .new_process_group = true,
+						 .parent_death_signal = SIGHUP, .reset_signals = true },
+			&pid, err);
 	close(pipefd[1]);
+	if (r < 0) {
+		close(pipefd[0]);
+		return sb_error_prefix(err, "the run worker");
+	}
 
 	w->pid = pid;
 	w->progress_fd = pipefd[0];
@@ -197,10 +161,5 @@ void worker_close(struct worker_proc *w)
 
 void worker_describe_status(int st, char *buf, size_t len)
 {
-	if (WIFEXITED(st))
-		snprintf(buf, len, "exit status %d", WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-	else
-		snprintf(buf, len, "wait status 0x%x", st);
+	spawn_describe_status(st, buf, len);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "qemu-binary.h"
 #include "strv.h"
 #include "wire.h"
 
@@ -113,7 +114,7 @@ int guest_qemu_argv(const struct guest_vm *vm, char ***out, struct sb_error *err
 
 	if (vm->tcg && vm->dirty_ring_size)
 		return sb_error_set(err, -EINVAL, "guest VM: the dirty ring is KVM's; under TCG use the dirty bitmap");
-	add(&s, "%s", vm->qemu ? vm->qemu : "qemu-system-x86_64");
+	add(&s, "%s", vm->qemu ? vm->qemu : QEMU_DEFAULT_BINARY);
 	add(&s, "-machine");
 	if (vm->tcg) {
 		add(&s, "pc,accel=tcg");

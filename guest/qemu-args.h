@@ -25,7 +25,7 @@
 #include "strv.h"
 
 struct guest_vm {
-	const char *qemu;     /* NULL: "qemu-system-x86_64", found in PATH */
+	const char *qemu;     /* NULL: QEMU_DEFAULT_BINARY, found in PATH */
 	const char *image;    /* the guest image (guest_image_find()) */
 	const char *firmware; /* NULL: "qboot.rom" (boots in ~0.1 s), "": QEMU's default SeaBIOS */
 	unsigned vcpus;       /* 1..GUEST_MAX_VCPUS */

@@ -112,6 +112,28 @@ static void skip(struct guest_decoder *d, size_t n)
 	d->skipped += n;
 }
 
+/* HELLO's entry of vCPU i: its pattern (the probe's on the probe vCPU alone) and its slice of the region. */
+static int decode_hello_vcpu(struct guest_hello *h, struct reader *r, unsigned i, struct sb_error *err)
+{
+	struct guest_vcpu_info *v = &h->vcpu[i];
+
+	v->pattern = (int)rd(r, 1);
+	rd(r, 1);
+	v->apic_id = (unsigned)rd(r, 2);
+	v->slice_base = rd(r, 8);
+	v->slice_bytes = rd(r, 8);
+	if (v->pattern >= GUEST_PATTERN_COUNT)
+		return sb_error_set(err, -EBADMSG, "HELLO gives vCPU %u the unknown pattern %d", i, v->pattern);
+	if ((v->pattern == GUEST_PATTERN_PROBE) != ((int)i == h->probe_vcpu))
+		return sb_error_set(err, -EBADMSG, "HELLO's vCPU %u pattern disagrees with the probe vCPU %d", i,
+				    h->probe_vcpu);
+	if (v->slice_bytes && (v->slice_base < h->region_base ||
+			       v->slice_base + v->slice_bytes > h->region_base + h->region_bytes ||
+			       v->slice_base + v->slice_bytes < v->slice_base))
+		return sb_error_set(err, -EBADMSG, "HELLO gives vCPU %u a slice outside the region", i);
+	return 0;
+}
+
 static int decode_hello(struct guest_decoder *d, struct reader *r, struct sb_error *err)
 {
 	struct guest_hello *h = &d->rec.hello;
@@ -175,22 +197,9 @@ static int decode_hello(struct guest_decoder *d, struct reader *r, struct sb_err
 	h->probe_vcpu = probe == 0xffff ? -1 : (int)probe;
 
 	for (unsigned i = 0; i < h->vcpus; i++) {
-		struct guest_vcpu_info *v = &h->vcpu[i];
-
-		v->pattern = (int)rd(r, 1);
-		rd(r, 1);
-		v->apic_id = (unsigned)rd(r, 2);
-		v->slice_base = rd(r, 8);
-		v->slice_bytes = rd(r, 8);
-		if (v->pattern >= GUEST_PATTERN_COUNT)
-			return sb_error_set(err, -EBADMSG, "HELLO gives vCPU %u the unknown pattern %d", i, v->pattern);
-		if ((v->pattern == GUEST_PATTERN_PROBE) != ((int)i == h->probe_vcpu))
-			return sb_error_set(err, -EBADMSG, "HELLO's vCPU %u pattern disagrees with the probe vCPU %d", i,
-					    h->probe_vcpu);
-		if (v->slice_bytes && (v->slice_base < h->region_base ||
-				       v->slice_base + v->slice_bytes > h->region_base + h->region_bytes ||
-				       v->slice_base + v->slice_bytes < v->slice_base))
-			return sb_error_set(err, -EBADMSG, "HELLO gives vCPU %u a slice outside the region", i);
+		int k = decode_hello_vcpu(h, r, i, err);
+		if (k < 0)
+			return k;
 	}
 	d->hello = *h;
 	d->have_hello = 1;

@@ -16,6 +16,7 @@
 
 #include "macro.h"
 #include "sha256.h"
+#include "spawn-program.h"
 
 #define SETUP_MAGIC_OFF 0x202
 #define SETUP_VERSION_PTR_OFF 0x20e
@@ -133,31 +134,18 @@ static int write_all(int fd, const void *buf, size_t len)
  */
 static int run_filter(char *const argv[], const char *in_path, const char *out_path)
 {
-	int in = open(in_path, O_RDONLY | O_CLOEXEC), out, st;
-	pid_t pid;
+	_cleanup_close_ int in = open(in_path, O_RDONLY | O_CLOEXEC), out = -1;
+	int st;
 
 	if (in < 0)
 		return -errno;
 	out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		close(in);
+	if (out < 0)
 		return -errno;
-	}
-	pid = fork();
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || (devnull >= 0 && dup2(devnull, 2) < 0))
-			_exit(127);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(in);
-	close(out);
-	if (pid < 0)
-		return -errno;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	const struct spawn_fd fds[] = { { in, 0 }, { out, 1 }, { SPAWN_DEV_NULL, 2 } };
+	/* a tool that is not there or cannot start is one this image cannot be read with: the caller's -ENOEXEC */
+	if (spawn_run(&(struct spawn_options){ .argv = argv, .fds = fds, .n_fds = ARRAY_SIZE(fds) }, &st, NULL) < 0)
+		return -ENOEXEC;
 	return WIFEXITED(st) && WEXITSTATUS(st) != 127 ? 0 : -ENOEXEC;
 }
 

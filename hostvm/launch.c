@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,10 +18,11 @@
 
 #include "clock.h"
 #include "macro.h"
+#include "qemu-binary.h"
+#include "spawn-program.h"
 #include "strv.h"
 
 #define CHILD_PORT_FD 3
-#define CHILD_ERRPIPE_FD 4
 #define MAX_ARGS 96
 
 static bool file_has(const char *path, const char *word)
@@ -133,6 +133,67 @@ static char *qemu_escape(const char *s)
 	return o;
 }
 
+/* What the host VM's configuration must agree with: NUMA nodes that split it evenly, icount's limits. */
+static int check_config(const struct hostvm_config *cfg, struct sb_error *err)
+{
+	uint64_t mib = cfg->memory >> 20;
+	unsigned nodes = cfg->numa_nodes ? cfg->numa_nodes : 1;
+
+	if (cfg->vcpus % nodes || mib % nodes)
+		return sb_error_set(err, -EINVAL,
+				    "host_vm.numa_nodes %u: the vCPUs (%u) and MiB of memory (%llu) must split evenly over the nodes",
+				    nodes, cfg->vcpus, (unsigned long long)mib);
+	/*
+	 * Under -icount QEMU's virtual clock, and with it the guest's TSC,
+	 * advances one ns per instruction executed: a benchmark's figures
+	 * inside become instruction counts, the same in every run whatever
+	 * else the machine does. QEMU 7.2 never brings a second vCPU up that
+	 * way (the guest's SMP boot waits forever).
+	 */
+	if (cfg->icount && strcmp(cfg->accel, "tcg"))
+		return sb_error_set(err, -EINVAL, "host VM: icount needs accel tcg, not %s", cfg->accel);
+	if (cfg->icount && cfg->vcpus != 1)
+		return sb_error_set(err, -EINVAL,
+				    "host VM: icount runs one vCPU (QEMU never brings a second one up under -icount), not %u",
+				    cfg->vcpus);
+	return 0;
+}
+
+/* A memory backend and a node for each NUMA node, the vCPUs split evenly; nonzero when v is full. */
+static int push_numa(const struct hostvm_config *cfg, char **v, size_t *n)
+{
+	uint64_t mib = cfg->memory >> 20;
+	unsigned nodes = cfg->numa_nodes, per = cfg->vcpus / nodes;
+	int r = 0;
+
+	for (unsigned i = 0; i < nodes; i++) {
+		r |= push(v, n, "-object") |
+		     push(v, n, "memory-backend-ram,id=sbmem%u,size=%lluM", i, (unsigned long long)(mib / nodes));
+		r |= push(v, n, "-numa");
+		if (per > 1)
+			r |= push(v, n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u-%u", i, i, i * per, i * per + per - 1);
+		else
+			r |= push(v, n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u", i, i, i * per);
+	}
+	return r;
+}
+
+/* A 9p share for each of cfg's directories; nonzero when v is full or memory ran out. */
+static int push_shares(const struct hostvm_config *cfg, char **v, size_t *n)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < cfg->n_shares; i++) {
+		_cleanup_free_ char *p = qemu_escape(cfg->shares[i].path);
+		if (!p)
+			return -ENOMEM;
+		r |= push(v, n, "-fsdev") | push(v, n, "local,id=sbfs%zu,path=%s,security_model=none%s,multidevs=remap", i,
+						 p, cfg->shares[i].readonly ? ",readonly=on" : "");
+		r |= push(v, n, "-device") | push(v, n, "virtio-9p-pci,fsdev=sbfs%zu,mount_tag=%s", i, cfg->shares[i].tag);
+	}
+	return r;
+}
+
 int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, char ***ret, struct sb_error *err)
 {
 	char **v = calloc(MAX_ARGS, sizeof(*v));
@@ -143,28 +204,10 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 
 	if (!v)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (cfg->vcpus % nodes || mib % nodes) {
+	r = check_config(cfg, err);
+	if (r < 0) {
 		free(v);
-		return sb_error_set(err, -EINVAL,
-				    "host_vm.numa_nodes %u: the vCPUs (%u) and MiB of memory (%llu) must split evenly over the nodes",
-				    nodes, cfg->vcpus, (unsigned long long)mib);
-	}
-	/*
-	 * Under -icount QEMU's virtual clock, and with it the guest's TSC,
-	 * advances one ns per instruction executed: a benchmark's figures
-	 * inside become instruction counts, the same in every run whatever
-	 * else the machine does. QEMU 7.2 never brings a second vCPU up that
-	 * way (the guest's SMP boot waits forever).
-	 */
-	if (cfg->icount && strcmp(cfg->accel, "tcg")) {
-		free(v);
-		return sb_error_set(err, -EINVAL, "host VM: icount needs accel tcg, not %s", cfg->accel);
-	}
-	if (cfg->icount && cfg->vcpus != 1) {
-		free(v);
-		return sb_error_set(err, -EINVAL,
-				    "host VM: icount runs one vCPU (QEMU never brings a second one up under -icount), not %u",
-				    cfg->vcpus);
+		return r;
 	}
 	r |= push(v, &n, "%s", qemu);
 	if (cfg->name)
@@ -181,18 +224,8 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 		r |= push(v, &n, "-icount") | push(v, &n, "shift=0");
 	r |= push(v, &n, "-m") | push(v, &n, "%lluM", (unsigned long long)mib);
 	r |= push(v, &n, "-smp") | push(v, &n, "%u", cfg->vcpus);
-	if (nodes > 1) {
-		unsigned per = cfg->vcpus / nodes;
-		for (unsigned i = 0; i < nodes; i++) {
-			r |= push(v, &n, "-object") |
-			     push(v, &n, "memory-backend-ram,id=sbmem%u,size=%lluM", i, (unsigned long long)(mib / nodes));
-			r |= push(v, &n, "-numa");
-			if (per > 1)
-				r |= push(v, &n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u-%u", i, i, i * per, i * per + per - 1);
-			else
-				r |= push(v, &n, "node,nodeid=%u,memdev=sbmem%u,cpus=%u", i, i, i * per);
-		}
-	}
+	if (nodes > 1)
+		r |= push_numa(cfg, v, &n);
 	if (cfg->firmware)
 		r |= push(v, &n, "-bios") | push(v, &n, "%s", cfg->firmware);
 	r |= push(v, &n, "-kernel") | push(v, &n, "%s", cfg->kernel);
@@ -200,16 +233,7 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 	r |= push(v, &n, "-append") | push(v, &n, "%s", cfg->append);
 	r |= push(v, &n, "-chardev") | push(v, &n, "stdio,id=sbcon,signal=off");
 	r |= push(v, &n, "-serial") | push(v, &n, "chardev:sbcon");
-	for (size_t i = 0; i < cfg->n_shares; i++) {
-		_cleanup_free_ char *p = qemu_escape(cfg->shares[i].path);
-		if (!p) {
-			r = -ENOMEM;
-			break;
-		}
-		r |= push(v, &n, "-fsdev") | push(v, &n, "local,id=sbfs%zu,path=%s,security_model=none%s,multidevs=remap", i,
-						   p, cfg->shares[i].readonly ? ",readonly=on" : "");
-		r |= push(v, &n, "-device") | push(v, &n, "virtio-9p-pci,fsdev=sbfs%zu,mount_tag=%s", i, cfg->shares[i].tag);
-	}
+	r |= push_shares(cfg, v, &n);
 	r |= push(v, &n, "-device") | push(v, &n, "virtio-serial-pci,id=sbser");
 	r |= push(v, &n, "-chardev") | push(v, &n, "socket,id=sbport,fd=%d", port_fd);
 	r |= push(v, &n, "-device") | push(v, &n, "virtserialport,bus=sbser.0,chardev=sbport,name=%s", HOSTVM_PORT_NAME);
@@ -221,73 +245,22 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 	return 0;
 }
 
-static int find_binary(const char *name, char **ret)
-{
-	const char *path = getenv("PATH");
-	char cand[PATH_MAX];
-
-	if (strchr(name, '/')) {
-		*ret = strdup(name);
-		return *ret ? 0 : -ENOMEM;
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p;) {
-		const char *c = strchr(p, ':');
-		size_t l = c ? (size_t)(c - p) : strlen(p);
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)l, p, name);
-		if (l && access(cand, X_OK) == 0) {
-			*ret = strdup(cand);
-			return *ret ? 0 : -ENOMEM;
-		}
-		p += l + (c ? 1 : 0);
-	}
-	return -ENOENT;
-}
-
-static _Noreturn void child(const char *path, char **argv, int port, int log_fd, int errpipe, pid_t parent)
-{
-	int fds[3] = { port, log_fd, errpipe }, e, null_fd;
-	sigset_t all;
-
-	setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(127);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	for (int i = 0; i < 3; i++)
-		if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
-			goto fail;
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0 ||
-	    dup2(fds[0], CHILD_PORT_FD) < 0 || dup3(fds[2], CHILD_ERRPIPE_FD, O_CLOEXEC) < 0)
-		goto fail;
-	errpipe = CHILD_ERRPIPE_FD;
-	close_range(CHILD_ERRPIPE_FD + 1, ~0U, 0);
-	execv(path, argv);
-fail:
-	e = errno;
-	if (write(errpipe, &e, sizeof(e)) < 0) {
-		/* nothing left to tell */
-	}
-	_exit(127);
-}
-
 int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb_error *err)
 {
-	const char *want = cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64";
+	const char *want = cfg->qemu_binary ? cfg->qemu_binary : QEMU_DEFAULT_BINARY;
 	_cleanup_free_ char *qemu = NULL;
-	_cleanup_close_ int log_fd = -1;
-	int sp[2] = { -1, -1 }, ep[2] = { -1, -1 }, e = 0, k;
+	_cleanup_strv_free_ char **argv = NULL;
+	_cleanup_close_ int log_fd = -1, port_ours = -1, port_child = -1;
+	int sp[2], k;
 	struct hostvm *vm;
-	char **argv = NULL;
-	pid_t pid, self = getpid();
+	pid_t pid;
 
-	k = find_binary(want, &qemu);
+	k = spawn_find_program(want, &qemu);
+	if (k == -ENOMEM)
+		return sb_error_set(err, k, "out of memory");
+	if (k < 0 && strchr(want, '/'))
+		return sb_error_set(err, k, "host VM: QEMU %s: %s; install qemu-system-x86 or give --qemu PATH", want,
+				    strerror(-k));
 	if (k < 0)
 		return sb_error_set(err, k, "host VM: QEMU %s: not found in PATH; install qemu-system-x86 or give --qemu PATH",
 				    want);
@@ -295,45 +268,29 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 	if (k < 0)
 		return k;
 	log_fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (log_fd < 0) {
-		strv_free(argv);
+	if (log_fd < 0)
 		return sb_error_set(err, -errno, "host VM console log %s: %s", cfg->log_path, strerror(errno));
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
-		e = errno;
-		goto fail_fds;
-	}
-	pid = fork();
-	if (pid < 0) {
-		e = errno;
-		goto fail_fds;
-	}
-	if (pid == 0)
-		child(qemu, argv, sp[1], log_fd, ep[1], self);
-	close(sp[1]);
-	close(ep[1]);
-	sp[1] = ep[1] = -1;
-	/* the exec closes the error pipe; an errno arrives when it failed */
-	if (read(ep[0], &e, sizeof(e)) == sizeof(e)) {
-		waitpid(pid, NULL, 0);
-		close(ep[0]);
-		close(sp[0]);
-		strv_free(argv);
-		return sb_error_set(err, -e, "host VM: exec %s: %s", qemu, strerror(e));
-	}
-	close(ep[0]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return sb_error_set(err, -errno, "host VM: starting QEMU: %s", strerror(errno));
+	port_ours = sp[0];
+	port_child = sp[1];
+	const struct spawn_fd fds[] = { { SPAWN_DEV_NULL, 0 }, { log_fd, 1 }, { log_fd, 2 }, { port_child, CHILD_PORT_FD } };
+	k = spawn_start(&(struct spawn_options){ .argv = argv, .path = qemu, .fds = fds, .n_fds = ARRAY_SIZE(fds),
+						 .new_process_group = true, .parent_death_signal = SIGKILL,
+						 .reset_signals = true },
+			&pid, err);
+	if (k < 0)
+		return sb_error_prefix(err, "host VM");
 	vm = calloc(1, sizeof(*vm));
 	if (!vm) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		close(sp[0]);
-		strv_free(argv);
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	vm->pid = pid;
-	vm->port_fd = sp[0];
+	vm->port_fd = TAKE_FD(port_ours);
 	fcntl(vm->port_fd, F_SETFL, O_NONBLOCK);
-	vm->argv = argv;
+	vm->argv = TAKE_PTR(argv);
 	vm->start_ns = mono_ns();
 	vm->log_path = strdup(cfg->log_path);
 	if (cfg->pid_path) {
@@ -346,16 +303,6 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 	}
 	*ret = vm;
 	return 0;
-
-fail_fds:
-	for (int i = 0; i < 2; i++) {
-		if (sp[i] >= 0)
-			close(sp[i]);
-		if (ep[i] >= 0)
-			close(ep[i]);
-	}
-	strv_free(argv);
-	return sb_error_set(err, -e, "host VM: starting QEMU: %s", strerror(e));
 }
 
 int hostvm_read_port(struct hostvm *vm, void (*line)(const char *text, void *userdata), void *userdata)

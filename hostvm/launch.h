@@ -27,7 +27,7 @@ struct hostvm_share {
 };
 
 struct hostvm_config {
-	const char *qemu_binary;    /* a path, or a name looked up in PATH; NULL: qemu-system-x86_64 */
+	const char *qemu_binary;    /* a path, or a name looked up in PATH; NULL: QEMU_DEFAULT_BINARY */
 	const char *kernel, *initrd, *append;
 	uint64_t memory;            /* bytes */
 	unsigned vcpus, numa_nodes; /* vCPUs and memory split evenly over the nodes */

@@ -815,13 +815,78 @@ static char *base_objects(struct build *b, const char *base_dir, const char *bas
 	return TAKE_PTR(tree);
 }
 
+/* Where a build lives in the cache: its key (and its unpatched base's), directory, scratch tree and log. */
+struct build_paths {
+	char *key, *base_key, *dir, *base_dir, *tree, *log;
+};
+
+static void build_paths_done(struct build_paths *p)
+{
+	free(p->key);
+	free(p->base_key);
+	free(p->dir);
+	free(p->base_dir);
+	free(p->tree);
+	free(p->log);
+}
+
+/* The build's place in the cache, created; r gets its key, directory and log. */
+static int build_paths_make(const struct kbuild_request *req, const char *tree_id, struct build_paths *p,
+			    struct kbuild_result *r, struct sb_error *err)
+{
+	int k = kbuild_key(req, tree_id, &p->key, &p->base_key, err);
+
+	if (k < 0)
+		return k;
+	if (!(p->dir = path_join(req->cache, p->key)) || !(p->base_dir = path_join(req->cache, p->base_key)) ||
+	    !(p->tree = path_join(p->dir, "tree")) || !(p->log = path_join(p->dir, "build.log")) ||
+	    !(r->key = strdup(p->key)) || !(r->dir = strdup(p->dir)) || !(r->log = strdup(p->log)))
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (mkdir_p(p->dir, 0755) < 0)
+		return sb_error_set(err, -errno, "kernel build cache %s: %s; give a writable one (--cache DIR or "
+				    "$SNAPBENCH_KBUILD_CACHE)", req->cache, strerror(errno));
+	return 0;
+}
+
+/*
+ * The scratch tree, copied and patched (a patched build from its unpatched
+ * base's objects when the cache has them) or an earlier attempt's resumed,
+ * then configured.
+ */
+static int build_tree_ready(struct build *b, const struct build_paths *p, bool patched, struct kbuild_result *r,
+			    struct sb_error *err)
+{
+	const struct kbuild_request *req = b->req;
+	uint64_t t0;
+	int k;
+
+	if (req->rebuild || state_read(p->tree) < STATE_PATCHED) {
+		_cleanup_close_ int base_lock = -1;
+		_cleanup_free_ char *from = patched && !req->rebuild ? base_objects(b, p->base_dir, p->base_key, &base_lock, err)
+								      : NULL;
+		if (from && !(r->incremental_from = strdup(p->base_key)))
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		if ((k = prepare_tree(b, p->tree, from ? from : req->tree, &r->times, err)) < 0)
+			return k;
+	} else {
+		step(b, "resuming in the scratch tree of an earlier attempt");
+	}
+	if (state_read(p->tree) < STATE_CONFIGURED) {
+		t0 = mono_ns();
+		if ((k = configure(b, p->tree, err)) < 0 || (k = state_write(p->tree, STATE_CONFIGURED, err)) < 0)
+			return k;
+		r->times.config_s = secs_since(t0);
+	}
+	return 0;
+}
+
 int kbuild_build(const struct kbuild_request *req, const struct kbuild_progress *progress, struct kbuild_result *ret,
 		 struct sb_error *err)
 {
 	struct build b = { .req = req, .progress = progress, .log_fd = -1 };
-	_cleanup_free_ char *version = NULL, *key = NULL, *base_key = NULL, *dir = NULL, *base_dir = NULL, *tree = NULL,
-			    *log = NULL;
+	_cleanup_free_ char *version = NULL;
 	_cleanup_close_ int lock_fd = -1;
+	struct build_paths p = {};
 	struct kbuild_tree_id tid = {};
 	struct kbuild_result r = {};
 	bool patched = req->patches && req->patches[0];
@@ -835,22 +900,11 @@ int kbuild_build(const struct kbuild_request *req, const struct kbuild_progress 
 	if ((k = kbuild_tree_identify(req->tree, &tid, err)) < 0)
 		return k;
 	r.times.identify_s = secs_since(t0);
-	if ((k = kbuild_key(req, tid.id, &key, &base_key, err)) < 0)
+	if ((k = build_paths_make(req, tid.id, &p, &r, err)) < 0)
 		goto out;
-	if (!(dir = path_join(req->cache, key)) || !(base_dir = path_join(req->cache, base_key)) ||
-	    !(tree = path_join(dir, "tree")) || !(log = path_join(dir, "build.log")) || !(r.key = strdup(key)) ||
-	    !(r.dir = strdup(dir)) || !(r.log = strdup(log))) {
-		k = sb_error_set(err, -ENOMEM, "out of memory");
+	if ((k = lock_fd = lock_dir(&b, p.dir, LOCK_EX, p.key, err)) < 0)
 		goto out;
-	}
-	if (mkdir_p(dir, 0755) < 0) {
-		k = sb_error_set(err, -errno, "kernel build cache %s: %s; give a writable one (--cache DIR or "
-				 "$SNAPBENCH_KBUILD_CACHE)", req->cache, strerror(errno));
-		goto out;
-	}
-	if ((k = lock_fd = lock_dir(&b, dir, LOCK_EX, key, err)) < 0)
-		goto out;
-	if (!req->rebuild && (k = cached_result(dir, &r)) != 0) {
+	if (!req->rebuild && (k = cached_result(p.dir, &r)) != 0) {
 		if (k > 0) {
 			r.cached = true;
 			*ret = r;
@@ -861,33 +915,16 @@ int kbuild_build(const struct kbuild_request *req, const struct kbuild_progress 
 		}
 		goto out;
 	}
-	if ((k = open_log(&b, log, err)) < 0)
+	if ((k = open_log(&b, p.log, err)) < 0)
 		goto out;
 	r.tree_id = TAKE_PTR(tid.id);
-	if (req->rebuild || state_read(tree) < STATE_PATCHED) {
-		_cleanup_close_ int base_lock = -1;
-		_cleanup_free_ char *from = patched && !req->rebuild ? base_objects(&b, base_dir, base_key, &base_lock, err)
-								      : NULL;
-		if (from && !(r.incremental_from = strdup(base_key))) {
-			k = sb_error_set(err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		if ((k = prepare_tree(&b, tree, from ? from : req->tree, &r.times, err)) < 0)
-			goto out;
-	} else {
-		step(&b, "resuming in the scratch tree of an earlier attempt");
-	}
-	if (state_read(tree) < STATE_CONFIGURED) {
-		t0 = mono_ns();
-		if ((k = configure(&b, tree, err)) < 0 || (k = state_write(tree, STATE_CONFIGURED, err)) < 0)
-			goto out;
-		r.times.config_s = secs_since(t0);
-	}
-	if ((k = make_and_install(&b, dir, tree, &r, version, tid.note, t_start, err)) < 0)
+	if ((k = build_tree_ready(&b, &p, patched, &r, err)) < 0)
+		goto out;
+	if ((k = make_and_install(&b, p.dir, p.tree, &r, version, tid.note, t_start, err)) < 0)
 		goto out;
 	if (patched && !req->keep_tree) {
 		step(&b, "removing the patched scratch tree");
-		if ((k = rm_rf(&b, tree, err)) < 0)
+		if ((k = rm_rf(&b, p.tree, err)) < 0)
 			goto out;
 	}
 	logf_(&b, "\n=== built %s in %.1f s\n", r.image, secs_since(t_start));
@@ -896,6 +933,7 @@ int kbuild_build(const struct kbuild_request *req, const struct kbuild_progress 
 	k = 0;
 out:
 	build_done(&b);
+	build_paths_done(&p);
 	kbuild_tree_id_done(&tid);
 	kbuild_result_done(&r);
 	return k;

@@ -7,40 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "macro.h"
+#include "spawn-program.h"
 #include "strbuf.h"
 #include "strv.h"
 
 extern char **environ;
 
 #define LINE_MAX_LEN 4096
-
-/* The program in PATH (or argv0 itself when it has a slash), malloc'ed; NULL when there is none. */
-static char *find_program(const char *argv0)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(argv0, '/'))
-		return access(argv0, X_OK) == 0 ? strdup(argv0) : NULL;
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
-	for (const char *p = path; *p;) {
-		size_t n = strcspn(p, ":");
-		char *cand = NULL;
-
-		if (n > 0 && asprintf(&cand, "%.*s/%s", (int)n, p, argv0) >= 0 && access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-		p += n;
-		if (*p == ':')
-			p++;
-	}
-	return NULL;
-}
 
 /* The caller's environment with each of add's "NAME=VALUE" set (replacing NAME's value). */
 static char **environment(char *const *add)
@@ -109,52 +86,33 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* In the child, between fork and exec: async-signal-safe calls only. */
-static _Noreturn void child(const struct kbuild_spawn *s, const char *path, char **env, int out_fd, pid_t parent)
-{
-	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-		_exit(127);
-	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
-		_exit(127);
-	if (s->cwd && chdir(s->cwd) < 0)
-		_exit(126);
-	/* the parent may have blocked or ignored signals; make and the compilers expect defaults */
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	close_range(3, ~0U, 0);
-	execve(path, s->argv, env);
-	_exit(127);
-}
-
 int kbuild_spawn(const struct kbuild_spawn *s, struct sb_error *err)
 {
-	_cleanup_free_ char *path = find_program(s->argv[0]);
+	_cleanup_free_ char *path = NULL;
 	_cleanup_strv_free_ char **env = NULL;
 	char buf[LINE_MAX_LEN + 1];
 	size_t len = 0;
-	int pipefd[2], status;
-	pid_t pid, parent = getpid();
+	int pipefd[2], status, r;
+	pid_t pid;
 
-	if (!path)
+	if (spawn_find_program(s->argv[0], &path) < 0)
 		return sb_error_set(err, -ENOENT, "%s: no such program in PATH; install it (make, patch, cp and git come with "
 				    "the packages scripts/install-deps installs)", s->argv[0]);
 	if (!(env = environment(s->env_add)))
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return sb_error_set(err, -errno, "pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0) {
-		int r = -errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return sb_error_set(err, r, "fork: %s", strerror(-r));
-	}
-	if (pid == 0)
-		child(s, path, env, pipefd[1], parent);
+	const struct spawn_fd fds[] = { { SPAWN_DEV_NULL, 0 }, { pipefd[1], 1 }, { pipefd[1], 2 } };
+	/* make and the compilers expect default signals; the caller's process group keeps a terminal's ^C theirs too */
+	r = spawn_start(&(struct spawn_options){ .argv = s->argv, .path = path, .envp = env, .cwd = s->cwd, .fds = fds,
+						 .n_fds = ARRAY_SIZE(fds), .parent_death_signal = SIGTERM,
+						 .reset_signals = true },
+			&pid, err);
 	close(pipefd[1]);
+	if (r < 0) {
+		close(pipefd[0]);
+		return r;
+	}
 	for (;;) {
 		ssize_t n = read(pipefd[0], buf + len, LINE_MAX_LEN - len);
 		if (n < 0 && errno == EINTR)
@@ -167,9 +125,9 @@ int kbuild_spawn(const struct kbuild_spawn *s, struct sb_error *err)
 	}
 	emit_lines(s, buf, &len, true);
 	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return sb_error_set(err, -errno, "waitpid %s: %s", s->argv[0], strerror(errno));
+	r = spawn_wait(pid, &status);
+	if (r < 0)
+		return sb_error_set(err, r, "waitpid %s: %s", s->argv[0], strerror(-r));
 	if (WIFSIGNALED(status))
 		return sb_error_set(err, -EINTR, "%s was killed by signal %d (%s)", s->argv[0], WTERMSIG(status),
 				    strsignal(WTERMSIG(status)));

@@ -3,9 +3,8 @@
  * One program of a kernel build (make, patch, cp, git) run with an argv
  * vector, never through a shell: its stdin is /dev/null, its stdout and
  * stderr go to the build's log, and each complete line it prints is also
- * handed to a callback (the progress a terminal shows). Small and
- * self-contained on purpose: the tree's other fork/exec routines are to be
- * unified into common/ later.
+ * handed to a callback (the progress a terminal shows). The fork and exec
+ * are common/spawn-program.h's.
  */
 #pragma once
 
@@ -29,8 +28,9 @@ struct kbuild_spawn {
 /*
  * Runs s->argv to its end. Returns its exit status (0..255), or a negative
  * errno with err set when it could not be run: -ENOENT naming the program
- * and the package to install when it is not in PATH, or when it was killed
- * by a signal (-EINTR, naming the signal). The program stays in the
+ * and the package to install when it is not in PATH, the step that failed
+ * when it could not be started (a cwd that is not there: "chdir to DIR"),
+ * or when it was killed by a signal (-EINTR, naming the signal). The program stays in the
  * caller's process group, so a terminal's Ctrl-C reaches make and its
  * compilers too, and gets SIGTERM when the caller dies (PR_SET_PDEATHSIG).
  */

@@ -74,19 +74,9 @@ static void y_axis(struct svg *s, const struct axis *a, double x0, double x1, do
 	svg_group_end(s);
 }
 
-char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
+/* The value axis of a metric's plot: linear, from 0 when the data reach down towards it; decades for a large change. */
+static struct axis metric_axis(const struct compare_metric *m, double mult, bool *zeros)
 {
-	const struct compare_metric *m = &r->metrics[i];
-	const double W = 640, H = 420, left = 90, right = 20, top = 56, bottom = 86;
-	char name[96], label[80], buf[64], change[32], ratio[72];
-	struct svg s;
-
-	if (i >= r->n_metrics)
-		return NULL;
-	/* a time metric is drawn in the unit the tables use (ns, µs, ms, s) */
-	struct compare_scale sc = compare_metric_scale(m);
-	const double mult = sc.mult;
-	compare_metric_label(m->name, &sc, name, sizeof(name));
 	double lo = fmin(m->arm[0].s.min, m->arm[1].s.min) * mult, hi = fmax(m->arm[0].s.max, m->arm[1].s.max) * mult;
 	/* Start at 0 when the data reach down towards it, so a bar height
 	 * reads as a magnitude; otherwise zoom in on the spread. */
@@ -96,16 +86,77 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 	/* a change beyond 10x on a linear axis squeezes the smaller side's box onto 0: decades instead */
 	bool orders = (isfinite(m->ratio) && m->ratio > 0 && (m->ratio > 10 || m->ratio < 0.1)) || m->from_zero;
 	double min_pos = INFINITY;
-	bool zeros = false;
+
+	*zeros = false;
 	for (int k = 0; k < 2; k++)
 		for (size_t j = 0; j < m->arm[k].n; j++) {
 			double v = m->arm[k].values[j] * mult;
 			if (v > 0)
 				min_pos = fmin(min_pos, v);
-			zeros |= v <= 0;
+			*zeros |= v <= 0;
 		}
 	if (orders && lo >= 0 && isfinite(min_pos) && hi > min_pos)
-		ax = log_axis(zeros ? min_pos / 10 : min_pos, hi);
+		ax = log_axis(*zeros ? min_pos / 10 : min_pos, hi);
+	return ax;
+}
+
+/* Side k's box plot in its column (centred on cx): whiskers, box, median, each repetition, its label. */
+static int draw_side(struct svg *s, const struct compare_result *r, const struct compare_metric *m, int k,
+		     const struct axis *ax, const struct compare_scale *sc, double cx, double y_bottom, double y_top)
+{
+	const struct compare_arm_stats *a = &m->arm[k];
+	const double mult = sc->mult;
+	_cleanup_free_ double *sorted = malloc(a->n * sizeof(*sorted));
+	char label[80], buf[64];
+
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, a->values, a->n * sizeof(*sorted));
+	stats_sort(sorted, a->n);
+	double q1 = stats_quantile_sorted(sorted, a->n, 0.25) * mult, q3 = stats_quantile_sorted(sorted, a->n, 0.75) * mult;
+	double bx = cx - 40, y_min = scale(ax, a->s.min * mult, y_bottom, y_top);
+	double y_max = scale(ax, a->s.max * mult, y_bottom, y_top);
+
+	snprintf(buf, sizeof(buf), "side-%s", k == 0 ? "baseline" : "patched");
+	svg_group_begin(s, buf);
+	/* whiskers: min to max */
+	svg_line(s, bx + 30, y_min, bx + 30, y_max, side_color[k], 1.5, NULL);
+	svg_line(s, bx + 18, y_min, bx + 42, y_min, side_color[k], 1.5, NULL);
+	svg_line(s, bx + 18, y_max, bx + 42, y_max, side_color[k], 1.5, NULL);
+	/* box: the middle half (type-7 quartiles), line at the median */
+	double y_q3 = scale(ax, q3, y_bottom, y_top), y_q1 = scale(ax, q1, y_bottom, y_top);
+	svg_rect(s, bx, y_q3, 60, y_q1 - y_q3, side_fill[k], side_color[k], 1.0);
+	double y_med = scale(ax, a->s.median * mult, y_bottom, y_top);
+	svg_line(s, bx, y_med, bx + 60, y_med, side_color[k], 3, NULL);
+	/* every repetition as a point beside the box, spread so equal values stay visible */
+	for (size_t j = 0; j < a->n; j++) {
+		double px = cx + 44 + (double)(j % 5) * 7;
+		svg_circle(s, px, scale(ax, a->values[j] * mult, y_bottom, y_top), 3.5, side_color[k], "white");
+	}
+	text_sanitize(r->side[k]->label, label, sizeof(label));
+	svg_text(s, cx, y_bottom + 22, "middle", 13, side_color[k], "%s: %s", r->side[k]->role, label);
+	compare_format_number(a->s.median * mult, buf, sizeof(buf));
+	svg_text(s, cx, y_bottom + 40, "middle", 11, "#333333", "n = %zu, median %s%s%s", a->n, buf,
+		 sc->unit ? " " : "", sc->unit ? sc->unit : "");
+	svg_group_end(s);
+	return 0;
+}
+
+char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
+{
+	const struct compare_metric *m = &r->metrics[i];
+	const double W = 640, H = 420, left = 90, right = 20, top = 56, bottom = 86;
+	char name[96], change[32], ratio[72];
+	struct svg s;
+
+	if (i >= r->n_metrics)
+		return NULL;
+	/* a time metric is drawn in the unit the tables use (ns, µs, ms, s) */
+	struct compare_scale sc = compare_metric_scale(m);
+	const double mult = sc.mult;
+	compare_metric_label(m->name, &sc, name, sizeof(name));
+	bool zeros;
+	struct axis ax = metric_axis(m, mult, &zeros);
 
 	char title[200];
 	snprintf(title, sizeof(title), "snapbench compare: %s, %s window, %s against %s", name, m->window,
@@ -127,43 +178,11 @@ char *compare_plot_metric_svg(const struct compare_result *r, size_t i)
 	}
 
 	double colw = (W - left - right) / 2;
-	for (int k = 0; k < 2; k++) {
-		const struct compare_arm_stats *a = &m->arm[k];
-		double cx = left + colw * (k + 0.5);
-		_cleanup_free_ double *sorted = malloc(a->n * sizeof(*sorted));
-		if (!sorted) {
+	for (int k = 0; k < 2; k++)
+		if (draw_side(&s, r, m, k, &ax, &sc, left + colw * (k + 0.5), H - bottom, top) < 0) {
 			svg_abort(&s);
 			return NULL;
 		}
-		memcpy(sorted, a->values, a->n * sizeof(*sorted));
-		stats_sort(sorted, a->n);
-		double q1 = stats_quantile_sorted(sorted, a->n, 0.25) * mult, q3 = stats_quantile_sorted(sorted, a->n, 0.75) * mult;
-		double bx = cx - 40, y_min = scale(&ax, a->s.min * mult, H - bottom, top);
-		double y_max = scale(&ax, a->s.max * mult, H - bottom, top);
-
-		snprintf(buf, sizeof(buf), "side-%s", k == 0 ? "baseline" : "patched");
-		svg_group_begin(&s, buf);
-		/* whiskers: min to max */
-		svg_line(&s, bx + 30, y_min, bx + 30, y_max, side_color[k], 1.5, NULL);
-		svg_line(&s, bx + 18, y_min, bx + 42, y_min, side_color[k], 1.5, NULL);
-		svg_line(&s, bx + 18, y_max, bx + 42, y_max, side_color[k], 1.5, NULL);
-		/* box: the middle half (type-7 quartiles), line at the median */
-		double y_q3 = scale(&ax, q3, H - bottom, top), y_q1 = scale(&ax, q1, H - bottom, top);
-		svg_rect(&s, bx, y_q3, 60, y_q1 - y_q3, side_fill[k], side_color[k], 1.0);
-		double y_med = scale(&ax, a->s.median * mult, H - bottom, top);
-		svg_line(&s, bx, y_med, bx + 60, y_med, side_color[k], 3, NULL);
-		/* every repetition as a point beside the box, spread so equal values stay visible */
-		for (size_t j = 0; j < a->n; j++) {
-			double px = cx + 44 + (double)(j % 5) * 7;
-			svg_circle(&s, px, scale(&ax, a->values[j] * mult, H - bottom, top), 3.5, side_color[k], "white");
-		}
-		text_sanitize(r->side[k]->label, label, sizeof(label));
-		svg_text(&s, cx, H - bottom + 22, "middle", 13, side_color[k], "%s: %s", r->side[k]->role, label);
-		compare_format_number(a->s.median * mult, buf, sizeof(buf));
-		svg_text(&s, cx, H - bottom + 40, "middle", 11, "#333333", "n = %zu, median %s%s%s", a->n, buf,
-			 sc.unit ? " " : "", sc.unit ? sc.unit : "");
-		svg_group_end(&s);
-	}
 	svg_text(&s, W / 2, H - 14, "middle", 10, "#666666", "box: quartiles; bar: median; whiskers: min and max; "
 		 "dots: repetitions%s", !ax.log ? "" : zeros ? "; log scale, 0 drawn at the bottom" : "; log scale");
 	return svg_end(&s);

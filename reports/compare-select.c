@@ -244,21 +244,13 @@ oom:
 	return r;
 }
 
-/*
- * Every run directory in store that has an arm labelled label, loaded;
- * those that do not load are noted and skipped. The store's label index
- * (store-index.h) spares the loads of runs it knows lack the label; a run
- * loaded and found to lack it is dropped from the pool at once, so that
- * memory and the pool's bound are those of the selected runs.
- */
-static int scan_store(struct compare_pool *pool, const char *store, const char *label,
-		      const struct compare_report ***out, size_t *n_out, char ***notes, struct sb_error *err)
+/* The store's entries, sorted, bounded by COMPARE_MAX_STORE_ENTRIES. */
+static int list_store(const char *store, char ***ret, size_t *n_ret, struct sb_error *err)
 {
-	DIR *d;
-	struct dirent *e;
 	_cleanup_strv_free_ char **names = NULL;
-	_cleanup_(store_index_freep) struct store_index *ix = NULL;
 	size_t n_names = 0;
+	struct dirent *e;
+	DIR *d;
 	int r = 0;
 
 	if (!store || !*store)
@@ -283,67 +275,90 @@ static int scan_store(struct compare_pool *pool, const char *store, const char *
 	}
 	closedir(d);
 	if (r < 0)
-		goto out;
+		return r;
 	strv_sort(names);
-	if (store_index_open(store, &ix) < 0) {
-		r = sb_error_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
+	*ret = TAKE_PTR(names);
+	*n_ret = n_names;
+	return 0;
+}
 
+/*
+ * One entry of the store: its report loaded and kept in *out when it has
+ * label's arm (the index spares the load of one it knows lacks it); one
+ * that cannot be read is a note, not an error.
+ */
+static int scan_run(struct compare_pool *pool, struct store_index *ix, const char *store, const char *name,
+		    const char *label, const struct compare_report ***out, size_t *n_out, char ***notes,
+		    struct sb_error *err)
+{
+	_cleanup_free_ char *file = NULL;
+	struct compare_report *rep;
+	struct sb_error lerr = { 0 };
+	struct stat st;
+	bool has;
+
+	if (asprintf(&file, "%s/%s/" RUN_DIR_REPORT, store, name) < 0) {
+		file = NULL;
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (stat(file, &st) < 0)
+		return 0; /* not a run directory */
+	if (store_index_lookup(ix, name, &st, label, &has) == 1 && !has)
+		return 0;
+	size_t loaded = pool->n;
+	if (compare_pool_load(pool, file, &rep, &lerr) < 0) {
+		if (lerr.code == -ENOMEM || lerr.code == -E2BIG)
+			return sb_error_set(err, lerr.code, "%s", lerr.msg);
+		if (strv_pushf(notes, "skipped %s", lerr.msg) < 0)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		return 0;
+	}
+	if (store_index_update(ix, name, &st, json_lookup(rep->root, "arms")) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (!report_has_arm(rep, label)) {
+		/* not this label's: only the index keeps what it has (a scan without one loads every report) */
+		if (pool->n > loaded)
+			compare_pool_drop_last(pool);
+		return 0;
+	}
+	const struct compare_report **nv = realloc(*out, (*n_out + 1) * sizeof(*nv));
+	if (!nv)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	*out = nv;
+	(*out)[(*n_out)++] = rep;
+	return 0;
+}
+
+/*
+ * Every run directory in store that has an arm labelled label, loaded;
+ * those that do not load are noted and skipped. The store's label index
+ * (store-index.h) spares the loads of runs it knows lack the label; a run
+ * loaded and found to lack it is dropped from the pool at once, so that
+ * memory and the pool's bound are those of the selected runs.
+ */
+static int scan_store(struct compare_pool *pool, const char *store, const char *label,
+		      const struct compare_report ***out, size_t *n_out, char ***notes, struct sb_error *err)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_(store_index_freep) struct store_index *ix = NULL;
+	size_t n_names = 0;
+	int r;
+
+	r = list_store(store, &names, &n_names, err);
+	if (r < 0)
+		return r;
+	if (store_index_open(store, &ix) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n_names; i++) {
-		_cleanup_free_ char *file = NULL;
-		struct compare_report *rep;
-		struct sb_error lerr = { 0 };
-		struct stat st;
-
-		if (asprintf(&file, "%s/%s/" RUN_DIR_REPORT, store, names[i]) < 0) {
-			file = NULL;
-			r = sb_error_set(err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		if (stat(file, &st) < 0)
-			continue; /* not a run directory */
-		bool has;
-		if (store_index_lookup(ix, names[i], &st, label, &has) == 1 && !has)
-			continue;
-		size_t loaded = pool->n;
-		if (compare_pool_load(pool, file, &rep, &lerr) < 0) {
-			if (lerr.code == -ENOMEM || lerr.code == -E2BIG) {
-				r = sb_error_set(err, lerr.code, "%s", lerr.msg);
-				goto out;
-			}
-			if (strv_pushf(notes, "skipped %s", lerr.msg) < 0) {
-				r = sb_error_set(err, -ENOMEM, "out of memory");
-				goto out;
-			}
-			continue;
-		}
-		if (store_index_update(ix, names[i], &st, json_lookup(rep->root, "arms")) < 0) {
-			r = sb_error_set(err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		if (!report_has_arm(rep, label)) {
-			/* not this label's: only the index keeps what it has (a scan without one loads every report) */
-			if (pool->n > loaded)
-				compare_pool_drop_last(pool);
-			continue;
-		}
-		const struct compare_report **nv = realloc(*out, (*n_out + 1) * sizeof(*nv));
-		if (!nv) {
-			r = sb_error_set(err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		*out = nv;
-		(*out)[(*n_out)++] = rep;
+		r = scan_run(pool, ix, store, names[i], label, out, n_out, notes, err);
+		if (r < 0)
+			return r;
 	}
-	if (store_index_prune(ix, names, n_names) < 0) {
-		r = sb_error_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
+	if (store_index_prune(ix, names, n_names) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
 	/* a store this user may not write is scanned in full next time, as without an index */
 	(void)store_index_save(ix, store, NULL);
-out:
-	return r;
+	return 0;
 }
 
 static int push_report(const struct compare_report ***v, size_t *n, const struct compare_report *rep)
@@ -356,6 +371,52 @@ static int push_report(const struct compare_report ***v, size_t *n, const struct
 		return -ENOMEM;
 	*v = nv;
 	(*v)[(*n)++] = rep;
+	return 0;
+}
+
+/* Loads path into the pool and adds it to v (once). */
+static int load_push(struct compare_pool *pool, const char *path, const struct compare_report ***v, size_t *n,
+		     struct sb_error *err)
+{
+	struct compare_report *rep;
+	int r = compare_pool_load(pool, path, &rep, err);
+
+	if (r < 0)
+		return r;
+	if (push_report(v, n, rep) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The runs a selector names: file=PATH, then id=RUN_ID in the store. */
+static int load_named(struct compare_pool *pool, const char *role, const char *selector, const struct selector *sel,
+		      const char *store, const struct compare_report ***v, size_t *n, struct sb_error *err)
+{
+	size_t n_files = strv_length(sel->files), n_ids = strv_length(sel->ids);
+	int r;
+
+	for (size_t i = 0; i < n_files + n_ids; i++) {
+		_cleanup_free_ char *path = NULL;
+
+		if (i < n_files) {
+			path = strdup(sel->files[i]);
+		} else {
+			if (!store || !*store)
+				return sb_error_set(err, -EINVAL, "--%s %s: id= needs the results store; pass "
+						    "--store DIR", role, selector);
+			if (asprintf(&path, "%s/%s", store, sel->ids[i - n_files]) < 0)
+				path = NULL;
+		}
+		if (!path)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		r = load_push(pool, path, v, n, err);
+		/* the loader's message names the file; an id needs saying where it was looked for */
+		if (r == -ENOENT && i >= n_files)
+			return sb_error_set(err, r, "--%s %s: no run %s in the results store %s", role, selector,
+					    sel->ids[i - n_files], store);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -377,55 +438,17 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
 		goto out;
 
 	if (sel.files || sel.ids) {
-		size_t n_files = strv_length(sel.files), n_ids = strv_length(sel.ids);
-
 		kind = SOURCE_NAMED;
-		for (size_t i = 0; i < n_files + n_ids; i++) {
-			_cleanup_free_ char *path = NULL;
-			struct compare_report *rep;
-
-			if (i < n_files) {
-				path = strdup(sel.files[i]);
-			} else {
-				if (!store || !*store) {
-					r = sb_error_set(err, -EINVAL, "--%s %s: id= needs the results store; pass "
-							 "--store DIR", role, selector);
-					goto out;
-				}
-				if (asprintf(&path, "%s/%s", store, sel.ids[i - n_files]) < 0)
-					path = NULL;
-			}
-			if (!path) {
-				r = sb_error_set(err, -ENOMEM, "out of memory");
-				goto out;
-			}
-			r = compare_pool_load(pool, path, &rep, err);
-			if (r < 0) {
-				/* the loader's message names the file; an id needs saying where it was looked for */
-				if (i >= n_files && r == -ENOENT)
-					sb_error_set(err, r, "--%s %s: no run %s in the results store %s", role, selector,
-						     sel.ids[i - n_files], store);
-				goto out;
-			}
-			if (push_report(&reports, &n_reports, rep) < 0) {
-				r = sb_error_set(err, -ENOMEM, "out of memory");
-				goto out;
-			}
-		}
+		r = load_named(pool, role, selector, &sel, store, &reports, &n_reports, err);
+		if (r < 0)
+			goto out;
 		where = strdup("the named runs");
 	} else if (n_default_sources) {
 		kind = SOURCE_DEFAULT;
-		for (size_t i = 0; i < n_default_sources; i++) {
-			struct compare_report *rep;
-
-			r = compare_pool_load(pool, default_sources[i], &rep, err);
-			if (r < 0)
-				goto out;
-			if (push_report(&reports, &n_reports, rep) < 0) {
-				r = sb_error_set(err, -ENOMEM, "out of memory");
-				goto out;
-			}
-		}
+		for (size_t i = 0; i < n_default_sources && r >= 0; i++)
+			r = load_push(pool, default_sources[i], &reports, &n_reports, err);
+		if (r < 0)
+			goto out;
 		where = strdup("the reports given");
 	} else {
 		kind = SOURCE_STORE;

@@ -911,12 +911,10 @@ static bool side_emulated(const struct compare_side *s)
 	return false;
 }
 
-int compare_compute(const struct compare_side *baseline, const struct compare_side *patched,
-		    const struct compare_options *opts, struct compare_result **out, struct sb_error *err)
+/* The options and sides compare can work with at all. */
+static int check_request(const struct compare_side *baseline, const struct compare_side *patched,
+			 const struct compare_options *opts, struct sb_error *err)
 {
-	struct compare_result *res;
-	int r;
-
 	if (!(opts->alpha > 0.0 && opts->alpha < 1.0))
 		return sb_error_set(err, -EINVAL, "--alpha %g: must be between 0 and 1 (e.g. 0.05)", opts->alpha);
 	if (!(opts->threshold_pct >= 0.0) || !isfinite(opts->threshold_pct))
@@ -929,16 +927,13 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 		return sb_error_set(err, -EINVAL, "--baseline %s and --patched %s select the same repetitions "
 				    "(label '%s'); for a noise floor use --aa %s", baseline->selector,
 				    patched->selector, baseline->label, baseline->selector);
+	return 0;
+}
 
-	res = calloc(1, sizeof(*res));
-	if (!res)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	res->opts = *opts;
-	res->side[0] = baseline;
-	res->side[1] = patched;
-	res->emulated[0] = side_emulated(baseline);
-	res->emulated[1] = side_emulated(patched);
-	/* the defaults are the snapshot's: a scenario with its own window has its own (the sides share a scenario, below) */
+/* The defaults are the snapshot's: a scenario with its own window has its own (the sides share a scenario). */
+static void apply_scenario_defaults(struct compare_result *res, const struct compare_side *baseline,
+				    const struct compare_options *opts)
+{
 	for (size_t i = 0; i < ARRAY_SIZE(scenario_defaults); i++) {
 		const typeof(scenario_defaults[0]) *d = &scenario_defaults[i];
 		if (!is_scenario(baseline, d->scenario))
@@ -952,11 +947,12 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 			res->opts.n_metrics = d->n_metrics;
 		}
 	}
+}
 
-	r = compare_check_comparable(baseline, patched, &res->diffs, &res->n_diffs, err);
-	if (r < 0)
-		goto fail;
-	if (res->n_diffs && !opts->force) {
+/* Runs that differ: refused with each difference named, or with --force compared with a warning for each. */
+static int check_differences(struct compare_result *res, struct sb_error *err)
+{
+	if (res->n_diffs && !res->opts.force) {
 		struct strbuf b = { 0 };
 		strbuf_appendf(&b, "the runs are not comparable:");
 		for (size_t i = 0; i < res->n_diffs && i < 8; i++) {
@@ -972,29 +968,64 @@ int compare_compute(const struct compare_side *baseline, const struct compare_si
 		strbuf_appendf(&b, " compare runs of the same scenario, VM size, guest workload, timing and "
 			    "accelerator, or pass --force to compare them anyway");
 		_cleanup_free_ char *msg = strbuf_steal(&b);
-		r = sb_error_set(err, -EINVAL, "%s", msg ? msg : "the runs are not comparable");
-		goto fail;
+		return sb_error_set(err, -EINVAL, "%s", msg ? msg : "the runs are not comparable");
 	}
 	for (size_t i = 0; i < res->n_diffs; i++) {
 		const struct compare_difference *d = &res->diffs[i];
 		if (add_warning(res, "compared despite a difference (--force): %s (%s): %s in run %s, %s in run %s",
 				d->field, d->where, d->value_a, d->report_a, d->value_b, d->report_b) < 0)
-			goto oom;
+			return sb_error_set(err, -ENOMEM, "out of memory");
 	}
+	return 0;
+}
+
+/* The sides' notes, and too few repetitions for any metric to reach significance, as warnings. */
+static int add_side_warnings(struct compare_result *res)
+{
+	const struct compare_side *baseline = res->side[0], *patched = res->side[1];
+
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; res->side[s]->notes && res->side[s]->notes[i]; i++)
 			if ((!strncmp(res->side[s]->notes[i], "skipped ", 8)
 				     ? add_warning(res, "%s", res->side[s]->notes[i])
 				     : add_warning(res, "%s: %s", res->side[s]->role, res->side[s]->notes[i])) < 0)
-				goto oom;
+				return -ENOMEM;
 
 	double floor = stats_mwu_p_floor(baseline->n_reps, patched->n_reps);
-	if (floor > opts->alpha &&
+	if (floor > res->opts.alpha &&
 	    add_warning(res, "%zu vs %zu repetitions: no metric can reach significance at alpha %g (smallest "
 			"possible p %.3g); run at least %zu repetitions per arm", baseline->n_reps, patched->n_reps,
-			opts->alpha, floor, reps_needed(opts->alpha)) < 0)
-		goto oom;
+			res->opts.alpha, floor, reps_needed(res->opts.alpha)) < 0)
+		return -ENOMEM;
+	return 0;
+}
 
+int compare_compute(const struct compare_side *baseline, const struct compare_side *patched,
+		    const struct compare_options *opts, struct compare_result **out, struct sb_error *err)
+{
+	struct compare_result *res;
+	int r;
+
+	r = check_request(baseline, patched, opts, err);
+	if (r < 0)
+		return r;
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	res->opts = *opts;
+	res->side[0] = baseline;
+	res->side[1] = patched;
+	res->emulated[0] = side_emulated(baseline);
+	res->emulated[1] = side_emulated(patched);
+	apply_scenario_defaults(res, baseline, opts);
+
+	r = compare_check_comparable(baseline, patched, &res->diffs, &res->n_diffs, err);
+	if (r >= 0)
+		r = check_differences(res, err);
+	if (r < 0)
+		goto fail;
+	if (add_side_warnings(res) < 0)
+		goto oom;
 	for (size_t w = 0; w < res->opts.n_windows; w++) {
 		r = compute_window(res, res->opts.windows[w], err);
 		if (r < 0)

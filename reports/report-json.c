@@ -576,19 +576,10 @@ static struct json_object *b_live_migration(struct json_build *b, const struct r
 	return o;
 }
 
-static struct json_object *b_rep(struct json_build *b, const struct report *r, struct report_rep *rep,
-				 struct json_object **summaries)
+/* A repetition's "vm": its QEMU, and the libvirt domain it ran as. */
+static struct json_object *b_rep_vm(struct json_build *b, const struct report_rep *rep)
 {
-	struct json_object *o = jb_obj(b), *vm = jb_obj(b), *argv = jb_arr(b), *g = jb_obj(b), *s = jb_obj(b);
-	struct json_object *windows = jb_obj(b), *tl = jb_arr(b), *totals = jb_obj(b);
-	const struct report_snapshot *sn = &rep->snapshot;
-
-	jb_add(b, o, "index", jb_u64(b, rep->index));
-	jb_add(b, o, "arm", jb_str(b, r->arms[rep->arm].label));
-	jb_add(b, o, "state", jb_str(b, report_rep_state_to_string(rep->state)));
-	jb_add(b, o, "error", b_error(b, &rep->error));
-	jb_add(b, o, "started", b_time(b, rep->started_ns));
-	jb_add(b, o, "finished", b_time(b, rep->finished_ns));
+	struct json_object *vm = jb_obj(b), *argv = jb_arr(b);
 
 	jb_add(b, vm, "backend", jb_str(b, rep->backend ? rep->backend : "qemu"));
 	jb_add(b, vm, "pid", rep->pid > 0 ? jb_i64(b, rep->pid) : NULL);
@@ -609,13 +600,13 @@ static struct json_object *b_rep(struct json_build *b, const struct report *r, s
 		jb_add(b, lv, "taints", taints);
 		jb_add(b, vm, "libvirt", lv);
 	}
-	jb_add(b, o, "vm", vm);
+	return vm;
+}
 
-	jb_add(b, g, "kind", jb_str(b, rep->guest_kind ? rep->guest_kind : "micro"));
-	jb_add(b, g, "clock", jb_str(b, rep->guest_clock));
-	jb_add(b, g, "tsc_khz", rep->tsc_khz ? jb_u64(b, rep->tsc_khz) : NULL);
-	jb_add(b, g, "pattern", jb_str(b, str_or_empty(rep->pattern)));
-	jb_add(b, o, "guest", g);
+/* A repetition's "snapshot": the background snapshot's outcome, and its sink's throttle. */
+static struct json_object *b_snapshot(struct json_build *b, const struct report_snapshot *sn)
+{
+	struct json_object *s = jb_obj(b);
 
 	jb_add(b, s, "status", jb_str(b, report_snapshot_status_to_string(sn->status)));
 	jb_add(b, s, "started_s", b_num_or_null(sn->started_s));
@@ -642,21 +633,50 @@ static struct json_object *b_rep(struct json_build *b, const struct report *r, s
 	} else {
 		jb_add(b, s, "throttle", NULL);
 	}
-	jb_add(b, o, "snapshot", s);
+	return s;
+}
+
+/* A kernel arm's repetition: the host VM it ran in. */
+static struct json_object *b_rep_host_vm(struct json_build *b, const struct report_rep *rep)
+{
+	struct json_object *h = jb_obj(b);
+
+	jb_add(b, h, "pid", rep->host_vm_pid > 0 ? jb_i64(b, rep->host_vm_pid) : NULL);
+	jb_add(b, h, "boot_s", b_num_or_null(rep->host_vm_boot_s));
+	jb_add(b, h, "console_log", jb_str(b, rep->host_vm_console));
+	jb_add(b, h, "retried_after", jb_str(b, rep->host_vm_retried));
+	return h;
+}
+
+static struct json_object *b_rep(struct json_build *b, const struct report *r, struct report_rep *rep,
+				 struct json_object **summaries)
+{
+	struct json_object *o = jb_obj(b), *g = jb_obj(b), *windows = jb_obj(b), *tl = jb_arr(b), *totals = jb_obj(b);
+
+	jb_add(b, o, "index", jb_u64(b, rep->index));
+	jb_add(b, o, "arm", jb_str(b, r->arms[rep->arm].label));
+	jb_add(b, o, "state", jb_str(b, report_rep_state_to_string(rep->state)));
+	jb_add(b, o, "error", b_error(b, &rep->error));
+	jb_add(b, o, "started", b_time(b, rep->started_ns));
+	jb_add(b, o, "finished", b_time(b, rep->finished_ns));
+
+	jb_add(b, o, "vm", b_rep_vm(b, rep));
+
+	jb_add(b, g, "kind", jb_str(b, rep->guest_kind ? rep->guest_kind : "micro"));
+	jb_add(b, g, "clock", jb_str(b, rep->guest_clock));
+	jb_add(b, g, "tsc_khz", rep->tsc_khz ? jb_u64(b, rep->tsc_khz) : NULL);
+	jb_add(b, g, "pattern", jb_str(b, str_or_empty(rep->pattern)));
+	jb_add(b, o, "guest", g);
+
+	jb_add(b, o, "snapshot", b_snapshot(b, &rep->snapshot));
 	if (rep->migration.set)
 		jb_add(b, o, "migration", b_live_migration(b, rep));
 	if (rep->postcopy.set)
 		jb_add(b, o, "postcopy", b_postcopy(b, rep));
 	if (rep->numa.set)
 		jb_add(b, o, "numa", b_numa(b, rep));
-	if (rep->host_vm) {
-		struct json_object *h = jb_obj(b);
-		jb_add(b, h, "pid", rep->host_vm_pid > 0 ? jb_i64(b, rep->host_vm_pid) : NULL);
-		jb_add(b, h, "boot_s", b_num_or_null(rep->host_vm_boot_s));
-		jb_add(b, h, "console_log", jb_str(b, rep->host_vm_console));
-		jb_add(b, h, "retried_after", jb_str(b, rep->host_vm_retried));
-		jb_add(b, o, "host_vm", h);
-	}
+	if (rep->host_vm)
+		jb_add(b, o, "host_vm", b_rep_host_vm(b, rep));
 
 	for (size_t w = 0; w < N_SUMMARY_WINDOWS; w++)
 		if (summaries[w])
@@ -670,6 +690,49 @@ static struct json_object *b_rep(struct json_build *b, const struct report *r, s
 		jb_add(b, totals, rep->counters[c], jb_u64(b, report_rep_counter_total(rep, c, -1)));
 	jb_add(b, o, "totals", totals);
 	return o;
+}
+
+/* Where the run ran: "accel" (and timing), and "host_vm" when it went into one. */
+static void b_placement(struct json_build *b, struct json_object *o, const struct report_placement *pl)
+{
+	struct json_object *a = jb_obj(b), *h = NULL;
+
+	jb_add(b, a, "guest", jb_str(b, pl->guest_accel));
+	jb_add(b, a, "host_vm", *pl->host_vm_accel ? jb_str(b, pl->host_vm_accel) : NULL);
+	jb_add(b, a, "timing", jb_str(b, report_placement_emulated(pl) ? "emulated" : "native"));
+	jb_add(b, a, "reason", jb_str(b, str_or_empty(pl->reason)));
+	jb_add(b, o, "accel", a);
+	if (pl->host_vm) {
+		h = jb_obj(b);
+		jb_add(b, h, "fallback", json_object_new_boolean(pl->fell_back));
+		jb_add(b, h, "reason", jb_str(b, str_or_empty(pl->reason)));
+		jb_add(b, h, "kernel", pl->kernel ? jb_str(b, pl->kernel) : NULL);
+		jb_add(b, h, "kernel_source", pl->kernel_how ? jb_str(b, pl->kernel_how) : NULL);
+	}
+	jb_add(b, o, "host_vm", h);
+}
+
+/* "runner": what the run engine itself cost, its CPU split by part. */
+static struct json_object *b_runner_usage(struct json_build *b, const struct report *r)
+{
+	struct json_object *u = jb_obj(b), *c;
+	double other = r->usage.cpu_user_s + r->usage.cpu_system_s;
+
+	jb_add(b, u, "cpu_user_s", json_number_new(r->usage.cpu_user_s));
+	jb_add(b, u, "cpu_system_s", json_number_new(r->usage.cpu_system_s));
+	jb_add(b, u, "wall_s", json_number_new(r->usage.wall_s));
+	jb_add(b, u, "samples", jb_u64(b, r->usage.samples));
+	c = jb_obj(b);
+	for (int i = 0; i < REPORT_CPU_MAX; i++) {
+		jb_add(b, c, report_cpu_to_string(i), json_number_new(r->usage.cpu_s[i]));
+		other -= r->usage.cpu_s[i];
+	}
+	/* the per-thread clocks and getrusage() round apart by a few microseconds */
+	jb_add(b, c, "other_s", json_number_new(other > 0 ? other : 0));
+	jb_add(b, u, "cpu", c);
+	jb_add(b, u, "wakeups", jb_u64(b, r->usage.wakeups));
+	jb_add(b, u, "telemetry_reads", jb_u64(b, r->usage.telemetry_reads));
+	return u;
 }
 
 /* rows_text: the rows as report_write() rendered them before (the object is only for printing) */
@@ -702,23 +765,8 @@ static int to_json(const struct report *r, bool rows_text, struct json_object **
 	jb_add(b, o, "finished", b_time(b, r->finished_ns));
 	jb_add(b, o, "spec", r->spec ? json_object_get(r->spec) : jb_obj(b));
 	jb_add(b, o, "host", b_host(b, r));
-	if (r->placement.set) {
-		const struct report_placement *pl = &r->placement;
-		struct json_object *a = jb_obj(b), *h = NULL;
-		jb_add(b, a, "guest", jb_str(b, pl->guest_accel));
-		jb_add(b, a, "host_vm", *pl->host_vm_accel ? jb_str(b, pl->host_vm_accel) : NULL);
-		jb_add(b, a, "timing", jb_str(b, report_placement_emulated(pl) ? "emulated" : "native"));
-		jb_add(b, a, "reason", jb_str(b, str_or_empty(pl->reason)));
-		jb_add(b, o, "accel", a);
-		if (pl->host_vm) {
-			h = jb_obj(b);
-			jb_add(b, h, "fallback", json_object_new_boolean(pl->fell_back));
-			jb_add(b, h, "reason", jb_str(b, str_or_empty(pl->reason)));
-			jb_add(b, h, "kernel", pl->kernel ? jb_str(b, pl->kernel) : NULL);
-			jb_add(b, h, "kernel_source", pl->kernel_how ? jb_str(b, pl->kernel_how) : NULL);
-		}
-		jb_add(b, o, "host_vm", h);
-	}
+	if (r->placement.set)
+		b_placement(b, o, &r->placement);
 	jb_add(b, o, "probes", b_probes(b, r));
 	jb_add(b, o, "metric_info", b_metric_info(b, summaries, n_sum));
 	jb_add(b, o, "arms", b_arms(b, r, summaries));
@@ -726,25 +774,8 @@ static int to_json(const struct report *r, bool rows_text, struct json_object **
 	for (size_t i = 0; i < r->n_reps; i++)
 		jb_push(b, reps, b_rep(b, r, r->reps[i], &summaries[i * N_SUMMARY_WINDOWS]));
 	jb_add(b, o, "repetitions", reps);
-	if (r->usage.set) {
-		struct json_object *u = jb_obj(b);
-		jb_add(b, u, "cpu_user_s", json_number_new(r->usage.cpu_user_s));
-		jb_add(b, u, "cpu_system_s", json_number_new(r->usage.cpu_system_s));
-		jb_add(b, u, "wall_s", json_number_new(r->usage.wall_s));
-		jb_add(b, u, "samples", jb_u64(b, r->usage.samples));
-		struct json_object *c = jb_obj(b);
-		double other = r->usage.cpu_user_s + r->usage.cpu_system_s;
-		for (int i = 0; i < REPORT_CPU_MAX; i++) {
-			jb_add(b, c, report_cpu_to_string(i), json_number_new(r->usage.cpu_s[i]));
-			other -= r->usage.cpu_s[i];
-		}
-		/* the per-thread clocks and getrusage() round apart by a few microseconds */
-		jb_add(b, c, "other_s", json_number_new(other > 0 ? other : 0));
-		jb_add(b, u, "cpu", c);
-		jb_add(b, u, "wakeups", jb_u64(b, r->usage.wakeups));
-		jb_add(b, u, "telemetry_reads", jb_u64(b, r->usage.telemetry_reads));
-		jb_add(b, o, "runner", u);
-	}
+	if (r->usage.set)
+		jb_add(b, o, "runner", b_runner_usage(b, r));
 
 	for (size_t i = 0; i < n_sum; i++)
 		json_object_put(summaries[i]);

@@ -383,27 +383,80 @@ static int summarize_postcopy(const struct report *r, const struct report_rep *r
 	return add_value(metrics, def->name, (double)p->mismatches);
 }
 
-int report_rep_window_summary(const struct report *r, const struct report_rep *rep, enum report_window w,
-			      struct json_object **ret)
+/* The rows of window w: where it starts and how long it lasts; false when it has none. */
+static bool window_span(const struct report_rep *rep, enum report_window w, double *start, double *duration)
 {
-	_cleanup_free_ uint64_t *merged = NULL;
-	bool have_merged = false, any = false;
-	double start = 0, duration = 0;
-	struct json_object *o = NULL, *metrics = NULL, *unavailable = NULL;
-	char buf[256];
-	int k = -ENOMEM;
+	bool any = false;
 
-	*ret = NULL;
+	*start = *duration = 0;
 	for (size_t i = 0; i < rep->n_rows; i++) {
 		const struct report_row *row = &rep->rows[i];
 		if (row->window != w)
 			continue;
 		if (!any)
-			start = row->t_s - row->dt_s;
+			*start = row->t_s - row->dt_s;
 		any = true;
-		duration += row->dt_s;
+		*duration += row->dt_s;
 	}
-	if (!any)
+	return any;
+}
+
+/* A family of counters (def->counter.MEMBER): each member's count or rate in window w. */
+static int summarize_family(const struct report_rep *rep, const struct report_metric_def *def, enum report_window w,
+			    double duration, struct json_object *metrics, struct json_object *unavailable)
+{
+	size_t plen = strlen(def->counter);
+	char buf[256];
+	int k = 0;
+
+	for (size_t c = 0; c < rep->n_counters && k >= 0; c++) {
+		const char *name = rep->counters[c];
+		if (strncmp(name, def->counter, plen) || name[plen] != '.' || !name[plen + 1])
+			continue;
+		snprintf(buf, sizeof(buf), "%s.%s", def->name, name + plen + 1);
+		if (def->window_count)
+			k = add_value(metrics, buf, (double)report_rep_counter_total(rep, c, (int)w));
+		else if (duration <= 0)
+			k = add_unavailable(metrics, unavailable, buf, "the window has no duration");
+		else
+			k = add_value(metrics, buf, (double)report_rep_counter_total(rep, c, (int)w) / duration);
+	}
+	return k;
+}
+
+/* One counter's rate in window w, or why there is none; nothing for a counter this report never measured. */
+static int summarize_rate(const struct report *r, const struct report_rep *rep, const struct report_metric_def *def,
+			  enum report_window w, double duration, struct json_object *metrics,
+			  struct json_object *unavailable)
+{
+	const struct report_probe *p = report_find_probe(r, def->counter);
+	int c = counter_index(rep, def->counter);
+	char buf[256];
+
+	if (p && !p->available && c >= 0)
+		/* read (as 0) but it cannot move on this host: not a measurement */
+		return add_unavailable(metrics, unavailable, def->name, missing_reason(r, def->counter, buf, sizeof(buf)));
+	if (c < 0) {
+		if (!p)
+			return 0; /* never measured: not part of this report */
+		return add_unavailable(metrics, unavailable, def->name, missing_reason(r, def->counter, buf, sizeof(buf)));
+	}
+	if (duration <= 0)
+		return add_unavailable(metrics, unavailable, def->name, "the window has no duration");
+	return add_value(metrics, def->name, (double)report_rep_counter_total(rep, (size_t)c, (int)w) / duration);
+}
+
+int report_rep_window_summary(const struct report *r, const struct report_rep *rep, enum report_window w,
+			      struct json_object **ret)
+{
+	_cleanup_free_ uint64_t *merged = NULL;
+	bool have_merged = false;
+	double start, duration;
+	struct json_object *o = NULL, *metrics = NULL, *unavailable = NULL;
+	int k = -ENOMEM;
+
+	*ret = NULL;
+	if (!window_span(rep, w, &start, &duration))
 		return 0;
 
 	o = json_object_new_object();
@@ -434,39 +487,9 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 		} else if (!strcmp(def->counter, LATENCY_COUNTER)) {
 			k = summarize_latency(r, rep, w, def, metrics, unavailable, &merged, &have_merged);
 		} else if (def->family) {
-			size_t plen = strlen(def->counter);
-			k = 0;
-			for (size_t c = 0; c < rep->n_counters && k >= 0; c++) {
-				const char *name = rep->counters[c];
-				if (strncmp(name, def->counter, plen) || name[plen] != '.' || !name[plen + 1])
-					continue;
-				snprintf(buf, sizeof(buf), "%s.%s", def->name, name + plen + 1);
-				if (def->window_count)
-					k = add_value(metrics, buf, (double)report_rep_counter_total(rep, c, (int)w));
-				else if (duration <= 0)
-					k = add_unavailable(metrics, unavailable, buf, "the window has no duration");
-				else
-					k = add_value(metrics, buf,
-						      (double)report_rep_counter_total(rep, c, (int)w) / duration);
-			}
+			k = summarize_family(rep, def, w, duration, metrics, unavailable);
 		} else {
-			const struct report_probe *p = report_find_probe(r, def->counter);
-			int c = counter_index(rep, def->counter);
-			if (p && !p->available && c >= 0) {
-				/* read (as 0) but it cannot move on this host: not a measurement */
-				k = add_unavailable(metrics, unavailable, def->name,
-						    missing_reason(r, def->counter, buf, sizeof(buf)));
-			} else if (c < 0) {
-				if (!report_find_probe(r, def->counter))
-					continue; /* never measured: not part of this report */
-				k = add_unavailable(metrics, unavailable, def->name,
-						    missing_reason(r, def->counter, buf, sizeof(buf)));
-			} else if (duration <= 0) {
-				k = add_unavailable(metrics, unavailable, def->name, "the window has no duration");
-			} else {
-				k = add_value(metrics, def->name,
-					      (double)report_rep_counter_total(rep, (size_t)c, (int)w) / duration);
-			}
+			k = summarize_rate(r, rep, def, w, duration, metrics, unavailable);
 		}
 		if (k < 0)
 			goto fail;

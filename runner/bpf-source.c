@@ -35,7 +35,7 @@ struct bpf_source {
 	struct sb_probes *p;
 	struct report *r;
 	bool attribution;
-	bool zaps_by_cause;     /* bpf.sptes_zapped.CAUSE: counted (see record_zap_causes()) */
+	bool zaps_by_cause;     /* bpf.sptes_zapped.CAUSE: counted (see record_zaps()) */
 	struct sb_probe_snapshot snap;
 	bool exit_slot_seen[SB_EXIT_SLOTS]; /* its counter has a probes entry */
 	/* the same for bpf.mn_invalidate.CAUSE.event.E and .flag.F (bit SB_MN_FLAG_VALUE_BITS: any higher one) */
@@ -185,7 +185,8 @@ static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
  * timed calls' histograms, the exit reasons, then the causes and the zaps
  * by cause where counted. Which are available is settled at open.
  */
-static int record_probes(struct bpf_source *s, struct report *r)
+/* Each counter's events, with its pages, kernel threads' events or detail. */
+static int record_counters(struct bpf_source *s, struct report *r)
 {
 	const struct sb_counts *cs = &s->snap.c;
 	char key[128], suffix[128];
@@ -219,6 +220,16 @@ static int record_probes(struct bpf_source *s, struct report *r)
 				k = key_add(s, dkey, &t->detail);
 		}
 	}
+	return k;
+}
+
+/* The timed calls' latency histograms. */
+static int record_timed(struct bpf_source *s, struct report *r)
+{
+	const struct sb_counts *cs = &s->snap.c;
+	char key[128];
+	int k = 0;
+
 	for (size_t t = 0; t < ARRAY_SIZE(timed_keys) && k >= 0; t++) {
 		const struct sb_counter_info *ci = sb_probes_counter(s->p, timed_keys[t].counter);
 		if (!ci || !ci->available)
@@ -230,8 +241,16 @@ static int record_probes(struct bpf_source *s, struct report *r)
 				k = key_add(s, key, &cs->timed_hist[timed_keys[t].which][b]);
 		}
 	}
-	if (k >= 0)
-		k = key_add(s, NULL, NULL); /* the exit reasons: their probes entries as they appear */
+	return k;
+}
+
+/* The causes of invalidations and remote shootdowns, where attribution works (else why not). */
+static int record_causes(struct bpf_source *s, struct report *r)
+{
+	const struct sb_counts *cs = &s->snap.c;
+	char key[128], suffix[128];
+	int k = 0;
+
 	for (size_t a = 0; a < ARRAY_SIZE(attr_keys) && k >= 0; a++) {
 		const struct sb_counter_info *ci = sb_probes_counter(s->p, attr_keys[a].counter);
 		if (!ci || !ci->available)
@@ -259,9 +278,16 @@ static int record_probes(struct bpf_source *s, struct report *r)
 			}
 		}
 	}
-	const struct sb_counter_info *mn = sb_probes_counter(s->p, SB_C_MN_INVALIDATE);
-	if (k >= 0 && mn && mn->available)
-		k = key_add_kind(s, NULL, NULL, READ_MN_CAUSES);
+	return k;
+}
+
+/* The SPTEs zapped inside the VM's invalidations, by cause (else why not). */
+static int record_zaps(struct bpf_source *s, struct report *r)
+{
+	const struct sb_counts *cs = &s->snap.c;
+	char key[128], suffix[128];
+	int k = 0;
+
 	const struct sb_counter_info *tdp = sb_probes_counter(s->p, SB_C_TDP_SPTE);
 	const char *why = zap_causes_unavailable(s);
 	s->zaps_by_cause = !why;
@@ -276,6 +302,24 @@ static int record_probes(struct bpf_source *s, struct report *r)
 		if (k >= 0 && !why)
 			k = key_add(s, key, &cs->zap_cause[c]);
 	}
+	return k;
+}
+
+static int record_probes(struct bpf_source *s, struct report *r)
+{
+	int k = record_counters(s, r);
+
+	if (k >= 0)
+		k = record_timed(s, r);
+	if (k >= 0)
+		k = key_add(s, NULL, NULL); /* the exit reasons: their probes entries as they appear */
+	if (k >= 0)
+		k = record_causes(s, r);
+	const struct sb_counter_info *mn = sb_probes_counter(s->p, SB_C_MN_INVALIDATE);
+	if (k >= 0 && mn && mn->available)
+		k = key_add_kind(s, NULL, NULL, READ_MN_CAUSES);
+	if (k >= 0)
+		k = record_zaps(s, r);
 	return k;
 }
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -19,9 +18,11 @@
 #include "json-util.h"
 #include "kvm-flavour.h"
 #include "macro.h"
+#include "qemu-binary.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "report.h"
+#include "spawn-program.h"
 #include "strv.h"
 #include "vm.h"
 
@@ -139,140 +140,134 @@ void qemu_info_done(struct qemu_info *q)
 	q->path = NULL;
 }
 
+/* Starts QEMU stopped, without a machine, its QMP on a socketpair: our end in *ret_fd. */
+static int qemu_probe_start(const char *path, pid_t *ret_pid, int *ret_fd, struct sb_error *err)
+{
+	_cleanup_close_ int ours = -1, theirs = -1;
+	char msg[SB_ERROR_MAX];
+	int sp[2], r;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return sb_error_set(err, -errno, "socketpair: %s", strerror(errno));
+	ours = sp[0];
+	theirs = sp[1];
+	char *argv[] = { (char *)path, "-machine", "none,accel=kvm:tcg", "-nodefaults", "-no-user-config", "-display",
+			 "none", "-S", "-chardev", "socket,id=sbqmp,fd=3", "-mon", "chardev=sbqmp,mode=control", NULL };
+	const struct spawn_fd fds[] = { { SPAWN_DEV_NULL, 0 }, { SPAWN_DEV_NULL, 1 }, { SPAWN_DEV_NULL, 2 }, { theirs, 3 } };
+	r = spawn_start(&(struct spawn_options){ .argv = argv, .path = path, .fds = fds, .n_fds = ARRAY_SIZE(fds),
+						 .parent_death_signal = SIGKILL },
+			ret_pid, err);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+		return sb_error_set(err, r, "QEMU probe: %s; install qemu-system-x86 or pass --qemu PATH", msg);
+	}
+	*ret_fd = TAKE_FD(ours);
+	return 0;
+}
+
+/* Which migration capabilities QEMU has; one it lacks is -ENOENT there: the feature is missing, the probe goes on. */
+static int qemu_probe_capabilities(struct qmp_client *c, struct qemu_info *ret, struct sb_error *err)
+{
+	static const struct {
+		const char *name;
+		enum qemu_feature f;
+	} cap_features[] = {
+		{ "background-snapshot", QEMU_FEATURE_BACKGROUND_SNAPSHOT },
+		{ "postcopy-ram", QEMU_FEATURE_POSTCOPY_RAM },
+		{ "postcopy-preempt", QEMU_FEATURE_POSTCOPY_PREEMPT },
+	};
+	struct sb_error ce = {};
+	bool on;
+	int r = 0;
+
+	for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(cap_features); k++) {
+		r = qmp_query_migrate_capability(c, cap_features[k].name, &on, &ce);
+		ret->has[cap_features[k].f] = r >= 0;
+		if (r == -ENOENT)
+			r = 0;
+		else if (r < 0 && err)
+			*err = ce;
+	}
+	return r;
+}
+
+/* Asks the QEMU behind c its version and what it can do, into ret. */
+static int qemu_probe_ask(struct qmp_client *c, struct qemu_info *ret, struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *schema = NULL;
+	_cleanup_json_ struct json_object *kvm = NULL;
+	struct json_object *en;
+	struct qmp_version v;
+	bool user;
+	int r;
+
+	qmp_client_set_command_timeout(c, 10000);
+	r = qmp_client_version(c, &v, err);
+	if (r < 0)
+		return r;
+	ret->major = v.major;
+	ret->minor = v.minor;
+	ret->micro = v.micro;
+	snprintf(ret->package, sizeof(ret->package), "%s", v.package);
+	r = qmp_query_qmp_schema(c, &schema, err);
+	if (r < 0)
+		return r;
+	ret->has[QEMU_FEATURE_QUERY_STATS] = qmp_schema_has_command(schema, "query-stats");
+	/* the newer form is used only where both sides of a migration take it */
+	ret->has[QEMU_FEATURE_MIGRATE_CHANNELS] = qmp_schema_has_argument(schema, "migrate", "channels") &&
+						  qmp_schema_has_argument(schema, "migrate-incoming", "channels");
+	r = qemu_probe_capabilities(c, ret, err);
+	if (r < 0)
+		return r;
+	ret->has_query_stats = ret->has[QEMU_FEATURE_QUERY_STATS];
+	ret->has_background_snapshot = ret->has[QEMU_FEATURE_BACKGROUND_SNAPSHOT];
+	r = qmp_execute(c, "query-kvm", NULL, -1, 10000, &kvm, err);
+	if (r < 0)
+		return r;
+	/* QEMU before 9.1 has no -run-with at all, and answers with an error: no such feature */
+	ret->has[QEMU_FEATURE_RUN_WITH_USER] = qmp_command_line_option_has(c, "run-with", "user", &user, NULL) >= 0 && user;
+	ret->kvm_present = json_object_object_get_ex(kvm, "enabled", &en) && json_object_get_boolean(en);
+	return 0;
+}
+
+/* Reaps the probed QEMU, bounded: quit normally ends it at once. */
+static void qemu_probe_reap(pid_t pid)
+{
+	int st;
+
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	(void)spawn_wait(pid, &st);
+}
+
 int qemu_probe(const char *binary, struct qemu_info *ret, struct sb_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_qmp_client_ struct qmp_client *c = NULL;
-	_cleanup_json_ struct json_object *schema = NULL;
-	_cleanup_json_ struct json_object *kvm = NULL;
-	struct qmp_version v;
-	int sp[2], errpipe[2], r, e = 0, st;
+	int fd, r, st;
 	pid_t pid;
 
 	memset(ret, 0, sizeof(*ret));
-	r = vm_find_binary(binary ? binary : "qemu-system-x86_64", &path, err);
+	r = vm_find_binary(binary ? binary : QEMU_DEFAULT_BINARY, &path, err);
 	if (r < 0)
 		return r;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		return sb_error_set(err, -errno, "socketpair: %s", strerror(errno));
-	if (pipe2(errpipe, O_CLOEXEC) < 0) {
-		close(sp[0]);
-		close(sp[1]);
-		return sb_error_set(err, -errno, "pipe: %s", strerror(errno));
-	}
-	char *argv[] = { path, "-machine", "none,accel=kvm:tcg", "-nodefaults", "-no-user-config", "-display", "none",
-			 "-S", "-chardev", "socket,id=sbqmp,fd=3", "-mon", "chardev=sbqmp,mode=control", NULL };
-	pid_t parent = getpid();
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(sp[0]);
-		close(sp[1]);
-		close(errpipe[0]);
-		close(errpipe[1]);
-		return sb_error_set(err, r, "fork: %s", strerror(-r));
-	}
-	if (pid == 0) {
-		int fd = fcntl(sp[1], F_DUPFD, 10), efd = fcntl(errpipe[1], F_DUPFD_CLOEXEC, 10);
-		int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(127);
-		if (fd < 0 || efd < 0 || null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 ||
-		    dup2(null_fd, 2) < 0 || dup2(fd, 3) < 0 || dup3(efd, 4, O_CLOEXEC) < 0)
-			_exit(127);
-		close_range(5, ~0U, 0);
-		execv(path, argv);
-		e = errno;
-		if (write(4, &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(sp[1]);
-	close(errpipe[1]);
-	ssize_t n;
-	do
-		n = read(errpipe[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(errpipe[0]);
-	if (n == sizeof(e)) {
-		close(sp[0]);
-		waitpid(pid, NULL, 0);
-		return sb_error_set(err, -e, "QEMU %s: cannot execute: %s; install qemu-system-x86 or pass --qemu PATH",
-				    path, strerror(e));
-	}
-
-	r = qmp_connect_fd(sp[0], "QEMU probe", 30000, NULL, &c, err);
+	r = qemu_probe_start(path, &pid, &fd, err);
+	if (r < 0)
+		return r;
+	r = qmp_connect_fd(fd, "QEMU probe", 30000, NULL, &c, err);
 	if (r < 0) {
 		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		(void)spawn_wait(pid, &st);
 		return sb_error_prefix(err, "QEMU %s did not answer on QMP", path);
 	}
-	qmp_client_set_command_timeout(c, 10000);
-	r = qmp_client_version(c, &v, err);
-	if (r >= 0) {
-		ret->major = v.major;
-		ret->minor = v.minor;
-		ret->micro = v.micro;
-		snprintf(ret->package, sizeof(ret->package), "%s", v.package);
-		r = qmp_query_qmp_schema(c, &schema, err);
-	}
-	if (r >= 0) {
-		ret->has[QEMU_FEATURE_QUERY_STATS] = qmp_schema_has_command(schema, "query-stats");
-		/* the newer form is used only where both sides of a migration take it */
-		ret->has[QEMU_FEATURE_MIGRATE_CHANNELS] = qmp_schema_has_argument(schema, "migrate", "channels") &&
-							  qmp_schema_has_argument(schema, "migrate-incoming", "channels");
-	}
-	if (r >= 0) {
-		static const struct {
-			const char *name;
-			enum qemu_feature f;
-		} cap_features[] = {
-			{ "background-snapshot", QEMU_FEATURE_BACKGROUND_SNAPSHOT },
-			{ "postcopy-ram", QEMU_FEATURE_POSTCOPY_RAM },
-			{ "postcopy-preempt", QEMU_FEATURE_POSTCOPY_PREEMPT },
-		};
-		struct sb_error ce = {};
-		bool on;
-
-		/* a capability QEMU lacks is -ENOENT: the feature is missing, the probe goes on */
-		for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(cap_features); k++) {
-			r = qmp_query_migrate_capability(c, cap_features[k].name, &on, &ce);
-			ret->has[cap_features[k].f] = r >= 0;
-			if (r == -ENOENT)
-				r = 0;
-			else if (r < 0 && err)
-				*err = ce;
-		}
-	}
-	if (r >= 0) {
-		ret->has_query_stats = ret->has[QEMU_FEATURE_QUERY_STATS];
-		ret->has_background_snapshot = ret->has[QEMU_FEATURE_BACKGROUND_SNAPSHOT];
-		r = qmp_execute(c, "query-kvm", NULL, -1, 10000, &kvm, err);
-	}
-	if (r >= 0) {
-		bool user;
-		/* QEMU before 9.1 has no -run-with at all, and answers with an error: no such feature */
-		ret->has[QEMU_FEATURE_RUN_WITH_USER] =
-			qmp_command_line_option_has(c, "run-with", "user", &user, NULL) >= 0 && user;
-	}
-	if (r >= 0) {
-		struct json_object *en;
-		ret->kvm_present = json_object_object_get_ex(kvm, "enabled", &en) && json_object_get_boolean(en);
-	}
+	r = qemu_probe_ask(c, ret, err);
 	qmp_quit(c, NULL);
 	qmp_client_free(TAKE_PTR(c));
-	/* bounded: quit normally ends it at once */
-	for (int i = 0; i < 200; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			pid = 0;
-			break;
-		}
-		usleep(10000);
-	}
-	if (pid) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	qemu_probe_reap(pid);
 	if (r < 0)
 		return sb_error_prefix(err, "asking QEMU %s about itself", path);
 	ret->path = TAKE_PTR(path);

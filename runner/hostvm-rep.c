@@ -506,16 +506,169 @@ static void rep_dir_path(const char *run_dir, unsigned index, char *buf, size_t 
 	snprintf(buf, len, "%.3900s/hostvm-rep%u", run_dir, index);
 }
 
+/* The files of one repetition's host VM, under RUN_DIR/hostvm-repN. */
+struct rep_paths {
+	char rep_dir[PATH_MAX], out_dir[PATH_MAX + 8], spec_path[PATH_MAX + 16], initrd[PATH_MAX + 16];
+	char log_path[PATH_MAX + 16], pid_path[PATH_MAX + 16], report_path[PATH_MAX + 32];
+};
+
+static void rep_paths_fill(const char *run_dir, unsigned index, struct rep_paths *p)
+{
+	rep_dir_path(run_dir, index, p->rep_dir, sizeof(p->rep_dir));
+	snprintf(p->out_dir, sizeof(p->out_dir), "%s/run", p->rep_dir);
+	snprintf(p->spec_path, sizeof(p->spec_path), "%s/spec.json", p->rep_dir);
+	snprintf(p->initrd, sizeof(p->initrd), "%s/initramfs.cpio", p->rep_dir);
+	snprintf(p->log_path, sizeof(p->log_path), "%s/console.log", p->rep_dir);
+	/* where a supervisor looks for a crashed run's QEMU (snapbenchd's recovery) */
+	snprintf(p->pid_path, sizeof(p->pid_path), "%.3900s/%s", run_dir, RUN_DIR_QEMU_PID);
+	snprintf(p->report_path, sizeof(p->report_path), "%s/" RUN_DIR_REPORT, p->out_dir);
+}
+
+/*
+ * Follows the host VM's port until it ends: 0 once it exited or said it was
+ * done; -ECANCELED when the run was cancelled; -ETIMEDOUT when it did not
+ * boot or run in time; -EHOSTDOWN when it went silent. The host VM is
+ * killed on every error.
+ */
+static int rep_follow(const struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct hostvm *vm, struct follow *f,
+		      const char *log_path, struct sb_error *err)
+{
+	const struct run_spec *spec = ctx->spec;
+	double run_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s + spec->snapshot.timeout_s + 240;
+	uint64_t boot_deadline = vm->start_ns + (uint64_t)(spec->host_vm.boot_timeout_s * 1e9), run_deadline = 0;
+	bool port_open = true;
+	char tail[2048];
+
+	for (;;) {
+		struct pollfd p = { .fd = vm->port_fd, .events = POLLIN };
+		uint64_t now = mono_ns();
+
+		if (ctx->cancel && *ctx->cancel) {
+			hostvm_kill(vm);
+			return sb_error_set(err, -ECANCELED, "cancelled while the host VM ran; QEMU (pid %d) was killed", vm->pid);
+		}
+		if (port_open) {
+			poll(&p, 1, 100);
+			if (hostvm_read_port(vm, on_line, f) == -EPIPE)
+				port_open = false;
+		} else {
+			usleep(100000);
+		}
+		if (f->ready && !run_deadline)
+			run_deadline = now + (uint64_t)(run_s * 1e9);
+		if (hostvm_exited(vm))
+			return 0;
+		if (!f->ready && now > boot_deadline) {
+			hostvm_kill(vm);
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			return sb_error_set(err, -ETIMEDOUT,
+					    "the host VM did not reach the runner within %.0f s (host_vm.boot_timeout_s; %s) and was killed; console: %s",
+					    spec->host_vm.boot_timeout_s, hr->accel, *tail ? tail : "(empty)");
+		}
+		if (f->ready && !f->done && !f->exit_seen && f->last_word_ns &&
+		    now > f->last_word_ns + (uint64_t)SILENCE_LIMIT_S * NSEC_PER_SEC) {
+			hostvm_kill(vm);
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			return sb_error_set(err, -EHOSTDOWN,
+					    "the host VM went silent in the %s step: no word from the runner inside for %d s "
+					    "(it sends one every %d s, so the host VM's kernel is stuck; under TCG a soft lockup "
+					    "of a vCPU in KVM was seen) and was killed; console: %s",
+					    *f->step ? f->step : "first", SILENCE_LIMIT_S, HOSTVM_HEARTBEAT_S, *tail ? tail : "(empty)");
+		}
+		if (run_deadline && now > run_deadline) {
+			hostvm_kill(vm);
+			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+			return sb_error_set(err, -ETIMEDOUT, "the host VM's run took longer than %.0f s and was killed; console: %s",
+					    run_s, *tail ? tail : "(empty)");
+		}
+		if ((f->done || f->exit_seen) && hostvm_wait(vm, EXIT_GRACE_MS) < 0)
+			return 0;
+	}
+}
+
+/* How the host VM's QEMU ended, for a message. */
+static void describe_qemu_end(int wait_status, char *buf, size_t len)
+{
+	/* -no-reboot: status 0 is the host VM's kernel resetting (panic=-1, a triple fault) or powering off */
+	if (WIFEXITED(wait_status))
+		snprintf(buf, len, "QEMU exited with status %d%s", WEXITSTATUS(wait_status),
+			 WEXITSTATUS(wait_status) == 0 ? ": its kernel reset, panicked or powered off" : "");
+	else if (WIFSIGNALED(wait_status))
+		snprintf(buf, len, "QEMU was killed by signal %d", WTERMSIG(wait_status));
+	else
+		snprintf(buf, len, "QEMU ended");
+}
+
+/*
+ * Takes over the repetition the run engine inside wrote through the results
+ * share (what was measured before the end is kept); an error when its run
+ * did not finish or failed before its repetition.
+ */
+static int rep_import_inner(const struct hostvm_rep_ctx *ctx, const struct hostvm *vm, const struct follow *f,
+			    const struct rep_paths *p, struct sb_error *err)
+{
+	_cleanup_json_ struct json_object *inner = NULL;
+	struct json_object *reps = NULL, *st = NULL, *ie = NULL, *im = NULL;
+	struct sb_error e = {};
+	char tail[2048], how[96];
+	bool have = report_read(p->report_path, &inner, &e) >= 0;
+	bool finished = have && json_object_object_get_ex(inner, "state", &st) &&
+			strcmp(json_object_get_string(st), "running") && strcmp(json_object_get_string(st), "queued");
+	size_t n_reps = have && json_object_object_get_ex(inner, "repetitions", &reps) ? json_object_array_length(reps) : 0;
+
+	if (n_reps && report_rep_import(ctx->report, ctx->rep, inner, 0, &e) < 0 && finished) {
+		*err = e;
+		return e.code;
+	}
+	if (!finished) {
+		/* the host VM ended before its run did: killed, panicked, or init gave up */
+		hostvm_console_tail(p->log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
+		describe_qemu_end(vm->wait_status, how, sizeof(how));
+		return sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run %s%s; console: %s", how,
+				    *f->error ? ": " : "", f->error, have ? "finished" : "wrote a report",
+				    f->ready ? "" : " (it never reached the runner)", *tail ? tail : "(empty)");
+	}
+	if (!n_reps) {
+		/* the run inside failed before its repetition (preflight, knobs): say why */
+		json_object_object_get_ex(inner, "error", &ie);
+		json_object_object_get_ex(ie, "message", &im);
+		return sb_error_set(err, -EIO, "the run inside the host VM failed before its repetition: %s",
+				    im ? json_object_get_string(im) : "(no message)");
+	}
+	return 0;
+}
+
+/* Writes the host VM's spec and initramfs, then starts it. */
+static int rep_boot(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const struct rep_paths *p,
+		    struct hostvm **ret, struct sb_error *err)
+{
+	struct hostvm_arm *arm = &hr->arms[ctx->arm];
+	struct hostvm_config cfg;
+	char name[96];
+	int k;
+
+	k = mkdir_p(p->out_dir, 0755);
+	if (k < 0)
+		return sb_error_set(err, k, "host VM results directory %s: %s", p->out_dir, strerror(-k));
+	k = inner_spec(ctx->spec, arm, ctx->arm, p->spec_path, err);
+	if (k >= 0)
+		k = build_initramfs(hr, arm, ctx, p->rep_dir, p->spec_path, p->out_dir, p->initrd, err);
+	if (k < 0)
+		return k;
+	snprintf(name, sizeof(name), "snapbench-hostvm-%s-rep%u", ctx->report->id, ctx->index);
+	vm_config(hr, ctx, p->initrd, p->log_path, p->rep_dir, &cfg);
+	cfg.pid_path = p->pid_path;
+	cfg.name = name;
+	return hostvm_start(&cfg, ret, err);
+}
+
 /* One host VM for the repetition; -EHOSTDOWN when it went silent (its kernel hung). */
 static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
 {
-	const struct run_spec *spec = ctx->spec;
-	struct hostvm_arm *arm = &hr->arms[ctx->arm];
 	struct report_rep *rep = ctx->rep;
 	_cleanup_free_ char *run_dir = realpath(ctx->run_dir, NULL);
-	char rep_dir[PATH_MAX], out_dir[PATH_MAX + 8], spec_path[PATH_MAX + 16], initrd[PATH_MAX + 16];
-	char log_path[PATH_MAX + 16], pid_path[PATH_MAX + 16], report_path[PATH_MAX + 32], phase[64];
-	char tail[2048], msg[SB_ERROR_MAX];
+	struct rep_paths paths, *p = &paths;
+	char phase[64], msg[SB_ERROR_MAX];
 	struct hostvm *vm = NULL;
 	struct follow f = { .ctx = ctx, .boot_s = -1 };
 	int k;
@@ -523,146 +676,31 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 	snprintf(phase, sizeof(phase), "rep %u host-vm", ctx->index);
 	if (!run_dir)
 		return sb_error_set(err, -errno, "run directory %s: %s", ctx->run_dir, strerror(errno));
-	rep_dir_path(run_dir, ctx->index, rep_dir, sizeof(rep_dir));
-	snprintf(out_dir, sizeof(out_dir), "%s/run", rep_dir);
-	snprintf(spec_path, sizeof(spec_path), "%s/spec.json", rep_dir);
-	snprintf(initrd, sizeof(initrd), "%s/initramfs.cpio", rep_dir);
-	snprintf(log_path, sizeof(log_path), "%s/console.log", rep_dir);
-	/* where a supervisor looks for a crashed run's QEMU (snapbenchd's recovery) */
-	snprintf(pid_path, sizeof(pid_path), "%.3900s/%s", run_dir, RUN_DIR_QEMU_PID);
-	snprintf(report_path, sizeof(report_path), "%s/" RUN_DIR_REPORT, out_dir);
+	rep_paths_fill(run_dir, ctx->index, p);
 	rep->host_vm = true;
-	rep->host_vm_console = strdup(log_path);
-	rep->memory_bytes = spec->vm.memory;
-	rep->vcpus = spec->vm.vcpus;
+	rep->host_vm_console = strdup(p->log_path);
+	rep->memory_bytes = ctx->spec->vm.memory;
+	rep->vcpus = ctx->spec->vm.vcpus;
 
-	k = mkdir_p(out_dir, 0755);
-	if (k < 0) {
-		sb_error_set(err, k, "host VM results directory %s: %s", out_dir, strerror(-k));
-		goto fail;
-	}
-	k = inner_spec(spec, arm, ctx->arm, spec_path, err);
-	if (k >= 0)
-		k = build_initramfs(hr, arm, ctx, rep_dir, spec_path, out_dir, initrd, err);
-	if (k < 0)
-		goto fail;
-
-	struct hostvm_config cfg;
-	char name[96];
-	snprintf(name, sizeof(name), "snapbench-hostvm-%s-rep%u", ctx->report->id, ctx->index);
-	vm_config(hr, ctx, initrd, log_path, rep_dir, &cfg);
-	cfg.pid_path = pid_path;
-	cfg.name = name;
-	k = hostvm_start(&cfg, &vm, err);
+	k = rep_boot(hr, ctx, p, &vm, err);
 	if (k < 0)
 		goto fail;
 	f.vm = vm;
 	rep->host_vm_pid = vm->pid;
 	/* a step of its own: the report is written with the QEMU's pid before the host VM can be ready */
 	say_step(ctx, "host-vm-boot");
-
-	double run_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s + spec->snapshot.timeout_s + 240;
-	uint64_t boot_deadline = vm->start_ns + (uint64_t)(spec->host_vm.boot_timeout_s * 1e9), run_deadline = 0;
-	bool port_open = true;
-	for (;;) {
-		struct pollfd p = { .fd = vm->port_fd, .events = POLLIN };
-		uint64_t now = mono_ns();
-
-		if (ctx->cancel && *ctx->cancel) {
-			hostvm_kill(vm);
-			k = sb_error_set(err, -ECANCELED, "cancelled while the host VM ran; QEMU (pid %d) was killed", vm->pid);
-			fail_rep(rep, REPORT_REP_CANCELLED, phase, err->msg);
-			goto out;
-		}
-		if (port_open) {
-			poll(&p, 1, 100);
-			if (hostvm_read_port(vm, on_line, &f) == -EPIPE)
-				port_open = false;
-		} else {
-			usleep(100000);
-		}
-		if (f.ready && !run_deadline)
-			run_deadline = now + (uint64_t)(run_s * 1e9);
-		if (hostvm_exited(vm))
-			break;
-		if (!f.ready && now > boot_deadline) {
-			hostvm_kill(vm);
-			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
-			k = sb_error_set(err, -ETIMEDOUT,
-					 "the host VM did not reach the runner within %.0f s (host_vm.boot_timeout_s; %s) and was killed; console: %s",
-					 spec->host_vm.boot_timeout_s, hr->accel, *tail ? tail : "(empty)");
-			goto fail;
-		}
-		if (f.ready && !f.done && !f.exit_seen && f.last_word_ns &&
-		    now > f.last_word_ns + (uint64_t)SILENCE_LIMIT_S * NSEC_PER_SEC) {
-			hostvm_kill(vm);
-			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
-			k = sb_error_set(err, -EHOSTDOWN,
-					 "the host VM went silent in the %s step: no word from the runner inside for %d s "
-					 "(it sends one every %d s, so the host VM's kernel is stuck; under TCG a soft lockup "
-					 "of a vCPU in KVM was seen) and was killed; console: %s",
-					 *f.step ? f.step : "first", SILENCE_LIMIT_S, HOSTVM_HEARTBEAT_S, *tail ? tail : "(empty)");
-			goto fail;
-		}
-		if (run_deadline && now > run_deadline) {
-			hostvm_kill(vm);
-			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
-			k = sb_error_set(err, -ETIMEDOUT, "the host VM's run took longer than %.0f s and was killed; console: %s",
-					 run_s, *tail ? tail : "(empty)");
-			goto fail;
-		}
-		if ((f.done || f.exit_seen) && hostvm_wait(vm, EXIT_GRACE_MS) < 0)
-			break;
+	k = rep_follow(hr, ctx, vm, &f, p->log_path, err);
+	if (k == -ECANCELED) {
+		fail_rep(rep, REPORT_REP_CANCELLED, phase, err->msg);
+		goto out;
 	}
+	if (k < 0)
+		goto fail;
 	hostvm_read_port(vm, on_line, &f);
 	rep->host_vm_boot_s = f.boot_s;
-
-	/* the run engine inside wrote its report through the results share */
-	{
-		struct json_object *inner = NULL, *reps = NULL, *st = NULL, *ie = NULL, *im = NULL;
-		struct sb_error e = {};
-		bool have = report_read(report_path, &inner, &e) >= 0;
-		bool finished = have && json_object_object_get_ex(inner, "state", &st) &&
-				strcmp(json_object_get_string(st), "running") && strcmp(json_object_get_string(st), "queued");
-		size_t n_reps = have && json_object_object_get_ex(inner, "repetitions", &reps) ? json_object_array_length(reps) : 0;
-
-		/* what was measured before the end is kept */
-		if (n_reps && report_rep_import(ctx->report, rep, inner, 0, &e) < 0 && finished) {
-			*err = e;
-			k = e.code;
-			json_object_put(inner);
-			goto fail;
-		}
-		if (!finished) {
-			/* the host VM ended before its run did: killed, panicked, or init gave up */
-			char how[96];
-
-			hostvm_console_tail(log_path, CONSOLE_TAIL_LINES, tail, sizeof(tail));
-			/* -no-reboot: status 0 is the host VM's kernel resetting (panic=-1, a triple fault) or powering off */
-			if (WIFEXITED(vm->wait_status))
-				snprintf(how, sizeof(how), "QEMU exited with status %d%s", WEXITSTATUS(vm->wait_status),
-					 WEXITSTATUS(vm->wait_status) == 0 ? ": its kernel reset, panicked or powered off" : "");
-			else if (WIFSIGNALED(vm->wait_status))
-				snprintf(how, sizeof(how), "QEMU was killed by signal %d", WTERMSIG(vm->wait_status));
-			else
-				snprintf(how, sizeof(how), "QEMU ended");
-			k = sb_error_set(err, -EIO, "the host VM ended (%s%s%s) before its run %s%s; console: %s", how,
-					 *f.error ? ": " : "", f.error, have ? "finished" : "wrote a report",
-					 f.ready ? "" : " (it never reached the runner)", *tail ? tail : "(empty)");
-			json_object_put(inner);
-			goto fail;
-		}
-		if (!n_reps) {
-			/* the run inside failed before its repetition (preflight, knobs): say why */
-			json_object_object_get_ex(inner, "error", &ie);
-			json_object_object_get_ex(ie, "message", &im);
-			k = sb_error_set(err, -EIO, "the run inside the host VM failed before its repetition: %s",
-					 im ? json_object_get_string(im) : "(no message)");
-			json_object_put(inner);
-			goto fail;
-		}
-		json_object_put(inner);
-	}
+	k = rep_import_inner(ctx, vm, &f, p, err);
+	if (k < 0)
+		goto fail;
 	if (rep->state != REPORT_REP_COMPLETED) {
 		k = sb_error_set(err, -EIO, "%s", rep->error.message ? rep->error.message : "the repetition inside the host VM failed");
 		goto out;

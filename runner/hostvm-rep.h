@@ -31,7 +31,7 @@ struct hostvm_run;
 struct hostvm_rep_ctx {
 	const struct run_spec *spec;
 	const char *run_dir;
-	const char *qemu_binary;       /* NULL: qemu-system-x86_64 (outside and inside) */
+	const char *qemu_binary;       /* NULL: QEMU_DEFAULT_BINARY (outside and inside) */
 	const char *guest_image;
 	unsigned index;                /* the repetition's index in the run */
 	size_t arm;

@@ -15,6 +15,7 @@
 
 #include "macro.h"
 #include "probes.h"
+#include "qemu-binary.h"
 #include "vm-libvirt.h"
 
 /* defined where runner_dep is linked (runner/meson.build) */
@@ -145,7 +146,7 @@ static void check_qemu(struct failures *f, const struct preflight_input *in, str
 	*ok = false;
 	if (spec_qemu && in->qemu_binary && !strcmp(spec_qemu, in->qemu_binary) && access(spec_qemu, X_OK) < 0) {
 		fail(f, -errno,
-		     "spec.vm.qemu %s: %s; name an executable QEMU binary (QEMU 10.0 from bookworm-backports: run scripts/fetch-test-qemu as root, installed as LIBEXECDIR/snapbench-fetch-qemu, and use the path it prints), or drop vm.qemu for qemu-system-x86_64 in PATH",
+		     "spec.vm.qemu %s: %s; name an executable QEMU binary (QEMU 10.0 from bookworm-backports: run scripts/fetch-test-qemu as root, installed as LIBEXECDIR/snapbench-fetch-qemu, and use the path it prints), or drop vm.qemu for " QEMU_DEFAULT_BINARY " in PATH",
 		     spec_qemu, errno == EACCES ? "not executable" : strerror(errno));
 		return;
 	}

@@ -29,6 +29,7 @@
 #include "placement.h"
 #include "preflight.h"
 #include "qemu-args.h"
+#include "qemu-binary.h"
 #include "qmp.h"
 #include "report.h"
 #include "run-dir.h"
@@ -576,41 +577,39 @@ static int run_rep_host_vm(struct run *run, unsigned index, size_t arm, struct s
 	return k;
 }
 
-/* 0, -ECANCELED, or < 0 (REP_FATAL in *fatal when the next one would fail alike). */
-static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, struct sb_error *err)
+/* A repetition's record in the report and the run's progress, before its VM starts. */
+static int rep_begin(struct rep_run *rr, struct sb_error *err)
 {
+	struct run *run = rr->run;
 	const struct run_spec *spec = run->spec;
-	struct rep_run rr = { .run = run, .index = index, .arm = arm, .snapshot_fraction = NAN };
-	_cleanup_free_ char *append = NULL;
-	char tag[32], name[96];
-	struct vm_config cfg;
 	int k;
 
-	*fatal = false;
-	if (run->hostvm)
-		return run_rep_host_vm(run, index, arm, err);
-	rr.start_ns = mono_ns();
-	k = report_add_rep(run->report, arm, realtime_ns(), &rr.rep);
+	rr->start_ns = mono_ns();
+	k = report_add_rep(run->report, rr->arm, realtime_ns(), &rr->rep);
 	if (k < 0)
 		return sb_error_set(err, k, "out of memory");
-	rr.rep->memory_bytes = spec->vm.memory;
-	rr.rep->vcpus = spec->vm.vcpus;
-	rr.rep->pattern = strdup(spec->guest.pattern);
-	rr.rep->guest_kind = strdup(spec->guest.kind == SPEC_GUEST_LINUX ? "linux" : "micro");
-	rr.rep->snapshot.sink_null = spec->snapshot.sink_null;
-	run->progress.rep = index;
-	run->progress.arm = spec->arms[arm].label;
+	rr->rep->memory_bytes = spec->vm.memory;
+	rr->rep->vcpus = spec->vm.vcpus;
+	rr->rep->pattern = strdup(spec->guest.pattern);
+	rr->rep->guest_kind = strdup(spec->guest.kind == SPEC_GUEST_LINUX ? "linux" : "micro");
+	rr->rep->snapshot.sink_null = spec->snapshot.sink_null;
+	run->progress.rep = rr->index;
+	run->progress.arm = spec->arms[rr->arm].label;
 	run->progress.rates = RUN_RATES_NONE;
 	run->progress.sample_window = NULL;
+	return 0;
+}
 
-	snprintf(rr.step, sizeof(rr.step), "vm-start");
-	progress(run, rr.step, &rr, NULL);
-	k = guest_append(spec, &append, err);
-	if (k < 0)
-		goto fatal;
-	snprintf(tag, sizeof(tag), "rep%u", index);
-	snprintf(name, sizeof(name), "snapbench-%s-rep%u", run->report->id, index);
-	cfg = (struct vm_config){
+/* The repetition's VM as the spec and the run's options say; tag and name are the caller's buffers. */
+static struct vm_config rep_vm_config(const struct rep_run *rr, const char *append, char *tag, size_t tag_len,
+				      char *name, size_t name_len)
+{
+	const struct run *run = rr->run;
+	const struct run_spec *spec = run->spec;
+
+	snprintf(tag, tag_len, "rep%u", rr->index);
+	snprintf(name, name_len, "snapbench-%s-rep%u", run->report->id, rr->index);
+	return (struct vm_config){
 		.spec = spec,
 		.qemu_binary = run->opts->qemu_binary,
 		.guest_image = run->guest_image,
@@ -625,36 +624,52 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		.tcg = !strcmp(run->placement.accel, "tcg"),
 		.run_with_user = run->run_with_user,
 	};
-	k = vm_start(&cfg, &rr.vm, err);
+}
+
+/* Starts the VM (cfg stays the caller's: the scenario keeps a pointer) and records it in the report. */
+static int rep_start_vm(struct rep_run *rr, const struct vm_config *cfg, struct sb_error *err)
+{
+	struct run *run = rr->run;
+	int k = vm_start(cfg, &rr->vm, err);
+
 	if (k < 0)
-		goto fatal;
-	run->live_vm = rr.vm;
-	if (rr.vm->qmp)
-		qmp_client_set_wait_hook(rr.vm->qmp, qmp_waiting, &rr);
-	rr.rep->pid = rr.vm->pid;
-	rr.rep->argv = strv_copy(rr.vm->argv);
-	rr.rep->backend = strdup(rr.vm->backend->name);
-	if (rr.vm->domain) {
+		return k;
+	run->live_vm = rr->vm;
+	if (rr->vm->qmp)
+		qmp_client_set_wait_hook(rr->vm->qmp, qmp_waiting, rr);
+	rr->rep->pid = rr->vm->pid;
+	rr->rep->argv = strv_copy(rr->vm->argv);
+	rr->rep->backend = strdup(rr->vm->backend->name);
+	if (rr->vm->domain) {
 		/* libvirt records monitor passthrough as a taint: the report says so */
-		rr.rep->libvirt_uri = strdup(spec->vm.libvirt.uri);
-		rr.rep->libvirt_domain = strdup(rr.vm->domain);
-		rr.rep->libvirt_taints = strv_copy(rr.vm->taints);
+		rr->rep->libvirt_uri = strdup(run->spec->vm.libvirt.uri);
+		rr->rep->libvirt_domain = strdup(rr->vm->domain);
+		rr->rep->libvirt_taints = strv_copy(rr->vm->taints);
 	}
-	rr.sctx = (struct scenario_ctx){
-		.spec = spec,
-		.vm = rr.vm,
+	rr->sctx = (struct scenario_ctx){
+		.spec = run->spec,
+		.vm = rr->vm,
 		.run_dir = run->run_dir,
 		.scratch_dir = run->opts->scratch_dir,
-		.rep_index = index,
-		.rep_start_ns = rr.start_ns,
-		.vm_cfg = &cfg,
+		.rep_index = rr->index,
+		.rep_start_ns = rr->start_ns,
+		.vm_cfg = cfg,
 		.dest_qemu_binary = run->opts->dest_qemu_binary,
 		.migrate_channels = run->migrate_channels,
 	};
 	write_report(run);
+	return 0;
+}
 
-	snprintf(rr.step, sizeof(rr.step), "probes");
-	if (cfg.tcg) {
+/* The BPF probes pointed at this repetition's QEMU (or why there are none), then its sampler. */
+static int rep_open_probes(struct rep_run *rr, bool tcg, struct sb_error *err)
+{
+	struct run *run = rr->run;
+	const struct run_spec *spec = run->spec;
+	int k;
+
+	snprintf(rr->step, sizeof(rr->step), "probes");
+	if (tcg) {
 		bpf_source_report_unavailable(run->report,
 					      "the guest runs under QEMU's TCG (vm.accel), not KVM: there is no KVM VM for the probes to count");
 	} else if (spec->bpf.enabled) {
@@ -662,127 +677,182 @@ static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, str
 		char reason[SB_ERROR_MAX + 64];
 		uint64_t t = thread_cpu_ns();
 		/* loaded once per run, pointed at each repetition's QEMU */
-		if (run->bpf && bpf_source_retarget(run->bpf, rr.vm->pid, &e) < 0) {
+		if (run->bpf && bpf_source_retarget(run->bpf, rr->vm->pid, &e) < 0) {
 			bpf_source_close(run->bpf);
 			run->bpf = NULL;
 		}
-		if (!run->bpf && bpf_source_open(rr.vm->pid, run->report, scenario_find(spec->scenario)->zap_causes, &run->bpf, &e) < 0) {
+		if (!run->bpf && bpf_source_open(rr->vm->pid, run->report, scenario_find(spec->scenario)->zap_causes, &run->bpf, &e) < 0) {
 			snprintf(reason, sizeof(reason), "the BPF probes could not load: %s", e.msg);
 			bpf_source_report_unavailable(run->report, reason);
 		}
 		run->cpu_ns[REPORT_CPU_BPF_LOAD] += thread_cpu_ns() - t;
-		rr.bpf = run->bpf;
-		rr.sctx.bpf = rr.bpf;
+		rr->bpf = run->bpf;
+		rr->sctx.bpf = rr->bpf;
 	} else {
 		bpf_source_report_unavailable(run->report, "BPF probes are off (spec.bpf.enabled is false)");
 	}
-	k = sampler_new(run->report, rr.rep, rr.vm, rr.bpf, spec, rr.start_ns, &rr.sampler, err);
+	k = sampler_new(run->report, rr->rep, rr->vm, rr->bpf, spec, rr->start_ns, &rr->sampler, err);
 	if (k < 0)
-		goto fatal;
-	sampler_set_cpu_account(rr.sampler, run->cpu_ns);
+		return k;
+	sampler_set_cpu_account(rr->sampler, run->cpu_ns);
+	return 0;
+}
 
-	snprintf(rr.step, sizeof(rr.step), "guest");
-	progress(run, rr.step, &rr, NULL);
-	k = sampler_wait_hello(rr.sampler, GUEST_HELLO_TIMEOUT_MS, run->opts->cancel, err);
-	if (k < 0)
-		goto fatal;
-	if (spec->arms[arm].pin) {
-		/* as an assigned device pins it: every page faulted in and pinned until the repetition ends */
-		snprintf(rr.step, sizeof(rr.step), "pin");
-		progress(run, rr.step, &rr, NULL);
-		k = guest_pin_open(rr.vm->pid, spec->vm.memory, &rr.pin, err);
-		if (k < 0)
-			goto fatal;
-		rr.rep->pinned_pages = (int64_t)guest_pin_pages(rr.pin);
-		write_report(run);
-	}
+/* The guest's hello, then its RAM pinned when the arm asks. */
+static int rep_wait_guest(struct rep_run *rr, struct sb_error *err)
+{
+	struct run *run = rr->run;
+	int k;
 
-	rr.scenario = scenario_find(spec->scenario);
-	rr.scenario_state = calloc(1, rr.scenario->state_size);
-	if (!rr.scenario_state) {
-		k = sb_error_set(err, -ENOMEM, "out of memory");
-		goto fatal;
-	}
-	rr.scenario_prepared = true;
-	snprintf(rr.step, sizeof(rr.step), "%s", "prepare");
-	k = rr.scenario->prepare(rr.scenario_state, &rr.sctx, err);
+	snprintf(rr->step, sizeof(rr->step), "guest");
+	progress(run, rr->step, rr, NULL);
+	k = sampler_wait_hello(rr->sampler, GUEST_HELLO_TIMEOUT_MS, run->opts->cancel, err);
+	if (k < 0 || !run->spec->arms[rr->arm].pin)
+		return k;
+	/* as an assigned device pins it: every page faulted in and pinned until the repetition ends */
+	snprintf(rr->step, sizeof(rr->step), "pin");
+	progress(run, rr->step, rr, NULL);
+	k = guest_pin_open(rr->vm->pid, run->spec->vm.memory, &rr->pin, err);
 	if (k < 0)
-		goto fatal;
+		return k;
+	rr->rep->pinned_pages = (int64_t)guest_pin_pages(rr->pin);
+	write_report(run);
+	return 0;
+}
 
-	k = sampler_baseline(rr.sampler, err);
-	if (k < 0)
-		goto failed;
-	if (spec->timing.warmup_s > 0) {
-		k = run_window(&rr, REPORT_WINDOW_WARMUP, spec->timing.warmup_s, err);
-		if (k < 0)
-			goto failed;
-	}
-	k = run_window(&rr, REPORT_WINDOW_PRE, spec->timing.pre_s, err);
-	if (k < 0)
-		goto failed;
+static int rep_prepare_scenario(struct rep_run *rr, struct sb_error *err)
+{
+	rr->scenario = scenario_find(rr->run->spec->scenario);
+	rr->scenario_state = calloc(1, rr->scenario->state_size);
+	if (!rr->scenario_state)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	rr->scenario_prepared = true;
+	snprintf(rr->step, sizeof(rr->step), "%s", "prepare");
+	return rr->scenario->prepare(rr->scenario_state, &rr->sctx, err);
+}
 
-	snprintf(rr.step, sizeof(rr.step), "%s", report_window_to_string(rr.scenario->window));
-	k = rr.scenario->start(rr.scenario_state, &rr.sctx, err);
+/*
+ * The measurement: baseline, warm-up and pre windows, the scenario's action
+ * and its window, the post window, and a last row read with the guest
+ * paused. *fatal when the scenario refused outright (every repetition
+ * would be).
+ */
+static int rep_measure(struct rep_run *rr, bool *fatal, struct sb_error *err)
+{
+	const struct run_spec *spec = rr->run->spec;
+	int k;
+
+	k = sampler_baseline(rr->sampler, err);
+	if (k >= 0 && spec->timing.warmup_s > 0)
+		k = run_window(rr, REPORT_WINDOW_WARMUP, spec->timing.warmup_s, err);
+	if (k >= 0)
+		k = run_window(rr, REPORT_WINDOW_PRE, spec->timing.pre_s, err);
+	if (k < 0)
+		return k;
+
+	snprintf(rr->step, sizeof(rr->step), "%s", report_window_to_string(rr->scenario->window));
+	k = rr->scenario->start(rr->scenario_state, &rr->sctx, err);
 	if (k < 0) {
 		/* refused outright (e.g. no userfaultfd): every repetition would be */
 		*fatal = k == -EOPNOTSUPP;
-		goto failed;
+		return k;
 	}
 	/* a report kept after a crash says the action was under way (summarize is idempotent) */
-	rr.scenario->summarize(rr.scenario_state, &rr.sctx, rr.rep);
-	write_report(run);
-	k = run_window(&rr, rr.scenario->window, -1, err);
+	rr->scenario->summarize(rr->scenario_state, &rr->sctx, rr->rep);
+	write_report(rr->run);
+	k = run_window(rr, rr->scenario->window, -1, err);
+	if (k >= 0)
+		k = rr->scenario->finish(rr->scenario_state, &rr->sctx, err);
+	if (k >= 0)
+		k = run_window(rr, REPORT_WINDOW_POST, spec->timing.post_s, err);
 	if (k < 0)
-		goto failed;
-	k = rr.scenario->finish(rr.scenario_state, &rr.sctx, err);
-	if (k < 0)
-		goto failed;
-	k = run_window(&rr, REPORT_WINDOW_POST, spec->timing.post_s, err);
-	if (k < 0)
-		goto failed;
+		return k;
 	/*
 	 * The last row read with the guest paused, as the baseline was: every
 	 * event one source counted the other did too, so their totals are
 	 * equal where the kernel pairs them (docs/report-format.md).
 	 */
-	if (sampler_pause_vm(rr.sampler, true, NULL) >= 0) {
-		k = take(&rr, REPORT_WINDOW_POST, err);
-		if (k < 0)
-			goto failed;
-	}
-
-	snprintf(rr.step, sizeof(rr.step), "stop");
-	progress(run, rr.step, &rr, NULL);
-	rr.scenario->cleanup(rr.scenario_state, &rr.sctx);
-	rr.scenario->summarize(rr.scenario_state, &rr.sctx, rr.rep);
-	rr.scenario_prepared = false;
-	{
-		struct sb_error e = {};
-		if (vm_stop(rr.vm, (int)(run->opts->stop_timeout_ms ? run->opts->stop_timeout_ms : 10000), &e) < 0) {
-			/* measured fine; a VM that had to be killed is worth a note, not a failure */
-			free(rr.rep->vm_exit);
-			rr.rep->vm_exit = strdup(e.msg);
-		}
-		sampler_pump(rr.sampler, NULL);
-	}
-	rr.rep->state = REPORT_REP_COMPLETED;
-	rr.rep->finished_ns = realtime_ns();
-	rep_teardown(&rr);
+	if (sampler_pause_vm(rr->sampler, true, NULL) >= 0)
+		return take(rr, REPORT_WINDOW_POST, err);
 	return 0;
+}
 
-fatal:
-	*fatal = true;
-failed:
-	if (k == -ECANCELED) {
-		rr.rep->state = REPORT_REP_CANCELLED;
-		rep_fail(&rr, err ? err->msg : "cancelled");
-	} else {
-		rr.rep->state = REPORT_REP_FAILED;
-		rep_fail(&rr, err ? err->msg : "failed");
+/* A measured repetition's end: the scenario cleaned up, the VM stopped, the repetition completed. */
+static void rep_complete(struct rep_run *rr)
+{
+	struct run *run = rr->run;
+	struct sb_error e = {};
+
+	snprintf(rr->step, sizeof(rr->step), "stop");
+	progress(run, rr->step, rr, NULL);
+	rr->scenario->cleanup(rr->scenario_state, &rr->sctx);
+	rr->scenario->summarize(rr->scenario_state, &rr->sctx, rr->rep);
+	rr->scenario_prepared = false;
+	if (vm_stop(rr->vm, (int)(run->opts->stop_timeout_ms ? run->opts->stop_timeout_ms : 10000), &e) < 0) {
+		/* measured fine; a VM that had to be killed is worth a note, not a failure */
+		free(rr->rep->vm_exit);
+		rr->rep->vm_exit = strdup(e.msg);
 	}
-	rep_teardown(&rr);
-	rr.rep->finished_ns = realtime_ns();
+	sampler_pump(rr->sampler, NULL);
+	rr->rep->state = REPORT_REP_COMPLETED;
+	rr->rep->finished_ns = realtime_ns();
+	rep_teardown(rr);
+}
+
+/* A repetition's end after an error k: cancelled or failed, with the reason, torn down. */
+static int rep_end_failed(struct rep_run *rr, int k, const struct sb_error *err)
+{
+	if (k == -ECANCELED) {
+		rr->rep->state = REPORT_REP_CANCELLED;
+		rep_fail(rr, err ? err->msg : "cancelled");
+	} else {
+		rr->rep->state = REPORT_REP_FAILED;
+		rep_fail(rr, err ? err->msg : "failed");
+	}
+	rep_teardown(rr);
+	rr->rep->finished_ns = realtime_ns();
 	return k;
+}
+
+/* 0, -ECANCELED, or < 0 (REP_FATAL in *fatal when the next one would fail alike). */
+static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, struct sb_error *err)
+{
+	struct rep_run rr = { .run = run, .index = index, .arm = arm, .snapshot_fraction = NAN };
+	_cleanup_free_ char *append = NULL;
+	char tag[32], name[96];
+	struct vm_config cfg;
+	int k;
+
+	*fatal = false;
+	if (run->hostvm)
+		return run_rep_host_vm(run, index, arm, err);
+	k = rep_begin(&rr, err);
+	if (k < 0)
+		return k;
+
+	snprintf(rr.step, sizeof(rr.step), "vm-start");
+	progress(run, rr.step, &rr, NULL);
+	/* a step before the measurement that fails would fail the next repetition alike */
+	k = guest_append(run->spec, &append, err);
+	if (k >= 0) {
+		cfg = rep_vm_config(&rr, append, tag, sizeof(tag), name, sizeof(name));
+		k = rep_start_vm(&rr, &cfg, err);
+	}
+	if (k >= 0)
+		k = rep_open_probes(&rr, cfg.tcg, err);
+	if (k >= 0)
+		k = rep_wait_guest(&rr, err);
+	if (k >= 0)
+		k = rep_prepare_scenario(&rr, err);
+	if (k < 0) {
+		*fatal = true;
+		return rep_end_failed(&rr, k, err);
+	}
+	k = rep_measure(&rr, fatal, err);
+	if (k < 0)
+		return rep_end_failed(&rr, k, err);
+	rep_complete(&rr);
+	return 0;
 }
 
 static json_object *knobs_json(const struct spec_knobs *k)
@@ -949,7 +1019,7 @@ static void record_qemu(struct report_host *h, const struct qemu_info *q, const 
 	char v[64];
 
 	if (!q->path) {
-		h->qemu_binary = strdup(asked ? asked : "qemu-system-x86_64");
+		h->qemu_binary = strdup(asked ? asked : QEMU_DEFAULT_BINARY);
 		return;
 	}
 	snprintf(v, sizeof(v), "%d.%d.%d", q->major, q->minor, q->micro);
@@ -957,6 +1027,46 @@ static void record_qemu(struct report_host *h, const struct qemu_info *q, const 
 	h->qemu_version = strdup(v);
 	h->qemu_package = *q->package ? strdup(q->package) : NULL;
 	h->qemu_features = qemu_feature_names(q);
+}
+
+/* The guest image the run boots: the options', or the one installed; an absolute path. */
+static int run_guest_image(struct run *run, struct sb_error *err)
+{
+	const struct runner_options *opts = run->opts;
+	int k = opts->guest_image ? ((run->guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
+				  : runner_find_guest_image(&run->guest_image, err);
+
+	if (k < 0) {
+		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
+		return k;
+	}
+	if (run->guest_image[0] != '/') {
+		/* a host VM's run engine sees this host's / but not our working directory */
+		char *abs = realpath(run->guest_image, NULL);
+		if (abs) {
+			free(run->guest_image);
+			run->guest_image = abs;
+		}
+	}
+	return 0;
+}
+
+/* Kernel arms: their host VMs prepared (the run engine inside each runs its own preflight). */
+static int run_prepare_host_vms(struct run *run, struct sb_error *err)
+{
+	int k = hostvm_run_prepare(run->spec, run->report, run->opts->run_dir, &run->hostvm, err);
+
+	if (k < 0) {
+		if (run->placement.fell_back)
+			sb_error_prefix(err, "%s; but", run->placement.reason);
+		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
+		return k;
+	}
+	/* every arm's host VM has the same accelerator (hostvm_run_prepare() chose it once) */
+	if (run->report->n_arms && run->report->arms[0].kernel && run->report->arms[0].kernel->accel)
+		snprintf(run->report->placement.host_vm_accel, sizeof(run->report->placement.host_vm_accel), "%s",
+			 run->report->arms[0].kernel->accel);
+	return 0;
 }
 
 /*
@@ -974,20 +1084,9 @@ static int run_preflight(struct run *run, struct sb_error *err)
 	k = run_place(run, err);
 	if (k < 0)
 		return k;
-	k = opts->guest_image ? ((run->guest_image = strdup(opts->guest_image)) ? 0 : -ENOMEM)
-			      : runner_find_guest_image(&run->guest_image, err);
-	if (k < 0) {
-		finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "no guest image");
+	k = run_guest_image(run, err);
+	if (k < 0)
 		return k;
-	}
-	if (run->guest_image[0] != '/') {
-		/* a host VM's run engine sees this host's / but not our working directory */
-		char *abs = realpath(run->guest_image, NULL);
-		if (abs) {
-			free(run->guest_image);
-			run->guest_image = abs;
-		}
-	}
 	struct preflight_input in = {
 		.spec = run->spec,
 		.run_dir = opts->run_dir,
@@ -1004,24 +1103,15 @@ static int run_preflight(struct run *run, struct sb_error *err)
 		qemu_info_done(&q);
 		q = (struct qemu_info){};
 		if (k < 0) {
-			h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : "qemu-system-x86_64");
+			h->qemu_binary = strdup(opts->qemu_binary ? opts->qemu_binary : QEMU_DEFAULT_BINARY);
 			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "preflight failed");
 			return k;
 		}
 	}
 	if (run->placement.host_vm) {
-		/* the run engine inside each host VM runs its own preflight */
-		k = hostvm_run_prepare(run->spec, run->report, opts->run_dir, &run->hostvm, err);
-		if (k < 0) {
-			if (run->placement.fell_back)
-				sb_error_prefix(err, "%s; but", run->placement.reason);
-			finish_run(run, REPORT_FAILED, "preflight", err ? err->msg : "host VM preflight failed");
+		k = run_prepare_host_vms(run, err);
+		if (k < 0)
 			return k;
-		}
-		/* every arm's host VM has the same accelerator (hostvm_run_prepare() chose it once) */
-		if (run->report->n_arms && run->report->arms[0].kernel && run->report->arms[0].kernel->accel)
-			snprintf(run->report->placement.host_vm_accel, sizeof(run->report->placement.host_vm_accel), "%s",
-				 run->report->arms[0].kernel->accel);
 		struct sb_error e = {};
 		if (qemu_probe(opts->qemu_binary, &q, &e) < 0)
 			q.path = NULL;
@@ -1175,6 +1265,101 @@ static int run_end(struct run *run, int ret, const struct run_failures *f, unsig
 	return ret;
 }
 
+/* Creates the run directory and takes it (one run at a time in it); where the report goes. */
+static int run_claim_dir(struct run *run, char *report_path, struct sb_error *err)
+{
+	const struct runner_options *opts = run->opts;
+	int k = mkdir_p(opts->run_dir, 0755);
+
+	if (k < 0)
+		return sb_error_set(err, k, "run directory %s: cannot create it: %s; choose another (--output DIR)",
+				    opts->run_dir, strerror(-k));
+	run->run_dir = opts->run_dir;
+	run->owner_fd = run_dir_own(opts->run_dir);
+	if (run->owner_fd < 0)
+		return sb_error_set(err, run->owner_fd, "run directory %s: %s", opts->run_dir,
+				    run->owner_fd == -EBUSY ? "another process is executing a run there; choose another (--output DIR)"
+							    : strerror(-run->owner_fd));
+	run->start_ns = mono_ns();
+	run->report_every_ms = opts->report_every_ms ? opts->report_every_ms : 5000;
+	run->report_every_default = !opts->report_every_ms;
+	run->write_gap_ns = (uint64_t)run->report_every_ms * NSEC_PER_MSEC;
+	snprintf(run->report_path, sizeof(run->report_path), "%s/" RUN_DIR_REPORT, opts->run_dir);
+	if (report_path)
+		snprintf(report_path, PATH_MAX, "%s", run->report_path);
+	return 0;
+}
+
+/* The run's plan in its progress: repetitions, and how long one takes (for the ETA). */
+static unsigned run_plan(struct run *run)
+{
+	const struct run_spec *spec = run->spec;
+	unsigned total = spec_total_repetitions(spec);
+
+	run->progress.reps = total;
+	run->progress.rates = RUN_RATES_NONE;
+	run->progress.waiting_s = NAN;
+	run->rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
+			     fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3 +
+			     (spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? spec->dirty_log.iterate_s : 0) +
+			     (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE ? 5 : 0);
+	return total;
+}
+
+/* A run that died with knobs set: they go back before anything else (-EBUSY: another run holds them). */
+static int run_recover_knobs(struct run *run, const char *state_dir, struct sb_error *err)
+{
+	struct sb_error e = {};
+	int k = knobs_recover(state_dir, run->opts->sysroot, &e);
+
+	if (k < 0 && k != -EBUSY) {
+		finish_run(run, REPORT_FAILED, "knobs", e.msg);
+		return sb_error_set(err, k, "%s", e.msg);
+	}
+	return 0;
+}
+
+/* The repetitions with the knobs set, the knobs put back, and the run's end. */
+static int run_measure(struct run *run, struct knobs_session *knobs, unsigned total, struct sb_error *err)
+{
+	struct run_failures f = {};
+	struct sb_error e = {};
+	int ret = run_repetitions(run, knobs, &f);
+	int k = knobs_end(knobs, &e);
+
+	if (k < 0 && ret == 0) {
+		ret = k;
+		snprintf(f.phase, sizeof(f.phase), "knobs");
+		snprintf(f.error, sizeof(f.error), "%s", e.msg);
+	}
+	progress(run, "done", NULL, NULL);
+	return run_end(run, ret, &f, total, err);
+}
+
+/* The last report write (a run still running here failed), then everything the run held. */
+static int run_release(struct run *run, int ret, struct sb_error *err)
+{
+	if (run->report) {
+		struct sb_error e = {};
+		if (run->report->state == REPORT_RUNNING)
+			finish_run(run, REPORT_FAILED, "run", err && *err->msg ? err->msg : "internal error");
+		if (report_write_accounted(run, &e) < 0 && ret == 0) {
+			ret = e.code;
+			if (err)
+				*err = e;
+		}
+	}
+	bpf_source_close(run->bpf);
+	report_free(run->report);
+	free(run->guest_image);
+	close(run->owner_fd); /* after the last report write: the run is over */
+	hostvm_run_free(run->hostvm);
+	placement_done(&run->placement);
+	if (run->own_placed)
+		spec_done(&run->placed);
+	return ret;
+}
+
 int runner_execute(const struct run_spec *spec, const struct runner_options *opts, char *report_path,
 		   struct sb_error *err)
 {
@@ -1182,7 +1367,6 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	struct run run = { .spec = spec, .opts = opts, .owner_fd = -1 };
 	struct knobs_session *knobs = NULL;
 	struct spec_knobs all = {};
-	struct run_failures f = {};
 	char id[REPORT_ID_MAX], state_dir[PATH_MAX];
 	unsigned total;
 	int k, ret = 0;
@@ -1198,36 +1382,15 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		with_qemu.qemu_binary = spec->vm.qemu;
 		opts = run.opts = &with_qemu;
 	}
-	k = mkdir_p(opts->run_dir, 0755);
+	k = run_claim_dir(&run, report_path, err);
 	if (k < 0)
-		return sb_error_set(err, k, "run directory %s: cannot create it: %s; choose another (--output DIR)",
-				    opts->run_dir, strerror(-k));
-	run.run_dir = opts->run_dir;
-	run.owner_fd = run_dir_own(opts->run_dir);
-	if (run.owner_fd < 0)
-		return sb_error_set(err, run.owner_fd, "run directory %s: %s", opts->run_dir,
-				    run.owner_fd == -EBUSY ? "another process is executing a run there; choose another (--output DIR)"
-							   : strerror(-run.owner_fd));
-	run.start_ns = mono_ns();
-	run.report_every_ms = opts->report_every_ms ? opts->report_every_ms : 5000;
-	run.report_every_default = !opts->report_every_ms;
-	run.write_gap_ns = (uint64_t)run.report_every_ms * NSEC_PER_MSEC;
-	snprintf(run.report_path, sizeof(run.report_path), "%s/" RUN_DIR_REPORT, opts->run_dir);
-	if (report_path)
-		snprintf(report_path, PATH_MAX, "%s", run.report_path);
+		return k;
 
 	pick_run_id(opts, id);
 	k = build_report(&run, id, err);
 	if (k < 0)
 		goto out;
-	total = spec_total_repetitions(spec);
-	run.progress.reps = total;
-	run.progress.rates = RUN_RATES_NONE;
-	run.progress.waiting_s = NAN;
-	run.rep_planned_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s +
-			    fmax(2.0, (double)spec->vm.memory / (256.0 * 1024 * 1024)) + 3 +
-			    (spec->scenario == SPEC_SCENARIO_DIRTY_LOG ? spec->dirty_log.iterate_s : 0) +
-			    (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE ? 5 : 0);
+	total = run_plan(&run);
 	write_report(&run);
 	if (run.write_error) {
 		ret = sb_error_set(err, run.write_error, "%s", run.write_msg);
@@ -1235,57 +1398,17 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 	}
 
 	pick_state_dir(opts, state_dir, sizeof(state_dir));
-	/* a run that died with knobs set: put them back before anything else */
-	{
-		struct sb_error e = {};
-		k = knobs_recover(state_dir, opts->sysroot, &e);
-		if (k < 0 && k != -EBUSY) {
-			finish_run(&run, REPORT_FAILED, "knobs", e.msg);
-			ret = sb_error_set(err, k, "%s", e.msg);
-			goto out;
-		}
-	}
-	ret = run_preflight(&run, err);
+	ret = run_recover_knobs(&run, state_dir, err);
+	if (ret >= 0)
+		ret = run_preflight(&run, err);
+	if (ret >= 0)
+		ret = run_knobs_begin(&run, state_dir, id, &all, &knobs, err);
 	if (ret < 0)
 		goto out;
-	ret = run_knobs_begin(&run, state_dir, id, &all, &knobs, err);
-	if (ret < 0)
-		goto out;
-
-	ret = run_repetitions(&run, knobs, &f);
-	{
-		struct sb_error e = {};
-		k = knobs_end(knobs, &e);
-		knobs = NULL;
-		if (k < 0 && ret == 0) {
-			ret = k;
-			snprintf(f.phase, sizeof(f.phase), "knobs");
-			snprintf(f.error, sizeof(f.error), "%s", e.msg);
-		}
-	}
-	progress(&run, "done", NULL, NULL);
-	ret = run_end(&run, ret, &f, total, err);
+	ret = run_measure(&run, TAKE_PTR(knobs), total, err);
 
 out:
 	knobs_end(knobs, NULL);
 	spec_knobs_done(&all);
-	if (run.report) {
-		struct sb_error e = {};
-		if (run.report->state == REPORT_RUNNING)
-			finish_run(&run, REPORT_FAILED, "run", err && *err->msg ? err->msg : "internal error");
-		if (report_write_accounted(&run, &e) < 0 && ret == 0) {
-			ret = e.code;
-			if (err)
-				*err = e;
-		}
-	}
-	bpf_source_close(run.bpf);
-	report_free(run.report);
-	free(run.guest_image);
-	close(run.owner_fd); /* after the last report write: the run is over */
-	hostvm_run_free(run.hostvm);
-	placement_done(&run.placement);
-	if (run.own_placed)
-		spec_done(&run.placed);
-	return ret;
+	return run_release(&run, ret, err);
 }

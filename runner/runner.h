@@ -30,7 +30,7 @@ struct runner_options {
 	const char *state_dir;     /* the knob journal and lock; NULL: the run directory's parent */
 	const char *scratch_dir;   /* where a snapshot file that is not kept goes; NULL: the run directory */
 	const char *run_id;        /* NULL: the run directory's name if it is a run id, else a new id */
-	const char *qemu_binary;   /* NULL: qemu-system-x86_64 from PATH */
+	const char *qemu_binary;   /* NULL: QEMU_DEFAULT_BINARY from PATH */
 	const char *dest_qemu_binary; /* dirty-log: the migration's destination QEMU; NULL: qemu_binary (a migration between QEMU builds) */
 	const char *guest_image;   /* NULL: runner_find_guest_image() */
 	const char *sysroot;       /* where /proc, /sys and /run are, for knobs (tests); NULL: "/" */

@@ -15,37 +15,25 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "spawn-program.h"
 #include "telemetry.h"
 
 int vm_find_binary(const char *name, char **ret, struct sb_error *err)
 {
-	const char *path = getenv("PATH");
-	_cleanup_free_ char *copy = NULL;
-	char *save = NULL, buf[4096];
+	int r;
 
 	if (!name || !*name)
 		return sb_error_set(err, -EINVAL, "QEMU binary: empty name; pass --qemu PATH");
-	if (strchr(name, '/')) {
-		if (access(name, X_OK) < 0)
-			return sb_error_set(err, -errno, "QEMU binary %s: %s; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
-					    name, strerror(errno));
-		*ret = strdup(name);
-		return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
-	}
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!copy)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		int n = snprintf(buf, sizeof(buf), "%s/%s", d, name);
-		if (n < 0 || (size_t)n >= sizeof(buf))
-			continue;
-		if (access(buf, X_OK) == 0) {
-			*ret = strdup(buf);
-			return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
-		}
-	}
-	return sb_error_set(err, -ENOENT, "QEMU binary %s: not found in PATH; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
-			    name);
+	r = spawn_find_program(name, ret);
+	if (r == -ENOMEM)
+		return sb_error_set(err, r, "out of memory");
+	if (r < 0 && strchr(name, '/'))
+		return sb_error_set(err, r, "QEMU binary %s: %s; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
+				    name, strerror(-r));
+	if (r < 0)
+		return sb_error_set(err, r, "QEMU binary %s: not found in PATH; install qemu-system-x86 (scripts/install-deps) or pass --qemu PATH",
+				    name);
+	return 0;
 }
 
 void vm_describe_status(int st, char *buf, size_t len)

@@ -10,9 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,8 +22,11 @@
 #include "macro.h"
 #include "numa-host.h"
 #include "qemu-args.h"
+#include "qemu-binary.h"
 #include "qga.h"
 #include "run-dir.h"
+#include "spawn-program.h"
+#include "strv.h"
 #include "telemetry.h"
 #include "qmp-commands.h"
 #include "qmp.h"
@@ -36,7 +37,6 @@
 #define CHILD_TELEMETRY_FD 3
 #define CHILD_CONTROL_FD 4
 #define CHILD_QMP_FD 5
-#define CHILD_ERRPIPE_FD 6
 #define MEM_BACKEND_ID "sbram"
 
 static bool reap(struct vm *vm, bool block)
@@ -241,49 +241,6 @@ static int start_linux_workload(const struct vm_config *cfg, struct vm *vm, stru
 	return r < 0 ? sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r)) : 0;
 }
 
-/* In the child, between fork and exec: only async-signal-safe calls. */
-static _Noreturn void child(const struct vm_config *cfg, const char *path, char **argv, int tel, int ctl, int qmp,
-			    int log_fd, int errpipe, pid_t parent)
-{
-	int fds[5] = { tel, ctl, qmp, errpipe, log_fd };
-	int e;
-	sigset_t all;
-
-	setpgid(0, 0); /* a terminal's ^C goes to snapbench, which stops QEMU in order */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(127);
-	if (cfg->spec->vm.backing == SPEC_BACKING_ANON_NOTHP && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
-		goto fail;
-	umask(077);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-
-	/* move everything above the target numbers first, then into place */
-	for (int i = 0; i < 5; i++) {
-		fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20);
-		if (fds[i] < 0)
-			goto fail;
-	}
-	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fds[4], 1) < 0 || dup2(fds[4], 2) < 0 ||
-	    dup2(fds[0], CHILD_TELEMETRY_FD) < 0 || dup2(fds[1], CHILD_CONTROL_FD) < 0 ||
-	    dup2(fds[2], CHILD_QMP_FD) < 0 || dup3(fds[3], CHILD_ERRPIPE_FD, O_CLOEXEC) < 0)
-		goto fail;
-	errpipe = CHILD_ERRPIPE_FD;
-	close_range(CHILD_ERRPIPE_FD + 1, ~0U, 0);
-	execv(path, argv);
-fail:
-	e = errno;
-	if (write(errpipe, &e, sizeof(e)) < 0) {
-		/* nothing left to tell */
-	}
-	_exit(127);
-}
-
 static void qemu_free(struct vm *vm);
 static void qemu_freep(struct vm **vm)
 {
@@ -291,26 +248,11 @@ static void qemu_freep(struct vm **vm)
 		qemu_free(*vm);
 }
 
-static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
+/* The binary, the log and pid file paths. */
+static int qemu_paths(const struct vm_config *cfg, struct vm *vm, struct sb_error *err)
 {
-	_cleanup_(qemu_freep) struct vm *vm = NULL;
-	struct guest_vm gvm;
-	char **extra = NULL;
-	int tel[2] = { -1, -1 }, ctl[2] = { -1, -1 }, qmp[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
-	_cleanup_close_ int log_fd = -1;
-	char buf[256], desc[768];
-	bool linux_guest = cfg->spec->guest.kind == SPEC_GUEST_LINUX;
-	int r, e = 0;
-	pid_t pid;
+	int r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : QEMU_DEFAULT_BINARY, &vm->qemu_path, err);
 
-	vm = calloc(1, sizeof(*vm));
-	if (!vm)
-		return sb_error_set(err, -ENOMEM, "out of memory");
-	vm->backend = &vm_backend_qemu;
-	vm->tcg = cfg->tcg;
-	vm->telemetry_fd = vm->control_fd = -1;
-
-	r = vm_find_binary(cfg->qemu_binary ? cfg->qemu_binary : "qemu-system-x86_64", &vm->qemu_path, err);
 	if (r < 0)
 		return r;
 	if (asprintf(&vm->log_path, "%s/" RUN_DIR_QEMU_LOG_PREFIX "%s" RUN_DIR_QEMU_LOG_SUFFIX, cfg->run_dir, cfg->tag ? cfg->tag : "vm") < 0 ||
@@ -318,17 +260,23 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 		vm->log_path = vm->pid_path = NULL;
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	}
+	return 0;
+}
+
+/* QEMU's argv into vm->argv: a Linux guest's, or the micro guest's from the guest library, with our extras. */
+static int qemu_argv(const struct vm_config *cfg, struct vm *vm, struct sb_error *err)
+{
+	_cleanup_strv_free_ char **extra = NULL;
+	int r;
+
 	r = extra_args(cfg, &extra);
 	if (r < 0)
 		return sb_error_set(err, r, "out of memory");
-	if (linux_guest) {
+	if (cfg->spec->guest.kind == SPEC_GUEST_LINUX) {
 		r = linux_argv(cfg, vm->qemu_path, CHILD_CONTROL_FD, extra, &vm->argv);
-		strv_free(extra);
-		if (r < 0)
-			return sb_error_set(err, r, "out of memory");
-		goto argv_done;
+		return r < 0 ? sb_error_set(err, r, "out of memory") : 0;
 	}
-	gvm = (struct guest_vm){
+	struct guest_vm gvm = {
 		.qemu = vm->qemu_path,
 		.image = cfg->guest_image,
 		.vcpus = cfg->spec->vm.vcpus,
@@ -340,81 +288,103 @@ static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_er
 		.dirty_ring_size = cfg->dirty_ring_size,
 		.tcg = cfg->tcg,
 	};
-	r = guest_qemu_argv(&gvm, &vm->argv, err);
-	strv_free(extra);
-	if (r < 0)
-		return r;
-argv_done:
+	return guest_qemu_argv(&gvm, &vm->argv, err);
+}
+
+/*
+ * Starts QEMU with its log as stdout and stderr and the telemetry pipe,
+ * the control socket and the QMP socket at their CHILD_*_FD; keeps our ends
+ * of the first two in vm and returns the QMP one in *ret_qmp_fd.
+ */
+static int qemu_spawn(const struct vm_config *cfg, struct vm *vm, int *ret_qmp_fd, struct sb_error *err)
+{
+	_cleanup_close_ int log_fd = -1, tel_ours = -1, tel_child = -1, ctl_child = -1, qmp_ours = -1, qmp_child = -1;
+	int tel[2], ctl[2], qmp[2], r;
 
 	log_fd = open(vm->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 	if (log_fd < 0)
 		return sb_error_set(err, -errno, "%s: cannot create QEMU's log: %s", vm->log_path, strerror(errno));
 	r = guest_telemetry_pipe(tel, err);
 	if (r < 0)
-		goto fail;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qmp) < 0 || pipe2(errpipe, O_CLOEXEC) < 0) {
-		r = sb_error_set(err, -errno, "cannot create QEMU's sockets: %s", strerror(errno));
-		goto fail;
-	}
+		return r;
+	tel_ours = tel[0];
+	tel_child = tel[1];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
+		return sb_error_set(err, -errno, "cannot create QEMU's sockets: %s", strerror(errno));
+	vm->control_fd = ctl[0]; /* a Linux guest's: the agent's socket */
+	ctl_child = ctl[1];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qmp) < 0)
+		return sb_error_set(err, -errno, "cannot create QEMU's sockets: %s", strerror(errno));
+	qmp_ours = qmp[0];
+	qmp_child = qmp[1];
 
-	pid_t parent = getpid();
-	pid = fork();
-	if (pid < 0) {
-		r = sb_error_set(err, -errno, "cannot fork for QEMU: %s", strerror(errno));
-		goto fail;
-	}
-	if (pid == 0)
-		child(cfg, vm->qemu_path, vm->argv, tel[1], ctl[1], qmp[1], log_fd, errpipe[1], parent);
-
-	vm->pid = pid;
-	close(tel[1]);
-	close(ctl[1]);
-	close(qmp[1]);
-	close(errpipe[1]);
-	tel[1] = ctl[1] = qmp[1] = errpipe[1] = -1;
-	vm->control_fd = TAKE_FD(ctl[0]); /* a Linux guest's: the agent's socket */
-	if (linux_guest) {
-		/* the telemetry comes from the probe in the guest, through the agent */
-		close(tel[0]);
-		tel[0] = -1;
-		r = 0;
-	} else {
-		vm->telemetry_fd = TAKE_FD(tel[0]);
+	const struct spawn_fd fds[] = { { SPAWN_DEV_NULL, 0 },
+					{ log_fd, 1 },
+					{ log_fd, 2 },
+					{ tel_child, CHILD_TELEMETRY_FD },
+					{ ctl_child, CHILD_CONTROL_FD },
+					{ qmp_child, CHILD_QMP_FD } };
+	/* its own process group: a terminal's ^C goes to snapbench, which stops QEMU in order */
+	r = spawn_start(&(struct spawn_options){ .argv = vm->argv, .path = vm->qemu_path, .fds = fds,
+						 .n_fds = ARRAY_SIZE(fds), .new_process_group = true,
+						 .parent_death_signal = SIGKILL, .reset_signals = true,
+						 .thp_disable = cfg->spec->vm.backing == SPEC_BACKING_ANON_NOTHP,
+						 .umask = 077 },
+			&vm->pid, err);
+	if (r < 0)
+		return sb_error_prefix(err, "QEMU");
+	if (cfg->spec->guest.kind != SPEC_GUEST_LINUX) {
+		/* a Linux guest's telemetry comes from the probe in the guest, through the agent */
+		vm->telemetry_fd = TAKE_FD(tel_ours);
 		r = drain_start(vm->telemetry_fd, &vm->telemetry);
+		if (r < 0)
+			return sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r));
 	}
-	if (r < 0) {
-		close(qmp[0]);
-		close(errpipe[0]);
-		return sb_error_set(err, r, "cannot start the telemetry reader: %s", strerror(-r));
-	}
+	*ret_qmp_fd = TAKE_FD(qmp_ours);
+	return 0;
+}
 
-	/* exec succeeded when the pipe closes without a word */
-	ssize_t n;
-	do
-		n = read(errpipe[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(errpipe[0]);
-	errpipe[0] = -1;
-	if (n == sizeof(e)) {
-		reap(vm, true);
-		close(qmp[0]);
-		return sb_error_set(err, -e, "cannot start QEMU %s: %s", vm->qemu_path, strerror(e));
-	}
+/* QEMU's pid in the run directory: a convenience for supervisors, so a failure does not stop the run. */
+static void qemu_write_pid_file(const struct vm *vm)
+{
+	char buf[32];
+	int fd = open(vm->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
-	snprintf(buf, sizeof(buf), "%d\n", pid);
-	int pfd = open(vm->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (pfd >= 0) {
-		if (write(pfd, buf, strlen(buf)) < 0) {
-			/* the pid file is a convenience for supervisors; the run goes on */
-		}
-		close(pfd);
+	if (fd < 0)
+		return;
+	snprintf(buf, sizeof(buf), "%d\n", vm->pid);
+	if (write(fd, buf, strlen(buf)) < 0) {
+		/* see above */
 	}
+	close(fd);
+}
 
-	snprintf(buf, sizeof(buf), "QEMU pid %d", pid);
+static int qemu_start(const struct vm_config *cfg, struct vm **ret, struct sb_error *err)
+{
+	_cleanup_(qemu_freep) struct vm *vm = NULL;
+	char buf[256], desc[768];
+	int r, qmp_fd = -1;
+
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	vm->backend = &vm_backend_qemu;
+	vm->tcg = cfg->tcg;
+	vm->telemetry_fd = vm->control_fd = -1;
+
+	r = qemu_paths(cfg, vm, err);
+	if (r >= 0)
+		r = qemu_argv(cfg, vm, err);
+	if (r >= 0)
+		r = qemu_spawn(cfg, vm, &qmp_fd, err);
+	if (r < 0)
+		return r;
+	qemu_write_pid_file(vm);
+
+	snprintf(buf, sizeof(buf), "QEMU pid %d", vm->pid);
 	struct qmp_options qo = { .command_timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 0 };
-	r = qmp_connect_fd(TAKE_FD(qmp[0]), buf, cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 30000, &qo,
-			   &vm->qmp, err);
+	r = qmp_connect_fd(qmp_fd, buf, cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 30000, &qo, &vm->qmp,
+			   err);
 	if (r < 0) {
 		/* most often QEMU refused its arguments and exited: say what it said */
 		wait_exit(vm, mono_ns() + 2 * NSEC_PER_SEC);
@@ -422,7 +392,7 @@ argv_done:
 			return sb_error_set(err, -ECHILD, "QEMU (%s) exited at start-up: %s", vm->qemu_path, desc);
 		return sb_error_prefix(err, "QEMU (%s) started but its monitor did not answer", vm->qemu_path);
 	}
-	if (linux_guest) {
+	if (cfg->spec->guest.kind == SPEC_GUEST_LINUX) {
 		r = start_linux_workload(cfg, vm, err);
 		if (r < 0) {
 			if (qemu_exited(vm, desc, sizeof(desc)))
@@ -432,18 +402,6 @@ argv_done:
 	}
 	*ret = TAKE_PTR(vm);
 	return 0;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (tel[i] >= 0)
-			close(tel[i]);
-		if (ctl[i] >= 0)
-			close(ctl[i]);
-		if (qmp[i] >= 0)
-			close(qmp[i]);
-		if (errpipe[i] >= 0)
-			close(errpipe[i]);
-	}
-	return r;
 }
 
 static int qemu_stop(struct vm *vm, int timeout_ms, struct sb_error *err)

@@ -118,6 +118,12 @@ static int fail(char *err, size_t errlen, struct token key, struct token val, co
 	return -1;
 }
 
+/*
+ * One key=value of the guest's command line. Long on purpose: one branch per
+ * parameter, each with its fix, reads as the list of parameters; a table of
+ * parsers would spread each over a function and an entry in this
+ * freestanding kernel.
+ */
 static int parse_one(struct token key, struct token val, struct guest_config *cfg, char *err, size_t errlen)
 {
 	uint64_t v;

@@ -87,7 +87,13 @@ static void *heartbeat(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+struct args {
+	const char *spec_file, *output, *state_dir, *guest, *qemu;
+	bool boot_only;
+};
+
+/* 0, or the exit code of bad usage. */
+static int parse_argv(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "spec", required_argument, NULL, 's' },   { "output", required_argument, NULL, 'o' },
@@ -95,48 +101,46 @@ int main(int argc, char **argv)
 		{ "qemu", required_argument, NULL, 'q' },   { "boot-only", no_argument, NULL, 'b' },
 		{},
 	};
-	const char *spec_file = NULL, *output = NULL, *state_dir = NULL, *guest = NULL, *qemu = NULL, *fd_env;
-	struct run_spec spec;
-	struct sb_error err = {};
-	char report_path[4096];
-	bool boot_only = false;
-	int c, k;
+	int c;
 
+	*a = (struct args){};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': spec_file = optarg; break;
-		case 'o': output = optarg; break;
-		case 'd': state_dir = optarg; break;
-		case 'g': guest = optarg; break;
-		case 'q': qemu = optarg; break;
-		case 'b': boot_only = true; break;
+		case 's': a->spec_file = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'd': a->state_dir = optarg; break;
+		case 'g': a->guest = optarg; break;
+		case 'q': a->qemu = optarg; break;
+		case 'b': a->boot_only = true; break;
 		default:
 			fprintf(stderr, "usage: %s --spec FILE --output DIR [--state-dir DIR] [--guest-image P] [--qemu P]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	fd_env = getenv("SNAPBENCH_HOSTVM_PORT_FD");
-	if (fd_env)
-		port = atoi(fd_env);
-	if (boot_only) {
-		/* the host VM's boot benchmark: up, and done */
-		event("ready", 0, NULL);
-		event("done", 0, "");
-		return 0;
-	}
-	if (!spec_file || !output) {
+	return 0;
+}
+
+/* The run of a->spec_file, its report in a->output; each step said on the port. */
+static int run(const struct args *a)
+{
+	struct run_spec spec;
+	struct sb_error err = {};
+	char report_path[4096];
+	int k;
+
+	if (!a->spec_file || !a->output) {
 		event("done", 2, "snapbench-hostvm-run: --spec and --output are required");
 		return 2;
 	}
 	if (spec_init(&spec) < 0)
 		return 1;
-	if (spec_apply_file(&spec, spec_file, &err) < 0) {
+	if (spec_apply_file(&spec, a->spec_file, &err) < 0) {
 		event("done", 2, err.msg);
 		spec_done(&spec);
 		return 2;
 	}
-	if (state_dir && mkdir_p(state_dir, 0700) < 0) {
+	if (a->state_dir && mkdir_p(a->state_dir, 0700) < 0) {
 		event("done", 1, "snapbench-hostvm-run: cannot create the state directory");
 		spec_done(&spec);
 		return 1;
@@ -146,16 +150,16 @@ int main(int argc, char **argv)
 	if (pthread_create(&hb, NULL, heartbeat, NULL) == 0)
 		pthread_detach(hb);
 	struct runner_options ro = {
-		.run_dir = output,
-		.state_dir = state_dir,
+		.run_dir = a->output,
+		.state_dir = a->state_dir,
 		/*
 		 * the state directory is a tmpfs in the host VM: a snapshot file that is
 		 * not kept goes there rather than over the 9p results share, which
 		 * under TCG moved 256 MiB at about 160 pages a second
 		 */
-		.scratch_dir = state_dir,
-		.qemu_binary = qemu,
-		.guest_image = guest,
+		.scratch_dir = a->state_dir,
+		.qemu_binary = a->qemu,
+		.guest_image = a->guest,
 		.knobs_wait_ms = -1,
 		/* an emulated host VM on a busy machine: QEMU's main loop can stall for long */
 		.qmp_timeout_ms = 180000,
@@ -167,4 +171,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "snapbench-hostvm-run: %s\n", err.msg);
 	spec_done(&spec);
 	return k < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *fd_env = getenv("SNAPBENCH_HOSTVM_PORT_FD");
+	struct args a;
+	int r = parse_argv(argc, argv, &a);
+
+	if (r != 0)
+		return r;
+	if (fd_env)
+		port = atoi(fd_env);
+	if (a.boot_only) {
+		/* the host VM's boot benchmark: up, and done */
+		event("ready", 0, NULL);
+		event("done", 0, "");
+		return 0;
+	}
+	return run(&a);
 }

@@ -489,6 +489,49 @@ static int session_abort(struct knobs_session *s, int r)
 	return r;
 }
 
+/*
+ * A knob of the session (once, however many arms set it): its original
+ * value read, and checked writable, before any knob changes. debugfs is
+ * made ready for the first debugfs knob (*debugfs_ok).
+ */
+static int session_add(struct knobs_session *s, const char *name, bool *debugfs_ok, struct sb_error *err)
+{
+	char path[4096], fix[512];
+	int r;
+
+	for (size_t j = 0; j < s->n; j++)
+		if (!strcmp(s->items[j].name, name))
+			return 0;
+	r = knobs_path(s->root, name, path, sizeof(path));
+	if (r < 0)
+		return sb_error_set(err, r, "knob %s: not a valid knob name", name);
+	if (is_debugfs(name) && !*debugfs_ok) {
+		r = debugfs_ready(s->root, name, err);
+		if (r < 0)
+			return r;
+		*debugfs_ok = true;
+	}
+	s->items[s->n].name = strdup(name);
+	if (!s->items[s->n].name)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	/* sysctls print strings as they are ("[%p]" in kernel.core_pattern is no choice) */
+	r = read_value(path, strncmp(name, "sysctl:", 7) != 0, &s->items[s->n].original);
+	if (r < 0) {
+		sb_error_set(err, r, "knob %s: cannot read %s: %s; %s", name, path, strerror(-r),
+			     knob_fix(s->root, name, -r, fix, sizeof(fix)));
+		free(s->items[s->n].name);
+		return r;
+	}
+	s->n++;
+	if (access(path, W_OK) < 0) {
+		r = -errno;
+		sb_error_set(err, r, "knob %s: %s is not writable: %s; %s", name, path, strerror(-r),
+			     knob_fix(s->root, name, -r, fix, sizeof(fix)));
+		return r;
+	}
+	return 0;
+}
+
 int knobs_begin(const char *state_dir, const struct knobs_options *o, const struct spec_knobs *all,
 		struct knobs_session **ret, struct sb_error *err)
 {
@@ -496,7 +539,6 @@ int knobs_begin(const char *state_dir, const struct knobs_options *o, const stru
 	struct knobs_session *s;
 	struct knobs_holder stale;
 	bool had_stale, debugfs_ok = false;
-	char path[4096], fix[512];
 	int r;
 
 	if (!o)
@@ -542,39 +584,9 @@ int knobs_begin(const char *state_dir, const struct knobs_options *o, const stru
 	if (r < 0)
 		return session_abort(s, r);
 	for (size_t i = 0; i < all->n; i++) {
-		const char *name = all->items[i].name;
-		bool dup = false;
-		for (size_t j = 0; j < s->n; j++)
-			dup |= !strcmp(s->items[j].name, name);
-		if (dup)
-			continue;
-		r = knobs_path(s->root, name, path, sizeof(path));
+		r = session_add(s, all->items[i].name, &debugfs_ok, err);
 		if (r < 0)
-			return session_abort(s, sb_error_set(err, r, "knob %s: not a valid knob name", name));
-		if (is_debugfs(name) && !debugfs_ok) {
-			r = debugfs_ready(s->root, name, err);
-			if (r < 0)
-				return session_abort(s, r);
-			debugfs_ok = true;
-		}
-		s->items[s->n].name = strdup(name);
-		if (!s->items[s->n].name)
-			return session_abort(s, sb_error_set(err, -ENOMEM, "out of memory"));
-		/* sysctls print strings as they are ("[%p]" in kernel.core_pattern is no choice) */
-		r = read_value(path, strncmp(name, "sysctl:", 7) != 0, &s->items[s->n].original);
-		if (r < 0) {
-			sb_error_set(err, r, "knob %s: cannot read %s: %s; %s", name, path, strerror(-r),
-				     knob_fix(s->root, name, -r, fix, sizeof(fix)));
-			free(s->items[s->n].name);
 			return session_abort(s, r);
-		}
-		s->n++;
-		if (access(path, W_OK) < 0) {
-			r = -errno;
-			sb_error_set(err, r, "knob %s: %s is not writable: %s; %s", name, path, strerror(-r),
-				     knob_fix(s->root, name, -r, fix, sizeof(fix)));
-			return session_abort(s, r);
-		}
 	}
 	r = journal_write(s, err);
 	if (r < 0)

@@ -24,6 +24,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "parse-number.h"
+#include "qemu-binary.h"
 #include "strv.h"
 
 #define SPEC_MAX_DEPTH 16
@@ -1020,6 +1021,99 @@ static int set_enum(struct run_spec *spec, const struct field *f, const char *s,
 	return 0;
 }
 
+/* A nullable field set to null: true when f's type has a null value (then set). */
+static bool field_set_null(struct run_spec *spec, const struct field *f)
+{
+	switch (f->type) {
+	case F_SIZE:
+		*(uint64_t *)((char *)spec + f->offset) = 0;
+		return true;
+	case F_STRING: {
+		char **dst = (char **)((char *)spec + f->offset);
+		free(*dst);
+		*dst = NULL;
+		return true;
+	}
+	case F_PROBE_VCPU:
+		spec->guest.probe_vcpu = -1;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* F_SIZE: bytes as an integer, or a string with a unit. */
+static int size_from_json(struct run_spec *spec, const struct field *f, struct json_object *v, const char *g,
+			  const char *where, struct sb_error *err)
+{
+	json_type t = json_object_get_type(v);
+	uint64_t b;
+
+	if (t == json_type_int) {
+		if (json_object_get_int64(v) < 0)
+			return sb_error_set(err, -EINVAL, "%s: must not be negative (got %s)", where, g);
+		return set_size(spec, f, (uint64_t)json_object_get_int64(v), g, where, err);
+	}
+	if (t != json_type_string)
+		return sb_error_set(err, -EINVAL, "%s: must be a size: bytes, or a string such as \"256M\"%s (got %s)",
+				    where, f->nullable ? ", or null" : "", g);
+	if (spec_parse_size(json_object_get_string(v), &b) < 0)
+		return sb_error_set(err, -EINVAL,
+				    "%s: must be a size: bytes, or a number with K, M, G or T such as \"256M\" (got %s)",
+				    where, g);
+	return set_size(spec, f, b, g, where, err);
+}
+
+/* F_STRV (vm.extra_args): an array of strings, which replaces the one before. */
+static int extra_args_from_json(struct run_spec *spec, struct json_object *v, const char *g, const char *where,
+				struct sb_error *err)
+{
+	char got[80];
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array))
+		return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)", where, g);
+	strv_free(spec->vm.extra_args);
+	spec->vm.extra_args = NULL;
+	spec->vm.n_extra_args = 0;
+	n = json_object_array_length(v);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(v, i);
+		char sub[96];
+		snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
+		if (!json_object_is_type(e, json_type_string))
+			return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub, json_got(e, got, sizeof(got)));
+		int r = extra_args_push(spec, json_object_get_string(e), sub, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* F_VCPU_PATTERNS: an object of vCPU index to pattern, which replaces the one before. */
+static int vcpu_patterns_from_json(struct run_spec *spec, struct json_object *v, const char *g, const char *where,
+				   struct sb_error *err)
+{
+	char got[80];
+
+	if (!json_object_is_type(v, json_type_object))
+		return sb_error_set(err, -EINVAL, "%s: must be an object of vCPU index to pattern, e.g. {\"1\": \"read64\"} (got %s)",
+				    where, g);
+	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++) {
+		free(spec->guest.vcpu_pattern[i]);
+		spec->guest.vcpu_pattern[i] = NULL;
+	}
+	json_object_object_foreach(v, key, val) {
+		if (!json_object_is_type(val, json_type_string))
+			return sb_error_set(err, -EINVAL, "%s.%.32s: must be a pattern name (got %s)", where, key,
+					    json_got(val, got, sizeof(got)));
+		int r = set_vcpu_pattern(spec, key, json_object_get_string(val), where, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int field_from_json(struct run_spec *spec, const struct field *f, struct json_object *v, const char *where,
 			   struct sb_error *err)
 {
@@ -1027,24 +1121,8 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 	const char *g = json_got(v, got, sizeof(got));
 	json_type t = json_object_get_type(v);
 
-	if (!v && f->nullable) {
-		switch (f->type) {
-		case F_SIZE:
-			*(uint64_t *)((char *)spec + f->offset) = 0;
-			return 0;
-		case F_STRING: {
-			char **dst = (char **)((char *)spec + f->offset);
-			free(*dst);
-			*dst = NULL;
-			return 0;
-		}
-		case F_PROBE_VCPU:
-			spec->guest.probe_vcpu = -1;
-			return 0;
-		default:
-			break;
-		}
-	}
+	if (!v && f->nullable && field_set_null(spec, f))
+		return 0;
 	switch (f->type) {
 	case F_OBJECT:
 		return -EINVAL; /* handled by the walker */
@@ -1059,21 +1137,7 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 		*(uint64_t *)((char *)spec + f->offset) = (uint64_t)json_object_get_int64(v);
 		return 0;
 	case F_SIZE:
-		if (t == json_type_int) {
-			if (json_object_get_int64(v) < 0)
-				return sb_error_set(err, -EINVAL, "%s: must not be negative (got %s)", where, g);
-			return set_size(spec, f, (uint64_t)json_object_get_int64(v), g, where, err);
-		}
-		if (t == json_type_string) {
-			uint64_t b;
-			if (spec_parse_size(json_object_get_string(v), &b) < 0)
-				return sb_error_set(err, -EINVAL,
-						    "%s: must be a size: bytes, or a number with K, M, G or T such as \"256M\" (got %s)",
-						    where, g);
-			return set_size(spec, f, b, g, where, err);
-		}
-		return sb_error_set(err, -EINVAL, "%s: must be a size: bytes, or a string such as \"256M\"%s (got %s)",
-				    where, f->nullable ? ", or null" : "", g);
+		return size_from_json(spec, f, v, g, where, err);
 	case F_SECONDS:
 		if (t != json_type_int && t != json_type_double)
 			return sb_error_set(err, -EINVAL, "%s: must be a number of seconds (got %s)", where, g);
@@ -1095,28 +1159,8 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 		if (t != json_type_string)
 			return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", where, g);
 		return set_enum(spec, f, json_object_get_string(v), where, err);
-	case F_STRV: {
-		size_t n;
-		if (t != json_type_array)
-			return sb_error_set(err, -EINVAL, "%s: must be an array of strings, one per argument (got %s)",
-					    where, g);
-		strv_free(spec->vm.extra_args);
-		spec->vm.extra_args = NULL;
-		spec->vm.n_extra_args = 0;
-		n = json_object_array_length(v);
-		for (size_t i = 0; i < n; i++) {
-			struct json_object *e = json_object_array_get_idx(v, i);
-			char sub[96];
-			snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
-			if (!json_object_is_type(e, json_type_string))
-				return sb_error_set(err, -EINVAL, "%s: must be a string (got %s)", sub,
-						    json_got(e, got, sizeof(got)));
-			int r = extra_args_push(spec, json_object_get_string(e), sub, err);
-			if (r < 0)
-				return r;
-		}
-		return 0;
-	}
+	case F_STRV:
+		return extra_args_from_json(spec, v, g, where, err);
 	case F_KNOBS:
 		return knobs_from_json(&spec->knobs, v, where, err);
 	case F_ARMS:
@@ -1132,27 +1176,9 @@ static int field_from_json(struct run_spec *spec, const struct field *f, struct 
 					    where, g);
 		return set_region(spec, json_object_get_string(v), where, err);
 	case F_VCPU_PATTERNS:
-		if (t != json_type_object)
-			return sb_error_set(err, -EINVAL, "%s: must be an object of vCPU index to pattern, e.g. {\"1\": \"read64\"} (got %s)",
-					    where, g);
-		for (size_t i = 0; i < SPEC_MAX_VCPUS; i++) {
-			free(spec->guest.vcpu_pattern[i]);
-			spec->guest.vcpu_pattern[i] = NULL;
-		}
-		json_object_object_foreach(v, key, val) {
-			if (!json_object_is_type(val, json_type_string))
-				return sb_error_set(err, -EINVAL, "%s.%.32s: must be a pattern name (got %s)", where, key,
-						    json_got(val, got, sizeof(got)));
-			int r = set_vcpu_pattern(spec, key, json_object_get_string(val), where, err);
-			if (r < 0)
-				return r;
-		}
-		return 0;
+		return vcpu_patterns_from_json(spec, v, g, where, err);
 	case F_PROBE_VCPU:
-		if (t != json_type_int)
-			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or null for no probe (got %s)",
-					    where, f->max, g);
-		if (json_object_get_int64(v) < 0 || json_object_get_int64(v) > (int64_t)f->max)
+		if (t != json_type_int || json_object_get_int64(v) < 0 || json_object_get_int64(v) > (int64_t)f->max)
 			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or null for no probe (got %s)",
 					    where, f->max, g);
 		spec->guest.probe_vcpu = (int)json_object_get_int64(v);
@@ -1246,6 +1272,56 @@ int spec_apply_file(struct run_spec *spec, const char *path, struct sb_error *er
 	return spec_apply_json(spec, buf, len, path, err);
 }
 
+/* F_UINT from a flag: a number, or for a field in ms or us a duration with its unit (500ms, 2s, 1ms). */
+static int uint_from_text(struct run_spec *spec, const struct field *f, const char *value, const char *got,
+			  const char *where, struct sb_error *err)
+{
+	double d, unit_s;
+	const char *unit;
+
+	if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) == 0)
+		return set_uint(spec, f, d, got, where, err);
+	unit = field_time_unit(f, &unit_s);
+	if (unit && parse_duration(value, unit_s, 0, DBL_MAX, &d, NULL) == 0) {
+		double whole = floor(d / unit_s + 0.5);
+
+		d = fabs(d / unit_s - whole) < 1e-6 ? whole : d / unit_s;
+		return set_uint(spec, f, d, got, where, err);
+	}
+	if (unit)
+		return sb_error_set(err, -EINVAL, "%s: must be a number of %s from %.0f to %.0f, or a duration "
+				    "with its unit such as %s (got %s)", where, unit, f->min, f->max,
+				    unit_s == 1e-3 ? "500ms or 2s" : "100us or 1ms", got);
+	return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
+			    f->max, got);
+}
+
+static int bool_from_text(struct run_spec *spec, const struct field *f, const char *value, const char *got,
+			  const char *where, struct sb_error *err)
+{
+	if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))
+		*(bool *)((char *)spec + f->offset) = true;
+	else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
+		*(bool *)((char *)spec + f->offset) = false;
+	else
+		return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", where, got);
+	return 0;
+}
+
+/* --vcpu-pattern VCPU=PATTERN */
+static int vcpu_pattern_from_text(struct run_spec *spec, const char *value, const char *got, const char *where,
+				  struct sb_error *err)
+{
+	const char *eq = strchr(value, '=');
+	char idx[16];
+
+	if (!eq || (size_t)(eq - value) >= sizeof(idx))
+		return sb_error_set(err, -EINVAL, "%s: '%s' is not VCPU=PATTERN; write e.g. 1=read64", where, got);
+	memcpy(idx, value, (size_t)(eq - value));
+	idx[eq - value] = '\0';
+	return set_vcpu_pattern(spec, idx, eq + 1, where, err);
+}
+
 int spec_set(struct run_spec *spec, const char *field, const char *value, const char *flag, struct sb_error *err)
 {
 	const struct field *f = field_find(field);
@@ -1262,23 +1338,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 	}
 	switch (f->type) {
 	case F_UINT:
-		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) == 0)
-			return set_uint(spec, f, d, got, where, err);
-		/* a field in ms or us also takes a duration with its unit: 500ms, 2s, 1ms */
-		double unit_s;
-		const char *unit = field_time_unit(f, &unit_s);
-		if (unit && parse_duration(value, unit_s, 0, DBL_MAX, &d, NULL) == 0) {
-			double whole = floor(d / unit_s + 0.5);
-
-			d = fabs(d / unit_s - whole) < 1e-6 ? whole : d / unit_s;
-			return set_uint(spec, f, d, got, where, err);
-		}
-		if (unit)
-			return sb_error_set(err, -EINVAL, "%s: must be a number of %s from %.0f to %.0f, or a duration "
-					    "with its unit such as %s (got %s)", where, unit, f->min, f->max,
-					    unit_s == 1e-3 ? "500ms or 2s" : "100us or 1ms", got);
-		return sb_error_set(err, -EINVAL, "%s: must be an integer from %.0f to %.0f (got %s)", where, f->min,
-				    f->max, got);
+		return uint_from_text(spec, f, value, got, where, err);
 	case F_U64: {
 		uint64_t v;
 		if (parse_uint64(value, 0, UINT64_MAX, &v, NULL) < 0)
@@ -1301,13 +1361,7 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 					    "such as 500ms or 2m (got %s)", where, got);
 		return set_seconds(spec, f, d, got, where, err);
 	case F_BOOL:
-		if (!strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "1"))
-			*(bool *)((char *)spec + f->offset) = true;
-		else if (!strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "0"))
-			*(bool *)((char *)spec + f->offset) = false;
-		else
-			return sb_error_set(err, -EINVAL, "%s: must be true or false (got %s)", where, got);
-		return 0;
+		return bool_from_text(spec, f, value, got, where, err);
 	case F_STRING:
 	case F_CHOICE:
 		return set_string(spec, f, value, where, err);
@@ -1323,15 +1377,8 @@ int spec_set(struct run_spec *spec, const char *field, const char *value, const 
 		return spec_add_arm(spec, value, where, err);
 	case F_REGION:
 		return set_region(spec, value, where, err);
-	case F_VCPU_PATTERNS: {
-		const char *eq = strchr(value, '=');
-		char idx[16];
-		if (!eq || (size_t)(eq - value) >= sizeof(idx))
-			return sb_error_set(err, -EINVAL, "%s: '%s' is not VCPU=PATTERN; write e.g. 1=read64", where, got);
-		memcpy(idx, value, (size_t)(eq - value));
-		idx[eq - value] = '\0';
-		return set_vcpu_pattern(spec, idx, eq + 1, where, err);
-	}
+	case F_VCPU_PATTERNS:
+		return vcpu_pattern_from_text(spec, value, got, where, err);
 	case F_PROBE_VCPU:
 		if (parse_double(value, -DBL_MAX, DBL_MAX, &d, NULL) < 0 || d != floor(d) || d < 0 || d > f->max)
 			return sb_error_set(err, -EINVAL, "%s: must be a vCPU index from 0 to %.0f, or none (got %s)", where,
@@ -1386,12 +1433,9 @@ static int validate_host_vm(const struct run_spec *spec, struct sb_error *err)
 	return 0;
 }
 
-int spec_validate(const struct run_spec *spec, struct sb_error *err)
+/* The guest: its probe's and patterns' vCPUs exist and are distinct, its region fits. */
+static int validate_guest(const struct run_spec *spec, struct sb_error *err)
 {
-	int hk = validate_host_vm(spec, err);
-
-	if (hk < 0)
-		return hk;
 	if (spec->guest.probe_vcpu >= 0 && (unsigned)spec->guest.probe_vcpu >= spec->vm.vcpus)
 		return sb_error_set(err, -EINVAL,
 				    "spec.guest.probe.vcpu: vCPU %d does not exist, the VM has %u (spec.vm.vcpus); use 0 to %u or null",
@@ -1412,6 +1456,12 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.guest.region: %llu bytes do not fit in the guest's %llu bytes of RAM (spec.vm.memory) with room for the guest itself; use at most memory - 4M, or a share such as 90%%",
 				    (unsigned long long)spec->guest.region_bytes, (unsigned long long)spec->vm.memory);
+	return 0;
+}
+
+/* The guest RAM: hugetlb page sizes, pinning's memfd, whole MiB. */
+static int validate_memory(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->vm.backing == SPEC_BACKING_HUGETLB) {
 		uint64_t hp = spec->vm.hugepage_size ? spec->vm.hugepage_size : 2ull << 20;
 		if (hp != (2ull << 20) && hp != (1ull << 30))
@@ -1433,6 +1483,12 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 	if (spec->vm.memory % (1ull << 20))
 		return sb_error_set(err, -EINVAL, "spec.vm.memory: must be a whole number of MiB (got %llu bytes); round it",
 				    (unsigned long long)spec->vm.memory);
+	return 0;
+}
+
+/* What each VM backend needs, and the guest kinds it runs. */
+static int validate_backend(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->vm.backend == SPEC_BACKEND_LIBVIRT) {
 		const char *u = spec->vm.libvirt.uri, *auth = strstr(u, "://");
 		/* BPF probes and knobs act on this host: the domain must run here */
@@ -1472,20 +1528,27 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 		return sb_error_set(err, -EINVAL,
 				    "spec.vm.disk: the micro guest boots without a disk; drop vm.disk, or set spec.guest.kind \"linux\"");
 	}
+	return 0;
+}
+
+/* Paths the spec names are absolute: on the host (QEMU, the disk) and in a Linux guest. */
+static int validate_paths(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->vm.qemu && spec->vm.qemu[0] != '/')
 		return sb_error_set(err, -EINVAL,
-				    "spec.vm.qemu: \"%.200s\" must be an absolute path (a QEMU binary, e.g. what scripts/fetch-test-qemu prints), or null for qemu-system-x86_64 in PATH",
+				    "spec.vm.qemu: \"%.200s\" must be an absolute path (a QEMU binary, e.g. what scripts/fetch-test-qemu prints), or null for " QEMU_DEFAULT_BINARY " in PATH",
 				    spec->vm.qemu);
 	if (spec->vm.disk && spec->vm.disk[0] != '/')
 		return sb_error_set(err, -EINVAL, "spec.vm.disk: \"%.200s\" must be an absolute path", spec->vm.disk);
 	if (spec->guest.kind == SPEC_GUEST_LINUX && spec->guest.linux_guest.dir[0] != '/')
 		return sb_error_set(err, -EINVAL, "spec.guest.linux.dir: \"%.200s\" must be an absolute path in the guest",
 				    spec->guest.linux_guest.dir);
-	if (spec->snapshot.keep && spec->snapshot.sink_null)
-		return sb_error_set(err, -EINVAL,
-				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
-	if (spec->n_arms == 0)
-		return sb_error_set(err, -EINVAL, "spec.arms: at least one arm is needed");
+	return 0;
+}
+
+/* What each scenario needs of the backend, the guest and the timing. */
+static int validate_scenario(const struct run_spec *spec, struct sb_error *err)
+{
 	if (spec->scenario == SPEC_SCENARIO_DIRTY_LOG) {
 		/* the runner starts the migration's destination itself, as a second micro guest QEMU */
 		if (spec->vm.backend != SPEC_BACKEND_QEMU || spec->guest.kind != SPEC_GUEST_MICRO)
@@ -1529,6 +1592,31 @@ int spec_validate(const struct run_spec *spec, struct sb_error *err)
 					    "spec.numa_hinting.steady_s: %g s is shorter than one sample interval (spec.timing.interval_ms %u); lengthen it",
 					    spec->numa_hinting.steady_s, spec->timing.interval_ms);
 	}
+	return 0;
+}
+
+int spec_validate(const struct run_spec *spec, struct sb_error *err)
+{
+	int k = validate_host_vm(spec, err);
+
+	if (k >= 0)
+		k = validate_guest(spec, err);
+	if (k >= 0)
+		k = validate_memory(spec, err);
+	if (k >= 0)
+		k = validate_backend(spec, err);
+	if (k >= 0)
+		k = validate_paths(spec, err);
+	if (k < 0)
+		return k;
+	if (spec->snapshot.keep && spec->snapshot.sink_null)
+		return sb_error_set(err, -EINVAL,
+				    "spec.snapshot.keep: a null sink keeps nothing; use sink \"file\" or keep false");
+	if (spec->n_arms == 0)
+		return sb_error_set(err, -EINVAL, "spec.arms: at least one arm is needed");
+	k = validate_scenario(spec, err);
+	if (k < 0)
+		return k;
 	if ((uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.pre_s * 1000) ||
 	    (uint64_t)spec->timing.interval_ms > (uint64_t)(spec->timing.post_s * 1000))
 		return sb_error_set(err, -EINVAL,

@@ -118,7 +118,7 @@ struct run_spec {
 		uint64_t hugepage_size;   /* bytes; 0 unless backing is hugetlb */
 		bool prealloc;
 		char *user;               /* NULL: QEMU runs as the invoking user */
-		char *qemu;               /* the QEMU binary (absolute path); NULL: qemu-system-x86_64 in PATH (runner_options.qemu_binary, --qemu, wins) */
+		char *qemu;               /* the QEMU binary (absolute path); NULL: QEMU_DEFAULT_BINARY in PATH (runner_options.qemu_binary, --qemu, wins) */
 		size_t n_extra_args;
 		char **extra_args;
 		char *disk;               /* qemu backend, Linux guests: the guest's disk image (opened snapshot=on), or NULL */
