@@ -1387,8 +1387,8 @@ int runner_execute(const struct run_spec *spec, const struct runner_options *opt
 		return k;
 
 	pick_run_id(opts, id);
-	k = build_report(&run, id, err);
-	if (k < 0)
+	ret = build_report(&run, id, err);
+	if (ret < 0)
 		goto out;
 	total = run_plan(&run);
 	write_report(&run);
