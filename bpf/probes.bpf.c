@@ -179,6 +179,19 @@ static __always_inline struct sb_counts *counts_get(struct task_struct *task)
 }
 
 /*
+ * counts_get() for the "k" programs, which load on 6.2 and later only, all
+ * with thread_info.cpu (5.16): no existence test, whose constant the
+ * verifier keeps as one more instruction an event.
+ */
+static __always_inline struct sb_counts *counts_get_k(struct task_struct *task)
+{
+	__u32 cpu = task->thread_info.cpu;
+	struct counts_slot *s = bpf_map_lookup_elem(&counts, &cpu);
+
+	return s ? &s->c : NULL;
+}
+
+/*
  * The context of the current event. Every helper call counts here (with
  * return thunks a call costs ~13 ns on an AMD host, a fifth of a minimal
  * program): the counting path makes exactly one, bpf_get_current_task_btf(),
@@ -693,30 +706,56 @@ static __always_inline struct sb_counts *count_vm(__u32 counter, struct task_str
 DEFINE_UNMAP_SLOW(, false)
 DEFINE_UNMAP_SLOW(_k, true)
 
+/* the rest of a target event's accounting, as calls: a decision taken over that is not a syscall's, a stack sample */
+#define DEFINE_UNMAP_TAKEN(suffix, kf)                                                                     \
+	static __noinline int unmap_account##suffix(void *ctx, struct task_struct *task, struct sb_counts *c,    \
+						    __u64 dec, __u64 pages)                                     \
+	{                                                                                                  \
+		account(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, pages,                                 \
+			&c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events, kf, (long)(dec & 0xff), dec >> 8, NULL); \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	static __noinline int unmap_sample##suffix(void *ctx, struct task_struct *task, struct sb_counts *c,     \
+						   __u64 cause)                                                 \
+	{                                                                                                  \
+		sample(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, &c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events, \
+		       kf, (long)cause, NULL);                                                             \
+		return 0;                                                                                  \
+	}
+
+DEFINE_UNMAP_TAKEN(, false)
+DEFINE_UNMAP_TAKEN(_k, true)
+
 /*
  * The target's event, the one that matters, on the shortest path: counted,
  * then its cause taken over from the fentry on range_start, which
  * classified this very invalidation on this CPU just before (struct
- * sb_decisions' inflight_*), where it did; else decided here.
+ * sb_decisions' inflight_*), where it did; else decided by a call. START
+ * and END are read after the helper call, and everything else this path
+ * does is inline or a last call, so the program keeps one register across
+ * a call (ctx): the JIT saves and restores, at every event, each
+ * callee-saved register a program uses anywhere.
  */
-#define ON_UNMAP_HVA_RANGE(suffix, kf)                                                                     \
+#define ON_UNMAP_HVA_RANGE(suffix, kf, START, END)                                                         \
 	do {                                                                                               \
 		struct task_struct *task = bpf_get_current_task_btf();                                     \
-		__u64 pages = (end - start) >> PAGE_SHIFT;                                                 \
 		struct sb_decisions *d;                                                                    \
 		struct sb_counts *c;                                                                       \
 		struct sb_count *e;                                                                        \
-		__u64 dec;                                                                                 \
+		unsigned long start;                                                                       \
+		__u64 pages, dec;                                                                          \
                                                                                                            \
 		if ((__u32)task->tgid != target_tgid) {                                                    \
 			/* another process's event: the task check, no call (option count_other) */       \
 			if ((task->flags & PF_KTHREAD) || count_other)                                     \
-				unmap_not_target##suffix(ctx, task, pages);                                \
+				unmap_not_target##suffix(ctx, task, ((END) - (START)) >> PAGE_SHIFT);      \
 			return 0;                                                                          \
 		}                                                                                          \
-		c = counts_get(task);                                                                      \
+		c = kf ? counts_get_k(task) : counts_get(task);                                            \
 		if (!c)                                                                                    \
 			return 0;                                                                          \
+		start = (START);                                                                           \
+		pages = ((END) - start) >> PAGE_SHIFT;                                                     \
 		e = &c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET];                                              \
 		e->events++;                                                                               \
 		e->pages += pages;                                                                         \
@@ -724,50 +763,45 @@ DEFINE_UNMAP_SLOW(_k, true)
 			return 0;                                                                          \
 		d = &c->decisions[SB_ATTR_UNMAP];                                                          \
 		if (!decision_cache || d->inflight_task != (__u64)task || d->inflight_start != start ||    \
-		    d->inflight_migrations != task->se.nr_migrations) {                                    \
-			unmap_attribute##suffix(ctx, task, c, SB_CTX_TARGET, pages);                       \
-			return 0;                                                                          \
-		}                                                                                          \
+		    d->inflight_migrations != task->se.nr_migrations)                                      \
+			return unmap_attribute##suffix(ctx, task, c, SB_CTX_TARGET, pages);                \
 		dec = d->inflight_decision;                                                                \
 		d->inflight_task = 0;                                                                      \
-		if ((dec >> 8) != SB_HOW_SYSCALL) {                                                        \
-			account(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, pages, &e->events, kf,         \
-				(long)(dec & 0xff), dec >> 8, NULL);                                       \
-			return 0;                                                                          \
-		}                                                                                          \
+		if ((dec >> 8) != SB_HOW_SYSCALL)                                                          \
+			return unmap_account##suffix(ctx, task, c, dec, pages);                            \
 		/* account()'s syscall branch, less its clamp: the fentry's cause is one already */        \
 		dec &= SB_DECISION_CAUSES - 1;                                                             \
 		d->by_cause[dec].events++;                                                                 \
 		d->by_cause[dec].pages += pages;                                                           \
-		sample(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, &e->events, kf, (long)dec, NULL);       \
+		if (sample_mask ? (e->events & sample_mask) == 0 : sample_every != 0)                      \
+			return unmap_sample##suffix(ctx, task, c, dec);                                    \
 		return 0;                                                                                  \
 	} while (0)
 
+/* tp_btf and raw_tp: (start, end) are ctx[0] and ctx[1]; no BPF_PROG(), which would read them before the call */
 SEC("?tp_btf/kvm_unmap_hva_range")
-int BPF_PROG(tpbtf_kvm_unmap_hva_range, unsigned long start, unsigned long end)
+int tpbtf_kvm_unmap_hva_range(unsigned long long *ctx)
 {
-	ON_UNMAP_HVA_RANGE(, false);
+	ON_UNMAP_HVA_RANGE(, false, ctx[0], ctx[1]);
 }
 
 /* the "k" variant: see bpf_rdonly_cast above */
 SEC("?tp_btf/kvm_unmap_hva_range")
-int BPF_PROG(tpbtfk_kvm_unmap_hva_range, unsigned long start, unsigned long end)
+int tpbtfk_kvm_unmap_hva_range(unsigned long long *ctx)
 {
-	ON_UNMAP_HVA_RANGE(_k, true);
+	ON_UNMAP_HVA_RANGE(_k, true, ctx[0], ctx[1]);
 }
 
 SEC("?raw_tp/kvm_unmap_hva_range")
-int BPF_PROG(rawtp_kvm_unmap_hva_range, unsigned long start, unsigned long end)
+int rawtp_kvm_unmap_hva_range(unsigned long long *ctx)
 {
-	ON_UNMAP_HVA_RANGE(, false);
+	ON_UNMAP_HVA_RANGE(, false, ctx[0], ctx[1]);
 }
 
 SEC("?tp/kvm/kvm_unmap_hva_range")
 int tp_kvm_unmap_hva_range(struct trace_event_raw_kvm_unmap_hva_range *ctx)
 {
-	unsigned long start = ctx->start, end = ctx->end;
-
-	ON_UNMAP_HVA_RANGE(, false);
+	ON_UNMAP_HVA_RANGE(, false, ctx->start, ctx->end);
 }
 
 /* --- kvm:kvm_age_hva, kvm:kvm_test_age_hva: aging (reclaim, idle tracking) --- */
