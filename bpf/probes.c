@@ -765,32 +765,15 @@ static void rodata_setup(struct sb_probes *p, struct sb_probes_bpf__rodata *ro)
 	}
 }
 
-/* Open the skeleton, enable the chosen programs, load. On a program's load failure name it in *failed. */
-static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char *failed_line, size_t line_size,
-		     struct sb_error *err)
+/*
+ * Turn on the program of each available probe (and the fexit of a timed
+ * one) for the backend chosen; a probe whose program the object lacks
+ * becomes unavailable, saying so. The caller destroys skel on an error.
+ */
+static int enable_programs(struct sb_probes *p, struct sb_probes_bpf *skel, struct sb_error *err)
 {
-	struct sb_probes_bpf *skel;
-	libbpf_print_fn_t old;
 	int r;
 
-	failed[0] = '\0';
-	skel = sb_probes_bpf__open();
-	if (!skel)
-		return sb_error_set(err, -errno, "cannot open the BPF object: %s", strerror(errno));
-
-	rodata_setup(p, skel->rodata);
-	skel->bss->target_tgid = (__u32)p->tgid; /* the initial value; sb_probes_retarget() changes it live */
-	skel->bss->nr_rules = (__u32)p->nr_rule_table; /* not rodata: see probes.bpf.c */
-	r = bpf_map__set_max_entries(skel->maps.stacks, p->opts.max_stacks);
-	if (r < 0) {
-		sb_probes_bpf__destroy(skel);
-		return sb_error_set(err, r, "cannot size the stack map: %s", strerror(-r));
-	}
-	r = bpf_map__set_max_entries(skel->maps.counts, (__u32)p->ncpus);
-	if (r < 0) {
-		sb_probes_bpf__destroy(skel);
-		return sb_error_set(err, r, "cannot size the counters map: %s", strerror(-r));
-	}
 	for (int i = 0; i < P_MAX; i++) {
 		struct probe_state *ps = &p->probes[i];
 
@@ -821,12 +804,44 @@ static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char
 		}
 		if (ps->info.backend == SB_BACKEND_TP_BTF && strcmp(ps->name, probe_defs[i].name)) {
 			r = bpf_program__set_attach_target(ps->prog, 0, ps->name);
-			if (r < 0) {
-				sb_probes_bpf__destroy(skel);
+			if (r < 0)
 				return sb_error_set(err, r, "cannot retarget %s to %s", bpf_program__name(ps->prog),
 						    ps->name);
-			}
 		}
+	}
+	return 0;
+}
+
+/* Open the skeleton, enable the chosen programs, load. On a program's load failure name it in *failed. */
+static int load_once(struct sb_probes *p, char *failed, size_t failed_size, char *failed_line, size_t line_size,
+		     struct sb_error *err)
+{
+	struct sb_probes_bpf *skel;
+	libbpf_print_fn_t old;
+	int r;
+
+	failed[0] = '\0';
+	skel = sb_probes_bpf__open();
+	if (!skel)
+		return sb_error_set(err, -errno, "cannot open the BPF object: %s", strerror(errno));
+
+	rodata_setup(p, skel->rodata);
+	skel->bss->target_tgid = (__u32)p->tgid; /* the initial value; sb_probes_retarget() changes it live */
+	skel->bss->nr_rules = (__u32)p->nr_rule_table; /* not rodata: see probes.bpf.c */
+	r = bpf_map__set_max_entries(skel->maps.stacks, p->opts.max_stacks);
+	if (r < 0) {
+		sb_probes_bpf__destroy(skel);
+		return sb_error_set(err, r, "cannot size the stack map: %s", strerror(-r));
+	}
+	r = bpf_map__set_max_entries(skel->maps.counts, (__u32)p->ncpus);
+	if (r < 0) {
+		sb_probes_bpf__destroy(skel);
+		return sb_error_set(err, r, "cannot size the counters map: %s", strerror(-r));
+	}
+	r = enable_programs(p, skel, err);
+	if (r < 0) {
+		sb_probes_bpf__destroy(skel);
+		return r;
 	}
 
 	log_capture = malloc(LOG_CAPTURE_MAX);
