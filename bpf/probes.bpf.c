@@ -1412,21 +1412,6 @@ static __always_inline struct kvm *kvm_of_notifier(struct mmu_notifier *mn)
 	return (struct kvm *)((unsigned long)mn - bpf_core_field_offset(struct kvm, mmu_notifier));
 }
 
-/*
- * is_target_vm() for the "k" programs: kvm cast to a kernel pointer by
- * bpf_rdonly_cast(), so its pid is a load, not a bpf_probe_read_kernel()
- * call (BPF_CORE_READ: about 80 instructions on 6.1).
- */
-static __always_inline bool is_target_vm_k(struct kvm *kvm)
-{
-	struct kvm *k;
-
-	if (!bpf_core_field_exists(kvm->userspace_pid))
-		return is_target_vm(kvm);
-	k = bpf_rdonly_cast(kvm, bpf_core_type_id_kernel(struct kvm));
-	return (__u32)k->userspace_pid == target_tgid;
-}
-
 static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifier *mn,
 						   const struct mmu_notifier_range *range, bool kfuncs)
 {
@@ -1437,7 +1422,7 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 	__u64 ectx, how = SB_HOW_STACK_NONE;
 	int cause;
 
-	if (kfuncs ? !is_target_vm_k(kvm_of_notifier(mn)) : !is_target_vm(kvm_of_notifier(mn)))
+	if (!is_target_vm(kvm_of_notifier(mn)))
 		return;
 	/* loads, not bpf_probe_read_kernel() calls (BPF_CORE_READ): range is the function's argument */
 	start = range->start;

@@ -338,6 +338,12 @@ int main(int argc, char **argv)
 	}
 	/* the same probes in both sets: a program one of them failed to load would make its comparison vacuous */
 	check_same_probes(probes, per_event, "decision cache and kfuncs off");
+	/* where the kernel has the kfunc, every "k" program loaded: a fallback to the plain one would go unseen */
+	for (size_t i = 0; sb_probes_kfuncs(probes) && i < sb_probes_probe_count(probes); i++) {
+		const struct sb_probe_info *pi = sb_probes_probe(probes, i);
+
+		CHECK_MSG(!strstr(pi->reason, "without a helper call failed to load"), "%s: %s", pi->name, pi->reason);
+	}
 	atexit(cleanup);
 
 	phase_mprotect();
