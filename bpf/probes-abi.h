@@ -8,7 +8,10 @@
  * Writers: every field of struct sb_counts is written by exactly one BPF
  * program (per-CPU, non-atomic increments are safe because the kernel never
  * nests one program inside itself on a CPU; different programs touch
- * different fields). Readers sum the per-CPU copies.
+ * different fields). The one exception, sb_decisions' inflight_* record, is
+ * written by the fentry on range_start and cleared by the
+ * kvm_unmap_hva_range program, one after the other in the same task, never
+ * from an interrupt. Readers sum the per-CPU copies.
  */
 #pragma once
 
