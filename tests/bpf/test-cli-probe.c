@@ -166,8 +166,17 @@ int main(int argc, char **argv)
 		printf("summary: %lld invalidations in the target, %lld mprotect\n", (long long)events,
 		       (long long)mprot);
 		CHECK(events >= 100);
-		CHECK_MSG(mprot == events, "causes: %s", json_object_to_json_string(jget(summary, "causes/unmap_hva")));
-		CHECK(jint(summary, "causes/unmap_hva/decided_by/syscall") == events);
+		/*
+		 * The churn runs on while the summary's two reads take place, and a
+		 * read takes a CPU's counts and then its causes: an event between
+		 * the two shows in one and not the other (once seen: 3 of 1953 in a
+		 * TCG host VM). probe-causes checks the causes exactly, phase by
+		 * phase, with nothing running.
+		 */
+		CHECK_MSG(llabs(mprot - events) <= 8, "causes: %s",
+			  json_object_to_json_string(jget(summary, "causes/unmap_hva")));
+		CHECK(llabs(jint(summary, "causes/unmap_hva/decided_by/syscall") - events) <= 8);
+		CHECK(jint(summary, "causes/unmap_hva/decided_by/syscall") == mprot);
 		/* unavailable counters are null, never 0 */
 		if (!json_object_get_boolean(jget(lines[0], "counters/kvm_remote_flush/available")))
 			CHECK(jnull(summary, "counters/kvm_remote_flush"));
