@@ -667,8 +667,8 @@ static __always_inline struct sb_counts *count_vm(__u32 counter, struct task_str
 
 /*
  * The slow paths of kvm_unmap_hva_range's program, as calls: another
- * process's or a kernel thread's event, and a target event the fentry did
- * not decide. Inline, their registers made the target's path spill and
+ * process's or a kernel thread's event, a target event the fentry did not
+ * decide, a decision taken over that is not a syscall's, a stack sample. Inline, their registers made the target's path spill and
  * reload (15 instructions an event on 6.1, bench/probe-cost). Two of each,
  * kfuncs a constant in each: a "k" program's kfunc call must not reach a
  * program loaded where the kernel lacks the kfunc.
@@ -687,11 +687,9 @@ static __always_inline struct sb_counts *count_vm(__u32 counter, struct task_str
 		__u64 ectx = SB_CTX_KTHREAD;                                                               \
 		struct sb_count *e;                                                                        \
                                                                                                            \
-		if (!(task->flags & PF_KTHREAD)) {                                                         \
-			if (!count_other)                                                                  \
-				return 0;                                                                  \
+		/* the caller leaves another process's event unless count_other */                        \
+		if (!(task->flags & PF_KTHREAD))                                                           \
 			ectx = SB_CTX_OTHER;                                                               \
-		}                                                                                          \
 		c = counts_get(task);                                                                      \
 		if (!c)                                                                                    \
 			return 0;                                                                          \
@@ -701,13 +699,8 @@ static __always_inline struct sb_counts *count_vm(__u32 counter, struct task_str
 		if (ectx == SB_CTX_KTHREAD && attribution)                                                 \
 			unmap_attribute##suffix(ctx, task, c, ectx, pages);                                \
 		return 0;                                                                                  \
-	}
-
-DEFINE_UNMAP_SLOW(, false)
-DEFINE_UNMAP_SLOW(_k, true)
-
-/* the rest of a target event's accounting, as calls: a decision taken over that is not a syscall's, a stack sample */
-#define DEFINE_UNMAP_TAKEN(suffix, kf)                                                                     \
+	}                                                                                                  \
+	/* the rest of a target event's accounting: a decision taken over that is not a syscall's, a sample */ \
 	static __noinline int unmap_account##suffix(void *ctx, struct task_struct *task, struct sb_counts *c,    \
 						    __u64 dec, __u64 pages)                                     \
 	{                                                                                                  \
@@ -723,8 +716,8 @@ DEFINE_UNMAP_SLOW(_k, true)
 		return 0;                                                                                  \
 	}
 
-DEFINE_UNMAP_TAKEN(, false)
-DEFINE_UNMAP_TAKEN(_k, true)
+DEFINE_UNMAP_SLOW(, false)
+DEFINE_UNMAP_SLOW(_k, true)
 
 /*
  * The target's event, the one that matters, on the shortest path: counted,
