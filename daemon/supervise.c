@@ -19,6 +19,7 @@
 #include "supervise.h"
 
 #define WORKER_NAME "snapbench-worker"
+#define WORKER_BUILD_DIR "libexec/worker"
 #define WORKER_ENV "SNAPBENCH_WORKER"
 #define CHILD_PROGRESS_FD 3
 
@@ -45,6 +46,15 @@ int worker_find_binary(char **ret, struct sb_error *err)
 			if (access(cand, X_OK) == 0) {
 				*ret = strdup(cand);
 				return *ret ? 0 : sb_error_set(err, -ENOMEM, "out of memory");
+			}
+			/* BUILD/daemon/snapbenchd: the worker of that build, BUILD/libexec/worker/ */
+			snprintf(cand, sizeof(cand), "%s/../build.ninja", exe);
+			if (access(cand, F_OK) == 0) {
+				snprintf(cand, sizeof(cand), "%s/../%s/%s", exe, WORKER_BUILD_DIR, WORKER_NAME);
+				if (access(cand, X_OK) == 0) {
+					*ret = realpath(cand, NULL);
+					return *ret ? 0 : sb_error_set(err, -errno, "%s: %s", cand, strerror(errno));
+				}
 			}
 		}
 	}

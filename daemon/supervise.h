@@ -47,5 +47,6 @@ void worker_close(struct worker_proc *w);
 void worker_describe_status(int wait_status, char *buf, size_t len);
 
 /* The worker binary: $SNAPBENCH_WORKER; else snapbench-worker next to the
- * running binary (a build tree); else LIBEXECDIR/snapbench-worker. */
+ * running binary, or in its build tree (BUILD/libexec/worker/); else
+ * LIBEXECDIR/snapbench-worker. */
 int worker_find_binary(char **ret, struct sb_error *err);

@@ -2,8 +2,9 @@
 /*
  * A host VM's initramfs (docs/kernel-arms.md): snapbench-hostvm-init as
  * /init, the kernel modules it loads (modules/NN-NAME.ko...), and
- * /hostvm.conf, which tells the init what to do (hostvm/init/init.c lists
- * its directives). The callers say what the VM runs; this writes the cpio.
+ * /hostvm.conf, which tells the init what to do
+ * (libexec/hostvm-init/init.c lists its directives). The callers say what
+ * the VM runs; this writes the cpio.
  */
 #pragma once
 

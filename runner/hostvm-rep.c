@@ -233,9 +233,9 @@ int hostvm_run_prepare(const struct run_spec *spec, struct report *report, const
 				sizeof(hr->accel_reason), err);
 	if (k < 0)
 		goto fail;
-	k = find_program("hostvm/init/" INIT_NAME, INIT_NAME, &hr->init_path, err);
+	k = find_program("libexec/hostvm-init/" INIT_NAME, INIT_NAME, &hr->init_path, err);
 	if (k >= 0)
-		k = find_program("hostvm/inner/" INNER_NAME, INNER_NAME, &hr->inner_path, err);
+		k = find_program("libexec/hostvm-run/" INNER_NAME, INNER_NAME, &hr->inner_path, err);
 	if (k < 0)
 		goto fail;
 	hr->arms = calloc(spec->n_arms, sizeof(*hr->arms));

@@ -23,7 +23,7 @@
 /* a kernel arm's host VM kernel command line, before the arm's module parameters and host_vm.cmdline */
 #define HOSTVM_CMDLINE "console=ttyS0 quiet panic=-1 rdinit=/init pci=noacpi cryptomgr.notests"
 
-/* the runner inside (hostvm/inner/run.c) sends {"event":"alive"} this often while it runs */
+/* the runner inside (libexec/hostvm-run/run.c) sends {"event":"alive"} this often while it runs */
 #define HOSTVM_HEARTBEAT_S 5
 
 struct hostvm_run;

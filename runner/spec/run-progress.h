@@ -3,8 +3,8 @@
  * Where a run is, as the run engine reports it to its progress callback
  * (runner.h) many times a second, and its one JSON codec: every place the
  * progress travels encodes and decodes it here, the run engine inside a
- * host VM on its port (hostvm/inner, runner/hostvm-rep.c), snapbenchd's
- * worker on its pipe and the daemon to its clients (protocol.md), and
+ * host VM on its port (libexec/hostvm-run/, runner/hostvm-rep.c),
+ * snapbenchd's worker on its pipe and the daemon to its clients (protocol.md), and
  * `snapbench run --json`. A header of its own, without the engine, so that
  * those who pass it on need not link the engine.
  *

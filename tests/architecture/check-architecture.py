@@ -304,7 +304,8 @@ def target_component(meson_path, text, pos, rows):
     """
     The component of a build target's sources, when a row of the table is
     more specific than the meson.build's folder (a row naming one file, as
-    daemon/worker.c): the dependencies of that target are its arrows. And
+    the self-test's app/tool.c): the dependencies of that target are its
+    arrows. And
     whether the target is built from unit tests only.
     """
     call = enclosing_call(text, pos)

@@ -328,7 +328,7 @@ static void print_console(const char *log_path)
 	fflush(stdout);
 }
 
-/* The init beside this program in the build tree (tests/realkvm/ -> hostvm/init/). */
+/* The init beside this program in the build tree (tests/realkvm/ -> libexec/hostvm-init/). */
 static int find_init(char *buf, size_t len)
 {
 	char self[PATH_MAX];
@@ -342,7 +342,7 @@ static int find_init(char *buf, size_t len)
 	if (!slash)
 		return -ENOENT;
 	*slash = '\0';
-	snprintf(buf, len, "%.3900s/../../hostvm/init/snapbench-hostvm-init", self);
+	snprintf(buf, len, "%.3900s/../../libexec/hostvm-init/snapbench-hostvm-init", self);
 	return access(buf, X_OK) < 0 ? -errno : 0;
 }
 

@@ -2,12 +2,12 @@
 /*
  * snapbench-lava-ramdisk: the ramdisk of a LAVA DUT that is a QEMU VM on a
  * host with snapbench built (docs/lava.md, "A DUT without a root file
- * system"): the host VM's init (hostvm/init/) and the kernel's modules, set
- * up to mount this host's / read-only over 9p as the DUT's root, with an
- * overlay in memory above it (so LAVA's test shell can write anywhere), to
- * keep LAVA's /lava-JOB overlay (which lava-dispatcher unpacks into the
- * ramdisk), and to run an interactive shell on the serial console for
- * LAVA's test shell. The job's QEMU options give the 9p share "root" (this
+ * system"): the host VM's init (libexec/hostvm-init/) and the kernel's
+ * modules, set up to mount this host's / read-only over 9p as the DUT's
+ * root, with an overlay in memory above it (so LAVA's test shell can write
+ * anywhere), to keep LAVA's /lava-JOB overlay (which lava-dispatcher
+ * unpacks into the ramdisk), and to run an interactive shell on the serial
+ * console for LAVA's test shell. The job's QEMU options give the 9p share "root" (this
  * host's /) and any writable shares named with --share.
  *
  *   snapbench-lava-ramdisk --kernel IMAGE --output FILE [--modules DIR]
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 	if (parse_argv(argc, argv, &o) < 0)
 		return 2;
 	if (access(o.init, X_OK) < 0) {
-		fprintf(stderr, "snapbench-lava-ramdisk: --init %s: %s; give the build's hostvm/init/snapbench-hostvm-init\n",
+		fprintf(stderr, "snapbench-lava-ramdisk: --init %s: %s; give the build's libexec/hostvm-init/snapbench-hostvm-init\n",
 			o.init, strerror(errno));
 		return 2;
 	}
