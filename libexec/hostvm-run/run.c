@@ -13,7 +13,8 @@
  *
  * The heartbeat comes from a thread of its own, so it stops only when the
  * host VM's kernel does (a soft lockup of the whole VM was seen under TCG):
- * the outer runner kills a host VM that stays silent (runner/hostvm-rep.c).
+ * the outer runner kills a host VM that stays silent
+ * (runner/hostvm-rep/hostvm-rep.c).
  *
  * With --boot-only it sends ready and done and exits (bench/hostvm-boot).
  */

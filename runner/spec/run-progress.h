@@ -3,7 +3,7 @@
  * Where a run is, as the run engine reports it to its progress callback
  * (runner.h) many times a second, and its one JSON codec: every place the
  * progress travels encodes and decodes it here, the run engine inside a
- * host VM on its port (libexec/hostvm-run/, runner/hostvm-rep.c),
+ * host VM on its port (libexec/hostvm-run/, runner/hostvm-rep/hostvm-rep.c),
  * snapbenchd's worker on its pipe and the daemon to its clients (protocol.md), and
  * `snapbench run --json`. A header of its own, without the engine, so that
  * those who pass it on need not link the engine.
@@ -51,7 +51,7 @@ struct runner_progress {
 	/* QEMU has not answered this QMP command (e.g. "query-stats") for waiting_s seconds; else NULL, NAN */
 	const char *waiting_for;
 	double waiting_s;
-	/* where the guest runs when that is not this host's KVM (runner/placement.h): one line, set from preflight on; else NULL */
+	/* where the guest runs when that is not this host's KVM (runner/preflight/placement.h): one line, set from preflight on; else NULL */
 	const char *placement;
 };
 

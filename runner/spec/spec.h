@@ -58,8 +58,8 @@ enum spec_backing {
 };
 
 enum spec_backend {
-	SPEC_BACKEND_QEMU,        /* QEMU launched by snapbench (runner/vm-qemu.c) */
-	SPEC_BACKEND_LIBVIRT,     /* a libvirt domain (runner/vm-libvirt.c) */
+	SPEC_BACKEND_QEMU,        /* QEMU launched by snapbench (runner/vm/vm-qemu.c) */
+	SPEC_BACKEND_LIBVIRT,     /* a libvirt domain (runner/vm/vm-libvirt.c) */
 };
 
 enum spec_guest_kind {
@@ -91,7 +91,7 @@ struct spec_arm {
 	struct spec_knobs knobs;
 	char *kernel;                 /* this arm's host VM kernel; NULL: spec.host_vm.kernel */
 	char *modules;                /* its lib/modules/RELEASE; NULL: spec.host_vm.modules */
-	bool pin;                     /* long-term pin the guest RAM, as an assigned device would (runner/guest-pin.h) */
+	bool pin;                     /* long-term pin the guest RAM, as an assigned device would (runner/scenario/guest-pin.h) */
 };
 
 #define SPEC_PATTERN_DEFAULT NULL /* in vcpu_pattern[]: the guest's default pattern */
@@ -202,7 +202,7 @@ struct run_spec {
 
 	/* kernel arms (docs/kernel-arms.md): each repetition in a host VM booting the arm's kernel */
 	struct {
-		char *kernel;             /* bzImage for every arm, or "auto" (runner/placement.h); NULL: arms run on this host unless they name one */
+		char *kernel;             /* bzImage for every arm, or "auto" (runner/preflight/placement.h); NULL: arms run on this host unless they name one */
 		char *modules;            /* its lib/modules/RELEASE; NULL: beside the image, or /lib/modules/RELEASE */
 		char *cmdline;            /* appended to the host VM's kernel command line; may be NULL */
 		uint64_t memory;

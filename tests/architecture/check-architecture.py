@@ -19,7 +19,9 @@ checks every arrow of the source tree against its "may use" column:
 A component may use itself, libc (and threads), and what its row lists.
 A unit test (a test-*.c beside its code, and a meson target built from
 such files only) may also use the tests' shared library when the table
-has a row for it (TEST_LIBRARY).
+has a row for it (TEST_LIBRARY), and the library of a folder that holds
+its own (a room's test, runner/vm/test-*.c, links runner/'s library, which
+is built from every room).
 A folder with C files or a meson.build that the table does not list is an
 error too, as is a "may use" entry that names neither a folder of the
 table nor a library: a new arrow has to be written down before it builds.
@@ -155,6 +157,8 @@ def check(root, fail):
         if target != comp and target not in ALWAYS:
             fail.used.setdefault(comp, set()).add(target)
         if unit_test and target == TEST_LIBRARY and TEST_LIBRARY in rows:
+            return True
+        if unit_test and comp.startswith(target + "/"):
             return True
         return target == comp or target in ALWAYS or target in rows[comp]
 
@@ -341,6 +345,7 @@ def self_test():
 | `lib/` | a library | base, json-c |
 | `app/` | the program | lib, base |
 | `app/tool.c` | a tool of its own | lib, base, json-c |
+| `lib/room/` | a part of lib, built into lib's library | base |
 | `tests/lib/` | test scaffolding | base |
 
 ## Dependency rules
@@ -351,7 +356,10 @@ def self_test():
         "base/meson.build": "base_dep = declare_dependency()\n",
         "base/macro.h": "#pragma once\n#include <stddef.h>\n",
         "lib/meson.build": "lib_dep = declare_dependency(dependencies : [base_dep, jsonc_dep, dependency('threads')])\n"
-                           "test('lib', executable('test-lib', 'test-lib.c', dependencies : [lib_dep, tl_dep]))\n",
+                           "test('lib', executable('test-lib', 'test-lib.c', dependencies : [lib_dep, tl_dep]))\n"
+                           "test('room', executable('test-room', 'room/test-room.c', dependencies : lib_dep))\n",
+        "lib/room/room.h": '#pragma once\n#include "macro.h"\n',
+        "lib/room/test-room.c": '#include "room.h"\n',
         "lib/lib.h": '#pragma once\n#include "macro.h"\n',
         "lib/lib.c": '#include "lib.h"\n#include <json-c/json.h>\n#include <pthread.h>\n',
         "app/meson.build": "executable('app', 'main.c', dependencies : lib_dep)\n"
@@ -381,6 +389,10 @@ def self_test():
         ("a file row's arrow taken by another target of the folder",
          {"app/meson.build": "executable('app', 'main.c', dependencies : [lib_dep, jsonc_dep])\n"},
          "app/ depends on jsonc_dep (json-c)"),
+        ("a room's library taken by code of the room that is not a unit test",
+         {"lib/meson.build": "lib_dep = declare_dependency(dependencies : base_dep)\n"
+                             "executable('roomtool', 'room/tool.c', dependencies : lib_dep)\n"},
+         "lib/room/ depends on lib_dep (lib)"),
         ("the test library taken by code that is not a unit test",
          {"lib/lib.c": '#include "lib.h"\n#include "tl.h"\n'},
          'lib/ includes "tl.h" of tests/lib/'),

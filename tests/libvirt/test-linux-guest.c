@@ -3,7 +3,7 @@
  * The Linux-guest path, as far as this host can run it (a Linux guest does
  * not boot in useful time under emulation; docs/backends.md):
  *
- *   workload       the runner's driver (runner/guest-linux.c) against the
+ *   workload       the runner's driver (runner/vm/guest-linux.c) against the
  *                  real qemu-ga on this host's unix socket, with the real
  *                  stress-ng: the probe is copied in and started with
  *                  stress-ng, its telemetry comes out of the stream while it

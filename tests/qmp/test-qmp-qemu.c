@@ -50,7 +50,7 @@ static void test_greeting(struct qmp_client *c)
 		  test_qemu_want(), getenv("SNAPBENCH_QEMU"));
 }
 
-/* The schema lookups the runner's probe makes (runner/host.c), against what this QEMU's release has. */
+/* The schema lookups the runner's probe makes (runner/preflight/host.c), against what this QEMU's release has. */
 static void test_schema(struct qmp_client *c)
 {
 	struct json_object *schema = NULL;

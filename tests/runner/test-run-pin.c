@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * arms[].pin: the guest RAM long-term pinned, as an assigned device pins it
- * (runner/guest-pin.h). Two arms over a memfd-backed guest, one pinning:
+ * (runner/scenario/guest-pin.h). Two arms over a memfd-backed guest, one pinning:
  *
  *   - the pinned arm's repetition records vm.pinned_pages = guest RAM / 4 KiB;
  *   - the kernel counted those pins: /proc/vmstat nr_foll_pin_acquired grew

@@ -23,6 +23,7 @@
 #include "json-util.h"
 #include "kernel-image.h"
 #include "launch.h"
+#include "locate.h"
 #include "macro.h"
 #include "mkdir-p.h"
 #include "modules.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * /proc/vmstat's parser and counter source on fixture text
- * (runner/fixtures/vmstat/, argv[1]): a 6.18 kernel's file, the same
+ * (runner/sample/fixtures/vmstat/, argv[1]): a 6.18 kernel's file, the same
  * without CONFIG_NUMA_BALANCING's lines, a read cut mid-line; malformed
  * values, a field twice, lines it does not read, a file too large; the
  * probes entries and the increases the source emits; and this host's own
