@@ -10,6 +10,7 @@
 
 #include "compare.h"
 #include "compare-private.h"
+#include "report.h"
 #include "store-index.h"
 #include "run-dir.h"
 
@@ -119,6 +120,65 @@ static void arm_list(const struct compare_report *rep, char *buf, size_t size)
 	text_sanitize(s && *s ? s : "(none)", buf, size);
 }
 
+/* What a trouble letter of a kernel's taint says (REPORT_TAINT_TROUBLE). */
+static const char *taint_meaning(char c)
+{
+	switch (c) {
+	case 'W': return "a kernel warning";
+	case 'D': return "an oops";
+	case 'B': return "a bad page";
+	case 'L': return "a soft lockup";
+	case 'M': return "a machine check";
+	}
+	return "?";
+}
+
+/*
+ * A note when the host VM's kernel of any repetition of arm want in rep
+ * went wrong itself (a WARN, an oops, a soft lockup: its taint's trouble
+ * letters): figures from a kernel that warned may not be the patch's.
+ */
+static int note_kernel_trouble(struct compare_side *side, const struct compare_report *rep, const char *want)
+{
+	struct json_object *reps = json_lookup(rep->root, "repetitions");
+	size_t of = 0, tainted = 0;
+	char letters[8] = "", first[300] = "";
+
+	for (size_t j = 0; j < json_object_array_length(reps); j++) {
+		struct json_object *rp = json_object_array_get_idx(reps, j), *hv = json_lookup(rp, "host_vm");
+		const char *flags = json_lookup_string(hv, "kernel_taint_flags");
+		bool trouble = false;
+		if (strcmp(json_lookup_string(rp, "arm"), want) || !flags)
+			continue;
+		of++;
+		for (const char *c = REPORT_TAINT_TROUBLE; *c; c++)
+			if (strchr(flags, *c)) {
+				trouble = true;
+				size_t n = strlen(letters);
+				if (!strchr(letters, *c) && n + 1 < sizeof(letters)) {
+					letters[n] = *c;
+					letters[n + 1] = '\0';
+				}
+			}
+		if (!trouble)
+			continue;
+		tainted++;
+		struct json_object *w = json_lookup(hv, "kernel_warnings");
+		if (!*first && json_object_is_type(w, json_type_array) && json_object_array_length(w) > 0)
+			text_sanitize(json_object_get_string(json_object_array_get_idx(w, 0)), first, sizeof(first));
+	}
+	if (!tainted)
+		return 0;
+	struct strbuf what = { 0 };
+	for (const char *c = letters; *c; c++)
+		strbuf_appendf(&what, "%s%c: %s", c == letters ? "" : ", ", *c, taint_meaning(*c));
+	_cleanup_free_ char *w = strbuf_steal(&what);
+	return strv_pushf(&side->notes, "run %s, arm %s: the host VM's kernel was tainted (%s) in %zu of %zu "
+			  "repetition%s%s%s%s; figures from a kernel in trouble may not be the patch's "
+			  "(host_vm.kernel_warnings)", rep->id, want, w ? w : "", tainted, of, of == 1 ? "" : "s",
+			  *first ? ": \"" : "", first, *first ? "\"" : "");
+}
+
 enum source_kind {
 	SOURCE_NAMED,   /* file= or id= terms: each must have the arm */
 	SOURCE_DEFAULT, /* positional reports: at least one must have the arm */
@@ -159,6 +219,8 @@ static int side_add_report(struct compare_side *side, const struct compare_repor
 	    strv_pushf(&side->notes, "run %s: %zu repetition%s of %s did not complete and %s "
 		       "left out", rep->id, left_out, left_out == 1 ? "" : "s", want,
 		       left_out == 1 ? "is" : "are") < 0)
+		goto oom;
+	if (note_kernel_trouble(side, rep, want) < 0)
 		goto oom;
 	if (strcmp(rep->state, "completed") &&
 	    strv_pushf(&side->notes, "run %s is %s: using its %zu completed repetition%s",

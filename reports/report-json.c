@@ -645,6 +645,19 @@ static struct json_object *b_rep_host_vm(struct json_build *b, const struct repo
 	jb_add(b, h, "boot_s", b_num_or_null(rep->host_vm_boot_s));
 	jb_add(b, h, "console_log", jb_str(b, rep->host_vm_console));
 	jb_add(b, h, "retried_after", jb_str(b, rep->host_vm_retried));
+	if (rep->host_vm_taint >= 0) {
+		char flags[REPORT_TAINT_FLAGS_LEN];
+		struct json_object *w = jb_arr(b);
+		jb_add(b, h, "kernel_taint", jb_i64(b, rep->host_vm_taint));
+		jb_add(b, h, "kernel_taint_flags", jb_str(b, report_taint_flags(rep->host_vm_taint, flags)));
+		for (size_t i = 0; rep->host_vm_kernel_warnings && rep->host_vm_kernel_warnings[i]; i++)
+			jb_push(b, w, jb_str(b, rep->host_vm_kernel_warnings[i]));
+		jb_add(b, h, "kernel_warnings", w);
+	} else {
+		jb_add(b, h, "kernel_taint", NULL);
+		jb_add(b, h, "kernel_taint_flags", NULL);
+		jb_add(b, h, "kernel_warnings", jb_arr(b));
+	}
 	return h;
 }
 

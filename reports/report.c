@@ -204,6 +204,7 @@ static void rep_free(struct report_rep *rep)
 	free(rep->postcopy.probes_error);
 	free(rep->host_vm_console);
 	free(rep->host_vm_retried);
+	strv_free(rep->host_vm_kernel_warnings);
 	for (size_t i = 0; i < rep->n_counters; i++)
 		free(rep->counters[i]);
 	free(rep->counters);
@@ -380,6 +381,7 @@ int report_add_rep(struct report *r, size_t arm, uint64_t started_ns, struct rep
 	rep->state = REPORT_REP_RUNNING;
 	rep->started_ns = started_ns;
 	rep->host_vm_boot_s = -1;
+	rep->host_vm_taint = -1;
 	rep->pinned_pages = -1;
 	rep->snapshot = (struct report_snapshot){
 		.status = REPORT_SNAPSHOT_NOT_STARTED,
@@ -584,4 +586,17 @@ void report_format_time(uint64_t realtime_ns, char buf[static 32])
 	gmtime_r(&t, &tm);
 	if (!strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		buf[0] = '\0';
+}
+
+const char *report_taint_flags(int64_t taint, char buf[REPORT_TAINT_FLAGS_LEN])
+{
+	/* include/linux/panic.h's TAINT_* bits, in order (kernel/panic.c's taint_flags) */
+	static const char letters[] = "PFSRMBUDAWCIOELKXTN";
+	size_t o = 0;
+
+	for (unsigned bit = 0; bit < 64 && taint > 0; bit++)
+		if ((uint64_t)taint & (1ULL << bit))
+			buf[o++] = bit < sizeof(letters) - 1 ? letters[bit] : '?';
+	buf[o] = '\0';
+	return buf;
 }

@@ -264,6 +264,8 @@ struct report_rep {
 	char *host_vm_console;         /* the console log's path */
 	int host_vm_pid;
 	char *host_vm_retried;         /* why a first host VM was given up and this one booted, or NULL */
+	int64_t host_vm_taint;         /* its kernel's /proc/sys/kernel/tainted at the end; < 0: not known */
+	char **host_vm_kernel_warnings; /* the first WARNING/BUG/Oops lines of its kernel's log (NULL-terminated, may be NULL) */
 
 	/* the timeline */
 	size_t n_counters;
@@ -289,6 +291,18 @@ struct report_rows_text {
 
 /* Frees what report_write() kept of a repetition's rows; NULL is fine. */
 void report_rows_text_free(struct report_rows_text *t);
+
+/*
+ * The letters of a kernel's taint value, as the kernel prints them ("W" a
+ * warning, "D" an oops, "L" a soft lockup, "E" an unsigned module, ...; one
+ * letter a set bit, "?" for a bit this table does not know), in BUF;
+ * returns BUF ("" for 0).
+ */
+#define REPORT_TAINT_FLAGS_LEN 65
+const char *report_taint_flags(int64_t taint, char buf[REPORT_TAINT_FLAGS_LEN]);
+
+/* The taint letters that say the kernel itself went wrong: a warning, an oops, a bad page, a soft lockup, a machine check. */
+#define REPORT_TAINT_TROUBLE "WDBLM"
 
 /* Kernel arms (docs/kernel-arms.md): the kernel an arm's host VM boots, and that VM. */
 struct report_kernel {

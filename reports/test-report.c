@@ -58,6 +58,21 @@ static void test_percentile(void)
 	CHECK(isnan(report_hist_percentile(&l, z, 0.5)));
 }
 
+/* The kernel's own letters (kernel/panic.c), one per set bit, in bit order. */
+static void test_taint_flags(void)
+{
+	char buf[REPORT_TAINT_FLAGS_LEN];
+
+	CHECK(!strcmp(report_taint_flags(0, buf), ""));
+	CHECK(!strcmp(report_taint_flags(512, buf), "W"));
+	CHECK(!strcmp(report_taint_flags(512 | 128 | 16384, buf), "DWL"));
+	CHECK(!strcmp(report_taint_flags(8192 | 4096, buf), "OE"));
+	CHECK(!strcmp(report_taint_flags(1LL << 18, buf), "N"));
+	CHECK(!strcmp(report_taint_flags(1LL << 19 | 1, buf), "P?"));
+	CHECK(strlen(report_taint_flags(INT64_MAX, buf)) == 63);
+	CHECK(!strncmp(buf, "PFSRMBUDAWCIOELKXTN?", 20) && buf[62] == '?');
+}
+
 static void test_ids(void)
 {
 	char id[REPORT_ID_MAX], t[32];
@@ -444,6 +459,7 @@ int main(int argc, char **argv)
 	test_rows_text();
 	test_percentile();
 	test_ids();
+	test_taint_flags();
 	test_report(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
 	test_postcopy(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
 	return 0;

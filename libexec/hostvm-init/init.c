@@ -34,7 +34,8 @@
  * "root" read-only as the new root (or an overlay over it), proc, sys, dev,
  * the tmpfs mounts, /dev/shm, the "out" shares, the kept directories,
  * debugfs, tracefs and bpffs,
- * chroots, runs the program and powers off when it exits. What goes wrong is
+ * chroots, runs the program and, when it exits, sends the kernel's taint and
+ * first warnings on the port ({"event":"kernel",...}) and powers off. What goes wrong is
  * printed on the console and sent on the port as {"event":"error",...}, and
  * the VM powers off: the runner outside never waits for a VM that gave up.
  */
@@ -121,6 +122,86 @@ static void port_event(const char *event, const char *message)
 	json_escape(message ? message : "", esc, sizeof(esc));
 	n = snprintf(line, sizeof(line), "{\"event\":\"%s\",\"t_s\":%.3f,\"message\":\"%s\"}\n", event, uptime(), esc);
 	if (n > 0 && write(port, line, (size_t)n) < 0)
+		return;
+}
+
+/* How many of the kernel's warnings the kernel event carries, and how much of each. */
+#define KERNEL_WARNINGS 4
+#define KERNEL_WARNING_LEN 240
+
+/*
+ * The first line of a kernel log record that says something went wrong in
+ * the kernel (a WARN, a BUG, an oops, a soft lockup), or NULL. The records
+ * are /dev/kmsg's: "PRIORITY,SEQ,TIME,FLAGS;TEXT" and continuation lines.
+ */
+static const char *kernel_warning(char *rec)
+{
+	static const char *const marks[] = { "WARNING:", "BUG:", "Oops", "kernel BUG", "general protection fault" };
+	char *text = strchr(rec, ';'), *nl;
+
+	if (!text || atoi(rec) % 8 > 4) /* above KERN_WARNING */
+		return NULL;
+	text++;
+	nl = strchr(text, '\n');
+	if (nl)
+		*nl = '\0';
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (strstr(text, marks[i]))
+			return text;
+	return NULL;
+}
+
+/*
+ * The kernel's state once the program has exited, for the runner outside
+ * (docs/kernel-arms.md): /proc/sys/kernel/tainted (-1 if unreadable) and the
+ * first warnings of the kernel's log, as
+ * {"event":"kernel","t_s":...,"taint":N,"warnings":["...",...]}. A patched
+ * kernel that WARNs while it runs a repetition is tainted "W" and the
+ * report says so.
+ */
+static void port_kernel_state(void)
+{
+	char buf[8192], esc[2 * KERNEL_WARNING_LEN], line[KERNEL_WARNINGS * sizeof(esc) + 128];
+	long long taint = -1;
+	size_t o = 0;
+	unsigned n = 0;
+	int fd;
+
+	if (port < 0)
+		return;
+	fd = open("/proc/sys/kernel/tainted", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t r = read(fd, buf, sizeof(buf) - 1);
+		if (r > 0) {
+			buf[r] = '\0';
+			taint = strtoll(buf, NULL, 10);
+		}
+		close(fd);
+	}
+	o += (size_t)snprintf(line, sizeof(line), "{\"event\":\"kernel\",\"t_s\":%.3f,\"taint\":%lld,\"warnings\":[",
+			      uptime(), taint);
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	while (fd >= 0 && n < KERNEL_WARNINGS) {
+		ssize_t r = read(fd, buf, sizeof(buf) - 1);
+		const char *w;
+		if (r < 0 && errno == EPIPE) /* records overwritten before we read them: go on */
+			continue;
+		if (r <= 0)
+			break;
+		buf[r] = '\0';
+		w = kernel_warning(buf);
+		if (!w)
+			continue;
+		char text[KERNEL_WARNING_LEN];
+		snprintf(text, sizeof(text), "%s", w);
+		json_escape(text, esc, sizeof(esc));
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s\"%s\"", n ? "," : "", esc);
+		n++;
+	}
+	if (fd >= 0)
+		close(fd);
+	o += (size_t)snprintf(line + o, sizeof(line) - o, "]}\n");
+	if (write(port, line, o) < 0)
 		return;
 }
 
@@ -450,6 +531,7 @@ int main(void)
 		snprintf(msg, sizeof(msg), "%s exited with status %d", args[0], WEXITSTATUS(st));
 	else
 		snprintf(msg, sizeof(msg), "%s was killed by signal %d", args[0], WTERMSIG(st));
+	port_kernel_state();
 	port_event("exit", msg);
 	power_off();
 }

@@ -30,6 +30,7 @@
 #include "run-dir.h"
 #include "runner.h"
 #include "strbuf.h"
+#include "strv.h"
 #include "vm.h"
 
 #define INIT_NAME "snapbench-hostvm-init"
@@ -418,6 +419,9 @@ static void vm_config(const struct hostvm_run *hr, const struct hostvm_rep_ctx *
 	};
 }
 
+/* The kernel warnings kept of a host VM: as many as its init sends (libexec/hostvm-init/init.c). */
+#define HOSTVM_KERNEL_WARNINGS 4
+
 struct follow {
 	const struct hostvm_rep_ctx *ctx;
 	struct hostvm *vm;
@@ -427,7 +431,40 @@ struct follow {
 	char error[1024];
 	char step[32];
 	uint64_t last_word_ns; /* mono_ns() of the last line from inside */
+	/* the init's "kernel" event: the kernel's taint once the run ended (< 0: not said), its first warnings */
+	long long taint;
+	unsigned n_warnings;
+	char warnings[HOSTVM_KERNEL_WARNINGS][256];
 };
+
+/* The init's {"event":"kernel","taint":N,"warnings":[...]} (libexec/hostvm-init). */
+static void on_kernel_event(struct follow *f, struct json_object *o)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, "taint", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < 0)
+		return;
+	f->taint = json_object_get_int64(v);
+	f->n_warnings = 0;
+	if (!json_object_object_get_ex(o, "warnings", &v) || !json_object_is_type(v, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(v) && f->n_warnings < HOSTVM_KERNEL_WARNINGS; i++) {
+		struct json_object *w = json_object_array_get_idx(v, i);
+		if (json_object_is_type(w, json_type_string))
+			snprintf(f->warnings[f->n_warnings++], sizeof(f->warnings[0]), "%s", json_object_get_string(w));
+	}
+}
+
+/* What the init said of the kernel, into the repetition (nothing said: not known). */
+static void rep_set_kernel_state(struct report_rep *rep, const struct follow *f)
+{
+	rep->host_vm_taint = f->taint;
+	rep->host_vm_kernel_warnings = strv_free(rep->host_vm_kernel_warnings);
+	for (unsigned i = 0; i < f->n_warnings; i++)
+		if (strv_push(&rep->host_vm_kernel_warnings, f->warnings[i]) < 0)
+			break; /* out of memory: the warnings that fit */
+}
 
 static double num_or_nan(struct json_object *o, const char *key)
 {
@@ -468,6 +505,8 @@ static void on_line(const char *text, void *userdata)
 			snprintf(f->error, sizeof(f->error), "%s", json_object_get_string(v));
 	} else if (!strcmp(event, "done")) {
 		f->done = true;
+	} else if (!strcmp(event, "kernel")) {
+		on_kernel_event(f, o);
 	} else if (!strcmp(event, "exit")) {
 		f->exit_seen = true;
 	} else if (!strcmp(event, "progress") && f->ctx->progress) {
@@ -671,7 +710,7 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 	struct rep_paths paths, *p = &paths;
 	char phase[64], msg[SB_ERROR_MAX];
 	struct hostvm *vm = NULL;
-	struct follow f = { .ctx = ctx, .boot_s = -1 };
+	struct follow f = { .ctx = ctx, .boot_s = -1, .taint = -1 };
 	int k;
 
 	snprintf(phase, sizeof(phase), "rep %u host-vm", ctx->index);
@@ -699,6 +738,7 @@ static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, 
 		goto fail;
 	hostvm_read_port(vm, on_line, &f);
 	rep->host_vm_boot_s = f.boot_s;
+	rep_set_kernel_state(rep, &f);
 	k = rep_import_inner(ctx, vm, &f, p, err);
 	if (k < 0)
 		goto fail;
@@ -751,6 +791,8 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 	rep->host_vm_console = NULL;
 	rep->host_vm_pid = 0;
 	rep->host_vm_boot_s = -1;
+	rep->host_vm_taint = -1;
+	rep->host_vm_kernel_warnings = strv_free(rep->host_vm_kernel_warnings);
 	rep->state = REPORT_REP_RUNNING;
 	report_error_set(&rep->error, NULL, NULL);
 	sb_error_clear(err);
@@ -764,7 +806,7 @@ int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, co
 	struct hostvm_arm *arm = &hr->arms[ctx->arm];
 	_cleanup_free_ char *dir = realpath(work_dir, NULL);
 	char initrd[PATH_MAX + 16], log_path[PATH_MAX + 16], tail[1024];
-	struct follow f = { .ctx = ctx, .boot_s = -1, .init_uptime_s = NAN, .ready_uptime_s = NAN };
+	struct follow f = { .ctx = ctx, .boot_s = -1, .init_uptime_s = NAN, .ready_uptime_s = NAN, .taint = -1 };
 	struct hostvm *vm = NULL;
 	uint64_t ready_ns = 0;
 	int k;

@@ -17,7 +17,9 @@
       the shadow arm does not, while it still installs SPTEs
       (kvmmmu:kvm_mmu_set_spte): its faults went through the shadow MMU;
       `snapbench compare` over the two arms runs and its header names the
-      kernel of both sides. No QEMU is left behind.
+      kernel of both sides; each repetition's host_vm.kernel_taint is the
+      kernel's taint (a number), without W, D, B, L or M, and no kernel
+      warnings. No QEMU is left behind.
 
   hostvm.py noboot SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
       A host VM that cannot boot (rdinit= a missing file): the run fails
@@ -34,7 +36,9 @@
       ns/pass; fentry on kvm_flush_remote_tlbs equals KVM's
       remote_tlb_flush_requests over the repetition exactly; pf_taken is
       non-zero during the passes (write-protect faults) and BPF's
-      kvm:kvm_page_fault is at least pf_taken.
+      kvm:kvm_page_fault is at least pf_taken. The host VM's command line
+      taints its kernel W (sysctl.kernel.tainted=512): the report's
+      host_vm.kernel_taint has bit 512 and kernel_taint_flags a "W".
 
   hostvm.py numa SNAPBENCH RUN_SCHEMA RUN_VALIDATOR WORKDIR
       Seed 002's numa-hinting scenario in a 2-node host VM (examples/seed-002-numa.json
@@ -192,6 +196,13 @@ def e2e(snapbench, schema, validator, workdir, image, release):
         check(x["state"] == "completed", "rep of %s: %s %s" % (label, x["state"], x["error"]))
         boot = x["host_vm"]["boot_s"]
         check(boot is not None and 0 < boot < 120, "rep of %s: boot_s %r" % (label, boot))
+        # the init sends the kernel's taint once the run ended: a kernel that warned would say "W"
+        hv = x["host_vm"]
+        check(isinstance(hv["kernel_taint"], int) and hv["kernel_taint"] >= 0,
+              "rep of %s: kernel_taint %r" % (label, hv["kernel_taint"]))
+        check(not set(hv["kernel_taint_flags"]) & set("WDBLM") and hv["kernel_warnings"] == [],
+              "rep of %s: the host VM's kernel went wrong: taint %d %r, %s"
+              % (label, hv["kernel_taint"], hv["kernel_taint_flags"], hv["kernel_warnings"]))
         pf_snap = window_sum(x, "snapshot", "kvm.pf_taken")
         check(pf_snap > 0, "rep of %s: pf_taken is 0 in the snapshot window" % label)
         # not post: right after the snapshot the shadow arm's probe was seen starved (1-2 samples in 3 s)
@@ -280,13 +291,18 @@ def dirtylog(snapbench, schema, validator, workdir, image, release):
         "dirty_log": {"tracking": "bitmap", "iterate_s": 8, "max_bandwidth": "16M", "downtime_limit_ms": 1,
                       "completion": "cancel"},
         "timing": {"warmup_s": 1, "pre_s": 2, "post_s": 2, "interval_ms": 500},
-        "host_vm": {"kernel": image, "memory": "2G", "vcpus": 2},
+        # taint W (512) from the command line: the kernel's taint reaches the report as a warning would
+        "host_vm": {"kernel": image, "memory": "2G", "vcpus": 2, "cmdline": "sysctl.kernel.tainted=512"},
         # the shadow MMU: the npt arm no longer resets (8 of 8 on QEMU 7.2 and 10.0 with the
         # host VM's TCG single-threaded), but there some of KVM's remote flushes (17 of 24 in one
         # run) come from a path the cause classifier does not know yet ("other"; docs/kernel-arms.md)
         "arms": [{"label": "shadow", "knobs": {"module:kvm_amd.npt": "0"}}],
     }
     rep, x = run_spec_completed(snapbench, schema, validator, workdir, out, "dirty-log", spec)
+    hv = x["host_vm"]
+    check(isinstance(hv["kernel_taint"], int) and hv["kernel_taint"] & 512 and "W" in hv["kernel_taint_flags"],
+          "host VM tainted W on its command line: the report says taint %r %r" % (hv["kernel_taint"],
+                                                                                hv["kernel_taint_flags"]))
     t = x["totals"]
     calls, ns = t["bpf.clear_dirty_log"], t["bpf.clear_dirty_log_ns"]
     hist = sum(v for k, v in t.items() if k.startswith("bpf.clear_dirty_log_hist."))
