@@ -199,6 +199,15 @@ static double counter(struct json_object *row, const char *name)
 	return json_is_number(v) ? json_object_get_double(v) : NAN;
 }
 
+/* Whether the report's probes say counter name is unavailable (a PVM
+ * host's kvm.pf_taken: read, but never moved): its rows are no series. */
+static bool counter_unavailable(struct compare_report *rep, const char *name)
+{
+	struct json_object *a = json_lookup(json_lookup(json_lookup(rep->root, "probes"), name), "available");
+
+	return a && json_object_is_type(a, json_type_boolean) && !json_object_get_boolean(a);
+}
+
 /* Keeps what the timeline plot needs from each repetition's rows and drops
  * the rows. Rows without numeric t_s/dt_s are left out. */
 static int extract_timelines(const char *path, struct compare_report *rep, struct sb_error *err)
@@ -210,6 +219,9 @@ static int extract_timelines(const char *path, struct compare_report *rep, struc
 	if (!rep->timelines)
 		return sb_error_set(err, -ENOMEM, "%s: out of memory", path);
 	rep->n_timelines = n;
+	bool unavailable[COMPARE_TIMELINE_COUNTERS];
+	for (size_t c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
+		unavailable[c] = counter_unavailable(rep, compare_timeline_counters[c]);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *r = json_object_array_get_idx(reps, i);
 		struct json_object *tl = json_lookup(r, "timeline");
@@ -234,7 +246,7 @@ static int extract_timelines(const char *path, struct compare_report *rep, struc
 			t->t_s[t->n] = json_object_get_double(ts);
 			t->dt_s[t->n] = json_object_get_double(dt);
 			for (size_t c = 0; c < COMPARE_TIMELINE_COUNTERS; c++)
-				t->counter[c][t->n] = counter(row, compare_timeline_counters[c]);
+				t->counter[c][t->n] = unavailable[c] ? NAN : counter(row, compare_timeline_counters[c]);
 			t->window[t->n] = window_code(json_lookup_string(row, "window"), rep->action_window);
 			t->n++;
 		}
