@@ -16,6 +16,9 @@
  *   none             no probes
  *   minimal          a tp_btf program bumping one per-CPU counter on
  *                    kvm_unmap_hva_range (bench/minimal.bpf.c): the floor
+ *   minimal-fentry   the same on fentry kvm_mmu_notifier_invalidate_range_start:
+ *                    the floor of a program there (the trampoline's accounting
+ *                    costs more than a tracepoint's); its figure is per run
  *   count            snapbench's probes, counting only (no attribution)
  *   causes           snapbench's probes with causes decided for every event
  *                    and pt_regs from bpf_task_pt_regs() (options
@@ -25,6 +28,8 @@
  *                    pt_regs read without a helper where the kernel has
  *                    bpf_rdonly_cast
  *   stacks           snapbench's probes recording every event's stack
+ *   zap_causes       snapbench's probes as shipped plus option zap_causes
+ *                    (SPTE zaps by cause: fentry on range_end too)
  *   other            snapbench's probes as shipped, targeting a second,
  *                    idle QEMU: every event of the snapshot is another
  *                    process's ("other" context), what the probes cost
@@ -74,10 +79,12 @@ extern char **environ;
 enum cfg {
 	C_NONE,
 	C_MINIMAL,
+	C_MINIMAL_FENTRY,
 	C_COUNT,
 	C_CAUSES,
 	C_CACHED,
 	C_STACKS,
+	C_ZAP_CAUSES,
 	C_OTHER,
 	C_PERF,
 	C_BPFTRACE,
@@ -86,16 +93,18 @@ enum cfg {
 };
 
 static const char *const cfg_names[C_MAX] = {
-	"none", "minimal", "count", "causes", "cached", "stacks", "other", "perf", "bpftrace", "bpftrace-kstack",
+	"none", "minimal", "minimal-fentry", "count", "causes", "cached", "stacks", "zap_causes", "other", "perf", "bpftrace", "bpftrace-kstack",
 };
 
 static const char *const cfg_desc[C_MAX] = {
 	"no probes",
 	"minimal tp_btf per-CPU counter",
+	"minimal fentry per-CPU counter",
 	"snapbench, counting only",
 	"snapbench, causes decided per event",
 	"snapbench, causes, cached (default)",
 	"snapbench, stack of every event",
+	"snapbench as shipped + zap_causes",
 	"snapbench as shipped, other process",
 	"perf stat -e, same tracepoints",
 	"bpftrace count(), same tracepoints",
@@ -276,6 +285,8 @@ static void ours_options(enum cfg cfg, struct sb_probe_options *o)
 	}
 	if (cfg == C_STACKS)
 		o->stack_sample_every = 1;
+	if (cfg == C_ZAP_CAUSES)
+		o->zap_causes = true;
 }
 
 /*
@@ -293,9 +304,14 @@ static void side_attach(struct test_qemu *q, struct side *sd)
 	struct sb_probe_options o;
 	struct sb_error err = { 0 };
 
-	if (sd->cfg == C_MINIMAL) {
-		sd->minimal = minimal_bpf__open_and_load();
-		CHECK_MSG(sd->minimal, "cannot load the minimal program: %s", strerror(errno));
+	if (sd->cfg == C_MINIMAL || sd->cfg == C_MINIMAL_FENTRY) {
+		sd->minimal = minimal_bpf__open();
+		CHECK_MSG(sd->minimal, "cannot open the minimal program: %s", strerror(errno));
+		if (sd->cfg == C_MINIMAL_FENTRY) {
+			bpf_program__set_autoload(sd->minimal->progs.minimal_unmap, false);
+			bpf_program__set_autoload(sd->minimal->progs.minimal_fentry, true);
+		}
+		CHECK_MSG(minimal_bpf__load(sd->minimal) == 0, "cannot load the minimal program: %s", strerror(errno));
 		CHECK(minimal_bpf__attach(sd->minimal) == 0);
 		return;
 	}
@@ -316,7 +332,9 @@ static void side_measure(struct side *sd, struct sample *s)
 		__u32 len = sizeof(info);
 
 		memset(&info, 0, sizeof(info));
-		CHECK(bpf_obj_get_info_by_fd(bpf_program__fd(sd->minimal->progs.minimal_unmap), &info, &len) == 0);
+		CHECK(bpf_obj_get_info_by_fd(bpf_program__fd(sd->cfg == C_MINIMAL_FENTRY ? sd->minimal->progs.minimal_fentry
+										      : sd->minimal->progs.minimal_unmap),
+					     &info, &len) == 0);
 		s->events = info.run_cnt;
 		if (info.run_cnt)
 			s->ns_per_event = (double)info.run_time_ns / (double)info.run_cnt;
@@ -473,10 +491,12 @@ static void run_round(struct qmp_client *c, struct test_qemu *q, int r, int k)
 		s->ns_per_event = -1;
 		break;
 	case C_MINIMAL:
+	case C_MINIMAL_FENTRY:
 	case C_COUNT:
 	case C_CAUSES:
 	case C_CACHED:
 	case C_STACKS:
+	case C_ZAP_CAUSES:
 	case C_OTHER:
 		run_bpf(c, q, k, s);
 		break;
@@ -571,6 +591,63 @@ static void print_prog_tables(int rounds)
 			printf("%-48s %10llu %10.1f %12.1f\n", p->name, (unsigned long long)p->run_cnt,
 			       (double)p->run_time_ns / (double)p->run_cnt, (double)p->run_time_ns / events);
 		}
+	}
+}
+
+/*
+ * The cost targets, per event against the floor (the minimal program):
+ * counting at most 1.3x, the shipped probes (causes) at most 2.0x, and in
+ * config other, where every event is another process's, no program of the
+ * shipped set costing more a run than the floor costs an event.
+ */
+static void print_targets(int rounds)
+{
+	static const struct {
+		enum cfg k;
+		double max;
+	} targets[] = { { C_COUNT, 1.3 }, { C_CACHED, 2.0 }, { C_OTHER, 1.0 } };
+	double v[MAX_ROUNDS];
+	double floor_ns, fentry_floor = 0;
+
+	if (cfg_skipped[C_MINIMAL] || samples[C_MINIMAL][0].ns_per_event < 0)
+		return;
+	for (int r = 0; r < rounds; r++)
+		v[r] = samples[C_MINIMAL][r].ns_per_event;
+	floor_ns = summarize(v, rounds).median;
+	printf("\ntargets, per kvm_unmap_hva_range event against the floor (%.1f): medians of the interleaved rounds\n",
+	       floor_ns);
+	for (size_t t = 0; t < ARRAY_SIZE(targets); t++) {
+		enum cfg k = targets[t].k;
+		double m, ratio;
+
+		if (cfg_skipped[k] || samples[k][0].ns_per_event < 0)
+			continue;
+		for (int r = 0; r < rounds; r++)
+			v[r] = samples[k][r].ns_per_event;
+		m = summarize(v, rounds).median;
+		ratio = m / floor_ns;
+		printf("%-18s %10.1f %8.2fx   target <= %.1fx: %s\n", cfg_names[k], m, ratio, targets[t].max,
+		       ratio <= targets[t].max + 0.005 ? "met" : "NOT met");
+	}
+	if (cfg_skipped[C_OTHER] || !n_last_progs[C_OTHER])
+		return;
+	if (!cfg_skipped[C_MINIMAL_FENTRY] && samples[C_MINIMAL_FENTRY][0].ns_per_event >= 0) {
+		for (int r = 0; r < rounds; r++)
+			v[r] = samples[C_MINIMAL_FENTRY][r].ns_per_event;
+		fentry_floor = summarize(v, rounds).median;
+	}
+	printf("config other, last round: each program a run (every context it ran in: mostly the other process's "
+	       "events,\nkernel threads' too), against the floor's event%s\n",
+	       fentry_floor > 0 ? "; fentry programs also against minimal-fentry's run" : "");
+	for (size_t i = 0; i < n_last_progs[C_OTHER]; i++) {
+		const struct sb_prog_stats *p = &last_progs[C_OTHER][i];
+		double per_run = (double)p->run_time_ns / (double)p->run_cnt;
+
+		printf("%-48s %10.1f %8.2fx   target <= 1.0x: %-8s", p->name, per_run, per_run / floor_ns,
+		       per_run <= floor_ns * 1.005 ? "met" : "NOT met");
+		if (fentry_floor > 0 && !strncmp(p->name, "fentry", 6))
+			printf(" %6.2fx minimal-fentry", per_run / fentry_floor);
+		printf("\n");
 	}
 }
 
@@ -713,6 +790,7 @@ int main(int argc, char **argv)
 	print_cost_table(rounds);
 	print_pair_table(rounds);
 	print_prog_tables(rounds);
+	print_targets(rounds);
 	for (int k = C_CAUSES; k <= C_CACHED; k++) {
 		const struct sample *l = &samples[k][rounds - 1];
 

@@ -8,8 +8,8 @@
  * Writers: every field of struct sb_counts is written by exactly one BPF
  * program (per-CPU, non-atomic increments are safe because the kernel never
  * nests one program inside itself on a CPU; different programs touch
- * different fields). The one exception, sb_decisions' inflight_* record, is
- * written by the fentry on range_start and cleared by the
+ * different fields). The one exception, struct sb_unmap_fast's inflight_*
+ * record, is written by the fentry on range_start and cleared by the
  * kvm_unmap_hva_range program, one after the other in the same task, never
  * from an interrupt. Readers sum the per-CPU copies.
  */
@@ -143,6 +143,9 @@ enum sb_how {
  * cause, in one place instead of three arrays; sb_probes_read() adds them
  * to cause, how and cause_pages, and counts the decisions reused (sb_counts.reused).
  */
+/* 1 in N attributed events' stacks sampled by default (sb_probe_options.stack_sample_every); a power of two */
+#define SB_DEFAULT_SAMPLE_EVERY 1024
+
 #define SB_DECISION_CAUSES 16 /* a power of two >= SB_CAUSE_MAX: the programs mask the index */
 
 struct sb_decisions {
@@ -159,22 +162,17 @@ struct sb_decisions {
 		__u64 pages;    /* their pages (SB_ATTR_UNMAP) */
 	} by_cause[SB_DECISION_CAUSES]; /* [SB_CAUSE_MAX] and up: never written */
 	__u64 made;             /* decisions made that decided a cause (the rest of by_cause's events reused one) */
-	/*
-	 * SB_ATTR_UNMAP's only: the target VM's invalidation that the fentry
-	 * on kvm_mmu_notifier_invalidate_range_start classified on this CPU
-	 * (option decision_cache), for the kvm_unmap_hva_range program, which
-	 * the same call fires next. It takes the decision when the current
-	 * task, the range's start and the task's migration count are the
-	 * record's (no other task's record, and no record left behind on a
-	 * CPU the task has since left), and clears inflight_task.
-	 */
-	__u64 inflight_task;    /* the task, as a number; 0: none */
-	__u64 inflight_start;
-	__u64 inflight_migrations; /* task->se.nr_migrations then */
-	__u64 inflight_decision;   /* cause | how << 8 (never a stack's: those walk again, for their stacks) */
 	__u64 sample_countdown; /* events until the next sampled stack, when sample_every is not a power of two */
 	__u64 regs_at;          /* the BPF side's scratch (ptr_bits()) */
 };
+
+/*
+ * The decision handed over: a syscall's is its cause alone (below
+ * SB_DECISION_CAUSES, an index the program uses as it is), any other's its
+ * cause | how << 8 | 1 << 16.
+ */
+#define SB_INFLIGHT_DECISION(cause, how)                                                                   \
+	((how) == SB_HOW_SYSCALL ? (__u64)(cause) : ((__u64)(cause) | (__u64)(how) << 8 | 1ULL << 16))
 
 #define SB_LAST(nr1, reg, cause1) ((__u64)(nr1) | (__u64)(reg) << 16 | (__u64)(cause1) << 24)
 #define SB_LAST_NR1(last) ((last) & 0xffff)
@@ -225,6 +223,39 @@ struct sb_counts {
 	/* filled by sb_probes_read(): the syscall decisions reused (struct sb_decisions) */
 	__u64 reused[SB_ATTR_MAX];
 };
+
+/*
+ * kvm_unmap_hva_range's hot path, per CPU for the first SB_FAST_CPUS CPUs,
+ * in a global array of the BPF object (bpf/probes.bpf.c), whose address is
+ * a constant of the programs: the programs made for one set of options
+ * count the target's events here with no map lookup; the others, and
+ * CPUs past SB_FAST_CPUS, count in the counters map. sb_probes_read()
+ * adds these in.
+ */
+#define SB_FAST_CPUS 512
+
+struct sb_unmap_fast {
+	__u64 events; /* the target's events */
+	__u64 pages;
+	/*
+	 * The target VM's invalidation that the fentry on
+	 * kvm_mmu_notifier_invalidate_range_start classified on this CPU
+	 * (option decision_cache), for the kvm_unmap_hva_range program, which
+	 * the same call fires next. It takes the decision when the current
+	 * task, the range's start and the task's migration count are the
+	 * record's (no other task's record, and no record left behind on a
+	 * CPU the task has since left), and clears inflight_task.
+	 */
+	__u64 inflight_task; /* the task, as a number; 0: none */
+	__u64 inflight_start;
+	__u64 inflight_migrations; /* task->se.nr_migrations then */
+	__u64 inflight_decision;   /* SB_INFLIGHT_DECISION() (never a stack's: those walk again, for their stacks) */
+	/* the target's events whose syscall decision was taken over, by cause (as sb_decisions' by_cause) */
+	struct {
+		__u64 events;
+		__u64 pages;
+	} by_cause[SB_DECISION_CAUSES];
+} __attribute__((aligned(64)));
 
 /* Kernel function [start, end) that decides a cause when seen on a stack. */
 struct sb_rule {

@@ -124,6 +124,27 @@ struct {
 } counts SEC(".maps");
 
 /*
+ * kvm_unmap_hva_range's hot path per CPU (struct sb_unmap_fast): a global
+ * array, whose address is a constant of the programs, so the programs made
+ * for one set of options count the target's event with no map lookup.
+ */
+struct sb_unmap_fast unmap_fast[SB_FAST_CPUS] = {};
+
+/*
+ * CPU cpu's line of unmap_fast, NULL past SB_FAST_CPUS. The bound is
+ * tested on the register the index is computed from: clang would test one
+ * zero-extended copy and index with another, whose bound 6.1's verifier
+ * does not know ("unbounded memory access").
+ */
+static __always_inline struct sb_unmap_fast *unmap_fast_at(__u64 cpu)
+{
+	barrier_var(cpu);
+	if (cpu >= SB_FAST_CPUS)
+		return NULL;
+	return &unmap_fast[cpu];
+}
+
+/*
  * Per-CPU room for one stack (too big for the 512-byte BPF stack), one per
  * attributed counter: a program that interrupts another on the same CPU
  * (an IPI's tlb_flush inside an invalidation) never shares its buffer.
@@ -169,27 +190,32 @@ static __always_inline __u32 task_cpu_of(struct task_struct *task)
 	return cpu;
 }
 
-/* This CPU's counters; task: the current task. NULL only if its CPU were past the possible ones. */
-static __always_inline struct sb_counts *counts_get(struct task_struct *task)
+/* CPU cpu's counters. NULL only if it were past the possible ones. */
+static __always_inline struct sb_counts *counts_at(__u32 cpu)
 {
-	__u32 cpu = task_cpu_of(task);
 	struct counts_slot *s = bpf_map_lookup_elem(&counts, &cpu);
 
 	return s ? &s->c : NULL;
+}
+
+/* This CPU's counters; task: the current task. */
+static __always_inline struct sb_counts *counts_get(struct task_struct *task)
+{
+	return counts_at(task_cpu_of(task));
 }
 
 /*
- * counts_get() for the "k" programs, which load on 6.2 and later only, all
- * with thread_info.cpu (5.16): no existence test, whose constant the
- * verifier keeps as one more instruction an event.
+ * The CPU the program runs on, as bpf_get_smp_processor_id() gives it, in
+ * the 64-bit register the helper returns it in: through the helper's own
+ * declaration (a __u32) clang would clear the upper half first, two
+ * instructions. On 6.1 the call (three instructions) costs less than a
+ * load from the task (six: every load through a BTF pointer there is a
+ * BPF_PROBE_MEM load with its address check); on 6.2 and later such a load
+ * from the current task is one instruction, and the programs for those
+ * kernels (the "k" ones) read thread_info.cpu, with no existence test:
+ * all of them have it (5.16).
  */
-static __always_inline struct sb_counts *counts_get_k(struct task_struct *task)
-{
-	__u32 cpu = task->thread_info.cpu;
-	struct counts_slot *s = bpf_map_lookup_elem(&counts, &cpu);
-
-	return s ? &s->c : NULL;
-}
+static __u64 (*const smp_processor_id64)(void) = (void *)8; /* BPF_FUNC_get_smp_processor_id */
 
 /*
  * The context of the current event. Every helper call counts here (with
@@ -705,7 +731,7 @@ static __always_inline struct sb_counts *count_vm(__u32 counter, struct task_str
 						    __u64 dec, __u64 pages)                                     \
 	{                                                                                                  \
 		account(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, pages,                                 \
-			&c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events, kf, (long)(dec & 0xff), dec >> 8, NULL); \
+			&c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events, kf, (long)(dec & 0xff), (dec >> 8) & 0xff, NULL); \
 		return 0;                                                                                  \
 	}                                                                                                  \
 	static __noinline int unmap_sample##suffix(void *ctx, struct task_struct *task, struct sb_counts *c,     \
@@ -713,6 +739,61 @@ static __always_inline struct sb_counts *count_vm(__u32 counter, struct task_str
 	{                                                                                                  \
 		sample(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, &c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events, \
 		       kf, (long)cause, NULL);                                                             \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	/*                                                                                                 \
+	 * The same three for the programs that count in h (unmap_fast), whose events decide the         \
+	 * sample; the first two count the event in h first.                                               \
+	 */                                                                                                \
+	static __noinline int unmap_decide_fast##suffix(unsigned long long *ctx, struct task_struct *task, \
+							struct sb_unmap_fast *h)                                  \
+	{                                                                                                  \
+		struct sb_counts *c = counts_get(task);                                                    \
+		__u64 pages = (ctx[1] - ctx[0]) >> PAGE_SHIFT;                                             \
+                                                                                                           \
+		h->events++;                                                                               \
+		h->pages += pages;                                                                         \
+		if (c)                                                                                     \
+			attribute(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, pages, &h->events, kf, NULL); \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	static __noinline int unmap_account_fast##suffix(unsigned long long *ctx, struct task_struct *task, \
+							 struct sb_unmap_fast *h, __u64 dec)                      \
+	{                                                                                                  \
+		struct sb_counts *c = counts_get(task);                                                    \
+		__u64 pages = (ctx[1] - ctx[0]) >> PAGE_SHIFT;                                             \
+                                                                                                           \
+		h->events++;                                                                               \
+		h->pages += pages;                                                                         \
+		if (c)                                                                                     \
+			account(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, pages, &h->events, kf,         \
+				(long)(dec & 0xff), (dec >> 8) & 0xff, NULL);                              \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	static __noinline int unmap_sample_fast##suffix(void *ctx, struct task_struct *task,              \
+							struct sb_unmap_fast *h, __u64 cause)                     \
+	{                                                                                                  \
+		struct sb_counts *c = counts_get(task);                                                    \
+                                                                                                           \
+		if (c)                                                                                     \
+			sample(ctx, task, SB_CTX_TARGET, SB_ATTR_UNMAP, c, &h->events, kf, (long)cause, NULL); \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	/* the target's event on a CPU past SB_FAST_CPUS: the counters map, the cause decided here */    \
+	static __noinline int unmap_target_slow##suffix(unsigned long long *ctx)                          \
+	{                                                                                                  \
+		struct task_struct *task = bpf_get_current_task_btf();                                     \
+		struct sb_counts *c = counts_get(task);                                                    \
+		struct sb_count *e;                                                                        \
+		__u64 pages = (ctx[1] - ctx[0]) >> PAGE_SHIFT;                                             \
+                                                                                                           \
+		if (!c)                                                                                    \
+			return 0;                                                                          \
+		e = &c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET];                                              \
+		e->events++;                                                                               \
+		e->pages += pages;                                                                         \
+		if (attribution)                                                                           \
+			unmap_attribute##suffix(ctx, task, c, SB_CTX_TARGET, pages);                       \
 		return 0;                                                                                  \
 	}
 
@@ -728,23 +809,30 @@ DEFINE_UNMAP_SLOW(_k, true)
  * does is inline or a last call, so the program keeps one register across
  * a call (ctx): the JIT saves and restores, at every event, each
  * callee-saved register a program uses anywhere.
+ *
+ * ATTRIBUTION, CACHE, OTHER, SAMPLE_MASK and SAMPLE_EVERY are the options,
+ * read from rodata: these programs serve any options. CPU: the way to the
+ * CPU's number.
  */
-#define ON_UNMAP_HVA_RANGE(suffix, kf, START, END)                                                         \
+#define ON_UNMAP_HVA_RANGE_(suffix, kf, START, END, ATTRIBUTION, CACHE, OTHER, SAMPLE_MASK, SAMPLE_EVERY, CPU) \
 	do {                                                                                               \
 		struct task_struct *task = bpf_get_current_task_btf();                                     \
+		struct sb_unmap_fast *h;                                                                   \
 		struct sb_decisions *d;                                                                    \
 		struct sb_counts *c;                                                                       \
+		__u32 cpu;                                                                                 \
 		struct sb_count *e;                                                                        \
 		unsigned long start;                                                                       \
 		__u64 pages, dec;                                                                          \
                                                                                                            \
 		if ((__u32)task->tgid != target_tgid) {                                                    \
 			/* another process's event: the task check, no call (option count_other) */       \
-			if ((task->flags & PF_KTHREAD) || count_other)                                     \
+			if ((task->flags & PF_KTHREAD) || (OTHER))                                         \
 				unmap_not_target##suffix(ctx, task, ((END) - (START)) >> PAGE_SHIFT);      \
 			return 0;                                                                          \
 		}                                                                                          \
-		c = kf ? counts_get_k(task) : counts_get(task);                                            \
+		cpu = (CPU);                                                                               \
+		c = counts_at(cpu);                                                                        \
 		if (!c)                                                                                    \
 			return 0;                                                                          \
 		start = (START);                                                                           \
@@ -752,49 +840,160 @@ DEFINE_UNMAP_SLOW(_k, true)
 		e = &c->count[SB_C_UNMAP_HVA][SB_CTX_TARGET];                                              \
 		e->events++;                                                                               \
 		e->pages += pages;                                                                         \
-		if (!attribution)                                                                          \
+		if (!(ATTRIBUTION))                                                                        \
 			return 0;                                                                          \
-		d = &c->decisions[SB_ATTR_UNMAP];                                                          \
-		if (!decision_cache || d->inflight_task != (__u64)task || d->inflight_start != start ||    \
-		    d->inflight_migrations != task->se.nr_migrations)                                      \
+		h = unmap_fast_at(cpu);                                                                    \
+		if (!(CACHE) || !h)                                                                        \
 			return unmap_attribute##suffix(ctx, task, c, SB_CTX_TARGET, pages);                \
-		dec = d->inflight_decision;                                                                \
-		d->inflight_task = 0;                                                                      \
-		if ((dec >> 8) != SB_HOW_SYSCALL)                                                          \
+		if (h->inflight_task != (__u64)task || h->inflight_start != start ||                       \
+		    h->inflight_migrations != task->se.nr_migrations)                                      \
+			return unmap_attribute##suffix(ctx, task, c, SB_CTX_TARGET, pages);                \
+		dec = h->inflight_decision;                                                                \
+		h->inflight_task = 0;                                                                      \
+		/* a syscall's decision is the cause alone (SB_INFLIGHT_DECISION()) */                     \
+		if (dec > SB_DECISION_CAUSES - 1) /* a jgt on a constant: no register for it */          \
 			return unmap_account##suffix(ctx, task, c, dec, pages);                            \
 		/* account()'s syscall branch, less its clamp: the fentry's cause is one already */        \
-		dec &= SB_DECISION_CAUSES - 1;                                                             \
+		d = &c->decisions[SB_ATTR_UNMAP];                                                          \
 		d->by_cause[dec].events++;                                                                 \
 		d->by_cause[dec].pages += pages;                                                           \
-		if (sample_mask ? (e->events & sample_mask) == 0 : sample_every != 0)                      \
+		if ((SAMPLE_MASK) ? (e->events & (SAMPLE_MASK)) == 0 : (SAMPLE_EVERY) != 0)                \
 			return unmap_sample##suffix(ctx, task, c, dec);                                    \
 		return 0;                                                                                  \
 	} while (0)
+/* the options' macros below expanded into their arguments first */
+#define ON_UNMAP_HVA_RANGE(...) ON_UNMAP_HVA_RANGE_(__VA_ARGS__)
+
+/* the options from rodata: any combination */
+#define UNMAP_ANY_OPTIONS attribution, decision_cache, count_other, sample_mask, sample_every
 
 /* tp_btf and raw_tp: (start, end) are ctx[0] and ctx[1]; no BPF_PROG(), which would read them before the call */
 SEC("?tp_btf/kvm_unmap_hva_range")
 int tpbtf_kvm_unmap_hva_range(unsigned long long *ctx)
 {
-	ON_UNMAP_HVA_RANGE(, false, ctx[0], ctx[1]);
+	ON_UNMAP_HVA_RANGE(, false, ctx[0], ctx[1], UNMAP_ANY_OPTIONS, task_cpu_of(task));
 }
 
 /* the "k" variant: see bpf_rdonly_cast above */
 SEC("?tp_btf/kvm_unmap_hva_range")
 int tpbtfk_kvm_unmap_hva_range(unsigned long long *ctx)
 {
-	ON_UNMAP_HVA_RANGE(_k, true, ctx[0], ctx[1]);
+	ON_UNMAP_HVA_RANGE(_k, true, ctx[0], ctx[1], UNMAP_ANY_OPTIONS, task->thread_info.cpu);
+}
+
+/*
+ * The same program for one set of options each, picked by the loader
+ * (unmap_variant() in probes.c) when the options are those: no option is
+ * tested at run time (a rodata flag's branch the verifier removes, but not
+ * its load: two instructions each, on every event), and the target's
+ * event counted in this CPU's struct sb_unmap_fast, whose address is a
+ * constant, with no map lookup (its key on the stack, the lookup the
+ * verifier inlines, its bound and NULL checks: 13 instructions, against a
+ * bound check and an index). "c": counting only (no causes, no other
+ * processes' events); "d": the defaults (causes, the decision cache, no
+ * other processes' events, 1 in SB_DEFAULT_SAMPLE_EVERY stacks). CPU as
+ * in smp_processor_id64(): the helper in the plain programs (6.1), the
+ * task's field in the "k" ones.
+ */
+#define ON_UNMAP_COUNTING(suffix, CPU)                                                                     \
+	do {                                                                                               \
+		struct task_struct *task = bpf_get_current_task_btf();                                     \
+		struct sb_unmap_fast *h;                                                                   \
+		__u64 cpu;                                                                                 \
+                                                                                                           \
+		if ((__u32)task->tgid != target_tgid) {                                                    \
+			/* a kernel thread's event; another process's is not counted (count_other off) */  \
+			if (task->flags & PF_KTHREAD)                                                      \
+				unmap_not_target##suffix(ctx, task, (ctx[1] - ctx[0]) >> PAGE_SHIFT);      \
+			return 0;                                                                          \
+		}                                                                                          \
+		cpu = (CPU);                                                                               \
+		if (cpu >= SB_FAST_CPUS)                                                                   \
+			return unmap_target_slow##suffix(ctx);                                             \
+		h = &unmap_fast[cpu];                                                                      \
+		h->events++;                                                                               \
+		h->pages += (ctx[1] - ctx[0]) >> PAGE_SHIFT;                                               \
+		return 0;                                                                                  \
+	} while (0)
+
+/*
+ * The defaults: ON_UNMAP_HVA_RANGE_()'s path with its options constant
+ * and the target's event, the decision taken over and its count in this
+ * CPU's struct sb_unmap_fast.
+ */
+#define ON_UNMAP_DEFAULT(suffix, CPU)                                                                      \
+	do {                                                                                               \
+		struct task_struct *task = bpf_get_current_task_btf();                                     \
+		struct sb_unmap_fast *h;                                                                   \
+		unsigned long start;                                                                       \
+		__u64 cpu, pages, dec;                                                                     \
+                                                                                                           \
+		if ((__u32)task->tgid != target_tgid) {                                                    \
+			/* a kernel thread's event; another process's is not counted (count_other off) */  \
+			if (task->flags & PF_KTHREAD)                                                      \
+				unmap_not_target##suffix(ctx, task, (ctx[1] - ctx[0]) >> PAGE_SHIFT);      \
+			return 0;                                                                          \
+		}                                                                                          \
+		cpu = (CPU);                                                                               \
+		if (cpu >= SB_FAST_CPUS)                                                                   \
+			return unmap_target_slow##suffix(ctx);                                             \
+		h = &unmap_fast[cpu];                                                                      \
+		/* one register for h: clang would rebuild it from the array's address, in one more */    \
+		barrier_var(h);                                                                            \
+		start = ctx[0];                                                                            \
+		if (h->inflight_task != (__u64)task || h->inflight_start != start ||                       \
+		    h->inflight_migrations != task->se.nr_migrations)                                      \
+			return unmap_decide_fast##suffix(ctx, task, h);                                    \
+		dec = h->inflight_decision;                                                                \
+		h->inflight_task = 0;                                                                      \
+		/* a syscall's decision is the cause alone (SB_INFLIGHT_DECISION()) */                     \
+		if (dec > SB_DECISION_CAUSES - 1)                                                          \
+			return unmap_account_fast##suffix(ctx, task, h, dec);                              \
+		/* the rest with few registers live: the JIT saves each callee-saved one the program uses */ \
+		pages = (ctx[1] - start) >> PAGE_SHIFT;                                                    \
+		h->events++;                                                                               \
+		h->pages += pages;                                                                         \
+		h->by_cause[dec].events++;                                                                 \
+		h->by_cause[dec].pages += pages;                                                           \
+		if ((h->events & (SB_DEFAULT_SAMPLE_EVERY - 1)) == 0)                                      \
+			return unmap_sample_fast##suffix(ctx, task, h, dec);                               \
+		return 0;                                                                                  \
+	} while (0)
+
+SEC("?tp_btf/kvm_unmap_hva_range")
+int tpbtfd_kvm_unmap_hva_range(unsigned long long *ctx)
+{
+	ON_UNMAP_DEFAULT(, smp_processor_id64());
+}
+
+SEC("?tp_btf/kvm_unmap_hva_range")
+int tpbtfdk_kvm_unmap_hva_range(unsigned long long *ctx)
+{
+	ON_UNMAP_DEFAULT(_k, task->thread_info.cpu);
+}
+
+SEC("?tp_btf/kvm_unmap_hva_range")
+int tpbtfc_kvm_unmap_hva_range(unsigned long long *ctx)
+{
+	ON_UNMAP_COUNTING(, smp_processor_id64());
+}
+
+SEC("?tp_btf/kvm_unmap_hva_range")
+int tpbtfck_kvm_unmap_hva_range(unsigned long long *ctx)
+{
+	ON_UNMAP_COUNTING(_k, task->thread_info.cpu);
 }
 
 SEC("?raw_tp/kvm_unmap_hva_range")
 int rawtp_kvm_unmap_hva_range(unsigned long long *ctx)
 {
-	ON_UNMAP_HVA_RANGE(, false, ctx[0], ctx[1]);
+	ON_UNMAP_HVA_RANGE(, false, ctx[0], ctx[1], UNMAP_ANY_OPTIONS, task_cpu_of(task));
 }
 
 SEC("?tp/kvm/kvm_unmap_hva_range")
 int tp_kvm_unmap_hva_range(struct trace_event_raw_kvm_unmap_hva_range *ctx)
 {
-	ON_UNMAP_HVA_RANGE(, false, ctx->start, ctx->end);
+	ON_UNMAP_HVA_RANGE(, false, ctx->start, ctx->end, UNMAP_ANY_OPTIONS, task_cpu_of(task));
 }
 
 /* --- kvm:kvm_age_hva, kvm:kvm_test_age_hva: aging (reclaim, idle tracking) --- */
@@ -1202,7 +1401,12 @@ static __always_inline __u32 exit_slot(__u64 code, __u32 isa)
 	return SB_EXIT_UNKNOWN;
 }
 
-static __always_inline void on_kvm_exit(__u64 code, __u32 isa)
+/*
+ * vcpu: the exit code is read from it (exit_code_of(), two
+ * bpf_probe_read_kernel() calls), only for the target's exits: another
+ * VM's exit costs the task check alone. NULL: code is the record's.
+ */
+static __always_inline void on_kvm_exit(struct kvm_vcpu *vcpu, __u64 code, __u32 isa)
 {
 	struct task_struct *task;
 	struct sb_counts *c;
@@ -1213,6 +1417,8 @@ static __always_inline void on_kvm_exit(__u64 code, __u32 isa)
 	/* by reason for the target VM only: other VMs' vCPUs pass here too */
 	if (!c || ectx != SB_CTX_TARGET)
 		return;
+	if (vcpu)
+		code = exit_code_of(vcpu, isa);
 	slot = exit_slot(code, isa);
 	/* the compiler knows slot is in range and would drop the mask the verifier needs */
 	barrier_var(slot);
@@ -1222,14 +1428,15 @@ static __always_inline void on_kvm_exit(__u64 code, __u32 isa)
 SEC("?tp_btf/kvm_exit")
 int BPF_PROG(tpbtf_kvm_exit, struct kvm_vcpu *vcpu, u32 isa)
 {
-	on_kvm_exit(exit_code_of(vcpu, isa), isa);
+	/* exit_code_of() says UNKNOWN for a NULL vcpu */
+	on_kvm_exit(vcpu, SB_EXIT_UNKNOWN_CODE, isa);
 	return 0;
 }
 
 SEC("?raw_tp/kvm_exit")
 int BPF_PROG(rawtp_kvm_exit, struct kvm_vcpu *vcpu, u32 isa)
 {
-	on_kvm_exit(exit_code_of(vcpu, isa), isa);
+	on_kvm_exit(vcpu, SB_EXIT_UNKNOWN_CODE, isa);
 	return 0;
 }
 
@@ -1238,9 +1445,9 @@ SEC("?tp/kvm/kvm_exit")
 int tp_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
 	if (bpf_core_field_exists(ctx->exit_reason))
-		on_kvm_exit(ctx->exit_reason, ctx->isa);
+		on_kvm_exit(NULL, ctx->exit_reason, ctx->isa);
 	else
-		on_kvm_exit(SB_EXIT_UNKNOWN_CODE, 0);
+		on_kvm_exit(NULL, SB_EXIT_UNKNOWN_CODE, 0);
 	return 0;
 }
 
@@ -1392,17 +1599,40 @@ int tp_mm_migrate_pages(void *ctx)
  * the target VM's events in every context, kernel threads included. ---
  */
 
-static __always_inline bool is_target_vm(struct kvm *kvm)
+/*
+ * Whether the VM whose memory is mm (kvm->mm, the mm its MMU notifier
+ * watches) is the target's: mm's owner (CONFIG_MEMCG: the process the mm
+ * belongs to, one of its threads) is in the target process. Two loads from
+ * the argument and a compare, no helper call and no
+ * bpf_probe_read_kernel(): another VM's invalidation costs these programs
+ * about what the floor program costs an event (bench/probe-cost's "other").
+ * kvm->userspace_pid, the pid that created the VM, lies past 32 KiB into
+ * struct kvm on 6.12, beyond a load's offset, so it took a
+ * bpf_probe_read_kernel() call (80 instructions on 6.1); it is kept for
+ * kernels without mm->owner.
+ */
+static __always_inline bool is_target_vm(struct kvm *kvm, struct mm_struct *mm)
 {
+	if (bpf_core_field_exists(mm->owner)) {
+		struct task_struct *owner = mm->owner;
+
+		return owner && (__u32)owner->tgid == target_tgid;
+	}
 	if (bpf_core_field_exists(kvm->userspace_pid))
 		return (__u32)BPF_CORE_READ(kvm, userspace_pid) == target_tgid;
-	/* kernels before userspace_pid: only the target's own context */
+	/* kernels before both: only the target's own context */
 	return (__u32)(bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
 static __always_inline struct kvm *kvm_of_notifier(struct mmu_notifier *mn)
 {
 	return (struct kvm *)((unsigned long)mn - bpf_core_field_offset(struct kvm, mmu_notifier));
+}
+
+/* the notifier's VM: its mm is the notifier's own (mn->mm == kvm->mm) */
+static __always_inline bool is_target_notifier(struct mmu_notifier *mn)
+{
+	return is_target_vm(kvm_of_notifier(mn), mn->mm);
 }
 
 static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifier *mn,
@@ -1415,9 +1645,7 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 	__u64 ectx, how = SB_HOW_STACK_NONE;
 	int cause;
 
-	if (!is_target_vm(kvm_of_notifier(mn)))
-		return;
-	/* loads, not bpf_probe_read_kernel() calls (BPF_CORE_READ): range is the function's argument */
+	/* the caller tested the VM; loads, not bpf_probe_read_kernel() calls (BPF_CORE_READ): range is the function's argument */
 	start = range->start;
 	end = range->end;
 	c = count_vm(SB_C_MN_INVALIDATE, &task, &ectx, (end - start) >> PAGE_SHIFT, 0);
@@ -1437,12 +1665,14 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 			  kfuncs, &how);
 	/* for kvm_unmap_hva_range's program, next on this CPU: the decision, unless a stack's (its stacks are counted) */
 	if (decision_cache && cause >= 0 && how < SB_HOW_STACK) {
-		struct sb_decisions *d = &c->decisions[SB_ATTR_UNMAP];
+		struct sb_unmap_fast *h = unmap_fast_at(task_cpu_of(task));
 
-		d->inflight_task = (__u64)task;
-		d->inflight_start = start;
-		d->inflight_migrations = task->se.nr_migrations;
-		d->inflight_decision = (__u64)cause | how << 8;
+		if (h) {
+			h->inflight_task = (__u64)task;
+			h->inflight_start = start;
+			h->inflight_migrations = task->se.nr_migrations;
+			h->inflight_decision = SB_INFLIGHT_DECISION(cause, how);
+		}
 	}
 	{
 		/* by cause: which invalidations carry which event and flags (a patched kernel's new flag) */
@@ -1462,21 +1692,29 @@ static __always_inline void on_mn_invalidate_start(void *ctx, struct mmu_notifie
 	}
 }
 
-SEC("?fentry/kvm_mmu_notifier_invalidate_range_start")
-int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier *mn,
-	     const struct mmu_notifier_range *range)
-{
-	on_mn_invalidate_start(ctx, mn, range, false);
-	return 0;
-}
+/*
+ * The VM's test inline, the rest a call: another VM's invalidation costs
+ * the test and no more. Inline, the rest's registers made the JIT save and
+ * restore four callee-saved registers on every run, that one's included.
+ * Two of each, kfuncs a constant in each (see DEFINE_UNMAP_SLOW).
+ */
+#define DEFINE_MN_INVALIDATE_START(name, suffix, kf)                                                      \
+	static __noinline int mn_invalidate_start##suffix(unsigned long long *ctx)                          \
+	{                                                                                                  \
+		on_mn_invalidate_start(ctx, (struct mmu_notifier *)ctx[0],                                 \
+				       (const struct mmu_notifier_range *)ctx[1], kf);                     \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	SEC("?fentry/kvm_mmu_notifier_invalidate_range_start")                                             \
+	int name(unsigned long long *ctx)                                                                  \
+	{                                                                                                  \
+		if (!is_target_notifier((struct mmu_notifier *)ctx[0]))                                    \
+			return 0;                                                                          \
+		return mn_invalidate_start##suffix(ctx);                                                   \
+	}
 
-SEC("?fentry/kvm_mmu_notifier_invalidate_range_start")
-int BPF_PROG(fentryk_kvm_mmu_notifier_invalidate_range_start, struct mmu_notifier *mn,
-	     const struct mmu_notifier_range *range)
-{
-	on_mn_invalidate_start(ctx, mn, range, true);
-	return 0;
-}
+DEFINE_MN_INVALIDATE_START(fentry_kvm_mmu_notifier_invalidate_range_start, , false)
+DEFINE_MN_INVALIDATE_START(fentryk_kvm_mmu_notifier_invalidate_range_start, _k, true)
 
 SEC("?fentry/kvm_mmu_notifier_invalidate_range_end")
 int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *mn,
@@ -1486,7 +1724,7 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
 	__u64 id;
 	__u64 ectx;
 
-	if (!is_target_vm(kvm_of_notifier(mn)))
+	if (!is_target_notifier(mn))
 		return 0;
 	count_vm(SB_C_MN_INVALIDATE_END, &task, &ectx, 0, 0);
 	id = bpf_get_current_pid_tgid();
@@ -1500,33 +1738,32 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
  * to it when the architecture cannot flush a range, so the range counter
  * counts requests and the plain one counts flushes, never summed.
  */
-static __always_inline void on_kvm_flush(void *ctx, struct kvm *kvm, bool kfuncs)
-{
-	struct task_struct *task;
-	struct sb_counts *c;
-	__u64 ectx;
+/* the VM's test inline, the rest a call (see DEFINE_MN_INVALIDATE_START) */
+#define DEFINE_KVM_FLUSH(name, suffix, kf)                                                                \
+	static __noinline int kvm_flush##suffix(unsigned long long *ctx)                                    \
+	{                                                                                                  \
+		struct task_struct *task;                                                                  \
+		struct sb_counts *c;                                                                       \
+		__u64 ectx;                                                                                \
+                                                                                                           \
+		c = count_vm(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);                                          \
+		if (c)                                                                                     \
+			attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0,                                \
+				  &c->count[SB_C_KVM_FLUSH][ectx & 3].events, kf, NULL);                   \
+		return 0;                                                                                  \
+	}                                                                                                  \
+	SEC("?fentry/kvm_flush_remote_tlbs")                                                               \
+	int name(unsigned long long *ctx)                                                                  \
+	{                                                                                                  \
+		struct kvm *kvm = (struct kvm *)ctx[0];                                                    \
+                                                                                                           \
+		if (!is_target_vm(kvm, kvm->mm))                                                           \
+			return 0;                                                                          \
+		return kvm_flush##suffix(ctx);                                                             \
+	}
 
-	if (!is_target_vm(kvm))
-		return;
-	c = count_vm(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);
-	if (c)
-		attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0, &c->count[SB_C_KVM_FLUSH][ectx & 3].events, kfuncs,
-			  NULL);
-}
-
-SEC("?fentry/kvm_flush_remote_tlbs")
-int BPF_PROG(fentry_kvm_flush_remote_tlbs, struct kvm *kvm)
-{
-	on_kvm_flush(ctx, kvm, false);
-	return 0;
-}
-
-SEC("?fentry/kvm_flush_remote_tlbs")
-int BPF_PROG(fentryk_kvm_flush_remote_tlbs, struct kvm *kvm)
-{
-	on_kvm_flush(ctx, kvm, true);
-	return 0;
-}
+DEFINE_KVM_FLUSH(fentry_kvm_flush_remote_tlbs, , false)
+DEFINE_KVM_FLUSH(fentryk_kvm_flush_remote_tlbs, _k, true)
 
 SEC("?fentry/kvm_flush_remote_tlbs_range")
 int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64 nr_pages)
@@ -1534,7 +1771,7 @@ int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64
 	struct task_struct *task;
 	__u64 ectx;
 
-	if (!is_target_vm(kvm))
+	if (!is_target_vm(kvm, kvm->mm))
 		return 0;
 	count_vm(SB_C_KVM_FLUSH_RANGE, &task, &ectx, nr_pages, 0);
 	return 0;
@@ -1559,7 +1796,7 @@ static __always_inline void timed_enter(struct kvm *kvm)
 {
 	__u64 id, t;
 
-	if (!is_target_vm(kvm))
+	if (!is_target_vm(kvm, kvm->mm))
 		return;
 	id = bpf_get_current_pid_tgid();
 	t = bpf_ktime_get_ns();

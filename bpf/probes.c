@@ -373,6 +373,7 @@ struct probe_state {
 	unsigned long long tp_id;     /* classic tracepoint id */
 	unsigned int excluded;        /* backends that failed to load for this probe */
 	bool kfuncs_failed;           /* its "k" program failed to load: the plain one is used */
+	bool variant_failed;          /* its program for these options failed to load: the general one is used */
 	struct bpf_program *prog;
 	struct bpf_link *link;
 	struct bpf_program *exit_prog; /* timed probes: fexit_<name> */
@@ -652,12 +653,43 @@ static const char *const kfunc_prefix[SB_BACKEND_MAX] = {
 	[SB_BACKEND_TP_BTF] = "tpbtfk_",
 };
 
+/*
+ * kvm_unmap_hva_range's tp_btf programs made for one set of options
+ * (bpf/probes.bpf.c), which test none of them at run time: "d" the
+ * defaults, "c" counting only; NULL: none fits, the program that reads
+ * the options is used.
+ */
+static const char *unmap_variant(const struct sb_probe_options *o)
+{
+	if (o->count_other)
+		return NULL;
+	if (!o->attribution)
+		return "c";
+	if (o->decision_cache && o->stack_sample_every == SB_DEFAULT_SAMPLE_EVERY)
+		return "d";
+	return NULL;
+}
+
+/* Whether prog is one of those programs (tpbtfc_*, tpbtfck_*, tpbtfd_*, tpbtfdk_*). */
+static bool prog_is_unmap_variant(const char *prog)
+{
+	return !strncmp(prog, "tpbtfc", 6) || !strncmp(prog, "tpbtfd", 6);
+}
+
 static struct bpf_program *find_prog(struct sb_probes *p, struct sb_probes_bpf *skel, struct probe_state *ps,
 				     enum sb_backend b, const char *probe_name)
 {
 	struct bpf_program *prog = NULL;
+	const char *variant = unmap_variant(&p->opts);
 	char name[160];
 
+	if (ps == &p->probes[P_UNMAP_HVA] && b == SB_BACKEND_TP_BTF && variant && !ps->variant_failed) {
+		snprintf(name, sizeof(name), "tpbtf%s%s_%s", variant, p->kfuncs && !ps->kfuncs_failed ? "k" : "",
+			 probe_name);
+		prog = bpf_object__find_program_by_name(skel->obj, name);
+		if (prog)
+			return prog;
+	}
 	if (p->kfuncs && !ps->kfuncs_failed && kfunc_prefix[b]) {
 		snprintf(name, sizeof(name), "%s%s", kfunc_prefix[b], probe_name);
 		prog = bpf_object__find_program_by_name(skel->obj, name);
@@ -1010,6 +1042,16 @@ static int load_with_fallback(struct sb_probes *p, struct sb_error *err)
 		r = load_once(p, failed, sizeof(failed), line, sizeof(line), err);
 		if (r >= 0)
 			break;
+		if (failed[0] && prog_is_unmap_variant(failed) && !p->probes[P_UNMAP_HVA].variant_failed &&
+		    attempt <= 4 * P_MAX) {
+			/* the program that reads the options */
+			p->probes[P_UNMAP_HVA].variant_failed = true;
+			reason_add(&p->probes[P_UNMAP_HVA],
+				   "tp_btf: the program made for these options failed to load (%s); the one that reads "
+				   "the options is used",
+				   line);
+			continue;
+		}
 		if (!failed[0] || !prog_to_probe(failed, &probe, &backend, &kfuncs) || attempt > 4 * P_MAX)
 			return r;
 		struct probe_state *ps = &p->probes[probe];
@@ -1486,6 +1528,25 @@ static void add_decisions(struct sb_counts *sum, const struct sb_counts *cpu)
 	}
 }
 
+/*
+ * One CPU's struct sb_unmap_fast into sum: its events and pages are the
+ * target's unmap_hva counts, its by_cause the syscall step's decisions
+ * taken over, as sb_decisions' by_cause (add_decisions()), all reused.
+ */
+static void add_unmap_fast(struct sb_counts *sum, const volatile struct sb_unmap_fast *h)
+{
+	sum->count[SB_C_UNMAP_HVA][SB_CTX_TARGET].events += h->events;
+	sum->count[SB_C_UNMAP_HVA][SB_CTX_TARGET].pages += h->pages;
+	for (int k = 0; k < SB_CAUSE_MAX; k++) {
+		__u64 events = h->by_cause[k].events;
+
+		sum->cause[SB_ATTR_UNMAP][SB_CTX_TARGET][k] += events;
+		sum->how[SB_ATTR_UNMAP][SB_HOW_SYSCALL] += events;
+		sum->cause_pages[SB_CTX_TARGET][k] += h->by_cause[k].pages;
+		sum->reused[SB_ATTR_UNMAP] += events;
+	}
+}
+
 int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_error *err)
 {
 	__u64 *sum = (__u64 *)&s->c;
@@ -1511,6 +1572,9 @@ int sb_probes_read(struct sb_probes *p, struct sb_probe_snapshot *s, struct sb_e
 	memset(s->c.decisions, 0, sizeof(s->c.decisions));
 	for (int cpu = 0; cpu < p->ncpus; cpu++)
 		add_decisions(&s->c, (const struct sb_counts *)(p->slots + (size_t)cpu * p->slot_size));
+	/* what the programs made for one set of options count (struct sb_unmap_fast), in the object's mapped data */
+	for (int cpu = 0; cpu < p->ncpus && cpu < SB_FAST_CPUS; cpu++)
+		add_unmap_fast(&s->c, &p->skel->bss->unmap_fast[cpu]);
 	return 0;
 }
 

@@ -132,7 +132,7 @@ struct sb_probe_options {
 	bool test_selftest_idle;
 };
 
-#define SB_PROBE_DEFAULT_SAMPLE_EVERY 1024
+#define SB_PROBE_DEFAULT_SAMPLE_EVERY SB_DEFAULT_SAMPLE_EVERY
 #define SB_PROBE_DEFAULT_MAX_STACKS 1024
 #define SB_PROBE_MAX_STACKS 65536
 

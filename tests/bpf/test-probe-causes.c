@@ -18,6 +18,12 @@
  * every event's pt_regs (each one's stack is sampled here) must be the
  * helper's.
  *
+ * Two more sets load kvm_unmap_hva_range's programs made for one set of
+ * options (bpf/probes.bpf.c): the shipped defaults ("d", causes) and
+ * counting only ("c"). Per phase the first must count the same target
+ * events, pages, causes and pages per cause as the set that decides every
+ * event, the second the same target events and pages.
+ *
  * Usage: test-probe-causes PATH-TO-VM-CHURN
  */
 #include <errno.h>
@@ -46,14 +52,47 @@
 
 extern char **environ;
 
-static struct sb_probes *probes, *per_event;
+static struct sb_probes *probes, *per_event, *defaults, *counting;
 static struct self_vm vm;
-static struct sb_probe_snapshot before, before_per_event;
+static struct sb_probe_snapshot before, before_per_event, before_defaults, before_counting;
 
 static void phase_begin(void)
 {
 	probes_read(probes, &before);
 	probes_read(per_event, &before_per_event);
+	probes_read(defaults, &before_defaults);
+	probes_read(counting, &before_counting);
+}
+
+/* The phase seen by the sets of the variant programs against e, the per-event set's. */
+static void same_variants(const char *name, const struct sb_probe_snapshot *e)
+{
+	struct sb_probe_snapshot after, d, c;
+	const struct sb_count *we = &e->c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET];
+
+	probes_read(defaults, &after);
+	snap_delta(&before_defaults, &after, &d);
+	probes_read(counting, &after);
+	snap_delta(&before_counting, &after, &c);
+	for (int i = 0; i < 2; i++) {
+		const struct sb_count *g = &(i ? &c : &d)->c.count[SB_C_UNMAP_HVA][SB_CTX_TARGET];
+
+		CHECK_MSG(g->events == we->events && g->pages == we->pages,
+			  "%s: the %s set counted %llu events, %llu pages; per event %llu, %llu", name,
+			  i ? "counting" : "defaults", (unsigned long long)g->events, (unsigned long long)g->pages,
+			  (unsigned long long)we->events, (unsigned long long)we->pages);
+	}
+	for (int a = 0; a < SB_ATTR_MAX; a++)
+		for (int k = 0; k < SB_CAUSE_MAX; k++)
+			CHECK_MSG(d.c.cause[a][SB_CTX_TARGET][k] == e->c.cause[a][SB_CTX_TARGET][k],
+				  "%s: %s %s: defaults %llu, per event %llu", name, sb_attr_name(a), sb_cause_name(k),
+				  (unsigned long long)d.c.cause[a][SB_CTX_TARGET][k],
+				  (unsigned long long)e->c.cause[a][SB_CTX_TARGET][k]);
+	for (int k = 0; k < SB_CAUSE_MAX; k++)
+		CHECK_MSG(d.c.cause_pages[SB_CTX_TARGET][k] == e->c.cause_pages[SB_CTX_TARGET][k],
+			  "%s: pages of %s: defaults %llu, per event %llu", name, sb_cause_name(k),
+			  (unsigned long long)d.c.cause_pages[SB_CTX_TARGET][k],
+			  (unsigned long long)e->c.cause_pages[SB_CTX_TARGET][k]);
 }
 
 /*
@@ -86,6 +125,7 @@ static void same_per_event(const char *name, const struct sb_probe_snapshot *d)
 			  "%s: pages of %s: cached %llu, per event %llu", name, sb_cause_name(k),
 			  (unsigned long long)d->c.cause_pages[SB_CTX_TARGET][k],
 			  (unsigned long long)e.c.cause_pages[SB_CTX_TARGET][k]);
+	same_variants(name, &e);
 }
 
 /*
@@ -273,6 +313,22 @@ static void phase_other_process(const char *churn)
 	same_per_event("other process", &d);
 }
 
+/* The name of p's kvm_unmap_hva_range program. */
+static void unmap_prog_name(struct sb_probes *p, char *name, size_t size)
+{
+	struct sb_prog_stats *st = NULL;
+	struct sb_error err = { 0 };
+	size_t n = 0;
+
+	name[0] = '\0';
+	CHECK_MSG(sb_probes_prog_stats(p, &st, &n, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		if (strstr(st[i].name, "kvm_unmap_hva_range"))
+			snprintf(name, size, "%s", st[i].name);
+	free(st);
+	CHECK(name[0]);
+}
+
 /*
  * Kernels since 6.2 have bpf_rdonly_cast: there the first set's
  * invalidation program is its "k" one, and none of the events whose stack
@@ -312,7 +368,9 @@ static void cleanup(void)
 {
 	sb_probes_close(probes);
 	sb_probes_close(per_event);
-	probes = per_event = NULL;
+	sb_probes_close(defaults);
+	sb_probes_close(counting);
+	probes = per_event = defaults = counting = NULL;
 	self_vm_destroy(&vm);
 }
 
@@ -329,6 +387,10 @@ int main(int argc, char **argv)
 	o.decision_cache = false;
 	o.kfuncs = false;
 	per_event = probes_start(getpid(), &o);
+	sb_probe_options_init(&o);
+	defaults = probes_start(getpid(), &o);
+	o.attribution = false;
+	counting = probes_start(getpid(), &o);
 	for (int i = 0; i < 2; i++) {
 		const struct sb_counter_info *ci = sb_probes_counter(i ? per_event : probes, SB_C_UNMAP_HVA);
 
@@ -338,6 +400,18 @@ int main(int argc, char **argv)
 	}
 	/* the same probes in both sets: a program one of them failed to load would make its comparison vacuous */
 	check_same_probes(probes, per_event, "decision cache and kfuncs off");
+	check_same_probes(probes, defaults, "the default options");
+	check_same_probes(probes, counting, "counting only");
+	/* where the invalidation is traced by tp_btf, the two sets run the programs made for their options */
+	for (int i = 0; i < 2; i++) {
+		char name[128];
+
+		unmap_prog_name(i ? counting : defaults, name, sizeof(name));
+		printf("%s: the invalidation program is %s\n", i ? "counting" : "defaults", name);
+		if (!strncmp(name, "tpbtf", 5))
+			CHECK_MSG(!strncmp(name, i ? "tpbtfc" : "tpbtfd", 6), "%s set: %s", i ? "counting" : "defaults",
+				  name);
+	}
 	/* where the kernel has the kfunc, every "k" program loaded: a fallback to the plain one would go unseen */
 	for (size_t i = 0; sb_probes_kfuncs(probes) && i < sb_probes_probe_count(probes); i++) {
 		const struct sb_probe_info *pi = sb_probes_probe(probes, i);

@@ -96,8 +96,6 @@ struct pt_regs {
 	unsigned long ss;
 };
 
-struct mm_struct;
-
 struct thread_info {
 	__u32 cpu; /* x86 since 5.16 */
 };
@@ -116,6 +114,10 @@ struct task_struct {
 	pid_t pid;
 	pid_t tgid;
 	char comm[16];
+};
+
+struct mm_struct {
+	struct task_struct *owner; /* CONFIG_MEMCG */
 };
 
 enum mmu_notifier_event {
