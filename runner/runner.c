@@ -31,6 +31,7 @@
 #include "qemu-args.h"
 #include "qemu-binary.h"
 #include "qmp.h"
+#include "rep.h"
 #include "report.h"
 #include "run-dir.h"
 #include "sampler.h"
@@ -48,9 +49,6 @@
  */
 #define WINDOW_POLL_MS 50
 #define IDLE_POLL_MS 250
-
-/* a repetition failed in a step that will fail the same way next time */
-#define REP_FATAL 1
 
 struct run {
 	const struct run_spec *spec;
@@ -83,12 +81,16 @@ struct run {
 	bool run_with_user;    /* it takes -run-with user= for vm.user (QEMU_FEATURE_RUN_WITH_USER) */
 };
 
-/* one repetition in flight */
+/* one repetition in flight: on this host, the state of local_rep's phases (rep.h) */
 struct rep_run {
 	struct run *run;
 	struct report_rep *rep;
 	unsigned index;
 	size_t arm;
+	bool fatal; /* it failed in a way the next repetition would repeat */
+	char *append; /* the guest's command line */
+	char tag[32], name[96];
+	struct vm_config cfg; /* how the VM was started (the scenario keeps a pointer) */
 	struct vm *vm;
 	struct bpf_source *bpf;
 	struct sampler *sampler;
@@ -545,58 +547,66 @@ static void host_vm_progress(const struct runner_progress *hp, void *userdata)
 		write_report(rr->run);
 }
 
-static int run_rep_host_vm(struct run *run, unsigned index, size_t arm, struct sb_error *err)
-{
-	struct rep_run rr = { .run = run, .index = index, .arm = arm, .snapshot_fraction = NAN };
-	int k;
-
-	rr.start_ns = mono_ns();
-	k = report_add_rep(run->report, arm, realtime_ns(), &rr.rep);
-	if (k < 0)
-		return sb_error_set(err, k, "out of memory");
-	run->progress.rep = index;
-	run->progress.arm = run->spec->arms[arm].label;
-	run->progress.rates = RUN_RATES_NONE;
-	run->progress.sample_window = NULL;
-	write_report(run);
-	struct hostvm_rep_ctx ctx = {
-		.spec = run->spec,
-		.run_dir = run->run_dir,
-		.qemu_binary = run->opts->qemu_binary,
-		.guest_image = run->guest_image,
-		.index = index,
-		.arm = arm,
-		.report = run->report,
-		.rep = rr.rep,
-		.cancel = run->opts->cancel,
-		.progress = host_vm_progress,
-		.userdata = &rr,
-	};
-	k = hostvm_rep_run(run->hostvm, &ctx, err);
-	rr.rep->finished_ns = realtime_ns();
-	return k;
-}
-
-/* A repetition's record in the report and the run's progress, before its VM starts. */
-static int rep_begin(struct rep_run *rr, struct sb_error *err)
+/* A repetition's record in the report and the run's progress, of either kind. */
+static int rep_record(struct rep_run *rr, struct sb_error *err)
 {
 	struct run *run = rr->run;
-	const struct run_spec *spec = run->spec;
 	int k;
 
 	rr->start_ns = mono_ns();
 	k = report_add_rep(run->report, rr->arm, realtime_ns(), &rr->rep);
 	if (k < 0)
 		return sb_error_set(err, k, "out of memory");
+	run->progress.rep = rr->index;
+	run->progress.arm = run->spec->arms[rr->arm].label;
+	run->progress.rates = RUN_RATES_NONE;
+	run->progress.sample_window = NULL;
+	return 0;
+}
+
+/* The repetition in a host VM: its phases are hostvm-rep.c's (hostvm_rep_run()), on the record made here. */
+static int run_rep_host_vm(struct rep_run *rr, struct sb_error *err)
+{
+	struct run *run = rr->run;
+	int k = rep_record(rr, err);
+
+	if (k < 0)
+		return k;
+	write_report(run);
+	struct hostvm_rep_ctx ctx = {
+		.spec = run->spec,
+		.run_dir = run->run_dir,
+		.qemu_binary = run->opts->qemu_binary,
+		.guest_image = run->guest_image,
+		.index = rr->index,
+		.arm = rr->arm,
+		.report = run->report,
+		.rep = rr->rep,
+		.cancel = run->opts->cancel,
+		.progress = host_vm_progress,
+		.userdata = rr,
+	};
+	k = hostvm_rep_run(run->hostvm, &ctx, err);
+	rr->rep->finished_ns = realtime_ns();
+	return k;
+}
+
+/* ---- on this host: local_rep's phases (rep.h) ---- */
+
+/* prepare: the repetition's record in the report and the run's progress, before its VM starts */
+static int rep_begin(void *userdata, struct sb_error *err)
+{
+	struct rep_run *rr = userdata;
+	const struct run_spec *spec = rr->run->spec;
+	int k = rep_record(rr, err);
+
+	if (k < 0)
+		return k;
 	rr->rep->memory_bytes = spec->vm.memory;
 	rr->rep->vcpus = spec->vm.vcpus;
 	rr->rep->pattern = strdup(spec->guest.pattern);
 	rr->rep->guest_kind = strdup(spec->guest.kind == SPEC_GUEST_LINUX ? "linux" : "micro");
 	rr->rep->snapshot.sink_null = spec->snapshot.sink_null;
-	run->progress.rep = rr->index;
-	run->progress.arm = spec->arms[rr->arm].label;
-	run->progress.rates = RUN_RATES_NONE;
-	run->progress.sample_window = NULL;
 	return 0;
 }
 
@@ -732,13 +742,40 @@ static int rep_prepare_scenario(struct rep_run *rr, struct sb_error *err)
 }
 
 /*
- * The measurement: baseline, warm-up and pre windows, the scenario's action
- * and its window, the post window, and a last row read with the guest
- * paused. *fatal when the scenario refused outright (every repetition
- * would be).
+ * boot: the VM started, the probes on its QEMU, the guest up, the scenario
+ * prepared. A step here that fails would fail the next repetition alike
+ * (rep_end()).
  */
-static int rep_measure(struct rep_run *rr, bool *fatal, struct sb_error *err)
+static int rep_boot(void *userdata, struct sb_error *err)
 {
+	struct rep_run *rr = userdata;
+	int k;
+
+	snprintf(rr->step, sizeof(rr->step), "vm-start");
+	progress(rr->run, rr->step, rr, NULL);
+	k = guest_append(rr->run->spec, &rr->append, err);
+	if (k < 0)
+		return k;
+	rr->cfg = rep_vm_config(rr, rr->append, rr->tag, sizeof(rr->tag), rr->name, sizeof(rr->name));
+	k = rep_start_vm(rr, &rr->cfg, err);
+	if (k >= 0)
+		k = rep_open_probes(rr, rr->cfg.tcg, err);
+	if (k >= 0)
+		k = rep_wait_guest(rr, err);
+	if (k >= 0)
+		k = rep_prepare_scenario(rr, err);
+	return k;
+}
+
+/*
+ * windows: the measurement: baseline, warm-up and pre windows, the
+ * scenario's action and its window, the post window, and a last row read
+ * with the guest paused. rr->fatal when the scenario refused outright
+ * (every repetition would be).
+ */
+static int rep_measure(void *userdata, struct sb_error *err)
+{
+	struct rep_run *rr = userdata;
 	const struct run_spec *spec = rr->run->spec;
 	int k;
 
@@ -754,7 +791,7 @@ static int rep_measure(struct rep_run *rr, bool *fatal, struct sb_error *err)
 	k = rr->scenario->start(rr->scenario_state, &rr->sctx, err);
 	if (k < 0) {
 		/* refused outright (e.g. no userfaultfd): every repetition would be */
-		*fatal = k == -EOPNOTSUPP;
+		rr->fatal = k == -EOPNOTSUPP;
 		return k;
 	}
 	/* a report kept after a crash says the action was under way (summarize is idempotent) */
@@ -777,12 +814,14 @@ static int rep_measure(struct rep_run *rr, bool *fatal, struct sb_error *err)
 	return 0;
 }
 
-/* A measured repetition's end: the scenario cleaned up, the VM stopped, the repetition completed. */
-static void rep_complete(struct rep_run *rr)
+/* summarize: a measured repetition's end: the scenario cleaned up, the VM stopped, the repetition completed. */
+static int rep_complete(void *userdata, struct sb_error *err)
 {
+	struct rep_run *rr = userdata;
 	struct run *run = rr->run;
 	struct sb_error e = {};
 
+	(void)err; /* nothing here fails the repetition */
 	snprintf(rr->step, sizeof(rr->step), "stop");
 	progress(run, rr->step, rr, NULL);
 	rr->scenario->cleanup(rr->scenario_state, &rr->sctx);
@@ -796,63 +835,52 @@ static void rep_complete(struct rep_run *rr)
 	sampler_pump(rr->sampler, NULL);
 	rr->rep->state = REPORT_REP_COMPLETED;
 	rr->rep->finished_ns = realtime_ns();
-	rep_teardown(rr);
+	return 0;
 }
 
-/* A repetition's end after an error k: cancelled or failed, with the reason, torn down. */
-static int rep_end_failed(struct rep_run *rr, int k, const struct sb_error *err)
+/*
+ * teardown: after an error k the repetition cancelled or failed, with the
+ * reason; in every case everything it started stopped and freed.
+ */
+static void rep_end(void *userdata, int k, enum rep_phase failed, const struct sb_error *err)
 {
-	if (k == -ECANCELED) {
-		rr->rep->state = REPORT_REP_CANCELLED;
-		rep_fail(rr, err ? err->msg : "cancelled");
-	} else {
-		rr->rep->state = REPORT_REP_FAILED;
-		rep_fail(rr, err ? err->msg : "failed");
+	struct rep_run *rr = userdata;
+
+	if (k < 0) {
+		/* a step before the measurement that fails would fail the next repetition alike */
+		if (failed == REP_PHASE_BOOT)
+			rr->fatal = true;
+		rr->rep->state = k == -ECANCELED ? REPORT_REP_CANCELLED : REPORT_REP_FAILED;
+		rep_fail(rr, err ? err->msg : k == -ECANCELED ? "cancelled" : "failed");
 	}
 	rep_teardown(rr);
-	rr->rep->finished_ns = realtime_ns();
-	return k;
+	if (k < 0)
+		rr->rep->finished_ns = realtime_ns();
+	free(rr->append);
+	rr->append = NULL;
 }
 
-/* 0, -ECANCELED, or < 0 (REP_FATAL in *fatal when the next one would fail alike). */
+static const struct rep_phases local_rep = {
+	.kind = "local",
+	.prepare = rep_begin,
+	.boot = rep_boot,
+	.windows = rep_measure,
+	.summarize = rep_complete,
+	.teardown = rep_end,
+};
+
+/* 0, -ECANCELED, or < 0 (*fatal when the next one would fail alike). */
 static int run_rep(struct run *run, unsigned index, size_t arm, bool *fatal, struct sb_error *err)
 {
 	struct rep_run rr = { .run = run, .index = index, .arm = arm, .snapshot_fraction = NAN };
-	_cleanup_free_ char *append = NULL;
-	char tag[32], name[96];
-	struct vm_config cfg;
 	int k;
 
 	*fatal = false;
 	if (run->hostvm)
-		return run_rep_host_vm(run, index, arm, err);
-	k = rep_begin(&rr, err);
-	if (k < 0)
-		return k;
-
-	snprintf(rr.step, sizeof(rr.step), "vm-start");
-	progress(run, rr.step, &rr, NULL);
-	/* a step before the measurement that fails would fail the next repetition alike */
-	k = guest_append(run->spec, &append, err);
-	if (k >= 0) {
-		cfg = rep_vm_config(&rr, append, tag, sizeof(tag), name, sizeof(name));
-		k = rep_start_vm(&rr, &cfg, err);
-	}
-	if (k >= 0)
-		k = rep_open_probes(&rr, cfg.tcg, err);
-	if (k >= 0)
-		k = rep_wait_guest(&rr, err);
-	if (k >= 0)
-		k = rep_prepare_scenario(&rr, err);
-	if (k < 0) {
-		*fatal = true;
-		return rep_end_failed(&rr, k, err);
-	}
-	k = rep_measure(&rr, fatal, err);
-	if (k < 0)
-		return rep_end_failed(&rr, k, err);
-	rep_complete(&rr);
-	return 0;
+		return run_rep_host_vm(&rr, err);
+	k = rep_phases_run(&local_rep, &rr, err);
+	*fatal = rr.fatal;
+	return k;
 }
 
 static json_object *knobs_json(const struct spec_knobs *k)
