@@ -27,6 +27,7 @@
 #include "macro.h"
 #include "mkdir-p.h"
 #include "modules.h"
+#include "rep.h"
 #include "run-dir.h"
 #include "runner.h"
 #include "strbuf.h"
@@ -564,15 +565,87 @@ static void rep_paths_fill(const char *run_dir, unsigned index, struct rep_paths
 	snprintf(p->report_path, sizeof(p->report_path), "%s/" RUN_DIR_REPORT, p->out_dir);
 }
 
-/*
- * Follows the host VM's port until it ends: 0 once it exited or said it was
- * done; -ECANCELED when the run was cancelled; -ETIMEDOUT when it did not
- * boot or run in time; -EHOSTDOWN when it went silent. The host VM is
- * killed on every error.
- */
-static int rep_follow(const struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct hostvm *vm, struct follow *f,
-		      const char *log_path, struct sb_error *err)
+/* one repetition in a host VM: the state of hostvm_rep_phases (rep.h) */
+struct hostvm_rep {
+	struct hostvm_run *hr;
+	const struct hostvm_rep_ctx *ctx;
+	char phase[64]; /* the report's error phase: "rep N host-vm" */
+	struct rep_paths paths;
+	struct hostvm *vm;
+	struct follow f;
+	bool inner_failed; /* the run inside failed its repetition: the error it reported stands */
+	bool retried;      /* this is the fresh host VM after a silent one */
+};
+
+/* prepare: the host VM's files' paths, and the repetition's record of it */
+static int hostvm_rep_prepare(void *userdata, struct sb_error *err)
 {
+	struct hostvm_rep *h = userdata;
+	const struct hostvm_rep_ctx *ctx = h->ctx;
+	struct report_rep *rep = ctx->rep;
+	_cleanup_free_ char *run_dir = realpath(ctx->run_dir, NULL);
+
+	snprintf(h->phase, sizeof(h->phase), "rep %u host-vm", ctx->index);
+	if (!run_dir)
+		return sb_error_set(err, -errno, "run directory %s: %s", ctx->run_dir, strerror(errno));
+	rep_paths_fill(run_dir, ctx->index, &h->paths);
+	h->vm = NULL;
+	h->f = (struct follow){ .ctx = ctx, .boot_s = -1, .taint = -1 };
+	h->inner_failed = false;
+	rep->host_vm = true;
+	rep->host_vm_console = strdup(h->paths.log_path);
+	rep->memory_bytes = ctx->spec->vm.memory;
+	rep->vcpus = ctx->spec->vm.vcpus;
+	return 0;
+}
+
+/* boot: the host VM's spec and initramfs written, then it started */
+static int hostvm_rep_boot(void *userdata, struct sb_error *err)
+{
+	struct hostvm_rep *h = userdata;
+	const struct hostvm_rep_ctx *ctx = h->ctx;
+	const struct rep_paths *p = &h->paths;
+	struct hostvm_arm *arm = &h->hr->arms[ctx->arm];
+	struct hostvm_config cfg;
+	char name[96];
+	int k;
+
+	k = mkdir_p(p->out_dir, 0755);
+	if (k < 0)
+		return sb_error_set(err, k, "host VM results directory %s: %s", p->out_dir, strerror(-k));
+	k = inner_spec(ctx->spec, arm, ctx->arm, p->spec_path, err);
+	if (k >= 0)
+		k = build_initramfs(h->hr, arm, ctx, p->rep_dir, p->spec_path, p->out_dir, p->initrd, err);
+	if (k < 0)
+		return k;
+	snprintf(name, sizeof(name), "snapbench-hostvm-%s-rep%u", ctx->report->id, ctx->index);
+	vm_config(h->hr, ctx, p->initrd, p->log_path, p->rep_dir, &cfg);
+	cfg.pid_path = p->pid_path;
+	cfg.name = name;
+	k = hostvm_start(&cfg, &h->vm, err);
+	if (k < 0)
+		return k;
+	h->f.vm = h->vm;
+	ctx->rep->host_vm_pid = h->vm->pid;
+	/* a step of its own: the report is written with the QEMU's pid before the host VM can be ready */
+	say_step(ctx, "host-vm-boot");
+	return 0;
+}
+
+/*
+ * windows (the run engine inside measures them): follows the host VM's port
+ * until it ends: 0 once it exited or said it was done; -ECANCELED when the
+ * run was cancelled; -ETIMEDOUT when it did not boot or run in time;
+ * -EHOSTDOWN when it went silent. The host VM is killed on every error.
+ */
+static int hostvm_rep_follow(void *userdata, struct sb_error *err)
+{
+	struct hostvm_rep *h = userdata;
+	const struct hostvm_rep_ctx *ctx = h->ctx;
+	const struct hostvm_run *hr = h->hr;
+	struct hostvm *vm = h->vm;
+	struct follow *f = &h->f;
+	const char *log_path = h->paths.log_path;
 	const struct run_spec *spec = ctx->spec;
 	double run_s = spec->timing.warmup_s + spec->timing.pre_s + spec->timing.post_s + spec->snapshot.timeout_s + 240;
 	uint64_t boot_deadline = vm->start_ns + (uint64_t)(spec->host_vm.boot_timeout_s * 1e9), run_deadline = 0;
@@ -678,113 +751,75 @@ static int rep_import_inner(const struct hostvm_rep_ctx *ctx, const struct hostv
 	return 0;
 }
 
-/* Writes the host VM's spec and initramfs, then starts it. */
-static int rep_boot(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const struct rep_paths *p,
-		    struct hostvm **ret, struct sb_error *err)
+/*
+ * summarize: the port drained of what QEMU's end left in it (the init's word
+ * on the kernel among it), then the repetition taken over from the run
+ * inside; an error when that repetition did not complete.
+ */
+static int hostvm_rep_take_over(void *userdata, struct sb_error *err)
 {
-	struct hostvm_arm *arm = &hr->arms[ctx->arm];
-	struct hostvm_config cfg;
-	char name[96];
+	struct hostvm_rep *h = userdata;
+	struct report_rep *rep = h->ctx->rep;
 	int k;
 
-	k = mkdir_p(p->out_dir, 0755);
-	if (k < 0)
-		return sb_error_set(err, k, "host VM results directory %s: %s", p->out_dir, strerror(-k));
-	k = inner_spec(ctx->spec, arm, ctx->arm, p->spec_path, err);
-	if (k >= 0)
-		k = build_initramfs(hr, arm, ctx, p->rep_dir, p->spec_path, p->out_dir, p->initrd, err);
+	hostvm_read_port(h->vm, on_line, &h->f);
+	rep->host_vm_boot_s = h->f.boot_s;
+	rep_set_kernel_state(rep, &h->f);
+	k = rep_import_inner(h->ctx, h->vm, &h->f, &h->paths, err);
 	if (k < 0)
 		return k;
-	snprintf(name, sizeof(name), "snapbench-hostvm-%s-rep%u", ctx->report->id, ctx->index);
-	vm_config(hr, ctx, p->initrd, p->log_path, p->rep_dir, &cfg);
-	cfg.pid_path = p->pid_path;
-	cfg.name = name;
-	return hostvm_start(&cfg, ret, err);
+	if (rep->state != REPORT_REP_COMPLETED) {
+		h->inner_failed = true;
+		return sb_error_set(err, -EIO, "%s", rep->error.message ? rep->error.message : "the repetition inside the host VM failed");
+	}
+	return 0;
 }
 
-/* One host VM for the repetition; -EHOSTDOWN when it went silent (its kernel hung). */
-static int rep_attempt(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
+/* teardown: after an error the repetition cancelled or failed with it; the host VM killed and freed */
+static void hostvm_rep_end(void *userdata, int k, enum rep_phase failed, const struct sb_error *err)
 {
-	struct report_rep *rep = ctx->rep;
-	_cleanup_free_ char *run_dir = realpath(ctx->run_dir, NULL);
-	struct rep_paths paths, *p = &paths;
-	char phase[64], msg[SB_ERROR_MAX];
-	struct hostvm *vm = NULL;
-	struct follow f = { .ctx = ctx, .boot_s = -1, .taint = -1 };
-	int k;
+	struct hostvm_rep *h = userdata;
+	struct report_rep *rep = h->ctx->rep;
 
-	snprintf(phase, sizeof(phase), "rep %u host-vm", ctx->index);
-	if (!run_dir)
-		return sb_error_set(err, -errno, "run directory %s: %s", ctx->run_dir, strerror(errno));
-	rep_paths_fill(run_dir, ctx->index, p);
-	rep->host_vm = true;
-	rep->host_vm_console = strdup(p->log_path);
-	rep->memory_bytes = ctx->spec->vm.memory;
-	rep->vcpus = ctx->spec->vm.vcpus;
-
-	k = rep_boot(hr, ctx, p, &vm, err);
-	if (k < 0)
-		goto fail;
-	f.vm = vm;
-	rep->host_vm_pid = vm->pid;
-	/* a step of its own: the report is written with the QEMU's pid before the host VM can be ready */
-	say_step(ctx, "host-vm-boot");
-	k = rep_follow(hr, ctx, vm, &f, p->log_path, err);
-	if (k == -ECANCELED) {
-		fail_rep(rep, REPORT_REP_CANCELLED, phase, err->msg);
-		goto out;
+	(void)failed;
+	if (k == -ECANCELED)
+		fail_rep(rep, REPORT_REP_CANCELLED, h->phase, err->msg);
+	else if (k < 0 && !h->inner_failed)
+		fail_rep(rep, REPORT_REP_FAILED, h->phase, err->msg);
+	if (h->vm) {
+		hostvm_kill(h->vm);
+		rep->host_vm_boot_s = h->f.boot_s;
 	}
-	if (k < 0)
-		goto fail;
-	hostvm_read_port(vm, on_line, &f);
-	rep->host_vm_boot_s = f.boot_s;
-	rep_set_kernel_state(rep, &f);
-	k = rep_import_inner(ctx, vm, &f, p, err);
-	if (k < 0)
-		goto fail;
-	if (rep->state != REPORT_REP_COMPLETED) {
-		k = sb_error_set(err, -EIO, "%s", rep->error.message ? rep->error.message : "the repetition inside the host VM failed");
-		goto out;
-	}
-	k = 0;
-	goto out;
-
-fail:
-	snprintf(msg, sizeof(msg), "%s", err->msg);
-	fail_rep(rep, REPORT_REP_FAILED, phase, msg);
-out:
-	if (vm) {
-		hostvm_kill(vm);
-		rep->host_vm_boot_s = f.boot_s;
-	}
-	hostvm_free(vm);
-	return k;
+	hostvm_free(h->vm);
+	h->vm = NULL;
 }
 
 /*
- * A host VM whose kernel hung (a soft lockup of a vCPU in KVM was seen
- * under TCG, intermittently) measured nothing of the kernel under test: the
- * repetition gets one fresh host VM, the report says why
+ * again: a host VM whose kernel hung (a soft lockup of a vCPU in KVM was
+ * seen under TCG, intermittently) measured nothing of the kernel under
+ * test: the repetition gets one fresh host VM, the report says why
  * (host_vm.retried_after), and the first one's directory is kept as
  * hostvm-repN.silent. Any other failure, and a second silence, fail the
  * repetition.
  */
-int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
+static bool hostvm_rep_again(void *userdata, int k, struct sb_error *err)
 {
+	struct hostvm_rep *h = userdata;
+	const struct hostvm_rep_ctx *ctx = h->ctx;
 	struct report_rep *rep = ctx->rep;
 	char dir[PATH_MAX], kept[PATH_MAX + 8];
 	_cleanup_free_ char *run_dir = NULL;
-	int k = rep_attempt(hr, ctx, err);
 
-	if (k != -EHOSTDOWN || (ctx->cancel && *ctx->cancel))
-		return k;
+	if (k != -EHOSTDOWN || h->retried || (ctx->cancel && *ctx->cancel))
+		return false;
 	run_dir = realpath(ctx->run_dir, NULL);
 	if (!run_dir)
-		return k;
+		return false;
 	rep_dir_path(run_dir, ctx->index, dir, sizeof(dir));
 	snprintf(kept, sizeof(kept), "%s.silent", dir);
 	if (rename(dir, kept) < 0)
-		return k; /* the error stands */
+		return false; /* the error stands */
+	h->retried = true;
 	free(rep->host_vm_retried);
 	rep->host_vm_retried = strdup(err->msg);
 	free(rep->host_vm_console);
@@ -796,7 +831,24 @@ int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, stru
 	rep->state = REPORT_REP_RUNNING;
 	report_error_set(&rep->error, NULL, NULL);
 	sb_error_clear(err);
-	return rep_attempt(hr, ctx, err);
+	return true;
+}
+
+static const struct rep_phases hostvm_rep_phases = {
+	.kind = "host-vm",
+	.prepare = hostvm_rep_prepare,
+	.boot = hostvm_rep_boot,
+	.windows = hostvm_rep_follow,
+	.summarize = hostvm_rep_take_over,
+	.teardown = hostvm_rep_end,
+	.again = hostvm_rep_again,
+};
+
+int hostvm_rep_run(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, struct sb_error *err)
+{
+	struct hostvm_rep h = { .hr = hr, .ctx = ctx };
+
+	return rep_phases_run(&hostvm_rep_phases, &h, err);
 }
 
 int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, const char *work_dir,

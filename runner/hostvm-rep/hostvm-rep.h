@@ -5,11 +5,13 @@
  * identifies each arm's kernel (hostvm/kernel-image.h), resolves the
  * modules its host VM loads, picks the accelerator and finds the init and
  * snapbench-hostvm-run; it records all that per arm in the report.
- * hostvm_rep_run() runs one repetition: it writes the inner spec (one arm,
- * one repetition, the knobs that are not load-time module parameters),
- * packs the initramfs, starts QEMU, follows the progress port within the
- * boot and run deadlines (or kills QEMU), and takes the repetition over
- * from the report the run engine inside wrote through the results share.
+ * hostvm_rep_run() runs one repetition through the phases of rep.h: boot
+ * writes the inner spec (one arm, one repetition, the knobs that are not
+ * load-time module parameters), packs the initramfs and starts QEMU; follow
+ * reads the progress port within the boot and run deadlines (or kills
+ * QEMU); take-over drains the port and takes the repetition over from the
+ * report the run engine inside wrote through the results share; end kills
+ * and frees the host VM; again gives a silent one a fresh host VM, once.
  */
 #pragma once
 
