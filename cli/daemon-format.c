@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "parse-number.h"
 #include "report.h"
+#include "run-progress.h"
 #include "timing.h"
 
 void fmt_rate(char *buf, size_t len, double v)
@@ -296,6 +297,7 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 	char pf[16], tlb[16], inv[16], ops[16], el[16];
 	const char *step = client_get_string(p, "step", "-"), *win = client_get_string(p, "sample_window", NULL);
 	double frac = num(p, "fraction"), snap = num(p, "snapshot_fraction");
+	struct run_progress_buf b;
 	size_t n;
 
 	fmt_duration(el, sizeof(el), num(p, "elapsed_s"));
@@ -304,10 +306,13 @@ void fmt_progress(char *buf, size_t len, struct json_object *p)
 		snprintf(buf, len, "[%s] %s", el, step);
 		return;
 	}
-	fmt_json_rate(pf, sizeof(pf), client_get(p, "pf_per_s", NULL, NULL));
-	fmt_json_rate(tlb, sizeof(tlb), client_get(p, "tlb_per_s", NULL, NULL));
-	fmt_json_rate(inv, sizeof(inv), client_get(p, "invalidations_per_s", NULL, NULL));
-	fmt_json_rate(ops, sizeof(ops), client_get(p, "guest_ops_per_s", NULL, NULL));
+	/* the rates through the progress codec (run-progress.h); the text fields above are made safe for a terminal */
+	if (run_progress_from_json(p, &b) < 0)
+		b.p.rates = RUN_RATES_NONE;
+	fmt_rate(pf, sizeof(pf), b.p.rates.pf_per_s);
+	fmt_rate(tlb, sizeof(tlb), b.p.rates.tlb_per_s);
+	fmt_rate(inv, sizeof(inv), b.p.rates.invalidations_per_s);
+	fmt_rate(ops, sizeof(ops), b.p.rates.guest_ops_per_s);
 	/* the time left, from the fraction done so far: once there is enough of it to go by */
 	char eta[24] = "";
 	double elapsed = num(p, "elapsed_s");
