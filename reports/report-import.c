@@ -13,6 +13,7 @@
 
 #include "macro.h"
 #include "report.h"
+#include "strv.h"
 
 static struct json_object *get(struct json_object *o, const char *key)
 {
@@ -333,10 +334,7 @@ int report_rep_import(struct report *r, struct report_rep *rep, struct json_obje
 		char **v = calloc(n + 1, sizeof(*v));
 		for (size_t i = 0; v && i < n; i++)
 			v[i] = strdup(json_object_get_string(json_object_array_get_idx(argv, i)));
-		if (rep->argv)
-			for (size_t i = 0; rep->argv[i]; i++)
-				free(rep->argv[i]);
-		free(rep->argv);
+		strv_free(rep->argv);
 		rep->argv = v;
 	}
 	g = get(src, "guest");
