@@ -47,6 +47,7 @@
 #include "compare.h"
 #include "macro.h"
 #include "report.h"
+#include "spawn-program.h"
 #include "store-index.h"
 #include "test-tmp.h"
 
@@ -205,19 +206,16 @@ static int reap(pid_t pid, struct rusage *ru)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* argv started with its output to /dev/null; the caller reaps it */
 static pid_t spawn(char *const argv[])
 {
-	pid_t pid = fork();
+	const struct spawn_fd fds[] = { { SPAWN_DEV_NULL, STDOUT_FILENO } };
+	struct sb_error err;
+	pid_t pid;
 
-	if (pid < 0)
-		die("fork", strerror(errno));
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
-	}
+	if (spawn_start(&(struct spawn_options){ .argv = argv, .path = argv[0], .fds = fds, .n_fds = ARRAY_SIZE(fds) },
+			&pid, &err) < 0)
+		die(argv[0], err.msg);
 	return pid;
 }
 
@@ -316,17 +314,16 @@ static pid_t start_daemon(const char *snapbenchd, const char *sock, const char *
 {
 	char *argv[] = { (char *)snapbenchd, "--foreground", "--socket", (char *)sock, "--state-dir", (char *)state,
 			 "--group", "root", "--metrics-file", "", NULL };
-	pid_t pid = fork();
+	_cleanup_close_ int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	struct sb_error err;
+	pid_t pid;
 
-	if (pid < 0)
-		die("fork", strerror(errno));
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
-	}
+	if (fd < 0)
+		die(log, strerror(errno));
+	const struct spawn_fd fds[] = { { fd, STDOUT_FILENO }, { fd, STDERR_FILENO } };
+	if (spawn_start(&(struct spawn_options){ .argv = argv, .path = argv[0], .fds = fds, .n_fds = ARRAY_SIZE(fds) },
+			&pid, &err) < 0)
+		die(snapbenchd, err.msg);
 	for (int i = 0; i < 6000 && access(sock, F_OK) < 0; i++) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			die(snapbenchd, "exited before its socket appeared (see its log)");

@@ -49,7 +49,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +65,7 @@
 #include "qemu-launch.h"
 #include "qmp-commands.h"
 #include "qmp.h"
+#include "spawn-program.h"
 #include "test-sysctl.h"
 
 #define GUEST_MIB 1024
@@ -73,8 +73,6 @@
 #define MAX_ROUNDS 50
 #define SNAPSHOT_TIMEOUT_MS 600000
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
-
-extern char **environ;
 
 enum cfg {
 	C_NONE,
@@ -184,29 +182,21 @@ static bool prog_info(__u32 id, struct bpf_prog_info *info)
 
 /* ---- helpers: perf and bpftrace as children, argv only ---- */
 
+/* argv (found in PATH) started with its stdout and stderr on a pipe, whose read end goes to *out_fd */
 static int spawn(char *const argv[], int *out_fd)
 {
-	posix_spawn_file_actions_t fa;
-	int pipefd[2] = { -1, -1 }, r;
+	int pipefd[2], r;
 
-	if (out_fd) {
-		CHECK(pipe2(pipefd, O_CLOEXEC) == 0);
-		CHECK(posix_spawn_file_actions_init(&fa) == 0);
-		CHECK(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1) == 0);
-		CHECK(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2) == 0);
-	}
-	r = posix_spawnp(&helper_pid, argv[0], out_fd ? &fa : NULL, NULL, argv, environ);
-	if (out_fd) {
-		posix_spawn_file_actions_destroy(&fa);
-		close(pipefd[1]);
-		*out_fd = pipefd[0];
-	}
-	if (r) {
+	CHECK(pipe2(pipefd, O_CLOEXEC) == 0);
+	const struct spawn_fd fds[] = { { pipefd[1], 1 }, { pipefd[1], 2 } };
+	r = spawn_start(&(struct spawn_options){ .argv = argv, .fds = fds, .n_fds = ARRAY_SIZE(fds) }, &helper_pid, NULL);
+	close(pipefd[1]);
+	if (r < 0) {
 		helper_pid = -1;
-		if (out_fd)
-			close(pipefd[0]);
-		return -r;
+		close(pipefd[0]);
+		return r;
 	}
+	*out_fd = pipefd[0];
 	return 0;
 }
 
