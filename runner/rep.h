@@ -34,7 +34,6 @@ enum rep_phase {
 };
 
 struct rep_phases {
-	const char *kind; /* "local", "host-vm" */
 	int (*prepare)(void *rep, struct sb_error *err);
 	int (*boot)(void *rep, struct sb_error *err);
 	int (*windows)(void *rep, struct sb_error *err);

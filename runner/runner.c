@@ -861,7 +861,6 @@ static void rep_end(void *userdata, int k, enum rep_phase failed, const struct s
 }
 
 static const struct rep_phases local_rep = {
-	.kind = "local",
 	.prepare = rep_begin,
 	.boot = rep_boot,
 	.windows = rep_measure,

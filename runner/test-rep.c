@@ -60,7 +60,6 @@ static bool again(void *rep, int k, struct sb_error *err)
 }
 
 static const struct rep_phases phases = {
-	.kind = "test",
 	.prepare = prepare,
 	.boot = boot,
 	.windows = windows,

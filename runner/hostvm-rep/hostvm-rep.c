@@ -835,7 +835,6 @@ static bool hostvm_rep_again(void *userdata, int k, struct sb_error *err)
 }
 
 static const struct rep_phases hostvm_rep_phases = {
-	.kind = "host-vm",
 	.prepare = hostvm_rep_prepare,
 	.boot = hostvm_rep_boot,
 	.windows = hostvm_rep_follow,
