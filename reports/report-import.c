@@ -167,6 +167,15 @@ static int import_row(struct report_rep *rep, struct json_object *row)
 	return 0;
 }
 
+/* A migration's "destination" (b_dest()) */
+static int import_dest(struct report_dest *dest, struct json_object *d)
+{
+	dest->pid = (int)get_i64(d, "pid", 0);
+	if (dup_str(&dest->exit, get_str(d, "exit")) < 0 || dup_str(&dest->log, get_str(d, "log")) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 /* rep.migration (dirty-log); its iterations are derived from the timeline again */
 static int import_live_migration(struct report_live_migration *lm, struct json_object *m)
 {
@@ -184,9 +193,7 @@ static int import_live_migration(struct report_live_migration *lm, struct json_o
 	lm->max_bandwidth = get_u64(m, "max_bandwidth");
 	lm->downtime_limit_ms = (unsigned)get_u64(m, "downtime_limit_ms");
 	lm->page_size = get_u64(m, "page_size");
-	lm->dest_pid = (int)get_i64(d, "pid", 0);
-	if (dup_str(&lm->dest_exit, get_str(d, "exit")) < 0 || dup_str(&lm->dest_log, get_str(d, "log")) < 0 ||
-	    dup_str(&lm->error, get_str(m, "error")) < 0)
+	if (import_dest(&lm->dest, d) < 0 || dup_str(&lm->error, get_str(m, "error")) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -240,9 +247,8 @@ static int import_postcopy(struct report_postcopy *pc, struct json_object *m)
 	pc->postcopy_requests = get_i64(m, "postcopy_requests", -1);
 	pc->dest_pf_taken = get_i64(m, "dest_pf_taken", -1);
 	pc->probes_on_destination = json_object_get_boolean(get(m, "probes_on_destination"));
-	pc->dest_pid = (int)get_i64(d, "pid", 0);
-	if (dup_str(&pc->dest_exit, get_str(d, "exit")) < 0 || dup_str(&pc->dest_log, get_str(d, "log")) < 0 ||
-	    dup_str(&pc->error, get_str(m, "error")) < 0 || dup_str(&pc->probes_error, get_str(m, "probes_error")) < 0)
+	if (import_dest(&pc->dest, d) < 0 || dup_str(&pc->error, get_str(m, "error")) < 0 ||
+	    dup_str(&pc->probes_error, get_str(m, "probes_error")) < 0)
 		return -ENOMEM;
 	return 0;
 }

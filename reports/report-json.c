@@ -485,11 +485,22 @@ static struct json_object *b_numa(struct json_build *b, const struct report_rep 
 	return o;
 }
 
+/* A migration's "destination": {"pid", "exit", "log"} */
+static struct json_object *b_dest(struct json_build *b, const struct report_dest *dest)
+{
+	struct json_object *d = jb_obj(b);
+
+	jb_add(b, d, "pid", dest->pid > 0 ? jb_i64(b, dest->pid) : NULL);
+	jb_add(b, d, "exit", jb_str(b, dest->exit));
+	jb_add(b, d, "log", jb_str(b, dest->log));
+	return d;
+}
+
 /* rep.postcopy (postcopy-restore): the switch-over and the destination's pass */
 static struct json_object *b_postcopy(struct json_build *b, const struct report_rep *rep)
 {
 	const struct report_postcopy *m = &rep->postcopy;
-	struct json_object *o = jb_obj(b), *d = jb_obj(b), *p = NULL;
+	struct json_object *o = jb_obj(b), *p = NULL;
 
 	jb_add(b, o, "status", jb_str(b, *m->status ? m->status : "not-started"));
 	jb_add(b, o, "started_s", b_num_or_null(m->started_s));
@@ -515,10 +526,7 @@ static struct json_object *b_postcopy(struct json_build *b, const struct report_
 	jb_add(b, o, "dest_pf_taken", m->dest_pf_taken >= 0 ? jb_i64(b, m->dest_pf_taken) : NULL);
 	jb_add(b, o, "probes_on_destination", jb_bool(b, m->probes_on_destination));
 	jb_add(b, o, "probes_error", jb_str(b, m->probes_error));
-	jb_add(b, d, "pid", m->dest_pid > 0 ? jb_i64(b, m->dest_pid) : NULL);
-	jb_add(b, d, "exit", jb_str(b, m->dest_exit));
-	jb_add(b, d, "log", jb_str(b, m->dest_log));
-	jb_add(b, o, "destination", d);
+	jb_add(b, o, "destination", b_dest(b, &m->dest));
 	jb_add(b, o, "error", jb_str(b, m->error));
 	return o;
 }
@@ -527,7 +535,7 @@ static struct json_object *b_postcopy(struct json_build *b, const struct report_
 static struct json_object *b_live_migration(struct json_build *b, const struct report_rep *rep)
 {
 	const struct report_live_migration *m = &rep->migration;
-	struct json_object *o = jb_obj(b), *d = jb_obj(b), *arr = jb_arr(b);
+	struct json_object *o = jb_obj(b), *arr = jb_arr(b);
 	struct report_iteration *it = NULL;
 	size_t n = 0;
 
@@ -540,10 +548,7 @@ static struct json_object *b_live_migration(struct json_build *b, const struct r
 	jb_add(b, o, "max_bandwidth", jb_u64(b, m->max_bandwidth));
 	jb_add(b, o, "downtime_limit_ms", jb_u64(b, m->downtime_limit_ms));
 	jb_add(b, o, "page_size", m->page_size ? jb_u64(b, m->page_size) : NULL);
-	jb_add(b, d, "pid", m->dest_pid > 0 ? jb_i64(b, m->dest_pid) : NULL);
-	jb_add(b, d, "exit", jb_str(b, m->dest_exit));
-	jb_add(b, d, "log", jb_str(b, m->dest_log));
-	jb_add(b, o, "destination", d);
+	jb_add(b, o, "destination", b_dest(b, &m->dest));
 	jb_add(b, o, "error", jb_str(b, m->error));
 	if (report_rep_iterations(rep, &it, &n) < 0)
 		b->oom = true;

@@ -194,12 +194,12 @@ static void rep_free(struct report_rep *rep)
 	free(rep->pattern);
 	free(rep->snapshot.path);
 	free(rep->snapshot.error);
-	free(rep->migration.dest_exit);
-	free(rep->migration.dest_log);
+	free(rep->migration.dest.exit);
+	free(rep->migration.dest.log);
 	free(rep->migration.error);
 	free(rep->numa.error);
-	free(rep->postcopy.dest_exit);
-	free(rep->postcopy.dest_log);
+	free(rep->postcopy.dest.exit);
+	free(rep->postcopy.dest.log);
 	free(rep->postcopy.error);
 	free(rep->postcopy.probes_error);
 	free(rep->host_vm_console);

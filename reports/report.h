@@ -113,6 +113,13 @@ struct report_migration {
 	uint64_t pages;          /* pages sent so far (ram.normal + ram.duplicate) */
 };
 
+/* A live migration's destination QEMU, as the migrating scenarios record it (rep.migration, rep.postcopy). */
+struct report_dest {
+	int pid;                       /* 0: never started */
+	char *exit;                    /* how it ended when it ended on its own, or NULL */
+	char *log;                     /* its log's path, or NULL */
+};
+
 /* dirty-log: the live migration of a repetition (the iterations are derived from the timeline) */
 struct report_live_migration {
 	bool set;                      /* the repetition ran the dirty-log scenario */
@@ -125,9 +132,7 @@ struct report_live_migration {
 	uint64_t max_bandwidth;        /* bytes/s while iterating */
 	unsigned downtime_limit_ms;
 	uint64_t page_size;            /* QEMU's page size; 0: not known */
-	int dest_pid;                  /* the destination QEMU; 0: never started */
-	char *dest_exit;               /* how it ended when it ended on its own, or NULL */
-	char *dest_log;                /* its log's path, or NULL */
+	struct report_dest dest;       /* the destination QEMU */
 	char *error;                   /* why the migration failed, or NULL */
 };
 
@@ -176,9 +181,7 @@ struct report_postcopy {
 	int64_t dest_pf_taken;         /* the destination's KVM pf_taken over the pass (query-stats); < 0: not known */
 	bool probes_on_destination;    /* the BPF probes counted the destination's QEMU from migrate-start-postcopy to the window's end */
 	char *probes_error;            /* why they could not be pointed at it, or NULL */
-	int dest_pid;                  /* the destination QEMU; 0: never started */
-	char *dest_exit;               /* how it ended when it ended on its own, or NULL */
-	char *dest_log;                /* its log's path, or NULL */
+	struct report_dest dest;       /* the destination QEMU */
 	char *error;                   /* why the repetition failed in the scenario, or NULL */
 };
 

@@ -81,7 +81,7 @@ static void fill(struct report *r, struct report_rep *rep)
 	rep->migration.max_bandwidth = 64u << 20;
 	rep->migration.downtime_limit_ms = 1;
 	rep->migration.page_size = 4096;
-	rep->migration.dest_pid = 4343;
+	rep->migration.dest.pid = 4343;
 	CHECK(report_rep_append_row(rep, t, 1, REPORT_WINDOW_PRE, &row) == 0);
 	CHECK(report_row_set(rep, row, "kvm.remote_tlb_flush", 1) == 0);
 	CHECK(report_row_set(rep, row, "bpf.clear_dirty_log_ns", 0) == 0);
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 	CHECK(report_add_arm(outer, "stock", NULL, 1) == 0);
 	CHECK(report_add_rep(outer, 0, outer->created_ns, &imp) == 0);
 	CHECK_MSG(report_rep_import(outer, imp, j, 0, &err) == 0, "%s", err.msg);
-	CHECK(imp->migration.set && !strcmp(imp->migration.status, "cancelled") && imp->migration.dest_pid == 4343);
+	CHECK(imp->migration.set && !strcmp(imp->migration.status, "cancelled") && imp->migration.dest.pid == 4343);
 	CHECK(report_rep_iterations(imp, &it2, &n2) == 0);
 	CHECK(n2 == n);
 	for (size_t i = 0; i < n; i++)

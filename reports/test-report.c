@@ -319,9 +319,9 @@ static void test_postcopy(const char *validator, const char *schema)
 		.set = true, .status = "completed", .started_s = 1.2, .switchover_s = 1.3, .pass_started_s = 1.31,
 		.access = "read", .backing = "hugetlb", .chunk_bytes = 2 << 20, .pass_ns = 433.5e6, .pass_vcpus = 1,
 		.pass_pages = 32768, .pass_bytes = 128 << 20, .mismatches = 2, .first_mismatch = 0x300000,
-		.postcopy_requests = 7, .probes_on_destination = true, .dest_pid = 99,
+		.postcopy_requests = 7, .probes_on_destination = true, .dest = { .pid = 99 },
 	};
-	rep->postcopy.dest_log = strdup("/tmp/qemu-rep0-dest.log");
+	rep->postcopy.dest.log = strdup("/tmp/qemu-rep0-dest.log");
 	/* the touches: 32704 of 40 to 80 ns, 64 of 12.8 to 25.6 us (a 2.5 GHz TSC's buckets 6 and 15) */
 	rep->postcopy.n_touch = 2;
 	rep->postcopy.touch_lower_ns[0] = 25.6;
@@ -368,7 +368,7 @@ static void test_postcopy(const char *validator, const char *schema)
 	CHECK_MSG(report_rep_import(r2, rep2, j, 0, &err) == 0, "%s", err.msg);
 	CHECK(rep2->postcopy.set && rep2->postcopy.pass_vcpus == 1 && rep2->postcopy.mismatches == 2);
 	CHECK(near(rep2->postcopy.pass_ns, 433.5e6) && rep2->postcopy.postcopy_requests == 7);
-	CHECK(rep2->postcopy.probes_on_destination && !strcmp(rep2->postcopy.dest_log, "/tmp/qemu-rep0-dest.log"));
+	CHECK(rep2->postcopy.probes_on_destination && !strcmp(rep2->postcopy.dest.log, "/tmp/qemu-rep0-dest.log"));
 	CHECK(rep2->postcopy.n_touch == 2 && rep2->postcopy.touch_count[0] == 32704 &&
 	      near(rep2->postcopy.touch_lower_ns[1], 13107.2));
 	CHECK(report_to_json(r2, &j2, &err) == 0);

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "qmp-commands.h"
 #include "qmp.h"
+#include "report.h"
 #include "vm.h"
 
 #define INCOMING_FDNAME "sbincoming"
@@ -211,4 +212,19 @@ void migrate_dest_free(struct migrate_dest *d)
 	remove_socket_dir(d);
 	free(d->run_dir);
 	free(d);
+}
+
+void migrate_dest_record(struct report_dest *out, int pid, const char *exit, char **log, bool last)
+{
+	out->pid = pid;
+	free(out->exit);
+	out->exit = *exit ? strdup(exit) : NULL;
+	if (*log) {
+		free(out->log);
+		out->log = strdup(*log);
+	}
+	if (last) {
+		free(*log);
+		*log = NULL;
+	}
 }

@@ -27,6 +27,7 @@ struct vm;
 struct vm_config;
 struct qmp_migrate_capability;
 struct qmp_client;
+struct report_dest;
 
 #define MIGRATE_DEST_PID_FILE "qemu-dest.pid"
 
@@ -84,6 +85,14 @@ const char *migrate_dest_note_exit(struct migrate_dest *d, char *buf, size_t len
  * the exit before saying it is still running.
  */
 const char *migrate_dest_note_exit_wait(struct migrate_dest *d, char *buf, size_t len, int wait_ms);
+
+/*
+ * The destination as the report keeps it (struct report_dest): its pid,
+ * how it ended (exit, "" while it ran or was stopped) and its log's path
+ * (*log: kept when NULL, and freed to NULL when last, the scenario's
+ * cleanup having run).
+ */
+void migrate_dest_record(struct report_dest *out, int pid, const char *exit, char **log, bool last);
 
 /* Stops it within timeout_ms: QMP quit, then SIGKILL; always reaped. */
 void migrate_dest_stop(struct migrate_dest *d, int timeout_ms);

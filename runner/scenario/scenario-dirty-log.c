@@ -415,19 +415,9 @@ static void dirty_summarize(void *state, const struct scenario_ctx *ctx, struct 
 	m->max_bandwidth = spec->dirty_log.max_bandwidth;
 	m->downtime_limit_ms = spec->dirty_log.downtime_limit_ms;
 	m->page_size = s->page_size;
-	m->dest_pid = s->dest_pid;
-	free(m->dest_exit);
-	m->dest_exit = *s->dest_exit ? strdup(s->dest_exit) : NULL;
-	if (s->dest_log) {
-		free(m->dest_log);
-		m->dest_log = strdup(s->dest_log);
-	}
+	migrate_dest_record(&m->dest, s->dest_pid, s->dest_exit, &s->dest_log, s->cleaned);
 	free(m->error);
 	m->error = *s->error ? strdup(s->error) : NULL;
-	if (s->cleaned) {
-		free(s->dest_log);
-		s->dest_log = NULL;
-	}
 }
 
 const struct scenario_ops scenario_dirty_log = {

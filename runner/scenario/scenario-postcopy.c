@@ -583,19 +583,9 @@ static void pc_summarize(void *state, const struct scenario_ctx *ctx, struct rep
 	m->probes_on_destination = s->bpf_used;
 	free(m->probes_error);
 	m->probes_error = *s->bpf_error ? strdup(s->bpf_error) : NULL;
-	m->dest_pid = s->dest_pid;
-	free(m->dest_exit);
-	m->dest_exit = *s->dest_exit ? strdup(s->dest_exit) : NULL;
-	if (s->dest_log) {
-		free(m->dest_log);
-		m->dest_log = strdup(s->dest_log);
-	}
+	migrate_dest_record(&m->dest, s->dest_pid, s->dest_exit, &s->dest_log, s->cleaned);
 	free(m->error);
 	m->error = *s->error ? strdup(s->error) : NULL;
-	if (s->cleaned) {
-		free(s->dest_log);
-		s->dest_log = NULL;
-	}
 }
 
 const struct scenario_ops scenario_postcopy_restore = {
