@@ -120,19 +120,6 @@ static void arm_list(const struct compare_report *rep, char *buf, size_t size)
 	text_sanitize(s && *s ? s : "(none)", buf, size);
 }
 
-/* What a trouble letter of a kernel's taint says (REPORT_TAINT_TROUBLE). */
-static const char *taint_meaning(char c)
-{
-	switch (c) {
-	case 'W': return "a kernel warning";
-	case 'D': return "an oops";
-	case 'B': return "a bad page";
-	case 'L': return "a soft lockup";
-	case 'M': return "a machine check";
-	}
-	return "?";
-}
-
 /*
  * A note when the host VM's kernel of any repetition of arm want in rep
  * went wrong itself (a WARN, an oops, a soft lockup: its taint's trouble
@@ -151,15 +138,16 @@ static int note_kernel_trouble(struct compare_side *side, const struct compare_r
 		if (strcmp(json_lookup_string(rp, "arm"), want) || !flags)
 			continue;
 		of++;
-		for (const char *c = REPORT_TAINT_TROUBLE; *c; c++)
-			if (strchr(flags, *c)) {
-				trouble = true;
-				size_t n = strlen(letters);
-				if (!strchr(letters, *c) && n + 1 < sizeof(letters)) {
-					letters[n] = *c;
-					letters[n + 1] = '\0';
-				}
+		for (const char *c = flags; *c; c++) {
+			size_t n = strlen(letters);
+			if (!report_taint_trouble(*c))
+				continue;
+			trouble = true;
+			if (!strchr(letters, *c) && n + 1 < sizeof(letters)) {
+				letters[n] = *c;
+				letters[n + 1] = '\0';
 			}
+		}
 		if (!trouble)
 			continue;
 		tainted++;
@@ -171,7 +159,7 @@ static int note_kernel_trouble(struct compare_side *side, const struct compare_r
 		return 0;
 	struct strbuf what = { 0 };
 	for (const char *c = letters; *c; c++)
-		strbuf_appendf(&what, "%s%c: %s", c == letters ? "" : ", ", *c, taint_meaning(*c));
+		strbuf_appendf(&what, "%s%c: %s", c == letters ? "" : ", ", *c, report_taint_trouble(*c));
 	_cleanup_free_ char *w = strbuf_steal(&what);
 	return strv_pushf(&side->notes, "run %s, arm %s: the host VM's kernel was tainted (%s) in %zu of %zu "
 			  "repetition%s%s%s%s; figures from a kernel in trouble may not be the patch's "

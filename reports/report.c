@@ -588,6 +588,18 @@ void report_format_time(uint64_t realtime_ns, char buf[static 32])
 		buf[0] = '\0';
 }
 
+const char *report_taint_trouble(char letter)
+{
+	switch (letter) {
+	case 'W': return "a kernel warning";
+	case 'D': return "an oops";
+	case 'B': return "a bad page";
+	case 'L': return "a soft lockup";
+	case 'M': return "a machine check";
+	}
+	return NULL;
+}
+
 const char *report_taint_flags(int64_t taint, char buf[REPORT_TAINT_FLAGS_LEN])
 {
 	/* include/linux/panic.h's TAINT_* bits, in order (kernel/panic.c's taint_flags) */

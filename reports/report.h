@@ -304,8 +304,12 @@ void report_rows_text_free(struct report_rows_text *t);
 #define REPORT_TAINT_FLAGS_LEN 65
 const char *report_taint_flags(int64_t taint, char buf[REPORT_TAINT_FLAGS_LEN]);
 
-/* The taint letters that say the kernel itself went wrong: a warning, an oops, a bad page, a soft lockup, a machine check. */
-#define REPORT_TAINT_TROUBLE "WDBLM"
+/*
+ * What a taint letter says when it says the kernel itself went wrong ("a
+ * kernel warning" for W; D an oops, B a bad page, L a soft lockup, M a
+ * machine check), else NULL (E an unsigned module, O an out-of-tree one ...).
+ */
+const char *report_taint_trouble(char letter);
 
 /* Kernel arms (docs/kernel-arms.md): the kernel an arm's host VM boots, and that VM. */
 struct report_kernel {

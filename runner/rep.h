@@ -26,8 +26,7 @@
 #include "error.h"
 
 enum rep_phase {
-	REP_PHASE_NONE, /* teardown's failed when nothing failed */
-	REP_PHASE_PREPARE,
+	REP_PHASE_NONE, /* teardown's failed when nothing failed (a failed prepare gets no teardown) */
 	REP_PHASE_BOOT,
 	REP_PHASE_WINDOWS,
 	REP_PHASE_SUMMARIZE,

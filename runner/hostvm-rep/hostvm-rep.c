@@ -420,9 +420,6 @@ static void vm_config(const struct hostvm_run *hr, const struct hostvm_rep_ctx *
 	};
 }
 
-/* The kernel warnings kept of a host VM: as many as its init sends (libexec/hostvm-init/init.c). */
-#define HOSTVM_KERNEL_WARNINGS 4
-
 struct follow {
 	const struct hostvm_rep_ctx *ctx;
 	struct hostvm *vm;
@@ -432,39 +429,31 @@ struct follow {
 	char error[1024];
 	char step[32];
 	uint64_t last_word_ns; /* mono_ns() of the last line from inside */
-	/* the init's "kernel" event: the kernel's taint once the run ended (< 0: not said), its first warnings */
-	long long taint;
-	unsigned n_warnings;
-	char warnings[HOSTVM_KERNEL_WARNINGS][256];
 };
 
-/* The init's {"event":"kernel","taint":N,"warnings":[...]} (libexec/hostvm-init). */
+/*
+ * The init's {"event":"kernel","taint":N,"warnings":[...]}
+ * (libexec/hostvm-init): the kernel's taint once the run ended and its
+ * first warnings, into the repetition (none: not known, as again() leaves it).
+ */
 static void on_kernel_event(struct follow *f, struct json_object *o)
 {
+	struct report_rep *rep = f->ctx->rep;
 	struct json_object *v;
 
-	if (!json_object_object_get_ex(o, "taint", &v) || !json_object_is_type(v, json_type_int) ||
+	if (!rep || !json_object_object_get_ex(o, "taint", &v) || !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) < 0)
 		return;
-	f->taint = json_object_get_int64(v);
-	f->n_warnings = 0;
+	rep->host_vm_taint = json_object_get_int64(v);
+	rep->host_vm_kernel_warnings = strv_free(rep->host_vm_kernel_warnings);
 	if (!json_object_object_get_ex(o, "warnings", &v) || !json_object_is_type(v, json_type_array))
 		return;
-	for (size_t i = 0; i < json_object_array_length(v) && f->n_warnings < HOSTVM_KERNEL_WARNINGS; i++) {
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		struct json_object *w = json_object_array_get_idx(v, i);
-		if (json_object_is_type(w, json_type_string))
-			snprintf(f->warnings[f->n_warnings++], sizeof(f->warnings[0]), "%s", json_object_get_string(w));
-	}
-}
-
-/* What the init said of the kernel, into the repetition (nothing said: not known). */
-static void rep_set_kernel_state(struct report_rep *rep, const struct follow *f)
-{
-	rep->host_vm_taint = f->taint;
-	rep->host_vm_kernel_warnings = strv_free(rep->host_vm_kernel_warnings);
-	for (unsigned i = 0; i < f->n_warnings; i++)
-		if (strv_push(&rep->host_vm_kernel_warnings, f->warnings[i]) < 0)
+		if (json_object_is_type(w, json_type_string) &&
+		    strv_push(&rep->host_vm_kernel_warnings, json_object_get_string(w)) < 0)
 			break; /* out of memory: the warnings that fit */
+	}
 }
 
 static double num_or_nan(struct json_object *o, const char *key)
@@ -590,7 +579,7 @@ static int hostvm_rep_prepare(void *userdata, struct sb_error *err)
 		return sb_error_set(err, -errno, "run directory %s: %s", ctx->run_dir, strerror(errno));
 	rep_paths_fill(run_dir, ctx->index, &h->paths);
 	h->vm = NULL;
-	h->f = (struct follow){ .ctx = ctx, .boot_s = -1, .taint = -1 };
+	h->f = (struct follow){ .ctx = ctx, .boot_s = -1 };
 	h->inner_failed = false;
 	rep->host_vm = true;
 	rep->host_vm_console = strdup(h->paths.log_path);
@@ -764,7 +753,6 @@ static int hostvm_rep_take_over(void *userdata, struct sb_error *err)
 
 	hostvm_read_port(h->vm, on_line, &h->f);
 	rep->host_vm_boot_s = h->f.boot_s;
-	rep_set_kernel_state(rep, &h->f);
 	k = rep_import_inner(h->ctx, h->vm, &h->f, &h->paths, err);
 	if (k < 0)
 		return k;
@@ -857,7 +845,7 @@ int hostvm_boot_once(struct hostvm_run *hr, const struct hostvm_rep_ctx *ctx, co
 	struct hostvm_arm *arm = &hr->arms[ctx->arm];
 	_cleanup_free_ char *dir = realpath(work_dir, NULL);
 	char initrd[PATH_MAX + 16], log_path[PATH_MAX + 16], tail[1024];
-	struct follow f = { .ctx = ctx, .boot_s = -1, .init_uptime_s = NAN, .ready_uptime_s = NAN, .taint = -1 };
+	struct follow f = { .ctx = ctx, .boot_s = -1, .init_uptime_s = NAN, .ready_uptime_s = NAN };
 	struct hostvm *vm = NULL;
 	uint64_t ready_ns = 0;
 	int k;
