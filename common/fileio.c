@@ -65,17 +65,12 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_len, struct sb_error *err)
+/* read_full_fd() with its errors said of path */
+static int read_full_fd_named(int fd, const char *path, size_t max_size, char **ret, size_t *ret_len,
+			      struct sb_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
-	int r;
+	int r = read_full_fd(fd, max_size, ret, ret_len);
 
-	if (fd < 0)
-		return sb_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-		return sb_error_set(err, -EISDIR, "%s: is a directory", path);
-	r = read_full_fd(fd, max_size, ret, ret_len);
 	if (r == -EFBIG)
 		return sb_error_set(err, r, "%s: larger than %zu bytes", path, max_size);
 	if (r == -ENOMEM)
@@ -83,6 +78,62 @@ int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_le
 	if (r < 0)
 		return sb_error_set(err, r, "%s: cannot read: %s", path, strerror(-r));
 	return 0;
+}
+
+int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_len, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return sb_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		return sb_error_set(err, -EISDIR, "%s: is a directory", path);
+	return read_full_fd_named(fd, path, max_size, ret, ret_len, err);
+}
+
+const char *file_type_name(mode_t mode)
+{
+	return S_ISREG(mode)    ? "a regular file"
+	       : S_ISDIR(mode)  ? "a directory"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISCHR(mode)  ? "a character device"
+	       : S_ISBLK(mode)  ? "a block device"
+	       : S_ISLNK(mode)  ? "a symbolic link"
+				: "not a regular file";
+}
+
+int open_regular(const char *path, struct stat *ret_st, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+
+	if (fd < 0) {
+		int r = -errno;
+		/* a socket cannot be opened: say what it is rather than "No such device or address" */
+		if (r == -ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return sb_error_set(err, -EINVAL, "%s: is %s, not a regular file", path, file_type_name(st.st_mode));
+		return sb_error_set(err, r, "%s: cannot open: %s", path, r == -EACCES ? "permission denied" : strerror(-r));
+	}
+	if (fstat(fd, &st) < 0)
+		return sb_error_set(err, -errno, "%s: cannot stat: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return sb_error_set(err, -EINVAL, "%s: is %s, not a regular file", path, file_type_name(st.st_mode));
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return sb_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	if (ret_st)
+		*ret_st = st;
+	return TAKE_FD(fd);
+}
+
+int read_regular_file(const char *path, size_t max_size, char **ret, size_t *ret_len, struct sb_error *err)
+{
+	_cleanup_close_ int fd = open_regular(path, NULL, err);
+
+	if (fd < 0)
+		return fd;
+	return read_full_fd_named(fd, path, max_size, ret, ret_len, err);
 }
 
 int proc_find_fd(pid_t pid, const char *prefix, struct sb_error *err)

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -27,6 +28,22 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_len);
  * cannot read: REASON". ret_len may be NULL.
  */
 int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_len, struct sb_error *err);
+
+/*
+ * Opens path for reading as an input file is: without waiting on it
+ * (O_NONBLOCK: a FIFO with no writer would hold open() and read() for ever)
+ * and only when it is a regular file. The fd, blocking again, with *st (may
+ * be NULL) its fstat; or -EINVAL with err "PATH: is a FIFO, not a regular
+ * file" (a directory, a socket, a character or block device), or -errno
+ * with "PATH: cannot open: REASON" (EACCES: "permission denied").
+ */
+int open_regular(const char *path, struct stat *st, struct sb_error *err);
+
+/* read_full_file() of a regular file only: open_regular()'s errors, then read_full_file()'s. */
+int read_regular_file(const char *path, size_t max_size, char **ret, size_t *ret_len, struct sb_error *err);
+
+/* "a FIFO", "a directory", "a socket", "a character device", ... for a struct stat's st_mode. */
+const char *file_type_name(mode_t mode);
 
 /*
  * The number of the first of process pid's fds whose link in

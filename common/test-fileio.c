@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -85,10 +88,36 @@ int main(void)
 	CHECK(read_full_file(dir, 100, &buf, &len, &err) == -EISDIR);
 	CHECK(!strcmp(err.msg + strlen(dir), ": is a directory"));
 
+	/* read_regular_file(): a FIFO without a writer, a directory, /dev/zero and a socket are refused at once */
+	{
+		char fifo[96], sock[96];
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+		snprintf(sock, sizeof(sock), "%s/sock", dir);
+		CHECK(mkfifo(fifo, 0600) == 0);
+		CHECK(read_regular_file(fifo, 100, &buf, &len, &err) == -EINVAL);
+		CHECK_MSG(strstr(err.msg, fifo) && strstr(err.msg, "is a FIFO, not a regular file"), "%s", err.msg);
+		CHECK(read_regular_file(dir, 100, &buf, &len, &err) == -EINVAL && strstr(err.msg, "is a directory"));
+		CHECK(read_regular_file("/dev/zero", 100, &buf, &len, &err) == -EINVAL &&
+		      strstr(err.msg, "/dev/zero: is a character device"));
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+		CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+		CHECK(read_regular_file(sock, 100, &buf, &len, &err) == -EINVAL);
+		CHECK_MSG(strstr(err.msg, "is a socket, not a regular file"), "%s", err.msg);
+		close(s);
+		unlink(sock);
+		unlink(fifo);
+		CHECK(!strcmp(buf, "untouched") && len == 12345);
+	}
+
 	/* empty, exactly the bound, one byte over */
 	write_file(0);
 	CHECK(read_full_file(path, 100, &buf, &len, &err) == 0);
 	CHECK(len == 0 && buf[0] == '\0');
+	free(buf);
+	CHECK(read_regular_file(path, 100, &buf, &len, &err) == 0 && len == 0);
 	free(buf);
 
 	for (size_t size = 1; size < 20000; size = size * 3 + 1) {

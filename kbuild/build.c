@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "build.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,8 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "atomic-file.h"
+#include "ccache.h"
 #include "clock.h"
+#include "config-base.h"
 #include "fileio.h"
 #include "fragment.h"
 #include "json-util.h"
@@ -23,6 +27,8 @@
 #include "sha256.h"
 #include "strbuf.h"
 #include "strv.h"
+#include "relocate.h"
+#include "selftests.h"
 #include "tree.h"
 
 #define PATCH_MAX (64u * 1024 * 1024)
@@ -30,18 +36,31 @@
 #define KEY_HEX 20
 #define TAIL_LINES 64
 
-/* How far a scratch tree got (tree/.snapbench-state); a later attempt of the same key resumes from there. */
+/*
+ * How far an entry's scratch tree got: CACHE/KEY/state, "STATE KEY", written
+ * atomically by the entry's own steps after each ran, and removed before its
+ * tree is (re)made. It lives beside the tree, not in it, and names its key:
+ * a copy of another entry's tree (a patched build starting from its base's)
+ * never brings a state this entry would trust. A later attempt of the same
+ * key resumes from there.
+ */
 enum tree_state { STATE_NONE, STATE_PATCHED, STATE_CONFIGURED, STATE_BUILT };
 static const char *const state_names[] = { "none", "patched", "configured", "built" };
-#define STATE_FILE ".snapbench-state"
+#define STATE_FILE "state"
 
 struct build {
 	const struct kbuild_request *req;
+	const struct kbuild_arch *arch; /* req's, or the default */
 	const struct kbuild_progress *progress;
+	const char *dir, *key;  /* the cache entry whose state the steps write (CACHE/KEY); NULL: a scratch build */
+	const char *from_key;   /* the base whose objects its tree started from, which its state names; NULL: none */
 	int log_fd;
 	const char *log_path;
 	char *tail[TAIL_LINES]; /* the running step's last lines, for a failure's message */
 	size_t n_tail;
+	char **selftests_offered; /* what the tree's KVM selftests offer for the arch, when req->selftests */
+	char *ccache_dir;         /* --ccache: CCACHE_DIR, else NULL */
+	char **env;               /* req->env and CCACHE_DIR for make, when ccache; NULL: req->env */
 };
 
 static void tail_clear(struct build *b)
@@ -120,7 +139,8 @@ static int run(struct build *b, const char *what, char *const *argv, struct sb_e
 	step(b, what);
 	logf_(b, "$ %s\n", cmd ? cmd : argv[0]);
 	tail_clear(b);
-	r = kbuild_spawn(&(struct kbuild_spawn){ .argv = argv, .log_fd = b->log_fd, .on_line = on_line, .userdata = b },
+	r = kbuild_spawn(&(struct kbuild_spawn){ .argv = argv, .log_fd = b->log_fd, .on_line = on_line, .userdata = b,
+						 .env_add = b->env ? b->env : b->req->env },
 			 err);
 	if (r < 0)
 		return sb_error_prefix(err, "step '%s'", what);
@@ -157,7 +177,7 @@ static int file_sha256(const char *path, size_t max, const char *what, char hex[
 	_cleanup_free_ char *text = NULL;
 	struct sha256 h;
 	size_t len;
-	int r = read_full_file(path, max, &text, &len, err);
+	int r = read_regular_file(path, max, &text, &len, err);
 
 	if (r < 0)
 		return sb_error_prefix(err, "%s", what);
@@ -167,9 +187,24 @@ static int file_sha256(const char *path, size_t max, const char *what, char hex[
 	return 0;
 }
 
+/* The minimal base's KCONFIG_ALLCONFIG text's SHA-256: a change of the base's options is another key. */
+static int base_sha256(const char *arch, char hex[static 65], struct sb_error *err)
+{
+	_cleanup_free_ char *text = kbuild_config_base_text(arch);
+	struct sha256 h;
+
+	if (!text)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	sha256_init(&h);
+	sha256_update(&h, text, strlen(text));
+	sha256_hex(&h, hex);
+	return 0;
+}
+
 int kbuild_key(const struct kbuild_request *req, const char *tree_id, char **key, char **base_key, struct sb_error *err)
 {
-	_cleanup_free_ char *frag = kbuild_fragment_text();
+	const char *arch = req->arch ? req->arch->name : kbuild_arch_default()->name;
+	_cleanup_free_ char *frag = kbuild_fragment_text(arch);
 	char hex[65], cfg[65], fhex[65];
 	struct sha256 h, base;
 	int r;
@@ -177,6 +212,8 @@ int kbuild_key(const struct kbuild_request *req, const char *tree_id, char **key
 	if (!frag)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	if (req->config && (r = file_sha256(req->config, CONFIG_MAX, "--config", cfg, err)) < 0)
+		return r;
+	if (!req->config && req->base == KBUILD_BASE_MINIMAL && (r = base_sha256(arch, cfg, err)) < 0)
 		return r;
 	sha256_init(&h);
 	sha256_update(&h, frag, strlen(frag));
@@ -188,8 +225,16 @@ int kbuild_key(const struct kbuild_request *req, const char *tree_id, char **key
 		_cleanup_strbuf_ struct strbuf s = {};
 		_cleanup_free_ char *text = NULL;
 
-		strbuf_appendf(&s, "snapbench-kbuild/1\narch x86_64\ntree %s\nconfig %s%s\nfragment sha256:%s\n", tree_id,
-			       req->config ? "sha256:" : "defconfig", req->config ? cfg : "", fhex);
+		strbuf_appendf(&s, "snapbench-kbuild/1\narch %s\ntree %s\nconfig %s%s\nfragment sha256:%s\n",
+			       arch, tree_id,
+			       req->config ? "sha256:" : req->base == KBUILD_BASE_MINIMAL ? "minimal sha256:" : "defconfig",
+			       req->config || req->base == KBUILD_BASE_MINIMAL ? cfg : "", fhex);
+		/* a value may hold anything but a NUL: its length first, so no value can forge another line */
+		for (char *const *e = req->env; e && *e; e++)
+			strbuf_appendf(&s, "env %zu %s\n", strlen(*e), *e);
+		/* in the unpatched base's key too: both arms of a seed ask for the same programs */
+		for (char *const *t = req->selftests; t && *t; t++)
+			strbuf_appendf(&s, "selftest %s\n", *t);
 		if (!(text = strbuf_steal(&s)))
 			return sb_error_set(err, -ENOMEM, "out of memory");
 		sha256_update(&h, text, strlen(text));
@@ -226,6 +271,7 @@ void kbuild_result_done(struct kbuild_result *r)
 	free(r->release);
 	free(r->image);
 	free(r->modules);
+	free(r->selftests);
 	free(r->vmlinux);
 	free(r->config);
 	free(r->log);
@@ -237,26 +283,51 @@ void kbuild_result_done(struct kbuild_result *r)
 
 /* ---- the scratch tree's state ---- */
 
-static enum tree_state state_read(const char *tree)
+/*
+ * dir's state when it is key's own (CACHE/KEY/state, "STATE KEY", then
+ * " from BASE" when the tree started from base BASE's objects), else
+ * STATE_NONE. *from (may be NULL) gets BASE (malloc'ed) or NULL.
+ */
+static enum tree_state state_read(const char *dir, const char *key, char **from)
 {
-	_cleanup_free_ char *path = path_join(tree, STATE_FILE), *text = NULL;
+	_cleanup_free_ char *path = path_join(dir, STATE_FILE), *text = NULL;
+	size_t kl = strlen(key);
 
-	if (!path || read_full_file(path, 64, &text, NULL, NULL) < 0)
+	if (from)
+		*from = NULL;
+	if (!path || read_regular_file(path, 256, &text, NULL, NULL) < 0)
 		return STATE_NONE;
-	for (int s = STATE_BUILT; s > STATE_NONE; s--)
-		if (!strncmp(text, state_names[s], strlen(state_names[s])))
+	for (int s = STATE_BUILT; s > STATE_NONE; s--) {
+		size_t n = strlen(state_names[s]);
+		const char *rest = text + n + 1 + kl;
+
+		if (strncmp(text, state_names[s], n) || text[n] != ' ' || strncmp(text + n + 1, key, kl))
+			continue;
+		if (*rest == '\n')
 			return (enum tree_state)s;
+		if (!strncmp(rest, " from ", 6) && strlen(rest + 6) == KEY_HEX + 1 && rest[6 + KEY_HEX] == '\n') {
+			if (from && !(*from = strndup(rest + 6, KEY_HEX)))
+				return STATE_NONE;
+			return (enum tree_state)s;
+		}
+	}
 	return STATE_NONE;
 }
 
-static int state_write(const char *tree, enum tree_state s, struct sb_error *err)
+/* The entry's state after a step of its own ran; STATE_NONE removes it (before the tree is remade). */
+static int state_write(struct build *b, enum tree_state s, struct sb_error *err)
 {
-	_cleanup_free_ char *path = path_join(tree, STATE_FILE);
-	char text[32];
+	_cleanup_free_ char *path = NULL, *text = NULL;
 
-	if (!path)
+	if (!b->dir)
+		return 0;
+	if (!(path = path_join(b->dir, STATE_FILE)))
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	snprintf(text, sizeof(text), "%s\n", state_names[s]);
+	if (s == STATE_NONE)
+		return unlink(path) < 0 && errno != ENOENT ? sb_error_set(err, -errno, "%s: %s", path, strerror(errno)) : 0;
+	if (asprintf(&text, "%s %s%s%s\n", state_names[s], b->key, b->from_key ? " from " : "",
+		     b->from_key ? b->from_key : "") < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
 	return atomic_file_write(path, text, strlen(text), 0644, err);
 }
 
@@ -291,11 +362,53 @@ static int apply_patches(struct build *b, const char *tree, struct sb_error *err
 	return 0;
 }
 
+/* ARCH= and CROSS_COMPILE= for every make of the build, so each sees the same configuration. */
+static int arch_args(const struct kbuild_arch *arch, char ***argv)
+{
+	char *a = NULL;
+
+	if (asprintf(&a, "ARCH=%s", arch->make_arch) < 0 || strv_consume(argv, a) < 0)
+		return -ENOMEM;
+	if (arch->cross_compile && (asprintf(&a, "CROSS_COMPILE=%s", arch->cross_compile) < 0 || strv_consume(argv, a) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
+/* --ccache: CC="ccache [CROSS_COMPILE]gcc" (one argument: make splits it, no shell does) */
+static int cc_args(const struct build *b, char ***argv)
+{
+	char *a = NULL;
+
+	if (!b->ccache_dir)
+		return 0;
+	if (asprintf(&a, "CC=ccache %sgcc", b->arch->cross_compile ? b->arch->cross_compile : "") < 0 ||
+	    strv_consume(argv, a) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* --ccache: its directory made, CCACHE_DIR added to what make gets. */
+static int ccache_setup(struct build *b, struct sb_error *err)
+{
+	char *e = NULL;
+
+	if (!(b->ccache_dir = kbuild_ccache_dir(b->req->cache)))
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (mkdir_p(b->ccache_dir, 0755) < 0)
+		return sb_error_set(err, -errno, "ccache directory %s: %s", b->ccache_dir, strerror(errno));
+	if (b->req->env && !(b->env = strv_copy(b->req->env)))
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (asprintf(&e, "CCACHE_DIR=%s", b->ccache_dir) < 0 || strv_consume(&b->env, e) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
 static int make_in(struct build *b, const char *tree, const char *what, char *const *targets, struct sb_error *err)
 {
 	_cleanup_strv_free_ char **argv = NULL;
 
-	if (strv_push(&argv, "make") < 0 || strv_push(&argv, "-C") < 0 || strv_push(&argv, tree) < 0)
+	if (strv_push(&argv, "make") < 0 || strv_push(&argv, "-C") < 0 || strv_push(&argv, tree) < 0 ||
+	    arch_args(b->arch, &argv) < 0 || cc_args(b, &argv) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	for (char *const *t = targets; *t; t++)
 		if (strv_push(&argv, *t) < 0)
@@ -303,7 +416,28 @@ static int make_in(struct build *b, const char *tree, const char *what, char *co
 	return run(b, what, argv, err);
 }
 
-/* defconfig (or the user's config), the fragment merged in, olddefconfig, the check. */
+/*
+ * The minimal base: make allnoconfig with the base's and the fragment's
+ * options given as KCONFIG_ALLCONFIG (TREE-minimal.config beside the tree),
+ * so what they depend on is decided with them.
+ */
+static int make_allnoconfig(struct build *b, const char *tree, struct sb_error *err)
+{
+	_cleanup_free_ char *text = kbuild_config_base_text(b->arch->name), *path = NULL, *arg = NULL;
+	int r;
+
+	if (!text || asprintf(&path, "%s-minimal.config", tree) < 0 || asprintf(&arg, "KCONFIG_ALLCONFIG=%s", path) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	step(b, "writing the minimal config base");
+	if ((r = atomic_file_write(path, text, strlen(text), 0644, err)) < 0)
+		return r;
+	{
+		char *t[] = { arg, "allnoconfig", NULL };
+		return make_in(b, tree, "make allnoconfig (the minimal base)", t, err);
+	}
+}
+
+/* The base (the minimal one, defconfig, or the user's config), the fragment merged in, olddefconfig, the check. */
 static int configure(struct build *b, const char *tree, struct sb_error *err)
 {
 	_cleanup_free_ char *dotconfig = path_join(tree, ".config"), *base = NULL, *merged = NULL, *final = NULL;
@@ -313,20 +447,22 @@ static int configure(struct build *b, const char *tree, struct sb_error *err)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	if (b->req->config) {
 		step(b, "copying the base config");
-		if ((r = read_full_file(b->req->config, CONFIG_MAX, &base, NULL, err)) < 0)
+		if ((r = read_regular_file(b->req->config, CONFIG_MAX, &base, NULL, err)) < 0)
 			return sb_error_prefix(err, "--config");
 		if ((r = atomic_file_write(dotconfig, base, strlen(base), 0644, err)) < 0)
 			return r;
-	} else {
+	} else if (b->req->base == KBUILD_BASE_DEFCONFIG) {
 		char *t[] = { "defconfig", NULL };
 		if ((r = make_in(b, tree, "make defconfig", t, err)) < 0)
 			return r;
+	} else if ((r = make_allnoconfig(b, tree, err)) < 0) {
+		return r;
 	}
 	free(base);
 	base = NULL;
 	step(b, "merging snapbench's host VM fragment");
 	if ((r = read_full_file(dotconfig, CONFIG_MAX, &base, NULL, err)) < 0 ||
-	    (r = kbuild_fragment_merge(base, &merged, err)) < 0 ||
+	    (r = kbuild_fragment_merge(b->arch->name, base, &merged, err)) < 0 ||
 	    (r = atomic_file_write(dotconfig, merged, strlen(merged), 0644, err)) < 0)
 		return r;
 	{
@@ -337,7 +473,9 @@ static int configure(struct build *b, const char *tree, struct sb_error *err)
 	step(b, "checking the config against the fragment");
 	if ((r = read_full_file(dotconfig, CONFIG_MAX, &final, NULL, err)) < 0)
 		return r;
-	r = kbuild_fragment_check(final, dotconfig, err);
+	r = kbuild_fragment_check(b->arch->name, final, dotconfig, err);
+	if (r >= 0 && !b->req->config && b->req->base == KBUILD_BASE_MINIMAL)
+		r = kbuild_config_base_check(b->arch->name, final, dotconfig, err);
 	if (r < 0)
 		logf_(b, "%s\n", err->msg);
 	return r;
@@ -353,10 +491,13 @@ static void collect_first(void *userdata, const char *line)
 
 static int kernel_release(struct build *b, const char *tree, char **ret, struct sb_error *err)
 {
-	char *argv[] = { "make", "-s", "-C", (char *)tree, "kernelrelease", NULL };
+	_cleanup_strv_free_ char **argv = NULL;
 	char *first = NULL;
 	int r;
 
+	if (strv_push(&argv, "make") < 0 || strv_push(&argv, "-s") < 0 || strv_push(&argv, "-C") < 0 ||
+	    strv_push(&argv, tree) < 0 || arch_args(b->arch, &argv) < 0 || strv_push(&argv, "kernelrelease") < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
 	r = kbuild_spawn(&(struct kbuild_spawn){ .argv = argv, .log_fd = -1, .on_line = collect_first, .userdata = &first },
 			 err);
 	if (r == 0 && (!first || !*first || strchr(first, '/') || strchr(first, ' ')))
@@ -373,11 +514,11 @@ static int kernel_release(struct build *b, const char *tree, char **ret, struct 
 /* Copies one file (a vmlinux of hundreds of MiB included) with copy_file_range(). */
 static int copy_file(const char *from, const char *to, struct sb_error *err)
 {
-	_cleanup_close_ int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
 	struct stat st;
+	_cleanup_close_ int in = open_regular(from, &st, err), out = -1;
 
-	if (in < 0 || fstat(in, &st) < 0)
-		return sb_error_set(err, -errno, "%s: %s", from, strerror(errno));
+	if (in < 0)
+		return in;
 	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
 	if (out < 0)
 		return sb_error_set(err, -errno, "%s: %s", to, strerror(errno));
@@ -394,12 +535,13 @@ static int copy_file(const char *from, const char *to, struct sb_error *err)
 }
 
 /* The boot files (make install's names, as /boot and an unpacked kernel package have them). */
-static int install_boot(const char *tree, const char *boot, const char *release, struct sb_error *err)
+static int install_boot(const struct kbuild_arch *arch, const char *tree, const char *boot, const char *release,
+			struct sb_error *err)
 {
-	static const struct {
+	const struct {
 		const char *from, *to;
 	} files[] = {
-		{ "arch/x86/boot/bzImage", "vmlinuz" },
+		{ arch->image_path, "vmlinuz" },
 		{ ".config", "config" },
 		{ "System.map", "System.map" },
 		{ "vmlinux", "vmlinux" },
@@ -437,7 +579,7 @@ static void drop_tree_links(const char *modules)
 static int patch_files(const char *patch, char ***files, struct sb_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	int r = read_full_file(patch, PATCH_MAX, &text, NULL, err);
+	int r = read_regular_file(patch, PATCH_MAX, &text, NULL, err);
 
 	if (r < 0)
 		return sb_error_prefix(err, "patch %s", patch);
@@ -539,13 +681,13 @@ static int record_write(const struct kbuild_request *req, const struct kbuild_re
 {
 	_cleanup_json_ struct json_object *o = json_object_new_object(), *tree = json_object_new_object(),
 					  *patches = json_object_new_array(), *config = json_object_new_object(),
-					  *times = json_object_new_object();
+					  *times = json_object_new_object(), *env = json_object_new_object();
 	char hex[65], now[32];
 	time_t t = time(NULL);
 	struct tm tm;
 	int k;
 
-	if (!o || !tree || !patches || !config || !times)
+	if (!o || !tree || !patches || !config || !times || !env)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 	json_object_object_add(tree, "path", json_object_new_string(req->tree));
@@ -563,7 +705,14 @@ static int record_write(const struct kbuild_request *req, const struct kbuild_re
 		json_object_object_add(e, "sha256", json_object_new_string(hex));
 		json_object_array_add(patches, e);
 	}
-	json_object_object_add(config, "base", json_object_new_string(req->config ? req->config : "defconfig"));
+	for (char *const *e = req->env; e && *e; e++) {
+		_cleanup_free_ char *name = strndup(*e, strcspn(*e, "="));
+		if (!name)
+			return sb_error_set(err, -ENOMEM, "out of memory");
+		json_object_object_add(env, name, json_object_new_string(*e + strlen(name) + 1));
+	}
+	json_object_object_add(config, "base",
+			       json_object_new_string(req->config ? req->config : kbuild_config_base_name(req->base)));
 	if (req->config && file_sha256(req->config, CONFIG_MAX, "--config", hex, err) == 0)
 		json_object_object_add(config, "base_sha256", json_object_new_string(hex));
 	if ((k = file_sha256(config_path, CONFIG_MAX, "the config", hex, err)) < 0)
@@ -573,11 +722,25 @@ static int record_write(const struct kbuild_request *req, const struct kbuild_re
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	json_object_object_add(o, "schema", json_object_new_string("snapbench.kbuild/1"));
 	json_object_object_add(o, "key", json_object_new_string(r->key));
+	json_object_object_add(o, "arch", json_object_new_string(r->arch));
+	if (r->ccache) {
+		struct json_object *c = json_object_new_object();
+		json_object_object_add(c, "hits", json_object_new_int64((int64_t)r->ccache_hits));
+		json_object_object_add(c, "misses", json_object_new_int64((int64_t)r->ccache_misses));
+		json_object_object_add(o, "ccache", c);
+	}
+	if (req->selftests) {
+		struct json_object *st = json_object_new_array();
+		for (char *const *s = req->selftests; st && *s; s++)
+			json_object_array_add(st, json_object_new_string(*s));
+		json_object_object_add(o, "selftests", st);
+	}
 	json_object_object_add(o, "built", json_object_new_string(now));
 	json_object_object_add(o, "release", json_object_new_string(r->release));
 	json_object_object_add(o, "tree", json_object_get(tree));
 	json_object_object_add(o, "patches", json_object_get(patches));
 	json_object_object_add(o, "config", json_object_get(config));
+	json_object_object_add(o, "environment", json_object_get(env));
 	json_object_object_add(o, "incremental_from", str_or_null(r->incremental_from));
 	json_object_object_add(o, "jobs", json_object_new_int((int)jobs));
 	json_object_object_add(o, "times_s", json_object_get(times));
@@ -603,8 +766,20 @@ static int result_paths(struct kbuild_result *r, const char *dir, const char *re
 	return 0;
 }
 
-/* A finished build of this key: its record and image are there. 1 with r filled, 0 when not. */
-static int cached_result(const char *dir, struct kbuild_result *r)
+/* r->selftests when the result has the KVM selftests directory. */
+static int selftests_path(struct kbuild_result *r)
+{
+	_cleanup_free_ char *p = path_join(r->modules, KBUILD_SELFTESTS_DIR);
+
+	if (!p)
+		return -ENOMEM;
+	if (access(p, X_OK) == 0)
+		r->selftests = TAKE_PTR(p);
+	return 0;
+}
+
+/* A finished build of key in dir: its record (naming key) and image are there. 1 with r filled, 0 when not. */
+static int cached_result(const char *dir, const char *key, struct kbuild_result *r)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
 	_cleanup_json_ struct json_object *o = NULL;
@@ -614,14 +789,16 @@ static int cached_result(const char *dir, struct kbuild_result *r)
 
 	if (asprintf(&path, "%s/out/kbuild.json", dir) < 0)
 		return -ENOMEM;
-	if (read_full_file(path, 1 << 20, &text, &len, NULL) < 0 ||
+	if (read_regular_file(path, 1 << 20, &text, &len, NULL) < 0 ||
 	    json_parse_text(text, len, 16, JSON_PARSE_STRICT, &o, NULL) < 0 || !(release = json_lookup_string(o, "release")) ||
-	    strchr(release, '/'))
+	    strchr(release, '/') || !json_lookup_string(o, "key") || strcmp(json_lookup_string(o, "key"), key))
 		return 0;
 	if (result_paths(r, dir, release) < 0)
 		return -ENOMEM;
 	if (access(r->image, R_OK) < 0 || access(r->modules, R_OK) < 0)
 		return 0;
+	if (selftests_path(r) < 0)
+		return -ENOMEM;
 	r->tree_id = json_lookup_string(json_lookup(o, "tree"), "id") ? strdup(json_lookup_string(json_lookup(o, "tree"), "id"))
 								       : NULL;
 	r->incremental_from = json_lookup_string(o, "incremental_from") ? strdup(json_lookup_string(o, "incremental_from"))
@@ -681,33 +858,71 @@ static int open_log(struct build *b, const char *path, struct sb_error *err)
 	return 0;
 }
 
-/* The inputs every entry point checks before any work: the tree, the patches and the config are readable. */
+/* err's message as bad input (-EINVAL), with what before it and the fix after it. */
+static int input_error(struct sb_error *err, const char *what, const char *fix)
+{
+	char said[SB_ERROR_MAX];
+
+	snprintf(said, sizeof(said), "%s", err ? err->msg : "");
+	return sb_error_set(err, -EINVAL, "%s %s; %s", what, said, fix);
+}
+
+#define PATCH_FIX "give a patch file (git format-patch or diff -u output, applied with patch -p1)"
+
+/*
+ * A patch: a regular file (never a FIFO, a device or a directory, which
+ * would hang or fill the build) of at most PATCH_MAX bytes that names a
+ * file to change. -EINVAL naming it and what it is.
+ */
+static int check_patch(const char *patch, struct sb_error *err)
+{
+	_cleanup_strv_free_ char **files = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	if (read_regular_file(patch, PATCH_MAX, &text, &len, err) < 0 || patch_files(patch, &files, err) < 0)
+		return input_error(err, "patch", PATCH_FIX);
+	if (!files)
+		return sb_error_set(err, -EINVAL, "patch %s: %s: it would build a \"patched\" kernel identical to the base; "
+				    PATCH_FIX, patch, len == 0 ? "empty" : "names no file to change (no '--- a/FILE' and "
+				    "'+++ b/FILE' lines)");
+	return 0;
+}
+
+/*
+ * The inputs every entry point checks before any work: the tree, the
+ * patches and the config are regular files that can be read and are not
+ * empty or too large. Any of them wrong is -EINVAL (bad input) naming it.
+ */
 static int check_inputs(const struct kbuild_request *req, char **version, struct sb_error *err)
 {
+	_cleanup_free_ char *config = NULL;
 	int r = kbuild_tree_check(req->tree, version, err);
 
-	if (r < 0)
+	if (r < 0 || (r = kbuild_arch_check(req->arch ? req->arch : kbuild_arch_default(), req->tree, err)) < 0 ||
+	    (req->ccache && (r = kbuild_ccache_check(err)) < 0))
 		return r;
 	for (char *const *p = req->patches; p && *p; p++)
-		if (access(*p, R_OK) < 0)
-			return sb_error_set(err, -EINVAL, "patch %s: %s; give a patch file (git format-patch or diff -u "
-					    "output, applied with patch -p1)", *p, strerror(errno));
-	if (req->config && access(req->config, R_OK) < 0)
-		return sb_error_set(err, -EINVAL, "--config %s: %s; give a kernel .config to start from (or leave "
-				    "--config out for the tree's defconfig)", req->config, strerror(errno));
+		if ((r = check_patch(*p, err)) < 0)
+			return r;
+	if (req->config && read_regular_file(req->config, CONFIG_MAX, &config, NULL, err) < 0)
+		return input_error(err, "--config", "give a kernel .config to start from (or leave --config out for the "
+				   "tree's defconfig)");
 	return 0;
 }
 
 /* Copy (from the user's tree, or from base_tree's objects) and patch into tree. */
 static int prepare_tree(struct build *b, const char *tree, const char *from, struct kbuild_times *t, struct sb_error *err)
 {
-	_cleanup_free_ char *what = NULL, *check = NULL, *stale = path_join(tree, STATE_FILE);
+	_cleanup_free_ char *what = NULL, *check = NULL;
 	uint64_t t0;
 	int r;
 
-	if (!stale || asprintf(&what, "copying %s to %s", from, tree) < 0 || asprintf(&check, "%s.patch-check", tree) < 0)
+	if (asprintf(&what, "copying %s to %s", from, tree) < 0 || asprintf(&check, "%s.patch-check", tree) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if ((r = rm_rf(b, tree, err)) < 0 || (r = precheck_patches(b, from, check, err)) < 0)
+	/* the state goes first: an attempt killed anywhere from here on finds none and starts over */
+	if ((r = state_write(b, STATE_NONE, err)) < 0 || (r = rm_rf(b, tree, err)) < 0 ||
+	    (r = precheck_patches(b, from, check, err)) < 0)
 		return r;
 	if (mkdir_p(tree, 0755) < 0)
 		return sb_error_set(err, -errno, "%s: %s", tree, strerror(errno));
@@ -715,13 +930,19 @@ static int prepare_tree(struct build *b, const char *tree, const char *from, str
 	t0 = mono_ns();
 	if ((r = kbuild_tree_copy(from, tree, b->log_fd, err)) < 0)
 		return r;
-	unlink(stale); /* a copy of a built tree carries its state: this one is not patched yet */
+	/* a base's built tree: its tools' dependency files name it, or make rebuilds objtool and so everything */
+	if (strcmp(from, b->req->tree)) {
+		unsigned n = 0;
+		if ((r = kbuild_relocate_tools(tree, from, &n, err)) < 0)
+			return r;
+		logf_(b, "renamed %s to this tree in %u dependency files of its tools\n", from, n);
+	}
 	t->copy_s = secs_since(t0);
 	t0 = mono_ns();
 	if ((r = apply_patches(b, tree, err)) < 0)
 		return r;
 	t->patch_s = secs_since(t0);
-	return state_write(tree, STATE_PATCHED, err);
+	return state_write(b, STATE_PATCHED, err);
 }
 
 static unsigned jobs_of(const struct kbuild_request *req)
@@ -731,7 +952,46 @@ static unsigned jobs_of(const struct kbuild_request *req)
 	return req->jobs ? req->jobs : n > 0 ? (unsigned)n : 1;
 }
 
-/* make bzImage modules, modules_install into out.partial with the boot files, then out. */
+static struct kbuild_selftests_io selftests_io(struct build *b)
+{
+	return (struct kbuild_selftests_io){ .log_fd = b->log_fd, .on_line = on_line, .userdata = b, .env = b->req->env };
+}
+
+/*
+ * What req->selftests name, checked against what the tree offers for the
+ * arch (make asked in CACHE/KEY/selftests-list), before any copy or make.
+ */
+static int check_selftests(struct build *b, const char *dir, struct sb_error *err)
+{
+	_cleanup_free_ char *scratch = path_join(dir, "selftests-list");
+	struct kbuild_selftests_io io = selftests_io(b);
+	int k;
+
+	if (!scratch)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	step(b, "listing the tree's KVM selftests for the architecture");
+	k = kbuild_selftests_offered(b->arch, b->req->tree, scratch, &io, &b->selftests_offered, err);
+	rm_rf(b, scratch, NULL);
+	if (k < 0)
+		return k;
+	return kbuild_selftests_check(b->arch, b->req->tree, b->req->selftests, b->selftests_offered, err);
+}
+
+/* The KVM selftests asked for, built statically in the tree, into MODULES/kselftests/kvm. */
+static int build_selftests(struct build *b, const char *tree, const char *mods, struct sb_error *err)
+{
+	_cleanup_free_ char *dest = path_join(mods, KBUILD_SELFTESTS_DIR);
+	struct kbuild_selftests_io io = selftests_io(b);
+
+	if (!dest)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	step(b, "building the KVM selftests (static)");
+	tail_clear(b);
+	return kbuild_selftests_build(b->arch, tree, b->req->selftests, b->selftests_offered, jobs_of(b->req), dest, &io,
+				      err);
+}
+
+/* make IMAGE modules (bzImage, Image), modules_install into out.partial with the boot files, then out. */
 static int make_and_install(struct build *b, const char *dir, const char *tree, struct kbuild_result *r,
 			    const char *version, const char *tree_note, uint64_t t_start, struct sb_error *err)
 {
@@ -741,12 +1001,21 @@ static int make_and_install(struct build *b, const char *dir, const char *tree, 
 	int k;
 
 	if (!stage || !out || asprintf(&jobs, "-j%u", jobs_of(b->req)) < 0 ||
-	    asprintf(&what, "make %s bzImage modules", jobs) < 0)
+	    asprintf(&what, "make %s %s modules", jobs, b->arch->image_target) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	{
-		char *t[] = { jobs, "bzImage", "modules", NULL };
+		char *t[] = { jobs, (char *)b->arch->image_target, "modules", NULL };
+		struct kbuild_ccache_stats before = {}, after = {};
+		if (b->ccache_dir && (k = kbuild_ccache_stats(b->ccache_dir, &before, err)) < 0)
+			return k;
 		if ((k = make_in(b, tree, what, t, err)) < 0)
 			return k;
+		/* what ccache answered during this make: the directory is shared with other builds, so a difference */
+		if (b->ccache_dir && (k = kbuild_ccache_stats(b->ccache_dir, &after, err)) < 0)
+			return k;
+		r->ccache = b->ccache_dir;
+		r->ccache_hits = after.hits - before.hits;
+		r->ccache_misses = after.misses - before.misses;
 	}
 	r->times.make_s = secs_since(t0);
 	t0 = mono_ns();
@@ -764,8 +1033,10 @@ static int make_and_install(struct build *b, const char *dir, const char *tree, 
 			return k;
 	}
 	drop_tree_links(mods);
+	if (b->req->selftests && (k = build_selftests(b, tree, mods, err)) < 0)
+		return k;
 	step(b, "installing the image, config, System.map and vmlinux");
-	if ((k = install_boot(tree, boot, release, err)) < 0)
+	if ((k = install_boot(b->arch, tree, boot, release, err)) < 0)
 		return k;
 	if (result_paths(r, dir, release) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
@@ -782,15 +1053,50 @@ static int make_and_install(struct build *b, const char *dir, const char *tree, 
 		return k;
 	if (rename(stage, out) < 0)
 		return sb_error_set(err, -errno, "%s: cannot move into place: %s", out, strerror(errno));
-	return state_write(tree, STATE_BUILT, err);
+	return state_write(b, STATE_BUILT, err);
 }
 
 static void build_done(struct build *b)
 {
 	tail_clear(b);
+	strv_free(b->selftests_offered);
+	b->selftests_offered = NULL;
+	strv_free(b->env);
+	b->env = NULL;
+	free(b->ccache_dir);
+	b->ccache_dir = NULL;
 	if (b->log_fd >= 0)
 		close(b->log_fd);
 	b->log_fd = -1;
+}
+
+/*
+ * Whether base_dir finished its build: its own state says so; or, for an
+ * entry an earlier snapbench built (no CACHE/KEY/state), its tree's
+ * .snapbench-state says "built" and is no older than its out/kbuild.json,
+ * which names the key. A base is an unpatched build, whose tree is a copy
+ * of the user's tree, never of another entry's; and that state was written
+ * after its result was in place (a state file a copy brought keeps its
+ * older time). The objects of a 30-minute build stay of use.
+ */
+static bool base_built(const char *base_dir, const char *base_key)
+{
+	_cleanup_free_ char *state = path_join(base_dir, STATE_FILE), *legacy = path_join(base_dir, "tree/.snapbench-state"),
+			    *record = path_join(base_dir, "out/kbuild.json"), *text = NULL;
+	struct kbuild_result r = {};
+	struct stat s, l, rec;
+	int k;
+
+	if (state_read(base_dir, base_key, NULL) == STATE_BUILT)
+		return true;
+	if (!state || !legacy || !record || lstat(state, &s) == 0 || lstat(legacy, &l) < 0 || stat(record, &rec) < 0 ||
+	    !S_ISREG(l.st_mode) || l.st_mtim.tv_sec < rec.st_mtim.tv_sec ||
+	    (l.st_mtim.tv_sec == rec.st_mtim.tv_sec && l.st_mtim.tv_nsec < rec.st_mtim.tv_nsec) ||
+	    read_regular_file(legacy, 64, &text, NULL, NULL) < 0 || strcmp(text, "built\n"))
+		return false;
+	k = cached_result(base_dir, base_key, &r);
+	kbuild_result_done(&r);
+	return k > 0;
 }
 
 /* The base key's tree, when it is a finished unpatched build a patched one can start from (locked shared), or NULL. */
@@ -801,13 +1107,13 @@ static char *base_objects(struct build *b, const char *base_dir, const char *bas
 	int fd;
 
 	*lock_fd = -1;
-	if (!tree || stat(base_dir, &st) < 0 || state_read(tree) != STATE_BUILT)
+	if (!tree || stat(base_dir, &st) < 0 || !base_built(base_dir, base_key))
 		return NULL;
 	/* shared: a rebuild of the base key must not change the tree while it is copied */
 	fd = lock_dir(b, base_dir, LOCK_SH, base_key, err);
 	if (fd < 0)
 		return NULL;
-	if (state_read(tree) != STATE_BUILT) {
+	if (!base_built(base_dir, base_key)) {
 		close(fd);
 		return NULL;
 	}
@@ -842,8 +1148,8 @@ static int build_paths_make(const struct kbuild_request *req, const char *tree_i
 	    !(p->tree = path_join(p->dir, "tree")) || !(p->log = path_join(p->dir, "build.log")) ||
 	    !(r->key = strdup(p->key)) || !(r->dir = strdup(p->dir)) || !(r->log = strdup(p->log)))
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (mkdir_p(p->dir, 0755) < 0)
-		return sb_error_set(err, -errno, "kernel build cache %s: %s; give a writable one (--cache DIR or "
+	if (mkdir_p(p->dir, 0755) < 0) /* bad input (--cache), never a program missing for an ENOENT */
+		return sb_error_set(err, -EINVAL, "kernel build cache %s: %s; give a writable one (--cache DIR or "
 				    "$SNAPBENCH_KBUILD_CACHE)", req->cache, strerror(errno));
 	return 0;
 }
@@ -860,20 +1166,25 @@ static int build_tree_ready(struct build *b, const struct build_paths *p, bool p
 	uint64_t t0;
 	int k;
 
-	if (req->rebuild || state_read(p->tree) < STATE_PATCHED) {
+	if (req->rebuild || state_read(p->dir, p->key, &r->incremental_from) < STATE_PATCHED) {
 		_cleanup_close_ int base_lock = -1;
 		_cleanup_free_ char *from = patched && !req->rebuild ? base_objects(b, p->base_dir, p->base_key, &base_lock, err)
 								      : NULL;
+		free(r->incremental_from);
+		r->incremental_from = NULL;
 		if (from && !(r->incremental_from = strdup(p->base_key)))
 			return sb_error_set(err, -ENOMEM, "out of memory");
+		b->from_key = r->incremental_from;
 		if ((k = prepare_tree(b, p->tree, from ? from : req->tree, &r->times, err)) < 0)
 			return k;
 	} else {
+		/* the objects came from where the state says */
+		b->from_key = r->incremental_from;
 		step(b, "resuming in the scratch tree of an earlier attempt");
 	}
-	if (state_read(p->tree) < STATE_CONFIGURED) {
+	if (state_read(p->dir, p->key, NULL) < STATE_CONFIGURED) {
 		t0 = mono_ns();
-		if ((k = configure(b, p->tree, err)) < 0 || (k = state_write(p->tree, STATE_CONFIGURED, err)) < 0)
+		if ((k = configure(b, p->tree, err)) < 0 || (k = state_write(b, STATE_CONFIGURED, err)) < 0)
 			return k;
 		r->times.config_s = secs_since(t0);
 	}
@@ -883,12 +1194,13 @@ static int build_tree_ready(struct build *b, const struct build_paths *p, bool p
 int kbuild_build(const struct kbuild_request *req, const struct kbuild_progress *progress, struct kbuild_result *ret,
 		 struct sb_error *err)
 {
-	struct build b = { .req = req, .progress = progress, .log_fd = -1 };
+	struct build b = { .req = req, .arch = req->arch ? req->arch : kbuild_arch_default(), .progress = progress,
+			   .log_fd = -1 };
 	_cleanup_free_ char *version = NULL;
 	_cleanup_close_ int lock_fd = -1;
 	struct build_paths p = {};
 	struct kbuild_tree_id tid = {};
-	struct kbuild_result r = {};
+	struct kbuild_result r = { .arch = b.arch->name };
 	bool patched = req->patches && req->patches[0];
 	uint64_t t_start = mono_ns(), t0;
 	int k;
@@ -902,9 +1214,11 @@ int kbuild_build(const struct kbuild_request *req, const struct kbuild_progress 
 	r.times.identify_s = secs_since(t0);
 	if ((k = build_paths_make(req, tid.id, &p, &r, err)) < 0)
 		goto out;
+	b.dir = p.dir;
+	b.key = p.key;
 	if ((k = lock_fd = lock_dir(&b, p.dir, LOCK_EX, p.key, err)) < 0)
 		goto out;
-	if (!req->rebuild && (k = cached_result(p.dir, &r)) != 0) {
+	if (!req->rebuild && (k = cached_result(p.dir, p.key, &r)) != 0) {
 		if (k > 0) {
 			r.cached = true;
 			*ret = r;
@@ -917,11 +1231,19 @@ int kbuild_build(const struct kbuild_request *req, const struct kbuild_progress 
 	}
 	if ((k = open_log(&b, p.log, err)) < 0)
 		goto out;
+	if (req->selftests && (k = check_selftests(&b, p.dir, err)) < 0)
+		goto out;
+	if (req->ccache && (k = ccache_setup(&b, err)) < 0)
+		goto out;
 	r.tree_id = TAKE_PTR(tid.id);
 	if ((k = build_tree_ready(&b, &p, patched, &r, err)) < 0)
 		goto out;
 	if ((k = make_and_install(&b, p.dir, p.tree, &r, version, tid.note, t_start, err)) < 0)
 		goto out;
+	if (selftests_path(&r) < 0) {
+		k = sb_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	if (patched && !req->keep_tree) {
 		step(&b, "removing the patched scratch tree");
 		if ((k = rm_rf(&b, p.tree, err)) < 0)
@@ -939,21 +1261,79 @@ out:
 	return k;
 }
 
+/*
+ * Removes what interrupted configs left in the cache: CACHE/config-XXXXXX
+ * entries (scratch directories, the command's own files) that no running
+ * config holds locked. Each is locked before it goes, so one in use stays.
+ */
+static void sweep_config_scratch(const char *cache)
+{
+	DIR *d = opendir(cache);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *path = NULL;
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		if (strncmp(de->d_name, "config-", 7) || strlen(de->d_name) != 13 || !(path = path_join(cache, de->d_name)))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0 || fstat(fd, &st) < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			rm_rf(NULL, path, NULL);
+		else if (S_ISREG(st.st_mode))
+			unlink(path);
+	}
+	closedir(d);
+}
+
+/* A scratch directory CACHE/config-XXXXXX, locked (its fd in *lock_fd) while it is used, so no sweep takes it. */
+static int config_scratch(const char *cache, char **ret, int *lock_fd, struct sb_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	struct stat a, b;
+	int fd;
+
+	if (asprintf(&dir, "%s/config-XXXXXX", cache) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	if (!mkdtemp(dir))
+		return sb_error_set(err, -EINVAL, "kernel build cache %s: %s; give a writable one (--cache DIR or "
+				    "$SNAPBENCH_KBUILD_CACHE)", cache, strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0 || stat(dir, &b) < 0 || a.st_ino != b.st_ino) {
+		/* a sweep took it between its mkdtemp and its lock */
+		if (fd >= 0)
+			close(fd);
+		return sb_error_set(err, -EAGAIN, "%s: removed while it was being made (another config swept it); try again",
+				    dir);
+	}
+	*lock_fd = fd;
+	*ret = TAKE_PTR(dir);
+	return 0;
+}
+
 int kbuild_config(const struct kbuild_request *req, const struct kbuild_progress *progress, const char *out_path,
 		  struct sb_error *err)
 {
-	struct build b = { .req = req, .progress = progress, .log_fd = -1 };
+	struct build b = { .req = req, .arch = req->arch ? req->arch : kbuild_arch_default(), .progress = progress,
+			   .log_fd = -1 };
 	_cleanup_free_ char *scratch = NULL, *tree = NULL, *log = NULL, *dotconfig = NULL, *text = NULL;
+	_cleanup_close_ int lock_fd = -1;
 	struct kbuild_times t = {};
 	int k;
 
 	if ((k = check_inputs(req, NULL, err)) < 0)
 		return k;
 	if (mkdir_p(req->cache, 0755) < 0)
-		return sb_error_set(err, -errno, "kernel build cache %s: %s; give a writable one (--cache DIR or "
+		return sb_error_set(err, -EINVAL, "kernel build cache %s: %s; give a writable one (--cache DIR or "
 				    "$SNAPBENCH_KBUILD_CACHE)", req->cache, strerror(errno));
-	if (asprintf(&scratch, "%s/config-XXXXXX", req->cache) < 0 || !mkdtemp(scratch))
-		return sb_error_set(err, -errno, "kernel build cache %s: %s", req->cache, strerror(errno));
+	sweep_config_scratch(req->cache);
+	if ((k = config_scratch(req->cache, &scratch, &lock_fd, err)) < 0)
+		return k;
 	if (!(tree = path_join(scratch, "tree")) || !(log = path_join(scratch, "build.log")) ||
 	    !(dotconfig = path_join(tree, ".config"))) {
 		rmdir(scratch);
@@ -971,6 +1351,9 @@ int kbuild_config(const struct kbuild_request *req, const struct kbuild_progress
 	build_done(&b);
 	/* the tree goes either way; a failure's log stays for the message that names it */
 	if (rm_rf(NULL, tree, NULL) == 0 && k >= 0) {
+		_cleanup_free_ char *base = NULL;
+		if (asprintf(&base, "%s-minimal.config", tree) > 0)
+			unlink(base);
 		unlink(log);
 		rmdir(scratch);
 	}

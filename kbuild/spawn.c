@@ -15,29 +15,41 @@
 #include "strbuf.h"
 #include "strv.h"
 
-extern char **environ;
-
 #define LINE_MAX_LEN 4096
 
-/* The caller's environment with each of add's "NAME=VALUE" set (replacing NAME's value). */
+/*
+ * A clean environment: the caller's PATH (a default without one), HOME and
+ * TMPDIR, LC_ALL=C (messages in English, which a failure's "error" lines
+ * are picked by), then add's "NAME=VALUE" (replacing a name's value). Make
+ * takes every variable of its environment as one of its own: what the
+ * build may read comes from add alone (env.h).
+ */
 static char **environment(char *const *add)
 {
+	static const char *const kept[] = { "PATH", "HOME", "TMPDIR" };
 	_cleanup_strv_free_ char **env = NULL;
 
-	for (char **e = environ; e && *e; e++) {
-		bool replaced = false;
-		for (char *const *a = add; a && *a && !replaced; a++) {
-			size_t n = strcspn(*a, "=");
-			replaced = !strncmp(*e, *a, n) && (*e)[n] == '=';
-		}
-		if (!replaced && strv_push(&env, *e) < 0)
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++) {
+		const char *v = getenv(kept[i]);
+		if (!v && !strcmp(kept[i], "PATH"))
+			v = "/usr/local/bin:/usr/bin:/bin";
+		if (v && strv_pushf(&env, "%s=%s", kept[i], v) < 0)
 			return NULL;
 	}
-	for (char *const *a = add; a && *a; a++)
+	if (strv_push(&env, "LC_ALL=C") < 0)
+		return NULL;
+	for (char *const *a = add; a && *a; a++) {
+		size_t n = strcspn(*a, "=");
+		for (char **e = env; *e; e++)
+			if (!strncmp(*e, *a, n) && (*e)[n] == '=') {
+				/* getenv() takes a name's first entry: the replaced one goes */
+				free(*e);
+				memmove(e, e + 1, (strv_length(e + 1) + 1) * sizeof(*e));
+				break;
+			}
 		if (strv_push(&env, *a) < 0)
 			return NULL;
-	if (!env && strv_push(&env, "PATH=/usr/bin:/bin") < 0)
-		return NULL;
+	}
 	return TAKE_PTR(env);
 }
 

@@ -3,8 +3,10 @@
  * One program of a kernel build (make, patch, cp, git) run with an argv
  * vector, never through a shell: its stdin is /dev/null, its stdout and
  * stderr go to the build's log, and each complete line it prints is also
- * handed to a callback (the progress a terminal shows). The fork and exec
- * are common/spawn-program.h's.
+ * handed to a callback (the progress a terminal shows). Its environment is
+ * a clean one (PATH, HOME, TMPDIR, LC_ALL=C) plus env_add: make takes its
+ * environment as variables, and only what the build keys may reach it
+ * (env.h). The fork and exec are common/spawn-program.h's.
  */
 #pragma once
 
@@ -22,7 +24,7 @@ struct kbuild_spawn {
 	int log_fd;             /* the program's output is appended here; -1: dropped */
 	kbuild_line_fn on_line; /* NULL: no callback */
 	void *userdata;
-	char *const *env_add;   /* "NAME=VALUE" set for the program on top of the caller's environment; NULL: none */
+	char *const *env_add;   /* "NAME=VALUE" set for the program on top of the clean environment; NULL: none */
 };
 
 /*

@@ -45,23 +45,40 @@ static char *makefile_var(const char *text, const char *name)
 	return NULL;
 }
 
+/* "6", "12": a Makefile's VERSION and PATCHLEVEL are numbers (an empty one passed the check and failed in make) */
+static bool is_number(const char *s)
+{
+	return s && *s && strspn(s, "0123456789") == strlen(s);
+}
+
 int kbuild_tree_check(const char *dir, char **version, struct sb_error *err)
 {
 	_cleanup_free_ char *makefile = NULL, *text = NULL, *ver = NULL, *patch = NULL, *sub = NULL, *extra = NULL;
+	struct sb_error e = {};
 	struct stat st;
 	char path[PATH_MAX];
+	int r;
 
+	if (stat(dir, &st) < 0 && errno == EACCES)
+		return sb_error_set(err, -EACCES, "kernel tree %s: permission denied (a directory above it cannot be "
+				    "searched); run as a user who can read the tree", dir);
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return sb_error_set(err, -ENOTDIR, "kernel tree %s: %s; give the top directory of a Linux source tree "
 				    "(the one holding Makefile, Kconfig and MAINTAINERS)", dir,
 				    errno == ENOENT ? "no such directory" : "not a directory");
 	if (asprintf(&makefile, "%s/Makefile", dir) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
-	if (read_full_file(makefile, MAKEFILE_MAX, &text, NULL, NULL) < 0 || !(ver = makefile_var(text, "VERSION")) ||
-	    !(patch = makefile_var(text, "PATCHLEVEL")))
-		return sb_error_set(err, -EINVAL, "kernel tree %s: not a Linux source tree (no top Makefile with VERSION and "
-				    "PATCHLEVEL); give the top directory of one, such as an unpacked linux-source "
-				    "package or a git clone of Linux", dir);
+	r = read_regular_file(makefile, MAKEFILE_MAX, &text, NULL, &e);
+	if (r == -EACCES)
+		return sb_error_set(err, -EACCES, "kernel tree %s: cannot read its Makefile: permission denied; run as a "
+				    "user who can read the tree", dir);
+	if (r < 0 && r != -ENOENT)
+		return sb_error_set(err, -EINVAL, "kernel tree %s: its Makefile cannot be read (%s); give the top "
+				    "directory of a Linux source tree", dir, e.msg);
+	if (r < 0 || !is_number(ver = makefile_var(text, "VERSION")) || !is_number(patch = makefile_var(text, "PATCHLEVEL")))
+		return sb_error_set(err, -EINVAL, "kernel tree %s: not a Linux source tree (no top Makefile with numeric "
+				    "VERSION and PATCHLEVEL); give the top directory of one, such as an unpacked "
+				    "linux-source package or a git clone of Linux", dir);
 	snprintf(path, sizeof(path), "%s/Kconfig", dir);
 	if (access(path, R_OK) < 0)
 		return sb_error_set(err, -EINVAL, "kernel tree %s: not a Linux source tree (no Kconfig beside its Makefile); give "
@@ -95,12 +112,15 @@ static int name_cmp(const void *a, const void *b)
 /* Hashes one regular file's content into h, with its length first. */
 static int hash_file(struct sha256 *h, int dirfd, const char *name, const char *rel, struct sb_error *err)
 {
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a file swapped for a FIFO since it was listed must not hold the hash */
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	char buf[1 << 16];
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return sb_error_set(err, -errno, "%s: cannot read: %s", rel, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return sb_error_set(err, -EINVAL, "%s: became %s while the tree was read", rel, file_type_name(st.st_mode));
 	sha256_update(h, &st.st_size, sizeof(st.st_size));
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));

@@ -12,9 +12,10 @@
 #include "error.h"
 
 /*
- * Whether dir is the top of an x86 Linux tree: a Makefile with VERSION and
- * PATCHLEVEL, Kconfig and arch/x86/Kconfig. -ENOTDIR or -EINVAL with err
- * naming dir and what it lacks. *version (may be NULL) gets "6.12.95" from
+ * Whether dir is the top of an x86 Linux tree: a Makefile (a regular file:
+ * never waits on a FIFO) with numeric VERSION and PATCHLEVEL, Kconfig and
+ * arch/x86/Kconfig. -ENOTDIR or -EINVAL with err naming dir and what it
+ * lacks, -EACCES when it cannot be read (named as a permission error). *version (may be NULL) gets "6.12.95" from
  * the Makefile (malloc'ed).
  */
 int kbuild_tree_check(const char *dir, char **version, struct sb_error *err);

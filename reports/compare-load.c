@@ -68,6 +68,11 @@ static int parse_json(const char *path, const char *text, size_t len, struct jso
 		      struct sb_error *err)
 {
 	struct json_parse_info info;
+	char what[80];
+
+	if (report_text_not_json(text, len, what, sizeof(what)))
+		return sb_error_set(err, -EINVAL, "%s: %s, not JSON; give a snapbench run report (a run "
+				    "directory's report.json)", path, what);
 	int r = json_parse_text(text, len, COMPARE_JSON_MAX_DEPTH, 0, out, &info);
 
 	if (r == -ENOMEM)
@@ -266,8 +271,8 @@ static int report_load(const char *path, const struct stat *st, int fd, struct c
 	int r;
 
 	if (!S_ISREG(st->st_mode))
-		return sb_error_set(err, -EINVAL, "%s: not a regular file; give a " RUN_DIR_REPORT " or its run directory",
-				    path);
+		return sb_error_set(err, -EINVAL, "%s: is %s, not a regular file; give a " RUN_DIR_REPORT " or its run "
+				    "directory", path, file_type_name(st->st_mode));
 	if ((uint64_t)st->st_size > COMPARE_REPORT_MAX_BYTES)
 		return sb_error_set(err, -EFBIG, "%s: %lld bytes, larger than the %u MiB compare reads", path,
 				    (long long)st->st_size, COMPARE_REPORT_MAX_BYTES >> 20);
@@ -313,7 +318,11 @@ int compare_pool_load(struct compare_pool *pool, const char *path, struct compar
 
 	if (!path || !*path)
 		return sb_error_set(err, -EINVAL, "empty report path");
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO is refused below (report_load()) rather than waited on; a socket cannot be opened */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == ENXIO && stat(path, &st) == 0)
+		return sb_error_set(err, -EINVAL, "%s: is %s, not a regular file; give a " RUN_DIR_REPORT " or its run "
+				    "directory", path, file_type_name(st.st_mode));
 	if (fd < 0)
 		return sb_error_set(err, -errno, "cannot open report %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
@@ -321,7 +330,7 @@ int compare_pool_load(struct compare_pool *pool, const char *path, struct compar
 	if (S_ISDIR(st.st_mode)) {
 		/* a run directory: its report.json */
 		int dfd = TAKE_FD(fd);
-		fd = openat(dfd, RUN_DIR_REPORT, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = openat(dfd, RUN_DIR_REPORT, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		int saved = errno;
 		close(dfd);
 		if (asprintf(&file, "%s/" RUN_DIR_REPORT, path) < 0) {
