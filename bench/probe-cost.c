@@ -120,6 +120,7 @@ static const char *const tracepoints[] = {
 struct sample {
 	double wall_ms;
 	double ns_per_event;   /* the kvm_unmap_hva_range program; < 0: not a BPF config */
+	double inval_ns;       /* every program on the invalidation's path, per kvm_unmap_hva_range event */
 	uint64_t events;       /* its run_cnt */
 	double bpf_ms;         /* all programs of the config, CPU time in BPF */
 	uint64_t uffd_wp, stack_walks, classified, reused;
@@ -311,6 +312,19 @@ static void side_attach(struct test_qemu *q, struct side *sd)
 	CHECK_MSG(sb_probes_attach(sd->ours, &err) == 0, "%s", err.msg);
 }
 
+/*
+ * Whether a program of ours runs on every invalidation of the measured
+ * kind: kvm_unmap_hva_range's and the fentry programs on
+ * kvm_mmu_notifier_invalidate_range_start and _end, which KVM's notifier
+ * runs once per invalidation around that tracepoint. What the host pays
+ * per invalidation is their sum, not the tracepoint's program alone.
+ */
+static bool on_invalidation(const char *prog)
+{
+	return strstr(prog, "kvm_unmap_hva_range") || strstr(prog, "kvm_mmu_notifier_invalidate_range_start") ||
+	       strstr(prog, "kvm_mmu_notifier_invalidate_range_end");
+}
+
 /* The side's figures after the snapshot into s (all but wall_ms); closes it. */
 static void side_measure(struct side *sd, struct sample *s)
 {
@@ -329,13 +343,14 @@ static void side_measure(struct side *sd, struct sample *s)
 		if (info.run_cnt)
 			s->ns_per_event = (double)info.run_time_ns / (double)info.run_cnt;
 		s->bpf_ms = (double)info.run_time_ns / 1e6;
+		s->inval_ns = s->ns_per_event;
 		minimal_bpf__destroy(sd->minimal);
 		sd->minimal = NULL;
 		return;
 	}
 	struct sb_prog_stats *st = NULL;
 	struct sb_probe_snapshot snap;
-	uint64_t total_ns = 0;
+	uint64_t total_ns = 0, inval_total = 0;
 	size_t n = 0;
 
 	CHECK_MSG(sb_probes_prog_stats(sd->ours, &st, &n, &err) == 0, "%s", err.msg);
@@ -345,12 +360,15 @@ static void side_measure(struct side *sd, struct sample *s)
 		if (st[i].run_cnt && n_last_progs[sd->cfg] < MAX_PROGS)
 			last_progs[sd->cfg][n_last_progs[sd->cfg]++] = st[i];
 		total_ns += st[i].run_time_ns;
+		if (on_invalidation(st[i].name))
+			inval_total += st[i].run_time_ns;
 		if (strstr(st[i].name, "kvm_unmap_hva_range") && st[i].run_cnt) {
 			s->events = st[i].run_cnt;
 			s->ns_per_event = (double)st[i].run_time_ns / (double)st[i].run_cnt;
 		}
 	}
 	s->bpf_ms = (double)total_ns / 1e6;
+	s->inval_ns = s->events ? (double)inval_total / (double)s->events : 0;
 	s->uffd_wp = snap.c.cause[SB_ATTR_UNMAP][SB_CTX_TARGET][SB_CAUSE_UFFD_WP];
 	s->classified = 0;
 	for (int k = 0; k < SB_CAUSE_MAX; k++)
@@ -586,16 +604,30 @@ static void print_prog_tables(int rounds)
 
 /*
  * The cost targets, per event against the floor (the minimal program):
- * counting at most 1.3x, the shipped probes (causes) at most 2.0x, and in
- * config other, where every event is another process's, no program of the
- * shipped set costing more a run than the floor costs an event.
+ * the kvm_unmap_hva_range program alone, counting at most 1.3x, the
+ * shipped probes (causes) at most 2.0x; and every program that runs per
+ * invalidation summed (on_invalidation()), counting at most 2.0x, the
+ * shipped probes at most 3.0x. In config other, where every event is
+ * another process's, no program of the shipped set costing more a run than
+ * the floor costs an event.
  */
+static void print_target(const char *what, double m, double floor_ns, double max)
+{
+	double ratio = m / floor_ns;
+
+	printf(" %-13s %8.1f %6.2fx  ", what, m, ratio);
+	if (max > 0)
+		printf("<= %.1fx: %-8s", max, ratio <= max + 0.005 ? "met" : "NOT met");
+	else
+		printf("%-17s", "");
+}
+
 static void print_targets(int rounds)
 {
 	static const struct {
 		enum cfg k;
-		double max;
-	} targets[] = { { C_COUNT, 1.3 }, { C_CACHED, 2.0 }, { C_OTHER, 1.0 } };
+		double max, all_max; /* 0: no target */
+	} targets[] = { { C_COUNT, 1.3, 2.0 }, { C_CACHED, 2.0, 3.0 }, { C_OTHER, 1.0, 0 } };
 	double v[MAX_ROUNDS];
 	double floor_ns, fentry_floor = 0;
 
@@ -604,20 +636,23 @@ static void print_targets(int rounds)
 	for (int r = 0; r < rounds; r++)
 		v[r] = samples[C_MINIMAL][r].ns_per_event;
 	floor_ns = summarize(v, rounds).median;
-	printf("\ntargets, per kvm_unmap_hva_range event against the floor (%.1f): medians of the interleaved rounds\n",
+	printf("\ntargets, per kvm_unmap_hva_range event against the floor (%.1f): medians of the interleaved rounds;\n"
+	       "program: kvm_unmap_hva_range's alone; per inval: every program that runs per invalidation\n"
+	       "(kvm_unmap_hva_range's, fentry on kvm_mmu_notifier_invalidate_range_start and _end)\n",
 	       floor_ns);
 	for (size_t t = 0; t < ARRAY_SIZE(targets); t++) {
 		enum cfg k = targets[t].k;
-		double m, ratio;
 
 		if (cfg_skipped[k] || samples[k][0].ns_per_event < 0)
 			continue;
+		printf("%-14s", cfg_names[k]);
 		for (int r = 0; r < rounds; r++)
 			v[r] = samples[k][r].ns_per_event;
-		m = summarize(v, rounds).median;
-		ratio = m / floor_ns;
-		printf("%-18s %10.1f %8.2fx   target <= %.1fx: %s\n", cfg_names[k], m, ratio, targets[t].max,
-		       ratio <= targets[t].max + 0.005 ? "met" : "NOT met");
+		print_target("program", summarize(v, rounds).median, floor_ns, targets[t].max);
+		for (int r = 0; r < rounds; r++)
+			v[r] = samples[k][r].inval_ns;
+		print_target("per inval", summarize(v, rounds).median, floor_ns, targets[t].all_max);
+		printf("\n");
 	}
 	if (cfg_skipped[C_OTHER] || !n_last_progs[C_OTHER])
 		return;

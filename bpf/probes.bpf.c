@@ -1747,7 +1747,12 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
 		__u64 ectx;                                                                                \
                                                                                                            \
 		c = count_vm(SB_C_KVM_FLUSH, &task, &ectx, 0, 0);                                          \
-		if (c)                                                                                     \
+		if (!c)                                                                                    \
+			return 0;                                                                          \
+		/* another process's flush of the VM: attribute() decides the target's and kthreads' */    \
+		if (ectx == SB_CTX_OTHER)                                                                  \
+			c->cause[SB_ATTR_KVM_FLUSH][SB_CTX_OTHER][SB_CAUSE_OTHER]++;                        \
+		else                                                                                       \
 			attribute(ctx, task, ectx, SB_ATTR_KVM_FLUSH, c, 0,                                \
 				  &c->count[SB_C_KVM_FLUSH][ectx & 3].events, kf, NULL);                   \
 		return 0;                                                                                  \
@@ -1764,6 +1769,35 @@ int BPF_PROG(fentry_kvm_mmu_notifier_invalidate_range_end, struct mmu_notifier *
 
 DEFINE_KVM_FLUSH(fentry_kvm_flush_remote_tlbs, , false)
 DEFINE_KVM_FLUSH(fentryk_kvm_flush_remote_tlbs, _k, true)
+
+/*
+ * The same count where kvm_flush_remote_tlbs() makes its request of every
+ * vCPU: kvm_make_all_cpus_request(kvm, req) (6.12, 7.x), or on 6.1
+ * kvm_make_all_cpus_request_except(kvm, req, except), which the former
+ * tail-calls (the loader retargets the program there). A kernel build may
+ * inline kvm_flush_remote_tlbs() into the MMU notifier's callers in
+ * kvm_main.c, where its fentry sees none of their flushes; the request
+ * function, called from dozens of places across kvm.ko, stays out of line.
+ * KVM_REQ_TLB_FLUSH is request 0 with KVM_REQUEST_WAIT and
+ * KVM_REQUEST_NO_WAKEUP (0x300 from 6.1 to 7.2), and only
+ * kvm_flush_remote_tlbs() makes it of all vCPUs. A flush the architecture's
+ * hook did (Hyper-V's) makes no request: the self-check against
+ * remote_tlb_flush_requests marks the count partial then (docs/probes.md).
+ */
+#define SB_KVM_REQ_TLB_FLUSH 0x300u
+#define DEFINE_KVM_FLUSH_REQUEST(name, suffix)                                                            \
+	SEC("?fentry/kvm_make_all_cpus_request")                                                           \
+	int name(unsigned long long *ctx)                                                                  \
+	{                                                                                                  \
+		struct kvm *kvm = (struct kvm *)ctx[0];                                                    \
+                                                                                                           \
+		if ((__u32)ctx[1] != SB_KVM_REQ_TLB_FLUSH || !is_target_vm(kvm, kvm->mm))                  \
+			return 0;                                                                          \
+		return kvm_flush##suffix(ctx);                                                             \
+	}
+
+DEFINE_KVM_FLUSH_REQUEST(fentry_kvm_flush_request, )
+DEFINE_KVM_FLUSH_REQUEST(fentryk_kvm_flush_request, _k)
 
 SEC("?fentry/kvm_flush_remote_tlbs_range")
 int BPF_PROG(fentry_kvm_flush_remote_tlbs_range, struct kvm *kvm, gfn_t gfn, u64 nr_pages)

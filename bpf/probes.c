@@ -45,6 +45,7 @@ enum probe_gate {
 	GATE_EXITS,     /* sb_probe_options.exit_counters */
 	GATE_EMULATION, /* sb_probe_options.emulation_counter */
 	GATE_ZAP_CAUSES, /* sb_probe_options.zap_causes */
+	GATE_ATTRIBUTION, /* sb_probe_options.attribution */
 };
 
 struct probe_def {
@@ -97,7 +98,7 @@ static const struct probe_def probe_defs[P_MAX] = {
 	[P_MIGRATE_START] = { "migrate", "mm_migrate_pages_start", -1, -1 },
 	[P_MIGRATE_END] = { "migrate", "mm_migrate_pages", -1, -1 },
 	[P_MN_INVALIDATE] = { NULL, "kvm_mmu_notifier_invalidate_range_start", SB_C_MN_INVALIDATE,
-			      SB_C_MN_INVALIDATE },
+			      SB_C_MN_INVALIDATE, GATE_ATTRIBUTION },
 	[P_MN_INVALIDATE_END] = { NULL, "kvm_mmu_notifier_invalidate_range_end", SB_C_MN_INVALIDATE_END,
 				  SB_C_MN_INVALIDATE_END, GATE_ZAP_CAUSES },
 	[P_KVM_FLUSH] = { NULL, "kvm_flush_remote_tlbs", SB_C_KVM_FLUSH, SB_C_KVM_FLUSH },
@@ -590,6 +591,45 @@ static void reason_add(struct probe_state *ps, const char *fmt, ...)
 
 static const enum sb_backend tracepoint_order[] = { SB_BACKEND_TP_BTF, SB_BACKEND_RAW_TP, SB_BACKEND_TRACEPOINT };
 
+/*
+ * Where every remote flush request passes, first found first (docs/probes.md):
+ * KVM_REQ_TLB_FLUSH made of all vCPUs, through
+ * kvm_make_all_cpus_request_except() on 6.1 (kvm_make_all_cpus_request()
+ * tail-calls it), kvm_make_all_cpus_request() from 6.7 on; then
+ * kvm_flush_remote_tlbs() itself, which counts only its out-of-line calls
+ * where a build inlined it into the MMU notifier's.
+ */
+static const char *const flush_targets[] = { "kvm_make_all_cpus_request_except", "kvm_make_all_cpus_request",
+					     "kvm_flush_remote_tlbs" };
+
+/* The BPF program of P_KVM_FLUSH attached to ps->name: the request's, filtered, or kvm_flush_remote_tlbs' */
+static const char *flush_program(const struct probe_state *ps)
+{
+	return strncmp(ps->name, "kvm_make_all_cpus_request", 25) ? "kvm_flush_remote_tlbs" : "kvm_flush_request";
+}
+
+/* P_KVM_FLUSH's function: the first of flush_targets the kernel attaches fentry to, or the test's. */
+static int choose_flush_target(struct sb_probes *p, struct probe_state *ps, struct sb_error *e)
+{
+	int r = -ENOENT;
+
+	if (p->opts.test_flush_function) {
+		snprintf(ps->name, sizeof(ps->name), "%s", p->opts.test_flush_function);
+		r = feature_fentry(p->kbtf, ps->name, ps->info.btf, sizeof(ps->info.btf), e);
+	} else {
+		for (size_t i = 0; i < ARRAY_SIZE(flush_targets) && r < 0; i++) {
+			sb_error_clear(e);
+			snprintf(ps->name, sizeof(ps->name), "%s", flush_targets[i]);
+			r = feature_fentry(p->kbtf, ps->name, ps->info.btf, sizeof(ps->info.btf), e);
+		}
+	}
+	if (strcmp(flush_program(ps), "kvm_flush_request"))
+		snprintf(ps->label, sizeof(ps->label), "fentry:%.90s", ps->name);
+	else
+		snprintf(ps->label, sizeof(ps->label), "fentry:%.90s(KVM_REQ_TLB_FLUSH)", ps->name);
+	return r;
+}
+
 /* Pick the first backend that the options allow, that has not failed to load, and that the kernel accepts. */
 static void choose_backend(struct sb_probes *p, struct probe_state *ps, const struct probe_def *def)
 {
@@ -605,7 +645,10 @@ static void choose_backend(struct sb_probes *p, struct probe_state *ps, const st
 		}
 		if (ps->excluded & SB_BACKEND_BIT(SB_BACKEND_FENTRY))
 			return;
-		r = feature_fentry(p->kbtf, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
+		if (ps == &p->probes[P_KVM_FLUSH])
+			r = choose_flush_target(p, ps, &e);
+		else
+			r = feature_fentry(p->kbtf, ps->name, ps->info.btf, sizeof(ps->info.btf), &e);
 		if (r < 0) {
 			reason_add(ps, "fentry: %s", e.msg);
 			return;
@@ -812,7 +855,8 @@ static int enable_programs(struct sb_probes *p, struct sb_probes_bpf *skel, stru
 		ps->prog = ps->exit_prog = NULL;
 		if (!ps->info.available)
 			continue;
-		ps->prog = find_prog(p, skel, ps, ps->info.backend, probe_defs[i].name);
+		ps->prog = find_prog(p, skel, ps, ps->info.backend,
+				     i == P_KVM_FLUSH ? flush_program(ps) : probe_defs[i].name);
 		if (!ps->prog) {
 			ps->info.available = false;
 			reason_add(ps, "%s: no such program in the BPF object", backend_names[ps->info.backend]);
@@ -834,7 +878,9 @@ static int enable_programs(struct sb_probes *p, struct sb_probes_bpf *skel, stru
 			}
 			bpf_program__set_autoload(ps->exit_prog, true);
 		}
-		if (ps->info.backend == SB_BACKEND_TP_BTF && strcmp(ps->name, probe_defs[i].name)) {
+		if ((ps->info.backend == SB_BACKEND_TP_BTF || ps->info.backend == SB_BACKEND_FENTRY) &&
+		    strcmp(ps->name, probe_defs[i].name) &&
+		    !(i == P_KVM_FLUSH && !strcmp(ps->name, "kvm_make_all_cpus_request"))) {
 			r = bpf_program__set_attach_target(ps->prog, 0, ps->name);
 			if (r < 0)
 				return sb_error_set(err, r, "cannot retarget %s to %s", bpf_program__name(ps->prog),
@@ -943,6 +989,11 @@ static int parse_test_tracepoint(const struct sb_probe_options *o, struct sb_err
 {
 	const char *colon;
 
+	if (o->test_flush_function &&
+	    (!o->test_flush_function[0] || strlen(o->test_flush_function) >= 90 ||
+	     strspn(o->test_flush_function, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(o->test_flush_function)))
+		return sb_error_set(err, -EINVAL, "test flush function '%s': name a kernel function (letters, digits, _)",
+				    o->test_flush_function);
 	if (!o->test_tracepoint)
 		return 0;
 	colon = strchr(o->test_tracepoint, ':');
@@ -1012,6 +1063,10 @@ static void probe_states_init(struct sb_probes *p)
 		else if (def->gate == GATE_ZAP_CAUSES && !p->opts.zap_causes)
 			reason_add(ps, "off: it costs every invalidation a second program and two map operations; turn "
 				       "it on with the zap_causes option (the numa-hinting scenario does)");
+		else if (def->gate == GATE_ATTRIBUTION && !p->opts.attribution)
+			reason_add(ps, "off: counting only; the notifier's event and flags and the cause's hand-over to "
+				       "kvm:kvm_unmap_hva_range serve the attribution, and it costs every invalidation a "
+				       "second program (kvm:kvm_unmap_hva_range counts the same invalidations)");
 		else if (def->gate == GATE_EMULATION && !p->opts.emulation_counter)
 			reason_add(ps, "off: it fires on every instruction KVM emulates (millions per second where "
 				       "guests run under KVM's emulator), and KVM's insn_emulation and insn_emulation_fail "

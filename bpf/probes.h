@@ -130,6 +130,13 @@ struct sb_probe_options {
 	bool test_no_selftest;
 	/* Tests only: the self-test's trials do nothing, so every program it tries is found not to run. */
 	bool test_selftest_idle;
+	/*
+	 * Tests only: count remote flushes (bpf.kvm_remote_flush) with fentry
+	 * on this function instead of where every request passes (a function
+	 * whose first argument is the struct kvm *, called for some flushes
+	 * only), so that a run's self-check finds the count partial.
+	 */
+	const char *test_flush_function;
 };
 
 #define SB_PROBE_DEFAULT_SAMPLE_EVERY SB_DEFAULT_SAMPLE_EVERY

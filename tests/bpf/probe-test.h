@@ -33,6 +33,12 @@ static inline void check_same_probes(const struct sb_probes *a, const struct sb_
 	for (size_t i = 0; i < sb_probes_probe_count(a); i++) {
 		const struct sb_probe_info *x = sb_probes_probe(a, i), *y = sb_probes_probe(b, i);
 
+		/* counting only leaves out the one probe that serves only the attribution (bpf/probes.c's gates) */
+		if (x->available && !y->available && strstr(y->reason, "off: counting only")) {
+			CHECK_MSG(!strcmp(y->name, "fentry:kvm_mmu_notifier_invalidate_range_start"), "%s, %s: %s", y->name,
+				  what, y->reason);
+			continue;
+		}
 		CHECK_MSG(x->available == y->available && x->backend == y->backend, "%s, %s: %s (%s), else %s (%s)",
 			  y->name, what, sb_backend_name(y->backend), y->reason, sb_backend_name(x->backend), x->reason);
 	}

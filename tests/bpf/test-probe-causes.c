@@ -22,7 +22,8 @@
  * options (bpf/probes.bpf.c): the shipped defaults ("d", causes) and
  * counting only ("c"). Per phase the first must count the same target
  * events, pages, causes and pages per cause as the set that decides every
- * event, the second the same target events and pages.
+ * event, the second the same target events and pages, with
+ * kvm_unmap_hva_range's program alone (no fentry on range_start).
  *
  * Usage: test-probe-causes PATH-TO-VM-CHURN
  */
@@ -402,6 +403,9 @@ int main(int argc, char **argv)
 	check_same_probes(probes, per_event, "decision cache and kfuncs off");
 	check_same_probes(probes, defaults, "the default options");
 	check_same_probes(probes, counting, "counting only");
+	/* counting only runs one program per invalidation: the fentry on range_start serves the attribution alone */
+	CHECK_MSG(!sb_probes_counter(counting, SB_C_MN_INVALIDATE)->available, "counting only loaded %s",
+		  sb_probes_counter(counting, SB_C_MN_INVALIDATE)->probe->name);
 	/* where the invalidation is traced by tp_btf, the two sets run the programs made for their options */
 	for (int i = 0; i < 2; i++) {
 		char name[128];

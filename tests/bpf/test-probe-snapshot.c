@@ -11,7 +11,8 @@
  *  - KVM's own stats (query-stats) against the probes, in windows where
  *    the guest is paused so both see the same events: kvm_page_fault
  *    events >= pf_taken (KVM traces MMIO faults that pf_taken skips), and,
- *    where fentry works, kvm_flush_remote_tlbs == remote_tlb_flush_requests;
+ *    where fentry works, kvm_remote_flush (in every context) ==
+ *    remote_tlb_flush_requests;
  *  - where fentry works, the invalidations by cause, event and flag: each
  *    cause's events and flag values sum to its invalidations, and the
  *    flag bits counted per cause are the ones counted per context.
@@ -70,6 +71,50 @@ static void vm_pause(struct qmp_client *c, bool stop)
 	struct sb_error err = { 0 };
 
 	CHECK_MSG(qmp_execute(c, stop ? "stop" : "cont", NULL, -1, 30000, NULL, &err) == 0, "%s", err.msg);
+}
+
+/*
+ * QEMU with its firmware in its idle loop, the monitor connected. A nested
+ * guest under TCG's emulated SVM (the host VM without /dev/kvm) can stop in
+ * its first seconds with "KVM internal error. Suberror: 3" (an exit while an
+ * event was being delivered, QEMU's emulation of SVM, not the kernel under
+ * test; seen once on 7.2 in CI): QEMU is started again once, saying so,
+ * before any probe is attached. A second such stop fails the test.
+ */
+static void print_head(const char *path, int lines)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+
+	for (int i = 0; f && i < lines && fgets(line, sizeof(line), f); i++)
+		printf("  %s", line);
+	if (f)
+		fclose(f);
+}
+
+static struct qmp_client *start_settled(struct test_qemu *q)
+{
+	for (int attempt = 0;; attempt++) {
+		struct qmp_client *c = NULL;
+		struct qmp_status st = { 0 };
+		struct sb_error err = { 0 };
+
+		test_qemu_start(q, GUEST_MIB, 1, NULL);
+		CHECK_MSG(qmp_connect(q->qmp_path, CONNECT_TIMEOUT_MS, NULL, &c, &err) == 0, "%s", err.msg);
+		qmp_client_set_command_timeout(c, 60000);
+		/* let the firmware reach its idle loop */
+		sleep(2);
+		CHECK_MSG(qmp_query_status(c, &st, &err) == 0, "%s", err.msg);
+		if (strcmp(st.status, "internal-error") || attempt > 0) {
+			CHECK_MSG(st.running, "QEMU is %s before the test began (its log follows)", st.status);
+			return c;
+		}
+		printf("QEMU stopped in its firmware with a KVM internal error (nested SVM emulation); "
+		       "starting it again once. Its log began:\n");
+		print_head(q->log_path, 3);
+		qmp_client_free(c);
+		test_qemu_stop(q);
+	}
 }
 
 /*
@@ -134,10 +179,7 @@ int main(void)
 
 	if (geteuid() != 0)
 		SKIP_TEST("root (BPF probes)");
-	test_qemu_start(&q, GUEST_MIB, 1, NULL);
-	CHECK_MSG(qmp_connect(q.qmp_path, CONNECT_TIMEOUT_MS, NULL, &c, &err) == 0, "%s", err.msg);
-	qmp_client_set_command_timeout(c, 60000);
-
+	c = start_settled(&q);
 	p = probes_start(q.pid, NULL);
 	for (int i = 0; i < SB_C_MAX; i++) {
 		const struct sb_counter_info *ci = sb_probes_counter(p, i);
@@ -150,8 +192,6 @@ int main(void)
 	CHECK(sb_probes_counter(p, SB_C_UNMAP_HVA)->available);
 	CHECK(sb_probes_counter(p, SB_C_PAGE_FAULT)->available);
 
-	/* let the firmware reach its idle loop */
-	sleep(2);
 	vm_pause(c, true);
 	probes_read(p, &s0);
 	read_kvm_stats(c, &k0);
@@ -232,15 +272,17 @@ int main(void)
 		/*
 		 * kvm_flush_remote_tlbs() bumps remote_tlb_flush_requests on entry
 		 * and remote_tlb_flush only when a flush was done (the arch hook or
-		 * a vCPU was kicked), so: requests == calls, flushes <= calls.
+		 * a vCPU was kicked); the counter counts its KVM_REQ_TLB_FLUSH
+		 * request where every one passes (docs/probes.md), in every
+		 * context: requests == counted, flushes <= counted.
 		 */
-		printf("kvm_flush_remote_tlbs (fentry, %s): %llu calls\n", sb_probes_counter(p, SB_C_KVM_FLUSH)->probe->btf,
-		       (unsigned long long)bpf);
+		printf("%s (BTF of %s): %llu requests\n", sb_probes_counter(p, SB_C_KVM_FLUSH)->probe->name,
+		       sb_probes_counter(p, SB_C_KVM_FLUSH)->probe->btf, (unsigned long long)bpf);
 		CHECK_MSG(bpf == (__u64)(k1.remote_tlb_flush_requests - k0.remote_tlb_flush_requests),
-			  "kvm_flush_remote_tlbs %llu != remote_tlb_flush_requests %lld", (unsigned long long)bpf,
+			  "kvm_remote_flush %llu != remote_tlb_flush_requests %lld", (unsigned long long)bpf,
 			  (long long)(k1.remote_tlb_flush_requests - k0.remote_tlb_flush_requests));
 		CHECK_MSG((__u64)(k1.remote_tlb_flush - k0.remote_tlb_flush) <= bpf,
-			  "remote_tlb_flush %lld > kvm_flush_remote_tlbs calls %llu",
+			  "remote_tlb_flush %lld > kvm_remote_flush requests %llu",
 			  (long long)(k1.remote_tlb_flush - k0.remote_tlb_flush), (unsigned long long)bpf);
 	} else {
 		printf("kvm_remote_flush unavailable: %s\n", sb_probes_counter(p, SB_C_KVM_FLUSH)->probe->reason);
