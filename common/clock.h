@@ -34,6 +34,16 @@ static inline uint64_t thread_cpu_ns(void)
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
+/* The sooner of two poll() timeouts in ms, where < 0 is none (wait for ever): what a loop waits for its next deadline. */
+static inline int poll_timeout_min(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
 /* Milliseconds left until deadline (a mono_ns() value), 0 if past, for poll(). */
 static inline int ms_until(uint64_t deadline_ns)
 {

@@ -12,15 +12,6 @@
 #define PAGE_4K 4096u
 #define PAGE_2M (2u << 20)
 
-static const char *const pattern_strings[GUEST_PATTERN_COUNT] = {
-	[GUEST_PATTERN_IDLE] = "idle",
-	[GUEST_PATTERN_READ64] = "read64",
-	[GUEST_PATTERN_WRITE64] = "write64",
-	[GUEST_PATTERN_RAND_SET] = "rand-set",
-	[GUEST_PATTERN_PROBE] = "probe",
-	[GUEST_PATTERN_FAULT_LINEAR] = "fault-linear",
-};
-
 static const char *const clock_strings[] = {
 	[0] = "auto",
 	[GUEST_CLOCK_KVMCLOCK] = "kvmclock",
@@ -30,13 +21,13 @@ static const char *const clock_strings[] = {
 
 const char *guest_pattern_to_string(int pattern)
 {
-	return pattern >= 0 && pattern < GUEST_PATTERN_COUNT ? pattern_strings[pattern] : NULL;
+	return pattern >= 0 ? guest_pattern_name((unsigned)pattern) : NULL; /* the guest's own table (cmdline.c) */
 }
 
 int guest_pattern_from_string(const char *s, int *pattern)
 {
 	for (int i = 0; i < GUEST_PATTERN_COUNT; i++)
-		if (i != GUEST_PATTERN_PROBE && !strcmp(s, pattern_strings[i])) {
+		if (i != GUEST_PATTERN_PROBE && !strcmp(s, guest_pattern_name((unsigned)i))) {
 			*pattern = i;
 			return 0;
 		}
@@ -147,10 +138,10 @@ int guest_params_to_cmdline(const struct guest_params *p, char **out, struct sb_
 	else
 		strbuf_appendf(&b, " mem=%u%%", p->region_percent);
 	strbuf_appendf(&b, " page=%s", p->page_size == PAGE_2M ? "2m" : "4k");
-	strbuf_appendf(&b, " pattern=%s", pattern_strings[p->pattern]);
+	strbuf_appendf(&b, " pattern=%s", guest_pattern_name((unsigned)p->pattern));
 	for (unsigned i = 0; i < p->vcpus; i++)
 		if (p->vcpu_pattern[i] != GUEST_PATTERN_DEFAULT)
-			strbuf_appendf(&b, " pattern.%u=%s", i, pattern_strings[p->vcpu_pattern[i]]);
+			strbuf_appendf(&b, " pattern.%u=%s", i, guest_pattern_name((unsigned)p->vcpu_pattern[i]));
 	if (p->probe_vcpu < 0)
 		strbuf_append(&b, " probe=none");
 	else

@@ -85,6 +85,29 @@ size_t guest_decoder_feed(struct guest_decoder *d, const void *buf, size_t len)
 	return len;
 }
 
+void guest_decoder_take(struct guest_decoder *d, const void *buf, size_t len,
+			void (*on_record)(void *userdata, const struct guest_record *rec),
+			void (*on_error)(void *userdata, const struct sb_error *err), void *userdata)
+{
+	const uint8_t *p = buf;
+
+	for (size_t off = 0; off < len;) {
+		off += guest_decoder_feed(d, p + off, len - off);
+		for (;;) {
+			const struct guest_record *rec;
+			struct sb_error e = { 0 };
+			int k = guest_decoder_next(d, &rec, &e);
+
+			if (k == 0)
+				break;
+			if (k < 0 && on_error)
+				on_error(userdata, &e);
+			else if (k > 0)
+				on_record(userdata, rec);
+		}
+	}
+}
+
 const struct guest_hello *guest_decoder_hello(const struct guest_decoder *d)
 {
 	return d->have_hello ? &d->hello : NULL;

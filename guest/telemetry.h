@@ -115,6 +115,17 @@ size_t guest_decoder_feed(struct guest_decoder *d, const void *buf, size_t len);
  */
 int guest_decoder_next(struct guest_decoder *d, const struct guest_record **rec, struct sb_error *err);
 
+/*
+ * All of buf fed and every record it completes handed to on_record (rec
+ * valid during the call), in order; a frame that does not decode goes to
+ * on_error (may be NULL) with guest_decoder_next()'s error, and decoding
+ * goes on after it. What the sampler and a migration's destination both
+ * do with the bytes a telemetry stream gives them.
+ */
+void guest_decoder_take(struct guest_decoder *d, const void *buf, size_t len,
+			void (*on_record)(void *userdata, const struct guest_record *rec),
+			void (*on_error)(void *userdata, const struct sb_error *err), void *userdata);
+
 /* The stream's HELLO once seen, else NULL. */
 const struct guest_hello *guest_decoder_hello(const struct guest_decoder *d);
 

@@ -251,6 +251,27 @@ static void run(struct guest_decoder *d, const uint8_t *data, size_t len, size_t
 
 static struct buf stream, other;
 
+static void took_record(void *userdata, const struct guest_record *rec)
+{
+	struct seen *s = userdata;
+
+	CHECK(s->n < 64);
+	s->types[s->n] = rec->type;
+	s->seqs[s->n] = rec->seq;
+	s->lost[s->n] = rec->lost;
+	s->n++;
+}
+
+static void took_error(void *userdata, const struct sb_error *err)
+{
+	struct seen *s = userdata;
+
+	CHECK(err->code < 0 && err->msg[0]);
+	if (!s->errors++)
+		snprintf(s->first_error, sizeof(s->first_error), "%s", err->msg);
+	s->last_error = err->code;
+}
+
 static struct guest_decoder *decoder(void)
 {
 	struct guest_decoder *d;
@@ -286,6 +307,46 @@ static void test_valid_stream_any_split(void)
 		CHECK(guest_decoder_pending(d) == 0);
 		CHECK(guest_decoder_skipped(d) == 0);
 		CHECK(guest_decoder_offset(d) == stream.n);
+	}
+}
+
+/* guest_decoder_take(): the records of any split of the stream, in order; garbage between them reported, then passed */
+static void test_take(void)
+{
+	static const size_t chunks[] = { 1, 7, 24, 4096 };
+
+	stream.n = 0;
+	hello(&stream, 0, 4, 4);
+	sample(&stream, 1, 4, 1);
+	logrec(&stream, 2, GUEST_LOG_INFO, "take");
+	end(&stream, 3, GUEST_END_HOST_REQUEST, 4);
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		struct seen s = { 0 };
+
+		for (size_t off = 0; off < stream.n; off += chunks[c])
+			guest_decoder_take(d, stream.b + off, stream.n - off < chunks[c] ? stream.n - off : chunks[c],
+					   took_record, took_error, &s);
+		CHECK_MSG(s.errors == 0 && s.n == 4, "chunk %zu: %d records, %d errors: %s", chunks[c], s.n, s.errors,
+			  s.first_error);
+		CHECK(s.types[0] == GUEST_RECORD_HELLO && s.types[2] == GUEST_RECORD_LOG && s.types[3] == GUEST_RECORD_END);
+	}
+	{
+		_cleanup_guest_decoder_ struct guest_decoder *d = decoder();
+		struct seen s = { 0 };
+		static struct buf g;
+
+		g.n = 0;
+		hello(&g, 0, 4, 4);
+		for (int i = 0; i < 40; i++)
+			g.b[g.n++] = 0x5a; /* not a frame */
+		sample(&g, 1, 4, 1);
+		guest_decoder_take(d, g.b, g.n, took_record, took_error, &s);
+		CHECK_MSG(s.n == 2 && s.errors >= 1 && s.types[1] == GUEST_RECORD_SAMPLE, "%d records, %d errors", s.n,
+			  s.errors);
+		s = (struct seen){ 0 };
+		guest_decoder_take(d, g.b, 0, took_record, NULL, &s); /* nothing: nothing called */
+		CHECK(s.n == 0);
 	}
 }
 
@@ -1053,6 +1114,7 @@ int main(int argc, char **argv)
 	CHECK_MSG(argc == 1 || (argc == 3 && !strcmp(argv[1], "--corpus")),
 		  "usage: test-telemetry [--corpus DIR | --write-corpus DIR]");
 	test_valid_stream_any_split();
+	test_take();
 	test_contents();
 	test_truncated();
 	test_wrong_version();

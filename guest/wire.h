@@ -50,6 +50,27 @@ enum guest_pattern {
 	GUEST_PATTERN_COUNT
 };
 
+/*
+ * Their names, the one spelling of each: the guest's -append (pattern=),
+ * the host's command line builder and the run spec's guest.pattern all
+ * take these (a header's strings, so the spec links nothing of the guest).
+ */
+#define GUEST_PATTERN_NAME_IDLE "idle"
+#define GUEST_PATTERN_NAME_READ64 "read64"
+#define GUEST_PATTERN_NAME_WRITE64 "write64"
+#define GUEST_PATTERN_NAME_RAND_SET "rand-set"
+#define GUEST_PATTERN_NAME_PROBE "probe"
+#define GUEST_PATTERN_NAME_FAULT_LINEAR "fault-linear"
+#define GUEST_PATTERN_NAMES                                                                       \
+	{                                                                                         \
+		[GUEST_PATTERN_IDLE] = GUEST_PATTERN_NAME_IDLE,                                   \
+		[GUEST_PATTERN_READ64] = GUEST_PATTERN_NAME_READ64,                               \
+		[GUEST_PATTERN_WRITE64] = GUEST_PATTERN_NAME_WRITE64,                             \
+		[GUEST_PATTERN_RAND_SET] = GUEST_PATTERN_NAME_RAND_SET,                           \
+		[GUEST_PATTERN_PROBE] = GUEST_PATTERN_NAME_PROBE,                                 \
+		[GUEST_PATTERN_FAULT_LINEAR] = GUEST_PATTERN_NAME_FAULT_LINEAR,                   \
+	}
+
 /* Clock the guest used to learn its TSC frequency. */
 enum guest_clock_source {
 	GUEST_CLOCK_KVMCLOCK = 1, /* pvclock tsc_to_system_mul/tsc_shift */

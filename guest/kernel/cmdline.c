@@ -3,14 +3,7 @@
 
 #include "fmt.h"
 
-static const char *const pattern_names[GUEST_PATTERN_COUNT] = {
-	[GUEST_PATTERN_IDLE] = "idle",
-	[GUEST_PATTERN_READ64] = "read64",
-	[GUEST_PATTERN_WRITE64] = "write64",
-	[GUEST_PATTERN_RAND_SET] = "rand-set",
-	[GUEST_PATTERN_PROBE] = "probe",
-	[GUEST_PATTERN_FAULT_LINEAR] = "fault-linear",
-};
+static const char *const pattern_names[GUEST_PATTERN_COUNT] = GUEST_PATTERN_NAMES;
 
 const char *guest_pattern_name(unsigned pattern)
 {

@@ -32,12 +32,19 @@ struct vcpu {
 	uint64_t slice_base, slice_bytes;
 } __attribute__((aligned(128)));
 
+/* state.c: what the files share, defined where no call is (main.c and
+ * smp.c fill the vCPUs, main.c the configuration, controller.c the
+ * requests, mm.c the memory, workload.c the probe's figures) */
 extern struct vcpu vcpus[GUEST_MAX_VCPUS];
 extern unsigned nr_vcpus;
 extern unsigned slot_of_index[GUEST_MAX_VCPUS];
 extern struct guest_config cfg;
 extern volatile int stop_requested;
 extern volatile int fault_requested; /* GUEST_CMD_FAULT arrived */
+extern uint64_t ram_bytes, region_base, region_bytes;
+extern uint64_t probe_hist[GUEST_HIST_BUCKETS];
+extern volatile uint64_t probe_sum_cycles, probe_max_cycles;
+extern uint32_t probe_overhead_cycles;
 
 /* boot.S */
 extern uint32_t boot_magic, boot_info, ap_cr3, ap_next_slot, ap_max_slot;
@@ -45,9 +52,14 @@ extern uint64_t boot_tsc, ap_stack_base;
 extern char trampoline_start[], trampoline_end[];
 extern const uint64_t exc_stubs[32];
 
-/* main.c: the controller runs on the BSP between chunks of its own role. */
+/* controller.c: runs on the BSP between chunks of its own role. */
 extern volatile uint64_t ctl_deadline;
+void controller_start(uint64_t now);
 void controller_tick(uint64_t now);
+unsigned controller_end_reason(void);
+
+/* idt.c */
+void idt_init(void);
 void idt_load(void);
 
 /* clock.c */
@@ -61,7 +73,6 @@ void delay_us(uint64_t us);
 
 /* mm.c */
 extern char cmdline_copy[GUEST_CMDLINE_MAX];
-extern uint64_t ram_bytes, region_base, region_bytes;
 int multiboot_read(char *err, size_t errlen);
 void *alloc_pages(uint64_t bytes);
 void paging_init(unsigned page_shift);
@@ -73,9 +84,6 @@ int smp_start(unsigned nr, char *err, size_t errlen);
 void smp_assign_indexes(void);
 
 /* workload.c */
-extern uint64_t probe_hist[GUEST_HIST_BUCKETS];
-extern volatile uint64_t probe_sum_cycles, probe_max_cycles;
-extern uint32_t probe_overhead_cycles;
 void probe_measure_overhead(void);
 int workload_assign(char *err, size_t errlen);
 void region_populate(void);

@@ -30,7 +30,6 @@ static uint64_t alloc_next, alloc_end;
 static uint64_t *pml4;
 
 char cmdline_copy[GUEST_CMDLINE_MAX];
-uint64_t ram_bytes, region_base, region_bytes;
 
 static inline uint64_t align_up(uint64_t v, uint64_t a)
 {

@@ -13,9 +13,6 @@
 #define CHUNK_QWORDS 512 /* 4 KiB */
 #define PROBE_STRIDE PAGE_4K
 
-uint64_t probe_hist[GUEST_HIST_BUCKETS];
-volatile uint64_t probe_sum_cycles, probe_max_cycles;
-uint32_t probe_overhead_cycles;
 static volatile uint64_t sink;
 
 static inline int checkpoint(struct vcpu *v, uint64_t ops)

@@ -26,13 +26,13 @@
 #include "locate.h"
 #include "macro.h"
 #include "mkdir-p.h"
+#include "module-params.h"
 #include "modules.h"
 #include "rep.h"
 #include "run-dir.h"
-#include "runner.h"
+#include "spawn-program.h"
 #include "strbuf.h"
 #include "strv.h"
-#include "vm.h"
 
 #define INIT_NAME "snapbench-hostvm-init"
 #define INNER_NAME "snapbench-hostvm-run"
@@ -105,6 +105,29 @@ static int append_param(char *buf, size_t len, const char *fmt_mod, const char *
 }
 
 /*
+ * A load-time parameter the module does not have is ignored by the kernel
+ * (a message on the console, no error): the arm would run as if the knob
+ * were unset. Refused here, before a boot, where the module's .modinfo
+ * says; let through where it cannot be read (module-params.h).
+ */
+static int check_param(const struct hostvm_arm *arm, const char *mod, const char *param, const char *knob,
+		       struct sb_error *err)
+{
+	struct sb_error e = {};
+	int r = hostvm_module_has_param(&arm->modules, mod, param, &e);
+
+	if (r == 0)
+		return sb_error_set(err, -EINVAL,
+				    "knob %s: kernel %s's module %s has no parameter %s (its modinfo lists none), so the "
+				    "kernel would ignore it and the arm run as if it were unset; drop the knob from the arm, "
+				    "or give the arm a kernel whose %s has it (a patched build that adds it)",
+				    knob, arm->kernel.release, mod, param, mod);
+	if (r < 0 && r != -ENODATA)
+		return sb_error_set(err, r, "knob %s: %s", knob, e.msg);
+	return 0;
+}
+
+/*
  * The arm's knobs: module:M.P of a module the host VM loads is passed when
  * it loads M; of a built-in one on the kernel command line; the rest
  * (sysctls, other modules' writable parameters) are applied inside.
@@ -127,6 +150,11 @@ static int split_knobs(const struct run_spec *spec, size_t a, struct hostvm_arm 
 			for (char *p = mod; *p; p++)
 				if (*p == '-')
 					*p = '_';
+			r = check_param(arm, mod, dot + 1, name, err);
+			if (r < 0) {
+				spec_knobs_done(&k);
+				return r;
+			}
 			for (size_t m = 0; m < arm->modules.n && m < ARRAY_SIZE(arm->params); m++) {
 				if (strcmp(arm->modules.items[m].name, mod))
 					continue;
@@ -219,6 +247,35 @@ static int unpack_vmlinux(const char *run_dir, size_t a, struct hostvm_arm *arm,
 	return 0;
 }
 
+/*
+ * An arm whose kernel is a RISC-V Image (Debian's riscv64 vmlinuz, a
+ * `snapbench kernel build --arch riscv64`): its host VM is riscv64's
+ * (docs/kernel-arms.md#the-riscv64-host-vm), which needs
+ * qemu-system-riscv64 and cannot run this run's guest, an x86 one (the
+ * micro guest or a Linux guest's disk image). Refused before any boot,
+ * naming what to do instead (the caller names the arm). A libvirt backend
+ * is refused before, for every host VM (spec validation).
+ */
+static int refuse_riscv64_arm(const struct run_spec *spec, const char *image, struct sb_error *err)
+{
+	_cleanup_free_ char *qemu = NULL;
+	int k;
+
+	if (!hostvm_kernel_is_riscv_image(image))
+		return 0;
+	k = spawn_find_program(HOSTVM_RISCV64_QEMU, &qemu);
+	if (k == -ENOMEM)
+		return sb_error_set(err, k, "out of memory");
+	if (k < 0)
+		return sb_error_set(err, -ENOENT, "kernel %s is a riscv64 Image, whose host VM needs " HOSTVM_RISCV64_QEMU
+				    ", not found in PATH: install qemu-system-misc and opensbi (scripts/install-deps)", image);
+	return sb_error_set(err, -EOPNOTSUPP,
+			    "kernel %s is a riscv64 Image: a riscv64 host VM cannot run this run's %s guest, an x86 "
+			    "one; snapbench run takes x86 kernels only, a riscv64 kernel's KVM selftest runs through "
+			    "tests/realkvm/hostvm-exec --riscv64 (docs/kernel-arms.md, \"The riscv64 host VM\")",
+			    image, spec->guest.kind == SPEC_GUEST_LINUX ? "Linux" : "micro");
+}
+
 int hostvm_run_prepare(const struct run_spec *spec, struct report *report, const char *run_dir,
 		       struct hostvm_run **ret, struct sb_error *err)
 {
@@ -252,7 +309,9 @@ int hostvm_run_prepare(const struct run_spec *spec, struct report *report, const
 		_cleanup_free_ char *dir = NULL;
 		const char *image = spec_arm_kernel(spec, a);
 
-		k = hostvm_kernel_identify(image, &arm->kernel, err);
+		k = refuse_riscv64_arm(spec, image, err);
+		if (k >= 0)
+			k = hostvm_kernel_identify(image, &arm->kernel, err);
 		if (k >= 0)
 			k = hostvm_modules_dir(spec_arm_modules(spec, a), image, arm->kernel.release, &dir, err);
 		if (k >= 0)
@@ -422,6 +481,7 @@ static void vm_config(const struct hostvm_run *hr, const struct hostvm_rep_ctx *
 
 struct follow {
 	const struct hostvm_rep_ctx *ctx;
+	struct report_rep *rep; /* the repetition's record; NULL for a boot alone (hostvm_boot_once()) */
 	struct hostvm *vm;
 	bool ready, done, exit_seen;
 	double boot_s;
@@ -438,7 +498,7 @@ struct follow {
  */
 static void on_kernel_event(struct follow *f, struct json_object *o)
 {
-	struct report_rep *rep = f->ctx->rep;
+	struct report_rep *rep = f->rep;
 	struct json_object *v;
 
 	if (!rep || !json_object_object_get_ex(o, "taint", &v) || !json_object_is_type(v, json_type_int) ||
@@ -558,6 +618,7 @@ static void rep_paths_fill(const char *run_dir, unsigned index, struct rep_paths
 struct hostvm_rep {
 	struct hostvm_run *hr;
 	const struct hostvm_rep_ctx *ctx;
+	struct report_rep *rep; /* made by the first prepare; an attempt again keeps it */
 	char phase[64]; /* the report's error phase: "rep N host-vm" */
 	struct rep_paths paths;
 	struct hostvm *vm;
@@ -566,20 +627,27 @@ struct hostvm_rep {
 	bool retried;      /* this is the fresh host VM after a silent one */
 };
 
-/* prepare: the host VM's files' paths, and the repetition's record of it */
+/* prepare: the host VM's files' paths, and the repetition's record in the report (once) with them */
 static int hostvm_rep_prepare(void *userdata, struct sb_error *err)
 {
 	struct hostvm_rep *h = userdata;
 	const struct hostvm_rep_ctx *ctx = h->ctx;
-	struct report_rep *rep = ctx->rep;
+	struct report_rep *rep;
 	_cleanup_free_ char *run_dir = realpath(ctx->run_dir, NULL);
+	int k;
 
 	snprintf(h->phase, sizeof(h->phase), "rep %u host-vm", ctx->index);
 	if (!run_dir)
 		return sb_error_set(err, -errno, "run directory %s: %s", ctx->run_dir, strerror(errno));
+	if (!h->rep) {
+		k = ctx->record(ctx->userdata, ctx->index, ctx->arm, &h->rep, err);
+		if (k < 0)
+			return k;
+	}
+	rep = h->rep;
 	rep_paths_fill(run_dir, ctx->index, &h->paths);
 	h->vm = NULL;
-	h->f = (struct follow){ .ctx = ctx, .boot_s = -1 };
+	h->f = (struct follow){ .ctx = ctx, .rep = rep, .boot_s = -1 };
 	h->inner_failed = false;
 	rep->host_vm = true;
 	rep->host_vm_console = strdup(h->paths.log_path);
@@ -615,7 +683,7 @@ static int hostvm_rep_boot(void *userdata, struct sb_error *err)
 	if (k < 0)
 		return k;
 	h->f.vm = h->vm;
-	ctx->rep->host_vm_pid = h->vm->pid;
+	h->rep->host_vm_pid = h->vm->pid;
 	/* a step of its own: the report is written with the QEMU's pid before the host VM can be ready */
 	say_step(ctx, "host-vm-boot");
 	return 0;
@@ -718,7 +786,7 @@ static int rep_import_inner(const struct hostvm_rep_ctx *ctx, const struct hostv
 			strcmp(json_object_get_string(st), "running") && strcmp(json_object_get_string(st), "queued");
 	size_t n_reps = have && json_object_object_get_ex(inner, "repetitions", &reps) ? json_object_array_length(reps) : 0;
 
-	if (n_reps && report_rep_import(ctx->report, ctx->rep, inner, 0, &e) < 0 && finished) {
+	if (n_reps && report_rep_import(ctx->report, f->rep, inner, 0, &e) < 0 && finished) {
 		*err = e;
 		return e.code;
 	}
@@ -748,7 +816,7 @@ static int rep_import_inner(const struct hostvm_rep_ctx *ctx, const struct hostv
 static int hostvm_rep_take_over(void *userdata, struct sb_error *err)
 {
 	struct hostvm_rep *h = userdata;
-	struct report_rep *rep = h->ctx->rep;
+	struct report_rep *rep = h->rep;
 	int k;
 
 	hostvm_read_port(h->vm, on_line, &h->f);
@@ -767,7 +835,7 @@ static int hostvm_rep_take_over(void *userdata, struct sb_error *err)
 static void hostvm_rep_end(void *userdata, int k, enum rep_phase failed, const struct sb_error *err)
 {
 	struct hostvm_rep *h = userdata;
-	struct report_rep *rep = h->ctx->rep;
+	struct report_rep *rep = h->rep;
 
 	(void)failed;
 	if (k == -ECANCELED)
@@ -780,6 +848,7 @@ static void hostvm_rep_end(void *userdata, int k, enum rep_phase failed, const s
 	}
 	hostvm_free(h->vm);
 	h->vm = NULL;
+	rep->finished_ns = realtime_ns();
 }
 
 /*
@@ -794,7 +863,7 @@ static bool hostvm_rep_again(void *userdata, int k, struct sb_error *err)
 {
 	struct hostvm_rep *h = userdata;
 	const struct hostvm_rep_ctx *ctx = h->ctx;
-	struct report_rep *rep = ctx->rep;
+	struct report_rep *rep = h->rep;
 	char dir[PATH_MAX], kept[PATH_MAX + 8];
 	_cleanup_free_ char *run_dir = NULL;
 

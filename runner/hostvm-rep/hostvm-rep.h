@@ -5,8 +5,9 @@
  * identifies each arm's kernel (hostvm/kernel-image.h), resolves the
  * modules its host VM loads, picks the accelerator and finds the init and
  * snapbench-hostvm-run; it records all that per arm in the report.
- * hostvm_rep_run() runs one repetition through the phases of rep.h: boot
- * writes the inner spec (one arm, one repetition, the knobs that are not
+ * hostvm_rep_run() runs one repetition through the phases of rep.h:
+ * prepare makes its record in the report (ctx->record: the run's side) and
+ * fills in the host VM's part; boot writes the inner spec (one arm, one repetition, the knobs that are not
  * load-time module parameters), packs the initramfs and starts QEMU; follow
  * reads the progress port within the boot and run deadlines (or kills
  * QEMU); take-over drains the port and takes the repetition over from the
@@ -38,11 +39,12 @@ struct hostvm_rep_ctx {
 	unsigned index;                /* the repetition's index in the run */
 	size_t arm;
 	struct report *report;
-	struct report_rep *rep;
 	volatile sig_atomic_t *cancel;
+	/* the repetition's record in the report, the run's progress set to it (prepare, once: not again on a retry) */
+	int (*record)(void *userdata, unsigned index, size_t arm, struct report_rep **rep, struct sb_error *err);
 	/* the run engine's progress inside (run-progress.h); before it is up, step "host-vm-boot" and no rates */
 	void (*progress)(const struct runner_progress *p, void *userdata);
-	void *userdata;
+	void *userdata;                /* record's and progress's */
 };
 
 /* run_dir: where the arms' unpacked kernels go (removed by hostvm_run_free()); NULL: boot the bzImages. */

@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "probes.h"
 #include "qemu-binary.h"
+#include "scenario.h"
 #include "vm-libvirt.h"
 
 /* defined where runner_dep is linked (runner/meson.build) */
@@ -65,7 +66,8 @@ static int read_int_file(const char *path, long *ret)
 	return fscanf(f, "%ld", ret) == 1 ? 0 : -EINVAL;
 }
 
-static void check_userfaultfd(struct failures *f, const struct run_spec *spec, const struct qemu_info *q)
+/* why: the scenario's reason its QEMU needs userfaultfd (struct scenario_needs) */
+static void check_userfaultfd(struct failures *f, const struct run_spec *spec, const struct qemu_info *q, const char *why)
 {
 	const char *user = spec->vm.user;
 	struct passwd *pw;
@@ -100,9 +102,7 @@ static void check_userfaultfd(struct failures *f, const struct run_spec *spec, c
 	     "QEMU runs as '%s' (uid %u), which may not use userfaultfd: vm.unprivileged_userfaultfd is 0%s, and %s; fix: set the knob sysctl:vm.unprivileged_userfaultfd=1 for the run, or run QEMU as root (drop spec.vm.user)",
 	     user ? user : "the invoking user", (unsigned)uid,
 	     devnode ? " and /dev/userfaultfd is not accessible to it" : " and this QEMU does not use /dev/userfaultfd (8.0+ does)",
-	     spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE
-		     ? "postcopy needs userfaultfd in the migration's destination, for the faults KVM takes too"
-		     : "background snapshots need userfaultfd write-protect");
+	     why);
 }
 
 /* A feature the spec needs and q lacks: which, the QEMU that has it, the way out. */
@@ -116,11 +116,16 @@ static void fail_feature(struct failures *f, const struct qemu_info *q, enum qem
 }
 
 /* What the scenario relies on beyond query-stats (docs/qemu-versions.md). */
-static void check_qemu_features(struct failures *f, const struct run_spec *spec, const struct qemu_info *q)
+static void check_qemu_features(struct failures *f, const struct run_spec *spec, const struct qemu_info *q,
+				const struct scenario_needs *n)
 {
-	if (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE && !q->has[QEMU_FEATURE_POSTCOPY_RAM])
-		fail_feature(f, q, QEMU_FEATURE_POSTCOPY_RAM, "the postcopy-restore scenario", NULL, NULL);
-	if (spec->scenario != SPEC_SCENARIO_POSTCOPY_RESTORE || !spec->postcopy.preempt)
+	if (n->postcopy_ram && !q->has[QEMU_FEATURE_POSTCOPY_RAM]) {
+		char by[64];
+
+		snprintf(by, sizeof(by), "the %s scenario", scenario_find(spec->scenario)->name);
+		fail_feature(f, q, QEMU_FEATURE_POSTCOPY_RAM, by, NULL, NULL);
+	}
+	if (!n->postcopy_preempt)
 		return;
 	if (!q->has[QEMU_FEATURE_POSTCOPY_PREEMPT])
 		fail_feature(f, q, QEMU_FEATURE_POSTCOPY_PREEMPT, "spec.postcopy.preempt", NULL, ", or set postcopy.preempt false");
@@ -137,7 +142,8 @@ static void check_qemu_features(struct failures *f, const struct run_spec *spec,
 		     QEMU_PREEMPT_MIN_MAJOR, QEMU_PREEMPT_MIN_MINOR);
 }
 
-static void check_qemu(struct failures *f, const struct preflight_input *in, struct qemu_info *q, bool *ok)
+static void check_qemu(struct failures *f, const struct preflight_input *in, const struct scenario_needs *n,
+		       struct qemu_info *q, bool *ok)
 {
 	const char *spec_qemu = in->spec->vm.qemu;
 	struct sb_error e = {};
@@ -162,10 +168,10 @@ static void check_qemu(struct failures *f, const struct preflight_input *in, str
 	if (!q->has_query_stats)
 		fail(f, -EOPNOTSUPP, "QEMU %s %d.%d.%d has no query-stats (KVM statistics need QEMU 7.1 or later): install a newer QEMU or pass --qemu PATH",
 		     q->path, q->major, q->minor, q->micro);
-	if (!q->has_background_snapshot && in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT)
+	if (!q->has_background_snapshot && n->background_snapshot)
 		fail(f, -EOPNOTSUPP, "QEMU %s %d.%d.%d has no background-snapshot migration capability (QEMU 6.0+ built for Linux): install a newer QEMU or pass --qemu PATH",
 		     q->path, q->major, q->minor, q->micro);
-	check_qemu_features(f, in->spec, q);
+	check_qemu_features(f, in->spec, q, n);
 }
 
 static void check_bpf(struct failures *f, const struct run_spec *spec)
@@ -183,14 +189,14 @@ static void check_bpf(struct failures *f, const struct run_spec *spec)
 		fail(f, r, "%s", e.msg);
 }
 
-static void check_space(struct failures *f, const struct preflight_input *in)
+static void check_space(struct failures *f, const struct preflight_input *in, const struct scenario_needs *n)
 {
 	const struct run_spec *spec = in->spec;
 	const char *dir = spec->snapshot.keep || !in->scratch_dir ? in->run_dir : in->scratch_dir;
 	unsigned long long avail, need;
 	int r;
 
-	if (spec->snapshot.sink_null || spec->scenario != SPEC_SCENARIO_BACKGROUND_SNAPSHOT)
+	if (spec->snapshot.sink_null || !n->snapshot_file)
 		return; /* only a snapshot writes to the run directory */
 	need = spec->vm.memory + PREFLIGHT_SINK_MARGIN;
 	if (spec->snapshot.keep)
@@ -233,7 +239,7 @@ static int mem_available(unsigned long long *ret)
  */
 static void check_memory(struct failures *f, const struct run_spec *spec)
 {
-	/* dirty-log, postcopy-restore: the migration's destination on this host fills a second copy of guest RAM */
+	/* a migration's destination on this host fills a second copy of guest RAM */
 	bool dest = spec_scenario_has_destination(spec->scenario);
 	unsigned long long avail = 0;
 
@@ -277,7 +283,7 @@ static void check_hugetlb(struct failures *f, const struct run_spec *spec)
 		     (unsigned long long)(hp >> 10));
 		return;
 	}
-	/* dirty-log, postcopy-restore: the destination QEMU on this host takes as many again */
+	/* a migration's destination QEMU on this host takes as many again */
 	uint64_t need = spec->vm.memory / hp * (spec_scenario_has_destination(spec->scenario) ? 2 : 1);
 	if ((uint64_t)free_pages < need)
 		fail(f, -ENOMEM,
@@ -296,13 +302,15 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 {
 	struct failures f = { .err = err };
 	struct qemu_info q = {};
+	struct scenario_needs n;
 	bool qemu_ok = false;
 
 	sb_error_clear(err);
+	scenario_host_needs(scenario_find(in->spec->scenario), in->spec, &n);
 	/* /dev/kvm itself: placement_decide() (placement.h), which chose KVM, TCG or host VMs */
 	if (in->refused)
 		fail(&f, in->refused, "%s", in->refused_msg);
-	check_qemu(&f, in, &q, &qemu_ok);
+	check_qemu(&f, in, &n, &q, &qemu_ok);
 	if (in->host_vm) {
 		/* the rest is checked by the run engine inside each host VM, on the kernel under test */
 		struct sb_error e = {};
@@ -315,12 +323,11 @@ int preflight_run(const struct preflight_input *in, struct qemu_info *qemu, stru
 		fail(&f, -EOPNOTSUPP, VM_NO_LIBVIRT_MSG, program_invocation_short_name);
 	else if (in->spec->vm.backend == SPEC_BACKEND_LIBVIRT)
 		libvirt_preflight(in->spec, in->tcg, fail_msg, &f); /* libvirt's QEMU user, not ours */
-	else if (in->spec->scenario == SPEC_SCENARIO_BACKGROUND_SNAPSHOT ||
-		 in->spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE)
-		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL); /* a precopy migration needs no userfaultfd */
+	else if (n.userfaultfd)
+		check_userfaultfd(&f, in->spec, qemu_ok ? &q : NULL, n.userfaultfd); /* a precopy migration needs no userfaultfd */
 	if (!in->tcg)
 		check_bpf(&f, in->spec); /* under TCG the probes stay unloaded: no KVM VM to count */
-	check_space(&f, in);
+	check_space(&f, in, &n);
 	check_memory(&f, in->spec);
 	check_hugetlb(&f, in->spec);
 image:

@@ -23,11 +23,12 @@
  * appear: the exit reasons (read_exit_reasons()) or the invalidations'
  * events and flags by cause (read_mn_causes()).
  */
-enum read_kind { READ_VALUE, READ_EXIT_REASONS, READ_MN_CAUSES };
+enum read_kind { READ_VALUE, READ_CONTEXTS, READ_EXIT_REASONS, READ_MN_CAUSES };
 
+/* READ_CONTEXTS: the sum of the value in each context (SB_CTX_MAX of them, stride bytes apart) */
 struct read_key {
 	char *key;
-	size_t off;
+	size_t off, stride;
 	enum read_kind kind;
 };
 
@@ -178,6 +179,28 @@ static int key_add(struct bpf_source *s, const char *key, const __u64 *v)
 	return key_add_kind(s, key, v, key ? READ_VALUE : READ_EXIT_REASONS);
 }
 
+/* key_add() of the value in every context: v is the target's, the others follow stride bytes apart. */
+static int key_add_contexts(struct bpf_source *s, const char *key, const __u64 *v, size_t stride)
+{
+	int k = key_add_kind(s, key, v, READ_CONTEXTS);
+
+	if (k >= 0)
+		s->keys[s->n_keys - 1].stride = stride;
+	return k;
+}
+
+/*
+ * KVM's remote flush requests are the VM's wherever they are made: the
+ * fentry program knows the VM, and kernel threads (the NX huge page
+ * recovery thread, kswapd, khugepaged) and other processes flush it too.
+ * remote_tlb_flush_requests counts them all, and so does
+ * bpf.kvm_remote_flush with its causes (the self-check, reports/selfcheck.h).
+ */
+static bool all_contexts(enum sb_counter c)
+{
+	return c == SB_C_KVM_FLUSH;
+}
+
 /*
  * Records each counter's probe in r and, for the available ones, what a
  * read emits (key_add()), in the order the rows have always had them: each
@@ -198,9 +221,11 @@ static int record_counters(struct bpf_source *s, struct report *r)
 			continue;
 		const struct sb_count *t = &cs->count[c][SB_CTX_TARGET];
 		counter_key((enum sb_counter)c, ci, key, sizeof(key));
-		k = set_probe(r, key, ci, " (events of the target QEMU's threads)");
+		k = set_probe(r, key, ci,
+			      all_contexts(c) ? " (the target VM's, in every context)" : " (events of the target QEMU's threads)");
 		if (k >= 0 && ci->available)
-			k = key_add(s, key, &t->events);
+			k = all_contexts(c) ? key_add_contexts(s, key, &t->events, sizeof(cs->count[c][0]))
+					    : key_add(s, key, &t->events);
 		if (k >= 0 && ci->pages_label && c == SB_C_UNMAP_HVA)
 			k = set_probe(r, "bpf.invalidated_pages", ci, " (pages covered)");
 		if (k >= 0 && c == SB_C_UNMAP_HVA)
@@ -262,7 +287,10 @@ static int record_causes(struct bpf_source *s, struct report *r)
 			if (s->attribution) {
 				snprintf(suffix, sizeof(suffix), ", classified: %s (docs/probes.md)", sb_cause_name(c));
 				k = set_probe(r, key, ci, suffix);
-				if (k >= 0)
+				if (k >= 0 && all_contexts(attr_keys[a].counter))
+					k = key_add_contexts(s, key, &cs->cause[attr_keys[a].attr][SB_CTX_TARGET][c],
+							     sizeof(cs->cause[0][0]));
+				else if (k >= 0)
 					k = key_add(s, key, &cs->cause[attr_keys[a].attr][SB_CTX_TARGET][c]);
 				if (k >= 0 && attr_keys[a].attr == SB_ATTR_UNMAP && ci->pages_label) {
 					snprintf(key, sizeof(key), "bpf.invalidated_pages.%s", ck);
@@ -333,6 +361,8 @@ int bpf_source_open(pid_t pid, struct report *r, bool zap_causes, struct bpf_sou
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	sb_probe_options_init(&o);
 	o.zap_causes = zap_causes;
+	/* tests only: remote flushes counted where some pass, for the self-check's partial mark (reports/selfcheck.h) */
+	o.test_flush_function = getenv("SNAPBENCH_TEST_FLUSH_FUNCTION");
 	k = sb_probes_open(pid, &o, &s->p, err);
 	if (k >= 0)
 		k = sb_probes_attach(s->p, err);
@@ -460,6 +490,15 @@ static int read_mn_causes(struct bpf_source *s, counter_emit_fn emit, void *user
 	return k;
 }
 
+static __u64 contexts_sum(const char *v, size_t stride)
+{
+	__u64 sum = 0;
+
+	for (int x = 0; x < SB_CTX_MAX; x++)
+		sum += *(const __u64 *)(v + (size_t)x * stride);
+	return sum;
+}
+
 int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, struct sb_error *err)
 {
 	const char *c = (const char *)&s->snap.c;
@@ -472,6 +511,7 @@ int bpf_source_read(struct bpf_source *s, counter_emit_fn emit, void *userdata, 
 		const struct read_key *rk = &s->keys[i];
 
 		k = rk->kind == READ_VALUE	  ? emit(userdata, rk->key, *(const __u64 *)(c + rk->off))
+		    : rk->kind == READ_CONTEXTS	  ? emit(userdata, rk->key, contexts_sum(c + rk->off, rk->stride))
 		    : rk->kind == READ_EXIT_REASONS ? read_exit_reasons(s, emit, userdata)
 						    : read_mn_causes(s, emit, userdata);
 		if (k < 0)

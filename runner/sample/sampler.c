@@ -293,6 +293,18 @@ static void take_guest_record(struct sampler *s, const struct guest_record *rec)
 	}
 }
 
+static void on_guest_record(void *userdata, const struct guest_record *rec)
+{
+	take_guest_record(userdata, rec);
+}
+
+static void on_telemetry_error(void *userdata, const struct sb_error *e)
+{
+	struct sampler *s = userdata;
+
+	snprintf(s->telemetry_error, sizeof(s->telemetry_error), "%.250s", e->msg);
+}
+
 int sampler_pump(struct sampler *s, struct sb_error *err)
 {
 	char buf[16384];
@@ -308,21 +320,7 @@ int sampler_pump(struct sampler *s, struct sb_error *err)
 		/* the clock is a system call: read only when there is something to decode */
 		if (!mark && s->cpu_ns)
 			mark = thread_cpu_ns();
-		for (size_t off = 0; off < n;) {
-			off += guest_decoder_feed(s->dec, buf + off, n - off);
-			for (;;) {
-				const struct guest_record *rec;
-				struct sb_error e = {};
-				int k = guest_decoder_next(s->dec, &rec, &e);
-				if (k == 0)
-					break;
-				if (k < 0) {
-					snprintf(s->telemetry_error, sizeof(s->telemetry_error), "%.250s", e.msg);
-					continue;
-				}
-				take_guest_record(s, rec);
-			}
-		}
+		guest_decoder_take(s->dec, buf, n, on_guest_record, on_telemetry_error, s);
 	}
 	if (mark)
 		account(s, REPORT_CPU_TELEMETRY, &mark);

@@ -28,16 +28,17 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "failure.h"
 #include "json-util.h"
 #include "macro.h"
 #include "migrate-dest.h"
+#include "migration.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "scenario.h"
@@ -63,15 +64,10 @@ enum phase {
 struct dirty {
 	struct migrate_dest *dest;
 	enum phase phase;
-	bool failed, sample_wanted, qemu_ended, cont_needed;
-	enum qmp_migration_status qemu_status;  /* terminal status once qemu_ended */
-	enum qmp_migration_status query_status; /* query-migrate's last answer ... */
-	uint64_t query_ns;                      /* ... and when */
-	uint64_t migrate_ns, end_action_ns, end_ns;
-	uint64_t last_pages, last_ns;
+	struct scenario_failure fail; /* the first, for the window's error */
+	struct migration mig; /* QEMU's side: status, passes, end, figures */
+	uint64_t end_action_ns;
 	uint64_t page_size;
-	char status[32];
-	char error[SB_ERROR_MAX];
 	char dest_exit[512];
 	char *dest_log;
 	int dest_pid;
@@ -100,6 +96,8 @@ static int dirty_prepare(void *state, const struct scenario_ctx *ctx, struct sb_
 	struct dirty *s = state;
 	int k;
 
+	migration_init(&s->mig, ctx->vm->qmp);
+	s->mig.passes = true;
 	if (!ctx->vm_cfg)
 		return sb_error_set(err, -EINVAL, "dirty-log: the runner gave no VM configuration for the destination");
 	k = qmp_migrate_set_capabilities(ctx->vm->qmp, caps, ARRAY_SIZE(caps), err);
@@ -111,25 +109,12 @@ static int dirty_prepare(void *state, const struct scenario_ctx *ctx, struct sb_
 	/* now, not at the migration: an idle destination costs nothing, and one that cannot start fails early */
 	k = migrate_dest_start(ctx->vm_cfg, ctx->dest_qemu_binary, caps, ARRAY_SIZE(caps), &s->dest, err);
 	if (k < 0) {
-		snprintf(s->error, sizeof(s->error), "%s", err ? err->msg : "the destination did not start");
+		snprintf(s->fail.error, sizeof(s->fail.error), "%s", err ? err->msg : "the destination did not start");
 		return k;
 	}
 	s->dest_pid = s->dest->vm->pid;
 	s->dest_log = s->dest->vm->log_path ? strdup(s->dest->vm->log_path) : NULL;
 	return 0;
-}
-
-static void fail(struct dirty *s, const char *fmt, ...) _printf_(2, 3);
-static void fail(struct dirty *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (s->failed)
-		return;
-	s->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof(s->error), fmt, ap);
-	va_end(ap);
 }
 
 static int dirty_start(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
@@ -141,67 +126,16 @@ static int dirty_start(void *state, const struct scenario_ctx *ctx, struct sb_er
 
 	k = migrate_dest_listen(s->dest, &how, err);
 	if (k < 0) {
-		fail(s, "%s", err ? err->msg : "migrate-incoming failed");
+		scenario_fail(&s->fail, "%s", err ? err->msg : "migrate-incoming failed");
 		return k;
 	}
-	s->migrate_ns = s->last_ns = mono_ns();
+	migration_started(&s->mig, mono_ns());
 	k = migrate_dest_migrate(s->dest, ctx->vm->qmp, err);
 	if (k < 0) {
-		fail(s, "%s", err ? err->msg : "migrate failed");
+		scenario_fail(&s->fail, "%s", err ? err->msg : "migrate failed");
 		return sb_error_prefix(err, "starting the migration");
 	}
 	s->phase = PHASE_ITERATING;
-	snprintf(s->status, sizeof(s->status), "setup");
-	return 0;
-}
-
-static void fetch_error(struct dirty *s, const struct scenario_ctx *ctx, char *buf, size_t len)
-{
-	struct qmp_migration_info mi = {};
-
-	buf[0] = '\0';
-	if (qmp_query_migrate(ctx->vm->qmp, &mi, NULL) >= 0 && mi.error_desc)
-		snprintf(buf, len, "%s", mi.error_desc);
-	qmp_migration_info_clear(&mi);
-}
-
-static void note_status(struct dirty *s, enum qmp_migration_status st, const char *name, uint64_t when)
-{
-	snprintf(s->status, sizeof(s->status), "%s", name);
-	if (s->qemu_ended)
-		return;
-	if (st != QMP_MIGRATION_COMPLETED && st != QMP_MIGRATION_FAILED && st != QMP_MIGRATION_CANCELLED)
-		return;
-	s->qemu_ended = true;
-	s->qemu_status = st;
-	s->end_ns = when;
-}
-
-/* MIGRATION_PASS: a new pass began (ask for a sample); MIGRATION: its status. */
-static int read_events(struct dirty *s, const struct scenario_ctx *ctx)
-{
-	for (;;) {
-		_cleanup_qmp_event_ struct qmp_event *e = NULL;
-		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION_PASS", 0, &e, NULL);
-		if (k == -ETIMEDOUT)
-			break;
-		if (k < 0)
-			return k;
-		s->sample_wanted = true;
-	}
-	while (!s->qemu_ended) {
-		_cleanup_qmp_event_ struct qmp_event *e = NULL;
-		struct json_object *st;
-		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, NULL);
-		if (k == -ETIMEDOUT)
-			return 0;
-		if (k < 0)
-			return k;
-		if (!e->data || !json_object_object_get_ex(e->data, "status", &st))
-			continue;
-		note_status(s, qmp_migration_status_from_string(json_object_get_string(st)), json_object_get_string(st),
-			    e->recv_mono_ns);
-	}
 	return 0;
 }
 
@@ -229,79 +163,78 @@ static int end_iterations(struct dirty *s, const struct scenario_ctx *ctx, struc
 static void check_end(struct dirty *s, const struct scenario_ctx *ctx)
 {
 	bool cancel = ctx->spec->dirty_log.completion == SPEC_COMPLETION_CANCEL;
-	char why[SB_ERROR_MAX - 128];
+	const struct migration *mig = &s->mig;
+	double after_s = (double)(mig->end_ns - mig->migrate_ns) / 1e9;
 
-	if (!s->qemu_ended)
+	if (!mig->ended)
 		return;
-	if (s->qemu_status == QMP_MIGRATION_FAILED) {
-		fetch_error(s, ctx, why, sizeof(why));
+	if (mig->end_status == QMP_MIGRATION_FAILED) {
 		/* a destination that was killed broke the stream before it could be reaped */
 		migrate_dest_note_exit_wait(s->dest, s->dest_exit, sizeof(s->dest_exit), DEST_EXIT_WAIT_MS);
-		fail(s, "the migration failed after %.1f s: %s%s%s", (double)(s->end_ns - s->migrate_ns) / 1e9,
-		     *why ? why : "QEMU gave no reason", *s->dest_exit ? "; the destination QEMU " : "",
+		scenario_fail(&s->fail, "the migration failed after %.1f s: %.*s%s%s", after_s, SB_ERROR_MAX - 128,
+		     *mig->error ? mig->error : "QEMU gave no reason", *s->dest_exit ? "; the destination QEMU " : "",
 		     *s->dest_exit ? s->dest_exit : "");
-	} else if (s->phase == PHASE_ITERATING && s->qemu_status == QMP_MIGRATION_COMPLETED) {
-		fail(s, "the migration converged after %.1f s, before spec.dirty_log.iterate_s (%g s): the guest dirtied too little for its passes to go on; lower spec.dirty_log.max_bandwidth or give the guest a writing pattern over a larger region",
-		     (double)(s->end_ns - s->migrate_ns) / 1e9, ctx->spec->dirty_log.iterate_s);
+	} else if (s->phase == PHASE_ITERATING && mig->end_status == QMP_MIGRATION_COMPLETED) {
+		scenario_fail(&s->fail, "the migration converged after %.1f s, before spec.dirty_log.iterate_s (%g s): the guest dirtied too little for its passes to go on; lower spec.dirty_log.max_bandwidth or give the guest a writing pattern over a larger region",
+		     after_s, ctx->spec->dirty_log.iterate_s);
 	} else if (s->phase == PHASE_ITERATING) {
-		fail(s, "the migration was cancelled after %.1f s, before spec.dirty_log.iterate_s, by someone else",
-		     (double)(s->end_ns - s->migrate_ns) / 1e9);
-	} else if (cancel != (s->qemu_status == QMP_MIGRATION_CANCELLED)) {
-		fail(s, "the migration ended %s where spec.dirty_log.completion asked to %s it",
-		     qmp_migration_status_to_string(s->qemu_status), cancel ? "cancel" : "complete");
+		scenario_fail(&s->fail, "the migration was cancelled after %.1f s, before spec.dirty_log.iterate_s, by someone else",
+		     after_s);
+	} else if (cancel != (mig->end_status == QMP_MIGRATION_CANCELLED)) {
+		scenario_fail(&s->fail, "the migration ended %s where spec.dirty_log.completion asked to %s it",
+		     qmp_migration_status_to_string(mig->end_status), cancel ? "cancel" : "complete");
 	} else if (!cancel) {
-		s->cont_needed = true;
+		s->mig.resume_needed = true;
 	}
 	s->phase = PHASE_DONE;
 }
 
 static uint64_t deadline_of(const struct dirty *s, const struct scenario_ctx *ctx)
 {
-	if (!s->migrate_ns)
+	if (!s->mig.migrate_ns)
 		return UINT64_MAX;
 	if (s->phase == PHASE_ENDING || s->phase == PHASE_DONE)
 		return s->end_action_ns + END_TIMEOUT_NS;
-	return s->migrate_ns + iterate_ns(ctx) + END_TIMEOUT_NS;
+	return s->mig.migrate_ns + iterate_ns(ctx) + END_TIMEOUT_NS;
 }
 
 static int dirty_poll(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err)
 {
 	struct dirty *s = state;
-	uint64_t setup_ns = (uint64_t)(ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS) * NSEC_PER_MSEC;
+	double stuck_s = migration_setup_stuck_s(&s->mig, ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS);
 	int k;
 
 	*done = false;
-	if (s->phase != PHASE_DONE && !s->failed) {
-		k = read_events(s, ctx);
+	if (s->phase != PHASE_DONE && !s->fail.failed) {
+		k = migration_read_events(&s->mig, NULL, NULL, NULL);
 		if (k < 0)
 			return sb_error_set(err, k, "QMP connection lost during the migration");
 		check_end(s, ctx);
 	}
-	if (!s->failed && s->phase == PHASE_ITERATING && dest_state(s)[0]) {
+	if (!s->fail.failed && s->phase == PHASE_ITERATING && dest_state(s)[0]) {
 		/* the source notices at its next write; say what the destination did meanwhile */
 		char why[256];
-		fetch_error(s, ctx, why, sizeof(why));
-		fail(s, "the migration's destination QEMU (pid %d) exited during the migration: %s%s%s", s->dest_pid,
+		migration_fetch_error(&s->mig, why, sizeof(why));
+		scenario_fail(&s->fail, "the migration's destination QEMU (pid %d) exited during the migration: %s%s%s", s->dest_pid,
 		     s->dest_exit, *why ? "; the source said: " : "", why);
 	}
-	if (!s->failed && s->phase == PHASE_ITERATING && s->query_status == QMP_MIGRATION_SETUP &&
-	    s->query_ns > s->migrate_ns && s->query_ns - s->migrate_ns > setup_ns)
-		fail(s, "the migration was still in \"setup\" %.1f s after migrate (query-migrate); see QEMU's logs in the run directory",
-		     (double)(s->query_ns - s->migrate_ns) / 1e9);
-	if (!s->failed && s->phase == PHASE_ITERATING && mono_ns() >= s->migrate_ns + iterate_ns(ctx)) {
+	if (!s->fail.failed && s->phase == PHASE_ITERATING && stuck_s > 0)
+		scenario_fail(&s->fail, "the migration was still in \"setup\" %.1f s after migrate (query-migrate); see QEMU's logs in the run directory",
+		     stuck_s);
+	if (!s->fail.failed && s->phase == PHASE_ITERATING && mono_ns() >= s->mig.migrate_ns + iterate_ns(ctx)) {
 		k = end_iterations(s, ctx, err);
 		if (k < 0) {
-			fail(s, "%s", err->msg);
+			scenario_fail(&s->fail, "%s", err->msg);
 			return k;
 		}
 	}
-	if (!s->failed && s->phase == PHASE_ENDING && mono_ns() > s->end_action_ns + END_TIMEOUT_NS)
-		fail(s, "the migration did not %s within %llu s of the end of its iterations (query-migrate says %s)",
+	if (!s->fail.failed && s->phase == PHASE_ENDING && mono_ns() > s->end_action_ns + END_TIMEOUT_NS)
+		scenario_fail(&s->fail, "the migration did not %s within %llu s of the end of its iterations (query-migrate says %s)",
 		     ctx->spec->dirty_log.completion == SPEC_COMPLETION_CANCEL ? "cancel" : "complete",
-		     (unsigned long long)(END_TIMEOUT_NS / NSEC_PER_SEC), s->status);
-	if (s->failed) {
+		     (unsigned long long)(END_TIMEOUT_NS / NSEC_PER_SEC), s->mig.status);
+	if (s->fail.failed) {
 		*done = true;
-		return sb_error_set(err, -EIO, "%s", s->error);
+		return sb_error_set(err, -EIO, "%s", s->fail.error);
 	}
 	*done = s->phase == PHASE_DONE;
 	return 0;
@@ -315,10 +248,8 @@ static uint64_t dirty_deadline(void *state, const struct scenario_ctx *ctx)
 static bool dirty_sample_now(void *state)
 {
 	struct dirty *s = state;
-	bool want = s->sample_wanted;
 
-	s->sample_wanted = false;
-	return want;
+	return migration_take_pass(&s->mig);
 }
 
 static int dirty_progress(void *state, const struct scenario_ctx *ctx, struct report_migration *m, double *fraction,
@@ -329,33 +260,21 @@ static int dirty_progress(void *state, const struct scenario_ctx *ctx, struct re
 	uint64_t now;
 	int k;
 
-	k = qmp_query_migrate(ctx->vm->qmp, &mi, err);
+	k = migration_query(&s->mig, &mi, err);
 	if (k < 0)
 		return k;
-	now = mono_ns();
-	s->query_status = mi.status;
-	s->query_ns = now;
-	note_status(s, mi.status, mi.status_name, now);
-	memset(m, 0, sizeof(*m));
-	snprintf(m->status, sizeof(m->status), "%s", mi.status_name);
-	m->transferred = mi.ram_transferred > 0 ? (uint64_t)mi.ram_transferred : 0;
-	m->remaining = mi.ram_remaining > 0 ? (uint64_t)mi.ram_remaining : 0;
+	now = s->mig.query_ns;
+	migration_row(&s->mig, &mi, now, m);
 	m->dirty_pages_rate = mi.ram_dirty_pages_rate >= 0 ? (double)mi.ram_dirty_pages_rate : -1;
+	/* a pass's row: the sync under way, and the pages sent so far (migration_row()) */
 	if (mi.ram_normal >= 0 && mi.ram_dirty_sync_count >= 0) {
-		/* QEMU reports RAM figures while the migration is active or completed, not once cancelled */
-		uint64_t pages = (uint64_t)mi.ram_normal + (uint64_t)(mi.ram_duplicate > 0 ? mi.ram_duplicate : 0);
 		m->precopy = true;
 		m->dirty_sync_count = (uint64_t)mi.ram_dirty_sync_count;
-		m->pages = pages;
-		if (now > s->last_ns && pages >= s->last_pages)
-			m->pages_per_s = (double)(pages - s->last_pages) * 1e9 / (double)(now - s->last_ns);
-		s->last_pages = pages;
-		s->last_ns = now;
 	}
 	if (mi.ram_page_size > 0)
 		s->page_size = (uint64_t)mi.ram_page_size;
 	if (fraction) {
-		*fraction = (double)(now - s->migrate_ns) / (double)iterate_ns(ctx);
+		*fraction = (double)(now - s->mig.migrate_ns) / (double)iterate_ns(ctx);
 		if (*fraction > 1)
 			*fraction = 1;
 	}
@@ -366,18 +285,11 @@ static int dirty_progress(void *state, const struct scenario_ctx *ctx, struct re
 static int dirty_finish(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
 {
 	struct dirty *s = state;
-	int k;
 
 	/* before the post window: a completed destination runs the guest too, on the same CPUs */
 	dest_state(s);
 	migrate_dest_stop(s->dest, DEST_STOP_MS);
-	if (s->cont_needed) {
-		k = qmp_cont(ctx->vm->qmp, err);
-		if (k < 0)
-			return sb_error_prefix(err, "resuming the source after the completed migration (cont)");
-		s->cont_needed = false;
-	}
-	return 0;
+	return migration_resume_source(&s->mig, "completed", err);
 }
 
 static void dirty_cleanup(void *state, const struct scenario_ctx *ctx)
@@ -385,11 +297,8 @@ static void dirty_cleanup(void *state, const struct scenario_ctx *ctx)
 	struct dirty *s = state;
 
 	s->cleaned = true;
-	if (s->migrate_ns && !s->qemu_ended && ctx->vm && ctx->vm->qmp && !ctx->vm->exited) {
-		enum qmp_migration_status last;
-		if (qmp_migrate_cancel(ctx->vm->qmp, NULL) >= 0)
-			qmp_wait_migration(ctx->vm->qmp, QMP_MIGRATION_CANCELLED, 2000, &last, NULL);
-	}
+	if (ctx->vm && ctx->vm->qmp && !ctx->vm->exited)
+		migration_stop(&s->mig);
 	if (s->dest) {
 		dest_state(s);
 		migrate_dest_stop(s->dest, DEST_STOP_MS);
@@ -405,9 +314,9 @@ static void dirty_summarize(void *state, const struct scenario_ctx *ctx, struct 
 	const struct run_spec *spec = ctx->spec;
 
 	m->set = true;
-	snprintf(m->status, sizeof(m->status), "%s", s->migrate_ns ? s->status : "");
-	m->started_s = s->migrate_ns ? (double)(s->migrate_ns - ctx->rep_start_ns) / 1e9 : -1;
-	m->iterating_s = s->end_action_ns ? (double)(s->end_action_ns - s->migrate_ns) / 1e9 : -1;
+	snprintf(m->status, sizeof(m->status), "%s", s->mig.migrate_ns ? s->mig.status : "");
+	m->started_s = s->mig.migrate_ns ? (double)(s->mig.migrate_ns - ctx->rep_start_ns) / 1e9 : -1;
+	m->iterating_s = s->end_action_ns ? (double)(s->end_action_ns - s->mig.migrate_ns) / 1e9 : -1;
 	snprintf(m->completion, sizeof(m->completion), "%s",
 		 spec->dirty_log.completion == SPEC_COMPLETION_CANCEL ? "cancel" : "complete");
 	snprintf(m->tracking, sizeof(m->tracking), "%s", spec->dirty_log.tracking == SPEC_DIRTY_RING ? "ring" : "bitmap");
@@ -417,7 +326,19 @@ static void dirty_summarize(void *state, const struct scenario_ctx *ctx, struct 
 	m->page_size = s->page_size;
 	migrate_dest_record(&m->dest, s->dest_pid, s->dest_exit, &s->dest_log, s->cleaned);
 	free(m->error);
-	m->error = *s->error ? strdup(s->error) : NULL;
+	m->error = *s->fail.error ? strdup(s->fail.error) : NULL;
+}
+
+/* held in its passes for iterate_s */
+static double dirty_planned_s(const struct run_spec *spec)
+{
+	return spec->dirty_log.iterate_s;
+}
+
+/* the ring, when the spec tracks with it: the VM's KVM is created with it */
+static void dirty_vm_config(const struct run_spec *spec, struct vm_config *cfg)
+{
+	cfg->dirty_ring_size = spec->dirty_log.tracking == SPEC_DIRTY_RING ? spec->dirty_log.ring_size : 0;
 }
 
 const struct scenario_ops scenario_dirty_log = {
@@ -433,4 +354,6 @@ const struct scenario_ops scenario_dirty_log = {
 	.cleanup = dirty_cleanup,
 	.deadline = dirty_deadline,
 	.sample_now = dirty_sample_now,
+	.planned_s = dirty_planned_s,
+	.vm_config = dirty_vm_config,
 };

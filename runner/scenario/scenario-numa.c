@@ -240,6 +240,13 @@ static void numa_cleanup(void *state, const struct scenario_ctx *ctx)
 	s->map = MAP_FAILED;
 }
 
+/* the guest RAM over every node, so that NUMA balancing has pages to move (memfd: vm-qemu.c) */
+static void numa_vm_config(const struct run_spec *spec, struct vm_config *cfg)
+{
+	(void)spec;
+	cfg->spread_nodes = true;
+}
+
 const struct scenario_ops scenario_numa_hinting = {
 	.name = "numa-hinting",
 	.window = REPORT_WINDOW_STEADY,
@@ -251,4 +258,5 @@ const struct scenario_ops scenario_numa_hinting = {
 	.finish = numa_finish,
 	.summarize = numa_summarize,
 	.cleanup = numa_cleanup,
+	.vm_config = numa_vm_config,
 };

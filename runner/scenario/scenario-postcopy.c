@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +35,12 @@
 #include "bpf-source.h"
 #include "clock.h"
 #include "drain.h"
+#include "failure.h"
 #include "json-util.h"
 #include "macro.h"
 #include "migrate-dest.h"
+#include "params.h"
+#include "migration.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "scenario.h"
@@ -62,13 +64,14 @@ struct postcopy {
 	struct migrate_dest *dest;
 	struct guest_decoder *dec;
 	enum phase phase;
-	bool failed, qemu_ended, cont_needed, cleaned;
+	struct scenario_failure fail; /* the first, for the window's error */
+	bool cleaned;
+	struct migration mig; /* the source's side: status, end, figures */
 	bool bpf_on_dest;  /* the probes count the destination's QEMU now ... */
 	bool bpf_used;     /* ... or did */
 	bool dest_stopped; /* by us: its exit is not news */
 	char bpf_error[256];
-	enum qmp_migration_status qemu_status, query_status;
-	uint64_t migrate_ns, postcopy_ns, switchover_ns, fault_ns, end_ns, query_ns;
+	uint64_t postcopy_ns, switchover_ns, fault_ns;
 	unsigned expected, reported;
 	double pass_ns;
 	uint64_t pages, bytes, mismatches, first_mismatch;
@@ -77,8 +80,6 @@ struct postcopy {
 	int64_t requests;
 	int64_t dest_pf0, dest_pf;  /* the destination's KVM pf_taken (query-stats, vCPUs summed) at the pass's start; over it (< 0: not read) */
 	uint64_t chunk;
-	char status[32];
-	char error[SB_ERROR_MAX];
 	char dest_exit[512];
 	char *dest_log;
 	int dest_pid;
@@ -87,19 +88,6 @@ struct postcopy {
 static uint64_t timeout_ns(const struct scenario_ctx *ctx)
 {
 	return (uint64_t)(ctx->spec->postcopy.timeout_s * 1e9);
-}
-
-static void fail(struct postcopy *s, const char *fmt, ...) _printf_(2, 3);
-static void fail(struct postcopy *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (s->failed)
-		return;
-	s->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof(s->error), fmt, ap);
-	va_end(ap);
 }
 
 /* The vCPUs that run fault-linear, as the guest assigns roles (guest/kernel/workload.c). */
@@ -128,6 +116,7 @@ static int pc_prepare(void *state, const struct scenario_ctx *ctx, struct sb_err
 	size_t n_caps = spec->postcopy.preempt ? 3 : 2;
 	int k;
 
+	migration_init(&s->mig, ctx->vm->qmp);
 	s->pass_ns = -1;
 	s->dest_pf0 = s->dest_pf = -1;
 	s->requests = -1;
@@ -143,7 +132,7 @@ static int pc_prepare(void *state, const struct scenario_ctx *ctx, struct sb_err
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	k = qmp_migrate_set_capabilities(ctx->vm->qmp, caps, n_caps, err);
 	if (k < 0) {
-		snprintf(s->error, sizeof(s->error), "the source QEMU refused postcopy: %.900s", err->msg);
+		snprintf(s->fail.error, sizeof(s->fail.error), "the source QEMU refused postcopy: %.900s", err->msg);
 		return sb_error_prefix(err, "setting the source's migration capabilities (events, postcopy-ram%s)",
 				       spec->postcopy.preempt ? ", postcopy-preempt" : "");
 	}
@@ -159,7 +148,7 @@ static int pc_prepare(void *state, const struct scenario_ctx *ctx, struct sb_err
 	}
 	k = migrate_dest_start(ctx->vm_cfg, ctx->dest_qemu_binary, NULL, 0, &s->dest, err);
 	if (k < 0) {
-		snprintf(s->error, sizeof(s->error), "%s", err->msg);
+		snprintf(s->fail.error, sizeof(s->fail.error), "%s", err->msg);
 		return k;
 	}
 	s->dest_pid = s->dest->vm->pid;
@@ -169,10 +158,10 @@ static int pc_prepare(void *state, const struct scenario_ctx *ctx, struct sb_err
 	if (k < 0) {
 		sb_error_prefix(err, "postcopy refused: the migration's destination QEMU (pid %d) refused postcopy-ram%s", s->dest_pid,
 				spec->postcopy.preempt ? " or postcopy-preempt" : "");
-		snprintf(s->error, sizeof(s->error),
+		snprintf(s->fail.error, sizeof(s->fail.error),
 			 "%.700s (postcopy needs userfaultfd in the destination, also for the faults KVM takes: run QEMU as root or set the knob sysctl:vm.unprivileged_userfaultfd=1)",
 			 err->msg);
-		return sb_error_set(err, k, "%s", s->error);
+		return sb_error_set(err, k, "%s", s->fail.error);
 	}
 	return 0;
 }
@@ -187,17 +176,16 @@ static int pc_start(void *state, const struct scenario_ctx *ctx, struct sb_error
 
 	k = migrate_dest_listen(s->dest, &how, err);
 	if (k < 0) {
-		fail(s, "%s", err->msg);
+		scenario_fail(&s->fail, "%s", err->msg);
 		return k;
 	}
-	s->migrate_ns = mono_ns();
+	migration_started(&s->mig, mono_ns());
 	k = migrate_dest_migrate(s->dest, ctx->vm->qmp, err);
 	if (k < 0) {
-		fail(s, "%s", err->msg);
+		scenario_fail(&s->fail, "%s", err->msg);
 		return sb_error_prefix(err, "starting the migration");
 	}
 	s->phase = PHASE_PRECOPY;
-	snprintf(s->status, sizeof(s->status), "setup");
 	return 0;
 }
 
@@ -206,34 +194,17 @@ static const char *dest_state(struct postcopy *s)
 	return migrate_dest_note_exit(s->dest, s->dest_exit, sizeof(s->dest_exit));
 }
 
-/* query-migrate's error-desc; QEMU 7.2 leaves some refusals (postcopy-preempt over an fd) to its log only */
-static void fetch_error(const struct scenario_ctx *ctx, char *buf, size_t len)
+/* QEMU's reason (error, when given); QEMU 7.2 leaves some refusals (postcopy-preempt over an fd) to its log only */
+static void source_error(const struct scenario_ctx *ctx, const char *error, char *buf, size_t len)
 {
-	struct qmp_migration_info mi = {};
-
-	buf[0] = '\0';
-	if (qmp_query_migrate(ctx->vm->qmp, &mi, NULL) >= 0 && mi.error_desc)
-		snprintf(buf, len, "%s", mi.error_desc);
-	qmp_migration_info_clear(&mi);
+	snprintf(buf, len, "%.*s", (int)len - 1, error);
 	if (!buf[0] && ctx->vm) {
 		char tail[512];
 
 		vm_log_tail(ctx->vm, tail, sizeof(tail));
 		if (tail[0])
-			snprintf(buf, len, "the source QEMU's log says: %s", tail);
+			snprintf(buf, len, "the source QEMU's log says: %.*s", (int)len, tail);
 	}
-}
-
-static void note_status(struct postcopy *s, enum qmp_migration_status st, const char *name, uint64_t when)
-{
-	snprintf(s->status, sizeof(s->status), "%s", name);
-	if (s->qemu_ended)
-		return;
-	if (st != QMP_MIGRATION_COMPLETED && st != QMP_MIGRATION_FAILED && st != QMP_MIGRATION_CANCELLED)
-		return;
-	s->qemu_ended = true;
-	s->qemu_status = st;
-	s->end_ns = when;
 }
 
 /*
@@ -260,35 +231,38 @@ static void retarget_source(struct postcopy *s, const struct scenario_ctx *ctx)
 	s->bpf_on_dest = false;
 }
 
-/* The source's MIGRATION events: its status, and "active" starts the switch to postcopy. */
+struct source_events {
+	struct postcopy *s;
+	const struct scenario_ctx *ctx;
+};
+
+/* The source's MIGRATION event said st: "active" starts the switch to postcopy. */
+static int on_source_status(void *userdata, enum qmp_migration_status st, struct sb_error *err)
+{
+	struct source_events *ev = userdata;
+	struct postcopy *s = ev->s;
+	int k;
+
+	if (s->phase != PHASE_PRECOPY || st != QMP_MIGRATION_ACTIVE)
+		return 0;
+	k = qmp_migrate_start_postcopy(ev->ctx->vm->qmp, err);
+	if (k < 0) {
+		scenario_fail(&s->fail, "migrate-start-postcopy was refused: %s", err->msg);
+		return k;
+	}
+	s->postcopy_ns = mono_ns();
+	s->phase = PHASE_SWITCHING;
+	retarget_dest(s, ev->ctx);
+	return 0;
+}
+
 static int read_events(struct postcopy *s, const struct scenario_ctx *ctx, struct sb_error *err)
 {
-	while (!s->qemu_ended) {
-		_cleanup_qmp_event_ struct qmp_event *e = NULL;
-		struct json_object *st;
-		enum qmp_migration_status status;
-		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, NULL);
+	int k = migration_read_events(&s->mig, on_source_status, &(struct source_events){ s, ctx }, err);
 
-		if (k == -ETIMEDOUT)
-			return 0;
-		if (k < 0)
-			return sb_error_set(err, k, "QMP connection to the source lost during the migration");
-		if (!e->data || !json_object_object_get_ex(e->data, "status", &st))
-			continue;
-		status = qmp_migration_status_from_string(json_object_get_string(st));
-		note_status(s, status, json_object_get_string(st), e->recv_mono_ns);
-		if (s->phase == PHASE_PRECOPY && status == QMP_MIGRATION_ACTIVE) {
-			k = qmp_migrate_start_postcopy(ctx->vm->qmp, err);
-			if (k < 0) {
-				fail(s, "migrate-start-postcopy was refused: %s", err->msg);
-				return k;
-			}
-			s->postcopy_ns = mono_ns();
-			s->phase = PHASE_SWITCHING;
-			retarget_dest(s, ctx);
-		}
-	}
-	return 0;
+	if (k < 0 && !s->fail.failed)
+		return sb_error_set(err, k, "QMP connection to the source lost during the migration");
+	return k;
 }
 
 /* The destination's KVM pf_taken, its vCPUs summed (query-stats), or -1 where it cannot be read. */
@@ -315,160 +289,146 @@ static int wait_switchover(struct postcopy *s, struct sb_error *err)
 	if (k == -ETIMEDOUT)
 		return 0;
 	if (k < 0) {
-		fail(s, "QMP connection to the migration's destination QEMU (pid %d) lost before the switch-over", s->dest_pid);
-		return sb_error_set(err, k, "%s", s->error);
+		scenario_fail(&s->fail, "QMP connection to the migration's destination QEMU (pid %d) lost before the switch-over", s->dest_pid);
+		return sb_error_set(err, k, "%s", s->fail.error);
 	}
 	s->switchover_ns = e->recv_mono_ns;
 	s->dest_pf0 = dest_pf_taken(s);
 	if (send(s->dest->vm->control_fd, &cmd, 1, MSG_NOSIGNAL) != 1) {
-		fail(s, "cannot ask the destination's guest for its pass (its control socket): %s", strerror(errno));
-		return sb_error_set(err, -EIO, "%s", s->error);
+		scenario_fail(&s->fail, "cannot ask the destination's guest for its pass (its control socket): %s", strerror(errno));
+		return sb_error_set(err, -EIO, "%s", s->fail.error);
 	}
 	s->fault_ns = mono_ns();
 	s->phase = PHASE_FAULTING;
 	return 0;
 }
 
-/* The destination's telemetry: FAULT records (and LOG errors); its SAMPLEs, without a HELLO, are skipped. */
+/* A record of the destination's telemetry: a FAULT (a vCPU's pass), a LOG error; the rest is the sampler's business. */
+static void on_dest_record(void *userdata, const struct guest_record *rec)
+{
+	struct postcopy *s = userdata;
+
+	if (rec->type == GUEST_RECORD_LOG && rec->log.level == GUEST_LOG_ERROR)
+		scenario_fail(&s->fail, "the destination's guest: %s", rec->log.text);
+	if (rec->type != GUEST_RECORD_FAULT)
+		return;
+	double ns = guest_fault_pass_ns(&rec->fault);
+	if (ns > s->pass_ns)
+		s->pass_ns = ns;
+	s->pages += rec->fault.pages;
+	s->bytes += rec->fault.bytes;
+	if (rec->fault.mismatches && !s->mismatches)
+		s->first_mismatch = rec->fault.first_mismatch;
+	s->mismatches += rec->fault.mismatches;
+	/* one guest, one TSC rate: the vCPUs' buckets add up */
+	for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++)
+		s->touch_hist[b] += rec->fault.touch_hist[b];
+	if (!s->touch_tsc_hz)
+		s->touch_tsc_hz = rec->fault.tsc_hz;
+	s->reported++;
+	/* the last pass ended: the faults the destination's KVM took for it */
+	if (s->reported == s->expected && s->dest_pf0 >= 0) {
+		int64_t pf = dest_pf_taken(s);
+		s->dest_pf = pf >= s->dest_pf0 ? pf - s->dest_pf0 : -1;
+	}
+}
+
+/* The destination's telemetry: its FAULT records (and LOG errors); its SAMPLEs, without a HELLO, do not decode (no error: expected). */
 static void read_dest_telemetry(struct postcopy *s)
 {
 	uint8_t buf[8192];
 	bool eof = false;
+	size_t n;
 
-	for (;;) {
-		size_t n = drain_take(s->dest->vm->telemetry, buf, sizeof(buf), &eof), off = 0;
-
-		if (!n)
-			break;
-		while (off < n) {
-			off += guest_decoder_feed(s->dec, buf + off, n - off);
-			for (;;) {
-				const struct guest_record *rec;
-				struct sb_error e = {};
-				int k = guest_decoder_next(s->dec, &rec, &e);
-
-				if (k == 0)
-					break;
-				if (k < 0)
-					continue; /* a SAMPLE before HELLO: expected on this stream */
-				if (rec->type == GUEST_RECORD_LOG && rec->log.level == GUEST_LOG_ERROR)
-					fail(s, "the destination's guest: %s", rec->log.text);
-				if (rec->type != GUEST_RECORD_FAULT)
-					continue;
-				double ns = guest_fault_pass_ns(&rec->fault);
-				if (ns > s->pass_ns)
-					s->pass_ns = ns;
-				s->pages += rec->fault.pages;
-				s->bytes += rec->fault.bytes;
-				if (rec->fault.mismatches && !s->mismatches)
-					s->first_mismatch = rec->fault.first_mismatch;
-				s->mismatches += rec->fault.mismatches;
-				/* one guest, one TSC rate: the vCPUs' buckets add up */
-				for (unsigned b = 0; b < GUEST_FAULT_HIST_BUCKETS; b++)
-					s->touch_hist[b] += rec->fault.touch_hist[b];
-				if (!s->touch_tsc_hz)
-					s->touch_tsc_hz = rec->fault.tsc_hz;
-				s->reported++;
-				/* the last pass ended: the faults the destination's KVM took for it */
-				if (s->reported == s->expected && s->dest_pf0 >= 0) {
-					int64_t pf = dest_pf_taken(s);
-					s->dest_pf = pf >= s->dest_pf0 ? pf - s->dest_pf0 : -1;
-				}
-			}
-		}
-	}
+	while ((n = drain_take(s->dest->vm->telemetry, buf, sizeof(buf), &eof)))
+		guest_decoder_take(s->dec, buf, n, on_dest_record, NULL, s);
 }
 
-static void query(struct postcopy *s, const struct scenario_ctx *ctx, struct report_migration *m)
+static void query(struct postcopy *s, struct report_migration *m)
 {
 	struct qmp_migration_info mi = {};
-	uint64_t now;
 
-	if (qmp_query_migrate(ctx->vm->qmp, &mi, NULL) < 0)
+	if (migration_query(&s->mig, &mi, NULL) < 0)
 		return;
-	now = mono_ns();
-	s->query_status = mi.status;
-	s->query_ns = now;
-	note_status(s, mi.status, mi.status_name, now);
 	if (mi.ram_postcopy_requests >= 0)
 		s->requests = mi.ram_postcopy_requests;
 	if (m) {
-		memset(m, 0, sizeof(*m));
-		snprintf(m->status, sizeof(m->status), "%s", mi.status_name);
-		m->transferred = mi.ram_transferred > 0 ? (uint64_t)mi.ram_transferred : 0;
-		m->remaining = mi.ram_remaining > 0 ? (uint64_t)mi.ram_remaining : 0;
-		m->dirty_pages_rate = -1;
+		migration_row(&s->mig, &mi, s->mig.query_ns, m);
+		m->pages_per_s = 0; /* this scenario's rows have never had a rate: its report stays as it was */
 	}
 	qmp_migration_info_clear(&mi);
 }
 
 static void check_end(struct postcopy *s, const struct scenario_ctx *ctx)
 {
+	const struct migration *mig = &s->mig;
+	double after_s = (double)(mig->end_ns - mig->migrate_ns) / 1e9;
 	char why[SB_ERROR_MAX - 128];
 
-	if (!s->qemu_ended || s->failed)
+	if (!mig->ended || s->fail.failed)
 		return;
-	if (s->qemu_status == QMP_MIGRATION_FAILED) {
-		fetch_error(ctx, why, sizeof(why));
+	if (mig->end_status == QMP_MIGRATION_FAILED) {
+		source_error(ctx, mig->error, why, sizeof(why));
 		/* a destination that was killed broke the stream before it could be reaped */
 		migrate_dest_note_exit_wait(s->dest, s->dest_exit, sizeof(s->dest_exit), DEST_EXIT_WAIT_MS);
-		fail(s, "the migration failed after %.1f s: %s%s%s", (double)(s->end_ns - s->migrate_ns) / 1e9,
-		     *why ? why : "QEMU gave no reason", *s->dest_exit ? "; the destination QEMU " : "", s->dest_exit);
-	} else if (s->qemu_status == QMP_MIGRATION_CANCELLED) {
-		fail(s, "the migration was cancelled after %.1f s, by someone else", (double)(s->end_ns - s->migrate_ns) / 1e9);
+		scenario_fail(&s->fail, "the migration failed after %.1f s: %s%s%s", after_s, *why ? why : "QEMU gave no reason",
+		     *s->dest_exit ? "; the destination QEMU " : "", s->dest_exit);
+	} else if (mig->end_status == QMP_MIGRATION_CANCELLED) {
+		scenario_fail(&s->fail, "the migration was cancelled after %.1f s, by someone else", after_s);
 	} else if (s->phase == PHASE_PRECOPY) {
-		fail(s, "the migration completed after %.1f s before it could switch to postcopy: QEMU did not report \"active\"",
-		     (double)(s->end_ns - s->migrate_ns) / 1e9);
+		scenario_fail(&s->fail, "the migration completed after %.1f s before it could switch to postcopy: QEMU did not report \"active\"",
+		     after_s);
 	}
 }
 
 static int pc_poll(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err)
 {
 	struct postcopy *s = state;
-	uint64_t setup_ns = (uint64_t)(ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS) * NSEC_PER_MSEC;
+	double stuck_s;
 	uint64_t now;
 	int k;
 
 	*done = false;
-	if (!s->failed && s->phase != PHASE_DONE) {
+	if (!s->fail.failed && s->phase != PHASE_DONE) {
 		k = read_events(s, ctx, err);
 		if (k < 0) {
-			fail(s, "%s", err->msg);
+			scenario_fail(&s->fail, "%s", err->msg);
 			return k;
 		}
 		check_end(s, ctx);
 	}
-	if (!s->failed && s->phase == PHASE_SWITCHING) {
+	if (!s->fail.failed && s->phase == PHASE_SWITCHING) {
 		k = wait_switchover(s, err);
 		if (k < 0)
 			return k;
 	}
-	if (!s->failed && s->phase >= PHASE_SWITCHING)
+	if (!s->fail.failed && s->phase >= PHASE_SWITCHING)
 		read_dest_telemetry(s);
-	if (!s->failed && s->phase < PHASE_DONE && dest_state(s)[0]) {
-		char why[256];
-		fetch_error(ctx, why, sizeof(why));
-		fail(s, "the migration's destination QEMU (pid %d) exited during the migration: %s%s%s", s->dest_pid,
+	if (!s->fail.failed && s->phase < PHASE_DONE && dest_state(s)[0]) {
+		char why[256], error[256];
+		migration_fetch_error(&s->mig, error, sizeof(error));
+		source_error(ctx, error, why, sizeof(why));
+		scenario_fail(&s->fail, "the migration's destination QEMU (pid %d) exited during the migration: %s%s%s", s->dest_pid,
 		     s->dest_exit, *why ? "; the source said: " : "", why);
 	}
 	now = mono_ns();
-	if (!s->failed && s->phase == PHASE_PRECOPY && s->query_status == QMP_MIGRATION_SETUP &&
-	    s->query_ns > s->migrate_ns && s->query_ns - s->migrate_ns > setup_ns)
-		fail(s, "the migration was still in \"setup\" %.1f s after migrate (query-migrate); see QEMU's logs in the run directory",
-		     (double)(s->query_ns - s->migrate_ns) / 1e9);
-	if (!s->failed && s->phase != PHASE_DONE && now > s->migrate_ns + timeout_ns(ctx))
-		fail(s, "the migration and the destination's pass did not end within spec.postcopy.timeout_s (%g s): the source says %s, %u of %u fault-linear vCPUs reported%s",
-		     ctx->spec->postcopy.timeout_s, s->status, s->reported, s->expected,
+	stuck_s = migration_setup_stuck_s(&s->mig, ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS);
+	if (!s->fail.failed && s->phase == PHASE_PRECOPY && stuck_s > 0)
+		scenario_fail(&s->fail, "the migration was still in \"setup\" %.1f s after migrate (query-migrate); see QEMU's logs in the run directory",
+		     stuck_s);
+	if (!s->fail.failed && s->phase != PHASE_DONE && now > s->mig.migrate_ns + timeout_ns(ctx))
+		scenario_fail(&s->fail, "the migration and the destination's pass did not end within spec.postcopy.timeout_s (%g s): the source says %s, %u of %u fault-linear vCPUs reported%s",
+		     ctx->spec->postcopy.timeout_s, s->mig.status, s->reported, s->expected,
 		     s->phase < PHASE_FAULTING ? ", the destination's guest never resumed" : "");
-	if (!s->failed && s->phase == PHASE_FAULTING && s->reported >= s->expected && s->qemu_ended &&
-	    s->qemu_status == QMP_MIGRATION_COMPLETED) {
-		query(s, ctx, NULL); /* the final postcopy-requests */
+	if (!s->fail.failed && s->phase == PHASE_FAULTING && s->reported >= s->expected && s->mig.ended &&
+	    s->mig.end_status == QMP_MIGRATION_COMPLETED) {
+		query(s, NULL); /* the final postcopy-requests */
 		s->phase = PHASE_DONE;
-		s->cont_needed = true;
+		s->mig.resume_needed = true;
 	}
-	if (s->failed) {
+	if (s->fail.failed) {
 		*done = true;
-		return sb_error_set(err, -EIO, "%s", s->error);
+		return sb_error_set(err, -EIO, "%s", s->fail.error);
 	}
 	*done = s->phase == PHASE_DONE;
 	return 0;
@@ -478,7 +438,7 @@ static uint64_t pc_deadline(void *state, const struct scenario_ctx *ctx)
 {
 	struct postcopy *s = state;
 
-	return s->migrate_ns ? s->migrate_ns + timeout_ns(ctx) + 10 * NSEC_PER_SEC : UINT64_MAX;
+	return s->mig.migrate_ns ? s->mig.migrate_ns + timeout_ns(ctx) + 10 * NSEC_PER_SEC : UINT64_MAX;
 }
 
 static int pc_progress(void *state, const struct scenario_ctx *ctx, struct report_migration *m, double *fraction,
@@ -486,8 +446,9 @@ static int pc_progress(void *state, const struct scenario_ctx *ctx, struct repor
 {
 	struct postcopy *s = state;
 
+	(void)ctx;
 	(void)err;
-	query(s, ctx, m);
+	query(s, m);
 	if (fraction)
 		*fraction = s->expected ? (double)s->reported / (double)s->expected : 0;
 	return 0;
@@ -496,19 +457,12 @@ static int pc_progress(void *state, const struct scenario_ctx *ctx, struct repor
 static int pc_finish(void *state, const struct scenario_ctx *ctx, struct sb_error *err)
 {
 	struct postcopy *s = state;
-	int k;
 
 	dest_state(s);
 	retarget_source(s, ctx);
 	migrate_dest_stop(s->dest, DEST_STOP_MS);
 	s->dest_stopped = true;
-	if (s->cont_needed) {
-		k = qmp_cont(ctx->vm->qmp, err);
-		if (k < 0)
-			return sb_error_prefix(err, "resuming the source after the postcopy migration (cont)");
-		s->cont_needed = false;
-	}
-	return 0;
+	return migration_resume_source(&s->mig, "postcopy", err);
 }
 
 static void pc_cleanup(void *state, const struct scenario_ctx *ctx)
@@ -517,12 +471,9 @@ static void pc_cleanup(void *state, const struct scenario_ctx *ctx)
 
 	s->cleaned = true;
 	retarget_source(s, ctx);
-	if (s->migrate_ns && !s->qemu_ended && ctx->vm && ctx->vm->qmp && !ctx->vm->exited) {
-		enum qmp_migration_status last;
-		/* a migration in postcopy cannot be cancelled (the destination owns the guest): stopping both ends it */
-		if (qmp_migrate_cancel(ctx->vm->qmp, NULL) >= 0)
-			qmp_wait_migration(ctx->vm->qmp, QMP_MIGRATION_CANCELLED, 2000, &last, NULL);
-	}
+	/* a migration in postcopy cannot be cancelled (the destination owns the guest): stopping both ends it */
+	if (ctx->vm && ctx->vm->qmp && !ctx->vm->exited)
+		migration_stop(&s->mig);
 	if (s->dest) {
 		if (s->dest->vm && s->dest->vm->telemetry && s->dec)
 			read_dest_telemetry(s);
@@ -563,8 +514,8 @@ static void pc_summarize(void *state, const struct scenario_ctx *ctx, struct rep
 	const struct run_spec *spec = ctx->spec;
 
 	m->set = true;
-	snprintf(m->status, sizeof(m->status), "%s", s->migrate_ns ? s->status : "");
-	m->started_s = since(s->migrate_ns, ctx);
+	snprintf(m->status, sizeof(m->status), "%s", s->mig.migrate_ns ? s->mig.status : "");
+	m->started_s = since(s->mig.migrate_ns, ctx);
 	m->switchover_s = since(s->switchover_ns, ctx);
 	m->pass_started_s = since(s->fault_ns, ctx);
 	snprintf(m->access, sizeof(m->access), "%s", spec->postcopy.access == SPEC_FAULT_WRITE ? "write" : "read");
@@ -585,7 +536,27 @@ static void pc_summarize(void *state, const struct scenario_ctx *ctx, struct rep
 	m->probes_error = *s->bpf_error ? strdup(s->bpf_error) : NULL;
 	migrate_dest_record(&m->dest, s->dest_pid, s->dest_exit, &s->dest_log, s->cleaned);
 	free(m->error);
-	m->error = *s->error ? strdup(s->error) : NULL;
+	m->error = *s->fail.error ? strdup(s->fail.error) : NULL;
+}
+
+/* the switch-over and the destination's pass */
+static double pc_planned_s(const struct run_spec *spec)
+{
+	(void)spec;
+	return 5;
+}
+
+/* the source's guest writes its pass rather than reading it */
+static void pc_guest_params(const struct run_spec *spec, struct guest_params *p)
+{
+	p->fault_write = spec->postcopy.access == SPEC_FAULT_WRITE;
+}
+
+static void pc_host_needs(const struct run_spec *spec, struct scenario_needs *n)
+{
+	n->postcopy_ram = true;
+	n->postcopy_preempt = spec->postcopy.preempt;
+	n->userfaultfd = "postcopy needs userfaultfd in the migration's destination, for the faults KVM takes too";
 }
 
 const struct scenario_ops scenario_postcopy_restore = {
@@ -600,4 +571,7 @@ const struct scenario_ops scenario_postcopy_restore = {
 	.summarize = pc_summarize,
 	.cleanup = pc_cleanup,
 	.deadline = pc_deadline,
+	.planned_s = pc_planned_s,
+	.guest_params = pc_guest_params,
+	.host_needs = pc_host_needs,
 };

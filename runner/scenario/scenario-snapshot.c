@@ -26,6 +26,7 @@
 
 #include "clock.h"
 #include "macro.h"
+#include "migration.h"
 #include "qmp-commands.h"
 #include "qmp.h"
 #include "scenario.h"
@@ -55,18 +56,12 @@ struct snap {
 	struct sink_throttle *throttle; /* spec.snapshot.max_bandwidth: the sink moves the bytes at the rate */
 	struct sink_throttle_stats throttle_st; /* its figures, kept when it is freed */
 	bool started, done, failed;
-	bool qemu_ended;              /* QEMU's migration reached completed, failed or cancelled */
-	bool cancel_sent;
-	enum qmp_migration_status query_status; /* query-migrate's last answer ... */
-	uint64_t query_ns;                      /* ... and when */
-	uint64_t start_ns, migrate_ns, end_ns, qemu_end_ns, sink_error_ns;
-	enum report_snapshot_status status, qemu_status;
+	struct migration mig;         /* QEMU's side: its status, end and error */
+	uint64_t start_ns, end_ns, sink_error_ns;
+	enum report_snapshot_status status;
 	bool cleaned; /* snap_cleanup() ran: summarize may let go of the path */
 	char error[SB_ERROR_MAX];
-	char qemu_error[SB_ERROR_MAX];
 	int64_t bytes, pages, total_ms;
-	int64_t last_pages;
-	uint64_t last_ns;
 	int64_t file_bytes;
 	bool kept;
 };
@@ -84,7 +79,8 @@ static int snap_prepare(void *state, const struct scenario_ctx *ctx, struct sb_e
 
 	s->fd = -1;
 	s->bytes = s->pages = s->total_ms = s->file_bytes = -1;
-	s->status = s->qemu_status = REPORT_SNAPSHOT_NOT_STARTED;
+	s->status = REPORT_SNAPSHOT_NOT_STARTED;
+	migration_init(&s->mig, ctx->vm->qmp);
 	if (spec->snapshot.sink_null) {
 		s->fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (s->fd < 0)
@@ -128,8 +124,7 @@ static int snap_start(void *state, const struct scenario_ctx *ctx, struct sb_err
 	bool on = false;
 	int k;
 
-	s->start_ns = s->last_ns = mono_ns();
-	s->last_pages = 0;
+	s->start_ns = mono_ns();
 	/* QEMU checks userfaultfd write-protect here; verify it took, as QEMU may fall back silently */
 	k = qmp_migrate_set_capabilities(ctx->vm->qmp, caps, ARRAY_SIZE(caps), err);
 	if (k >= 0) {
@@ -150,7 +145,7 @@ static int snap_start(void *state, const struct scenario_ctx *ctx, struct sb_err
 			err->code = SNAP_REFUSED;
 		return SNAP_REFUSED;
 	}
-	s->migrate_ns = mono_ns();
+	migration_started(&s->mig, mono_ns());
 	k = qmp_migrate(ctx->vm->qmp,
 			&(struct qmp_migrate_address){ .fd = s->fd, .fdname = "sbsnapshot", .channels = ctx->migrate_channels },
 			err);
@@ -168,76 +163,17 @@ static int snap_start(void *state, const struct scenario_ctx *ctx, struct sb_err
 	return 0;
 }
 
-static void fetch_error(struct snap *s, const struct scenario_ctx *ctx)
+/* QEMU's migration's end, as a snapshot's status */
+static enum report_snapshot_status qemu_status(const struct snap *s)
 {
-	struct qmp_migration_info mi = {};
-
-	if (qmp_query_migrate(ctx->vm->qmp, &mi, NULL) >= 0 && mi.error_desc)
-		snprintf(s->qemu_error, sizeof(s->qemu_error), "%s", mi.error_desc);
-	qmp_migration_info_clear(&mi);
-}
-
-/* Takes QEMU's MIGRATION events until its migration ended or none is waiting. */
-static int read_events(struct snap *s, const struct scenario_ctx *ctx, struct sb_error *err)
-{
-	while (!s->qemu_ended) {
-		_cleanup_qmp_event_ struct qmp_event *e = NULL;
-		struct json_object *st;
-		struct sb_error e2 = {};
-		int k = qmp_wait_event(ctx->vm->qmp, "MIGRATION", 0, &e, &e2);
-		if (k == -ETIMEDOUT)
-			return 0;
-		if (k < 0)
-			return sb_error_set(err, k, "QMP connection lost during the snapshot: %s", e2.msg);
-		if (!e->data || !json_object_object_get_ex(e->data, "status", &st))
-			continue;
-		const char *status = json_object_get_string(st);
-		if (!strcmp(status, "completed"))
-			s->qemu_status = REPORT_SNAPSHOT_COMPLETED;
-		else if (!strcmp(status, "failed"))
-			s->qemu_status = REPORT_SNAPSHOT_FAILED;
-		else if (!strcmp(status, "cancelled"))
-			s->qemu_status = REPORT_SNAPSHOT_CANCELLED;
-		else
-			continue;
-		s->qemu_ended = true;
-		s->qemu_end_ns = e->recv_mono_ns;
-		if (s->qemu_status != REPORT_SNAPSHOT_COMPLETED)
-			fetch_error(s, ctx);
-	}
-	return 0;
-}
-
-/*
- * query-migrate's status: a terminal one ends QEMU's part even when its
- * MIGRATION event never arrived (the event queue is not the only witness).
- */
-static void note_query(struct snap *s, const struct qmp_migration_info *mi, uint64_t now)
-{
-	s->query_status = mi->status;
-	s->query_ns = now;
-	if (s->qemu_ended)
-		return;
-	switch (mi->status) {
+	switch (s->mig.end_status) {
 	case QMP_MIGRATION_COMPLETED:
-		s->qemu_status = REPORT_SNAPSHOT_COMPLETED;
-		break;
-	case QMP_MIGRATION_FAILED:
-		s->qemu_status = REPORT_SNAPSHOT_FAILED;
-		snprintf(s->qemu_error, sizeof(s->qemu_error), "%s", mi->error_desc ? mi->error_desc : "");
-		break;
+		return REPORT_SNAPSHOT_COMPLETED;
 	case QMP_MIGRATION_CANCELLED:
-		s->qemu_status = REPORT_SNAPSHOT_CANCELLED;
-		break;
+		return REPORT_SNAPSHOT_CANCELLED;
 	default:
-		return;
+		return REPORT_SNAPSHOT_FAILED;
 	}
-	s->qemu_ended = true;
-	/* QEMU's own total time dates the end better than our query did */
-	s->qemu_end_ns = now;
-	if (mi->status == QMP_MIGRATION_COMPLETED && mi->total_time_ms > 0 &&
-	    s->migrate_ns + (uint64_t)mi->total_time_ms * NSEC_PER_MSEC < now)
-		s->qemu_end_ns = s->migrate_ns + (uint64_t)mi->total_time_ms * NSEC_PER_MSEC;
 }
 
 static void snapshot_ended(struct snap *s, enum report_snapshot_status status, uint64_t end_ns)
@@ -268,26 +204,20 @@ static void check_end(struct snap *s)
 		}
 	}
 	if (s->sink_error_ns) {
-		if (s->qemu_ended || mono_ns() - s->sink_error_ns > SINK_ERROR_GRACE_NS) {
+		if (s->mig.ended || mono_ns() - s->sink_error_ns > SINK_ERROR_GRACE_NS) {
 			size_t len = strlen(s->error);
-			if (*s->qemu_error)
-				snprintf(s->error + len, sizeof(s->error) - len, " (QEMU: %s)", s->qemu_error);
-			snapshot_ended(s, REPORT_SNAPSHOT_FAILED, s->qemu_ended ? s->qemu_end_ns : mono_ns());
+			if (s->mig.ended && *s->mig.error)
+				snprintf(s->error + len, sizeof(s->error) - len, " (QEMU: %s)", s->mig.error);
+			snapshot_ended(s, REPORT_SNAPSHOT_FAILED, s->mig.ended ? s->mig.end_ns : mono_ns());
 		}
-	} else if (s->qemu_ended && s->qemu_status != REPORT_SNAPSHOT_COMPLETED) {
-		snprintf(s->error, sizeof(s->error), "%s", s->qemu_error);
-		snapshot_ended(s, s->qemu_status, s->qemu_end_ns);
-	} else if (s->qemu_ended && !s->throttle) {
-		snapshot_ended(s, REPORT_SNAPSHOT_COMPLETED, s->qemu_end_ns);
-	} else if (s->qemu_ended && ts->ended) {
-		snapshot_ended(s, REPORT_SNAPSHOT_COMPLETED, ts->end_ns > s->qemu_end_ns ? ts->end_ns : s->qemu_end_ns);
+	} else if (s->mig.ended && qemu_status(s) != REPORT_SNAPSHOT_COMPLETED) {
+		snprintf(s->error, sizeof(s->error), "%s", s->mig.error);
+		snapshot_ended(s, qemu_status(s), s->mig.end_ns);
+	} else if (s->mig.ended && !s->throttle) {
+		snapshot_ended(s, REPORT_SNAPSHOT_COMPLETED, s->mig.end_ns);
+	} else if (s->mig.ended && ts->ended) {
+		snapshot_ended(s, REPORT_SNAPSHOT_COMPLETED, ts->end_ns > s->mig.end_ns ? ts->end_ns : s->mig.end_ns);
 	}
-}
-
-static void cancel_migration(struct snap *s, const struct scenario_ctx *ctx)
-{
-	if (!s->cancel_sent)
-		s->cancel_sent = qmp_migrate_cancel(ctx->vm->qmp, NULL) >= 0;
 }
 
 static uint64_t snapshot_deadline(const struct snap *s, const struct scenario_ctx *ctx)
@@ -298,21 +228,22 @@ static uint64_t snapshot_deadline(const struct snap *s, const struct scenario_ct
 static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, struct sb_error *err)
 {
 	struct snap *s = state;
-	uint64_t setup_ns = (uint64_t)(ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS) * NSEC_PER_MSEC;
+	double stuck_s;
 
 	if (!s->done) {
-		int k = read_events(s, ctx, err);
+		struct sb_error e2 = {};
+		int k = migration_read_events(&s->mig, NULL, NULL, &e2);
 		if (k < 0)
-			return k;
+			return sb_error_set(err, k, "QMP connection lost during the snapshot: %s", e2.msg);
 		check_end(s);
 	}
-	if (!s->done && !s->qemu_ended && s->query_status == QMP_MIGRATION_SETUP && s->query_ns > s->migrate_ns &&
-	    s->query_ns - s->migrate_ns > setup_ns) {
-		cancel_migration(s, ctx);
+	stuck_s = migration_setup_stuck_s(&s->mig, ctx->setup_timeout_ms ? ctx->setup_timeout_ms : SETUP_TIMEOUT_MS);
+	if (!s->done && stuck_s > 0) {
+		migration_cancel(&s->mig);
 		snapshot_ended(s, REPORT_SNAPSHOT_FAILED, mono_ns());
 		snprintf(s->error, sizeof(s->error),
 			 "QEMU's snapshot was still in \"setup\" %.1f s after migrate (query-migrate), so it never started; the likely cause is userfaultfd: QEMU write-protects guest RAM with it before it saves a page, and its user may not use userfaultfd (vm.unprivileged_userfaultfd changed during the run?) or the kernel refuses write-protection for this memory; see QEMU's log in the run directory",
-			 (double)(s->query_ns - s->migrate_ns) / 1e9);
+			 stuck_s);
 	}
 	*done = s->done;
 	if (s->failed)
@@ -320,7 +251,7 @@ static int snap_poll(void *state, const struct scenario_ctx *ctx, bool *done, st
 				    s->status == REPORT_SNAPSHOT_CANCELLED ? "was cancelled" : "failed",
 				    *s->error ? s->error : "QEMU gave no reason");
 	if (!s->done && mono_ns() > snapshot_deadline(s, ctx)) {
-		cancel_migration(s, ctx);
+		migration_cancel(&s->mig);
 		snapshot_ended(s, REPORT_SNAPSHOT_FAILED, mono_ns());
 		*done = true;
 		snprintf(s->error, sizeof(s->error), "did not complete within %g s (spec.snapshot.timeout_s)",
@@ -341,24 +272,13 @@ static int snap_progress(void *state, const struct scenario_ctx *ctx, struct rep
 {
 	struct snap *s = state;
 	struct qmp_migration_info mi = {};
-	uint64_t now;
 	int k;
 
-	k = qmp_query_migrate(ctx->vm->qmp, &mi, err);
+	(void)ctx;
+	k = migration_query(&s->mig, &mi, err);
 	if (k < 0)
 		return k;
-	now = mono_ns();
-	note_query(s, &mi, now);
-	memset(m, 0, sizeof(*m));
-	snprintf(m->status, sizeof(m->status), "%s", mi.status_name);
-	m->transferred = mi.ram_transferred > 0 ? (uint64_t)mi.ram_transferred : 0;
-	m->remaining = mi.ram_remaining > 0 ? (uint64_t)mi.ram_remaining : 0;
-	m->dirty_pages_rate = -1;
-	int64_t pages = (mi.ram_normal > 0 ? mi.ram_normal : 0) + (mi.ram_duplicate > 0 ? mi.ram_duplicate : 0);
-	if (now > s->last_ns && pages >= s->last_pages)
-		m->pages_per_s = (double)(pages - s->last_pages) * 1e9 / (double)(now - s->last_ns);
-	s->last_pages = pages;
-	s->last_ns = now;
+	migration_row(&s->mig, &mi, s->mig.query_ns, m);
 	if (fraction)
 		*fraction = mi.ram_total > 0 ? (double)m->transferred / (double)mi.ram_total : 0;
 	if (fraction && *fraction > 1)
@@ -374,7 +294,8 @@ static int snap_finish(void *state, const struct scenario_ctx *ctx, struct sb_er
 	struct stat st;
 	int k;
 
-	k = qmp_query_migrate(ctx->vm->qmp, &mi, err);
+	(void)ctx;
+	k = qmp_query_migrate(s->mig.qmp, &mi, err);
 	if (k < 0)
 		return sb_error_prefix(err, "reading the snapshot's statistics");
 	s->total_ms = mi.total_time_ms;
@@ -396,11 +317,9 @@ static void snap_cleanup(void *state, const struct scenario_ctx *ctx)
 
 	s->cleaned = true;
 
-	if (s->started && !s->qemu_ended && ctx->vm && ctx->vm->qmp) {
+	if (s->started && !s->mig.ended && ctx->vm && ctx->vm->qmp)
 		/* stop QEMU writing before the file goes; bounded */
-		cancel_migration(s, ctx);
-		cancelling = s->cancel_sent;
-	}
+		cancelling = migration_cancel(&s->mig);
 	if (s->throttle) {
 		/* after the cancel, so that a QEMU blocked on the pipe sees EPIPE while cancelling, not as a failure */
 		sink_throttle_stop(s->throttle);
@@ -408,10 +327,8 @@ static void snap_cleanup(void *state, const struct scenario_ctx *ctx)
 		sink_throttle_free(s->throttle);
 		s->throttle = NULL;
 	}
-	if (cancelling) {
-		enum qmp_migration_status last;
-		qmp_wait_migration(ctx->vm->qmp, QMP_MIGRATION_CANCELLED, 2000, &last, NULL);
-	}
+	if (cancelling)
+		migration_wait_cancelled(&s->mig);
 	if (s->started && !s->done)
 		s->status = REPORT_SNAPSHOT_CANCELLED;
 	if (s->fd >= 0) {
@@ -438,10 +355,10 @@ static void snap_summarize(void *state, const struct scenario_ctx *ctx, struct r
 		o->started_s = (double)(s->start_ns - ctx->rep_start_ns) / 1e9;
 		if (s->status == REPORT_SNAPSHOT_COMPLETED && s->throttle_st.rate)
 			/* QEMU completes while the pipe still holds the tail: time it to the sink's last byte */
-			o->duration_s = (double)(s->end_ns - s->migrate_ns) / 1e9;
+			o->duration_s = (double)(s->end_ns - s->mig.migrate_ns) / 1e9;
 		else if (s->status == REPORT_SNAPSHOT_COMPLETED)
 			o->duration_s = s->total_ms > 0 ? (double)s->total_ms / 1e3
-							: (double)(s->qemu_end_ns - s->start_ns) / 1e9;
+							: (double)(s->mig.end_ns - s->start_ns) / 1e9;
 	}
 	o->bytes = s->bytes;
 	o->pages = s->pages;
@@ -462,6 +379,14 @@ static void snap_summarize(void *state, const struct scenario_ctx *ctx, struct r
 	}
 }
 
+static void snap_host_needs(const struct run_spec *spec, struct scenario_needs *n)
+{
+	(void)spec;
+	n->background_snapshot = true;
+	n->snapshot_file = true;
+	n->userfaultfd = "background snapshots need userfaultfd write-protect";
+}
+
 const struct scenario_ops scenario_background_snapshot = {
 	.name = "background-snapshot",
 	.window = REPORT_WINDOW_SNAPSHOT,
@@ -474,19 +399,5 @@ const struct scenario_ops scenario_background_snapshot = {
 	.summarize = snap_summarize,
 	.cleanup = snap_cleanup,
 	.deadline = snap_deadline,
+	.host_needs = snap_host_needs,
 };
-
-const struct scenario_ops *scenario_find(enum spec_scenario s)
-{
-	switch (s) {
-	case SPEC_SCENARIO_BACKGROUND_SNAPSHOT:
-		return &scenario_background_snapshot;
-	case SPEC_SCENARIO_DIRTY_LOG:
-		return &scenario_dirty_log;
-	case SPEC_SCENARIO_POSTCOPY_RESTORE:
-		return &scenario_postcopy_restore;
-	case SPEC_SCENARIO_NUMA_HINTING:
-		return &scenario_numa_hinting;
-	}
-	return NULL;
-}

@@ -26,10 +26,11 @@
 #include "parse-number.h"
 #include "qemu-binary.h"
 #include "strv.h"
+#include "wire.h"
 
 #define SPEC_MAX_DEPTH 16
 
-static const char *const scenario_names[] = { "background-snapshot", "dirty-log", "postcopy-restore", "numa-hinting", NULL };
+static const char *const scenario_names[] = { "background-snapshot", "dirty-log", "postcopy-restore", "numa-hinting", "uffd-restore", NULL };
 static const char *const access_names[] = { "read", "write", NULL };
 static const char *const tracking_names[] = { "bitmap", "ring", NULL };
 static const char *const completion_names[] = { "cancel", "complete", NULL };
@@ -38,7 +39,10 @@ static const char *const page_size_names[] = { "4k", "2m", NULL };
 static const char *const sink_names[] = { "file", "null", NULL };
 static const char *const backend_names[] = { "qemu", "libvirt", NULL };
 static const char *const kind_names[] = { "micro", "linux", NULL };
-static const char *const pattern_names[] = { "write64", "read64", "rand-set", "idle", "fault-linear", NULL };
+/* the guest's names (wire.h), in the order the spec's messages list them */
+static const char *const pattern_names[] = { GUEST_PATTERN_NAME_WRITE64, GUEST_PATTERN_NAME_READ64,
+					     GUEST_PATTERN_NAME_RAND_SET, GUEST_PATTERN_NAME_IDLE,
+					     GUEST_PATTERN_NAME_FAULT_LINEAR, NULL };
 static const char *const disk_format_names[] = { "qcow2", "raw", NULL };
 static const char *const clock_names[] = { "auto", "kvmclock", "cpuid", "pit", NULL };
 static const char *const accel_names[] = { "auto", "kvm", "tcg", NULL };
@@ -131,6 +135,11 @@ static bool postcopy_scenario(const struct run_spec *spec)
 static bool numa_scenario(const struct run_spec *spec)
 {
 	return spec->scenario == SPEC_SCENARIO_NUMA_HINTING;
+}
+
+static bool uffd_restore_scenario(const struct run_spec *spec)
+{
+	return spec->scenario == SPEC_SCENARIO_UFFD_RESTORE;
 }
 
 /* kernel arms, and --no-host-vm too, so that the choice travels to snapbenchd's worker */
@@ -255,11 +264,16 @@ static const struct field fields[] = {
 	{ .path = "postcopy.timeout_s", .type = F_SECONDS, .offset = OFF(postcopy.timeout_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "numa_hinting", .type = F_OBJECT, .when = numa_scenario },
 	{ .path = "numa_hinting.steady_s", .type = F_SECONDS, .offset = OFF(numa_hinting.steady_s), .min = 0, .max = 86400, .excl = true },
+	{ .path = "uffd_restore", .type = F_OBJECT, .when = uffd_restore_scenario },
+	{ .path = "uffd_restore.region", .type = F_SIZE, .offset = OFF(uffd_restore.region), .min = 1 << 20, .max = (double)(2ull << 30) },
+	{ .path = "uffd_restore.chunk", .type = F_SIZE, .offset = OFF(uffd_restore.chunk), .min = 4096, .max = 2 << 20 },
+	{ .path = "uffd_restore.access", .type = F_ENUM, .offset = OFF(uffd_restore.access), .choices = access_names },
+	{ .path = "uffd_restore.timeout_s", .type = F_SECONDS, .offset = OFF(uffd_restore.timeout_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "timing", .type = F_OBJECT },
 	{ .path = "timing.warmup_s", .type = F_SECONDS, .offset = OFF(timing.warmup_s), .min = 0, .max = 86400 },
 	{ .path = "timing.pre_s", .type = F_SECONDS, .offset = OFF(timing.pre_s), .min = 0, .max = 86400, .excl = true },
 	{ .path = "timing.post_s", .type = F_SECONDS, .offset = OFF(timing.post_s), .min = 0, .max = 86400, .excl = true },
-	{ .path = "timing.interval_ms", .type = F_UINT, .offset = OFF(timing.interval_ms), .min = 100, .max = 60000 },
+	{ .path = "timing.interval_ms", .type = F_UINT, .offset = OFF(timing.interval_ms), .min = SPEC_INTERVAL_MIN_MS, .max = SPEC_INTERVAL_MAX_MS },
 	{ .path = "bpf", .type = F_OBJECT },
 	{ .path = "bpf.enabled", .type = F_BOOL, .offset = OFF(bpf.enabled) },
 	{ .path = "host_vm", .type = F_OBJECT, .when = host_vm_section },
@@ -450,6 +464,12 @@ int spec_init(struct run_spec *spec)
 			.timeout_s = 120,
 		},
 		.numa_hinting = { .steady_s = 20 },
+		.uffd_restore = {
+			.region = 16ull << 20,
+			.chunk = 4096,
+			.access = SPEC_FAULT_READ,
+			.timeout_s = 300,
+		},
 		.timing = {
 			.warmup_s = 2,
 			.pre_s = 5,
@@ -476,7 +496,7 @@ int spec_init(struct run_spec *spec)
 	spec->guest.linux_guest.probe_region = 64ull << 20;
 	spec->guest.linux_guest.dir = strdup("/tmp");
 	spec->guest.linux_guest.agent_timeout_s = 300;
-	spec->guest.pattern = strdup("write64");
+	spec->guest.pattern = strdup(GUEST_PATTERN_NAME_WRITE64);
 	spec->guest.clock = strdup("auto");
 	spec->host_vm.accel = strdup("auto");
 	spec->vm.accel = strdup("kvm");
@@ -699,10 +719,43 @@ static int arm_host_vm_arg(struct spec_arm *arm, const char *t, const char *flag
 		arm->pin = true;
 		return 1;
 	}
+	if (!strncmp(t, "chunk=", 6)) {
+		struct sb_error e = {};
+		if (parse_size(t + 6, 4096, 2 << 20, &arm->chunk, &e) < 0)
+			return sb_error_set(err, -EINVAL, "%s: chunk=%.40s: %s; give the uffd-restore handler's chunk, a power of 2 from 4K to 2M", flag, t + 6, e.msg);
+		return 1;
+	}
 	if (!strncmp(t, "kernel=", 7))
 		return arm_host_vm_set(&arm->kernel, t + 7, flag, "kernel", err);
 	if (!strncmp(t, "modules=", 8))
 		return arm_host_vm_set(&arm->modules, t + 8, flag, "modules", err);
+	/* snapbench kernel build names the kernel's architecture; a host VM is QEMU's x86_64 under TCG */
+	if (!strncmp(t, "arch=", 5)) {
+		if (!strcmp(t + 5, "x86_64"))
+			return 1;
+		return sb_error_set(err, -EINVAL, "%s: arch=%.40s: kernel arms boot x86_64 host VMs (QEMU's qemu64 with "
+				    "svm under TCG); a %.40s kernel cannot be one of their kernels", flag, t + 5, t + 5);
+	}
+	return 0;
+}
+
+/* arms[i].chunk: bytes, as an integer or a size string ("512K") */
+static int arm_chunk_from_json(struct spec_arm *arm, struct json_object *v, const char *where, size_t i,
+			       struct sb_error *err)
+{
+	struct sb_error e = {};
+	char got[64], buf[32];
+
+	if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0)
+		snprintf(buf, sizeof(buf), "%" PRId64, json_object_get_int64(v));
+	else if (json_object_is_type(v, json_type_string) && strlen(json_object_get_string(v)) < sizeof(buf))
+		snprintf(buf, sizeof(buf), "%s", json_object_get_string(v));
+	else
+		return sb_error_set(err, -EINVAL, "%s[%zu].chunk: must be a size such as \"512K\" (got %s)", where, i,
+				    json_got(v, got, sizeof(got)));
+	if (parse_size(buf, 4096, 2 << 20, &arm->chunk, &e) < 0)
+		return sb_error_set(err, -EINVAL, "%s[%zu].chunk: %s; give the uffd-restore handler's chunk, a power of 2 from 4K to 2M",
+				    where, i, e.msg);
 	return 0;
 }
 
@@ -787,7 +840,7 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 	arms_clear(spec);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *a = json_object_array_get_idx(v, i), *label = NULL, *knobs = NULL;
-		struct json_object *kernel = NULL, *modules = NULL, *pin = NULL;
+		struct json_object *kernel = NULL, *modules = NULL, *pin = NULL, *chunk = NULL;
 		int r;
 
 		snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
@@ -805,9 +858,11 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 				modules = val;
 			else if (!strcmp(key, "pin"))
 				pin = val;
+			else if (!strcmp(key, "chunk"))
+				chunk = val;
 			else
 				return sb_error_set(err, -EINVAL,
-						    "%s.%.64s: unknown field; an arm has label, knobs, kernel, modules and pin", sub, key);
+						    "%s.%.64s: unknown field; an arm has label, knobs, kernel, modules, pin and chunk", sub, key);
 		}
 		if (!label || !json_object_is_type(label, json_type_string) ||
 		    !spec_label_valid(json_object_get_string(label)))
@@ -835,6 +890,11 @@ static int arms_from_json(struct run_spec *spec, struct json_object *v, const ch
 				return sb_error_set(err, -EINVAL, "%s[%zu].pin: must be true or false (got %s)", where, i,
 						    json_got(pin, got, sizeof(got)));
 			spec->arms[spec->n_arms - 1].pin = json_object_get_boolean(pin);
+		}
+		if (chunk) {
+			r = arm_chunk_from_json(&spec->arms[spec->n_arms - 1], chunk, where, i, err);
+			if (r < 0)
+				return r;
 		}
 	}
 	return 0;
@@ -1547,6 +1607,35 @@ static int validate_paths(const struct run_spec *spec, struct sb_error *err)
 }
 
 /* What each scenario needs of the backend, the guest and the timing. */
+/* uffd-restore: each arm's chunk a power of 2 dividing the region; a chunk only where that scenario runs */
+static int validate_uffd_restore(const struct run_spec *spec, struct sb_error *err)
+{
+	uint64_t region = spec->uffd_restore.region, c = spec->uffd_restore.chunk;
+
+	for (size_t a = 0; a < spec->n_arms; a++)
+		if (spec->arms[a].chunk && spec->scenario != SPEC_SCENARIO_UFFD_RESTORE)
+			return sb_error_set(err, -EINVAL,
+					    "spec.arms[%zu].chunk: arm '%s' sets the uffd-restore handler's chunk, and spec.scenario is not \"uffd-restore\"; drop chunk or set the scenario",
+					    a, spec->arms[a].label);
+	if (spec->scenario != SPEC_SCENARIO_UFFD_RESTORE)
+		return 0;
+	if (c & (c - 1))
+		return sb_error_set(err, -EINVAL,
+				    "spec.uffd_restore.chunk: %" PRIu64 " bytes is not a power of 2; give 4K, 8K ... 2M", c);
+	for (size_t a = 0; a < spec->n_arms; a++) {
+		c = spec_arm_chunk(spec, a);
+		if (c & (c - 1))
+			return sb_error_set(err, -EINVAL,
+					    "spec.arms[%zu].chunk: arm '%s': %" PRIu64 " bytes is not a power of 2; give 4K, 8K ... 2M",
+					    a, spec->arms[a].label, c);
+		if (region % c)
+			return sb_error_set(err, -EINVAL,
+					    "spec.uffd_restore.region: %" PRIu64 " bytes is not a multiple of arm '%s''s chunk (%" PRIu64 " bytes); give a region of whole chunks",
+					    region, spec->arms[a].label, c);
+	}
+	return 0;
+}
+
 static int validate_scenario(const struct run_spec *spec, struct sb_error *err)
 {
 	if (spec->scenario == SPEC_SCENARIO_DIRTY_LOG) {
@@ -1568,13 +1657,13 @@ static int validate_scenario(const struct run_spec *spec, struct sb_error *err)
 					    spec->dirty_log.iterate_s, spec->timing.interval_ms);
 	}
 	if (spec->scenario == SPEC_SCENARIO_POSTCOPY_RESTORE) {
-		bool faulting = spec->guest.pattern && !strcmp(spec->guest.pattern, "fault-linear");
+		bool faulting = spec->guest.pattern && !strcmp(spec->guest.pattern, GUEST_PATTERN_NAME_FAULT_LINEAR);
 
 		if (spec->vm.backend != SPEC_BACKEND_QEMU || spec->guest.kind != SPEC_GUEST_MICRO)
 			return sb_error_set(err, -EINVAL,
 					    "spec.scenario \"postcopy-restore\": the runner starts the migration's destination QEMU itself, so it needs the qemu backend and the micro guest; drop vm.backend and guest.kind");
 		for (unsigned i = 0; i < spec->vm.vcpus && i < SPEC_MAX_VCPUS; i++)
-			if (spec->guest.vcpu_pattern[i] && !strcmp(spec->guest.vcpu_pattern[i], "fault-linear"))
+			if (spec->guest.vcpu_pattern[i] && !strcmp(spec->guest.vcpu_pattern[i], GUEST_PATTERN_NAME_FAULT_LINEAR))
 				faulting = true;
 		if (!faulting)
 			return sb_error_set(err, -EINVAL,
@@ -1592,7 +1681,7 @@ static int validate_scenario(const struct run_spec *spec, struct sb_error *err)
 					    "spec.numa_hinting.steady_s: %g s is shorter than one sample interval (spec.timing.interval_ms %u); lengthen it",
 					    spec->numa_hinting.steady_s, spec->timing.interval_ms);
 	}
-	return 0;
+	return validate_uffd_restore(spec, err);
 }
 
 int spec_validate(const struct run_spec *spec, struct sb_error *err)
@@ -1667,6 +1756,8 @@ static struct json_object *arms_json(const struct run_spec *spec)
 			jb_add(&b, arm, "modules", json_object_new_string(spec->arms[i].modules));
 		if (spec->arms[i].pin)
 			jb_add(&b, arm, "pin", json_object_new_boolean(true));
+		if (spec->arms[i].chunk)
+			jb_add(&b, arm, "chunk", json_object_new_int64((int64_t)spec->arms[i].chunk));
 		if (!arm || json_object_array_add(arms, arm) < 0) {
 			json_object_put(arm);
 			b.oom = true;
@@ -1836,6 +1927,11 @@ int spec_resolve_kernel(struct run_spec *spec, const char *image, bool all_arms)
 		if (replace_auto(&spec->arms[a].kernel, image) < 0)
 			return -ENOMEM;
 	return 0;
+}
+
+uint64_t spec_arm_chunk(const struct run_spec *spec, size_t arm)
+{
+	return arm < spec->n_arms && spec->arms[arm].chunk ? spec->arms[arm].chunk : spec->uffd_restore.chunk;
 }
 
 const char *spec_arm_kernel(const struct run_spec *spec, size_t arm)

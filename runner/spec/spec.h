@@ -19,7 +19,7 @@
 struct json_object;
 
 #define SPEC_MAX_FILE_BYTES (1u << 20)
-#define SPEC_MAX_ARMS 16
+#define SPEC_MAX_ARMS 32
 #define SPEC_MAX_REPETITIONS 1000
 #define SPEC_MAX_KNOBS 64
 #define SPEC_MAX_EXTRA_ARGS 256
@@ -27,12 +27,16 @@ struct json_object;
 #define SPEC_MAX_VCPUS 255 /* the micro guest's limit (xAPIC) */
 #define SPEC_MIN_MEMORY (16ull << 20)
 #define SPEC_MAX_MEMORY (1ull << 40)
+/* timing.interval_ms's bounds (snapbench run --interval names them) */
+#define SPEC_INTERVAL_MIN_MS 100
+#define SPEC_INTERVAL_MAX_MS 60000
 
 enum spec_scenario {
 	SPEC_SCENARIO_BACKGROUND_SNAPSHOT,
 	SPEC_SCENARIO_DIRTY_LOG,       /* a precopy migration held in its iterations (docs/scenarios.md) */
 	SPEC_SCENARIO_POSTCOPY_RESTORE, /* a postcopy migration; the destination's guest faults its region in once */
 	SPEC_SCENARIO_NUMA_HINTING,    /* NUMA balancing scans the guest RAM for a steady window (seed 002) */
+	SPEC_SCENARIO_UFFD_RESTORE,    /* snapbench-uffd-restore faults a region in through a chunked userfaultfd handler (seed 003) */
 };
 
 enum spec_fault_access {
@@ -92,6 +96,7 @@ struct spec_arm {
 	char *kernel;                 /* this arm's host VM kernel; NULL: spec.host_vm.kernel */
 	char *modules;                /* its lib/modules/RELEASE; NULL: spec.host_vm.modules */
 	bool pin;                     /* long-term pin the guest RAM, as an assigned device would (runner/scenario/guest-pin.h) */
+	uint64_t chunk;               /* uffd-restore: this arm's handler chunk in bytes; 0: spec.uffd_restore.chunk */
 };
 
 #define SPEC_PATTERN_DEFAULT NULL /* in vcpu_pattern[]: the guest's default pattern */
@@ -191,9 +196,17 @@ struct run_spec {
 		double steady_s;          /* the steady window */
 	} numa_hinting;
 
+	/* scenario uffd-restore: snapbench-uffd-restore's region, chunk and access (docs/scenarios.md) */
+	struct {
+		uint64_t region;          /* bytes, a multiple of every arm's chunk */
+		uint64_t chunk;           /* the handler's chunk, a power of 2 from 4 KiB to 2 MiB; arms[].chunk overrides */
+		enum spec_fault_access access;
+		double timeout_s;         /* for the program to end */
+	} uffd_restore;
+
 	struct {
 		double warmup_s, pre_s, post_s;
-		unsigned interval_ms;
+		unsigned interval_ms; /* SPEC_INTERVAL_MIN_MS to SPEC_INTERVAL_MAX_MS */
 	} timing;
 
 	struct {
@@ -268,6 +281,8 @@ int spec_copy(const struct run_spec *src, struct run_spec *dst, struct sb_error 
 int spec_resolve_kernel(struct run_spec *spec, const char *image, bool all_arms);
 
 /* Kernel arms: the kernel image arm runs in, or NULL when it runs on this host. */
+/* The uffd-restore chunk of arm (its own, else spec.uffd_restore.chunk). */
+uint64_t spec_arm_chunk(const struct run_spec *spec, size_t arm);
 const char *spec_arm_kernel(const struct run_spec *spec, size_t arm);
 /* Its modules tree, or NULL (found beside the image). */
 const char *spec_arm_modules(const struct run_spec *spec, size_t arm);

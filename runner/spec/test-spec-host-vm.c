@@ -26,7 +26,9 @@ static void test_arm_args(void)
 
 	CHECK(spec_init(&s) == 0);
 	CHECK(!spec_uses_host_vm(&s));
-	CHECK(spec_add_arm(&s, "npt:kernel=/k/bzImage,modules=/k/mods,module:kvm_amd.npt=1", "--arm", &err) == 0);
+	/* arch=: what snapbench kernel build prints; x86_64 is what a host VM runs */
+	CHECK(spec_add_arm(&s, "npt:kernel=/k/bzImage,modules=/k/mods,arch=x86_64,module:kvm_amd.npt=1", "--arm", &err) ==
+	      0);
 	CHECK(spec_add_arm(&s, "shadow:kernel=/k/bzImage,module:kvm_amd.npt=0", "--arm", &err) == 0);
 	CHECK(s.n_arms == 2);
 	CHECK(!strcmp(s.arms[0].kernel, "/k/bzImage") && !strcmp(s.arms[0].modules, "/k/mods"));
@@ -35,6 +37,8 @@ static void test_arm_args(void)
 	CHECK(spec_uses_host_vm(&s));
 	CHECK(spec_validate(&s, &err) == 0);
 	expect_error(spec_add_arm(&s, "x:kernel=relative/bzImage", "--arm", &err), &err, "--arm", "absolute path");
+	expect_error(spec_add_arm(&s, "rv:kernel=/k/Image,arch=riscv64", "--arm", &err), &err, "arch=riscv64",
+		     "x86_64 host VMs");
 	spec_done(&s);
 }
 

@@ -373,6 +373,53 @@ static void test_postcopy(void)
 	spec_done(&spec);
 }
 
+/* uffd-restore: the region and chunk, an arm's own chunk through JSON and --arm, and their checks */
+static void test_uffd_restore(void)
+{
+	static const char text[] = "{\"scenario\": \"uffd-restore\", \"uffd_restore\": {\"region\": \"32M\", \"chunk\": \"4K\"},"
+				   " \"arms\": [{\"label\": \"c512\", \"chunk\": \"512K\"}, {\"label\": \"c2m\", \"chunk\": 2097152},"
+				   " {\"label\": \"spec\"}]}";
+	struct run_spec spec, again;
+	struct json_object *j = NULL, *j2 = NULL;
+	struct sb_error err = {};
+	const char *out;
+
+	CHECK(spec_init(&spec) == 0);
+	CHECK_MSG(spec_apply_json(&spec, text, strlen(text), NULL, &err) == 0, "%s", err.msg);
+	CHECK_MSG(spec_validate(&spec, &err) == 0, "%s", err.msg);
+	CHECK(spec.scenario == SPEC_SCENARIO_UFFD_RESTORE && spec.uffd_restore.region == 32ull << 20);
+	CHECK(spec_arm_chunk(&spec, 0) == 512 << 10 && spec_arm_chunk(&spec, 1) == 2 << 20 && spec_arm_chunk(&spec, 2) == 4096);
+	/* the inner spec of a host VM carries the arm's chunk */
+	CHECK(spec_to_json(&spec, &j) == 0);
+	out = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+	CHECK_MSG(strstr(out, "\"chunk\":524288") && strstr(out, "\"uffd_restore\":{"), "%s", out);
+	CHECK(spec_init(&again) == 0);
+	CHECK_MSG(spec_apply_json(&again, out, strlen(out), NULL, &err) == 0, "%s: %s", out, err.msg);
+	CHECK(spec_to_json(&again, &j2) == 0);
+	CHECK(!strcmp(out, json_object_to_json_string_ext(j2, JSON_C_TO_STRING_PLAIN)));
+	/* --arm's chunk=: a size in range; a power of 2 dividing the region */
+	CHECK(spec_add_arm(&spec, "odd:chunk=12K", "--arm", &err) == 0);
+	CHECK(spec_validate(&spec, &err) == -EINVAL && strstr(err.msg, "spec.arms[3].chunk") && strstr(err.msg, "power of 2"));
+	CHECK(spec_add_arm(&spec, "big:chunk=4M", "--arm", &err) == -EINVAL && strstr(err.msg, "chunk=4M"));
+	CHECK(spec_add_arm(&spec, "tiny:chunk=1K", "--arm", &err) == -EINVAL && strstr(err.msg, "chunk=1K"));
+	CHECK(spec_set(&spec, "uffd_restore.chunk", "3000", NULL, &err) < 0 || spec_validate(&spec, &err) == -EINVAL);
+	spec_done(&spec);
+	CHECK(spec_init(&spec) == 0);
+	CHECK_MSG(spec_apply_json(&spec, text, strlen(text), NULL, &err) == 0, "%s", err.msg);
+	CHECK(spec_set(&spec, "uffd_restore.region", "3M", NULL, &err) == 0);
+	CHECK(spec_validate(&spec, &err) == -EINVAL && strstr(err.msg, "spec.uffd_restore.region") && strstr(err.msg, "'c2m'"));
+	/* a chunk where no handler runs */
+	CHECK(spec_set(&spec, "uffd_restore.region", "32M", NULL, &err) == 0);
+	CHECK(spec_set(&spec, "scenario", "background-snapshot", NULL, &err) == 0);
+	CHECK(spec_validate(&spec, &err) == -EINVAL && strstr(err.msg, "spec.arms[0].chunk") && strstr(err.msg, "uffd-restore"));
+	const char *bad = "{\"arms\": [{\"label\": \"a\", \"chunk\": true}]}";
+	CHECK(spec_apply_json(&spec, bad, strlen(bad), NULL, &err) == -EINVAL && strstr(err.msg, "chunk"));
+	json_object_put(j);
+	json_object_put(j2);
+	spec_done(&again);
+	spec_done(&spec);
+}
+
 static void test_flags_override(void)
 {
 	struct run_spec spec;
@@ -473,6 +520,7 @@ int main(void)
 	test_defaults_and_round_trip();
 	test_dirty_log();
 	test_postcopy();
+	test_uffd_restore();
 	test_flags_override();
 	return 0;
 }

@@ -117,8 +117,8 @@ static int extra_args(const struct vm_config *cfg, char ***ret)
 	char **v = NULL, policy[160] = "";
 	int r = 0;
 
-	if (s->scenario == SPEC_SCENARIO_NUMA_HINTING && s->vm.backing == SPEC_BACKING_MEMFD) {
-		/* spread over every online node (docs/scenarios.md, numa-hinting); NUMA balancing does not scan it yet */
+	if (cfg->spread_nodes && s->vm.backing == SPEC_BACKING_MEMFD) {
+		/* spread over every online node (the scenario asked: docs/scenarios.md); NUMA balancing does not scan it yet */
 		uint64_t nodes = 0;
 		if (numa_host_nodes(&nodes, NULL) == 0 && numa_node_count(nodes) > 1) {
 			size_t n = (size_t)snprintf(policy, sizeof(policy), ",policy=interleave");

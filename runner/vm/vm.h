@@ -44,6 +44,7 @@ struct vm_config {
 	const char *incoming;         /* qemu backend: -incoming's value ("defer": a migration's destination), or NULL */
 	const char *pid_file;         /* qemu backend: its pid file in run_dir; NULL: RUN_DIR_QEMU_PID */
 	unsigned dirty_ring_size;     /* qemu backend, micro guest: KVM's dirty ring (guest_vm.dirty_ring_size); 0: bitmap */
+	bool spread_nodes;            /* qemu backend, memfd RAM: interleaved over every online node of this host */
 	bool tcg;                     /* the guest runs under QEMU's TCG, not KVM (placement.h) */
 	bool run_with_user;           /* qemu backend: spec vm.user as -run-with user= (QEMU 9.1+; 10.0 has no -runas) */
 };

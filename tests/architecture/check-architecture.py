@@ -116,7 +116,39 @@ def parse_table(path, fail):
             if n not in rows and n not in LIBRARIES and n not in ALWAYS:
                 fail.add(f"{path}: row {folder}/ may use {n!r}, which is neither a folder of the table "
                          f"nor a library ({', '.join(sorted(LIBRARIES))})")
+    cycle = find_cycle(rows)
+    if cycle:
+        fail.add(f"{path}: the table's arrows go round: {' -> '.join(label(c) for c in cycle)}; "
+                 "move what both sides share to a folder below them both")
     return rows
+
+
+def find_cycle(rows):
+    """A list of folders that use each other in a ring (first == last), or None."""
+    state = {}  # folder: 1 on the path, 2 done
+
+    def visit(f, path):
+        state[f] = 1
+        path.append(f)
+        for n in sorted(rows.get(f, ())):
+            if n == f or n not in rows:
+                continue
+            if state.get(n) == 1:
+                return path[path.index(n):] + [n]
+            if n not in state:
+                c = visit(n, path)
+                if c:
+                    return c
+        path.pop()
+        state[f] = 2
+        return None
+
+    for f in sorted(rows):
+        if f not in state:
+            c = visit(f, [])
+            if c:
+                return c
+    return None
 
 
 def label(comp):
@@ -402,6 +434,9 @@ def self_test():
         ("unknown header",
          {"app/main.c": '#include "nowhere.h"\n'},
          '#include "nowhere.h": no such header'),
+        ("folders that use each other",
+         {"docs/architecture.md": table.replace("| `base/` | macros | — |", "| `base/` | macros | app |")},
+         "the table's arrows go round: app/ -> base/ -> app/"),
         ("a may-use entry that is nothing known",
          {"docs/architecture.md": table.replace("lib, base |", "lib, base, qemu |")},
          "may use 'qemu'"),

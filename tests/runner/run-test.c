@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 extern char **environ;
 
 static const char *validator, *schema;
+static char last_report[PATH_MAX];
 
 void run_test_init(int argc, char **argv)
 {
@@ -83,6 +85,26 @@ void run_test_validate(const char *report_path)
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s does not validate against %s", report_path, schema);
 }
 
+void run_test_expect_shape(const char *name)
+{
+	const char *script = getenv("SNAPBENCH_REPORT_SHAPE"), *dir = getenv("SNAPBENCH_REPORT_SHAPES");
+	bool write = getenv("SNAPBENCH_REPORT_SHAPE_WRITE");
+	char golden[PATH_MAX];
+	pid_t pid;
+	int st;
+
+	CHECK_MSG(script && dir, "$SNAPBENCH_REPORT_SHAPE and $SNAPBENCH_REPORT_SHAPES are not set (meson sets them)");
+	CHECK_MSG(last_report[0], "no report to compare with shape %s", name);
+	snprintf(golden, sizeof(golden), "%s/%s.json", dir, name);
+	char *argv[] = { "/usr/bin/python3", (char *)script, write ? "--write" : golden, write ? golden : last_report,
+			 write ? last_report : NULL, NULL };
+	CHECK(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the report's keys and types differ from %s", last_report,
+		  golden);
+	printf("%s: its keys and types are %s's%s\n", last_report, golden, write ? " (written)" : "");
+}
+
 struct json_object *run_test_load(const char *report_path)
 {
 	struct json_object *o = json_object_from_file(report_path);
@@ -108,6 +130,7 @@ int run_test_run(const char *name, const struct run_spec *spec, struct runner_op
 	k = runner_execute(spec, opts, path, err);
 	printf("%s: runner_execute = %d after %.1f s (%s)\n", name, k, (double)(mono_ns() - t0) / 1e9, err->msg);
 	run_test_validate(path);
+	snprintf(last_report, sizeof(last_report), "%s", path);
 	*report = run_test_load(path);
 	run_test_expect_qemu(*report, opts->qemu_binary ? opts->qemu_binary : spec->vm.qemu);
 	return k;

@@ -42,6 +42,14 @@ bool run_test_kvm_counted(struct json_object *r);
 /* Validates the report at path: schema and the rules of validate-report.py. */
 void run_test_validate(const char *report_path);
 
+/*
+ * The last report run_test_run() produced has the keys and types of
+ * shapes/NAME.json (report-shape.py: counters' and metrics' names and
+ * nulls are the host's); $SNAPBENCH_REPORT_SHAPE_WRITE=1 writes that file
+ * from the report instead, once, when a report's form is meant to change.
+ */
+void run_test_expect_shape(const char *name);
+
 /* Loads a report (fails the test if it cannot). */
 struct json_object *run_test_load(const char *report_path);
 

@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 	k = run_test_run("e2e", &spec, &opts, &r, &err);
 	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
 	CHECK(!strcmp(jstr(r, "state"), "completed"));
+	run_test_expect_shape("run-e2e");
 	CHECK(jnull(r, "error"));
 	CHECK(!strcmp(jstr(r, "id"), "20261130T000000Z-e2e000"));
 	CHECK(jnum(r, "arms/0/repetitions/completed") == 2);

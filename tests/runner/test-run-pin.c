@@ -129,6 +129,7 @@ static void test_numa(void)
 	numa_spec(&spec, "1");
 	k = run_test_run("numa", &spec, &opts, &r, &err);
 	CHECK_MSG(k == 0, "the run failed: %s", err.msg);
+	run_test_expect_shape("run-numa-hinting");
 	for (int i = 0; i < 2; i++) {
 		const char *arm = jstr(r, i ? "repetitions/1/arm" : "repetitions/0/arm");
 		double nodes;

@@ -184,6 +184,7 @@ static void test_e2e(void)
 	CHECK(!strcmp(jstr(r, "state"), "completed"));
 	CHECK(!strcmp(jstr(r, "spec/scenario"), "postcopy-restore"));
 	CHECK(jnum(r, "arms/0/repetitions/completed") == 2);
+	run_test_expect_shape("run-postcopy-e2e");
 	for (int i = 0; i < 2; i++) {
 		char p[96];
 		check_pass(r, i, "read", 4096);
