@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "strv.h"
 #include "clock.h"
 #include "exit-codes.h"
 #include "macro.h"
@@ -294,6 +295,79 @@ const char *client_terminal_text(struct json_object *v)
 	json_object_set_string(v, copy);
 	free(copy);
 	return json_object_get_string(v);
+}
+
+/* s with every control (newline and tab too) written as an escape (\\n, \\t, \\x1b, \\u009b); NULL on ENOMEM. */
+static char *escape_controls(const char *s)
+{
+	size_t len = strlen(s), j = 0;
+	char *out = malloc(len * 6 + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		if (*p == '\n' || *p == '\t' || *p == '\r') {
+			out[j++] = '\\';
+			out[j++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+		} else if (terminal_control(p, len - i) == 2) {
+			j += (size_t)sprintf(out + j, "\\u%04x", p[1]);
+			i++;
+		} else if (terminal_control(p, len - i) == 1) {
+			j += (size_t)sprintf(out + j, "\\x%02x", *p);
+		} else {
+			out[j++] = (char)*p;
+		}
+	}
+	out[j] = '\0';
+	return out;
+}
+
+static bool has_control(const char *s)
+{
+	size_t len = strlen(s);
+
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\n' || s[i] == '\t' || terminal_control((const unsigned char *)s + i, len - i))
+			return true;
+	return false;
+}
+
+int client_terminal_escape_tree(struct json_object *o)
+{
+	if (json_object_is_type(o, json_type_string)) {
+		if (!has_control(json_object_get_string(o)))
+			return 0;
+		_cleanup_free_ char *e = escape_controls(json_object_get_string(o));
+		return e && json_object_set_string(o, e) ? 0 : -ENOMEM;
+	}
+	if (json_object_is_type(o, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			if (client_terminal_escape_tree(json_object_array_get_idx(o, i)) < 0)
+				return -ENOMEM;
+		return 0;
+	}
+	if (!json_object_is_type(o, json_type_object))
+		return 0;
+	_cleanup_strv_free_ char **keys = NULL; /* renamed after the walk: not while iterating */
+	json_object_object_foreach(o, key, val)
+	{
+		if (client_terminal_escape_tree(val) < 0)
+			return -ENOMEM;
+		if (has_control(key) && strv_push(&keys, key) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; keys && keys[i]; i++) {
+		_cleanup_free_ char *e = escape_controls(keys[i]);
+		struct json_object *v = json_object_get(json_object_object_get(o, keys[i]));
+		if (!e) {
+			json_object_put(v);
+			return -ENOMEM;
+		}
+		json_object_object_del(o, keys[i]);
+		json_object_object_add(o, e, v);
+	}
+	return 0;
 }
 
 const char *client_get_string(struct json_object *o, const char *key, const char *dflt)

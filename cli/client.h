@@ -91,6 +91,12 @@ const char *client_get_string(struct json_object *o, const char *key, const char
 const char *client_terminal_text(struct json_object *v);
 /* In place over len bytes; true when something was replaced. */
 bool client_terminal_sanitize(char *s, size_t len);
+/*
+ * Every string and key of the tree o with its controls, newlines and tabs
+ * too, written as escapes (\n, \x1b): text printed one field a line, where
+ * a label's newline would forge a line. 0 or -ENOMEM.
+ */
+int client_terminal_escape_tree(struct json_object *o);
 
 /* Prints o as JSON on stdout (pretty), with a newline. */
 void client_print_json(struct json_object *o);

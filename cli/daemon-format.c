@@ -24,10 +24,10 @@ void fmt_rate(char *buf, size_t len, double v)
 {
 	if (!isfinite(v))
 		snprintf(buf, len, "-");
-	else if (fabs(v) >= 1e6)
-		snprintf(buf, len, "%.2fM", v / 1e6);
-	else if (fabs(v) >= 1e4)
-		snprintf(buf, len, "%.1fk", v / 1e3);
+	else if (!compare_figure_printable(v)) /* in a report, not of a run */
+		snprintf(buf, len, "n/a");
+	else if (fabs(v) >= 1000) /* full digits grouped, as the tables write them: 950,015, never 950.0k */
+		compare_format_number(v, buf, len);
 	else
 		snprintf(buf, len, "%.4g", v);
 }
@@ -44,71 +44,14 @@ void fmt_duration(char *buf, size_t len, double s)
 {
 	if (!isfinite(s) || s < 0)
 		snprintf(buf, len, "-");
+	else if (s >= 1e9) /* 31 years: not of a run, and (int) of it would overflow */
+		snprintf(buf, len, "n/a");
 	else if (s >= 3600)
 		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 	else if (s >= 60)
 		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
 	else
 		snprintf(buf, len, "%.1fs", s);
-}
-
-const struct metric_row metric_rows[] = {
-	{ "pf_per_s", "pf/s", NULL },
-	{ "tlb_per_s", "tlb/s", NULL },
-	{ "invalidations_per_s", "invalidations/s", NULL },
-	{ "invalidations_per_s.uffd-wp", "  of which uffd-wp", "snapshot" },
-	{ "guest_ops_per_s", "guest ops/s", NULL },
-	{ "latency_p50_ns", "latency p50 (ns)", NULL },
-	{ "latency_p99_ns", "latency p99 (ns)", NULL },
-	{ "latency_p999_ns", "latency p99.9 (ns)", NULL },
-	{ "snapshot_duration_s", "snapshot (s)", NULL },
-	{ "snapshot_pages_per_s", "snapshot pages/s", NULL },
-	{ "clear_log_ns_per_iteration", "clear-log ns/pass", NULL },
-	{ "tlb_per_iteration", "tlb/pass", NULL },
-	{ "dirty_pages_per_s", "dirty pages/s", NULL },
-	{ "iteration_s", "pass (s)", NULL },
-	{ "iterations", "passes", NULL },
-	{ "fault_pass_ms", "fault pass (ms)", NULL },
-	{ "postcopy_chunk_bytes", "postcopy chunk (bytes)", NULL },
-	{ "postcopy_requests", "postcopy requests", NULL },
-	{ "fault_mismatches", "pages lost", NULL },
-	{ "numa_kvm_flushes", "KVM flushes, NUMA hinting", NULL },
-	{ "numa_sptes_zapped", "SPTEs zapped, NUMA hinting", NULL },
-	{ "numa_invalidations", "invalidations, NUMA hinting", NULL },
-	{ "refaults", "refaults", NULL },
-	{ "numa_pages_migrated", "NUMA pages migrated", NULL },
-};
-const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
-
-static double num_of(struct json_object *st, const char *key)
-{
-	struct json_object *v = client_get(st, key, NULL, NULL);
-
-	if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-		return NAN;
-	return json_object_get_double(v);
-}
-
-/*
- * "median (min max)" of metric as compare writes it (compare_format_side():
- * a time figure with its own unit, 19.8µs; the median alone when every value
- * is the same, or for one value); "n/a" without a median, "" for NULL.
- */
-static void fmt_stat(struct json_object *st, const char *metric, bool compact, char *buf, size_t len)
-{
-	double med = num_of(st, "median");
-	struct compare_metric m = { .name = (char *)metric, .unit = (char *)"" };
-
-	if (!st || isnan(med)) {
-		snprintf(buf, len, "%s", st ? "n/a" : "");
-		return;
-	}
-	m.arm[0].s = (struct stats_summary){ .median = med, .min = med, .max = med };
-	if (json_object_get_int(client_get(st, "n", NULL, NULL)) > 1) {
-		m.arm[0].s.min = num_of(st, "min");
-		m.arm[0].s.max = num_of(st, "max");
-	}
-	compare_format_side(&m, 0, compact, output_ascii(), buf, len);
 }
 
 size_t output_width(void)
@@ -135,136 +78,6 @@ bool output_ascii(void)
 	}
 	return ascii;
 }
-
-static void print_padded(FILE *out, const char *s, size_t width)
-{
-	size_t w = compare_text_width(s);
-
-	fprintf(out, "%s%*s", s, (int)(width > w ? width - w : 0), "");
-}
-
-#define ARM_TABLE_MAX_WINDOWS 3
-#define ARM_TABLE_CELL 80
-#define EMULATED_MARK "  emulated"
-
-/* An arm table's cells and column widths in one layout (compact numbers or not, one line per row or two). */
-struct arm_table {
-	char cell[ARRAY_SIZE(metric_rows)][ARM_TABLE_MAX_WINDOWS][ARM_TABLE_CELL];
-	char range[ARRAY_SIZE(metric_rows)][ARM_TABLE_MAX_WINDOWS][ARM_TABLE_CELL]; /* two lines: "(min max)" */
-	char label[ARRAY_SIZE(metric_rows)][64];
-	bool shown[ARRAY_SIZE(metric_rows)], mark[ARRAY_SIZE(metric_rows)];
-	size_t wlabel, wcol[ARM_TABLE_MAX_WINDOWS], n_windows;
-};
-
-/* Fills t for one layout; returns the width of its widest line. */
-static size_t arm_table_fill(struct arm_table *t, struct json_object *arm, const char *const *windows,
-			     const char *const *titles, bool emulated, bool compact, bool two_lines)
-{
-	size_t total, n = t->n_windows;
-	bool any_mark = false;
-
-	t->wlabel = 20;
-	for (size_t w = 0; w < n; w++)
-		t->wcol[w] = compare_text_width(titles[w]);
-	for (size_t i = 0; i < n_metric_rows; i++) {
-		bool here = !metric_rows[i].window;
-
-		t->shown[i] = false;
-		for (size_t w = 0; w < n; w++)
-			here |= metric_rows[i].window && !strcmp(windows[w], metric_rows[i].window);
-		/* a time metric's figures each carry their unit, as compare's do: its label has none */
-		struct compare_scale sc = compare_time_scale(metric_rows[i].metric, NULL, 1);
-		const char *paren = strstr(metric_rows[i].label, " (");
-		if (sc.unit && paren)
-			snprintf(t->label[i], sizeof(t->label[i]), "%.*s", (int)(paren - metric_rows[i].label),
-				 metric_rows[i].label);
-		else
-			snprintf(t->label[i], sizeof(t->label[i]), "%s", metric_rows[i].label);
-		for (size_t w = 0; w < n; w++) {
-			struct json_object *st = client_get(arm, "windows", windows[w], metric_rows[i].metric);
-			char *cut;
-
-			t->shown[i] |= st != NULL && here;
-			fmt_stat(st, metric_rows[i].metric, compact, t->cell[i][w], sizeof(t->cell[i][w]));
-			t->range[i][w][0] = '\0';
-			if (two_lines && (cut = strstr(t->cell[i][w], " ("))) {
-				snprintf(t->range[i][w], sizeof(t->range[i][w]), "%s", cut + 1);
-				*cut = '\0';
-			}
-		}
-		if (!t->shown[i])
-			continue;
-		t->mark[i] = emulated && report_metric_time_based(metric_rows[i].metric, NULL);
-		any_mark |= t->mark[i];
-		if (compare_text_width(t->label[i]) > t->wlabel)
-			t->wlabel = compare_text_width(t->label[i]);
-		for (size_t w = 0; w < n; w++) {
-			size_t cw = compare_text_width(t->cell[i][w]), rw = compare_text_width(t->range[i][w]);
-			cw = cw > rw ? cw : rw;
-			t->wcol[w] = t->wcol[w] > cw ? t->wcol[w] : cw;
-		}
-	}
-	/* two lines: the mark is in the label's column of the second line; else it ends the first */
-	total = 2 + t->wlabel + (any_mark && !two_lines ? strlen(EMULATED_MARK) : 0);
-	for (size_t w = 0; w < n; w++)
-		total += 2 + t->wcol[w];
-	return total;
-}
-
-void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
-		       size_t n_windows, bool emulated, size_t width)
-{
-	static const struct {
-		bool compact, two_lines;
-	} layouts[] = { { false, false }, { true, false }, { true, true } };
-	_cleanup_free_ struct arm_table *t = calloc(1, sizeof(*t));
-	size_t l = 0;
-
-	if (!t)
-		return;
-	t->n_windows = n_windows > ARM_TABLE_MAX_WINDOWS ? ARM_TABLE_MAX_WINDOWS : n_windows;
-	/* full digits on one line when they fit; else 950k, 1.00M; else min and max on a line of their own */
-	while (arm_table_fill(t, arm, windows, titles, emulated, layouts[l].compact, layouts[l].two_lines) > width &&
-	       width && l + 1 < ARRAY_SIZE(layouts))
-		l++;
-	fprintf(out, "  %-*s", (int)t->wlabel, "");
-	for (size_t w = 0; w < t->n_windows; w++)
-		fprintf(out, "  %-*s", w + 1 < t->n_windows ? (int)t->wcol[w] : 0, titles[w]);
-	fprintf(out, "\n");
-	for (size_t i = 0; i < n_metric_rows; i++) {
-		if (!t->shown[i])
-			continue;
-		fprintf(out, "  ");
-		print_padded(out, t->label[i], t->wlabel);
-		/* no blanks at the end of a line: cells up to the last that has text, padded only before more */
-		bool end_mark = t->mark[i] && !layouts[l].two_lines;
-		size_t end = 0;
-		for (size_t w = 0; w < t->n_windows; w++)
-			if (t->cell[i][w][0] || end_mark)
-				end = w + 1;
-		for (size_t w = 0; w < end; w++) {
-			fprintf(out, "  ");
-			print_padded(out, t->cell[i][w], w + 1 < end || end_mark ? t->wcol[w] : 0);
-		}
-		/* a time, rate or latency under TCG: the emulator's (reports/timing.h) */
-		bool two = layouts[l].two_lines;
-		fprintf(out, "%s\n", end_mark ? EMULATED_MARK : "");
-		size_t last = SIZE_MAX;
-		for (size_t w = 0; two && w < t->n_windows; w++)
-			if (t->range[i][w][0])
-				last = w;
-		if (!two || (last == SIZE_MAX && !t->mark[i]))
-			continue;
-		fprintf(out, "  ");
-		print_padded(out, t->mark[i] ? "  emulated" : "", last == SIZE_MAX ? 0 : t->wlabel);
-		for (size_t w = 0; last != SIZE_MAX && w <= last; w++) {
-			fprintf(out, "  ");
-			print_padded(out, t->range[i][w], w < last ? t->wcol[w] : 0);
-		}
-		fprintf(out, "\n");
-	}
-}
-
 
 static double num(struct json_object *o, const char *key)
 {
@@ -439,6 +252,100 @@ void print_summary_row(FILE *out, struct json_object *sum)
 		client_get_string(sum, "scenario", "-"), labels, reps, client_get_string(sum, "created", "-"));
 }
 
+void print_wrapped(FILE *out, const char *head, const char *text, size_t width)
+{
+	print_wrapped_at(out, head, text, width, strspn(head, " ") + 4);
+}
+
+void print_wrapped_at(FILE *out, const char *head, const char *text, size_t width, size_t indent)
+{
+	size_t col = compare_text_width(head);
+
+	if (!text)
+		text = "";
+	fputs(head, out);
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, " ");
+		size_t k = n < 511 ? n : 511;
+		char word[512];
+		memcpy(word, p, k);
+		word[k] = '\0';
+		size_t w = compare_text_width(word);
+		if (p != text && col + 1 + w > width && col > indent) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (p != text) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, n, out);
+		col += w;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}
+
+/* One piece of print_fields() after sep, or at the start of the next line when it does not fit. */
+static void put_piece(FILE *out, const char *piece, size_t n, const char *sep, bool first, size_t width,
+		      size_t indent, size_t *col)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%.*s", (int)n, piece);
+	size_t w = compare_text_width(buf);
+
+	if (!first && *col + strlen(sep) + w > width && *col > indent) {
+		fprintf(out, "\n%*s", (int)indent, "");
+		*col = indent;
+	} else if (!first) {
+		fputs(sep, out);
+		*col += strlen(sep);
+	}
+	fwrite(piece, 1, n, out);
+	*col += w;
+}
+
+void print_fields(FILE *out, const char *head, const char *text, size_t width, size_t indent)
+{
+	size_t col = compare_text_width(head), hl = strlen(head);
+	char first[512];
+
+	snprintf(first, sizeof(first), "%.*s", (int)(strstr(text, "  ") ? strstr(text, "  ") - text : (int)strlen(text)),
+		 text);
+	if (col + compare_text_width(first) > width && col > indent) { /* a long head: its fields start below it */
+		while (hl && head[hl - 1] == ' ')
+			hl--;
+		fprintf(out, "%.*s\n%*s", (int)hl, head, (int)indent, "");
+		col = indent;
+	} else {
+		fputs(head, out);
+	}
+	for (const char *p = text; *p;) {
+		const char *sep = strstr(p, "  ");
+		size_t n = sep ? (size_t)(sep - p) : strlen(p);
+		char field[512];
+		snprintf(field, sizeof(field), "%.*s", (int)n, p);
+		if (compare_text_width(field) + indent <= width || n >= sizeof(field)) {
+			put_piece(out, p, n, "  ", p == text, width, indent, &col);
+		} else {
+			/* a field no line holds (an error's message): its words wrapped as prose */
+			for (const char *q = p; q < p + n;) {
+				size_t k = strcspn(q, " ");
+				k = q + k > p + n ? (size_t)(p + n - q) : k;
+				put_piece(out, q, k, q == p ? "  " : " ", p == text && q == p, width, indent, &col);
+				q += k;
+				while (q < p + n && *q == ' ')
+					q++;
+			}
+		}
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}
+
 void print_lines_under(FILE *out, const char *head, const char *text)
 {
 	int pad = (int)strlen(head);
@@ -495,18 +402,22 @@ void print_summary_details(FILE *out, struct json_object *sum, const char *inden
 	const char *desc = client_get_string(sum, "description", NULL);
 	struct json_object *progress = client_get(sum, "progress", NULL, NULL);
 
-	if (desc)
-		fprintf(out, "%s  description: %s\n", indent, desc);
-	fprintf(out, "%s  created %s, started %s, finished %s\n", indent, client_get_string(sum, "created", "-"),
-		client_get_string(sum, "started", "-"), client_get_string(sum, "finished", "-"));
+	char head[192], times[160];
+
+	if (desc) {
+		snprintf(head, sizeof(head), "%s  description: ", indent);
+		print_wrapped(out, head, desc, output_width());
+	}
+	snprintf(head, sizeof(head), "%s  created ", indent);
+	snprintf(times, sizeof(times), "%s, started %s, finished %s", client_get_string(sum, "created", "-"),
+		 client_get_string(sum, "started", "-"), client_get_string(sum, "finished", "-"));
+	print_wrapped(out, head, times, output_width());
 	if (reps)
 		fprintf(out, "%s  repetitions: %d of %d completed, %d failed\n", indent,
 			json_object_get_int(client_get(reps, "completed", NULL, NULL)),
 			json_object_get_int(client_get(reps, "total", NULL, NULL)),
 			json_object_get_int(client_get(reps, "failed", NULL, NULL)));
 	if (msg) {
-		char head[96];
-
 		snprintf(head, sizeof(head), "%s  error%s%s%s: ", indent, phase ? " (" : "", phase ? phase : "", phase ? ")" : "");
 		print_lines_under(out, head, msg);
 	}
@@ -530,9 +441,12 @@ void print_summary_details(FILE *out, struct json_object *sum, const char *inden
 			fmt_json_rate(n, sizeof(n), client_get(s, "numa_kvm_flushes", NULL, NULL));
 			snprintf(flushes, sizeof(flushes), "  KVM flushes for NUMA hinting %s", n);
 		}
-		fprintf(out, "%s  arm %s, %s (medians): pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  %s %s s%s\n",
-			indent, client_get_string(a, "label", "?"), report_scenario_window_title(scenario), pf, tlb, inv,
-			ops, p99, migrates ? "migration" : steady ? "steady" : "snapshot", dur, flushes);
+		char text[256];
+		snprintf(head, sizeof(head), "%s  arm %s, %s (medians): ", indent, client_get_string(a, "label", "?"),
+			 report_scenario_window_title(scenario));
+		snprintf(text, sizeof(text), "pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  %s %s s%s", pf, tlb, inv,
+			 ops, p99, migrates ? "migration" : steady ? "steady" : "snapshot", dur, flushes);
+		print_fields(out, head, text, output_width(), strlen(indent) + 6);
 	}
 	struct json_object *retried = client_get(sum, "retried", NULL, NULL);
 	for (size_t i = 0; retried && json_object_is_type(retried, json_type_array) &&
@@ -546,37 +460,5 @@ void print_summary_details(FILE *out, struct json_object *sum, const char *inden
 		char line[256];
 		fmt_progress(line, sizeof(line), progress);
 		fprintf(out, "%s  progress: %s\n", indent, line);
-	}
-}
-
-/*
- * Why a row says n/a: the reason a repetition's snapshot window gives for a
- * metric the arm has no median of (a counter this host cannot count, e.g.
- * pf_taken on PVM), once per metric.
- */
-const char *report_action_window(struct json_object *report)
-{
-	return report_scenario_window(client_get_string(client_get(report, "spec", NULL, NULL), "scenario", NULL));
-}
-
-void print_unavailable(FILE *out, struct json_object *report, struct json_object *arm)
-{
-	struct json_object *reps = client_get(report, "repetitions", NULL, NULL);
-	const char *w = report_action_window(report);
-
-	for (size_t i = 0; i < n_metric_rows; i++) {
-		if (client_get(arm, "windows", w, metric_rows[i].metric) &&
-		    client_get(client_get(arm, "windows", w, metric_rows[i].metric), "median", NULL, NULL))
-			continue;
-		for (size_t r = 0; reps && json_object_is_type(reps, json_type_array) && r < json_object_array_length(reps);
-		     r++) {
-			struct json_object *why =
-				client_get(client_get(json_object_array_get_idx(reps, r), "windows", w, "unavailable"),
-					   metric_rows[i].metric, NULL, NULL);
-			if (why && json_object_is_type(why, json_type_string)) {
-				fprintf(out, "  %s: unavailable: %s\n", metric_rows[i].label, client_terminal_text(why));
-				break;
-			}
-		}
 	}
 }

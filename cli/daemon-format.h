@@ -2,8 +2,8 @@
 /*
  * Text output of the verbs that talk to snapbenchd: rates, run summaries
  * (docs/protocol.md "run summary"), live progress (a bar on a terminal,
- * plain lines otherwise), the per-window tables of reports (also for
- * `snapbench run --local`).
+ * plain lines otherwise), wrapped prose and fields; the per-window tables
+ * of reports are arm-table.h's.
  */
 #pragma once
 
@@ -13,34 +13,12 @@
 
 struct json_object;
 
-/* "1.23M", "45.6k", "812", "-" for null/NAN */
+/* "1,234,567", "45,600" (1,000 and more: full digits grouped, as the tables write them), "812", "0.985", "-" for null/NAN */
 void fmt_rate(char *buf, size_t len, double v);
 /* the number of a JSON value as a rate, "-" for null */
 void fmt_json_rate(char *buf, size_t len, struct json_object *v);
 /* "1h02m", "3m05s", "12.3s" */
 void fmt_duration(char *buf, size_t len, double s);
-
-/* The rows of the per-window tables of a report's arms: metric (key in an arm's windows) and label. */
-struct metric_row {
-	const char *metric, *label;
-	const char *window; /* shown only in a table that has this window (the scenario's own rows); NULL: any */
-};
-extern const struct metric_row metric_rows[];
-extern const size_t n_metric_rows;
-
-/*
- * An arm's table over windows (at most 3; titles head the columns): a row
- * per metric_rows entry any window has, each cell the window's "median (min
- * max)" as snapbench compare writes it (the median alone for one
- * repetition), time metrics in one unit per row (ns, µs, ms or s). With
- * emulated (the arm ran under TCG, reports/timing.h), the rows of times,
- * rates and latencies end in "emulated". It fits width columns as compare's
- * table does: full digits when they fit, else numbers of 10,000 and more as
- * 950k, 1.00M, else each row's (min max) on a line under its median; width
- * 0: full digits, however wide.
- */
-void print_arm_windows(FILE *out, struct json_object *arm, const char *const *windows, const char *const *titles,
-		       size_t n_windows, bool emulated, size_t width);
 
 /*
  * The width text tables on stdout fit: $COLUMNS when set (what a shell
@@ -83,6 +61,21 @@ void progress_printer_done(struct progress_printer *p);
  * one per line) under the first, indented as far as head is long.
  */
 void print_lines_under(FILE *out, const char *head, const char *text);
+/*
+ * head then text, a line of prose, wrapped at spaces to width columns (a
+ * word longer than the line stays whole); the lines after the first are
+ * indented four columns past head's own indent. For $COLUMNS and a terminal.
+ */
+void print_wrapped(FILE *out, const char *head, const char *text, size_t width);
+/* The same with the lines after the first indented indent columns (a --help table's second column). */
+void print_wrapped_at(FILE *out, const char *head, const char *text, size_t width, size_t indent);
+
+/*
+ * head then text's fields (parts apart by two spaces: "passes 4  pass 1.01 s")
+ * wrapped at width columns between fields, never within one; the lines after
+ * the first indented indent columns.
+ */
+void print_fields(FILE *out, const char *head, const char *text, size_t width, size_t indent);
 
 /* One line of `snapbench list`: ID STATE SCENARIO LABELS REPS CREATED */
 void print_summary_header(FILE *out);
@@ -101,9 +94,3 @@ void print_summary_details(FILE *out, struct json_object *summary, const char *i
 void print_rep_retried(FILE *out, const char *indent, int index, const char *arm, const char *after);
 /* The same for each repetition of a report that has host_vm.retried_after, after an empty line (run --local). */
 void print_report_retried(FILE *out, struct json_object *report);
-
-/* The window of a report's scenario (report_scenario_window() of spec.scenario): "migration" or "snapshot". */
-const char *report_action_window(struct json_object *report);
-
-/* After an arm's table: the reason each n/a row of the scenario's window is unavailable (from the report's repetitions). */
-void print_unavailable(FILE *out, struct json_object *report, struct json_object *arm);

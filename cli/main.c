@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "exit-codes.h"
+#include "help-fit.h"
 #include "macro.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -63,7 +64,7 @@ static int unknown_verb(const char *typed, bool json)
 static int help(int argc, char **argv)
 {
 	if (argc < 3) {
-		usage(stdout);
+		help_print(stdout, usage);
 		return EXIT_OK;
 	}
 	const struct verb *v = find_verb(argv[2]);
@@ -95,11 +96,11 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc < 2) {
-		usage(stderr);
+		help_print(stderr, usage);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
+		help_print(stdout, usage);
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "help"))

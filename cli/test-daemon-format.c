@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arm-table.h"
 #include "check.h"
 #include "daemon-format.h"
 #include "macro.h"
@@ -53,26 +54,36 @@ static size_t widest(const char *text)
 }
 
 /*
- * Within 80 columns: full digits when they fit, then 950k, then (min max)
- * on a line of its own, where an emulated row says so in the label's column;
- * width 0 keeps full digits on one line.
+ * Within the width: one line a row when it fits, else each row's (min max)
+ * on a line of its own (an emulated row says so in the label's column),
+ * else each row's label above its figures, else a line per window; always
+ * the same full digits (950,015, never 950k); width 0: one line a row.
  */
 static void narrow_tables(struct json_object *arm)
 {
-	_cleanup_free_ char *wide = table_at(arm, "background-snapshot", 3, true, 0);
-	_cleanup_free_ char *t80 = table_at(arm, "background-snapshot", 3, true, 80);
-	_cleanup_free_ char *t120 = table_at(arm, "background-snapshot", 3, true, 120);
+	static const size_t widths[] = { 0, 120, 80, 50 };
 
-	CHECK_MSG(widest(wide) > 120, "%s", wide);
-	CHECK_MSG(strstr(wide, "950,015 (901,000 990,000)"), "%s", wide);
-	CHECK_MSG(widest(t80) <= 80, "%zu columns:\n%s", widest(t80), t80);
-	CHECK_MSG(strstr(t80, "\n  pf/s                  1,220            950k                 1,220\n"
-			      "    emulated            (1,200 1,240)    (901k 990k)          (1,200 1,240)\n"), "%s", t80);
-	CHECK_MSG(strstr(t80, "\n  snapshot                               3s\n    emulated\n"), "%s", t80);
-	CHECK_MSG(widest(t120) <= 120 && widest(t120) > 80, "%zu columns:\n%s", widest(t120), t120);
-	CHECK_MSG(strstr(t120, "950k (901k 990k)") && strstr(t120, "  emulated\n"), "%s", t120);
-	for (const char *p = t80; (p = strchr(p, '\n')); p++)
-		CHECK_MSG(p[-1] != ' ', "a line ends in a space:\n%s", t80);
+	for (size_t i = 0; i < ARRAY_SIZE(widths); i++) {
+		_cleanup_free_ char *t = table_at(arm, "background-snapshot", 3, true, widths[i]);
+
+		CHECK_MSG(widths[i] ? widest(t) <= widths[i] : widest(t) > 120, "%zu: %zu columns:\n%s", widths[i],
+			  widest(t), t);
+		CHECK_MSG(strstr(t, "950,015") && strstr(t, "(901,000 990,000)") && !strstr(t, "950k"), "%zu:\n%s",
+			  widths[i], t);
+		for (const char *p = t; (p = strchr(p, '\n')); p++)
+			CHECK_MSG(p[-1] != ' ', "%zu: a line ends in a space:\n%s", widths[i], t);
+		if (widths[i] == 120)
+			CHECK_MSG(strstr(t, "\n  pf/s                  1,220                950,015              1,220\n"
+					    "    emulated            (1,200 1,240)        (901,000 990,000)    (1,200 1,240)\n"),
+				  "%s", t);
+		if (widths[i] == 80)
+			CHECK_MSG(strstr(t, "\n  pf/s  emulated\n    1,220                950,015              1,220\n"
+					    "    (1,200 1,240)        (901,000 990,000)    (1,200 1,240)\n"), "%s", t);
+		static const char stacked[] = "  pf/s  emulated\n    pre       1,220 (1,200 1,240)\n"
+					      "    snapshot  950,015 (901,000 990,000)\n    post      1,220 (1,200 1,240)\n";
+		if (widths[i] == 50) /* no titles: each line names its window */
+			CHECK_MSG(!strncmp(t, stacked, strlen(stacked)), "%s", t);
+	}
 }
 
 static void progress_line(void)
@@ -125,14 +136,14 @@ static void progress_window(void)
 	json_object_object_add(p, "invalidations_per_s", json_object_new_double(70000));
 	json_object_object_add(p, "snapshot_fraction", json_object_new_double(0.1));
 	fmt_progress(line, sizeof(line), p);
-	CHECK_MSG(strstr(line, "] rep 1/1 base: snapshot pf/s 7  tlb/s 0  inval/s 70.0k  ops/s 118.8k  snapshot 10%") &&
+	CHECK_MSG(strstr(line, "] rep 1/1 base: snapshot pf/s 7  tlb/s 0  inval/s 70,000  ops/s 118,800  snapshot 10%") &&
 		  !strstr(line, "waiting"), "%s", line);
 	progress_printer_update(&pp, NULL, p);
 	json_object_object_add(p, "snapshot_fraction", json_object_new_double(0.5));
 	progress_printer_update(&pp, NULL, p);
 	CHECK(fflush(f) == 0);
 	CHECK_MSG(!strcmp(text, "[9.2s  54% ETA 7.8s] rep 1/1 base: snapshot waiting for the first snapshot sample\n"
-				"[9.2s  54% ETA 7.8s] rep 1/1 base: snapshot pf/s 7  tlb/s 0  inval/s 70.0k  ops/s 118.8k"
+				"[9.2s  54% ETA 7.8s] rep 1/1 base: snapshot pf/s 7  tlb/s 0  inval/s 70,000  ops/s 118,800"
 				"  snapshot 10%\n"), "%s", text);
 	/* between windows: the figures are the last window's, and say so */
 	json_object_object_add(p, "step", json_object_new_string("stop"));
@@ -170,20 +181,28 @@ static void summary_lines(void)
 				   " \"repetitions\": {\"total\": 2, \"completed\": 2, \"failed\": 0}, ";
 	char json[1024];
 
+	/* each line whole (the wrapping at 80 columns is checked below) */
+	CHECK(setenv("COLUMNS", "200", 1) == 0);
 	snprintf(json, sizeof(json), "{%s\"scenario\": \"background-snapshot\", \"retried\": [], \"arms\": [{\"label\": \"base\","
 		 " \"snapshot\": {\"pf_per_s\": 1220, \"tlb_per_s\": null, \"invalidations_per_s\": 812,"
 		 " \"guest_ops_per_s\": 15100, \"latency_p99_ns\": 29600, \"snapshot_duration_s\": 3}}]}", head);
 	_cleanup_free_ char *snap = summary_block(json);
-	CHECK_MSG(strstr(snap, "\n  arm base, during the snapshot (medians): pf/s 1220  tlb/s -  inval/s 812  ops/s 15.1k"
-			       "  p99 29.6k ns  snapshot 3 s\n"), "%s", snap);
+	CHECK_MSG(strstr(snap, "\n  arm base, during the snapshot (medians): pf/s 1,220  tlb/s -  inval/s 812  ops/s 15,100"
+			       "  p99 29,600 ns  snapshot 3 s\n"), "%s", snap);
 	CHECK_MSG(!strstr(snap, "retried"), "%s", snap);
+	/* within 80 columns, wrapped between figures, never within one */
+	CHECK(setenv("COLUMNS", "60", 1) == 0);
+	_cleanup_free_ char *snap60 = summary_block(json);
+	CHECK_MSG(strstr(snap60, "\n  arm base, during the snapshot (medians): pf/s 1,220\n"
+				 "      tlb/s -  inval/s 812  ops/s 15,100  p99 29,600 ns\n      snapshot 3 s\n"), "%s", snap60);
+	CHECK(setenv("COLUMNS", "200", 1) == 0);
 
 	snprintf(json, sizeof(json), "{%s\"scenario\": \"dirty-log\", \"retried\": [], \"arms\": [{\"label\": \"stock\","
 		 " \"migration\": {\"pf_per_s\": null, \"tlb_per_s\": null, \"invalidations_per_s\": 2.95,"
 		 " \"guest_ops_per_s\": 15105, \"latency_p99_ns\": 29590, \"migration_duration_s\": 4.065}}]}", head);
 	_cleanup_free_ char *dl = summary_block(json);
 	CHECK_MSG(strstr(dl, "\n  arm stock, during the migration's passes (medians): pf/s -  tlb/s -  inval/s 2.95"
-			     "  ops/s 15.1k  p99 29.6k ns  migration 4.065 s\n"), "%s", dl);
+			     "  ops/s 15,105  p99 29,590 ns  migration 4.065 s\n"), "%s", dl);
 	CHECK_MSG(!strstr(dl, "snapshot"), "%s", dl);
 
 	snprintf(json, sizeof(json), "{%s\"scenario\": \"postcopy-restore\", \"arms\": [{\"label\": \"stock\","
@@ -266,6 +285,23 @@ int main(int argc, char **argv)
 	CHECK_MSG(strstr(t, "\n  snapshot                                             3s\n"), "%s", t);
 	CHECK_MSG(!strstr(t, "["), "%s", t);
 	narrow_tables(arm);
+
+	/* run --local and show print an arm alike: its line, then the same table */
+	{
+		static const char *const windows[] = { "pre", "snapshot" };
+		static const char *const titles[] = { "before (pre)", "during the snapshot" };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		CHECK(f);
+		print_arm_summary(f, report, arm, windows, titles, 2);
+		CHECK(fclose(f) == 0);
+		CHECK_MSG(!strncmp(text, "\narm ", 5) && strstr(text, " repetitions completed; median (min max)\n") &&
+				  strstr(text, "\n  pf/s "),
+			  "%s", text);
+		free(text);
+	}
 
 	/* one repetition: the median alone; a missing median: n/a */
 	struct json_object *snap = json_object_object_get(json_object_object_get(arm, "windows"), "snapshot");

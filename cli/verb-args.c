@@ -5,13 +5,16 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "closest-word.h"
 #include "exit-codes.h"
 #include "macro.h"
+#include "parse-number.h"
 #include "strbuf.h"
 #include "verb-args.h"
 
@@ -176,42 +179,42 @@ int verb_errors_end(int exit_code)
 	return exit_code;
 }
 
-/* The edit distance (insertions, deletions, substitutions, swaps of neighbours) of a and b, capped at 9. */
-static size_t edit_distance(const char *a, const char *b)
+/* A bound as the message says it: 10ms, 100ms, 1s, 1m, 1h. */
+static void fmt_bound(unsigned ms, char *buf, size_t size)
 {
-	size_t la = strlen(a), lb = strlen(b), d[33][33];
+	if (ms >= 3600000 && ms % 3600000 == 0)
+		snprintf(buf, size, "%uh", ms / 3600000);
+	else if (ms >= 60000 && ms % 60000 == 0)
+		snprintf(buf, size, "%um", ms / 60000);
+	else if (ms >= 1000 && ms % 1000 == 0)
+		snprintf(buf, size, "%us", ms / 1000);
+	else
+		snprintf(buf, size, "%ums", ms);
+}
 
-	if (la > 32 || lb > 32)
-		return 9;
-	for (size_t i = 0; i <= la; i++)
-		for (size_t j = 0; j <= lb; j++) {
-			if (!i || !j) {
-				d[i][j] = i + j;
-				continue;
-			}
-			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < d[i][j])
-				d[i][j] = d[i - 2][j - 2] + 1;
+int verb_parse_interval(const char *arg, unsigned min_ms, unsigned max_ms, unsigned *ret_ms)
+{
+	char lo[16], hi[16];
+	double s, ms;
+
+	/* whole milliseconds: what every verb counts its interval in (a spec's timing.interval_ms) */
+	if (parse_duration(arg, 0.001, min_ms / 1000.0, max_ms / 1000.0, &s, NULL) >= 0) {
+		ms = floor(s * 1000 + 0.5);
+		if (fabs(s * 1000 - ms) < 1e-6) {
+			*ret_ms = (unsigned)ms;
+			return 0;
 		}
-	return d[la][lb] < 9 ? d[la][lb] : 9;
+	}
+	fmt_bound(min_ms, lo, sizeof(lo));
+	fmt_bound(max_ms, hi, sizeof(hi));
+	verb_error("--interval '%s': give whole milliseconds from %s to %s, such as 500ms or 2s; a bare number "
+		   "is milliseconds", arg, lo, hi);
+	return -EINVAL;
 }
 
 const char *verb_closest_word(const char *typed, const char *const *words, size_t n)
 {
-	const char *best = NULL;
-	size_t best_d = 9, len = strlen(typed);
-
-	for (size_t i = 0; i < n; i++) {
-		size_t dist = edit_distance(typed, words[i]);
-		if (dist < best_d) {
-			best_d = dist;
-			best = words[i];
-		}
-	}
-	/* a slip of a key or two, not a different word: at most 2 edits, and fewer than a third of the word */
-	return best && best_d <= 2 && best_d * 3 <= len + 1 ? best : NULL;
+	return closest_word(typed, words, n);
 }
 
 void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts)

@@ -61,6 +61,17 @@ struct daemon_verb_parser {
  */
 void verb_option_error(const char *verb, int c, char **argv, const struct option *longopts);
 
+/*
+ * --interval ARG of run, top, probe and status --watch, the one grammar:
+ * a duration with its unit (500ms, 2s; parse_duration()'s units) or a
+ * bare number of milliseconds, whole milliseconds from min_ms to max_ms
+ * (each verb's, which its --help names too); 0 with *ret_ms, or -EINVAL
+ * having said, in one form for every verb, what it takes ("--interval
+ * '5': give whole milliseconds from 10ms to 1h, such as 500ms or 2s; a
+ * bare number is milliseconds").
+ */
+int verb_parse_interval(const char *arg, unsigned min_ms, unsigned max_ms, unsigned *ret_ms);
+
 /* The word of words that typed is a slip of (at most 2 edits away, and close for its length), or NULL: "did you mean". */
 const char *verb_closest_word(const char *typed, const char *const *words, size_t n);
 

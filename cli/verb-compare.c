@@ -21,7 +21,10 @@
 #include "macro.h"
 #include "parse-number.h"
 #include "runner.h"
+#include "strv.h"
 #include "verb-args.h"
+#include "verb-compare-grid.h"
+#include "verb-compare.h"
 #include "verbs.h"
 
 static_assert(COMPARE_EXIT_OK == EXIT_OK, "compare.h and exit-codes.h disagree on EXIT_OK");
@@ -40,6 +43,7 @@ static void usage(FILE *out)
 		"       snapbench compare [OPTIONS] TWO-ARM-REPORT.json\n"
 		"       snapbench compare [OPTIONS] --baseline SEL --patched SEL [REPORT...]\n"
 		"       snapbench compare [OPTIONS] --aa SEL [REPORT...]\n"
+		"       snapbench compare [OPTIONS] --grid ROWS,COLUMNS REPORT...\n"
 		"\n"
 		"Compares the repetitions of two arms metric by metric: median (min max) of\n"
 		"each, the change of medians, an exact Mann-Whitney U test and a verdict.\n"
@@ -56,14 +60,23 @@ static void usage(FILE *out)
 		"                        the noise floor\n"
 		"  --aa-split HOW        alternate (default: 1st, 3rd, ... vs 2nd, 4th, ...) or\n"
 		"                        halves (first half vs second half)\n"
+		"  --grid ROWS,COLUMNS   a table per metric: rows one parameter of the arms,\n"
+		"                        columns another (from labels like chunk-512K+nr_pages-8,\n"
+		"                        arm knobs, or spec.FIELD), each cell an arm against its\n"
+		"                        row's baseline (the arm without a COLUMNS value);\n"
+		"                        formats text, json, markdown, csv\n"
+		"  --grid-baseline VALUE with --grid: the baseline is the arm whose COLUMNS is\n"
+		"                        VALUE\n"
 		"  --store DIR           results store: one directory per run holding\n"
 		"                        report.json (default %s)\n"
 		"\n"
 		"Statistics and verdicts:\n"
-		"  --window NAME         pre, snapshot, migration, steady or post; repeatable\n"
-		"                        (default snapshot; dirty-log and postcopy-restore\n"
-		"                        runs: migration; numa-hinting runs: steady)\n"
-		"  --metric NAME         a metric or a glob such as 'invalidations_per_s.*';\n"
+		"  --window NAME         pre, snapshot, migration, steady, fault-in or post;\n"
+		"                        repeatable (default snapshot; dirty-log and\n"
+		"                        postcopy-restore runs: migration; numa-hinting\n"
+		"                        runs: steady; uffd-restore runs: fault-in)\n"
+		"  --metric NAME         a metric or a glob such as 'invalidations_per_s.*', or\n"
+		"                        the name the tables print (pf/s, latency p99);\n"
 		"                        repeatable (default: pf_per_s tlb_per_s\n"
 		"                        invalidations_per_s[.*] guest_ops_per_s latency_p50_ns\n"
 		"                        latency_p99_ns latency_p999_ns; dirty-log runs: the\n"
@@ -73,12 +86,19 @@ static void usage(FILE *out)
 		"                        postcopy_requests first; numa-hinting runs:\n"
 		"                        numa_kvm_flushes numa_sptes_zapped first,\n"
 		"                        docs/compare.md)\n"
-		"  --alpha P             significance level of the two-sided test (default 0.05)\n"
+		"  --alpha P             significance level of the two-sided test (default 0.05;\n"
+		"                        5%% is the same)\n"
 		"  --threshold PCT       smallest |change of medians| in %% that earns a verdict\n"
-		"                        (default 5)\n"
+		"                        (default 5; 5%% is the same)\n"
 		"  --threshold METRIC=PCT  the same for metrics matching METRIC; repeatable\n"
 		"  --bootstrap N         bootstrap iterations for the median-ratio interval\n"
 		"                        (default %d, 0: none)\n"
+		"  --verdict-on-emulated better/worse verdicts for times, rates and latencies\n"
+		"                        measured under emulation (TCG) too (default: 'changed'\n"
+		"                        at most, marked, the rates' counts compared instead)\n"
+		"  --verdict-on-fixed-count\n"
+		"                        better/worse verdicts for a rate whose count the\n"
+		"                        workload fixes (the same in every repetition) too\n"
 		"  --force               compare runs whose scenario, VM size, guest or timing\n"
 		"                        differ (the differences are listed as warnings)\n"
 		"\n"
@@ -87,17 +107,18 @@ static void usage(FILE *out)
 		"                        (one row per metric and side), junit (JUnit XML for CI\n"
 		"                        test reports), html (one self-contained page, plots\n"
 		"                        inline) or kcidb (KCIDB JSON for KernelCI) on stdout\n"
-		"  --wide                the text table one line per metric, however wide (default:\n"
-		"                        so when it fits the terminal, else two lines per metric\n"
-		"                        within 80 columns or $COLUMNS)\n"
+		"  --wide                the text table one line per metric, however wide\n"
+		"                        (default: so when it fits the terminal, else two lines\n"
+		"                        per metric within 80 columns or $COLUMNS)\n"
 		"  --kcidb-origin NAME   with --format kcidb: the origin of the ids (a-z, 0-9,\n"
 		"                        '_'; default %s)\n"
 		"  --json                same as --format json\n"
 		"  --output DIR          also write compare.json, compare.txt, compare.md,\n"
 		"                        compare.csv, compare-junit.xml, compare.html and SVG\n"
 		"                        plots (one per metric, timeline.svg) into DIR\n"
-		"  --all                 keep metrics that are 0 in every repetition of both sides\n"
-		"                        in the tables and the plots (default: left out, named)\n"
+		"  --all                 keep metrics that are 0 in every repetition of both\n"
+		"                        sides in the tables and the plots (default: left out,\n"
+		"                        named)\n"
 		"  -q, --quiet           nothing on stdout\n"
 		"\n"
 		"Exit codes: 0 no significant regression, 3 a significant regression beyond\n"
@@ -124,6 +145,10 @@ enum {
 	OPT_ALL,
 	OPT_KCIDB_ORIGIN,
 	OPT_WIDE,
+	OPT_GRID,
+	OPT_GRID_BASELINE,
+	OPT_VERDICT_ON_EMULATED,
+	OPT_VERDICT_ON_FIXED_COUNT,
 };
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_MARKDOWN, FORMAT_CSV, FORMAT_JUNIT, FORMAT_HTML, FORMAT_KCIDB, _FORMAT_MAX };
@@ -139,7 +164,7 @@ static const char *const format_names[_FORMAT_MAX] = {
 };
 
 struct args {
-	const char *baseline, *patched, *aa, *store, *output, *kcidb_origin;
+	const char *baseline, *patched, *aa, *store, *output, *kcidb_origin, *grid, *grid_baseline;
 	enum format format;
 	bool quiet, wide;
 	char **windows, **metrics;
@@ -166,14 +191,29 @@ static int push_ptr(char ***v, size_t *n, char *s)
 	return 0;
 }
 
+/* A number with an optional '%' after it (5 or 5%: the same); out of [min, max] or not one: -EINVAL. */
+static int parse_percent(const char *s, double min, double max, double *ret)
+{
+	size_t len = strlen(s);
+	char num[64];
+
+	if (len && s[len - 1] == '%')
+		len--;
+	if (!len || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	return parse_double(num, min, max, ret, NULL);
+}
+
 static int parse_threshold(struct args *a, struct compare_options *o, char *arg)
 {
 	char *eq = strrchr(arg, '=');
 	double pct;
 
-	if (parse_double(eq ? eq + 1 : arg, 0, DBL_MAX, &pct, NULL) < 0) {
-		verb_error("--threshold %s: give a percentage >= 0 (e.g. 5) or METRIC=PCT "
-			"(e.g. latency_p99_ns=10)", arg);
+	if (parse_percent(eq ? eq + 1 : arg, 0, DBL_MAX, &pct) < 0) {
+		verb_error("--threshold %s: give a percentage >= 0 (e.g. 5 or 5%%) or METRIC=PCT "
+			"(e.g. latency_p99_ns=10%%)", arg);
 		return -EINVAL;
 	}
 	if (!eq) {
@@ -211,8 +251,8 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 		break;
 	case OPT_WINDOW:
 		if (strcmp(arg, "pre") && strcmp(arg, "snapshot") && strcmp(arg, "migration") && strcmp(arg, "steady") &&
-		    strcmp(arg, "post")) {
-			verb_error("--window %s: use pre, snapshot, migration (dirty-log, postcopy-restore), steady (numa-hinting) or post", arg);
+		    strcmp(arg, "fault-in") && strcmp(arg, "post")) {
+			verb_error("--window %s: use pre, snapshot, migration (dirty-log, postcopy-restore), steady (numa-hinting), fault-in (uffd-restore) or post", arg);
 			return -EINVAL;
 		}
 		if (push_ptr(&a->windows, &a->n_windows, arg) < 0)
@@ -227,8 +267,10 @@ static int parse_checked_option(int c, char *arg, struct args *a, struct compare
 			return -ENOMEM;
 		break;
 	case OPT_ALPHA:
-		if (parse_double(arg, 0, 1, &d, NULL) < 0 || d == 0 || d == 1) {
-			verb_error("--alpha %s: give a level between 0 and 1 (e.g. 0.05)", arg);
+		/* a level (0.05) or a percentage (5%) */
+		if (arg[0] && arg[strlen(arg) - 1] == '%' ? parse_percent(arg, 0, 100, &d) < 0 || !((d /= 100) > 0 && d < 1)
+							   : parse_double(arg, 0, 1, &d, NULL) < 0 || d == 0 || d == 1) {
+			verb_error("--alpha %s: give a level between 0 and 1 (e.g. 0.05) or a percentage (5%%)", arg);
 			return -EINVAL;
 		}
 		o->alpha = d;
@@ -308,7 +350,11 @@ static const struct option compare_longopts[] = {
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "wide", no_argument, NULL, OPT_WIDE },
+	{ "verdict-on-emulated", no_argument, NULL, OPT_VERDICT_ON_EMULATED },
+	{ "verdict-on-fixed-count", no_argument, NULL, OPT_VERDICT_ON_FIXED_COUNT },
 	{ "kcidb-origin", required_argument, NULL, OPT_KCIDB_ORIGIN },
+	{ "grid", required_argument, NULL, OPT_GRID },
+	{ "grid-baseline", required_argument, NULL, OPT_GRID_BASELINE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -336,6 +382,12 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 		case OPT_STORE:
 			a->store = optarg;
 			break;
+		case OPT_GRID:
+			a->grid = optarg;
+			break;
+		case OPT_GRID_BASELINE:
+			a->grid_baseline = optarg;
+			break;
 		case OPT_AA_SPLIT:
 		case OPT_WINDOW:
 		case OPT_METRIC:
@@ -362,6 +414,12 @@ static int parse_argv(int argc, char **argv, struct args *a, struct compare_opti
 			break;
 		case OPT_WIDE:
 			a->wide = true;
+			break;
+		case OPT_VERDICT_ON_EMULATED:
+			o->verdict_on_emulated = true;
+			break;
+		case OPT_VERDICT_ON_FIXED_COUNT:
+			o->verdict_on_fixed_count = true;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -487,36 +545,35 @@ static int select_sides(const struct args *a, char **positional, size_t n_pos, c
 	return r;
 }
 
-/* What bisect-step needs of a comparison, taken before the result is freed. */
-struct compare_outcome {
-	bool computed;                 /* the comparison ran and its outputs were written */
-	bool no_repetitions;           /* not computed: a side had no completed repetition (its runs failed) */
-	size_t compared, regressed, insufficient;
-	char regressed_metrics[256];   /* "latency p99 in snapshot +35.2%, ..." */
-};
-
-static void outcome_fill(struct compare_outcome *out, const struct compare_result *res)
+/* compare --grid: the selections it does not take refused, the rest handed to verb-compare-grid.c. */
+static int compare_grid_run(const struct args *a, char **reports, size_t n_reports, const struct compare_options *o,
+			    bool bisect)
 {
-	size_t len = 0;
-
-	*out = (struct compare_outcome){ .computed = true, .compared = res->n_metrics };
-	for (size_t i = 0; i < res->n_metrics; i++) {
-		const struct compare_metric *m = &res->metrics[i];
-		char change[32], name[96];
-
-		out->insufficient += m->verdict == COMPARE_INSUFFICIENT_DATA;
-		if (m->verdict != COMPARE_REGRESSED)
-			continue;
-		out->regressed++;
-		compare_format_change(m, change, sizeof(change));
-		compare_metric_name(m->name, name, sizeof(name)); /* the report's text, sanitized */
-		if (len < sizeof(out->regressed_metrics))
-			len += (size_t)snprintf(out->regressed_metrics + len, sizeof(out->regressed_metrics) - len,
-						"%s%s in %s %s", len ? ", " : "", name, m->window, change);
+	if (bisect) {
+		verb_error("--grid is compare's: bisect-step judges one baseline against one patched side");
+		return EXIT_USAGE;
 	}
+	if (!a->grid) {
+		verb_error("--grid-baseline goes with --grid ROWS,COLUMNS: add it");
+		return EXIT_USAGE;
+	}
+	if (a->baseline || a->patched || a->aa) {
+		verb_error("--grid takes the reports whose arms make the grid, without --baseline, --patched or --aa "
+			   "(each row's baseline is an arm of it)");
+		return EXIT_USAGE;
+	}
+	const struct compare_grid_cli c = {
+		.grid = a->grid,
+		.baseline = a->grid_baseline,
+		.format = format_names[a->format],
+		.output = a->output,
+		.quiet = a->quiet,
+		.reports = reports,
+		.n_reports = n_reports,
+	};
+	return compare_grid_verb(&c, o);
 }
 
-/* snapbench compare, or the comparison of bisect-step (outcome non-NULL). */
 /* The comparison in every format but Markdown (text[]), and the table for stdout; EXIT_OK or EXIT_FAIL. */
 static int render_formats(struct compare_result *res, const struct args *a, char **text, char **table_out)
 {
@@ -566,7 +623,7 @@ static int emit(struct compare_result *res, const struct args *a, char **text, c
 	return EXIT_OK;
 }
 
-static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct compare_outcome *outcome)
+int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct compare_outcome *outcome)
 {
 	struct compare_options o;
 	struct args a = { 0 };
@@ -584,6 +641,10 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 		goto out;
 	}
 	o.aa = a.aa != NULL;
+	if (a.grid || a.grid_baseline) { /* reports/compare-grid.h: a table of arms, cli/verb-compare-grid.c */
+		ret = compare_grid_run(&a, argv + optind, (size_t)(argc - optind), &o, outcome != NULL);
+		goto out;
+	}
 
 	r = select_sides(&a, argv + optind, (size_t)(argc - optind), &o, &pool, &base, &patch, &err);
 	if (r >= 0)
@@ -596,14 +657,16 @@ static int compare_run(int argc, char **argv, void (*usage_fn)(FILE *), struct c
 		goto out;
 	}
 
+	if (outcome) {
+		outcome->judge(res, outcome);
+		res->exit_code = outcome->code;
+	}
 	ret = render_formats(res, &a, text, &table_out);
 	if (ret == EXIT_OK)
 		ret = emit(res, &a, text, table_out);
 	if (ret != EXIT_OK)
 		goto out;
 	ret = res->exit_code;
-	if (outcome)
-		outcome_fill(outcome, res);
 out:
 	for (size_t f = 0; f < _FORMAT_MAX; f++)
 		free(text[f]);
@@ -625,83 +688,4 @@ const struct verb verb_compare = {
 	.name = "compare",
 	.summary = "compare baseline and patched runs: statistics, verdicts, tables, plots",
 	.run = run_compare,
-};
-
-/*
- * snapbench bisect-step: compare for `git bisect run`, which reads the exit
- * code as good (0), bad (1-124, 126, 127), skip (125) or "stop the
- * bisection" (128 and above). It exits 0, 1, 125 or 128 only (docs/cli.md):
- * a measurement that cannot decide is a skip, anything else that keeps the
- * comparison from being made (a typo in an option, a report that is not
- * there or not one, runs that cannot be compared) would be the same at every
- * commit, so it stops the bisection instead of skipping them all.
- */
-enum {
-	BISECT_GOOD = 0,
-	BISECT_BAD = 1,
-	BISECT_SKIP = 125,
-	BISECT_STOP = 128,
-};
-
-static void bisect_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: snapbench bisect-step [COMPARE OPTIONS] BASELINE.json PATCHED.json\n"
-		"       snapbench bisect-step [COMPARE OPTIONS] TWO-ARM-REPORT.json\n"
-		"       snapbench bisect-step [COMPARE OPTIONS] --baseline SEL --patched SEL [REPORT...]\n"
-		"\n"
-		"One step of 'git bisect run': compares the runs as 'snapbench compare' does\n"
-		"(the same options, see 'snapbench compare --help'; the baseline is the good\n"
-		"reference, the patched side the commit under test) and exits\n"
-		"\n"
-		"    0  good: no metric regressed, and every compared metric has enough\n"
-		"       repetitions for a verdict\n"
-		"    1  bad: a metric regressed (choose them with --metric)\n"
-		"  125  skip: the measurement cannot decide: too few repetitions for a verdict\n"
-		"       (insufficient-data), no metric with values on both sides, or a side\n"
-		"       without a completed repetition (its run failed)\n"
-		"  128  stop the bisection: any other error (a bad option, a report missing or\n"
-		"       not one, runs that cannot be compared, outputs not written), which\n"
-		"       would be the same at every commit\n"
-		"\n"
-		"and never anything else. With --json the comparison on stdout is compare's JSON, and an\n"
-		"error is also a JSON object there. docs/cli.md has a bisect script for a kernel tree.\n");
-}
-
-static int run_bisect_step(int argc, char **argv)
-{
-	struct compare_outcome oc = { 0 };
-	int r = compare_run(argc, argv, bisect_usage, &oc);
-
-	if (!oc.computed) {
-		if (r == EXIT_OK) /* --help */
-			return BISECT_GOOD;
-		if (oc.no_repetitions) {
-			fprintf(stderr, "snapbench bisect-step: skip (125): a side has no completed repetition (the "
-				"message above says which)\n");
-			return BISECT_SKIP;
-		}
-		fprintf(stderr, "snapbench bisect-step: stop (128): no comparison, and none would be at any other "
-			"commit (the message above says why); fix it and run the bisection again\n");
-		return BISECT_STOP;
-	}
-	if (oc.regressed) {
-		fprintf(stderr, "snapbench bisect-step: bad (1): %zu of %zu metrics regressed: %s\n", oc.regressed,
-			oc.compared, oc.regressed_metrics);
-		return BISECT_BAD;
-	}
-	if (!oc.compared || oc.insufficient) {
-		fprintf(stderr, "snapbench bisect-step: skip (125): %s\n",
-			!oc.compared ? "no metric had values on both sides"
-				     : "too few repetitions for a verdict on some metric (insufficient-data)");
-		return BISECT_SKIP;
-	}
-	fprintf(stderr, "snapbench bisect-step: good (0): none of %zu metrics regressed\n", oc.compared);
-	return BISECT_GOOD;
-}
-
-const struct verb verb_bisect_step = {
-	.name = "bisect-step",
-	.summary = "one step of git bisect run: compare, exit 0 good, 1 regressed, 125 skip, 128 stop",
-	.run = run_bisect_step,
 };

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "exit-codes.h"
 #include "exit-reasons.h"
+#include "help-fit.h"
 #include "kvm-flavour.h"
 #include "macro.h"
 #include "parse-number.h"
@@ -27,7 +28,9 @@
 #include "verbs.h"
 
 #define DEFAULT_INTERVAL_S 1.0
-#define MAX_INTERVAL_S 3600.0
+/* probe's smallest --interval, which its --help and its error name (top's is 50 ms, run's 100 ms) */
+#define MIN_INTERVAL_MS 10
+#define MAX_INTERVAL_MS 3600000
 #define DEFAULT_TOP 5
 #define MAX_TOP 100
 
@@ -54,8 +57,8 @@ static void usage(FILE *out)
 		"recorded kernel stacks are shown.\n"
 		"\n"
 		"  --pid PID            the QEMU process (or any of its threads)\n"
-		"  --interval MS        milliseconds between reports, or a duration with its\n"
-		"                       unit: 500ms, 2s (default %g s)\n"
+		"  --interval MS        milliseconds between reports, from %u, or a duration\n"
+		"                       with its unit: 500ms, 2s (default %g s)\n"
 		"  --count N            stop after N reports\n"
 		"  --json               one JSON object per line: probes, then cumulative counts per interval,\n"
 		"                       then a summary with top stacks\n"
@@ -72,7 +75,7 @@ static void usage(FILE *out)
 		"\n"
 		"Exit codes: 0 done; 1 failed while running; 2 bad usage; 4 no such process, no KVM VM in it,\n"
 		"or the kernel refused every probe; 5 not authorized: not root (no CAP_BPF and CAP_PERFMON).\n",
-		DEFAULT_INTERVAL_S, SB_PROBE_DEFAULT_SAMPLE_EVERY, SB_PROBE_DEFAULT_MAX_STACKS, DEFAULT_TOP);
+		MIN_INTERVAL_MS, DEFAULT_INTERVAL_S, SB_PROBE_DEFAULT_SAMPLE_EVERY, SB_PROBE_DEFAULT_MAX_STACKS, DEFAULT_TOP);
 }
 
 /* Whether counter ci counts other processes' events: the fentry probes (the target VM's, in every context) or --other. */
@@ -95,14 +98,11 @@ static int parse_uint(const char *opt, const char *s, unsigned long min, unsigne
 
 static int parse_interval(const char *s, uint64_t *ns)
 {
-	double v;
+	unsigned ms;
 
-	if (parse_duration(s, 0.001, 0.01, MAX_INTERVAL_S, &v, NULL) < 0) {
-		verb_error("--interval '%s' is not a number of milliseconds from 10 to %.0f, or a duration with its unit "
-			   "such as 500ms or 2s", s, MAX_INTERVAL_S * 1000.0);
+	if (verb_parse_interval(s, MIN_INTERVAL_MS, MAX_INTERVAL_MS, &ms) < 0)
 		return -EINVAL;
-	}
-	*ns = (uint64_t)(v * 1e9);
+	*ns = (uint64_t)ms * 1000000;
 	return 0;
 }
 
@@ -558,7 +558,7 @@ static int parse_argv(int argc, char **argv, struct probe_args *ret)
 				return EXIT_USAGE;
 			break;
 		case 'h':
-			usage(stdout);
+			help_print(stdout, usage);
 			return EXIT_OK;
 		default:
 			verb_option_error("probe", opt, argv, probe_longopts);

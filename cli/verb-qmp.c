@@ -3,14 +3,17 @@
  * snapbench qmp: send one QMP command to a QEMU and print the reply, and/or
  * wait for an event. A thin front for qmp/ (docs/qmp.md).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "exit-codes.h"
+#include "help-fit.h"
 #include "json-util.h"
 #include "macro.h"
 #include "parse-number.h"
@@ -32,7 +35,7 @@ static void usage(FILE *out)
 		"print its return value as JSON on stdout; with --wait-event, then wait for event NAME and print\n"
 		"it as one JSON line. COMMAND may be left out when --wait-event is given.\n"
 		"\n"
-		"  --socket PATH      QEMU's QMP unix socket\n"
+		"  --socket PATH      QEMU's QMP unix socket (one that is not there fails at once)\n"
 		"  --timeout S        seconds (or 500ms, 2m) to wait for each step: connect, reply,\n"
 		"                     event (default %g)\n"
 		"  --fd FILE          open FILE for writing (created, truncated) and pass it with the command\n"
@@ -229,7 +232,7 @@ static int parse_argv(int argc, char **argv, struct qmp_args *ret)
 		case 'j':
 			break; /* the output is JSON already */
 		case 'h':
-			usage(stdout);
+			help_print(stdout, usage);
 			return EXIT_OK;
 		default:
 			verb_option_error("qmp", opt, argv, qmp_longopts);
@@ -264,6 +267,21 @@ static int run(struct qmp_args *a)
 		}
 	}
 
+	/* a path that names nothing is a typo, not a QEMU still starting: said at once, not after --timeout */
+	struct stat st;
+	if (stat(socket_path, &st) < 0) {
+		r = errno == ENOTDIR ? -ENOENT : -errno;
+		verb_error("--socket %s: %s; is QEMU running with -qmp unix:%s,server=on,wait=off?", socket_path,
+			   strerror(-r), socket_path);
+		json_object_put(args);
+		return exit_code_for(r);
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		verb_error("--socket %s: not a socket; give the path of QEMU's -qmp unix:PATH,server=on,wait=off",
+			   socket_path);
+		json_object_put(args);
+		return EXIT_USAGE;
+	}
 	r = qmp_connect(socket_path, timeout_ms, NULL, &c, &err);
 	if (r < 0) {
 		verb_error("%s", err.msg);

@@ -14,6 +14,7 @@
 
 #include "client.h"
 #include "clock.h"
+#include "arm-table.h"
 #include "daemon-format.h"
 #include "exit-codes.h"
 #include "macro.h"
@@ -23,7 +24,6 @@
 #include "run-remote.h"
 #include "runner.h"
 #include "spec.h"
-#include "timing.h"
 #include "verb-args.h"
 #include "verbs.h"
 
@@ -42,7 +42,7 @@ static const struct {
 	const char *arg;
 	const char *help;
 } field_flags[] = {
-	{ "scenario", "scenario", "S", "background-snapshot (default), dirty-log, postcopy-restore or numa-hinting (docs/scenarios.md)" },
+	{ "scenario", "scenario", "S", "background-snapshot (default), dirty-log, postcopy-restore, numa-hinting or uffd-restore (docs/scenarios.md)" },
 	{ "repetitions", "repetitions", "N", "repetitions per arm (default 5)" },
 	{ "description", "description", "TEXT", "free text kept in the report" },
 	{ "backend", "vm.backend", "B", "qemu (QEMU started by snapbench, default) or libvirt (a transient domain)" },
@@ -82,7 +82,7 @@ static const struct {
 	{ "warmup", "timing.warmup_s", "S", "warm-up before sampling counts (default 2)" },
 	{ "pre", "timing.pre_s", "S", "window before the snapshot or migration (default 5)" },
 	{ "post", "timing.post_s", "S", "window after the snapshot or migration ended (default 5)" },
-	{ "interval", "timing.interval_ms", "MS", "sample interval, 100 to 60000 (default 1000)" },
+	{ "interval", "timing.interval_ms", "MS", "sample interval, from 100ms to 1m, e.g. 500ms or 2s (default 1s)" },
 	{ "knob", "knobs", "NAME=VALUE", "sysctl:NAME, module:M.P or debugfs:PATH for every arm; repeatable" },
 	{ "arm", "arms", "LABEL[:KNOB=V,...]", "an arm with its own knobs (and kernel=PATH,modules=DIR, pin); repeatable (interleaved)" },
 	{ "kernel", "host_vm.kernel", "PATH", "run every arm in a host VM booting this bzImage (docs/kernel-arms.md)" },
@@ -121,7 +121,8 @@ static void usage(FILE *out)
 		"Runs the benchmark: arms x repetitions of the spec's scenario (field scenario,\n"
 		"--scenario): background-snapshot (the default; windows pre, snapshot, post),\n"
 		"dirty-log or postcopy-restore (windows pre, migration, post), numa-hinting\n"
-		"(windows pre, steady, post; docs/scenarios.md).\n"
+		"(windows pre, steady, post), uffd-restore (windows pre, fault-in, post;\n"
+		"docs/scenarios.md).\n"
 		"Flags override the spec file field by field (docs/running.md lists every field).\n"
 		"\n"
 		"By default the run is submitted to snapbenchd, which queues it and keeps its\n"
@@ -130,28 +131,36 @@ static void usage(FILE *out)
 		"without the daemon, and writes DIR/RUN-ID/report.json.\n"
 		"\n"
 		"  --spec FILE           the run spec (JSON)\n"
-		"  --wait                follow the run to its end (progress on stderr; Ctrl-C cancels it)\n"
+		"  --wait                follow the run to its end (progress on stderr; Ctrl-C\n"
+		"                        cancels it)\n"
 		"  --socket PATH         snapbenchd's socket (default $SNAPBENCH_SOCKET, else\n"
 		"                        /run/snapbench/snapbenchd.sock)\n"
-		"  --local               run here, without the daemon (options marked --local: only then)\n"
-		"  --output DIR          --local: results directory (default %s)\n"
+		"  --local               run here, without the daemon (options marked --local:\n"
+		"                        only then)\n"
+		"  --output DIR          --local: results directory\n"
+		"                        (default %s)\n"
 		"  --label LABEL         label of the single arm (default \"default\")\n",
 		runner_default_results_dir());
 	for (size_t i = 0; i < ARRAY_SIZE(field_flags); i++) {
 		char left[64];
-		snprintf(left, sizeof(left), "--%s %s", field_flags[i].flag, field_flags[i].arg);
-		fprintf(out, "  %-21s %s\n", left, field_flags[i].help);
+		snprintf(left, sizeof(left), "  --%s %s", field_flags[i].flag, field_flags[i].arg);
+		snprintf(left + strlen(left), sizeof(left) - strlen(left), "%*s", strlen(left) < 24 ? (int)(24 - strlen(left)) : 1, "");
+		print_wrapped_at(out, left, field_flags[i].help, 80, 24); /* --help fits 80 columns */
 	}
 	fprintf(out,
 		"  --no-bpf              no BPF probes (their counters are reported unavailable)\n"
-		"  --no-host-vm          without a usable /dev/kvm, refuse instead of running in a\n"
-		"                        host VM (spec host_vm.fallback false)\n"
-		"  --qemu PATH           --local: QEMU binary (default: the spec's vm.qemu, else " QEMU_DEFAULT_BINARY " in PATH)\n"
-		"  --guest-image PATH    --local: micro guest image (default: the build's, else installed)\n"
-		"  --state-dir DIR       --local: knob journal and lock (default: the results directory)\n"
+		"  --no-host-vm          without a usable /dev/kvm, refuse instead of running in\n"
+		"                        a host VM (spec host_vm.fallback false)\n"
+		"  --qemu PATH           --local: QEMU binary (default: the spec's vm.qemu, else\n"
+		"                        " QEMU_DEFAULT_BINARY " in PATH)\n"
+		"  --guest-image PATH    --local: micro guest image (default: the build's, else\n"
+		"                        installed)\n"
+		"  --state-dir DIR       --local: knob journal and lock (default: the results\n"
+		"                        directory)\n"
 		"  --no-preflight        --local: run even when preflight checks fail\n"
 		"  --print-spec          print the validated spec as JSON and exit\n"
-		"  --json                print the outcome as JSON on stdout (progress stays on stderr)\n"
+		"  --json                print the outcome as JSON on stdout (progress stays on\n"
+		"                        stderr)\n"
 		"  -q, --quiet           no progress\n"
 		"\n"
 		"MS and S take a number in that unit, or a duration with its unit: 500ms, 2s, 1m.\n"
@@ -182,17 +191,8 @@ static void print_summary(struct json_object *report, const char *path)
 	printf("run %s %s\n", client_get_string(report, "id", NULL), client_get_string(report, "state", NULL));
 	if (err)
 		print_lines_under(stdout, "  error: ", client_terminal_text(err));
-	for (size_t a = 0; a < json_object_array_length(arms); a++) {
-		struct json_object *arm = json_object_array_get_idx(arms, a);
-		printf("\narm %s: %d of %d repetitions completed, median (min max)\n",
-		       client_get_string(arm, "label", NULL),
-		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
-		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
-		struct report_timing timing;
-		report_timing_of(report, client_get_string(arm, "label", NULL), &timing);
-		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows), timing.emulated, output_width());
-		print_unavailable(stdout, report, arm);
-	}
+	for (size_t a = 0; a < json_object_array_length(arms); a++)
+		print_arm_summary(stdout, report, json_object_array_get_idx(arms, a), windows, titles, ARRAY_SIZE(windows));
 	print_report_retried(stdout, report);
 	printf("\nreport: %s\n", path);
 }
@@ -228,9 +228,17 @@ static void run_args_done(struct run_args *a)
 static int parse_field_flag(struct run_args *a, size_t i, const char *arg)
 {
 	struct sb_error err = {};
-	char flag[64];
+	char flag[64], value[16];
+	unsigned ms;
 
 	snprintf(flag, sizeof(flag), "--%s", field_flags[i].flag);
+	/* --interval as top's and probe's, with the spec's bounds (its field is in whole ms) */
+	if (!strcmp(field_flags[i].field, "timing.interval_ms")) {
+		if (verb_parse_interval(arg, SPEC_INTERVAL_MIN_MS, SPEC_INTERVAL_MAX_MS, &ms) < 0)
+			return EXIT_USAGE;
+		snprintf(value, sizeof(value), "%u", ms);
+		arg = value;
+	}
 	if (spec_set(&a->spec, field_flags[i].field, arg, flag, &err) < 0) {
 		verb_error("%s", err.msg);
 		return EXIT_USAGE;

@@ -12,13 +12,16 @@
 
 #include "client.h"
 #include "compare.h"
+#include "arm-table.h"
 #include "daemon-format.h"
+#include "store-read.h"
 #include "exit-codes.h"
 #include "export.h"
 #include "json-util.h"
 #include "macro.h"
 #include "report.h"
 #include "run-dir.h"
+#include "strbuf.h"
 #include "timing.h"
 #include "verb-args.h"
 #include "verbs.h"
@@ -28,13 +31,14 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench show ID|REPORT [--format FMT] [--json] [--timeline] [--kcidb-origin NAME]\n"
-		"                      [--socket PATH]\n"
+		"usage: snapbench show ID|REPORT [--format FMT] [--json] [--timeline]\n"
+		"                      [--kcidb-origin NAME] [--socket PATH] [--store DIR]\n"
 		"\n"
 		"Shows a run: its id and state, scenario, kernel(s), QEMU and accelerator, its\n"
 		"error if any, each arm's median (min max) per window, and its repetitions.\n"
 		"ID asks snapbenchd (queued, running and finished runs); REPORT, a report file\n"
 		"or a run directory (a --local run's DIR/RUN-ID), is read here without it.\n"
+		"When snapbenchd is not running, ID is read from its run store (saying so).\n"
 		"\n"
 		"  --format FMT    text (default); json: the run report (snapbench.run/1,\n"
 		"                  docs/report-format.md); csv: one row per repetition, window\n"
@@ -46,10 +50,14 @@ static void usage(FILE *out)
 		"  --kcidb-origin NAME\n"
 		"                  with --format kcidb: the origin of the ids (a-z, 0-9, '_';\n"
 		"                  default %s)\n"
-		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
+		"  --socket PATH   snapbenchd's socket (default $%s,\n"
+		"                  else %s)\n"
+		"  --store DIR     the run store to read when snapbenchd is not running\n"
+		"                  (default %s)\n"
 		"\n"
-		"Exit codes: 0 done, 2 bad flags or no such run, 4 snapbenchd not reachable.\n",
-		EXPORT_KCIDB_ORIGIN_DEFAULT, PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
+		"Exit codes: 0 done, 2 bad flags or no such run, 4 snapbenchd not reachable\n"
+		"and no run store.\n",
+		EXPORT_KCIDB_ORIGIN_DEFAULT, PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET, STORE_READ_DEFAULT);
 }
 
 /* An integer field as a count, grouped as the tables write numbers (32,768); "-" when it is not one (null: not known). */
@@ -130,8 +138,10 @@ static void print_accelerator(struct json_object *report)
 	report_timing_of(report, NULL, &timing);
 	if (accel) {
 		const char *host_vm = client_get_string(accel, "host_vm", NULL);
-		printf("  accelerator: guest %s%s%s: %s\n", client_get_string(accel, "guest", "?"),
-		       host_vm ? ", host VMs " : "", host_vm ? host_vm : "", client_get_string(accel, "reason", "-"));
+		char head[128];
+		snprintf(head, sizeof(head), "  accelerator: guest %s%s%s: ", client_get_string(accel, "guest", "?"),
+			 host_vm ? ", host VMs " : "", host_vm ? host_vm : "");
+		print_wrapped(stdout, head, client_get_string(accel, "reason", "-"), output_width());
 	} else {
 		/* a report written before accel: its kernel arms' host VMs say theirs */
 		const char *vm_accel = NULL, *why = NULL;
@@ -142,15 +152,20 @@ static void print_accelerator(struct json_object *report)
 				why = client_get_string(hv, "accel_reason", NULL);
 			}
 		}
-		if (vm_accel)
-			printf("  accelerator: host VMs %s%s%s (arms[].kernel.host_vm; the report has no accel)\n", vm_accel,
-			       why ? ": " : "", why ? why : "");
+		if (vm_accel) {
+			_cleanup_free_ char *text = NULL;
+			if (asprintf(&text, "host VMs %s%s%s (arms[].kernel.host_vm; the report has no accel)", vm_accel,
+				     why ? ": " : "", why ? why : "") < 0)
+				text = NULL;
+			print_wrapped(stdout, "  accelerator: ", text ? text : vm_accel, output_width());
+		}
 		else
-			printf("  accelerator: not recorded (a report written before accel)\n");
+			print_wrapped(stdout, "  accelerator: ", "not recorded (a report written before accel)",
+				      output_width());
 	}
 	if (timing.emulated)
-		printf("  timing emulated: the rows marked emulated (times, rates, latencies) are QEMU's emulator's, "
-		       "the counts the kernel's own\n");
+		print_wrapped(stdout, "  timing emulated: ", "the rows marked emulated (times, rates, latencies) are "
+			      "QEMU's emulator's, the counts the kernel's own", output_width());
 	else
 		printf("  timing native\n");
 }
@@ -166,12 +181,15 @@ static void print_report_context(struct json_object *report)
 	char first[160] = "", k[160];
 	bool same = true;
 
-	printf("  scenario %s: %zu arm%s (", client_get_string(client_get(report, "spec", NULL, NULL), "scenario", "?"), n,
-	       n == 1 ? "" : "s");
+	int reps = json_object_get_int(client_get(report, "spec", "repetitions", NULL));
+	_cleanup_strbuf_ struct strbuf line = {};
+
+	strbuf_appendf(&line, "%zu arm%s (", n, n == 1 ? "" : "s");
 	for (size_t i = 0; i < n; i++)
-		printf("%s%s", i ? ", " : "", client_get_string(json_object_array_get_idx(arms, i), "label", "?"));
-	printf(") x %d repetition%s\n", json_object_get_int(client_get(report, "spec", "repetitions", NULL)),
-	       json_object_get_int(client_get(report, "spec", "repetitions", NULL)) == 1 ? "" : "s");
+		strbuf_appendf(&line, "%s%s", i ? ", " : "", client_get_string(json_object_array_get_idx(arms, i), "label", "?"));
+	strbuf_appendf(&line, ") x %d repetition%s", reps, reps == 1 ? "" : "s");
+	snprintf(k, sizeof(k), "  scenario %s: ", client_get_string(client_get(report, "spec", NULL, NULL), "scenario", "?"));
+	print_wrapped(stdout, k, line.oom ? "?" : line.s, output_width());
 	for (size_t i = 0; i < n; i++) {
 		arm_kernel(k, sizeof(k), report, json_object_array_get_idx(arms, i));
 		if (!i)
@@ -182,23 +200,27 @@ static void print_report_context(struct json_object *report)
 	const char *auto_kernel = client_get_string(host_vm, "kernel_source", NULL);
 	if (auto_kernel && !client_get(json_object_array_get_idx(arms, 0), "kernel", NULL, NULL)) {
 		/* the run went into host VMs booting a kernel of snapbench's choosing (host_vm.kernel auto) */
-		printf("  kernel %s in the host VMs (this host's %s)\n", auto_kernel,
-		       client_get_string(host, "kernel_release", "?"));
+		_cleanup_free_ char *text = NULL;
+		if (asprintf(&text, "%s in the host VMs (this host's %s)", auto_kernel,
+			     client_get_string(host, "kernel_release", "?")) < 0)
+			text = NULL;
+		print_wrapped(stdout, "  kernel ", text ? text : auto_kernel, output_width());
 	} else if (same) {
 		printf("  kernel %s\n", n ? first : client_get_string(host, "kernel_release", "?"));
 	} else {
-		printf("  kernels:");
+		_cleanup_strbuf_ struct strbuf kernels = {};
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *arm = json_object_array_get_idx(arms, i);
 			arm_kernel(k, sizeof(k), report, arm);
-			printf("%s %s %s", i ? "," : "", client_get_string(arm, "label", "?"), k);
+			strbuf_appendf(&kernels, "%s%s %s", i ? ", " : "", client_get_string(arm, "label", "?"), k);
 		}
-		printf("\n");
+		print_wrapped(stdout, "  kernels: ", kernels.oom ? "?" : kernels.s, output_width());
 	}
 	struct json_object *qemu = client_get(host, "qemu", NULL, NULL);
 	const char *pkg = client_get_string(qemu, "package", NULL);
-	printf("  QEMU %s%s%s%s\n", client_get_string(qemu, "version", "?"), pkg ? " (" : "", pkg ? pkg : "",
-	       pkg ? ")" : "");
+	snprintf(k, sizeof(k), "%s%s%s%s", client_get_string(qemu, "version", "?"), pkg ? " (" : "", pkg ? pkg : "",
+		 pkg ? ")" : "");
+	print_wrapped(stdout, "  QEMU ", k, output_width());
 	print_accelerator(report);
 }
 
@@ -217,12 +239,19 @@ static void print_file_summary(struct json_object *report)
 	}
 	const char *desc = client_get_string(client_get(report, "spec", NULL, NULL), "description", NULL);
 	if (desc)
-		printf("  description: %s\n", desc);
-	printf("  created %s, started %s, finished %s\n", client_get_string(report, "created", "-"),
-	       client_get_string(report, "started", "-"), client_get_string(report, "finished", "-"));
+		print_wrapped(stdout, "  description: ", desc, output_width());
+	_cleanup_free_ char *times = NULL;
+	if (asprintf(&times, "%s, started %s, finished %s", client_get_string(report, "created", "-"),
+		     client_get_string(report, "started", "-"), client_get_string(report, "finished", "-")) < 0)
+		times = NULL;
+	print_wrapped(stdout, "  created ", times ? times : "-", output_width());
 	printf("  repetitions: %zu of %zu completed, %zu failed\n", done, n, failed);
-	if (msg)
-		print_lines_under(stdout, "  error: ", msg);
+	for (const char *l = msg; l && *l;) { /* each line of it (preflight's, one a failure) wrapped under the first */
+		size_t len = strcspn(l, "\n");
+		_cleanup_free_ char *line = strndup(l, len);
+		print_wrapped_at(stdout, l == msg ? "  error: " : "         ", line ? line : "?", output_width(), 9);
+		l += len + (l[len] == '\n');
+	}
 }
 
 static void print_report(struct json_object *report)
@@ -232,35 +261,35 @@ static void print_report(struct json_object *report)
 	const char *const titles[] = { "before (pre)", report_scenario_window_title(scenario), "after (post)" };
 	struct json_object *arms = client_get(report, "arms", NULL, NULL), *reps = client_get(report, "repetitions", NULL, NULL);
 
-	if (client_get(report, "partial", NULL, NULL)) /* docs/report-format.md: what is not known is null */
-		printf("\npartial report (from %s): %s\n", client_get_string(client_get(report, "partial", NULL, NULL),
-									    "source", "?"),
-		       client_get_string(client_get(report, "error", NULL, NULL), "message", "-"));
-
-	for (size_t a = 0; arms && a < json_object_array_length(arms); a++) {
-		struct json_object *arm = json_object_array_get_idx(arms, a);
-		printf("\narm %s: %d of %d repetitions completed; median (min max)\n", client_get_string(arm, "label", "?"),
-		       json_object_get_int(client_get(arm, "repetitions", "completed", NULL)),
-		       json_object_get_int(client_get(arm, "repetitions", "total", NULL)));
-		struct report_timing timing;
-		report_timing_of(report, client_get_string(arm, "label", NULL), &timing);
-		print_arm_windows(stdout, arm, windows, titles, ARRAY_SIZE(windows), timing.emulated, output_width());
-		print_unavailable(stdout, report, arm);
+	if (client_get(report, "partial", NULL, NULL)) { /* docs/report-format.md: what is not known is null */
+		char head[128];
+		snprintf(head, sizeof(head), "\npartial report (from %s): ",
+			 client_get_string(client_get(report, "partial", NULL, NULL), "source", "?"));
+		print_wrapped_at(stdout, head, client_get_string(client_get(report, "error", NULL, NULL), "message", "-"),
+				 output_width() + 1, 4); /* + 1: head's newline takes no column */
 	}
+
+	for (size_t a = 0; arms && a < json_object_array_length(arms); a++)
+		print_arm_summary(stdout, report, json_object_array_get_idx(arms, a), windows, titles, ARRAY_SIZE(windows));
 	if (reps && json_object_array_length(reps)) {
 		printf("\nrepetitions:\n");
 		for (size_t i = 0; i < json_object_array_length(reps); i++) {
 			struct json_object *rep = json_object_array_get_idx(reps, i);
 			const char *msg = client_get_string(client_get(rep, "error", NULL, NULL), "message", NULL);
 			struct json_object *retried = client_get(rep, "host_vm", "retried_after", NULL);
-			char action[256];
+			char action[256], head[160];
+			_cleanup_free_ char *text = NULL;
 
 			fmt_rep_action(action, sizeof(action), report, rep);
-			printf("  %3d %-12s %-10s %s%s%s%s\n", json_object_get_int(client_get(rep, "index", NULL, NULL)),
-			       client_get_string(rep, "arm", "?"), client_get_string(rep, "state", "?"), action,
-			       /* why is in the summary above (print_summary_block) */
-			       json_object_is_type(retried, json_type_string) ? "  (retried on a fresh host VM)" : "",
-			       msg ? ": " : "", msg ? msg : "");
+			snprintf(head, sizeof(head), "  %3d %-12s %-10s ", json_object_get_int(client_get(rep, "index", NULL, NULL)),
+				 client_get_string(rep, "arm", "?"), client_get_string(rep, "state", "?"));
+			if (asprintf(&text, "%s%s%s%s", action,
+				     /* why is in the summary above (print_summary_block) */
+				     json_object_is_type(retried, json_type_string) ? "  (retried on a fresh host VM)" : "",
+				     msg ? ": " : "", msg ? msg : "") < 0)
+				text = NULL;
+			/* a field at a time, within the width: the later lines under the arm's name */
+			print_fields(stdout, head, text ? text : action, output_width(), 8);
 		}
 	}
 }
@@ -282,6 +311,7 @@ struct show_args {
 	enum show_format format;
 	bool format_given;
 	const char *kcidb_origin;
+	const char *store;
 };
 
 enum { OPT_FORMAT = 0x100, OPT_KCIDB_ORIGIN };
@@ -290,6 +320,10 @@ static int parse_option(int opt, const char *arg, void *userdata)
 {
 	struct show_args *a = userdata;
 
+	if (opt == STORE_READ_OPT) {
+		a->store = arg;
+		return 0;
+	}
 	if (opt == OPT_KCIDB_ORIGIN) {
 		if (!export_kcidb_origin_valid(arg)) {
 			verb_error("--kcidb-origin %s: use lowercase letters, digits and '_' "
@@ -320,6 +354,7 @@ static int parse_argv(int argc, char **argv, struct show_args *a)
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "kcidb-origin", required_argument, NULL, OPT_KCIDB_ORIGIN },
+		STORE_READ_OPTION,
 		{},
 	};
 	static const struct daemon_verb_parser parser = {
@@ -377,6 +412,11 @@ static int print_export(const struct show_args *a, enum show_format format, stru
 		verb_error("cannot write to stdout: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
+	if (format == SHOW_KCIDB) { /* a document that can outgrow the report: its size said on stderr */
+		char size[32];
+		compare_format_number((double)strlen(text), size, sizeof(size));
+		verb_message("KCIDB JSON of %s bytes written", size);
+	}
 	return EXIT_OK;
 }
 
@@ -405,15 +445,18 @@ static void add_derived_accel(struct json_object *report)
 	json_object_object_add(report, "accel", accel);
 }
 
-/* show PATH (or --file PATH): the report file read here, as snapbenchd's show would give it (no timelines unless asked) */
-static int run_file(const struct show_args *a)
+/*
+ * show PATH (or --file PATH, or a run of the store read without snapbenchd):
+ * the report file read here, as snapbenchd's show would give it (no
+ * timelines unless asked)
+ */
+static int run_file(const struct show_args *a, const char *path)
 {
 	_cleanup_json_ struct json_object *report = NULL;
 	_cleanup_free_ char *in_dir = NULL;
 	struct sb_error err = {};
 	struct json_object *reps;
 	struct stat st;
-	const char *path = a->d.id;
 
 	/* a run directory (DIR/RUN-ID, as run --local writes it) holds its report.json */
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -442,6 +485,10 @@ static int run_file(const struct show_args *a)
 		add_derived_accel(report);
 		client_print_json(report);
 	} else {
+		if (client_terminal_escape_tree(report) < 0) { /* a label's newline must not forge a line */
+			verb_error("out of memory");
+			return EXIT_FAIL;
+		}
 		printf("run %s: %s\n", client_get_string(report, "id", "?"), client_get_string(report, "state", "?"));
 		print_report_context(report);
 		print_file_summary(report);
@@ -466,18 +513,43 @@ static bool argument_is_file(const struct show_args *a)
 	return access(a->d.id, F_OK) == 0 || !report_id_valid(a->d.id);
 }
 
+/* show ID with no snapbenchd: the run's report.json in the store, or exit 2 when the store has no such run */
+static int run_from_store(const struct show_args *a, struct store *store)
+{
+	char dir[4096], path[4200];
+
+	if (store_run_dir(store, a->d.id, dir, sizeof(dir)) < 0 ||
+	    snprintf(path, sizeof(path), "%s/%s", dir, RUN_DIR_REPORT) >= (int)sizeof(path)) {
+		verb_error("run %s: not a run id", a->d.id);
+		return EXIT_USAGE;
+	}
+	if (access(path, F_OK) < 0) {
+		verb_error("run %s: no such run in the run store %s ('snapbench list' shows them)", a->d.id,
+			   store_runs_dir(store));
+		return EXIT_USAGE;
+	}
+	return run_file(a, path);
+}
+
 static int run(const struct show_args *a)
 {
 	_cleanup_json_ struct json_object *reply = NULL;
+	_cleanup_client_ struct client *c = NULL;
+	_cleanup_(store_freep) struct store *store = NULL;
 	struct json_object *req;
 	int ret;
 
 	if (argument_is_file(a))
-		return run_file(a);
+		return run_file(a, a->d.id);
+	ret = store_read_connect("snapbench show", a->d.socket_path, a->store, &c, &store);
+	if (ret)
+		return ret;
+	if (store)
+		return run_from_store(a, store);
 	req = client_request_new("show", a->d.id);
 	if (req && a->timeline)
 		json_object_object_add(req, "timeline", json_object_new_boolean(true));
-	ret = client_request("snapbench show", a->d.socket_path, req, SHOW_TIMEOUT_MS, NULL, &reply);
+	ret = client_request_on(c, "snapbench show", req, SHOW_TIMEOUT_MS, &reply);
 	if (ret)
 		return ret;
 	if (a->format == SHOW_CSV || a->format == SHOW_OPENMETRICS || a->format == SHOW_PROMETHEUS ||
@@ -488,6 +560,10 @@ static int run(const struct show_args *a)
 		client_print_json(client_get(reply, "report", NULL, NULL));
 	} else {
 		struct json_object *sum = client_get(reply, "run", NULL, NULL);
+		if (client_terminal_escape_tree(reply) < 0) { /* a label's newline must not forge a line */
+			verb_error("out of memory");
+			return EXIT_FAIL;
+		}
 		printf("run %s: %s\n", client_get_string(sum, "id", "?"), client_get_string(sum, "state", "?"));
 		print_report_context(client_get(reply, "report", NULL, NULL));
 		print_summary_details(stdout, sum, "");

@@ -16,10 +16,14 @@
 #include "verb-args.h"
 #include "verbs.h"
 
+/* status --watch's smallest --interval, which its --help and its error name */
+#define STATUS_MIN_INTERVAL_MS 100
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: snapbench status [--watch [--interval MS] [--count N]] [--socket PATH] [--json]\n"
+		"usage: snapbench status [--watch [--interval MS] [--count N]] [--socket PATH]\n"
+		"                        [--json]\n"
 		"\n"
 		"Shows snapbenchd: its version and uptime, the run it executes with its progress,\n"
 		"and the queued runs. Anyone who can reach the socket may ask.\n"
@@ -27,14 +31,15 @@ static void usage(FILE *out)
 		"  --watch         ask again every interval until Ctrl-C: on a terminal the\n"
 		"                  screen is redrawn, otherwise each status follows the last\n"
 		"                  under a line with the time (--json: one object a line)\n"
-		"  --interval MS   with --watch: milliseconds between asks, or a duration with\n"
-		"                  its unit: 500ms, 2s (default 2s)\n"
+		"  --interval MS   with --watch: milliseconds between asks, from %u, or a\n"
+		"                  duration with its unit: 500ms, 2s (default 2s)\n"
 		"  --count N       with --watch: stop after N statuses\n"
-		"  --socket PATH   snapbenchd's socket (default $%s, else %s)\n"
+		"  --socket PATH   snapbenchd's socket (default $%s,\n"
+		"                  else %s)\n"
 		"  --json          print the daemon's reply as JSON (docs/protocol.md, op status)\n"
 		"\n"
 		"Exit codes: 0 done, 2 bad flags, 4 snapbenchd not reachable (see snapbench(1)).\n",
-		PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
+		STATUS_MIN_INTERVAL_MS, PROTOCOL_SOCKET_ENV, PROTOCOL_DEFAULT_SOCKET);
 }
 
 struct status_args {
@@ -50,14 +55,13 @@ enum { OPT_INTERVAL = 0x100, OPT_COUNT };
 static int parse_option(int opt, const char *arg, void *userdata)
 {
 	struct status_args *a = userdata;
+	unsigned ms;
 
 	switch (opt) {
 	case OPT_INTERVAL:
-		if (parse_duration(arg, 0.001, 0.1, 3600, &a->interval_s, NULL) < 0) {
-			verb_error("--interval '%s': give milliseconds from 100 to 3600000, or a duration with its unit such as "
-				   "500ms or 2s", arg);
+		if (verb_parse_interval(arg, STATUS_MIN_INTERVAL_MS, 3600000, &ms) < 0)
 			return EXIT_USAGE;
-		}
+		a->interval_s = ms / 1000.0;
 		a->interval_given = true;
 		break;
 	case OPT_COUNT:

@@ -374,15 +374,6 @@ static int ms_left(uint64_t deadline, uint64_t now)
 	return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
-static int min_timeout(int a, int b)
-{
-	if (a < 0)
-		return b;
-	if (b < 0)
-		return a;
-	return a < b ? a : b;
-}
-
 int conn_check_deadlines(struct daemon *d, struct conn *c, uint64_t now)
 {
 	const struct daemon_config *cfg = &d->cfg;
@@ -403,7 +394,7 @@ int conn_check_deadlines(struct daemon *d, struct conn *c, uint64_t now)
 			c->dead = true;
 			return -1;
 		}
-		next = min_timeout(next, ms_left(dl, now));
+		next = poll_timeout_min(next, ms_left(dl, now));
 	}
 	if (c->closing)
 		return next;
@@ -422,7 +413,7 @@ int conn_check_deadlines(struct daemon *d, struct conn *c, uint64_t now)
 				c->dead = true;
 			return next;
 		}
-		next = min_timeout(next, ms_left(dl, now));
+		next = poll_timeout_min(next, ms_left(dl, now));
 	}
 	if (c->watching)
 		return next;
@@ -437,7 +428,7 @@ int conn_check_deadlines(struct daemon *d, struct conn *c, uint64_t now)
 				c->dead = true;
 			return next;
 		}
-		next = min_timeout(next, ms_left(dl, now));
+		next = poll_timeout_min(next, ms_left(dl, now));
 	}
 	uint64_t dl = c->accepted_ns + (uint64_t)cfg->lifetime_ms * NSEC_PER_MSEC;
 	if (now >= dl) {
@@ -449,5 +440,5 @@ int conn_check_deadlines(struct daemon *d, struct conn *c, uint64_t now)
 			c->dead = true;
 		return next;
 	}
-	return min_timeout(next, ms_left(dl, now));
+	return poll_timeout_min(next, ms_left(dl, now));
 }

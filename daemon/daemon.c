@@ -228,15 +228,6 @@ static void drop_dead(struct daemon *d)
 	d->n_conns = k;
 }
 
-static int min_timeout(int a, int b)
-{
-	if (a < 0)
-		return b;
-	if (b < 0)
-		return a;
-	return a < b ? a : b;
-}
-
 /* The fds of one poll() round: the signalfd, the listener, the worker's, then the connections. */
 struct poll_set {
 	struct pollfd *pfd;
@@ -275,7 +266,7 @@ static int poll_set_fill(struct daemon *d, struct poll_set *ps, int *timeout)
 	}
 	now = mono_ns();
 	for (size_t i = 0; i < d->n_conns; i++)
-		*timeout = min_timeout(*timeout, conn_check_deadlines(d, d->conns[i], now));
+		*timeout = poll_timeout_min(*timeout, conn_check_deadlines(d, d->conns[i], now));
 	drop_dead(d);
 	ps->first_conn = ps->n;
 	for (size_t i = 0; i < d->n_conns; i++) {
@@ -288,7 +279,7 @@ static int poll_set_fill(struct daemon *d, struct poll_set *ps, int *timeout)
 			ev |= POLLOUT;
 		ps->pfd[ps->n++] = (struct pollfd){ .fd = c->dead ? -1 : c->fd, .events = ev };
 	}
-	*timeout = min_timeout(*timeout, current_check_cancel_deadline(d, now));
+	*timeout = poll_timeout_min(*timeout, current_check_cancel_deadline(d, now));
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "current-run.h"
 #include "error.h"
 #include "queue.h"
+#include "store.h"
 
 struct store;
 
@@ -53,7 +54,7 @@ struct daemon_config {
 	const char *metrics_file;     /* NULL: DAEMON_DEFAULT_METRICS_FILE for the default state dir; "": none */
 };
 
-#define DAEMON_DEFAULT_STATE_DIR "/var/lib/snapbench"
+#define DAEMON_DEFAULT_STATE_DIR STORE_DEFAULT_STATE_DIR
 #define DAEMON_DEFAULT_GROUP "snapbench"
 #define DAEMON_LOCK_FILE "snapbenchd.lock"
 

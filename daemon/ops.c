@@ -22,7 +22,7 @@
 #include "status.h"
 #include "store.h"
 
-#define LOGS_DEFAULT_BYTES (64u << 10)
+#define LOGS_DEFAULT_BYTES STORE_LOGS_DEFAULT_BYTES
 #define LOGS_MAX_BYTES (1u << 20)
 #define FILTER_MAX_STRING 128
 

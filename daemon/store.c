@@ -45,6 +45,28 @@ int store_open(const char *state_dir, struct store **ret, struct sb_error *err)
 	return 0;
 }
 
+int store_open_runs(const char *runs_dir, struct store **ret, struct sb_error *err)
+{
+	struct stat st;
+	struct store *s;
+
+	if (stat(runs_dir, &st) < 0)
+		return sb_error_set(err, -errno, "run store %s: %s", runs_dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return sb_error_set(err, -ENOTDIR, "run store %s: not a directory", runs_dir);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	s->runs_dir = strdup(runs_dir);
+	s->state_dir = strdup(runs_dir); /* no state directory of a daemon: the runs are all there is */
+	if (!s->runs_dir || !s->state_dir) {
+		store_free(s);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	*ret = s;
+	return 0;
+}
+
 void store_free(struct store *s)
 {
 	if (!s)

@@ -26,9 +26,23 @@
 struct json_object;
 struct store;
 
+/* snapbenchd's state directory unless --state-dir says otherwise; its runs are in STATE_DIR/runs */
+#define STORE_DEFAULT_STATE_DIR "/var/lib/snapbench"
+
 /* Opens (creating runs/ 0755 if missing) the store under state_dir. */
 int store_open(const char *state_dir, struct store **ret, struct sb_error *err);
+
+/*
+ * Opens the run directories under runs_dir to read them without a daemon
+ * (snapbench show, list and logs when none answers): nothing is created;
+ * -ENOENT/-ENOTDIR when runs_dir is not a directory.
+ */
+int store_open_runs(const char *runs_dir, struct store **ret, struct sb_error *err);
 void store_free(struct store *s);
+static inline void store_freep(struct store **s)
+{
+	store_free(*s);
+}
 
 const char *store_state_dir(const struct store *s);
 const char *store_runs_dir(const struct store *s);
@@ -102,6 +116,8 @@ int store_end_run_interrupted(const char *run_dir, struct sb_error *err);
  * file (the end of the file; bytes that are not UTF-8 shown as '?').
  */
 int store_logs(struct store *s, const char *id, size_t max_bytes, struct json_object **ret, struct sb_error *err);
+/* max_bytes when a reader does not ask for another (op logs, snapbench logs) */
+#define STORE_LOGS_DEFAULT_BYTES (64u << 10)
 
 /* Removes "timeline" from each repetition of a report (what show sends unless asked). */
 void store_strip_timelines(struct json_object *report);

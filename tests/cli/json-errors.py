@@ -19,6 +19,7 @@ starts no QEMU: nothing is submitted), which answers not-found (2).
 Usage: json-errors.py SNAPBENCH SNAPBENCHD TESTDATA
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -85,7 +86,7 @@ def check_error(snapbench, args, rc, env, message=None):
 def verbs_of(snapbench, env):
     """The verbs snapbench --help lists."""
     verbs = [line.split()[0] for line in run(snapbench, ["--help"], env).stdout.splitlines()
-             if line.startswith("  ")]
+             if re.match(r"  [a-z]", line)]  # a summary's further lines are indented deeper
     check(len(verbs) >= 10, "snapbench --help lists %d verbs" % len(verbs))
     return verbs
 

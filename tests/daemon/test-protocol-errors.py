@@ -299,7 +299,7 @@ def planted_files(d):
 
 def terminal_escapes(env, d):
     """A report whose description and label carry terminal controls (ESC sequences, BEL, BS, CR, a C1 CSI):
-    show, list and status print them as '?', never raw to the user's terminal."""
+    none reaches the user's terminal raw: show prints them escaped (\\x1b, \\u009b), list and status as '?'."""
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports", "testdata", "stock.json")
     with open(src) as f:
         rep = json.load(f)
@@ -318,10 +318,10 @@ def terminal_escapes(env, d):
             bad = [c for c in out + err if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f]
             check(not bad, "snapbench %s printed controls %r:\n%s" % (" ".join(argv), bad[:8], out))
         rc, out, err = env.cli(d, "show", rid)
-        check("desc ?]0;owned??[2J????31m" in out, "show's description:\n%s" % out)
+        check("desc \\x1b]0;owned\\x07\\x1b[2J\\x08\\r\\u009b31m" in out, "show's description:\n%s" % out)
     finally:
         shutil.rmtree(run_dir)
-    log("terminal controls in a report's description and label printed as '?' by show, list and status")
+    log("terminal controls in a report's description and label escaped by show, '?' in list and status")
 
 
 def orphan_runs(env):
