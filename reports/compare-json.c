@@ -112,6 +112,10 @@ static struct json_object *metric_json(const struct compare_result *r, const str
 	add(o, "pct_change", num(m->pct_change));
 	add(o, "from_zero", json_object_new_boolean(m->from_zero));
 	add(o, "emulated", json_object_new_boolean(m->emulated));
+	if (m->unjudged)
+		add(o, "not_judged", str(m->unjudged));
+	if (m->count_of_rate)
+		add(o, "count_of_rate", json_object_new_boolean(true));
 
 	add(test, "name", str("mann-whitney-u"));
 	add(test, "method", str(m->mwu.method == STATS_MWU_EXACT ? "exact" : "normal"));
@@ -212,6 +216,7 @@ struct json_object *compare_to_json(const struct compare_result *r)
 		add(e, "window", str(r->skipped[i].window));
 		add(e, "metric", str(r->skipped[i].name));
 		add(e, "reason", str(r->skipped[i].reason));
+		add(e, "recurs", json_object_new_boolean(r->skipped[i].recurs));
 		json_object_array_add(skipped, e);
 	}
 	add(o, "skipped", skipped);

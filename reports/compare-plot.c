@@ -95,7 +95,9 @@ static struct axis metric_axis(const struct compare_metric *m, double mult, bool
 				min_pos = fmin(min_pos, v);
 			*zeros |= v <= 0;
 		}
-	if (orders && lo >= 0 && isfinite(min_pos) && hi > min_pos)
+	/* with zeros (0 drawn at the bottom) decades are drawn even when every
+	 * positive value is the same one: a change from 0 to one value */
+	if (orders && lo >= 0 && isfinite(min_pos) && (hi > min_pos || *zeros))
 		ax = log_axis(*zeros ? min_pos / 10 : min_pos, hi);
 	return ax;
 }

@@ -45,7 +45,7 @@ void compare_format_number(double v, char *buf, size_t size)
 {
 	char tmp[64];
 
-	if (!isfinite(v)) {
+	if (!compare_figure_printable(v)) {
 		snprintf(buf, size, "n/a");
 		return;
 	}
@@ -208,68 +208,41 @@ static void format_p(double p, char *buf, size_t size)
 
 /* ---- figures ---- */
 
-/* |v| >= 10,000 as "950k", "65.2k", "1.00M": three significant digits and a suffix. */
-static void format_compact(double v, char *buf, size_t size)
-{
-	static const char *const suffix[] = { "k", "M", "G", "T", "P" };
-	double a = fabs(v);
-	size_t i = 0;
-	char n[40];
-
-	if (!isfinite(v) || a < 10000) {
-		compare_format_number(v, buf, size);
-		return;
-	}
-	a /= 1000;
-	while (a >= 999.5 && i + 1 < ARRAY_SIZE(suffix)) {
-		a /= 1000;
-		i++;
-	}
-	format_sig3(a, n, sizeof(n));
-	snprintf(buf, size, "%s%s%s", v < 0 ? "-" : "", n, suffix[i]);
-}
-
-void compare_format_value(const struct compare_metric *m, double v, bool compact, bool ascii, char *buf, size_t size)
+void compare_format_value(const struct compare_metric *m, double v, bool ascii, char *buf, size_t size)
 {
 	struct compare_scale sc = compare_time_scale(m->name, m->unit, fabs(v));
 	char n[48];
 
 	if (!sc.unit || !isfinite(v) || v == 0) {
-		if (compact)
-			format_compact(v, buf, size);
-		else
-			compare_format_number(v, buf, size);
+		compare_format_number(v, buf, size);
 		return;
 	}
 	/* each figure in its own unit: a row's 1.2 ms and 1.1 µs read as they are */
-	if (compact)
-		format_compact(v * sc.mult, n, sizeof(n));
-	else
-		compare_format_number(v * sc.mult, n, sizeof(n));
+	compare_format_number(v * sc.mult, n, sizeof(n));
 	snprintf(buf, size, "%s%s", n, ascii && !strcmp(sc.unit, "\xc2\xb5s") ? "us" : sc.unit);
 }
 
 /* A side's median, and "(min max)" or "" when min == max. */
-static void side_parts(const struct compare_metric *m, int s, bool compact, bool ascii, char *med, size_t med_size,
-		       char *range, size_t range_size)
+static void side_parts(const struct compare_metric *m, int s, bool ascii, char *med, size_t med_size, char *range,
+		       size_t range_size)
 {
 	const struct stats_summary *st = &m->arm[s].s;
 	char lo[48], hi[48];
 
-	compare_format_value(m, st->median, compact, ascii, med, med_size);
+	compare_format_value(m, st->median, ascii, med, med_size);
 	range[0] = '\0';
 	if (st->min == st->max || !isfinite(st->min) || !isfinite(st->max))
 		return;
-	compare_format_value(m, st->min, compact, ascii, lo, sizeof(lo));
-	compare_format_value(m, st->max, compact, ascii, hi, sizeof(hi));
+	compare_format_value(m, st->min, ascii, lo, sizeof(lo));
+	compare_format_value(m, st->max, ascii, hi, sizeof(hi));
 	snprintf(range, range_size, "(%s %s)", lo, hi);
 }
 
-void compare_format_side(const struct compare_metric *m, int side, bool compact, bool ascii, char *buf, size_t size)
+void compare_format_side(const struct compare_metric *m, int side, bool ascii, char *buf, size_t size)
 {
 	char med[48], range[100];
 
-	side_parts(m, side, compact, ascii, med, sizeof(med), range, sizeof(range));
+	side_parts(m, side, ascii, med, sizeof(med), range, sizeof(range));
 	snprintf(buf, size, "%s%s%s", med, range[0] ? " " : "", range);
 }
 
@@ -282,20 +255,20 @@ struct cells {
 	char p[24];
 	char n[32];
 	const char *verdict;
-	bool emulated;
+	const char *tag; /* compare_metric_tag(): emulated, fixed count, or NULL */
 };
 
-static void fill_cells(const struct compare_metric *m, bool compact, bool ascii, struct cells *c)
+static void fill_cells(const struct compare_metric *m, bool ascii, struct cells *c)
 {
 	compare_metric_name(m->name, c->name, sizeof(c->name));
 	for (int s = 0; s < 2; s++)
-		side_parts(m, s, compact, ascii, c->med[s], sizeof(c->med[s]), c->range[s], sizeof(c->range[s]));
+		side_parts(m, s, ascii, c->med[s], sizeof(c->med[s]), c->range[s], sizeof(c->range[s]));
 	compare_format_change(m, c->change, sizeof(c->change));
 	compare_format_ci(m, c->ci, sizeof(c->ci));
 	format_p(m->mwu.p, c->p, sizeof(c->p));
 	snprintf(c->n, sizeof(c->n), "%zu+%zu", m->arm[0].n, m->arm[1].n);
 	c->verdict = compare_verdict_name(m->verdict);
-	c->emulated = m->emulated;
+	c->tag = compare_metric_tag(m);
 }
 
 static void append_padded(struct strbuf *b, const char *s, size_t width)
@@ -545,7 +518,7 @@ static bool left_out_line(struct strbuf *b, const struct compare_result *r, cons
 
 struct table_widths {
 	size_t name, med[2], range[2], side[2], change, ci, p, n, verdict;
-	bool emulated;
+	size_t tag;      /* the widest tag, 0: no tag column */
 	char ci_title[24]; /* "[95% CI]" */
 };
 
@@ -570,7 +543,8 @@ static void measure(const struct compare_result *r, const char *win, const struc
 		w->p = max_sz(w->p, strlen(c->p));
 		w->n = max_sz(w->n, strlen(c->n));
 		w->verdict = max_sz(w->verdict, strlen(c->verdict));
-		w->emulated |= c->emulated;
+		if (c->tag)
+			w->tag = max_sz(w->tag, strlen(c->tag));
 	}
 	const char *title[2] = { r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched" };
 	for (int s = 0; s < 2; s++)
@@ -604,9 +578,10 @@ static void verdict_cells(struct strbuf *b, const struct cells *c, const struct 
 	strbuf_append(b, "  ");
 	append_right(b, c->n, w->n);
 	strbuf_append(b, "  ");
-	if (c->emulated) {
+	if (c->tag) {
 		append_padded(b, c->verdict, w->verdict);
-		strbuf_append(b, "  emulated");
+		strbuf_append(b, "  ");
+		strbuf_append(b, c->tag);
 	} else {
 		strbuf_append(b, c->verdict);
 	}
@@ -624,7 +599,7 @@ static void verdict_titles(struct strbuf *b, const struct table_widths *w)
 	strbuf_append(b, "  ");
 	append_right(b, "n", w->n);
 	strbuf_append(b, "  ");
-	if (w->emulated) {
+	if (w->tag) {
 		append_padded(b, "verdict", w->verdict);
 		strbuf_append(b, "  timing");
 	} else {
@@ -635,7 +610,7 @@ static void verdict_titles(struct strbuf *b, const struct table_widths *w)
 static size_t verdict_width(const struct table_widths *w)
 {
 	return w->change + (w->ci ? 1 + w->ci : 0) + 2 + w->p + 2 + w->n + 2 + w->verdict +
-	       (w->emulated ? strlen("  emulated") : 0);
+	       (w->tag ? 2 + max_sz(w->tag, strlen("timing")) : 0);
 }
 
 /* The rows of one window, one line per metric. */
@@ -670,57 +645,81 @@ static void window_wide(struct strbuf *b, const struct compare_result *r, const 
 	}
 }
 
-/*
- * Two lines per metric: the name and both sides, then, indented, the change,
- * its interval, p, n and the verdict. name_alone: the name on a line of its
- * own (names too long for the sides to follow them).
- */
-static void window_narrow(struct strbuf *b, const struct compare_result *r, const char *win, const struct cells *cells,
-			  const struct table_widths *w, bool name_alone, size_t width)
+enum table_layout { LAYOUT_WIDE, LAYOUT_NARROW, LAYOUT_NARROW_ALONE, LAYOUT_STACKED };
+
+/* The title of each side as the stacked layout's lines start: "baseline  ", "patched   " (A/A: "A  ", "B  "). */
+static void side_title(struct strbuf *b, const struct compare_result *r, int s)
 {
 	const char *title[2] = { r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched" };
-	size_t lead = name_alone ? 4 : 2 + w->name + 2;
-	size_t line1 = lead + w->side[0] + 2 + w->side[1], line2 = 4 + verdict_width(w);
-	size_t rule = max_sz(line1, line2) - 2;
 
-	if (width && rule + 2 > width)
-		rule = width - 2;
+	append_padded(b, title[s], strlen(title[0]) + 2);
+}
+
+/* The narrow layouts' head: the columns' titles over two or three lines, a rule under them. */
+static void narrow_head(struct strbuf *b, const struct compare_result *r, const struct table_widths *w,
+			enum table_layout l, size_t rule)
+{
+	const char *title[2] = { r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched" };
+
 	strbuf_append(b, "\n  ");
-	append_padded(b, "metric", name_alone ? 0 : w->name);
-	if (name_alone)
+	append_padded(b, "metric", l == LAYOUT_NARROW ? w->name : 0);
+	if (l != LAYOUT_NARROW)
 		strbuf_append(b, "\n  ");
-	strbuf_append_repeat(b, ' ', name_alone ? 2 : 2);
-	append_padded(b, title[0], w->side[0]);
 	strbuf_append(b, "  ");
-	strbuf_append(b, title[1]);
+	if (l == LAYOUT_STACKED) {
+		strbuf_appendf(b, "%s / %s: median (min max)", title[0], title[1]);
+	} else {
+		append_padded(b, title[0], w->side[0]);
+		strbuf_append(b, "  ");
+		strbuf_append(b, title[1]);
+	}
 	strbuf_append(b, "\n    ");
 	verdict_titles(b, w);
 	strbuf_append(b, "\n  ");
 	strbuf_append_repeat(b, '-', rule);
 	strbuf_append(b, "\n");
+}
+
+/*
+ * Two lines per metric: the name and both sides, then, indented, the change,
+ * its interval, p, n and the verdict. LAYOUT_NARROW_ALONE: the name on a line
+ * of its own (names too long for the sides to follow them); LAYOUT_STACKED:
+ * then each side on a line of its own (sides too wide to share one).
+ */
+static void window_narrow(struct strbuf *b, const struct compare_result *r, const char *win, const struct cells *cells,
+			  const struct table_widths *w, enum table_layout l, size_t width)
+{
+	size_t lead = l == LAYOUT_NARROW ? 2 + w->name + 2 : 4;
+	size_t line1 = l == LAYOUT_STACKED ? 4 + strlen(r->opts.aa ? "A" : "baseline") + 2 + max_sz(w->side[0], w->side[1])
+					   : lead + w->side[0] + 2 + w->side[1];
+	size_t rule = max_sz(line1, 4 + verdict_width(w)) - 2;
+
+	if (width && rule + 2 > width)
+		rule = width - 2;
+	narrow_head(b, r, w, l, rule);
 	for (size_t i = 0; i < r->n_metrics; i++) {
 		if (strcmp(r->metrics[i].window, win) || !compare_metric_shown(r, i))
 			continue;
 		strbuf_append(b, "  ");
-		if (name_alone) {
+		if (l != LAYOUT_NARROW) {
 			strbuf_append(b, cells[i].name);
 			strbuf_append(b, "\n    ");
 		} else {
 			append_padded(b, cells[i].name, w->name);
 			strbuf_append(b, "  ");
 		}
-		side_cell(b, &cells[i], w, 0, true);
-		strbuf_append(b, "  ");
-		side_cell(b, &cells[i], w, 1, false);
-		strbuf_append(b, "\n    ");
+		for (int s = 0; s < 2; s++) {
+			if (l == LAYOUT_STACKED)
+				side_title(b, r, s);
+			side_cell(b, &cells[i], w, s, s == 0 && l != LAYOUT_STACKED);
+			strbuf_append(b, s == 0 && l != LAYOUT_STACKED ? "  " : "\n    ");
+		}
 		verdict_cells(b, &cells[i], w);
 		strbuf_append(b, "\n");
 	}
 }
 
-enum table_layout { LAYOUT_WIDE, LAYOUT_NARROW, LAYOUT_NARROW_ALONE };
-
-static size_t layout_width(const struct table_widths *w, enum table_layout l)
+static size_t layout_width(const struct compare_result *r, const struct table_widths *w, enum table_layout l)
 {
 	size_t verdicts = 4 + verdict_width(w);
 
@@ -728,25 +727,31 @@ static size_t layout_width(const struct table_widths *w, enum table_layout l)
 		return 2 + w->name + 2 + w->side[0] + 2 + w->side[1] + 2 + verdict_width(w);
 	if (l == LAYOUT_NARROW)
 		return max_sz(2 + w->name + 2 + w->side[0] + 2 + w->side[1], verdicts);
-	return max_sz(4 + w->side[0] + 2 + w->side[1], max_sz(2 + w->name, verdicts));
+	if (l == LAYOUT_NARROW_ALONE)
+		return max_sz(4 + w->side[0] + 2 + w->side[1], max_sz(2 + w->name, verdicts));
+	return max_sz(4 + strlen(r->opts.aa ? "A" : "baseline") + 2 + max_sz(w->side[0], w->side[1]),
+		      max_sz(2 + w->name, verdicts));
 }
 
-/* One window's table in the first layout that fits: wide; narrow with full digits, then compact ones; then the names alone. */
-static int table_window(struct strbuf *b, const struct compare_result *r, const char *win, struct cells *cells[2],
+/*
+ * One window's table in the first layout that fits: wide; narrow; the names
+ * alone; each side alone. Always full digits: a figure reads the same in
+ * every layout and format (950,015, never 950k in one and 950,015 in another).
+ */
+static int table_window(struct strbuf *b, const struct compare_result *r, const char *win, const struct cells *cells,
 			const struct compare_text_options *o, size_t width)
 {
-	struct table_widths w[2];
+	struct table_widths w;
+	enum table_layout l = LAYOUT_WIDE;
 
-	measure(r, win, cells[0], &w[0]);
-	measure(r, win, cells[1], &w[1]);
-	if (o->wide || layout_width(&w[0], LAYOUT_WIDE) <= width)
-		window_wide(b, r, win, cells[0], &w[0]);
-	else if (layout_width(&w[0], LAYOUT_NARROW) <= width)
-		window_narrow(b, r, win, cells[0], &w[0], false, width);
-	else if (layout_width(&w[1], LAYOUT_NARROW) <= width)
-		window_narrow(b, r, win, cells[1], &w[1], false, width);
-	else
-		window_narrow(b, r, win, cells[1], &w[1], true, width);
+	measure(r, win, cells, &w);
+	if (o->wide || layout_width(r, &w, LAYOUT_WIDE) <= width) {
+		window_wide(b, r, win, cells, &w);
+		return 0;
+	}
+	while (l < LAYOUT_STACKED && layout_width(r, &w, ++l) > width)
+		;
+	window_narrow(b, r, win, cells, &w, l, width);
 	return 0;
 }
 
@@ -755,16 +760,12 @@ char *compare_format_table(const struct compare_result *r, const struct compare_
 	const struct compare_text_options o = opts ? *opts : (struct compare_text_options){ 0 };
 	size_t width = o.width ? o.width : COMPARE_TEXT_WIDTH_DEFAULT;
 	struct strbuf b = { 0 };
-	_cleanup_free_ struct cells *full = calloc(r->n_metrics ? r->n_metrics : 1, sizeof(*full));
-	_cleanup_free_ struct cells *compact = calloc(r->n_metrics ? r->n_metrics : 1, sizeof(*compact));
+	_cleanup_free_ struct cells *cells = calloc(r->n_metrics ? r->n_metrics : 1, sizeof(*cells));
 
-	if (!full || !compact)
+	if (!cells)
 		return NULL;
-	for (size_t i = 0; i < r->n_metrics; i++) {
-		fill_cells(&r->metrics[i], false, o.ascii, &full[i]);
-		fill_cells(&r->metrics[i], true, o.ascii, &compact[i]);
-	}
-	struct cells *cells[2] = { full, compact };
+	for (size_t i = 0; i < r->n_metrics; i++)
+		fill_cells(&r->metrics[i], o.ascii, &cells[i]);
 
 	context_lines(&b, r, false, width);
 	for (size_t w = 0; w < r->opts.n_windows; w++) {
@@ -823,7 +824,8 @@ static void md_window(struct strbuf *b, const struct compare_result *r, const ch
 	}
 	bool emulated = false;
 	for (size_t i = 0; i < r->n_metrics; i++)
-		emulated |= !strcmp(r->metrics[i].window, win) && compare_metric_shown(r, i) && r->metrics[i].emulated;
+		emulated |= !strcmp(r->metrics[i].window, win) && compare_metric_shown(r, i) &&
+			    compare_metric_tag(&r->metrics[i]);
 	strbuf_appendf(b, "| metric | %s median (min max) | %s median (min max) | change | %g%% CI | p | n | verdict |%s\n",
 		       r->opts.aa ? "A" : "baseline", r->opts.aa ? "B" : "patched", 100 * (1 - r->opts.alpha),
 		       emulated ? " timing |" : "");
@@ -833,7 +835,7 @@ static void md_window(struct strbuf *b, const struct compare_result *r, const ch
 			continue;
 		struct cells c;
 		bool bold = r->metrics[i].verdict == COMPARE_REGRESSED;
-		fill_cells(&r->metrics[i], false, false, &c);
+		fill_cells(&r->metrics[i], false, &c);
 		strbuf_append(b, "| ");
 		md_cell(b, c.name);
 		strbuf_append(b, " | ");
@@ -845,8 +847,11 @@ static void md_window(struct strbuf *b, const struct compare_result *r, const ch
 			}
 			strbuf_append(b, " | ");
 		}
-		strbuf_appendf(b, "%s | %s | %s | %s | %s%s%s |%s\n", c.change, c.ci, c.p, c.n, bold ? "**" : "",
-			       c.verdict, bold ? "**" : "", !emulated ? "" : r->metrics[i].emulated ? " emulated |" : " |");
+		strbuf_appendf(b, "%s | %s | %s | %s | %s%s%s |", c.change, c.ci, c.p, c.n, bold ? "**" : "", c.verdict,
+			       bold ? "**" : "");
+		if (emulated)
+			strbuf_appendf(b, " %s |", c.tag ? c.tag : "");
+		strbuf_append(b, "\n");
 	}
 	if (!rows)
 		strbuf_append(b, "| (no metric had values on both sides) | | | | | | | |\n");

@@ -124,6 +124,11 @@ void compare_metric_name(const char *metric, char *buf, size_t size)
 	display_name(metric, NULL, true, buf, size);
 }
 
+const char *compare_metric_tag(const struct compare_metric *m)
+{
+	return m->unjudged ? m->unjudged : m->emulated ? "emulated" : NULL;
+}
+
 struct compare_scale compare_time_scale(const char *name, const char *unit, double magnitude)
 {
 	static const struct {

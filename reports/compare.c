@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "closest-word.h"
 #include "compare.h"
 #include "compare-private.h"
+#include "report.h"
 #include "timing.h"
 
 const char *const compare_default_metrics[] = {
@@ -80,6 +82,24 @@ static const char *const numa_metrics[] = {
 	"latency_p99_ns",
 };
 
+/*
+ * uffd-restore runs (seed 003), by default: their fault-in window, led by
+ * the counts that carry the seed's result under TCG (the restore's KVM
+ * faults, the SPTEs prefetch installed, the handler's requests), then the
+ * seed's time, the chunk and the pages lost.
+ */
+static const char *const uffd_restore_windows[] = { "fault-in" };
+static const char *const uffd_restore_metrics[] = {
+	"restore_pf_taken",
+	"restore_pf_prefetched",
+	"uffd_requests",
+	"restore_pass_ms",
+	"restore_pf_fixed",
+	"uffd_woken",
+	"restore_chunk_bytes",
+	"restore_mismatches",
+};
+
 static const struct {
 	const char *scenario;
 	const char *const *windows; /* one window */
@@ -89,6 +109,7 @@ static const struct {
 	{ "dirty-log", dirty_log_windows, dirty_log_metrics, ARRAY_SIZE(dirty_log_metrics) },
 	{ "postcopy-restore", dirty_log_windows, postcopy_metrics, ARRAY_SIZE(postcopy_metrics) },
 	{ "numa-hinting", numa_windows, numa_metrics, ARRAY_SIZE(numa_metrics) },
+	{ "uffd-restore", uffd_restore_windows, uffd_restore_metrics, ARRAY_SIZE(uffd_restore_metrics) },
 };
 
 static bool is_scenario(const struct compare_side *side, const char *name)
@@ -101,7 +122,7 @@ static bool is_scenario(const struct compare_side *side, const char *name)
 /* The spec fields two runs must share to be compared (docs/compare.md). */
 static const char *const comparable_fields[] = {
 	"spec.scenario", "spec.vm.memory", "spec.vm.vcpus", "spec.guest", "spec.timing", "spec.dirty_log", "spec.postcopy",
-	"spec.numa_hinting",
+	"spec.numa_hinting", "spec.uffd_restore",
 };
 
 #define MAX_DIFFS 64
@@ -482,7 +503,8 @@ static size_t reps_needed(double alpha)
 	return 1000;
 }
 
-static int add_skipped(struct compare_result *r, const char *window, const char *name, const char *reason)
+static int add_skipped(struct compare_result *r, const char *window, const char *name, const char *reason,
+		       bool recurs)
 {
 	struct compare_skipped *nv = realloc(r->skipped, (r->n_skipped + 1) * sizeof(*nv));
 
@@ -490,7 +512,7 @@ static int add_skipped(struct compare_result *r, const char *window, const char 
 		return -ENOMEM;
 	r->skipped = nv;
 	struct compare_skipped *s = &r->skipped[r->n_skipped++];
-	*s = (struct compare_skipped){ strdup(window), strdup(name), strdup(reason) };
+	*s = (struct compare_skipped){ strdup(window), strdup(name), strdup(reason), recurs };
 	return s->window && s->name && s->reason ? 0 : -ENOMEM;
 }
 
@@ -517,14 +539,21 @@ static bool counted_none(struct json_object *metrics, const char *name)
 	return total && json_is_number(total);
 }
 
-/* Values of one metric on one side; reason gets why a repetition had none. */
+/*
+ * Values of one metric on one side; reason gets why a repetition had none,
+ * *lasting whether every repetition without one lacks it for a reason of the
+ * host or the run's kind (the report says it cannot be measured, or the
+ * window is not there) rather than a null of that repetition's.
+ */
 static int side_values(const struct compare_side *side, const char *window, const char *name,
-		       struct compare_arm_stats *a, char *reason, size_t reason_size, struct sb_error *err)
+		       struct compare_arm_stats *a, char *reason, size_t reason_size, bool *lasting,
+		       struct sb_error *err)
 {
 	a->values = calloc(side->n_reps ? side->n_reps : 1, sizeof(*a->values));
 	if (!a->values)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 	reason[0] = '\0';
+	*lasting = true;
 	for (size_t i = 0; i < side->n_reps; i++) {
 		const struct compare_rep *rp = &side->reps[i];
 		struct json_object *w = json_lookup(json_lookup(rp->rep, "windows"), window);
@@ -550,6 +579,8 @@ static int side_values(const struct compare_side *side, const char *window, cons
 					    "a number or null", rp->report->path, (long long)rp->index, window, name,
 					    json_type_to_name(json_object_get_type(v)));
 		const char *why = json_lookup_string(json_lookup(w, "unavailable"), name);
+		if (!why && w)
+			*lasting = false;
 		if (!why)
 			why = !w ? "the repetition has no such window" : present ? "null" : "not measured";
 		a->n_missing++;
@@ -607,6 +638,46 @@ static void zero_reason(const struct compare_result *res, const char *name, char
 	snprintf(buf, len, "0 in every repetition of both sides: %s counted no event%s%s%s%s%s", source ?: counter,
 		 kvm[0][0] ? " (host KVM: " : "", kvm[0], kvm[0][0] && kvm[1][0] && strcmp(kvm[0], kvm[1]) ? " vs " : "",
 		 kvm[0][0] && kvm[1][0] && strcmp(kvm[0], kvm[1]) ? kvm[1] : "", kvm[0][0] ? ")" : "");
+}
+
+/* The counter metric name reads ("numa_kvm_flushes": bpf.kvm_remote_flush.numa-hinting), into buf; false if none. */
+static bool metric_counter(const char *name, char *buf, size_t len)
+{
+	size_t n;
+	const struct report_metric_def *defs = report_metric_defs(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(defs[i].name);
+
+		if (!defs[i].family && !strcmp(defs[i].name, name)) {
+			snprintf(buf, len, "%s", defs[i].counter);
+			return true;
+		}
+		if (defs[i].family && !strncmp(defs[i].name, name, l) && name[l] == '.') {
+			snprintf(buf, len, "%s.%s", defs[i].counter, name + l + 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A note for each side whose reports mark the metric's counter partial (the self-check, docs/report-format.md). */
+static int partial_notes(const struct compare_result *res, const char *name, char ***notes)
+{
+	char counter[256];
+
+	if (!metric_counter(name, counter, sizeof(counter)))
+		return 0;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < res->side[s]->n_reports; i++) {
+			struct json_object *p = json_lookup(json_lookup(res->side[s]->reports[i]->root, "probes"), counter);
+			const char *partial = json_lookup_string(p, "partial");
+
+			if (partial && strv_pushf(notes, "%s: %s is partial, not exact (run %s): %s", res->side[s]->role,
+						  counter, res->side[s]->reports[i]->id, partial) < 0)
+				return -ENOMEM;
+		}
+	return 0;
 }
 
 /* reps: the sides' repetition counts; when the metric has a value in every
@@ -717,15 +788,157 @@ static int metric_tests(struct compare_result *res, struct compare_metric *m)
 	return 0;
 }
 
+/* The metric's statistics, its test and its verdict, then the metric added to res (taken: freed on failure). */
+static int finish_metric(struct compare_result *res, struct compare_metric *m, struct sb_error *err)
+{
+	int r;
+
+	for (int s = 0; s < 2; s++) {
+		r = stats_summarize(m->arm[s].values, m->arm[s].n, &m->arm[s].s);
+		if (r < 0)
+			goto fail_stats;
+	}
+	if (metric_change(res, m) < 0)
+		goto oom;
+	r = metric_tests(res, m);
+	if (r < 0)
+		goto fail_stats;
+	m->threshold_pct = threshold_for(&res->opts, m->name);
+	const size_t reps[2] = { res->side[0]->n_reps, res->side[1]->n_reps };
+	/* a metric not judged keeps its statistics and direction, and gets "changed" for a change */
+	enum compare_better better = m->better;
+	if (m->unjudged)
+		m->better = COMPARE_BETTER_NONE;
+	r = decide(m, res->opts.alpha, reps);
+	m->better = better;
+	if (r < 0)
+		goto oom;
+	if (res->n_metrics >= COMPARE_MAX_METRICS) {
+		metric_free(m);
+		return sb_error_set(err, -E2BIG, "more than %d metrics; choose some with --metric", COMPARE_MAX_METRICS);
+	}
+	struct compare_metric *nv = realloc(res->metrics, (res->n_metrics + 1) * sizeof(*nv));
+	if (!nv)
+		goto oom;
+	res->metrics = nv;
+	res->metrics[res->n_metrics++] = *m;
+	return 0;
+
+fail_stats:
+	metric_free(m);
+	return sb_error_set(err, r, "%s in window %s: statistics failed: %s", m->name, m->window, strerror(-r));
+oom:
+	metric_free(m);
+	return sb_error_set(err, -ENOMEM, "out of memory");
+}
+
+/* The rates of events KVM and the probes count exactly (and their causes): their count is a figure of its own. */
+static bool counted_rate(const char *name)
+{
+	static const char *const rates[] = { "pf_per_s", "tlb_per_s", "invalidations_per_s" };
+	size_t len = strcspn(name, ".");
+
+	for (size_t i = 0; i < ARRAY_SIZE(rates); i++)
+		if (strlen(rates[i]) == len && !strncmp(name, rates[i], len))
+			return true;
+	return false;
+}
+
+/* Per repetition with the rate: the events counted in the window, the rate times the window's duration. */
+static int side_counts(const struct compare_side *side, const char *window, const char *name,
+		       struct compare_arm_stats *a)
+{
+	a->values = calloc(side->n_reps ? side->n_reps : 1, sizeof(*a->values));
+	if (!a->values)
+		return -ENOMEM;
+	for (size_t i = 0; i < side->n_reps; i++) {
+		struct json_object *w = json_lookup(json_lookup(side->reps[i].rep, "windows"), window);
+		struct json_object *v = json_lookup(json_lookup(w, "metrics"), name), *d = json_lookup(w, "duration_s");
+
+		if (v && d && json_is_number(v) && json_is_number(d) &&
+		    isfinite(json_object_get_double(v) * json_object_get_double(d)))
+			a->values[a->n++] = round(json_object_get_double(v) * json_object_get_double(d));
+		else
+			a->n_missing++;
+	}
+	return 0;
+}
+
+/* Whether the counts are one figure in every repetition of both sides (within 1%): the workload fixes them. */
+static bool counts_fixed(const struct compare_arm_stats c[2])
+{
+	double lo = INFINITY, hi = -INFINITY;
+
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < c[s].n; i++) {
+			lo = fmin(lo, c[s].values[i]);
+			hi = fmax(hi, c[s].values[i]);
+		}
+	return c[0].n && c[1].n && hi > 0 && hi - lo <= 0.01 * hi;
+}
+
+/*
+ * The count row of a rate that gets no verdict: "invalidations_per_s.X"
+ * becomes "invalidations_count.X", compared as counts are, with the rate's
+ * direction; counts (arm values) taken.
+ */
+static int add_count_metric(struct compare_result *res, const struct compare_metric *rate,
+			    struct compare_arm_stats counts[2], struct sb_error *err)
+{
+	struct compare_metric c = { .better = rate->better };
+	const char *dot = strchr(rate->name, '.');
+	size_t len = dot ? (size_t)(dot - rate->name) : strlen(rate->name);
+
+	c.window = strdup(rate->window);
+	c.unit = strdup("1");
+	if (asprintf(&c.name, "%.*s_count%s", (int)(len - strlen("_per_s")), rate->name, dot ? dot : "") < 0)
+		c.name = NULL;
+	c.arm[0] = counts[0];
+	c.arm[1] = counts[1];
+	counts[0] = counts[1] = (struct compare_arm_stats){ 0 };
+	c.count_of_rate = true;
+	if (!c.window || !c.unit || !c.name ||
+	    strv_pushf(&c.notes, "the events counted in the window (%s x duration_s), compared in place of the "
+		       "rate's verdict", rate->name) < 0) {
+		metric_free(&c);
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	}
+	return finish_metric(res, &c, err);
+}
+
+/* Why m gets no better/worse verdict (and a note saying so), or NULL; counts[] the rate's counts, if any. */
+static const char *unjudged_reason(const struct compare_result *res, struct compare_metric *m,
+				   const struct compare_arm_stats counts[2])
+{
+	if (m->emulated && !res->opts.verdict_on_emulated) {
+		if (strv_pushf(&m->notes, "timing emulated: no better/worse verdict for a time, rate or latency "
+			       "measured under TCG%s; --verdict-on-emulated gives one",
+			       counts[0].n ? " (its count is compared below)" : "") < 0)
+			return NULL;
+		return "emulated";
+	}
+	if (counts[0].n && counts_fixed(counts) && !res->opts.verdict_on_fixed_count) {
+		if (strv_pushf(&m->notes, "the count is %.0f in every repetition of both sides (within 1%%): the "
+			       "workload fixes it, and the rate only measures the window's length; no better/worse "
+			       "verdict (--verdict-on-fixed-count gives one), the count compared below",
+			       counts[0].values[0]) < 0)
+			return NULL;
+		return "fixed count";
+	}
+	return NULL;
+}
+
 static int compute_metric(struct compare_result *res, const char *window, const char *name,
 			  struct sb_error *err)
 {
 	struct compare_metric m = { 0 };
+	struct compare_arm_stats counts[2] = { 0 };
 	char reason[2][256];
+	bool lasting[2];
 	int r;
 
 	for (int s = 0; s < 2; s++) {
-		r = side_values(res->side[s], window, name, &m.arm[s], reason[s], sizeof(reason[s]), err);
+		r = side_values(res->side[s], window, name, &m.arm[s], reason[s], sizeof(reason[s]), &lasting[s], err);
 		if (r < 0)
 			goto fail;
 	}
@@ -735,21 +948,18 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		snprintf(why, sizeof(why), "no values on the %s side%s%s", res->side[s]->role,
 			 reason[s][0] ? ": " : "", reason[s]);
 		metric_free(&m);
-		return add_skipped(res, window, name, why) < 0 ? sb_error_set(err, -ENOMEM, "out of memory") : 0;
+		/* the baseline, the reference every commit is held against, cannot have it */
+		return add_skipped(res, window, name, why, s == 0 && lasting[0]) < 0
+			       ? sb_error_set(err, -ENOMEM, "out of memory") : 0;
 	}
 	if (metric_describe(res, &m, window, name) < 0)
 		goto oom;
-
-	for (int s = 0; s < 2; s++) {
-		r = stats_summarize(m.arm[s].values, m.arm[s].n, &m.arm[s].s);
-		if (r < 0)
-			goto fail_stats;
+	for (int s = 0; s < 2; s++)
 		if (m.arm[s].n_missing &&
 		    strv_pushf(&m.notes, "%s: %zu of %zu repetitions %s no value (%s)", res->side[s]->role,
 			       m.arm[s].n_missing, m.arm[s].n + m.arm[s].n_missing, m.arm[s].n_missing == 1 ? "has" : "have",
 			       reason[s]) < 0)
 			goto oom;
-	}
 	if (all_zero(&m.arm[0]) && all_zero(&m.arm[1])) {
 		char why[600];
 
@@ -757,38 +967,125 @@ static int compute_metric(struct compare_result *res, const char *window, const 
 		if (why[0] && strv_push(&m.notes, why) < 0)
 			goto oom;
 	}
-	if (metric_change(res, &m) < 0)
+	if (partial_notes(res, name, &m.notes) < 0)
 		goto oom;
-	r = metric_tests(res, &m);
-	if (r < 0)
-		goto fail_stats;
-
 	m.emulated = (res->emulated[0] || res->emulated[1]) && report_metric_time_based(name, m.unit);
-	m.threshold_pct = threshold_for(&res->opts, name);
-	const size_t reps[2] = { res->side[0]->n_reps, res->side[1]->n_reps };
-	if (decide(&m, res->opts.alpha, reps) < 0)
+	if (counted_rate(name) && (side_counts(res->side[0], window, name, &counts[0]) < 0 ||
+				   side_counts(res->side[1], window, name, &counts[1]) < 0))
 		goto oom;
+	if (!counts[0].n || !counts[1].n)
+		counts[0].n = counts[1].n = 0;
+	m.unjudged = unjudged_reason(res, &m, counts);
+	bool add_count = m.unjudged && counts[0].n;
+	struct compare_metric rate = m; /* its name and window stay valid: finish_metric() keeps them in res */
+	r = finish_metric(res, &m, err);
+	if (r >= 0 && add_count)
+		r = add_count_metric(res, &rate, counts, err);
+	free(counts[0].values);
+	free(counts[1].values);
+	return r;
 
-	if (res->n_metrics >= COMPARE_MAX_METRICS) {
-		metric_free(&m);
-		return sb_error_set(err, -E2BIG, "more than %d metrics; choose some with --metric",
-				    COMPARE_MAX_METRICS);
-	}
-	struct compare_metric *nv = realloc(res->metrics, (res->n_metrics + 1) * sizeof(*nv));
-	if (!nv)
-		goto oom;
-	res->metrics = nv;
-	res->metrics[res->n_metrics++] = m;
-	return 0;
-
-fail_stats:
-	metric_free(&m);
-	return sb_error_set(err, r, "%s in window %s: statistics failed: %s", name, window, strerror(-r));
 oom:
 	r = sb_error_set(err, -ENOMEM, "out of memory");
 fail:
 	metric_free(&m);
+	free(counts[0].values);
+	free(counts[1].values);
 	return r;
+}
+
+/*
+ * The report's name of a metric written as the tables print it: "pf/s" is
+ * pf_per_s, "latency p99" and "latency_p99" latency_p99_ns, "p99.9" p999,
+ * "invalidations/s (uffd-wp)" invalidations_per_s.uffd-wp. NULL when none
+ * of names reads so.
+ */
+static const char *printed_name(const char *pat, char *const *names, size_t n)
+{
+	static const char *const units[] = { "", "_ns", "_ms", "_s", "_per_s" };
+	char base[128] = "", cause[128] = "", want[300];
+	const char *paren = strstr(pat, " (");
+	size_t j = 0, len = paren ? (size_t)(paren - pat) : strlen(pat);
+
+	if (paren && pat[strlen(pat) - 1] == ')')
+		snprintf(cause, sizeof(cause), ".%.*s", (int)(strlen(paren) - 3), paren + 2);
+	for (size_t i = 0; i < len && j + 8 < sizeof(base); i++) {
+		if (!strncmp(pat + i, "/s", 2) && i + 2 == len) {
+			memcpy(base + j, "_per_s", 6);
+			j += 6;
+			i++;
+		} else if (!strncmp(pat + i, "p99.9", 5)) {
+			memcpy(base + j, "p999", 4);
+			j += 4;
+			i += 4;
+		} else {
+			base[j++] = pat[i] == ' ' ? '_' : pat[i];
+		}
+	}
+	base[j] = '\0';
+	for (size_t u = 0; u < ARRAY_SIZE(units); u++) {
+		bool rate = j >= 6 && !strcmp(base + j - 6, "_per_s");
+		snprintf(want, sizeof(want), "%s%s%s", base, rate ? "" : units[u], cause);
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(names[i], want))
+				return names[i];
+	}
+	return NULL;
+}
+
+/* --metric PAT matches nothing: the error names the one it is a slip of, and the metrics there. */
+static int no_such_metric(const char *pat, const char *window, char *const *names, size_t n, struct sb_error *err)
+{
+	const char *near = closest_word(pat, (const char *const *)names, n);
+	struct strbuf b = { 0 };
+	char shown[1024], near_shown[128] = "";
+
+	for (size_t i = 0; i < n && i < 12; i++)
+		strbuf_appendf(&b, "%s%s", i ? ", " : "", names[i]);
+	if (n > 12)
+		strbuf_appendf(&b, " and %zu more", n - 12);
+	_cleanup_free_ char *list = strbuf_steal(&b);
+	text_sanitize(list && *list ? list : "(none)", shown, sizeof(shown));
+	if (near)
+		text_sanitize(near, near_shown, sizeof(near_shown));
+	return sb_error_set(err, -EINVAL, "--metric %s: no such metric in window %s of the selected runs%s%s%s; "
+			    "there: %s (a name as the tables print it, such as pf/s or latency p99, works too)", pat,
+			    window, near ? " (did you mean " : "", near_shown, near ? "?)" : "", shown);
+}
+
+/*
+ * A window no repetition of either side has (--window migration on
+ * background-snapshot runs) is a mistake in the request, not a metric
+ * without values: refused, naming the windows the runs have.
+ */
+static int check_window_present(const struct compare_result *res, const char *window, struct sb_error *err)
+{
+	_cleanup_strv_free_ char **have = NULL;
+
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < res->side[s]->n_reps; i++) {
+			struct json_object *ws = json_lookup(res->side[s]->reps[i].rep, "windows");
+			if (json_lookup(ws, window))
+				return 0;
+			if (!json_object_is_type(ws, json_type_object))
+				continue;
+			json_object_object_foreach(ws, key, val)
+			{
+				(void)val;
+				if (!strv_contains(have, key) && strv_length(have) < 16 && strv_push(&have, key) < 0)
+					return sb_error_set(err, -ENOMEM, "out of memory");
+			}
+		}
+	struct strbuf b = { 0 };
+	for (size_t i = 0; have && have[i]; i++)
+		strbuf_appendf(&b, "%s%s", i ? ", " : "", have[i]);
+	_cleanup_free_ char *list = strbuf_steal(&b);
+	char shown[512], scenario[64];
+	text_sanitize(list && *list ? list : "none", shown, sizeof(shown));
+	text_sanitize(json_lookup_string(json_lookup(res->side[0]->reports[0]->root, "spec"), "scenario") ?: "?",
+		      scenario, sizeof(scenario));
+	return sb_error_set(err, -EINVAL, "--window %s: no repetition of the selected runs (scenario %s) has this "
+			    "window; they have %s", window, scenario, shown);
 }
 
 static int compute_window(struct compare_result *res, const char *window, struct sb_error *err)
@@ -798,6 +1095,9 @@ static int compute_window(struct compare_result *res, const char *window, struct
 	size_t n;
 	int r;
 
+	r = check_window_present(res, window, err);
+	if (r < 0)
+		return r;
 	r = collect_metric_names(res->side, window, &names, err);
 	if (r < 0)
 		goto out;
@@ -824,18 +1124,24 @@ static int compute_window(struct compare_result *res, const char *window, struct
 		}
 		if (matched)
 			continue;
+		const char *as_printed = res->opts.metrics_explicit ? printed_name(pat, names, n) : NULL;
+		if (as_printed) { /* "pf/s", "latency p99": the name the tables print for it */
+			size_t i = 0;
+			while (names[i] != as_printed)
+				i++;
+			if (!taken[i]) {
+				taken[i] = true;
+				r = compute_metric(res, window, names[i], err);
+				if (r < 0)
+					goto out;
+			}
+			continue;
+		}
 		if (res->opts.metrics_explicit) {
-			struct strbuf b = { 0 };
-			for (size_t i = 0; i < n && i < 40; i++)
-				strbuf_appendf(&b, "%s%s", i ? ", " : "", names[i]);
-			_cleanup_free_ char *list = strbuf_steal(&b);
-			char shown[1024];
-			text_sanitize(list && *list ? list : "(none)", shown, sizeof(shown));
-			r = sb_error_set(err, -EINVAL, "--metric %s: no such metric in window %s of the selected "
-					 "runs; there: %s", pat, window, shown);
+			r = no_such_metric(pat, window, names, n, err);
 			goto out;
 		}
-		if (!is_glob(pat) && add_skipped(res, window, pat, "not in the reports") < 0) {
+		if (!is_glob(pat) && add_skipped(res, window, pat, "not in the reports", true) < 0) {
 			r = sb_error_set(err, -ENOMEM, "out of memory");
 			goto out;
 		}
@@ -949,6 +1255,28 @@ static void apply_scenario_defaults(struct compare_result *res, const struct com
 	}
 }
 
+/* A difference's value as a reader takes it: a size in bytes as "256 MiB" (the JSON's 268435456 otherwise). */
+static const char *diff_value(const char *field, const char *json, char *buf, size_t size)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	size_t flen = strlen(field);
+	char *end;
+
+	if (!(strstr(field, "memory") || (flen > 6 && !strcmp(field + flen - 6, "_bytes"))))
+		return json;
+	errno = 0;
+	unsigned long long v = strtoull(json, &end, 10);
+	if (errno || end == json || *end || v == 0 || json[0] == '-')
+		return json;
+	size_t u = 0;
+	while (u + 1 < ARRAY_SIZE(units) && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%llu %s", v, units[u]);
+	return buf;
+}
+
 /* Runs that differ: refused with each difference named, or with --force compared with a warning for each. */
 static int check_differences(struct compare_result *res, struct sb_error *err)
 {
@@ -957,8 +1285,10 @@ static int check_differences(struct compare_result *res, struct sb_error *err)
 		strbuf_appendf(&b, "the runs are not comparable:");
 		for (size_t i = 0; i < res->n_diffs && i < 8; i++) {
 			const struct compare_difference *d = &res->diffs[i];
+			char va[48], vb[48];
 			strbuf_appendf(&b, " %s differs (%s): %s in run %s, %s in run %s;", d->field, d->where,
-				    d->value_a, d->report_a, d->value_b, d->report_b);
+				    diff_value(d->field, d->value_a, va, sizeof(va)), d->report_a,
+				    diff_value(d->field, d->value_b, vb, sizeof(vb)), d->report_b);
 		}
 		if (res->n_diffs > 8)
 			strbuf_appendf(&b, " and %zu more;", res->n_diffs - 8);
@@ -972,8 +1302,10 @@ static int check_differences(struct compare_result *res, struct sb_error *err)
 	}
 	for (size_t i = 0; i < res->n_diffs; i++) {
 		const struct compare_difference *d = &res->diffs[i];
+		char va[48], vb[48];
 		if (add_warning(res, "compared despite a difference (--force): %s (%s): %s in run %s, %s in run %s",
-				d->field, d->where, d->value_a, d->report_a, d->value_b, d->report_b) < 0)
+				d->field, d->where, diff_value(d->field, d->value_a, va, sizeof(va)), d->report_a,
+				diff_value(d->field, d->value_b, vb, sizeof(vb)), d->report_b) < 0)
 			return sb_error_set(err, -ENOMEM, "out of memory");
 	}
 	return 0;

@@ -121,6 +121,7 @@ struct compare_side {
 	struct compare_rep *reps;  /* completed repetitions, report id then index order */
 	size_t n_reps;
 	char **notes;              /* e.g. runs skipped while scanning the store (NULL-terminated, may be NULL) */
+	char **trouble;            /* the notes that name a host VM kernel in trouble (tainted), also in notes */
 };
 
 void compare_side_done(struct compare_side *side);
@@ -143,6 +144,12 @@ int compare_select(struct compare_pool *pool, const char *role, const char *sele
  * patched = second. */
 int compare_select_two_arms(struct compare_pool *pool, const char *path, struct compare_side *baseline,
 			    struct compare_side *patched, struct sb_error *err);
+
+/* The side of arm label in reports (each must have the arm; their
+ * completed repetitions pooled), as a label= selection of them would give:
+ * for callers that pick arms themselves (reports/compare-grid.c). */
+int compare_select_arm(const char *role, const char *label, const struct compare_report *const *reports,
+		       size_t n_reports, struct compare_side *side, struct sb_error *err);
 
 enum compare_aa_split {
 	COMPARE_AA_ALTERNATE, /* repetitions 0, 2, 4 ... vs 1, 3, 5 ... */
@@ -193,6 +200,8 @@ struct compare_options {
 	bool aa;               /* the sides are halves of one label (A/A) */
 	enum compare_aa_split aa_split;
 	bool show_all;         /* Markdown and plots keep metrics that are 0 everywhere (--all) */
+	bool verdict_on_emulated;    /* better/worse verdicts for time-based metrics under emulation too */
+	bool verdict_on_fixed_count; /* ... and for rates whose count the workload fixes */
 };
 
 extern const char *const compare_default_metrics[];
@@ -231,11 +240,18 @@ struct compare_metric {
 	double threshold_pct;
 	enum compare_verdict verdict;
 	bool emulated;             /* time-based (report_metric_time_based()) and a side's timing is emulated */
+	/* Why the metric got no better/worse verdict (a change is "changed"), NULL when it could: emulated
+	 * timing, or a rate whose count the workload fixes (the count is compared in a row of its own) */
+	const char *unjudged;
+	bool count_of_rate;        /* a row compare added: a rate's events counted in the window (rate x duration) */
 	char **notes;                      /* NULL-terminated, may be NULL */
 };
 
 struct compare_skipped {
 	char *window, *name, *reason;
+	/* the baseline lacks it for a reason no commit changes: the reports say why it cannot be
+	 * measured (windows.W.unavailable), the window is not there, or no report has the metric */
+	bool recurs;
 };
 
 struct compare_result {
@@ -250,7 +266,8 @@ struct compare_result {
 	char **warnings;                   /* NULL-terminated, may be NULL */
 	bool emulated[2];                  /* per side: a report's timing is emulated (reports/timing.h) */
 	enum compare_verdict verdict;
-	int exit_code;                     /* COMPARE_EXIT_OK or COMPARE_EXIT_REGRESSION */
+	int exit_code;                     /* COMPARE_EXIT_OK or COMPARE_EXIT_REGRESSION; bisect-step sets its own
+					    * code here so that every rendering says the code it exits with */
 };
 
 void compare_result_free(struct compare_result *r);
@@ -288,8 +305,9 @@ enum {
  * columns: one line per metric (metric, each side's median (min max), the
  * change with its interval, p, n, verdict) when that fits, or wide asks for
  * it; else two lines per metric (the sides, then the change, interval, p, n
- * and verdict), numbers of 10,000 and more as 950k, 1.00M when the full
- * digits do not fit; prose lines are wrapped at width. ascii: "us" for "µs"
+ * and verdict), the name on a line of its own when the sides do not fit
+ * beside it, each side on its own when they do not fit side by side: the
+ * same full digits in every layout; prose lines are wrapped at width. ascii: "us" for "µs"
  * (a terminal whose locale is not UTF-8).
  */
 struct compare_text_options {
@@ -311,6 +329,17 @@ bool compare_metric_all_zero(const struct compare_metric *m);
 bool compare_metric_shown(const struct compare_result *r, size_t i);
 
 /* "1,234,567", "94", "0.3": how every figure in tables and plots is written. */
+/*
+ * Figures a report may hold but no run measures (1e23 faults a second, -1e308,
+ * a NaN) print as "n/a" everywhere, rather than as 100,000,000P: a count, rate,
+ * time or size of a real run stays far below this.
+ */
+#define COMPARE_FIGURE_MAX 1e18
+static inline bool compare_figure_printable(double v)
+{
+	return v == v && v > -COMPARE_FIGURE_MAX && v < COMPARE_FIGURE_MAX;
+}
+
 void compare_format_number(double v, char *buf, size_t size);
 /* "1,234,567 (1,200,000 1,300,000)": median (min max), as compare and show write them. */
 void compare_format_median_range(double median, double min, double max, char *buf, size_t size);
@@ -347,15 +376,20 @@ void compare_format_change(const struct compare_metric *m, char *buf, size_t siz
 /* The bootstrap interval of the ratio in the change's form: "[-26.5% -20.6%]", "[1/410x 1/350x]"; "" without one. */
 void compare_format_ci(const struct compare_metric *m, char *buf, size_t size);
 /*
- * A figure of m as the tables write it: a time metric's with its own unit
- * ("19.8µs", "340ns", "4.07s"; ascii: "us"), others as compare_format_number(),
- * or with compact, 10,000 and more as "950k", "1.00M".
+ * A figure of m as every table writes it, whatever its width (text, Markdown,
+ * HTML, show's arm tables): a time metric's with its own unit ("19.8µs",
+ * "340ns", "4.07s"; ascii: "us"), others as compare_format_number(), full
+ * digits grouped ("950,015"): a narrow table takes more lines, never fewer
+ * digits.
  */
-void compare_format_value(const struct compare_metric *m, double v, bool compact, bool ascii, char *buf, size_t size);
+void compare_format_value(const struct compare_metric *m, double v, bool ascii, char *buf, size_t size);
 /* A side's "median (min max)" of m in compare_format_value()'s form; the median alone when min == max. */
-void compare_format_side(const struct compare_metric *m, int side, bool compact, bool ascii, char *buf, size_t size);
+void compare_format_side(const struct compare_metric *m, int side, bool ascii, char *buf, size_t size);
 /* The metric's name for tables: "latency p99", "pf/s", "invalidations/s (uffd-wp)" (no time unit: each figure has its own). */
 void compare_metric_name(const char *metric, char *buf, size_t size);
+
+/* The mark of a row beside its verdict: why it was not judged (m->unjudged), "emulated", or NULL. */
+const char *compare_metric_tag(const struct compare_metric *m);
 
 /* SVG: the repetitions of each side of metrics[i] as a strip and box plot. */
 char *compare_plot_metric_svg(const struct compare_result *r, size_t i);

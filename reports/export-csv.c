@@ -2,18 +2,54 @@
 /* CSV exports (RFC 4180): a run's per-repetition window figures, a comparison's per-side statistics. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
 #include "export-private.h"
 #include "json-util.h"
+#include "strv.h"
 #include "timing.h"
+
+/* Reasons this long and longer are written in one row; the later rows name it ("as row 7"). */
+#define CSV_REASON_ONCE 120
+
+/* The long reasons written so far and the rows (1: the header) that hold them. */
+struct csv_reasons {
+	char **text;
+	size_t *row, n;
+	size_t rows; /* rows written, the header included */
+	bool oom;
+};
+
+/* why as a row's unavailable column: itself, or "as row N" for a long reason already written. */
+static const char *reason_cell(struct csv_reasons *r, const char *why, char *buf, size_t size)
+{
+	r->rows++;
+	if (!why || !*why || strlen(why) < CSV_REASON_ONCE)
+		return why;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->text[i], why)) {
+			snprintf(buf, size, "as row %zu", r->row[i]);
+			return buf;
+		}
+	size_t *nrow = realloc(r->row, (r->n + 1) * sizeof(*nrow));
+	if (nrow)
+		r->row = nrow;
+	if (!nrow || strv_push(&r->text, why) < 0) {
+		r->oom = true;
+		return why;
+	}
+	r->row[r->n++] = r->rows;
+	return why;
+}
 
 /* A repetition's fields, as every row of it starts. */
 struct csv_rep {
 	struct strbuf *b;
 	const char *id, *arm, *index, *state;
 	bool emulated; /* the repetition's timing */
+	struct csv_reasons *reasons;
 };
 
 /* A migration figure's row: window migration, its name as the metric (pass.2.duration_s). */
@@ -23,8 +59,9 @@ static void figure_row(const struct export_migration_figure *f, void *userdata)
 	char num[EXPORT_NUMBER_MAX] = "";
 
 	export_format_number(f->value, num);
+	char as[32];
 	const char *row[] = { c->id, c->arm, c->index, c->state, "migration", f->name, f->unit, num,
-			      num[0] ? "" : f->unavailable,
+			      reason_cell(c->reasons, num[0] ? "" : f->unavailable, as, sizeof(as)),
 			      c->emulated && report_metric_time_based(f->name, f->unit) ? "true" : "false" };
 	export_append_csv_row(c->b, row, ARRAY_SIZE(row));
 }
@@ -36,6 +73,7 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 	_cleanup_strbuf_ struct strbuf b = {};
 	struct json_object *reps;
 	const char *id, *report_windows[EXPORT_REPORT_WINDOWS];
+	struct csv_reasons reasons = { .rows = 1 };
 	int r = export_report_parts(report, &id, &reps, err);
 
 	if (r < 0)
@@ -66,9 +104,11 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 					export_format_number(json_object_get_double(value), num);
 				else if (!why)
 					why = "not measured";
+				char as[32];
 				const char *row[] = { id, json_lookup_string(rep, "arm"), index,
 						      json_lookup_string(rep, "state"), report_windows[w], name,
-						      export_metric_unit(report, name), num, num[0] ? "" : why,
+						      export_metric_unit(report, name), num,
+						      reason_cell(&reasons, num[0] ? "" : why, as, sizeof(as)),
 						      timing.emulated && report_metric_time_based(name, export_metric_unit(report, name))
 							      ? "true"
 							      : "false" };
@@ -76,12 +116,14 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 			}
 			if (!strcmp(report_windows[w], "migration")) {
 				struct csv_rep c = { &b, id, json_lookup_string(rep, "arm"), index,
-						     json_lookup_string(rep, "state"), timing.emulated };
+						     json_lookup_string(rep, "state"), timing.emulated, &reasons };
 				export_rep_migration_figures(report, rep, figure_row, &c);
 			}
 		}
 	}
-	char *text = strbuf_steal(&b);
+	strv_free(reasons.text);
+	free(reasons.row);
+	char *text = reasons.oom ? NULL : strbuf_steal(&b);
 	if (!text)
 		return sb_error_set(err, -ENOMEM, "out of memory writing the CSV of run %s", id);
 	*ret = text;
@@ -93,7 +135,7 @@ char *export_compare_csv(const struct compare_result *r)
 	static const char *const header[] = { "window", "metric", "unit", "better", "side", "label", "n",
 					      "missing", "median", "min", "max", "mean", "stddev", "cv",
 					      "ratio", "pct_change", "from_zero", "p", "alpha", "threshold_pct",
-					      "verdict", "ci_low", "ci_high", "emulated" };
+					      "verdict", "ci_low", "ci_high", "emulated", "change", "change_ci" };
 	_cleanup_strbuf_ struct strbuf b = {};
 	char alpha[EXPORT_NUMBER_MAX];
 
@@ -103,6 +145,10 @@ char *export_compare_csv(const struct compare_result *r)
 		const struct compare_metric *m = &r->metrics[i];
 		char ratio[EXPORT_NUMBER_MAX], pct[EXPORT_NUMBER_MAX], p[EXPORT_NUMBER_MAX],
 			threshold[EXPORT_NUMBER_MAX], ci_low[EXPORT_NUMBER_MAX] = "", ci_high[EXPORT_NUMBER_MAX] = "";
+		char change[32], change_ci[72]; /* as the tables write them: -23.5%, 1/380x [1/414x 1/348x] */
+
+		compare_format_change(m, change, sizeof(change));
+		compare_format_ci(m, change_ci, sizeof(change_ci));
 
 		export_format_number(m->ratio, ratio);
 		export_format_number(m->pct_change, pct);
@@ -130,7 +176,7 @@ char *export_compare_csv(const struct compare_result *r)
 					      r->side[s]->role, r->side[s]->label, n, missing, med, min, max, mean,
 					      sd, cv, ratio, pct, m->from_zero ? "true" : "false", p, alpha,
 					      threshold, compare_verdict_name(m->verdict), ci_low, ci_high,
-					      m->emulated ? "true" : "false" };
+					      m->emulated ? "true" : "false", change, change_ci };
 			export_append_csv_row(&b, row, ARRAY_SIZE(row));
 		}
 	}

@@ -17,6 +17,17 @@
 #include "export-private.h"
 
 /* Report text, escaped for element text and attribute values alike. */
+/* Whether the tables have a column for the rows' marks: emulated timing, a metric not judged. */
+static bool html_tag_column(const struct compare_result *r)
+{
+	if (compare_any_tcg(r))
+		return true;
+	for (size_t i = 0; i < r->n_metrics; i++)
+		if (r->metrics[i].unjudged)
+			return true;
+	return false;
+}
+
 static void html_text(struct strbuf *b, const char *s)
 {
 	export_append_text(b, s, EXPORT_ESCAPE_XML);
@@ -28,6 +39,7 @@ static const char style[] =
 	"table{border-collapse:collapse;margin:.6em 0}\n"
 	"th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}\n"
 	"th{background:#f0f0f0}td.name,th.name,td.text{text-align:left}td.text{white-space:normal}\n"
+	"th,td.side,td.ci{white-space:normal}.range{white-space:nowrap}\n"
 	".v-regressed{color:#b00020;font-weight:bold}.v-improved{color:#1b7a2f}\n"
 	".v-changed{color:#8a5a00}.v-no-change,.v-insufficient-data{color:#555}\n"
 	".warnings{border-left:4px solid #d9a400;background:#fff8e1;padding:.4em 1em}\n"
@@ -138,20 +150,29 @@ static void table_row(struct strbuf *b, const struct compare_result *r, size_t i
 	html_text(b, name);
 	strbuf_append(b, "</a></td>");
 	for (int s = 0; s < 2; s++) {
-		compare_format_side(m, s, false, false, side, sizeof(side));
-		strbuf_append(b, "<td>");
+		/* the range may go under the median: the table fits a 1200 px window */
+		compare_format_side(m, s, false, side, sizeof(side));
+		char *range = strstr(side, " (");
+		if (range)
+			*range++ = '\0';
+		strbuf_append(b, "<td class=\"side\">");
 		html_text(b, side);
+		if (range) {
+			strbuf_append(b, " <span class=\"range\">");
+			html_text(b, range);
+			strbuf_append(b, "</span>");
+		}
 		strbuf_append(b, "</td>");
 	}
 	compare_format_change(m, change, sizeof(change));
 	compare_format_ci(m, ci, sizeof(ci));
 	format_p(m->mwu.p, p, sizeof(p));
-	strbuf_appendf(b, "<td>%s</td><td>%s</td><td>%s</td><td>%zu+%zu</td><td class=\"name\">", change, ci, p,
-		       m->arm[0].n, m->arm[1].n);
+	strbuf_appendf(b, "<td>%s</td><td class=\"ci\">%s</td><td>%s</td><td>%zu+%zu</td><td class=\"name\">", change,
+		       ci, p, m->arm[0].n, m->arm[1].n);
 	verdict_span(b, m->verdict);
 	strbuf_append(b, "</td>");
-	if (compare_any_tcg(r))
-		strbuf_appendf(b, "<td class=\"name\">%s</td>", m->emulated ? "emulated" : "");
+	if (html_tag_column(r))
+		strbuf_appendf(b, "<td class=\"name\">%s</td>", compare_metric_tag(m) ? compare_metric_tag(m) : "");
 	strbuf_append(b, "</tr>\n");
 }
 
@@ -180,7 +201,7 @@ static void window_section(struct strbuf *b, const struct compare_result *r, con
 			       "<th>%s median (min max)</th><th>change</th><th>%g%% CI</th><th>p</th><th>n</th>"
 			       "<th class=\"name\">verdict</th>%s</tr></thead>\n<tbody>\n", side_title(r, 0),
 			       side_title(r, 1), 100 * (1 - r->opts.alpha),
-			       compare_any_tcg(r) ? "<th class=\"name\">timing</th>" : "");
+			       html_tag_column(r) ? "<th class=\"name\">timing</th>" : "");
 		for (size_t i = 0; i < r->n_metrics; i++)
 			if (!strcmp(r->metrics[i].window, win) && compare_metric_shown(r, i))
 				table_row(b, r, i);
@@ -308,13 +329,11 @@ static void test_figures(struct strbuf *b, const struct compare_result *r, const
 		       m->mwu.ties ? ", ties" : "", p, floor_p, r->opts.alpha, thr);
 	verdict_span(b, m->verdict);
 	strbuf_append(b, ".");
-	if (m->have_ci) {
-		char lo[48], hi[48];
-		compare_format_number(m->ci.low, lo, sizeof(lo));
-		compare_format_number(m->ci.high, hi, sizeof(hi));
-		strbuf_appendf(b, " Bootstrap %g%% interval of the median ratio: [%s, %s] (%u of %u resamples).",
-			       m->ci.confidence * 100, lo, hi, m->ci.used, m->ci.iterations);
-	}
+	char ci[72];
+	compare_format_ci(m, ci, sizeof(ci));
+	if (m->have_ci && ci[0]) /* in the change's own notation, as the table has it */
+		strbuf_appendf(b, " Bootstrap %g%% interval of the change: %s (%u of %u resamples).",
+			       m->ci.confidence * 100, ci, m->ci.used, m->ci.iterations);
 	strbuf_append(b, "</p>\n");
 }
 

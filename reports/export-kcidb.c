@@ -22,6 +22,7 @@
 #include "timing.h"
 #include "json-build.h"
 #include "json-util.h"
+#include "strv.h"
 
 /* What the builders need: the origin, and common's JSON builder with its
  * out-of-memory latch (a NULL a builder returns is "no such field", not a
@@ -29,7 +30,19 @@
 struct kcidb {
 	const char *origin;
 	struct json_build jb;
+	/* each reason a figure is unavailable for, and the test that says it: the others point there
+	 * (a 300-character reason in each of a run's hundreds of tests was most of its size) */
+	char **reasons, **reason_tests;
 };
+
+/* reasons of this length and more are written in one test, the others refer to it (a test id is ~70) */
+#define KCIDB_REASON_ONCE 120
+
+static void kcidb_done(struct kcidb *k)
+{
+	strv_free(k->reasons);
+	strv_free(k->reason_tests);
+}
 
 bool export_kcidb_origin_valid(const char *origin)
 {
@@ -375,8 +388,18 @@ static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *
 	struct json_object *t = jb_obj(&k->jb), *misc = jb_obj(&k->jb);
 	bool measured = isfinite(f->value);
 	const char *why = f->why ? f->why : "not measured";
+	struct json_object *id = id_new(k, "%s/%lld/%s/%s", c->id, rc->index, f->window, f->name);
+	const char *first = NULL; /* the test that gave this reason already */
 
-	jb_put(&k->jb, t, "id", id_new(k, "%s/%lld/%s/%s", c->id, rc->index, f->window, f->name));
+	/* a reason longer than a reference to it is written once; the later tests name the first */
+	bool long_reason = strlen(why) >= KCIDB_REASON_ONCE;
+	for (size_t i = 0; !measured && long_reason && k->reasons && k->reasons[i]; i++)
+		if (!strcmp(k->reasons[i], why))
+			first = k->reason_tests[i];
+	if (!measured && long_reason && !first && id && (strv_push(&k->reasons, why) < 0 ||
+					  strv_push(&k->reason_tests, json_object_get_string(id)) < 0))
+		k->jb.oom = true;
+	jb_put(&k->jb, t, "id", id);
 	jb_put(&k->jb, t, "build_id", json_object_get(rc->build_id));
 	jb_put(&k->jb, t, "origin", text(k, k->origin));
 	jb_put(&k->jb, t, "path", path_new(k, c->scenario, NULL, f->window, f->name));
@@ -387,8 +410,13 @@ static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *
 		if (f->unit[0] && strcmp(f->unit, "1"))
 			jb_put(&k->jb, number, "unit", text(k, f->unit));
 		jb_put(&k->jb, t, "number", number);
-	} else {
+	} else if (!first) {
 		jb_put(&k->jb, t, "comment", text(k, why));
+	} else {
+		_cleanup_free_ char *as = NULL;
+		if (asprintf(&as, "unavailable: the reason is test %s's", first) < 0)
+			as = NULL;
+		jb_put(&k->jb, t, "comment", text(k, as ? as : "unavailable"));
 	}
 	if (isfinite(f->start_s))
 		jb_put(&k->jb, t, "start_time", timestamp_new(k, rc->started + f->start_s));
@@ -405,8 +433,10 @@ static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *
 	jb_put(&k->jb, misc, "metric", text(k, f->name));
 	jb_put(&k->jb, misc, "unit", text(k, f->unit));
 	jb_put(&k->jb, misc, "better", text(k, f->better));
-	if (!measured)
+	if (!measured && !first)
 		jb_put(&k->jb, misc, "unavailable", text(k, why));
+	else if (!measured)
+		jb_put(&k->jb, misc, "unavailable_as", text(k, first));
 	if (rc->emulated && report_metric_time_based(f->name, f->unit))
 		jb_put(&k->jb, misc, "emulated", json_object_new_boolean(true));
 	jb_put(&k->jb, t, "misc", misc);
@@ -505,7 +535,7 @@ static bool seen(const char **labels, size_t n, const char *label)
 
 int export_report_kcidb(struct json_object *report, const char *origin, char **ret, struct sb_error *err)
 {
-	struct kcidb k = { .origin = origin };
+	_cleanup_(kcidb_done) struct kcidb k = { .origin = origin };
 	struct json_object *reps, *arms = json_lookup(report, "arms");
 	_cleanup_json_ struct json_object *doc = NULL;
 	_cleanup_free_ const char **labels = NULL;
@@ -703,7 +733,7 @@ static void side_span(const struct compare_side *side, double *start, double *en
 
 char *export_compare_kcidb(const struct compare_result *r, const char *origin)
 {
-	struct kcidb k = { .origin = origin };
+	_cleanup_(kcidb_done) struct kcidb k = { .origin = origin };
 	_cleanup_json_ struct json_object *doc = NULL, *build_id = NULL, *env = NULL;
 	_cleanup_free_ char *base_key = NULL, *patched_key = NULL, *prefix = NULL;
 	char *keys[2];

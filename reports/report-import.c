@@ -13,6 +13,7 @@
 
 #include "macro.h"
 #include "report.h"
+#include "selfcheck.h"
 #include "strv.h"
 
 static struct json_object *get(struct json_object *o, const char *key)
@@ -253,6 +254,34 @@ static int import_postcopy(struct report_postcopy *pc, struct json_object *m)
 	return 0;
 }
 
+/* rep.uffd_restore (uffd-restore) */
+static int import_uffd_restore(struct report_uffd_restore *u, struct json_object *m)
+{
+	struct json_object *k = get(m, "kvm");
+
+	if (!m)
+		return 0;
+	u->set = true;
+	u->region_bytes = get_u64(m, "region_bytes");
+	u->chunk_bytes = get_u64(m, "chunk_bytes");
+	u->pages = get_u64(m, "pages");
+	snprintf(u->access, sizeof(u->access), "%s", get_str(m, "access") ? get_str(m, "access") : "");
+	u->pass_ms = get_num(m, "pass_ms", -1);
+	if (u->pass_ms < 0)
+		u->pass_ms = -1;
+	u->uffd_requests = get_i64(m, "uffd_requests", -1);
+	u->uffd_woken = get_i64(m, "uffd_woken", -1);
+	u->uffd_bytes = get_i64(m, "uffd_bytes", -1);
+	u->mismatches = get_u64(m, "mismatches");
+	u->pf_taken = get_i64(k, "pf_taken", -1);
+	u->pf_fixed = get_i64(k, "pf_fixed", -1);
+	u->pf_spurious = get_i64(k, "pf_spurious", -1);
+	u->pf_prefetched = get_i64(k, "pf_prefetched", -1);
+	u->exit_status = (int)get_i64(m, "exit_status", -1);
+	return dup_str(&u->error, get_str(m, "error")) < 0 ? -ENOMEM
+									: dup_str(&u->kvm_unavailable, get_str(m, "kvm_unavailable"));
+}
+
 /* rep.numa (numa-hinting) */
 static int import_numa(struct report_numa *nm, struct json_object *m)
 {
@@ -349,7 +378,8 @@ int report_rep_import(struct report *r, struct report_rep *rep, struct json_obje
 	    dup_str(&rep->guest_kind, get_str(g, "kind")) < 0 || dup_str(&rep->guest_clock, get_str(g, "clock")) < 0 ||
 	    dup_str(&rep->pattern, get_str(g, "pattern")) < 0 || import_snapshot(&rep->snapshot, get(src, "snapshot")) < 0 ||
 	    import_live_migration(&rep->migration, get(src, "migration")) < 0 ||
-	    import_postcopy(&rep->postcopy, get(src, "postcopy")) < 0 || import_numa(&rep->numa, get(src, "numa")) < 0)
+	    import_postcopy(&rep->postcopy, get(src, "postcopy")) < 0 || import_numa(&rep->numa, get(src, "numa")) < 0 ||
+	    import_uffd_restore(&rep->uffd_restore, get(src, "uffd_restore")) < 0)
 		return sb_error_set(err, -ENOMEM, "out of memory");
 
 	tl = get(src, "timeline");
@@ -371,5 +401,8 @@ int report_rep_import(struct report *r, struct report_rep *rep, struct json_obje
 				return sb_error_set(err, k, "out of memory");
 		}
 	}
+	/* the inner report's own check named its repetition; this one names ours */
+	if (rep->state == REPORT_REP_COMPLETED && report_rep_selfcheck(r, rep) < 0)
+		return sb_error_set(err, -ENOMEM, "out of memory");
 	return 0;
 }

@@ -110,6 +110,8 @@ static struct json_object *b_probes(struct json_build *b, const struct report *r
 			jb_add(b, e, "backend", jb_str(b, p->backend));
 		if (!p->available)
 			jb_add(b, e, "reason", jb_str(b, p->reason ? p->reason : "unavailable"));
+		else if (p->partial)
+			jb_add(b, e, "partial", jb_str(b, p->partial));
 		jb_add(b, o, p->counter, e);
 	}
 	return o;
@@ -120,6 +122,7 @@ static const enum report_window summary_windows[] = {
 	REPORT_WINDOW_SNAPSHOT,
 	REPORT_WINDOW_MIGRATION,
 	REPORT_WINDOW_STEADY,
+	REPORT_WINDOW_FAULT_IN,
 	REPORT_WINDOW_POST,
 };
 #define N_SUMMARY_WINDOWS ARRAY_SIZE(summary_windows)
@@ -288,8 +291,9 @@ static struct json_object *b_arms(struct json_build *b, const struct report *r, 
 					jb_add(b, win, name, b_stat(b, values, n));
 				}
 			}
-			/* the migration and steady windows only where a scenario has one: other reports stay as they were */
-			if ((summary_windows[w] == REPORT_WINDOW_MIGRATION || summary_windows[w] == REPORT_WINDOW_STEADY) &&
+			/* the migration, steady and fault-in windows only where a scenario has one: other reports stay as they were */
+			if ((summary_windows[w] == REPORT_WINDOW_MIGRATION || summary_windows[w] == REPORT_WINDOW_STEADY ||
+			     summary_windows[w] == REPORT_WINDOW_FAULT_IN) &&
 			    !json_object_object_length(win))
 				json_object_put(win);
 			else
@@ -496,6 +500,37 @@ static struct json_object *b_dest(struct json_build *b, const struct report_dest
 	return d;
 }
 
+static struct json_object *b_i64_or_null(struct json_build *b, int64_t v)
+{
+	return v >= 0 ? jb_i64(b, v) : NULL;
+}
+
+/* rep.uffd_restore (uffd-restore): snapbench-uffd-restore's pass */
+static struct json_object *b_uffd_restore(struct json_build *b, const struct report_rep *rep)
+{
+	const struct report_uffd_restore *m = &rep->uffd_restore;
+	struct json_object *o = jb_obj(b), *k = jb_obj(b);
+
+	jb_add(b, o, "region_bytes", jb_u64(b, m->region_bytes));
+	jb_add(b, o, "chunk_bytes", jb_u64(b, m->chunk_bytes));
+	jb_add(b, o, "pages", jb_u64(b, m->pages));
+	jb_add(b, o, "access", jb_str(b, m->access));
+	jb_add(b, o, "pass_ms", m->pass_ms >= 0 ? json_number_new(m->pass_ms) : NULL);
+	jb_add(b, o, "uffd_requests", b_i64_or_null(b, m->uffd_requests));
+	jb_add(b, o, "uffd_woken", b_i64_or_null(b, m->uffd_woken));
+	jb_add(b, o, "uffd_bytes", b_i64_or_null(b, m->uffd_bytes));
+	jb_add(b, o, "mismatches", jb_u64(b, m->mismatches));
+	jb_add(b, k, "pf_taken", b_i64_or_null(b, m->pf_taken));
+	jb_add(b, k, "pf_fixed", b_i64_or_null(b, m->pf_fixed));
+	jb_add(b, k, "pf_spurious", b_i64_or_null(b, m->pf_spurious));
+	jb_add(b, k, "pf_prefetched", b_i64_or_null(b, m->pf_prefetched));
+	jb_add(b, o, "kvm", k);
+	jb_add(b, o, "kvm_unavailable", jb_str(b, m->kvm_unavailable));
+	jb_add(b, o, "exit_status", m->exit_status >= 0 ? jb_i64(b, m->exit_status) : NULL);
+	jb_add(b, o, "error", jb_str(b, m->error));
+	return o;
+}
+
 /* rep.postcopy (postcopy-restore): the switch-over and the destination's pass */
 static struct json_object *b_postcopy(struct json_build *b, const struct report_rep *rep)
 {
@@ -693,6 +728,8 @@ static struct json_object *b_rep(struct json_build *b, const struct report *r, s
 		jb_add(b, o, "postcopy", b_postcopy(b, rep));
 	if (rep->numa.set)
 		jb_add(b, o, "numa", b_numa(b, rep));
+	if (rep->uffd_restore.set)
+		jb_add(b, o, "uffd_restore", b_uffd_restore(b, rep));
 	if (rep->host_vm)
 		jb_add(b, o, "host_vm", b_rep_host_vm(b, rep));
 
@@ -883,6 +920,57 @@ static const struct {
 	{ "repetitions", json_type_array, false, false },
 };
 
+/*
+ * Every repetition's window metrics are numbers or null, as compare reads
+ * them: a report with a string there is refused by every reader alike.
+ */
+static int check_metric_types(const char *path, struct json_object *report, struct sb_error *err)
+{
+	struct json_object *reps = NULL;
+
+	json_object_object_get_ex(report, "repetitions", &reps);
+	for (size_t i = 0; json_object_is_type(reps, json_type_array) && i < json_object_array_length(reps); i++) {
+		struct json_object *ws = NULL;
+		json_object_object_get_ex(json_object_array_get_idx(reps, i), "windows", &ws);
+		if (!json_object_is_type(ws, json_type_object))
+			continue;
+		json_object_object_foreach(ws, wname, w)
+		{
+			struct json_object *m = NULL;
+			json_object_object_get_ex(w, "metrics", &m);
+			if (!json_object_is_type(m, json_type_object))
+				continue;
+			json_object_object_foreach(m, name, val)
+			{
+				if (!val || json_object_is_type(val, json_type_double) || json_object_is_type(val, json_type_int))
+					continue;
+				return sb_error_set(err, -EBADMSG, "report %s: repetitions[%zu].windows.%.32s.metrics.%.64s is a "
+						    "%s, expected a number or null", path, i, wname, name,
+						    json_type_to_name(json_object_get_type(val)));
+			}
+		}
+	}
+	return 0;
+}
+
+bool report_text_not_json(const char *text, size_t len, char *buf, size_t size)
+{
+	size_t i = 0;
+
+	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+		i++;
+	if (i == len) {
+		snprintf(buf, size, "an empty file (%zu byte%s%s)", len, len == 1 ? "" : "s", len ? " of white space" : "");
+		return true;
+	}
+	const char *nul = memchr(text, '\0', len < 4096 ? len : 4096);
+	if (nul) { /* JSON text has no NUL: a gzip, an image, a core dump ... */
+		snprintf(buf, size, "a binary file (a NUL byte at byte %zu)", (size_t)(nul - text));
+		return true;
+	}
+	return false;
+}
+
 int report_read(const char *path, struct json_object **ret, struct sb_error *err)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -895,6 +983,10 @@ int report_read(const char *path, struct json_object **ret, struct sb_error *err
 	k = read_all(path, &buf, &len, err);
 	if (k < 0)
 		return k;
+	char what[80];
+	if (report_text_not_json(buf, len, what, sizeof(what)))
+		return sb_error_set(err, -EBADMSG, "report %s: %s, not JSON; give a snapbench run report (a run "
+				    "directory's report.json)", path, what);
 	k = json_parse_text(buf, len, READ_MAX_DEPTH, 0, &o, &info);
 	if (k == -ENOMEM)
 		return sb_error_set(err, -ENOMEM, "report %s: out of memory", path);
@@ -930,6 +1022,9 @@ int report_read(const char *path, struct json_object **ret, struct sb_error *err
 	json_object_object_get_ex(o, "state", &v);
 	if (report_state_from_string(json_object_get_string(v)) < 0)
 		return sb_error_set(err, -EBADMSG, "report %s: unknown state \"%.64s\"", path, json_object_get_string(v));
+	k = check_metric_types(path, o, err);
+	if (k < 0)
+		return k;
 	*ret = TAKE_PTR(o);
 	return 0;
 }

@@ -28,6 +28,7 @@ static const char *const window_names[] = {
 	[REPORT_WINDOW_POST] = "post",
 	[REPORT_WINDOW_MIGRATION] = "migration",
 	[REPORT_WINDOW_STEADY] = "steady",
+	[REPORT_WINDOW_FAULT_IN] = "fault-in",
 };
 
 static const char *const rep_state_names[] = {
@@ -104,6 +105,8 @@ const char *report_scenario_window(const char *scenario)
 {
 	if (scenario && !strcmp(scenario, "numa-hinting"))
 		return "steady";
+	if (scenario && !strcmp(scenario, "uffd-restore"))
+		return "fault-in";
 	return scenario_migrates(scenario) ? "migration" : "snapshot";
 }
 
@@ -111,6 +114,8 @@ const char *report_scenario_window_title(const char *scenario)
 {
 	if (scenario && !strcmp(scenario, "numa-hinting"))
 		return "while NUMA balancing scans the guest RAM";
+	if (scenario && !strcmp(scenario, "uffd-restore"))
+		return "during the userfaultfd restore's fault-in";
 	if (!scenario_migrates(scenario))
 		return "during the snapshot";
 	/* dirty-log holds its migration in its passes; postcopy-restore's window is the switch-over and the pass */
@@ -201,6 +206,8 @@ static void rep_free(struct report_rep *rep)
 	free(rep->postcopy.dest.exit);
 	free(rep->postcopy.dest.log);
 	free(rep->postcopy.error);
+	free(rep->uffd_restore.error);
+	free(rep->uffd_restore.kvm_unavailable);
 	free(rep->postcopy.probes_error);
 	free(rep->host_vm_console);
 	free(rep->host_vm_retried);
@@ -244,6 +251,7 @@ void report_free(struct report *r)
 		free(r->probes[i].source);
 		free(r->probes[i].backend);
 		free(r->probes[i].reason);
+		free(r->probes[i].partial);
 	}
 	free(r->probes);
 	for (size_t i = 0; i < r->n_arms; i++) {

@@ -41,6 +41,7 @@ enum report_window {
 	REPORT_WINDOW_POST,
 	REPORT_WINDOW_MIGRATION, /* dirty-log: the migration held in its iterations */
 	REPORT_WINDOW_STEADY,    /* numa-hinting: NUMA balancing scanning the guest RAM */
+	REPORT_WINDOW_FAULT_IN,  /* uffd-restore: snapbench-uffd-restore faulting its region in */
 	_REPORT_WINDOW_MAX,
 };
 
@@ -101,6 +102,7 @@ struct report_probe {
 	char *source;       /* may be NULL when unavailable */
 	char *backend;      /* may be NULL when unavailable */
 	char *reason;       /* set when unavailable */
+	char *partial;      /* available, but fewer events than KVM counted: which repetitions, the numbers (selfcheck.h) */
 };
 
 struct report_migration {
@@ -185,6 +187,24 @@ struct report_postcopy {
 	char *error;                   /* why the repetition failed in the scenario, or NULL */
 };
 
+/* uffd-restore: snapbench-uffd-restore's pass, from its JSON (docs/scenarios.md) */
+struct report_uffd_restore {
+	bool set;                      /* the repetition ran the uffd-restore scenario */
+	uint64_t region_bytes, chunk_bytes, pages;
+	char access[8];                /* "read" or "write" */
+	double pass_ms;                /* the vCPU's first entry to its halt; < 0: no pass reported */
+	int64_t uffd_requests;         /* faults the handler served with a chunk; < 0: not known */
+	int64_t uffd_woken;            /* faults in a chunk already placed, only woken; < 0: not known */
+	int64_t uffd_bytes;            /* bytes it placed; < 0: not known */
+	uint64_t mismatches;           /* pages that did not hold their snapshot's content */
+	/* KVM's stats of the program's vCPU over the pass; < 0: the kernel has no such stat (pf_prefetched:
+	 * seed 003's patch), or no pass */
+	int64_t pf_taken, pf_fixed, pf_spurious, pf_prefetched;
+	char *kvm_unavailable;         /* why this host's KVM cannot move those stats (PVM: no guest page-fault path), or NULL */
+	int exit_status;               /* the program's exit status; -1: not exited (killed, or never started) */
+	char *error;                   /* why the repetition failed in the scenario, or NULL */
+};
+
 /* One migration pass, derived from the timeline rows of the migration window (report_rep_iterations()). */
 struct report_iteration {
 	uint64_t pass;                 /* QEMU's dirty-sync-count while it ran */
@@ -260,6 +280,8 @@ struct report_rep {
 	struct report_postcopy postcopy;
 
 	struct report_numa numa;
+
+	struct report_uffd_restore uffd_restore;
 
 	/* kernel arms: the host VM this repetition ran in */
 	bool host_vm;
@@ -532,6 +554,13 @@ void report_format_time(uint64_t realtime_ns, char buf[static 32]);
  */
 /* Never through a symlink, never blocking on a FIFO: only a regular file of at most REPORT_MAX_FILE_BYTES. */
 int report_read(const char *path, struct json_object **ret, struct sb_error *err);
+
+/*
+ * What a file's text is when it cannot be a report at all, said before
+ * parsing it: "an empty file (0 bytes)", "a binary file (a NUL byte at byte
+ * 12)", into buf; false when it may be JSON.
+ */
+bool report_text_not_json(const char *text, size_t len, char *buf, size_t size);
 
 /* The "state" of a report read with report_read() (enum report_state), or -EINVAL. */
 int report_json_state(struct json_object *report);

@@ -65,7 +65,7 @@ int store_index_open(const char *store, struct store_index **ret)
 
 	if (!ix || index_path(store, &path) < 0)
 		return -ENOMEM;
-	if (read_full_file(path, INDEX_MAX_BYTES, &text, &len, &err) == 0 &&
+	if (read_regular_file(path, INDEX_MAX_BYTES, &text, &len, &err) == 0 &&
 	    json_parse_text(text, len, INDEX_MAX_DEPTH, 0, &doc, NULL) == 0) {
 		const char *schema = json_lookup_string(doc, "schema");
 		struct json_object *runs = json_lookup(doc, "runs");

@@ -22,6 +22,8 @@
 #define REMOTE_FLUSH_COUNTER "kvm.remote_tlb_flush"
 /* postcopy-restore: figures of the destination's pass (rep.postcopy), not of one counter */
 #define POSTCOPY "(postcopy pass)"
+/* uffd-restore: figures of snapbench-uffd-restore's pass (rep.uffd_restore), its own VM's, not QEMU's */
+#define UFFD_RESTORE "(uffd restore)"
 
 static const struct report_metric_def metric_defs[] = {
 	{ "pf_per_s", "kvm.pf_taken", false, "1/s", "lower",
@@ -81,6 +83,21 @@ static const struct report_metric_def metric_defs[] = {
 	  "SPTEs KVM installed in the migration window (kvmmmu:kvm_mmu_set_spte; the destination's from the switch-over)", false },
 	{ "tdp_spte_changes", POSTCOPY, false, "1", "none",
 	  "TDP MMU SPTE changes in the migration window (kvmmmu:kvm_tdp_mmu_spte_changed; the destination's from the switch-over)", false },
+	{ "restore_pass_ms", UFFD_RESTORE, false, "ms", "lower",
+	  "time snapbench-uffd-restore's vCPU took to touch its region once, linearly, every first touch a userfaultfd fault (seed 003's figure)", false },
+	{ "restore_pf_taken", UFFD_RESTORE, false, "1", "lower",
+	  "KVM page faults the restore's vCPU took during the pass (its pf_taken: kvm.pf_taken of the program's VM)", false },
+	{ "restore_pf_fixed", UFFD_RESTORE, false, "1", "lower",
+	  "KVM page faults fixed by installing an SPTE during the restore's pass (its pf_fixed)", false },
+	{ "restore_pf_prefetched", UFFD_RESTORE, false, "1", "none",
+	  "SPTEs KVM installed by prefetch during the restore's pass (pf_prefetched, seed 003's patch): the faults prefetch absorbed", false },
+	{ "uffd_requests", UFFD_RESTORE, false, "1", "none",
+	  "userfaultfd faults the restore's handler served by placing a chunk", false },
+	{ "uffd_woken", UFFD_RESTORE, false, "1", "none",
+	  "userfaultfd faults in a chunk the handler had placed already, only woken", false },
+	{ "restore_chunk_bytes", UFFD_RESTORE, false, "B", "none", "the restore handler's chunk", false },
+	{ "restore_mismatches", UFFD_RESTORE, false, "1", "lower",
+	  "pages of the restore's region that did not hold their snapshot's content (0: no page lost)", false },
 	{ "numa_kvm_flushes", "bpf.kvm_remote_flush.numa-hinting", false, "1", "lower",
 	  "KVM remote TLB flushes (kvm_flush_remote_tlbs) for MMU-notifier invalidations sent by NUMA balancing, in the window (seed 002's figure)", true },
 	{ "numa_invalidations", "bpf.invalidations.numa-hinting", false, "1", "lower",
@@ -116,6 +133,9 @@ static const struct report_metric_def metric_defs[] = {
 	  REPORT_COUNT_ALWAYS },
 	{ "sptes_zapped", "bpf.sptes_zapped", true, "1", "lower",
 	  "SPTEs the TDP MMU zapped in the window inside MMU-notifier invalidations caused by", REPORT_COUNT_ALWAYS },
+	{ "remote_flushes", "bpf.kvm_remote_flush", true, "1", "lower",
+	  "KVM remote TLB flush requests of the VM (fentry where every request passes), in the window, caused by",
+	  REPORT_COUNT_ALWAYS },
 	{ "mn_invalidations", "bpf.mn_invalidate", true, "1", "none",
 	  "MMU-notifier invalidations of the VM (fentry), in the window: by cause, and by cause and event or flag",
 	  REPORT_COUNT_ALWAYS },
@@ -383,6 +403,39 @@ static int summarize_postcopy(const struct report *r, const struct report_rep *r
 	return add_value(metrics, def->name, (double)p->mismatches);
 }
 
+/* One of rep.uffd_restore's figures, or why it has none. */
+static int summarize_uffd_restore(const struct report_rep *rep, const struct report_metric_def *def,
+				  struct json_object *metrics, struct json_object *unavailable)
+{
+	const struct report_uffd_restore *u = &rep->uffd_restore;
+	static const char no_pass[] = "snapbench-uffd-restore reported no pass";
+	const char *why = u->error ? u->error : no_pass;
+	int64_t v = -1;
+
+	if (!strcmp(def->name, "restore_chunk_bytes"))
+		return add_value(metrics, def->name, (double)u->chunk_bytes);
+	if (u->pass_ms < 0)
+		return add_unavailable(metrics, unavailable, def->name, why);
+	if (!strcmp(def->name, "restore_pass_ms"))
+		return add_value(metrics, def->name, u->pass_ms);
+	if (!strcmp(def->name, "restore_mismatches"))
+		return add_value(metrics, def->name, (double)u->mismatches);
+	if (u->kvm_unavailable && !strncmp(def->name, "restore_pf_", 11))
+		return add_unavailable(metrics, unavailable, def->name, u->kvm_unavailable);
+	if (!strcmp(def->name, "uffd_requests"))
+		v = u->uffd_requests;
+	else if (!strcmp(def->name, "uffd_woken"))
+		v = u->uffd_woken;
+	else if (!strcmp(def->name, "restore_pf_taken"))
+		v = u->pf_taken, why = "the kernel's KVM has no vCPU stat pf_taken";
+	else if (!strcmp(def->name, "restore_pf_fixed"))
+		v = u->pf_fixed, why = "the kernel's KVM has no vCPU stat pf_fixed";
+	else if (!strcmp(def->name, "restore_pf_prefetched"))
+		v = u->pf_prefetched,
+		why = "the kernel's KVM has no vCPU stat pf_prefetched (it comes with seed 003's patch, examples/seed-003)";
+	return v >= 0 ? add_value(metrics, def->name, (double)v) : add_unavailable(metrics, unavailable, def->name, why);
+}
+
 /* The rows of window w: where it starts and how long it lasts; false when it has none. */
 static bool window_span(const struct report_rep *rep, enum report_window w, double *start, double *duration)
 {
@@ -480,6 +533,10 @@ int report_rep_window_summary(const struct report *r, const struct report_rep *r
 			if (w != REPORT_WINDOW_MIGRATION || !rep->postcopy.set)
 				continue;
 			k = summarize_postcopy(r, rep, def, metrics, unavailable);
+		} else if (!strcmp(def->counter, UFFD_RESTORE)) {
+			if (w != REPORT_WINDOW_FAULT_IN || !rep->uffd_restore.set)
+				continue;
+			k = summarize_uffd_restore(rep, def, metrics, unavailable);
 		} else if (!strcmp(def->counter, ITERATIONS)) {
 			if (w != REPORT_WINDOW_MIGRATION || rep->postcopy.set)
 				continue;

@@ -246,6 +246,50 @@ static void test_zero_headline(void)
 	fixture_done(&f);
 }
 
+/*
+ * A counter the run's self-check marked partial (probes' "partial",
+ * reports/selfcheck.h): the metric that reads it, and the run's warnings,
+ * say so with the numbers.
+ */
+static void test_partial_counter(void)
+{
+	const struct metric_spec faults[] = { { "kvm_page_faults_per_s", "lower", { 5, 6, 5, 6, 5 } } };
+	_cleanup_free_ char *a = write_report("p-a.json", "20261101T000000Z-000021", "a", 5, faults, 1, "w");
+	_cleanup_free_ char *b = write_report("p-b.json", "20261101T000000Z-000022", "b", 5, faults, 1, "w");
+	const char *partial = "repetition 2: bpf.page_fault counted 52 of the 86 page faults KVM counted (kvm.pf_taken)";
+	struct json_object *root = json_object_from_file(a), *probes = json_object_new_object();
+	struct json_object *p = json_object_new_object();
+	struct compare_options o;
+	struct sb_error err = { 0 };
+	struct fixture f;
+	const struct compare_metric *m;
+	bool noted = false, warned = false;
+
+	CHECK(root);
+	json_object_object_add(p, "available", json_object_new_boolean(true));
+	json_object_object_add(p, "source", json_object_new_string("kvm:kvm_page_fault"));
+	json_object_object_add(p, "backend", json_object_new_string("tp_btf"));
+	json_object_object_add(p, "partial", json_object_new_string(partial));
+	json_object_object_add(probes, "bpf.page_fault", p);
+	json_object_object_add(root, "probes", probes);
+	CHECK(json_object_to_file(a, root) == 0);
+	json_object_put(root);
+
+	options_all_metrics(&o);
+	CHECK_MSG(run(&f, a, b, &o, &err) == 0, "%s", err.msg);
+	m = find(f.res, "kvm_page_faults_per_s");
+	CHECK(m);
+	for (size_t i = 0; m->notes && m->notes[i]; i++)
+		noted |= strstr(m->notes[i], "baseline: bpf.page_fault is partial, not exact") && strstr(m->notes[i], partial);
+	for (size_t i = 0; f.res->warnings && f.res->warnings[i]; i++)
+		warned |= strstr(f.res->warnings[i], "bpf.page_fault is partial, not exact: ") &&
+			  strstr(f.res->warnings[i], "52 of the 86");
+	CHECK_MSG(noted, "no partial note on kvm_page_faults_per_s (%zu notes)", strv_length(m->notes));
+	CHECK_MSG(warned, "no partial warning (%zu warnings)", strv_length(f.res->warnings));
+	fixture_done(&f);
+	CHECK(unlink_at(tmpdir, "p-a.json") == 0 && unlink_at(tmpdir, "p-b.json") == 0);
+}
+
 static void test_small_and_missing(void)
 {
 	const struct metric_spec one[] = { { "pf_per_s", "lower", { 100 } } };
@@ -572,7 +616,9 @@ static void test_format(void)
 		{ 950015, "950,015" }, { 1004353.4, "1,004,353" }, { 94, "94" },     { 0.1, "0.1" },
 		{ 0.3333, "0.33" },    { 12.25, "12.2" },          { 2.5, "2.5" },   { 0, "0" },
 		{ -0.0, "0" },         { -1440, "-1,440" },        { 100, "100" },   { 999.6, "1,000" },
-		{ NAN, "n/a" },        { 1e300, "1e+300" },        { 0.0004, "0.0004" },
+		{ NAN, "n/a" },        { 1e300, "n/a" },           { 0.0004, "0.0004" },
+		/* what a report may hold but no run measures: n/a, not 100,000,000P */
+		{ 1e23, "n/a" },       { -1e308, "n/a" },          { 1e18, "n/a" },  { 2e15, "2e+15" },
 	};
 	char buf[64];
 
@@ -647,35 +693,32 @@ static void test_change_ratio_units(void)
 	compare_format_median_range(19.789, 16.885, 20.2, buf, sizeof(buf));
 	CHECK_MSG(!strcmp(buf, "19.8 (16.9 20.2)"), "%s", buf);
 
-	/* each figure in its own unit, never "(ms) 0.0011"; compact numbers; the range left out when min == max */
+	/* each figure in its own unit, never "(ms) 0.0011"; full digits at any width; the range left out when min == max */
 	struct compare_metric lat = { .name = "latency_p999_ns", .unit = "ns" };
-	compare_format_value(&lat, 1.2e6, false, false, buf, sizeof(buf));
+	compare_format_value(&lat, 1.2e6, false, buf, sizeof(buf));
 	CHECK_MSG(!strcmp(buf, "1.2ms"), "%s", buf);
-	compare_format_value(&lat, 1100, false, false, buf, sizeof(buf));
+	compare_format_value(&lat, 1100, false, buf, sizeof(buf));
 	CHECK_MSG(!strcmp(buf, "1.1\xc2\xb5s"), "%s", buf);
-	compare_format_value(&lat, 1100, false, true, buf, sizeof(buf));
+	compare_format_value(&lat, 1100, true, buf, sizeof(buf));
 	CHECK_MSG(!strcmp(buf, "1.1us"), "%s", buf);
-	compare_format_value(&lat, 340, false, false, buf, sizeof(buf));
+	compare_format_value(&lat, 340, false, buf, sizeof(buf));
 	CHECK_MSG(!strcmp(buf, "340ns"), "%s", buf);
 	struct compare_metric pf = { .name = "pf_per_s", .unit = "1/s" };
 	static const struct {
 		double v;
-		const char *full, *compact;
-	} nums[] = { { 950015, "950,015", "950k" }, { 1004353, "1,004,353", "1.00M" }, { 9999, "9,999", "9,999" },
-		     { 65000, "65,000", "65.0k" }, { 999600, "999,600", "1.00M" }, { -12345, "-12,345", "-12.3k" },
-		     { 0.3, "0.3", "0.3" } };
+		const char *full;
+	} nums[] = { { 950015, "950,015" }, { 1004353, "1,004,353" }, { 9999, "9,999" }, { 65000, "65,000" },
+		     { 999600, "999,600" }, { -12345, "-12,345" }, { 0.3, "0.3" } };
 	for (size_t i = 0; i < ARRAY_SIZE(nums); i++) {
-		compare_format_value(&pf, nums[i].v, false, false, buf, sizeof(buf));
+		compare_format_value(&pf, nums[i].v, false, buf, sizeof(buf));
 		CHECK_MSG(!strcmp(buf, nums[i].full), "%g -> %s", nums[i].v, buf);
-		compare_format_value(&pf, nums[i].v, true, false, buf, sizeof(buf));
-		CHECK_MSG(!strcmp(buf, nums[i].compact), "%g compact -> %s", nums[i].v, buf);
 	}
 	pf.arm[0].s = (struct stats_summary){ .median = 41, .min = 41, .max = 41 };
-	compare_format_side(&pf, 0, false, false, buf, sizeof(buf));
+	compare_format_side(&pf, 0, false, buf, sizeof(buf));
 	CHECK_MSG(!strcmp(buf, "41"), "%s", buf);
 	pf.arm[0].s = (struct stats_summary){ .median = 950015, .min = 901000, .max = 990000 };
-	compare_format_side(&pf, 0, true, false, buf, sizeof(buf));
-	CHECK_MSG(!strcmp(buf, "950k (901k 990k)"), "%s", buf);
+	compare_format_side(&pf, 0, false, buf, sizeof(buf));
+	CHECK_MSG(!strcmp(buf, "950,015 (901,000 990,000)"), "%s", buf);
 	/* the interval in the change's form */
 	struct compare_metric ci = { .ratio = 0.263, .pct_change = -73.7, .have_ci = true,
 				     .ci = { .low = 0.206, .high = 0.308 } };
@@ -760,6 +803,7 @@ int main(void)
 	CHECK(mkdtemp(tmpdir));
 	test_verdicts();
 	test_zero_headline();
+	test_partial_counter();
 	test_small_and_missing();
 	test_counted_none();
 	test_comparability();

@@ -165,6 +165,9 @@ static void test_report(const char *validator, const char *schema)
 	CHECK(report_set_probe(r, "guest.ops", true, "micro guest telemetry", "guest", NULL) == 0);
 	CHECK(report_set_probe(r, "guest.probe_reads", true, "micro guest telemetry", "guest", NULL) == 0);
 	CHECK(report_set_probe(r, "bad", false, NULL, NULL, NULL) == -EINVAL);
+	/* the self-check's mark (selfcheck.h), written and valid against the schema */
+	((struct report_probe *)report_find_probe(r, "bpf.invalidations"))->partial =
+		strdup("repetition 1: bpf.invalidations counted 9 of the 10 invalidations");
 	arm = report_add_arm(r, "stock", json_tokener_parse("{\"sysctl:kernel.numa_balancing\": \"0\"}"), 3);
 	CHECK(arm == 0);
 
@@ -378,6 +381,72 @@ static void test_postcopy(const char *validator, const char *schema)
 	json_object_put(j2);
 }
 
+/* rep.uffd_restore: written, its metrics in the fault-in window (pf_prefetched unavailable, naming the patch), read back */
+static void test_uffd_restore(const char *validator, const char *schema)
+{
+	_cleanup_report_ struct report *r = NULL, *r2 = NULL;
+	struct report_rep *rep, *rep2;
+	struct json_object *j = NULL, *j2 = NULL;
+	struct sb_error err = {};
+	struct report_row *row;
+
+	CHECK(report_new("20261201T120000Z-0c0c0e", 1796010312ULL * 1000000000ULL, &r) == 0);
+	report_set_spec(r, json_tokener_parse(full_spec));
+	CHECK(report_add_arm(r, "default", NULL, 1) == 0);
+	CHECK(report_add_rep(r, 0, r->created_ns, &rep) == 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK(report_rep_append_row(rep, 1.0 + i, 1.0, i == 0 ? REPORT_WINDOW_PRE : i == 1 ? REPORT_WINDOW_FAULT_IN : REPORT_WINDOW_POST,
+					    &row) == 0);
+		CHECK(report_row_set(rep, row, "guest.ops", 0) == 0);
+	}
+	rep->uffd_restore = (struct report_uffd_restore){
+		.set = true, .region_bytes = 16 << 20, .chunk_bytes = 512 << 10, .pages = 4096, .access = "read",
+		.pass_ms = 308.4, .uffd_requests = 32, .uffd_woken = 0, .uffd_bytes = 16 << 20, .mismatches = 0,
+		.pf_taken = 4097, .pf_fixed = 4097, .pf_spurious = 0, .pf_prefetched = -1, .exit_status = 0,
+	};
+	rep->state = REPORT_REP_COMPLETED;
+	CHECK(report_to_json(r, &j, &err) == 0);
+	CHECK(near(jnum(j, "repetitions/0/windows/fault-in/metrics/restore_pass_ms"), 308.4));
+	CHECK(near(jnum(j, "repetitions/0/windows/fault-in/metrics/restore_pf_taken"), 4097));
+	CHECK(near(jnum(j, "repetitions/0/windows/fault-in/metrics/uffd_requests"), 32));
+	CHECK(near(jnum(j, "repetitions/0/windows/fault-in/metrics/restore_chunk_bytes"), 512 << 10));
+	CHECK(json_object_get_type(jp(j, "repetitions/0/windows/fault-in/metrics/restore_pf_prefetched")) == json_type_null);
+	CHECK(strstr(json_object_get_string(jp(j, "repetitions/0/windows/fault-in/unavailable/restore_pf_prefetched")),
+		     "seed 003"));
+	CHECK(json_object_get_type(jp(j, "repetitions/0/uffd_restore/kvm/pf_prefetched")) == json_type_null);
+	CHECK(!jp(j, "repetitions/0/windows/pre/metrics/restore_pass_ms"));
+	CHECK(!jp(j, "repetitions/0/postcopy"));
+	if (validator) {
+		char path[4096];
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/report.json", test_tmpdir("report-uffd-restore"));
+		CHECK_MSG(report_write(r, path, &err) == 0, "%s", err.msg);
+		rc = test_validate_report(validator, schema, path);
+		CHECK_MSG(rc == 0, "schema validation of %s failed (%d)", path, rc);
+	}
+	/* a host VM's PVM-like KVM: the restore's fault counts are unavailable with the reason */
+	rep->uffd_restore.kvm_unavailable = strdup("PVM has no guest page-fault path");
+	CHECK(report_to_json(r, &j2, &err) == 0);
+	CHECK(!strcmp(json_object_get_string(jp(j2, "repetitions/0/windows/fault-in/unavailable/restore_pf_fixed")),
+		      "PVM has no guest page-fault path"));
+	CHECK(near(jnum(j2, "repetitions/0/windows/fault-in/metrics/uffd_requests"), 32));
+	json_object_put(j2);
+	j2 = NULL;
+
+	/* read back as a kernel arm's repetition is: the same JSON again */
+	CHECK(report_new("20261201T120001Z-0c0c0f", 1796010312ULL * 1000000000ULL, &r2) == 0);
+	CHECK(report_add_arm(r2, "default", NULL, 1) == 0);
+	CHECK(report_add_rep(r2, 0, r2->created_ns, &rep2) == 0);
+	CHECK_MSG(report_rep_import(r2, rep2, j, 0, &err) == 0, "%s", err.msg);
+	CHECK(rep2->uffd_restore.set && rep2->uffd_restore.uffd_requests == 32 && rep2->uffd_restore.pf_prefetched == -1);
+	CHECK(report_to_json(r2, &j2, &err) == 0);
+	CHECK(!strcmp(json_object_to_json_string(jp(j, "repetitions/0/uffd_restore")),
+		      json_object_to_json_string(jp(j2, "repetitions/0/uffd_restore"))));
+	json_object_put(j);
+	json_object_put(j2);
+}
+
 /* What report_to_json() prints, as report_write() writes it. */
 static void check_written_as_built(const struct report *r, const char *path)
 {
@@ -462,5 +531,6 @@ int main(int argc, char **argv)
 	test_taint_flags();
 	test_report(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
 	test_postcopy(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
+	test_uffd_restore(argc > 2 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL);
 	return 0;
 }

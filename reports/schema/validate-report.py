@@ -27,7 +27,7 @@ try:
 except ImportError:
     sys.exit("validate-report: python3-jsonschema is missing; run scripts/install-deps")
 
-WINDOW_ORDER = {"warmup": 0, "pre": 1, "snapshot": 2, "migration": 2, "steady": 2, "post": 3}
+WINDOW_ORDER = {"warmup": 0, "pre": 1, "snapshot": 2, "migration": 2, "steady": 2, "fault-in": 2, "post": 3}
 
 
 def close(a, b):

@@ -23,7 +23,14 @@
    arms is placed where the run would have written it, built from the
    fixtures: stock.json's repetitions as arm good, and regressed.json's or
    perm-upgrade.json's as arm test); the real bisect-step then judges it:
-   1 bad, 0 good, and 125 for a commit that does not build.
+   1 bad, 0 good, and 125 for a commit that does not build; a run that
+   exits 1 (failed at this commit) is a skip, one that exits 2 (usage) or 4
+   (preflight) stops the bisection (128).
+4. What recurs at every commit stops the bisection: a metric the host can
+   never count (the reports' windows.W.unavailable, a PVM host's pf_per_s),
+   a window the scenario never has; a metric only the commit's run lost is a
+   skip; a tainted kernel under test is named; the verdict line and the
+   JSON's exit_code are the exit status.
 
 Usage: bisect.py SNAPBENCH TESTDATA CLI_MD
 """
@@ -38,6 +45,10 @@ import tempfile
 METRIC = ["--metric", "latency_p99_ns"]
 # perm-upgrade.json as a run whose every repetition failed: written into the test's copy of the fixtures
 FAILED_RUN = "failed-run.json"
+# stock.json and regressed.json from a host that cannot count pf_per_s (a PVM /dev/kvm): the metric null, the
+# report saying why; regressed.json from a host VM kernel that warned (taint W)
+PVM_GOOD, PVM_BAD, TAINTED = "pvm-stock.json", "pvm-regressed.json", "tainted-regressed.json"
+PVM_WHY = "kvm.pf_taken is not counted: the host's /dev/kvm is PVM, whose page-fault path never runs"
 
 # fixture (relative to TESTDATA) -> what bisect-step must say against stock.json
 CASES = [
@@ -51,6 +62,21 @@ CASES = [
 ]
 VERDICT = {0: "good", 1: "bad", 125: "skip", 128: "stop"}
 
+# (arguments, exit code, why, what stderr must also say): what recurs at every commit stops, what is this
+# commit's own skips
+MORE_CASES = [
+    (["--metric", "pf_per_s", PVM_GOOD, PVM_BAD], 128, "a metric the host can never count: stop", PVM_WHY),
+    (["--metric", "pf_per_s", "--metric", "latency_p99_ns", PVM_GOOD, PVM_BAD], 128,
+     "one named metric the host can never count, though another regressed: stop", "pf/s in snapshot"),
+    (["--metric", "pf_per_s", "stock.json", PVM_BAD], 125,
+     "the commit's run lost a metric the baseline has: skip", "no metric had values on both sides"),
+    ([PVM_GOOD, PVM_BAD], 1, "the default metrics: pf_per_s left out, the rest judged: bad", "regressed"),
+    (["--window", "migration", "stock.json", "regressed.json"], 128,
+     "a window the scenario never has: stop", "no repetition of the selected runs"),
+    (["--metric", "latency_p99_ns", "stock.json", TAINTED], 1, "a tainted kernel under test: named",
+     "the kernel under test was in trouble: run "),
+]
+
 # the history: one fixture per commit, oldest first; index 5 is the first bad
 # commit, and git's first pick (the middle, index 3) is one to skip
 HISTORY = ["perm-upgrade.json", "small-b.json", "perm-upgrade.json", FAILED_RUN,
@@ -59,7 +85,7 @@ FIRST_BAD = 5
 
 STEP = """#!/bin/sh
 # one bisect step: compare the commit's run with the good baseline
-"$SNAPBENCH" bisect-step -q --metric latency_p99_ns $EXTRA "$TESTDATA/stock.json" "$TESTDATA/$(cat fixture)"
+"$SNAPBENCH" bisect-step -q --metric latency_p99_ns $EXTRA "$TESTDATA/$BASELINE" "$TESTDATA/$(cat fixture)"
 rc=$?
 echo "$(git rev-parse HEAD) $rc" >>"$STEP_LOG"
 exit $rc
@@ -81,6 +107,30 @@ def exit_codes(snapbench, testdata):
         if "snapbench bisect-step: %s (%d)" % (VERDICT[want], want) not in p.stderr:
             fail("bisect-step stock.json %s: stderr does not say its verdict:\n%s" % (fixture, p.stderr))
         print("ok %s: %d (%s)" % (fixture, want, why))
+    for args, want, why, said in MORE_CASES:
+        p = subprocess.run([snapbench, "bisect-step", "-q"] + args, cwd=testdata, capture_output=True, text=True,
+                           timeout=60)
+        if p.returncode != want or "snapbench bisect-step: %s (%d)" % (VERDICT[want], want) not in p.stderr \
+                or said not in p.stderr:
+            fail("bisect-step %s exited %d, expected %d (%s) saying %r; stderr:\n%s"
+                 % (" ".join(args), p.returncode, want, why, said, p.stderr))
+        print("ok bisect-step %s: %d (%s)" % (" ".join(args), want, why))
+    # the verdict line of the table and the JSON's exit_code are the exit status
+    for fixture, want, why in CASES[:3] + [(PVM_BAD, 128, "")]:
+        metric = ["--metric", "pf_per_s"] if fixture == PVM_BAD else METRIC
+        base = PVM_GOOD if fixture == PVM_BAD else "stock.json"
+        p = subprocess.run([snapbench, "bisect-step"] + metric + [base, fixture], cwd=testdata,
+                           capture_output=True, text=True, timeout=60)
+        line = [x for x in p.stdout.splitlines() if x.startswith("Verdict:")]
+        if p.returncode != want or len(line) != 1 or not line[0].endswith("(exit code %d)." % want):
+            fail("bisect-step %s: exit %d, verdict line %s; expected exit code %d in both" % (fixture, p.returncode,
+                                                                                            line, want))
+        j = subprocess.run([snapbench, "bisect-step", "--json"] + metric + [base, fixture], cwd=testdata,
+                           capture_output=True, text=True, timeout=60)
+        if j.returncode != want or json.loads(j.stdout)["exit_code"] != want:
+            fail("bisect-step --json %s: exit %d, exit_code %s; expected %d in both"
+                 % (fixture, j.returncode, j.stdout[-200:], want))
+        print("ok bisect-step %s: exit %d = the verdict line's = the JSON's exit_code" % (fixture, want))
     # a usage error stops the bisection: it would be the same at every commit
     for args, want in ((["--bogus", "x", "stock.json", "regressed.json"], 128), (["--metric"], 128), ([], 128),
                        (["--help"], 0), (["--alpha", "2", "stock.json", "regressed.json"], 128)):
@@ -98,7 +148,16 @@ def git(repo, *args, env=None):
     return p
 
 
-def bisect(snapbench, testdata, typo=False):
+# bisections that must stop at their first step (extra step options, the baseline): a typo, a metric the host
+# can never count, a window the scenario never has
+STOPPING = [
+    ("--bogus x", "stock.json", "a typo in the step"),
+    ("--metric pf_per_s", PVM_GOOD, "a metric the host cannot count"),
+    ("--window migration", "stock.json", "a window background-snapshot runs never have"),
+]
+
+
+def bisect(snapbench, testdata, stop=None):
     tmp = tempfile.mkdtemp(prefix="compare-bisect-")
     try:
         repo = os.path.join(tmp, "repo")
@@ -111,7 +170,8 @@ def bisect(snapbench, testdata, typo=False):
         env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1",
                    GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid",
-                   SNAPBENCH=snapbench, TESTDATA=testdata, STEP_LOG=log, EXTRA="--bogus x" if typo else "")
+                   SNAPBENCH=snapbench, TESTDATA=testdata, STEP_LOG=log, EXTRA=stop[0] if stop else "",
+                   BASELINE=stop[1] if stop else "stock.json")
         git(repo, "init", "-q", "-b", "main", env=env)
         commits = []
         for i, fixture in enumerate(HISTORY):
@@ -124,14 +184,18 @@ def bisect(snapbench, testdata, typo=False):
         git(repo, "bisect", "start", commits[-1], commits[0], env=env)
         p = git(repo, "bisect", "run", step, env=env)
         out = p.stdout + p.stderr
-        if typo:
+        if stop:
             with open(log) as f:
                 steps = [line.split() for line in f]
-            if p.returncode == 0 or len(steps) != 1 or steps[0][1] != "128":
-                fail("a step with a typo did not stop git bisect run at once: exit %d, steps %s:\n%s"
-                     % (p.returncode, steps, out))
+            # a commit whose run failed has no comparison to find it in: skipped; the first that has one stops
+            names = {c: i for i, c in enumerate(commits)}
+            if p.returncode == 0 or not steps or steps[-1][1] != "128" or \
+                    any(rc != "125" or HISTORY[names[sha]] != FAILED_RUN for sha, rc in steps[:-1]):
+                fail("a step with %s did not stop git bisect run at its first comparison: exit %d, steps %s:\n%s"
+                     % (stop[2], p.returncode, steps, out))
             git(repo, "bisect", "reset", env=env)
-            print("ok git bisect run with a typo in the step: stopped after its first step (exit 128)")
+            print("ok git bisect run with %s: stopped at its first comparison (exit 128), steps %s"
+                  % (stop[2], ", ".join("%d %s" % (names[s], rc) for s, rc in steps)))
             return
         if p.returncode != 0:
             fail("git bisect run exited %d:\n%s" % (p.returncode, out))
@@ -167,6 +231,9 @@ p = subprocess.run([real] + sys.argv[1:] + ["--print-spec"], capture_output=True
 sys.stderr.write(p.stderr)
 if p.returncode != 0:
     sys.exit(p.returncode)
+if os.environ.get("RUN_EXIT"):  # the run as it ends otherwise: failed (1), a preflight check unmet (4) ...
+    sys.stderr.write("snapbench run: (stand-in) exiting %s\\n" % os.environ["RUN_EXIT"])
+    sys.exit(int(os.environ["RUN_EXIT"]))
 with open(os.environ["SPEC_LOG"], "w") as f:
     f.write(p.stdout)
 report = json.load(open(os.environ["ARMS_REPORT"]))
@@ -254,15 +321,21 @@ def doc_script(snapbench, testdata, cli_md):
         git(tree, "init", "-q", "-b", "main", env=env)
         git(tree, "commit", "-q", "--allow-empty", "-m", "the commit under test", env=env)
         commit = git(tree, "rev-parse", "--short", "HEAD", env=env).stdout.strip()
-        for fixture, fails, want in (("regressed.json", False, 1), ("perm-upgrade.json", False, 0),
-                                     ("regressed.json", True, 125)):
+        for fixture, fails, want, run_exit in (("regressed.json", False, 1, None),
+                                               ("perm-upgrade.json", False, 0, None),
+                                               ("regressed.json", True, 125, None),
+                                               ("regressed.json", False, 125, 1), ("regressed.json", False, 128, 2),
+                                               ("regressed.json", False, 128, 4)):
             with open(env["ARMS_REPORT"], "w") as f:
                 json.dump(two_arms(testdata, fixture), f)
             if os.path.exists(env["SPEC_LOG"]):
                 os.unlink(env["SPEC_LOG"])
             run_env = dict(env, MAKE_FAILS="1") if fails else env
+            if run_exit:
+                run_env = dict(run_env, RUN_EXIT=str(run_exit))
             p = subprocess.run([step], cwd=tree, env=run_env, capture_output=True, text=True, timeout=120)
-            what = "docs/cli.md's step script, arm test from %s%s" % (fixture, ", the build failing" if fails else "")
+            what = "docs/cli.md's step script, arm test from %s%s%s" % (
+                fixture, ", the build failing" if fails else "", ", the run exiting %d" % run_exit if run_exit else "")
             logs = os.path.join(home, "bisect", "steps", commit)
             if p.returncode != want:
                 tail = "".join(open(os.path.join(logs, n)).read() for n in ("build.log", "run.log")
@@ -272,6 +345,9 @@ def doc_script(snapbench, testdata, cli_md):
                 if os.path.exists(env["SPEC_LOG"]):
                     fail("%s: snapbench run ran after the build failed" % what)
                 print("ok %s: 125 (skip), no run" % what)
+                continue
+            if run_exit:
+                print("ok %s: %d (%s)" % (what, want, VERDICT[want]))
                 continue
             with open(env["SPEC_LOG"]) as f:
                 spec = json.load(f)
@@ -307,9 +383,26 @@ def main(argv):
             rep["state"] = "failed"
         with open(os.path.join(testdata, FAILED_RUN), "w") as f:
             json.dump(failed, f)
+        for src, dst in (("stock.json", PVM_GOOD), ("regressed.json", PVM_BAD)):
+            with open(os.path.join(testdata, src)) as f:
+                r = json.load(f)
+            for rep in r["repetitions"]:
+                for w in rep["windows"].values():
+                    w["metrics"]["pf_per_s"] = None
+                    w.setdefault("unavailable", {})["pf_per_s"] = PVM_WHY
+            with open(os.path.join(testdata, dst), "w") as f:
+                json.dump(r, f)
+        with open(os.path.join(testdata, "regressed.json")) as f:
+            r = json.load(f)
+        for rep in r["repetitions"]:
+            rep["host_vm"] = dict(rep.get("host_vm") or {}, kernel_taint=512, kernel_taint_flags="W",
+                                  kernel_warnings=["WARNING: CPU: 1 PID: 7 at arch/x86/kvm/mmu/mmu.c:6000"])
+        with open(os.path.join(testdata, TAINTED), "w") as f:
+            json.dump(r, f)
         exit_codes(snapbench, testdata)
         bisect(snapbench, testdata)
-        bisect(snapbench, testdata, typo=True)
+        for stop in STOPPING:
+            bisect(snapbench, testdata, stop)
         doc_script(snapbench, testdata, cli_md)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -166,6 +166,11 @@ def main(argv):
                 check(want in skipped and probes[counter]["reason"] in skipped[want],
                       "metric %s of unavailable %s: not skipped with its reason (%s)" % (want, counter, skipped.get(want)))
         for m in doc["metrics"]:
+            if m.get("count_of_rate"):  # a rate not judged, its count (rate x duration): tests/compare/unjudged.py
+                rate = m["metric"].replace("_count", "_per_s", 1)
+                check(any(r["metric"] == rate and r["window"] == m["window"] and r.get("not_judged") for r in
+                          doc["metrics"]), "%s: a count row without its rate not judged" % m["metric"])
+                continue
             for side, rpath in (("baseline", reports[0]), ("patched", reports[1])):
                 want = arm_values(rpath, m["window"], m["metric"])
                 check(want is not None and len(want) == m[side]["n"] and

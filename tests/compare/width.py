@@ -15,7 +15,9 @@ in characters: "µs" is one):
   - compare.txt in --output, whatever the terminal.
 
 And: COLUMNS=200 gives one line per metric (the wide layout) when it fits,
---wide gives it at 80 too, and LC_ALL=C writes "us" for "µs".
+--wide gives it at 80 too, and LC_ALL=C writes "us" for "µs". At 80, 60 and
+50 columns every figure is written as --wide writes it (950,015 in every
+layout, never 950k in one and 950,015 in another).
 
 Usage: width.py SNAPBENCH TESTDATA
 """
@@ -92,6 +94,11 @@ def sh(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
 
+def figures(text):
+    """The words of text that hold a digit, sorted: the same figures in whatever layout and line breaks."""
+    return sorted(w for w in text.split() if any(c.isdigit() for c in w))
+
+
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
@@ -116,6 +123,11 @@ def main(argv):
                 check("Verdict:" in screen, "%s, tmux: no verdict on the screen:\n%s" % (what, screen))
                 check(widest(screen) <= 80, "%s, on an 80-column terminal: a line of %d columns:\n%s"
                       % (what, widest(screen), screen))
+            # one notation: every figure (950,015; 19.8µs; 1/380x; -23.5%) as the wide table writes it, at any width
+            for cols in ("80", "60", "50"):
+                got = compare(snapbench, testdata, args, env_with(COLUMNS=cols))
+                check(figures(got) == figures(wide), "%s: COLUMNS=%s writes other figures than --wide: %s" % (
+                    what, cols, sorted(set(figures(got)) ^ set(figures(wide)))[:8]))
             print("ok %s: %d columns piped, %d with --wide" % (what, widest(piped), widest(wide)))
 
         # a wide terminal gets one line per metric, each with its verdict
@@ -125,8 +137,8 @@ def main(argv):
         check(len(rows) == 1 and rows[0].endswith("improved") and "950,015 (901,000 990,000)" in rows[0],
               "COLUMNS=200: pf/s is not one line with its verdict: %r" % rows)
         narrow = compare(snapbench, testdata, args, env_with())
-        check("950k (901k 990k)" in narrow and "\n  pf/s " in narrow,
-              "at 80 columns: pf/s is not in compact figures:\n%s" % narrow)
+        check("950,015 (901,000 990,000)" in narrow and "\n  pf/s" in narrow and "950k" not in narrow,
+              "at 80 columns: pf/s is not in the wide table's full figures:\n%s" % narrow)
         ascii_ = compare(snapbench, testdata, args, env_with(LC_ALL="C"))
         check("\u00b5" not in ascii_ and "19.8us" in ascii_, "LC_ALL=C: still a µ:\n%s" % ascii_)
         check("19.8\u00b5s" in narrow, "UTF-8: no µs:\n%s" % narrow)

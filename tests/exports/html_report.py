@@ -199,13 +199,15 @@ def check_page(snapbench, args, tmp, what):
     check(got == expected_rows(doc, show_all), "%s: table rows %s, the JSON's metrics %s"
           % (what, got, expected_rows(doc, show_all)))
     for window, metric, _, cells in page.rows:
-        emulated = any(m["emulated"] for m in doc["metrics"])
+        # the timing column: emulated, or why a metric was not judged (JSON not_judged)
+        emulated = any(m["emulated"] or m.get("not_judged") for m in doc["metrics"])
         check(len(cells) == (9 if emulated else 8), "%s: row %s has %d cells" % (what, metric, len(cells)))
         line = table_line(table, window, cells[0])
         m = next(m for m in doc["metrics"] if m["window"] == window and m["metric"] == metric)
         if emulated:
-            check(cells[8] == ("emulated" if m["emulated"] else ""), "%s %s: timing cell %r, JSON emulated %s"
-                  % (what, metric, cells[8], m["emulated"]))
+            tag = m.get("not_judged") or ("emulated" if m["emulated"] else "")
+            check(cells[8] == tag, "%s %s: timing cell %r, JSON emulated %s, not_judged %s"
+                  % (what, metric, cells[8], m["emulated"], m.get("not_judged")))
         for c in cells[1:]:
             check(c in line, "%s %s: cell %r is not in the text table's line %r" % (what, metric, c, line))
     # the details: each side's kernel per run, and the first run's spec as JSON
@@ -445,6 +447,24 @@ def case_chromium(snapbench, testdata, tmp):
         if label:
             check(label in "".join(page.sides_text), "%s: the label in the DOM reads %r" % (what, page.sides_text))
         log("%s: Chromium's DOM holds the %d metrics of the JSON as rows, console empty" % (what, len(got)))
+
+    # at 1200 px the page scrolls no sideways: n, the verdict and the timing in view (a copy of each page
+    # measured by a script of the test's, its CSP that forbids scripts taken out; the pages themselves have none)
+    for i, (what, _, _) in enumerate(pages):
+        with open(os.path.join(tmp, "page-%d.html" % i), encoding="utf-8") as f:
+            text = f.read()
+        text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
+        text = text.replace("</body>", "<script>window.onload = function () { var e = document.documentElement;"
+                            " document.body.setAttribute('data-measure', e.scrollWidth + ' ' + e.clientWidth); };"
+                            "</script></body>")
+        path = os.path.join(tmp, "measure-%d.html" % i)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        dom, _ = chromium(browser, tmp, "file://" + path, "--dump-dom", "--window-size=1200,900")
+        got = re.search(r'data-measure="(\d+) (\d+)"', dom)
+        check(got and int(got.group(1)) <= int(got.group(2)), "%s: at 1200 px the page is %s px wide (scrollWidth, "
+              "clientWidth): the table overflows" % (what, got and got.groups()))
+        log("%s at 1200 px: scrollWidth %s <= clientWidth %s" % (what, got and got.group(1), got and got.group(2)))
 
     # one screenshot: the regressed comparison, whose open details show the plots
     shot = os.path.join(tmp, "page.png")
