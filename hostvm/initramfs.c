@@ -12,8 +12,31 @@
 #include "macro.h"
 #include "strbuf.h"
 
+/* name's directories, then name itself (0755) */
+static int add_file_with_dirs(struct cpio *c, const char *name, const char *path, struct sb_error *err)
+{
+	char dir[PATH_MAX];
+	int k;
+
+	if (!*name || name[0] == '/' || strstr(name, ".."))
+		return sb_error_set(err, -EINVAL, "initramfs: \"%s\" is not a relative name without \"..\"", name);
+	for (const char *slash = strchr(name, '/'); slash; slash = strchr(slash + 1, '/')) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - name), name);
+		if ((k = cpio_add_dir(c, dir, 0755, err)) < 0)
+			return k;
+	}
+	return cpio_add_file(c, name, 0755, path, err);
+}
+
 int hostvm_initramfs_write(const char *path, const char *init_path, const struct hostvm_modules *mods,
 			   const char *const *params, const char *directives, struct sb_error *err)
+{
+	return hostvm_initramfs_write_files(path, init_path, mods, params, directives, NULL, 0, err);
+}
+
+int hostvm_initramfs_write_files(const char *path, const char *init_path, const struct hostvm_modules *mods,
+				 const char *const *params, const char *directives,
+				 const struct hostvm_initramfs_file *files, size_t n_files, struct sb_error *err)
 {
 	/* mount points the init uses before the root is there (lower, rw: the overlay's) */
 	static const char *const dirs[] = { "dev", "proc", "sys", "newroot", "lower", "rw", "modules" };
@@ -43,6 +66,9 @@ int hostvm_initramfs_write(const char *path, const char *init_path, const struct
 			return k;
 		strbuf_appendf(&b, "module /%s%s%s\n", name, *par ? " " : "", par);
 	}
+	for (size_t i = 0; i < n_files; i++)
+		if ((k = add_file_with_dirs(c, files[i].name, files[i].path, err)) < 0)
+			return k;
 	strbuf_append(&b, directives ? directives : "");
 	conf = strbuf_steal(&b);
 	if (!conf)

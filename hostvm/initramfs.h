@@ -19,3 +19,18 @@
  */
 int hostvm_initramfs_write(const char *path, const char *init_path, const struct hostvm_modules *mods,
 			   const char *const *params, const char *directives, struct sb_error *err);
+
+/* A file of this host packed into the initramfs as name ("bin/selftest"; its directories are made), mode 0755. */
+struct hostvm_initramfs_file {
+	const char *name;
+	const char *path;
+};
+
+/*
+ * As hostvm_initramfs_write(), with files besides: a host VM whose root is
+ * the initramfs itself (the init's noroot: a riscv64 host VM, whose
+ * programs this host's / cannot serve).
+ */
+int hostvm_initramfs_write_files(const char *path, const char *init_path, const struct hostvm_modules *mods,
+				 const char *const *params, const char *directives,
+				 const struct hostvm_initramfs_file *files, size_t n_files, struct sb_error *err);

@@ -150,6 +150,10 @@ static int check_config(const struct hostvm_config *cfg, struct sb_error *err)
 	 * else the machine does. QEMU 7.2 never brings a second vCPU up that
 	 * way (the guest's SMP boot waits forever).
 	 */
+	if (hostvm_arch_riscv64(cfg->arch) && strcmp(cfg->accel, "tcg"))
+		return sb_error_set(err, -EINVAL, "host VM: arch riscv64 runs under TCG only, not %s", cfg->accel);
+	if (cfg->arch && strcmp(cfg->arch, "x86_64") && !hostvm_arch_riscv64(cfg->arch))
+		return sb_error_set(err, -EINVAL, "host VM: arch \"%.32s\" is not x86_64 or riscv64", cfg->arch);
 	if (cfg->icount && strcmp(cfg->accel, "tcg"))
 		return sb_error_set(err, -EINVAL, "host VM: icount needs accel tcg, not %s", cfg->accel);
 	if (cfg->icount && cfg->vcpus != 1)
@@ -194,6 +198,38 @@ static int push_shares(const struct hostvm_config *cfg, char **v, size_t *n)
 	return r;
 }
 
+bool hostvm_arch_riscv64(const char *arch)
+{
+	return arch && !strcmp(arch, "riscv64");
+}
+
+/*
+ * The machine and CPU: x86's (KVM's host CPU, or TCG's AMD with svm and
+ * npt), or riscv64's virt board under TCG with the H extension, whose
+ * OpenSBI starts the kernel in HS mode so its KVM runs guests.
+ */
+static int push_machine(const struct hostvm_config *cfg, char **v, size_t *n)
+{
+	int r = 0;
+
+	if (hostvm_arch_riscv64(cfg->arch)) {
+		r |= push(v, n, "-M") | push(v, n, "virt");
+		r |= push(v, n, "-accel") | push(v, n, "tcg,thread=single");
+		r |= push(v, n, "-cpu") | push(v, n, "rv64,h=true");
+		r |= push(v, n, "-bios") | push(v, n, "%s", cfg->firmware ? cfg->firmware : HOSTVM_RISCV64_FIRMWARE);
+		return r;
+	}
+	r |= push(v, n, "-accel");
+	if (!strcmp(cfg->accel, "kvm"))
+		r |= push(v, n, "kvm") | push(v, n, "-cpu") | push(v, n, "host");
+	else
+		/* single-threaded: with thread=multi the npt arm's guest reset in about 1 run in 3 (docs/kernel-arms.md) */
+		r |= push(v, n, "tcg,thread=single") | push(v, n, "-cpu") | push(v, n, "qemu64,+svm,+npt");
+	if (cfg->firmware)
+		r |= push(v, n, "-bios") | push(v, n, "%s", cfg->firmware);
+	return r;
+}
+
 int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, char ***ret, struct sb_error *err)
 {
 	char **v = calloc(MAX_ARGS, sizeof(*v));
@@ -214,20 +250,13 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 		r |= push(v, &n, "-name") | push(v, &n, "%s", cfg->name);
 	r |= push(v, &n, "-nodefaults") | push(v, &n, "-no-user-config") | push(v, &n, "-no-reboot");
 	r |= push(v, &n, "-display") | push(v, &n, "none");
-	r |= push(v, &n, "-accel");
-	if (!strcmp(cfg->accel, "kvm"))
-		r |= push(v, &n, "kvm") | push(v, &n, "-cpu") | push(v, &n, "host");
-	else
-		/* single-threaded: with thread=multi the npt arm's guest reset in about 1 run in 3 (docs/kernel-arms.md) */
-		r |= push(v, &n, "tcg,thread=single") | push(v, &n, "-cpu") | push(v, &n, "qemu64,+svm,+npt");
+	r |= push_machine(cfg, v, &n);
 	if (cfg->icount)
 		r |= push(v, &n, "-icount") | push(v, &n, "shift=0");
 	r |= push(v, &n, "-m") | push(v, &n, "%lluM", (unsigned long long)mib);
 	r |= push(v, &n, "-smp") | push(v, &n, "%u", cfg->vcpus);
 	if (nodes > 1)
 		r |= push_numa(cfg, v, &n);
-	if (cfg->firmware)
-		r |= push(v, &n, "-bios") | push(v, &n, "%s", cfg->firmware);
 	r |= push(v, &n, "-kernel") | push(v, &n, "%s", cfg->kernel);
 	r |= push(v, &n, "-initrd") | push(v, &n, "%s", cfg->initrd);
 	r |= push(v, &n, "-append") | push(v, &n, "%s", cfg->append);
@@ -247,7 +276,9 @@ int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, 
 
 int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb_error *err)
 {
-	const char *want = cfg->qemu_binary ? cfg->qemu_binary : QEMU_DEFAULT_BINARY;
+	bool rv = hostvm_arch_riscv64(cfg->arch);
+	const char *want = cfg->qemu_binary ? cfg->qemu_binary : rv ? HOSTVM_RISCV64_QEMU : QEMU_DEFAULT_BINARY;
+	const char *pkg = rv ? "qemu-system-misc" : "qemu-system-x86";
 	_cleanup_free_ char *qemu = NULL;
 	_cleanup_strv_free_ char **argv = NULL;
 	_cleanup_close_ int log_fd = -1, port_ours = -1, port_child = -1;
@@ -259,11 +290,11 @@ int hostvm_start(const struct hostvm_config *cfg, struct hostvm **ret, struct sb
 	if (k == -ENOMEM)
 		return sb_error_set(err, k, "out of memory");
 	if (k < 0 && strchr(want, '/'))
-		return sb_error_set(err, k, "host VM: QEMU %s: %s; install qemu-system-x86 or give --qemu PATH", want,
-				    strerror(-k));
+		return sb_error_set(err, k, "host VM: QEMU %s: %s; install %s or give --qemu PATH", want, strerror(-k),
+				    pkg);
 	if (k < 0)
-		return sb_error_set(err, k, "host VM: QEMU %s: not found in PATH; install qemu-system-x86 or give --qemu PATH",
-				    want);
+		return sb_error_set(err, k, "host VM: QEMU %s: not found in PATH; install %s or give --qemu PATH", want,
+				    pkg);
 	k = hostvm_argv(cfg, qemu, CHILD_PORT_FD, &argv, err);
 	if (k < 0)
 		return k;

@@ -37,6 +37,7 @@ struct hostvm_config {
 	const char *pid_path;       /* QEMU's pid while it runs; may be NULL */
 	const char *name;           /* QEMU -name; may be NULL */
 	const char *firmware;       /* QEMU -bios (qboot for a PVH boot); NULL: QEMU's default (SeaBIOS) */
+	const char *arch;           /* NULL or "x86_64"; "riscv64": qemu-system-riscv64 -M virt, H extension, OpenSBI */
 	size_t n_shares;
 	struct hostvm_share shares[HOSTVM_MAX_SHARES];
 };
@@ -62,6 +63,13 @@ struct hostvm {
  */
 int hostvm_choose_accel(const char *requested, const char *sysroot, char accel[static 8], char vendor[static 8],
 			char *reason, size_t reason_len, struct sb_error *err);
+
+/* The riscv64 host VM's QEMU and firmware (Debian's qemu-system-misc and opensbi) */
+#define HOSTVM_RISCV64_QEMU "qemu-system-riscv64"
+#define HOSTVM_RISCV64_FIRMWARE "/usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin"
+
+/* Is arch (a host_vm.arch, an arm's arch) riscv64? NULL and "x86_64" are not. */
+bool hostvm_arch_riscv64(const char *arch);
 
 /* The QEMU argv for cfg (NULL-terminated, each malloc'ed); port_fd is the child's fd number of the port socket. */
 int hostvm_argv(const struct hostvm_config *cfg, const char *qemu, int port_fd, char ***ret, struct sb_error *err);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* hostvm/'s pure parts: SHA-256, the cpio writer, the bzImage header, module names, argv, modules.dep. */
+/* hostvm/'s pure parts: SHA-256, the cpio writer, the bzImage header and its payload's bound, module names, argv,
+ * modules.dep. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -14,7 +16,9 @@
 #include "kernel-image.h"
 #include "launch.h"
 #include "macro.h"
+#include "module-params.h"
 #include "modules.h"
+#include "spawn-program.h"
 #include "strv.h"
 
 static char dir[] = "/tmp/test-hostvm-XXXXXX";
@@ -100,6 +104,74 @@ static void test_kernel_image(void)
 	CHECK(k.config_sha256 && !strcmp(k.config_sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
 	kernel_id_done(&k);
 	kernel_id_done(NULL);
+
+	/* a FIFO (no writer: an open() that waits would never return), a directory, /dev/zero: refused, named */
+	char fifo[256];
+	snprintf(fifo, sizeof(fifo), "%s/fifo-image", dir);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK(hostvm_kernel_identify(fifo, &k, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, fifo) && strstr(err.msg, "is a FIFO, not a regular file"), "%s", err.msg);
+	CHECK(hostvm_kernel_extract_vmlinux(fifo, config, NULL, &err) == -EINVAL && strstr(err.msg, fifo));
+	CHECK(hostvm_kernel_identify(dir, &k, &err) == -EINVAL && strstr(err.msg, "is a directory"));
+	CHECK(hostvm_kernel_identify("/dev/zero", &k, &err) == -EINVAL && strstr(err.msg, "is a character device"));
+	/* a FIFO where the image's config would be is passed over, not waited on */
+	CHECK(unlink(config) == 0 && mkfifo(config, 0600) == 0);
+	CHECK(hostvm_kernel_identify(image, &k, &err) == 0 && !k.config_sha256);
+	kernel_id_done(&k);
+	CHECK(unlink(config) == 0 && unlink(fifo) == 0);
+}
+
+/*
+ * A bzImage whose gzip payload unpacks to 8 MiB of zeros: with an init_size
+ * of 1 MiB the decompressor is stopped at 1 MiB, nothing more written, the
+ * image named; with 16 MiB it unpacks (not an ELF with a PVH note: 0).
+ */
+static void test_payload_bound(void)
+{
+	char zeros[256], packed[256], image[256], out[256];
+	int fd, st;
+	struct stat sb;
+	struct sb_error err = {};
+
+	snprintf(zeros, sizeof(zeros), "%s/zeros", dir);
+	snprintf(packed, sizeof(packed), "%s/zeros.gz", dir);
+	snprintf(image, sizeof(image), "%s/bomb-image", dir);
+	snprintf(out, sizeof(out), "%s/bomb-vmlinux", dir);
+	CHECK((fd = open(zeros, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0 && ftruncate(fd, 8 << 20) == 0);
+	close(fd);
+	int in = open(zeros, O_RDONLY | O_CLOEXEC), gz = open(packed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	const struct spawn_fd fds[] = { { in, 0 }, { gz, 1 } };
+	CHECK(in >= 0 && gz >= 0);
+	CHECK(spawn_run(&(struct spawn_options){ .argv = (char *[]){ "gzip", "-c", NULL }, .fds = fds, .n_fds = 2 }, &st,
+			NULL) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(in);
+	close(gz);
+	CHECK(stat(packed, &sb) == 0 && sb.st_size < 65536);
+
+	/* the setup header: 4 setup sectors, protocol 2.15, the payload right after the setup code */
+	size_t setup = 5 * 512, len = (size_t)sb.st_size;
+	uint8_t *img = calloc(1, setup + len);
+	uint16_t protocol = 0x20f;
+	uint32_t offset = 0, length = (uint32_t)len, init_size = 1 << 20;
+	CHECK(img);
+	img[0x1f1] = 4;
+	memcpy(img + 0x202, "HdrS", 4);
+	memcpy(img + 0x206, &protocol, 2);
+	memcpy(img + 0x248, &offset, 4);
+	memcpy(img + 0x24c, &length, 4);
+	memcpy(img + 0x260, &init_size, 4);
+	CHECK((fd = open(packed, O_RDONLY | O_CLOEXEC)) >= 0 && read(fd, img + setup, len) == (ssize_t)len);
+	close(fd);
+	write_file(image, img, setup + len);
+	CHECK(hostvm_kernel_extract_vmlinux(image, out, NULL, &err) == -EFBIG);
+	CHECK_MSG(strstr(err.msg, image) && strstr(err.msg, "unpacks to more than 1048576 bytes"), "%s", err.msg);
+	CHECK(access(out, F_OK) < 0);
+
+	init_size = 16 << 20;
+	memcpy(img + 0x260, &init_size, 4);
+	write_file(image, img, setup + len);
+	CHECK(hostvm_kernel_extract_vmlinux(image, out, NULL, &err) == 0 && access(out, F_OK) < 0);
+	free(img);
 }
 
 static void test_modules(void)
@@ -171,6 +243,28 @@ static void test_modules(void)
 	CHECK(hostvm_modules_resolve(tree, "amd", &m, &err) < 0);
 	CHECK_MSG(strstr(err.msg, "modules.dep") && strstr(err.msg, "directory"), "%s", err.msg);
 	CHECK(rmdir(path) == 0);
+
+	/*
+	 * snapbench kernel build's minimal base: the drivers built in (modules.builtin), KVM alone a module;
+	 * the virtio and 9p modules still on disk are not loaded
+	 */
+	const char *mini_dep = "irqbypass.ko:\nkvm.ko: irqbypass.ko\nkvm-amd.ko: kvm.ko irqbypass.ko\n";
+	const char *mini_builtin = "kernel/drivers/virtio/virtio.ko\nkernel/drivers/virtio/virtio_ring.ko\n"
+				   "kernel/drivers/virtio/virtio_pci.ko\nkernel/drivers/virtio/virtio_pci_modern_dev.ko\n"
+				   "kernel/net/9p/9pnet.ko\nkernel/net/9p/9pnet_virtio.ko\nkernel/fs/9p/9p.ko\n"
+				   "kernel/drivers/char/virtio_console.ko\n";
+	write_file(path, mini_dep, strlen(mini_dep));
+	snprintf(path, sizeof(path), "%s/modules.builtin", tree);
+	write_file(path, mini_builtin, strlen(mini_builtin));
+	CHECK_MSG(hostvm_modules_resolve(tree, "amd", &m, &err) == 0, "%s", err.msg);
+	CHECK_MSG(m.n == 3 && !strcmp(m.items[0].name, "irqbypass") && !strcmp(m.items[1].name, "kvm") &&
+			  !strcmp(m.items[2].name, "kvm_amd") && !m.kvm_builtin,
+		  "%zu modules, the first %s", m.n, m.n ? m.items[0].name : "none");
+	hostvm_modules_done(&m);
+	/* and a driver neither a module nor built in is named */
+	write_file(path, "kernel/fs/9p/9p.ko\n", 19);
+	CHECK(hostvm_modules_resolve(tree, "amd", &m, &err) == -ENOENT);
+	CHECK_MSG(strstr(err.msg, "CONFIG_VIRTIO_PCI"), "%s", err.msg);
 }
 
 static void test_argv(void)
@@ -215,6 +309,36 @@ static void test_argv(void)
 	CHECK_MSG(strstr(err.msg, "accel tcg"), "%s", err.msg);
 }
 
+/* riscv64: the virt board under TCG with the H extension and OpenSBI; x86's CPU never; TCG only */
+static void test_argv_riscv64(void)
+{
+	struct hostvm_config cfg = {
+		.kernel = "/Image", .initrd = "/i", .append = "console=ttyS0", .memory = 1ull << 30, .vcpus = 2,
+		.accel = "tcg", .log_path = "/dev/null", .arch = "riscv64",
+	};
+	struct sb_error err = {};
+	char **v = NULL;
+	bool virt = false, h = false, sbi = false, x86 = false;
+
+	CHECK(hostvm_arch_riscv64("riscv64") && !hostvm_arch_riscv64(NULL) && !hostvm_arch_riscv64("x86_64"));
+	CHECK_MSG(hostvm_argv(&cfg, "/usr/bin/qemu-system-riscv64", 3, &v, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; v[i]; i++) {
+		virt |= !strcmp(v[i], "-M") && v[i + 1] && !strcmp(v[i + 1], "virt");
+		h |= !strcmp(v[i], "-cpu") && v[i + 1] && !strcmp(v[i + 1], "rv64,h=true");
+		sbi |= !strcmp(v[i], "-bios") && v[i + 1] && !strcmp(v[i + 1], HOSTVM_RISCV64_FIRMWARE);
+		x86 |= strstr(v[i], "svm") != NULL;
+	}
+	CHECK(virt && h && sbi && !x86);
+	strv_free(v);
+	cfg.accel = "kvm";
+	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "TCG only"), "%s", err.msg);
+	cfg.accel = "tcg";
+	cfg.arch = "arm64";
+	CHECK(hostvm_argv(&cfg, "q", 3, &v, &err) == -EINVAL);
+	CHECK_MSG(strstr(err.msg, "x86_64 or riscv64"), "%s", err.msg);
+}
+
 static int rm_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;
@@ -223,13 +347,58 @@ static int rm_cb(const char *path, const struct stat *st, int type, struct FTW *
 	return remove(path);
 }
 
+/* A module's parameters: a plain .ko's .modinfo, a built-in module's modules.builtin.modinfo, a compressed one through modinfo(8) */
+static void test_module_params(void)
+{
+	char tree[160], path[320];
+	struct hostvm_modules m = {};
+	struct sb_error err = {};
+	static const char ko[] = "\x7f" "ELF junk\0license=GPL\0parmtype=tdp_mmu_prefetch_pages:uint\0parm=halt_poll_ns:x\0";
+	static const char builtin[] = "kvm_amd.parmtype=npt:int\0kvm_amd.parm=npt:Enable\0kvm.xparmtype=fake:int\0";
+
+	snprintf(tree, sizeof(tree), "%s/params", dir);
+	CHECK(mkdir(tree, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/kvm.ko", tree);
+	write_file(path, ko, sizeof(ko) - 1);
+	snprintf(path, sizeof(path), "%s/modules.builtin.modinfo", tree);
+	write_file(path, builtin, sizeof(builtin) - 1);
+	m.dir = strdup(tree);
+	m.n = 1;
+	m.items = calloc(1, sizeof(*m.items));
+	m.items[0].name = strdup("kvm");
+	snprintf(path, sizeof(path), "%s/kvm.ko", tree);
+	m.items[0].path = strdup(path);
+	CHECK(hostvm_module_has_param(&m, "kvm", "tdp_mmu_prefetch_pages", &err) == 1);
+	/* parm= (a description) is not parmtype=, and a name is whole */
+	CHECK(hostvm_module_has_param(&m, "kvm", "halt_poll_ns", &err) == 0);
+	CHECK(hostvm_module_has_param(&m, "kvm", "tdp_mmu_prefetch", &err) == 0);
+	/* built in: modules.builtin.modinfo, the module's own entries only */
+	CHECK(hostvm_module_has_param(&m, "kvm_amd", "npt", &err) == 1);
+	CHECK(hostvm_module_has_param(&m, "kvm_amd", "nested", &err) == 0);
+	CHECK(hostvm_module_has_param(&m, "kvm_intel", "ept", &err) == -ENODATA && strstr(err.msg, "kvm_intel"));
+	/* without modules.builtin.modinfo it cannot tell, and says so */
+	snprintf(path, sizeof(path), "%s/modules.builtin.modinfo", tree);
+	CHECK(unlink(path) == 0);
+	CHECK(hostvm_module_has_param(&m, "kvm_amd", "npt", &err) == -ENODATA && strstr(err.msg, "modules.builtin.modinfo"));
+	/* a compressed module goes through modinfo(8), which refuses this one: it cannot tell */
+	snprintf(path, sizeof(path), "%s/kvm.ko.xz", tree);
+	write_file(path, "not xz", 6);
+	free(m.items[0].path);
+	m.items[0].path = strdup(path);
+	CHECK(hostvm_module_has_param(&m, "kvm", "tdp_mmu_prefetch_pages", &err) == -ENODATA && strstr(err.msg, "kvm.ko.xz"));
+	hostvm_modules_done(&m);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir));
 	test_cpio();
 	test_kernel_image();
+	test_payload_bound();
 	test_modules();
+	test_module_params();
 	test_argv();
+	test_argv_riscv64();
 	CHECK(nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS) == 0);
 	return 0;
 }

@@ -29,6 +29,10 @@
  *   pid1                   the program replaces this init as PID 1 (the
  *                          root's systemd): no exit event, the program
  *                          powers the VM off itself
+ *   noroot                 the initramfs is the root: no 9p share, no
+ *                          chroot; the program and what it runs are files
+ *                          of the initramfs (a riscv64 host VM, whose
+ *                          programs this host's / cannot serve)
  *
  * It mounts devtmpfs, proc and sysfs, loads the modules, mounts the 9p share
  * "root" read-only as the new root (or an overlay over it), proc, sys, dev,
@@ -82,6 +86,7 @@ static size_t n_hides;
 static int overlay;
 static char tty[256];
 static int pid1;
+static int noroot;
 static char port_name[256];
 static int port = -1;
 
@@ -271,6 +276,8 @@ static void read_conf(void)
 			overlay = 1;
 		} else if (!strcmp(line, "pid1")) {
 			pid1 = 1;
+		} else if (!strcmp(line, "noroot")) {
+			noroot = 1;
 		} else if (!strcmp(line, "tty")) {
 			snprintf(tty, sizeof(tty), "%s", rest);
 		} else if (!strcmp(line, "port")) {
@@ -284,6 +291,8 @@ static void read_conf(void)
 		fatal("%s: no program to run (no arg line)", CONF);
 	if ((n_keeps || n_hides) && !overlay)
 		fatal("%s: keep and hide need overlay (the 9p root is read-only)", CONF);
+	if (noroot && (overlay || n_outs || pid1))
+		fatal("%s: noroot runs the program in the initramfs: no overlay, out or pid1", CONF);
 }
 
 static void do_mount(const char *src, const char *dst, const char *type, unsigned long flags, const char *data,
@@ -490,9 +499,18 @@ int main(void)
 	open_port();
 	snprintf(msg, sizeof(msg), "%zu modules loaded", n_modules);
 	port_event("init", msg);
-	umount2("/proc", MNT_DETACH);
-	umount2("/sys", MNT_DETACH);
-	mount_root();
+	if (noroot) {
+		/* the initramfs stays the root: what the probes read, mounted where they are */
+		do_mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0620,ptmxmode=0666", 0);
+		for (size_t i = 0; i < n_tmpfs; i++)
+			do_mount("tmpfs", tmpfs[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", 1);
+		do_mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL, 0);
+		do_mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL, 0);
+	} else {
+		umount2("/proc", MNT_DETACH);
+		umount2("/sys", MNT_DETACH);
+		mount_root();
+	}
 
 	args[n_args] = NULL;
 	if (pid1) {

@@ -7,7 +7,8 @@
  *
  *   hostvm-exec [--kernel IMAGE] [--modules DIR] [--param MODULE.NAME=VALUE]...
  *               [--memory MIB] [--vcpus N] [--accel auto|kvm|tcg]
- *               [--timeout S] [--env NAME=VALUE]... [--work DIR] [--icount] [--backports]
+ *               [--timeout S] [--env NAME=VALUE]... [--work DIR] [--icount]
+ *               [--backports|--trixie-backports]
  *               -- COMMAND ARG...
  *
  * The host VM's root is this host's / (read-only), so COMMAND is a path of
@@ -16,7 +17,11 @@
  * is used; with --backports, the one `scripts/fetch-test-kernel --backports`
  * unpacked into $SNAPBENCH_KERNEL_CACHE_BACKPORTS (default
  * /var/cache/snapbench/kernels-backports), Debian 12's backports kernel, the
- * real-KVM tier's second kernel. Its output is the VM's console, printed when the VM ends. The
+ * real-KVM tier's second kernel; with --trixie-backports, the one
+ * `scripts/fetch-test-kernel --trixie-backports` unpacked into
+ * $SNAPBENCH_KERNEL_CACHE_TRIXIE (default
+ * /var/cache/snapbench/kernels-trixie-backports), Debian 13's backports 7.2,
+ * its third. Its output is the VM's console, printed when the VM ends. The
  * exit status is the command's; a command that skipped (77) inside the VM
  * is a failure here: the host VM is there to have the feature. A VM that
  * does not finish within --timeout is killed (exit 1, console tail).
@@ -29,6 +34,14 @@
  *
  * COMMAND gets SNAPBENCH_HOSTVM_ACCEL, the host VM's accelerator (kvm or
  * tcg): under tcg its clocks, and a nested guest's, are the emulator's.
+ *
+ * --riscv64 boots the riscv64 kernel `scripts/fetch-test-kernel --riscv64`
+ * unpacked into $SNAPBENCH_KERNEL_CACHE_RISCV64 (default
+ * /var/cache/snapbench/kernels-riscv64), or --kernel IMAGE (a RISC-V Image),
+ * as a riscv64 host VM (qemu-system-riscv64 -M virt, H extension, TCG): its
+ * root is the initramfs, with the riscv64 init and kvm.ko; COMMAND and
+ * every argument naming a file here (static riscv64 programs) are packed
+ * into it as /bin/NAME and named so.
  *
  * --host-if-kvm runs COMMAND on this host, not in a host VM, when /dev/kvm
  * opens here (for the tests that need KVM and BPF: on a machine with KVM
@@ -75,11 +88,12 @@ struct options {
 	size_t n_params, n_envs;
 	unsigned memory_mib, vcpus;
 	double timeout_s;
-	bool systemd, icount, backports, host_if_kvm;
+	bool systemd, icount, backports, trixie, host_if_kvm, riscv64;
 	char **command;
 };
 
 struct follow {
+	bool echo; /* --riscv64: the program's port lines are its results, printed */
 	bool exit_seen;
 	int status; /* the command's exit status, -1 until the exit event */
 };
@@ -88,7 +102,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hostvm-exec --kernel IMAGE [--modules DIR] [--param MODULE.NAME=VALUE]... [--memory MIB]\n"
 		   "                   [--vcpus N] [--accel auto|kvm|tcg] [--timeout S] [--env NAME=VALUE]...\n"
-		   "                   [--work DIR] [--systemd] [--icount] [--backports] [--host-if-kvm] -- COMMAND ARG...\n");
+		   "                   [--work DIR] [--systemd] [--icount] [--backports|--trixie-backports|--riscv64]\n"
+		   "                   [--host-if-kvm]\n"
+		   "                   -- COMMAND ARG...\n");
 }
 
 static int parse_argv(int argc, char **argv, struct options *o)
@@ -101,6 +117,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "work", required_argument, NULL, 'w' },   { "help", no_argument, NULL, 'h' },
 		{ "systemd", no_argument, NULL, 'S' },     { "icount", no_argument, NULL, 'I' },
 		{ "backports", no_argument, NULL, 'B' },   { "host-if-kvm", no_argument, NULL, 'H' },
+		{ "trixie-backports", no_argument, NULL, 'X' }, { "riscv64", no_argument, NULL, 'R' },
 		{}
 	};
 	int c;
@@ -117,6 +134,8 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case 'S': o->systemd = true; break;
 		case 'I': o->icount = true; break;
 		case 'B': o->backports = true; break;
+		case 'X': o->trixie = true; break;
+		case 'R': o->riscv64 = true; break;
 		case 'H': o->host_if_kvm = true; break;
 		case 'p':
 		case 'e':
@@ -164,9 +183,18 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	o->command = argv + optind;
-	if (o->backports && o->kernel) {
-		fprintf(stderr, "hostvm-exec: --backports boots the backports cache's kernel, --kernel %s another: give one\n",
-			o->kernel);
+	if ((o->backports || o->trixie) && o->kernel) {
+		fprintf(stderr, "hostvm-exec: --%s boots the backports cache's kernel, --kernel %s another: give one\n",
+			o->trixie ? "trixie-backports" : "backports", o->kernel);
+		return -EINVAL;
+	}
+	if (o->backports + o->trixie + o->riscv64 > 1) {
+		fprintf(stderr, "hostvm-exec: --backports, --trixie-backports and --riscv64 name different kernels: give one\n");
+		return -EINVAL;
+	}
+	if (o->riscv64 && (o->systemd || o->icount || o->host_if_kvm || strcmp(o->accel, "auto"))) {
+		fprintf(stderr, "hostvm-exec: --riscv64 runs its own init under TCG: drop --systemd, --icount, --host-if-kvm "
+				"and --accel\n");
 		return -EINVAL;
 	}
 	if (o->icount) {
@@ -304,12 +332,78 @@ write:
 	return k;
 }
 
+/*
+ * --riscv64's initramfs: the root itself (noroot), kvm.ko, COMMAND and the
+ * arguments naming files here packed as /bin/NAME (riscv64 programs: this
+ * host's / has none), the port, the environment.
+ */
+static int riscv64_initramfs(const struct options *o, const struct hostvm_modules *mods, const char *init,
+			     const char *path, struct sb_error *err)
+{
+	struct hostvm_initramfs_file files[MAX_ITEMS];
+	char names[MAX_ITEMS][PATH_MAX];
+	_cleanup_free_ char *conf = NULL;
+	struct strbuf b = {};
+	size_t n = 0;
+
+	strbuf_appendf(&b, "noroot\ntmpfs /tmp\nport %s\n", HOSTVM_PORT_NAME);
+	strbuf_append(&b, "env PATH=/bin\nenv HOME=/\nenv SNAPBENCH_HOSTVM_ACCEL=tcg\n");
+	for (size_t i = 0; i < o->n_envs; i++)
+		strbuf_appendf(&b, "env %s\n", o->envs[i]);
+	for (char **a = o->command; *a; a++) {
+		const char *base = strrchr(*a, '/');
+		if (strchr(*a, '\n')) {
+			strbuf_free(&b);
+			return sb_error_set(err, -EINVAL, "argument '%s' has a newline, which the host VM's init cannot take", *a);
+		}
+		if (**a != '/' || access(*a, R_OK) < 0) {
+			strbuf_appendf(&b, "arg %s\n", *a);
+			continue;
+		}
+		if (n == MAX_ITEMS) {
+			strbuf_free(&b);
+			return sb_error_set(err, -E2BIG, "--riscv64: more than %d files to pack", MAX_ITEMS);
+		}
+		snprintf(names[n], sizeof(names[n]), "bin/%s", base + 1);
+		files[n] = (struct hostvm_initramfs_file){ .name = names[n], .path = *a };
+		strbuf_appendf(&b, "arg /%s\n", names[n++]);
+	}
+	conf = strbuf_steal(&b);
+	if (!conf)
+		return sb_error_set(err, -ENOMEM, "out of memory");
+	return hostvm_initramfs_write_files(path, init, mods, NULL, conf, files, n, err);
+}
+
+/* --riscv64: a RISC-V Image, its tree's kvm.ko, qemu-system-riscv64 and OpenSBI, the initramfs */
+static int prepare_riscv64(const struct options *o, const char *init, const char *initrd, struct kernel_id *kernel,
+			   struct hostvm_modules *mods, struct sb_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	int k;
+
+	if (!hostvm_kernel_is_riscv_image(o->kernel))
+		return sb_error_set(err, -EINVAL, "--riscv64: %s is not a RISC-V Image; give arch/riscv/boot/Image or "
+				    "Debian's riscv64 vmlinuz", o->kernel);
+	if (access(HOSTVM_RISCV64_FIRMWARE, R_OK) < 0)
+		return sb_error_set(err, -ENOENT, "--riscv64: OpenSBI %s: %s; install qemu-system-misc and opensbi",
+				    HOSTVM_RISCV64_FIRMWARE, strerror(errno));
+	if ((k = hostvm_kernel_identify(o->kernel, kernel, err)) < 0 ||
+	    (k = hostvm_modules_dir(o->modules, o->kernel, kernel->release, &dir, err)) < 0)
+		return k;
+	mods->dir = TAKE_PTR(dir);
+	if (mods->dir && (k = hostvm_modules_add(mods, "kvm", "CONFIG_KVM (the riscv64 host VM's KVM)", err)) < 0)
+		return k;
+	return riscv64_initramfs(o, mods, init, initrd, err);
+}
+
 /* The init's events: {"event":"exit","message":"PROG exited with status N"} ends the command. */
 static void on_line(const char *text, void *userdata)
 {
 	struct follow *f = userdata;
 	const char *m = strstr(text, "exited with status ");
 
+	if (f->echo)
+		printf("hostvm-exec: port: %s\n", text);
 	if (!strstr(text, "\"event\":\"exit\""))
 		return;
 	f->exit_seen = true;
@@ -329,7 +423,7 @@ static void print_console(const char *log_path)
 }
 
 /* The init beside this program in the build tree (tests/realkvm/ -> libexec/hostvm-init/). */
-static int find_init(char *buf, size_t len)
+static int find_init(const char *name, char *buf, size_t len)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -342,19 +436,21 @@ static int find_init(char *buf, size_t len)
 	if (!slash)
 		return -ENOENT;
 	*slash = '\0';
-	snprintf(buf, len, "%.3900s/../../libexec/hostvm-init/snapbench-hostvm-init", self);
+	snprintf(buf, len, "%.3900s/../../libexec/hostvm-init/%s", self, name);
 	return access(buf, X_OK) < 0 ? -errno : 0;
 }
 
 /*
  * The kernel scripts/fetch-test-kernel unpacked: CACHE/RELEASE/boot/vmlinuz-RELEASE,
  * exactly one (CACHE/current, its link to the release fetched last, is the same file).
- * backports: the cache of `fetch-test-kernel --backports`.
+ * backports: the cache of `fetch-test-kernel --backports`; trixie: of --trixie-backports.
  */
-static char *cached_kernel(bool backports)
+static char *cached_kernel(bool backports, bool trixie, bool riscv64)
 {
-	const char *cache = backports ? getenv("SNAPBENCH_KERNEL_CACHE_BACKPORTS") ?: "/var/cache/snapbench/kernels-backports"
-				      : getenv("SNAPBENCH_KERNEL_CACHE") ?: "/var/cache/snapbench/kernels";
+	const char *cache = riscv64  ? getenv("SNAPBENCH_KERNEL_CACHE_RISCV64") ?: "/var/cache/snapbench/kernels-riscv64"
+			    : trixie	? getenv("SNAPBENCH_KERNEL_CACHE_TRIXIE") ?: "/var/cache/snapbench/kernels-trixie-backports"
+			    : backports ? getenv("SNAPBENCH_KERNEL_CACHE_BACKPORTS") ?: "/var/cache/snapbench/kernels-backports"
+					: getenv("SNAPBENCH_KERNEL_CACHE") ?: "/var/cache/snapbench/kernels";
 	char pattern[PATH_MAX];
 	char *path = NULL;
 	size_t distinct = 0;
@@ -384,7 +480,7 @@ static char *cached_kernel(bool backports)
 		fprintf(stderr,
 			"hostvm-exec: %zu kernels in %s (want one): run scripts/install-deps (or scripts/fetch-test-kernel%s) as "
 			"root, or pass --kernel IMAGE\n",
-			distinct, cache, backports ? " --backports" : "");
+			distinct, cache, riscv64 ? " --riscv64" : trixie ? " --trixie-backports" : backports ? " --backports" : "");
 		free(path);
 		path = NULL;
 	}
@@ -469,19 +565,19 @@ static int run(struct options *o)
 	struct hostvm_modules mods = {};
 	struct hostvm *vm = NULL;
 	struct sb_error err = {};
-	struct follow f = { .status = -1 };
+	struct follow f = { .status = -1, .echo = o->riscv64 };
 	_cleanup_free_ char *dir = NULL;
 	char accel[8], vendor[8], why[512], init[PATH_MAX], work[PATH_MAX], out[PATH_MAX + 8], initrd[PATH_MAX + 16];
 	char log_path[PATH_MAX + 16], append[8192], status_path[PATH_MAX + 32];
 	int k, ret = 1;
 
-	if (!o->kernel && !(o->kernel = kernel_path = cached_kernel(o->backports)))
+	if (!o->kernel && !(o->kernel = kernel_path = cached_kernel(o->backports, o->trixie, o->riscv64)))
 		return 1;
 	if (absolute_args(o->command) < 0) {
 		fprintf(stderr, "hostvm-exec: %s: %s\n", o->command[0], strerror(errno));
 		return 1;
 	}
-	if (find_init(init, sizeof(init)) < 0) {
+	if (find_init(o->riscv64 ? "snapbench-hostvm-init-riscv64" : "snapbench-hostvm-init", init, sizeof(init)) < 0) {
 		fprintf(stderr, "hostvm-exec: no snapbench-hostvm-init in the build tree (%s): build snapbench first\n", init);
 		return 1;
 	}
@@ -498,6 +594,13 @@ static int run(struct options *o)
 	snprintf(log_path, sizeof(log_path), "%s/console.log", work);
 	mkdir(out, 0755);
 
+	if (o->riscv64) {
+		k = prepare_riscv64(o, init, initrd, &kernel, &mods, &err);
+		snprintf(accel, sizeof(accel), "tcg");
+		snprintf(why, sizeof(why), "riscv64: TCG emulates the H extension");
+		snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 rdinit=/init");
+		goto prepared;
+	}
 	k = hostvm_choose_accel(o->accel, NULL, accel, vendor, why, sizeof(why), &err);
 	if (k >= 0)
 		k = hostvm_kernel_identify(o->kernel, &kernel, &err);
@@ -525,6 +628,7 @@ static int run(struct options *o)
 		k = sb_error_set(&err, -E2BIG, "the work directory: more than %d trees under /tmp, /run, ...", MAX_TREES);
 	if (k >= 0)
 		k = build_initramfs(o, &mods, init, out, accel, initrd, &err);
+prepared:
 	if (k < 0) {
 		fprintf(stderr, "hostvm-exec: %s\n", err.msg);
 		goto out;
@@ -544,11 +648,12 @@ static int run(struct options *o)
 		.icount = o->icount,
 		.log_path = log_path,
 		.name = "snapbench-hostvm-exec",
-		.n_shares = 2,
+		.arch = o->riscv64 ? "riscv64" : NULL,
+		.n_shares = o->riscv64 ? 0 : 2,
 		.shares = { { .tag = "root", .path = "/", .readonly = true }, { .tag = "out", .path = out } },
 	};
 	char tags[MAX_TREES][32];
-	for (size_t t = 0; t < n_trees; t++) {
+	for (size_t t = 0; t < n_trees && !o->riscv64; t++) {
 		snprintf(tags[t], sizeof(tags[t]), "tree%zu", t);
 		cfg.shares[cfg.n_shares++] = (struct hostvm_share){ .tag = tags[t], .path = trees[t], .readonly = true };
 	}
