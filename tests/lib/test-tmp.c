@@ -16,7 +16,7 @@
 static struct {
 	char path[256];
 	pid_t pid;
-} dirs[16], mounts[4];
+} dirs[32], mounts[4];
 static unsigned n_dirs, n_mounts;
 static struct {
 	void (*fn)(void);
@@ -67,7 +67,7 @@ void test_tmp_register(void)
 const char *test_tmpdir(const char *name)
 {
 	test_tmp_register();
-	CHECK(n_dirs < 16);
+	CHECK(n_dirs < 32);
 	snprintf(dirs[n_dirs].path, sizeof(dirs[n_dirs].path), "/tmp/snapbench-test-%s-XXXXXX", name);
 	CHECK(mkdtemp(dirs[n_dirs].path));
 	dirs[n_dirs].pid = getpid();

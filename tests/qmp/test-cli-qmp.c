@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -134,7 +135,9 @@ int main(int argc, char **argv)
 	test_qemu_path(&q, "snapshot.bin", snap, sizeof(snap));
 	test_qemu_path(&q, "sink.bin", sink, sizeof(sink));
 
-	/* The first call waits for QEMU to create its socket. */
+	/* snapbench qmp fails at once on a path that names nothing: wait for QEMU to create its socket */
+	for (int i = 0; i < 600 && stat(sock, &st) < 0; i++)
+		usleep(100 * 1000);
 	run(&r, "--timeout", "60", "query-version", NULL);
 	EXPECT_EXIT(&r, 0);
 	o = parse_out(r.out);
