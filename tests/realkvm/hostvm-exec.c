@@ -8,7 +8,8 @@
  *   hostvm-exec [--kernel IMAGE] [--modules DIR] [--param MODULE.NAME=VALUE]...
  *               [--memory MIB] [--vcpus N] [--accel auto|kvm|tcg]
  *               [--timeout S] [--env NAME=VALUE]... [--work DIR] [--icount]
- *               [--backports|--trixie-backports]
+ *               [--backports|--trixie-backports|--riscv64] [--host-if-kvm]
+ *               [--systemd] [--boot-log]
  *               -- COMMAND ARG...
  *
  * The host VM's root is this host's / (read-only), so COMMAND is a path of
@@ -42,6 +43,10 @@
  * root is the initramfs, with the riscv64 init and kvm.ko; COMMAND and
  * every argument naming a file here (static riscv64 programs) are packed
  * into it as /bin/NAME and named so.
+ *
+ * --boot-log boots without `quiet`, with loglevel=8 and an early console
+ * (earlycon=sbi on riscv64, earlyprintk=ttyS0 on x86): for a kernel that
+ * prints nothing (the console log is printed when the VM ends or is killed).
  *
  * --host-if-kvm runs COMMAND on this host, not in a host VM, when /dev/kvm
  * opens here (for the tests that need KVM and BPF: on a machine with KVM
@@ -89,6 +94,7 @@ struct options {
 	unsigned memory_mib, vcpus;
 	double timeout_s;
 	bool systemd, icount, backports, trixie, host_if_kvm, riscv64;
+	bool boot_log; /* --boot-log: the kernel's whole log on the console, from its first line (a kernel that stays silent) */
 	char **command;
 };
 
@@ -103,7 +109,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: hostvm-exec --kernel IMAGE [--modules DIR] [--param MODULE.NAME=VALUE]... [--memory MIB]\n"
 		   "                   [--vcpus N] [--accel auto|kvm|tcg] [--timeout S] [--env NAME=VALUE]...\n"
 		   "                   [--work DIR] [--systemd] [--icount] [--backports|--trixie-backports|--riscv64]\n"
-		   "                   [--host-if-kvm]\n"
+		   "                   [--host-if-kvm] [--boot-log]\n"
 		   "                   -- COMMAND ARG...\n");
 }
 
@@ -118,6 +124,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "systemd", no_argument, NULL, 'S' },     { "icount", no_argument, NULL, 'I' },
 		{ "backports", no_argument, NULL, 'B' },   { "host-if-kvm", no_argument, NULL, 'H' },
 		{ "trixie-backports", no_argument, NULL, 'X' }, { "riscv64", no_argument, NULL, 'R' },
+		{ "boot-log", no_argument, NULL, 'L' },
 		{}
 	};
 	int c;
@@ -136,6 +143,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case 'B': o->backports = true; break;
 		case 'X': o->trixie = true; break;
 		case 'R': o->riscv64 = true; break;
+		case 'L': o->boot_log = true; break;
 		case 'H': o->host_if_kvm = true; break;
 		case 'p':
 		case 'e':
@@ -598,7 +606,8 @@ static int run(struct options *o)
 		k = prepare_riscv64(o, init, initrd, &kernel, &mods, &err);
 		snprintf(accel, sizeof(accel), "tcg");
 		snprintf(why, sizeof(why), "riscv64: TCG emulates the H extension");
-		snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 rdinit=/init");
+		snprintf(append, sizeof(append), "console=ttyS0 %s panic=-1 rdinit=/init",
+			 o->boot_log ? "loglevel=8 earlycon=sbi" : "quiet");
 		goto prepared;
 	}
 	k = hostvm_choose_accel(o->accel, NULL, accel, vendor, why, sizeof(why), &err);
@@ -613,7 +622,8 @@ static int run(struct options *o)
 	if (k >= 0 && o->systemd)
 		k = systemd_append(o, out, status_path, sizeof(status_path), append, sizeof(append), &err);
 	else
-		snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 rdinit=/init");
+		snprintf(append, sizeof(append), "console=ttyS0 %s panic=-1 rdinit=/init",
+			 o->boot_log ? "loglevel=8 earlyprintk=ttyS0" : "quiet");
 	for (char **a = o->command; k >= 0 && !o->systemd && *a; a++)
 		if (**a == '/' && need_tree(*a) < 0)
 			k = sb_error_set(&err, -E2BIG, "the command's files lie in more than %d trees under /tmp, /run, ...",
