@@ -214,6 +214,13 @@ static void summary_lines(void)
 	/* the reason's further lines under its first; terminal controls from the report made harmless */
 	CHECK_MSG(strstr(pc, "\n  rep 2 (arm stock): retried on a fresh host VM after: the host VM went silent\n"
 			     "                                                       console: ?[2J\n"), "%s", pc);
+
+	snprintf(json, sizeof(json), "{%s\"scenario\": \"uffd-restore\", \"retried\": [], \"arms\": [{\"label\": \"nr8\","
+		 " \"fault-in\": {\"pf_per_s\": 5120, \"fault_in_duration_s\": 0.85, \"restore_pf_taken\": 512}}]}", head);
+	_cleanup_free_ char *ur = summary_block(json);
+	CHECK_MSG(strstr(ur, "\n  arm nr8, during the userfaultfd restore's fault-in (medians): pf/s 5,120  tlb/s -  inval/s -"
+			     "  ops/s -  p99 - ns  fault-in 0.85 s  restore pf_taken 512\n"), "%s", ur);
+	CHECK_MSG(!strstr(ur, "snapshot"), "%s", ur);
 }
 
 /* The scenarios' windows and their headings: one helper for show, run and the summaries. */
