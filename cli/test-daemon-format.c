@@ -250,6 +250,25 @@ static void dirty_log_table(const char *path)
 	json_object_put(report);
 }
 
+/* A uffd-restore report's table: the fault-in window in the middle with the restore's rows, a snapshot's none. */
+static void uffd_restore_table(const char *path)
+{
+	struct json_object *report = json_object_from_file(path);
+
+	CHECK_MSG(report, "cannot read %s", path);
+	CHECK(!strcmp(report_action_window(report), "fault-in"));
+	struct json_object *arm = json_object_array_get_idx(json_object_object_get(report, "arms"), 1);
+	_cleanup_free_ char *t = table(arm, "uffd-restore", 3);
+	CHECK_MSG(strstr(t, "before (pre)  during the userfaultfd restore's fault-in  after (post)\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  restore pf_taken                    4,097\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  uffd requests                       32\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  pages lost                          0\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n    SPTEs prefetched                  n/a\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  restore pass                        393ms (390ms 395ms)\n"), "%s", t);
+	CHECK_MSG(!strstr(t, "snapshot") && !strstr(t, "uffd-wp"), "%s", t);
+	json_object_put(report);
+}
+
 /* run --local's summary from the report itself: the retried repetition only, with its reason. */
 static void report_retried(const char *path)
 {
@@ -276,8 +295,9 @@ int main(int argc, char **argv)
 	progress_window();
 	scenario_windows();
 	summary_lines();
-	CHECK_MSG(argc == 4, "usage: test-daemon-format STOCK.json DIRTY-LOG.json KERNEL-RETRIED.json");
+	CHECK_MSG(argc == 5, "usage: test-daemon-format STOCK.json DIRTY-LOG.json KERNEL-RETRIED.json UFFD-RESTORE.json");
 	dirty_log_table(argv[2]);
+	uffd_restore_table(argv[4]);
 	report_retried(argv[3]);
 	struct json_object *report = json_object_from_file(argv[1]);
 	CHECK_MSG(report, "cannot read %s", argv[1]);
