@@ -37,6 +37,11 @@ const struct metric_row metric_rows[] = {
 	{ "numa_invalidations", "invalidations, NUMA hinting", NULL },
 	{ "refaults", "refaults", NULL },
 	{ "numa_pages_migrated", "NUMA pages migrated", NULL },
+	{ "restore_pass_ms", "restore pass (ms)", "fault-in" },
+	{ "restore_pf_taken", "restore pf_taken", "fault-in" },
+	{ "restore_pf_prefetched", "  SPTEs prefetched", "fault-in" },
+	{ "uffd_requests", "uffd requests", "fault-in" },
+	{ "restore_mismatches", "pages lost", "fault-in" },
 };
 const size_t n_metric_rows = ARRAY_SIZE(metric_rows);
 

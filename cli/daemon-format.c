@@ -231,25 +231,62 @@ static void labels_string(struct json_object *sum, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-void print_summary_header(FILE *out)
-{
-	fprintf(out, "%-24s %-10s %-20s %-24s %-9s %s\n", "ID", "STATE", "SCENARIO", "LABELS", "REPS", "CREATED");
-}
+enum { SUM_ID, SUM_STATE, SUM_SCENARIO, SUM_LABELS, SUM_REPS, SUM_CREATED, SUM_COLUMNS };
 
-void print_summary_row(FILE *out, struct json_object *sum)
+/* A run summary's cells, as `snapbench list` and status's queue print them. */
+static void summary_cells(struct json_object *sum, char cell[SUM_COLUMNS][128])
 {
-	char labels[128], reps[32];
 	struct json_object *r = client_get(sum, "repetitions", NULL, NULL);
 
-	labels_string(sum, labels, sizeof(labels));
+	snprintf(cell[SUM_ID], 128, "%s", client_get_string(sum, "id", "?"));
+	snprintf(cell[SUM_STATE], 128, "%s",
+		 client_get_string(sum, "state", client_get(sum, "problem", NULL, NULL) ? "unreadable" : "?"));
+	snprintf(cell[SUM_SCENARIO], 128, "%s", client_get_string(sum, "scenario", "-"));
+	labels_string(sum, cell[SUM_LABELS], 128);
 	if (r)
-		snprintf(reps, sizeof(reps), "%d/%d", json_object_get_int(client_get(r, "completed", NULL, NULL)),
+		snprintf(cell[SUM_REPS], 128, "%d/%d", json_object_get_int(client_get(r, "completed", NULL, NULL)),
 			 json_object_get_int(client_get(r, "total", NULL, NULL)));
 	else
-		snprintf(reps, sizeof(reps), "-");
-	fprintf(out, "%-24s %-10s %-20s %-24s %-9s %s\n", client_get_string(sum, "id", "?"),
-		client_get_string(sum, "state", client_get(sum, "problem", NULL, NULL) ? "unreadable" : "?"),
-		client_get_string(sum, "scenario", "-"), labels, reps, client_get_string(sum, "created", "-"));
+		snprintf(cell[SUM_REPS], 128, "-");
+	snprintf(cell[SUM_CREATED], 128, "%s", client_get_string(sum, "created", "-"));
+}
+
+static void summary_line(FILE *out, char cell[SUM_COLUMNS][128], const size_t *w, size_t n_columns)
+{
+	for (size_t c = 0; c < n_columns; c++) {
+		if (c + 1 == n_columns)
+			fprintf(out, "%s\n", cell[c]);
+		else
+			fprintf(out, "%s%*s  ", cell[c], (int)(w[c] - compare_text_width(cell[c])), "");
+	}
+}
+
+void print_summary_table(FILE *out, struct json_object *runs, size_t width)
+{
+	static const char *const heads[SUM_COLUMNS] = { "ID", "STATE", "SCENARIO", "LABELS", "REPS", "CREATED" };
+	size_t n = runs && json_object_is_type(runs, json_type_array) ? json_object_array_length(runs) : 0;
+	size_t w[SUM_COLUMNS], total = 0, columns = SUM_COLUMNS;
+	char cell[SUM_COLUMNS][128];
+
+	for (size_t c = 0; c < SUM_COLUMNS; c++)
+		w[c] = strlen(heads[c]);
+	for (size_t i = 0; i < n; i++) {
+		summary_cells(json_object_array_get_idx(runs, i), cell);
+		for (size_t c = 0; c < SUM_COLUMNS; c++)
+			w[c] = compare_text_width(cell[c]) > w[c] ? compare_text_width(cell[c]) : w[c];
+	}
+	for (size_t c = 0; c < SUM_COLUMNS; c++)
+		total += w[c] + (c ? 2 : 0);
+	/* the creation time is in the run ID snapbenchd gives (20261207T055946Z-...): dropped first */
+	if (width && total > width)
+		columns = SUM_CREATED;
+	for (size_t c = 0; c < SUM_COLUMNS; c++)
+		snprintf(cell[c], sizeof(cell[c]), "%s", heads[c]);
+	summary_line(out, cell, w, columns);
+	for (size_t i = 0; i < n; i++) {
+		summary_cells(json_object_array_get_idx(runs, i), cell);
+		summary_line(out, cell, w, columns);
+	}
 }
 
 void print_wrapped(FILE *out, const char *head, const char *text, size_t width)
@@ -423,7 +460,11 @@ void print_summary_details(FILE *out, struct json_object *sum, const char *inden
 	}
 	/* the medians of the scenario's window, under its name (docs/protocol.md "Run summary") */
 	const char *scenario = client_get_string(sum, "scenario", NULL), *w = report_scenario_window(scenario);
-	bool migrates = !strcmp(w, "migration"), steady = !strcmp(w, "steady");
+	bool migrates = !strcmp(w, "migration"), steady = !strcmp(w, "steady"), fault_in = !strcmp(w, "fault-in");
+	const char *dur_key = migrates ? "migration_duration_s" :
+			      steady	? "steady_duration_s" :
+			      fault_in	? "fault_in_duration_s" :
+					  "snapshot_duration_s";
 	for (size_t i = 0; arms && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms); i++) {
 		struct json_object *a = json_object_array_get_idx(arms, i), *s = client_get(a, w, NULL, NULL);
 		char pf[16], tlb[16], inv[16], ops[16], p99[16], dur[16], flushes[48] = "";
@@ -433,19 +474,18 @@ void print_summary_details(FILE *out, struct json_object *sum, const char *inden
 		fmt_json_rate(inv, sizeof(inv), client_get(s, "invalidations_per_s", NULL, NULL));
 		fmt_json_rate(ops, sizeof(ops), client_get(s, "guest_ops_per_s", NULL, NULL));
 		fmt_json_rate(p99, sizeof(p99), client_get(s, "latency_p99_ns", NULL, NULL));
-		fmt_json_rate(dur, sizeof(dur),
-			      client_get(s, migrates ? "migration_duration_s" : steady ? "steady_duration_s" : "snapshot_duration_s",
-					 NULL, NULL));
-		if (steady) {
+		fmt_json_rate(dur, sizeof(dur), client_get(s, dur_key, NULL, NULL));
+		if (steady || fault_in) {
 			char n[16];
-			fmt_json_rate(n, sizeof(n), client_get(s, "numa_kvm_flushes", NULL, NULL));
-			snprintf(flushes, sizeof(flushes), "  KVM flushes for NUMA hinting %s", n);
+			fmt_json_rate(n, sizeof(n), client_get(s, steady ? "numa_kvm_flushes" : "restore_pf_taken", NULL, NULL));
+			snprintf(flushes, sizeof(flushes), steady ? "  KVM flushes for NUMA hinting %s" : "  restore pf_taken %s",
+				 n);
 		}
 		char text[256];
 		snprintf(head, sizeof(head), "%s  arm %s, %s (medians): ", indent, client_get_string(a, "label", "?"),
 			 report_scenario_window_title(scenario));
 		snprintf(text, sizeof(text), "pf/s %s  tlb/s %s  inval/s %s  ops/s %s  p99 %s ns  %s %s s%s", pf, tlb, inv,
-			 ops, p99, migrates ? "migration" : steady ? "steady" : "snapshot", dur, flushes);
+			 ops, p99, w, dur, flushes);
 		print_fields(out, head, text, output_width(), strlen(indent) + 6);
 	}
 	struct json_object *retried = client_get(sum, "retried", NULL, NULL);

@@ -77,9 +77,14 @@ void print_wrapped_at(FILE *out, const char *head, const char *text, size_t widt
  */
 void print_fields(FILE *out, const char *head, const char *text, size_t width, size_t indent);
 
-/* One line of `snapbench list`: ID STATE SCENARIO LABELS REPS CREATED */
-void print_summary_header(FILE *out);
-void print_summary_row(FILE *out, struct json_object *summary);
+/*
+ * The runs of `snapbench list` and status's queue (an array of run
+ * summaries), a line each under a header: ID STATE SCENARIO LABELS REPS
+ * CREATED, each column as wide as its widest cell. Wider than width (0: any
+ * width), CREATED is left out: the time is in the run ID snapbenchd gives.
+ * `--json` has every field.
+ */
+void print_summary_table(FILE *out, struct json_object *runs, size_t width);
 
 /*
  * The several lines of a summary (status, show, run --wait): state, error,

@@ -214,6 +214,13 @@ static void summary_lines(void)
 	/* the reason's further lines under its first; terminal controls from the report made harmless */
 	CHECK_MSG(strstr(pc, "\n  rep 2 (arm stock): retried on a fresh host VM after: the host VM went silent\n"
 			     "                                                       console: ?[2J\n"), "%s", pc);
+
+	snprintf(json, sizeof(json), "{%s\"scenario\": \"uffd-restore\", \"retried\": [], \"arms\": [{\"label\": \"nr8\","
+		 " \"fault-in\": {\"pf_per_s\": 5120, \"fault_in_duration_s\": 0.85, \"restore_pf_taken\": 512}}]}", head);
+	_cleanup_free_ char *ur = summary_block(json);
+	CHECK_MSG(strstr(ur, "\n  arm nr8, during the userfaultfd restore's fault-in (medians): pf/s 5,120  tlb/s -  inval/s -"
+			     "  ops/s -  p99 - ns  fault-in 0.85 s  restore pf_taken 512\n"), "%s", ur);
+	CHECK_MSG(!strstr(ur, "snapshot"), "%s", ur);
 }
 
 /* The scenarios' windows and their headings: one helper for show, run and the summaries. */
@@ -243,6 +250,25 @@ static void dirty_log_table(const char *path)
 	json_object_put(report);
 }
 
+/* A uffd-restore report's table: the fault-in window in the middle with the restore's rows, a snapshot's none. */
+static void uffd_restore_table(const char *path)
+{
+	struct json_object *report = json_object_from_file(path);
+
+	CHECK_MSG(report, "cannot read %s", path);
+	CHECK(!strcmp(report_action_window(report), "fault-in"));
+	struct json_object *arm = json_object_array_get_idx(json_object_object_get(report, "arms"), 1);
+	_cleanup_free_ char *t = table(arm, "uffd-restore", 3);
+	CHECK_MSG(strstr(t, "before (pre)  during the userfaultfd restore's fault-in  after (post)\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  restore pf_taken                    4,097\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  uffd requests                       32\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  pages lost                          0\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n    SPTEs prefetched                  n/a\n"), "%s", t);
+	CHECK_MSG(strstr(t, "\n  restore pass                        393ms (390ms 395ms)\n"), "%s", t);
+	CHECK_MSG(!strstr(t, "snapshot") && !strstr(t, "uffd-wp"), "%s", t);
+	json_object_put(report);
+}
+
 /* run --local's summary from the report itself: the retried repetition only, with its reason. */
 static void report_retried(const char *path)
 {
@@ -269,8 +295,9 @@ int main(int argc, char **argv)
 	progress_window();
 	scenario_windows();
 	summary_lines();
-	CHECK_MSG(argc == 4, "usage: test-daemon-format STOCK.json DIRTY-LOG.json KERNEL-RETRIED.json");
+	CHECK_MSG(argc == 5, "usage: test-daemon-format STOCK.json DIRTY-LOG.json KERNEL-RETRIED.json UFFD-RESTORE.json");
 	dirty_log_table(argv[2]);
+	uffd_restore_table(argv[4]);
 	report_retried(argv[3]);
 	struct json_object *report = json_object_from_file(argv[1]);
 	CHECK_MSG(report, "cannot read %s", argv[1]);

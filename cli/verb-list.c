@@ -161,9 +161,7 @@ static int run(const struct list_args *a)
 	if (a->d.json) {
 		client_print_json(runs);
 	} else if (runs && json_object_array_length(runs)) {
-		print_summary_header(stdout);
-		for (size_t i = 0; i < json_object_array_length(runs); i++)
-			print_summary_row(stdout, json_object_array_get_idx(runs, i));
+		print_summary_table(stdout, runs, output_width());
 	} else {
 		fprintf(stderr, "snapbench list: no runs match\n");
 	}

@@ -134,9 +134,7 @@ static void print_status(struct json_object *reply)
 	size_t n = queue ? json_object_array_length(queue) : 0;
 	if (n) {
 		printf("\nqueued (%zu):\n", n);
-		print_summary_header(stdout);
-		for (size_t i = 0; i < n; i++)
-			print_summary_row(stdout, json_object_array_get_idx(queue, i));
+		print_summary_table(stdout, queue, output_width());
 	} else {
 		printf("queue empty\n");
 	}

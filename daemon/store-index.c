@@ -42,7 +42,7 @@ static bool is_string(struct json_object *v, const char *s)
 }
 
 /*
- * The median of the action window's duration_s (migration, steady) over
+ * The median of the action window's duration_s (migration, steady, fault-in) over
  * the completed repetitions of arm label (the arms' statistics hold no
  * duration of a migration: it is the window's), or NULL when none has one.
  */
@@ -100,6 +100,7 @@ static int64_t int_or(struct json_object *v, int64_t dflt)
 static struct json_object *arm_summary(struct json_object *report, struct json_object *a, const char *window)
 {
 	bool migrates = !strcmp(window, "migration"), steady = !strcmp(window, "steady");
+	bool fault_in = !strcmp(window, "fault-in");
 	struct json_object *win = store_get(store_get(a, "windows"), window);
 	struct json_object *oa = json_object_new_object();
 	struct json_object *m = json_object_new_object();
@@ -112,13 +113,19 @@ static struct json_object *arm_summary(struct json_object *report, struct json_o
 	for (size_t k = 0; k < ARRAY_SIZE(headline_metrics); k++)
 		json_object_object_add(m, headline_metrics[k],
 				       copy_or_null(store_get(store_get(win, headline_metrics[k]), "median")));
-	if (migrates || steady)
-		json_object_object_add(m, migrates ? "migration_duration_s" : "steady_duration_s",
+	if (migrates || steady || fault_in)
+		json_object_object_add(m,
+				       migrates ? "migration_duration_s" :
+				       steady	? "steady_duration_s" :
+						  "fault_in_duration_s",
 				       window_duration_median(store_get(report, "repetitions"), store_get(a, "label"),
 							      window));
 	if (steady) /* seed 002's figure */
 		json_object_object_add(m, "numa_kvm_flushes",
 				       copy_or_null(store_get(store_get(win, "numa_kvm_flushes"), "median")));
+	else if (fault_in) /* seed 003's */
+		json_object_object_add(m, "restore_pf_taken",
+				       copy_or_null(store_get(store_get(win, "restore_pf_taken"), "median")));
 	else if (!migrates)
 		json_object_object_add(m, "snapshot_duration_s",
 				       copy_or_null(store_get(store_get(win, "snapshot_duration_s"), "median")));

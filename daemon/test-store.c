@@ -358,6 +358,53 @@ static void test_partial(struct store *s)
 	CHECK_MSG(strstr(err.msg, "field \"created\" must be string"), "%s", err.msg);
 }
 
+/* uffd-restore: its window's medians under "fault-in", with its duration and seed 003's count, no snapshot's */
+static void test_summary_uffd_restore(struct store *s)
+{
+	struct sb_error err = {};
+	struct json_object *spec, *sum, *v, *report;
+	struct run_spec ur;
+	char ur_id[REPORT_ID_MAX], path[4096];
+
+	CHECK(spec_init(&ur) == 0);
+	CHECK_MSG(spec_set(&ur, "scenario", "uffd-restore", "--scenario", &err) == 0, "%s", err.msg);
+	CHECK_MSG(spec_validate(&ur, &err) == 0, "%s", err.msg);
+	CHECK(spec_to_json(&ur, &spec) == 0);
+	spec_done(&ur);
+	CHECK_MSG(store_create_run(s, spec, ur_id, &err) == 0, "%s", err.msg);
+	json_object_put(spec);
+	/* the run ended: an arm with the window's statistics, two completed repetitions with its duration */
+	CHECK_MSG(store_read_report(s, ur_id, &report, &err) == 0, "%s", err.msg);
+	json_object_object_add(report, "state", json_object_new_string("completed"));
+	json_object_object_add(report, "arms",
+			       json_tokener_parse("[{\"label\": \"default\", \"knobs\": null, \"repetitions\": {\"total\": 2,"
+						  " \"completed\": 2, \"failed\": 0}, \"windows\": {\"fault-in\": {\"restore_pf_taken\":"
+						  " {\"n\": 2, \"median\": 512, \"min\": 510, \"max\": 514, \"values\": [510, 514]}}}}]"));
+	json_object_object_add(report, "repetitions", json_object_new_array());
+	for (int i = 0; i < 2; i++) {
+		char rep[512];
+		snprintf(rep, sizeof(rep),
+			 "{\"index\": %d, \"arm\": \"default\", \"state\": \"completed\", \"error\": null, \"started\": null,"
+			 " \"finished\": null, \"vm\": null, \"guest\": null, \"snapshot\": null, \"windows\": {\"fault-in\":"
+			 " {\"start_s\": 1, \"duration_s\": %s, \"metrics\": {}, \"unavailable\": {}}}, \"timeline\": [],"
+			 " \"totals\": {}}",
+			 i, i ? "0.9" : "0.8");
+		json_object_array_add(json_object_object_get(report, "repetitions"), json_tokener_parse(rep));
+	}
+	CHECK(store_run_dir(s, ur_id, path, sizeof(path)) == 0);
+	strncat(path, "/" RUN_DIR_REPORT, sizeof(path) - strlen(path) - 1);
+	CHECK(json_object_to_file_ext(path, report, JSON_C_TO_STRING_PLAIN) == 0);
+	json_object_put(report);
+	CHECK_MSG(store_summary(s, ur_id, &sum, &err) == 0, "%s", err.msg);
+	v = json_object_array_get_idx(jp(sum, "arms"), 0);
+	CHECK_MSG(v && json_object_get_double(jp(v, "fault-in/fault_in_duration_s")) > 0.849 &&
+			  json_object_get_double(jp(v, "fault-in/fault_in_duration_s")) < 0.851 &&
+			  json_object_get_int(jp(v, "fault-in/restore_pf_taken")) == 512 &&
+			  !json_object_object_get_ex(jp(v, "fault-in"), "snapshot_duration_s", NULL) && !jp(v, "snapshot"),
+		  "%s", json_object_to_json_string(sum));
+	json_object_put(sum);
+}
+
 int main(void)
 {
 	struct store *s;
@@ -372,6 +419,7 @@ int main(void)
 	test_logs(s, ids);
 	test_unreadable(s);
 	test_partial(s);
+	test_summary_uffd_restore(s);
 	store_free(s);
 	return 0;
 }

@@ -52,15 +52,15 @@ struct csv_rep {
 	struct csv_reasons *reasons;
 };
 
-/* A migration figure's row: window migration, its name as the metric (pass.2.duration_s). */
-static void figure_row(const struct export_migration_figure *f, void *userdata)
+/* A repetition's figure's row: its window (migration, fault-in), its name as the metric (pass.2.duration_s). */
+static void figure_row(const struct export_rep_figure *f, void *userdata)
 {
 	const struct csv_rep *c = userdata;
 	char num[EXPORT_NUMBER_MAX] = "";
 
 	export_format_number(f->value, num);
 	char as[32];
-	const char *row[] = { c->id, c->arm, c->index, c->state, "migration", f->name, f->unit, num,
+	const char *row[] = { c->id, c->arm, c->index, c->state, f->window, f->name, f->unit, num,
 			      reason_cell(c->reasons, num[0] ? "" : f->unavailable, as, sizeof(as)),
 			      c->emulated && report_metric_time_based(f->name, f->unit) ? "true" : "false" };
 	export_append_csv_row(c->b, row, ARRAY_SIZE(row));
@@ -114,10 +114,10 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 							      : "false" };
 				export_append_csv_row(&b, row, ARRAY_SIZE(row));
 			}
-			if (!strcmp(report_windows[w], "migration")) {
+			if (w == 1) { /* the scenario's window: its figures (a migration's, a restore's) */
 				struct csv_rep c = { &b, id, json_lookup_string(rep, "arm"), index,
 						     json_lookup_string(rep, "state"), timing.emulated, &reasons };
-				export_rep_migration_figures(report, rep, figure_row, &c);
+				export_rep_figures(report, rep, figure_row, &c);
 			}
 		}
 	}

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * What the report exports of a run write: the windows of its scenario and
- * the figures of a repetition's migration, read from the report's JSON once
- * here so that every format carries the same ones.
+ * the figures of a repetition's migration or userfaultfd restore, read from
+ * the report's JSON once here so that every format carries the same ones.
  */
 #include <math.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static const char *counter_unavailable(struct json_object *report, const char *c
 }
 
 struct emit {
-	void (*fn)(const struct export_migration_figure *f, void *userdata);
+	void (*fn)(const struct export_rep_figure *f, void *userdata);
 	void *userdata;
 };
 
@@ -52,9 +52,10 @@ static void emit_figure(struct emit *e, const char *group, long long pass, const
 			const char *unit, double value, const char *why, double start_s, double duration_s)
 {
 	char name[256];
-	struct export_migration_figure f = {
-		.name = name, .group = group, .pass = pass, .counter = counter, .unit = unit, .value = value,
-		.start_s = start_s, .duration_s = duration_s,
+	struct export_rep_figure f = {
+		.name = name, .group = group, .window = strcmp(group, "uffd_restore") ? "migration" : "fault-in",
+		.pass = pass, .counter = counter, .unit = unit, .value = value, .start_s = start_s,
+		.duration_s = duration_s,
 	};
 
 	if (pass >= 0)
@@ -142,16 +143,51 @@ static void postcopy_figures(struct emit *e, struct json_object *pc, struct json
 	}
 }
 
-void export_rep_migration_figures(struct json_object *report, struct json_object *rep,
-				  void (*fn)(const struct export_migration_figure *f, void *userdata), void *userdata)
+/* uffd-restore: the guest's pass over the region, the handler's requests and KVM's counts during it. */
+static void uffd_restore_figures(struct emit *e, struct json_object *ur, struct json_object *window)
+{
+	static const struct {
+		const char *field, *unit, *unavailable;
+	} fields[] = {
+		{ "region_bytes", "B", "not known" },
+		{ "chunk_bytes", "B", "not known" },
+		{ "pages", "1", "not known" },
+		{ "pass_ms", "ms", "the guest reported no pass" },
+		{ "uffd_requests", "1", "the handler reported no figures" },
+		{ "uffd_woken", "1", "the handler reported no figures" },
+		{ "uffd_bytes", "B", "the handler reported no figures" },
+		{ "mismatches", "1", "not known" },
+		{ "kvm.pf_taken", "1", NULL },
+		{ "kvm.pf_fixed", "1", NULL },
+		{ "kvm.pf_spurious", "1", NULL },
+		{ "kvm.pf_prefetched", "1", NULL },
+	};
+	double start_s = number_or_nan(json_lookup(window, "start_s"));
+	double duration_s = number_or_nan(json_lookup(window, "duration_s"));
+	const char *kvm_why = json_lookup_string(ur, "kvm_unavailable");
+
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		const char *f = fields[i].field;
+		struct json_object *v = strncmp(f, "kvm.", 4) ? json_lookup(ur, f) : json_lookup(json_lookup(ur, "kvm"), f + 4);
+
+		emit_figure(e, "uffd_restore", -1, f, NULL, fields[i].unit, number_or_nan(v),
+			    fields[i].unavailable ? fields[i].unavailable : kvm_why ? kvm_why : "not counted", start_s,
+			    duration_s);
+	}
+}
+
+void export_rep_figures(struct json_object *report, struct json_object *rep,
+			void (*fn)(const struct export_rep_figure *f, void *userdata), void *userdata)
 {
 	struct emit e = { .fn = fn, .userdata = userdata };
 	struct json_object *passes = json_lookup(json_lookup(rep, "migration"), "iterations");
-	struct json_object *pc = json_lookup(rep, "postcopy");
+	struct json_object *pc = json_lookup(rep, "postcopy"), *ur = json_lookup(rep, "uffd_restore");
 
 	if (json_object_is_type(passes, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(passes); i++)
 			pass_figures(&e, report, json_object_array_get_idx(passes, i));
 	if (json_object_is_type(pc, json_type_object))
 		postcopy_figures(&e, pc, json_lookup(json_lookup(rep, "windows"), "migration"));
+	if (json_object_is_type(ur, json_type_object))
+		uffd_restore_figures(&e, ur, json_lookup(json_lookup(rep, "windows"), "fault-in"));
 }

@@ -443,11 +443,11 @@ static void add_figure_test(const struct rep_ctx *rc, const struct figure_test *
 	jb_push_some(&k->jb, c->tests, t);
 }
 
-/* A migration figure's test: snapbench.SCENARIO.migration.pass.N.FIELD, over the pass (postcopy: the window). */
-static void figure_test(const struct export_migration_figure *fig, void *userdata)
+/* A repetition's figure's test: snapbench.SCENARIO.WINDOW.pass.N.FIELD, over the pass (postcopy, uffd-restore: the window). */
+static void figure_test(const struct export_rep_figure *fig, void *userdata)
 {
 	const struct figure_test f = {
-		.window = "migration", .name = fig->name, .unit = fig->unit, .value = fig->value,
+		.window = fig->window, .name = fig->name, .unit = fig->unit, .value = fig->value,
 		.why = fig->unavailable, .start_s = fig->start_s, .duration_s = fig->duration_s, .pass = fig->pass,
 	};
 
@@ -487,8 +487,8 @@ static void add_window_tests(struct run_ctx *c, struct json_object *rep, long lo
 			};
 			add_figure_test(&rc, &f);
 		}
-		if (!strcmp(report_windows[w], "migration"))
-			export_rep_migration_figures(c->report, rep, figure_test, (void *)&rc);
+		if (w == 1) /* the scenario's window: its figures (a migration's, a restore's) */
+			export_rep_figures(c->report, rep, figure_test, (void *)&rc);
 	}
 }
 

@@ -11,6 +11,7 @@
  *   snapbench_<metric>{arm, rep, window[, cause]}        the window summaries (gauges)
  *   snapbench_migration_pass_<field>{..., pass}          a dirty-log pass's figures (gauges)
  *   snapbench_migration_postcopy_<field>{...}            the postcopy migration's figures (gauges)
+ *   snapbench_uffd_restore_<field>{..., window fault-in}  the userfaultfd restore's figures (gauges)
  *   snapbench_<counter>_total{arm, rep[, cause]}         the repetitions' counter totals
  *
  * Names follow Prometheus' conventions: snake_case, base units (latencies
@@ -252,13 +253,15 @@ struct figure_ctx {
 };
 
 /*
- * A migration figure as a gauge of the migration window: a dirty-log pass's
+ * A repetition's figure as a gauge of its window: a dirty-log pass's
  * field or counter, snapbench_migration_pass_FIELD{pass="N"} (counters named
  * as their totals are: snapbench_migration_pass_kvm_pf_taken), a postcopy
  * field snapbench_migration_postcopy_FIELD (postcopy_requests:
- * snapbench_migration_postcopy_requests).
+ * snapbench_migration_postcopy_requests); a userfaultfd restore's, of the
+ * fault-in window, snapbench_uffd_restore_FIELD (kvm.pf_taken:
+ * snapbench_uffd_restore_kvm_pf_taken).
  */
-static void figure_sample(const struct export_migration_figure *fig, void *userdata)
+static void figure_sample(const struct export_rep_figure *fig, void *userdata)
 {
 	const struct figure_ctx *c = userdata;
 	char name[NAME_MAX_LEN], prefix[64], flat[128], pass[24], help[512];
@@ -268,7 +271,10 @@ static void figure_sample(const struct export_migration_figure *fig, void *userd
 
 	if (!isfinite(fig->value))
 		return; /* unavailable: no sample (the CSV says why) */
-	snprintf(prefix, sizeof(prefix), "snapbench_migration_%s_", fig->group);
+	if (!strcmp(fig->window, "migration"))
+		snprintf(prefix, sizeof(prefix), "snapbench_migration_%s_", fig->group);
+	else
+		snprintf(prefix, sizeof(prefix), "snapbench_%s_", fig->group);
 	if (fig->counter) {
 		counter_family(prefix, fig->counter, name, &lab, &sub, &unit, &pow10);
 		snprintf(help, sizeof(help), "counter %s summed over a dirty-log pass's timeline rows, by pass%s%s",
@@ -284,6 +290,9 @@ static void figure_sample(const struct export_migration_figure *fig, void *userd
 		if (fig->pass >= 0)
 			snprintf(help, sizeof(help), "a dirty-log pass's %s (repetitions[].migration.iterations[].%s), "
 				 "by pass", fig->field, fig->field);
+		else if (strcmp(fig->window, "migration"))
+			snprintf(help, sizeof(help), "the userfaultfd restore's %s (repetitions[].uffd_restore.%s)",
+				 fig->field, fig->field);
 		else
 			snprintf(help, sizeof(help), "the postcopy migration's %s (repetitions[].postcopy.%s)",
 				 fig->field, fig->field);
@@ -291,7 +300,7 @@ static void figure_sample(const struct export_migration_figure *fig, void *userd
 	struct family *fam = family_get(c->f, name, FAMILY_GAUGE, unit, help);
 	if (!fam)
 		return;
-	const char *labels[10] = { "arm", c->arm, "rep", c->index, "window", "migration" };
+	const char *labels[10] = { "arm", c->arm, "rep", c->index, "window", fig->window };
 	size_t n = 6;
 	if (fig->pass >= 0) {
 		snprintf(pass, sizeof(pass), "%lld", fig->pass);
@@ -332,9 +341,9 @@ static void rep_windows(struct families *f, struct json_object *report, struct j
 			if (fam)
 				sample(fam, arm, index, windows[w], lab, sub, json_object_get_double(value), pow10);
 		}
-		if (!strcmp(windows[w], "migration")) {
+		if (w == 1) { /* the scenario's window: its figures (a migration's, a restore's) */
 			struct figure_ctx c = { f, arm, index };
-			export_rep_migration_figures(report, rep, figure_sample, &c);
+			export_rep_figures(report, rep, figure_sample, &c);
 		}
 	}
 }

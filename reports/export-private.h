@@ -55,27 +55,29 @@ const char *export_metric_unit(struct json_object *report, const char *name);
 void export_report_windows(struct json_object *report, const char *windows[static EXPORT_REPORT_WINDOWS]);
 
 /*
- * A figure the report records of a repetition's migration beside the
- * window summary (docs/exports.md): each dirty-log pass's fields and
- * counters (repetitions[].migration.iterations[]), and the postcopy
- * switch-over's and destination pass's (repetitions[].postcopy). Each
- * belongs to the migration window.
+ * A figure the report records of a repetition beside the window summary
+ * (docs/exports.md): each dirty-log pass's fields and counters
+ * (repetitions[].migration.iterations[]) and the postcopy switch-over's and
+ * destination pass's (repetitions[].postcopy), which belong to the
+ * migration window; the userfaultfd restore's pass, handler and KVM counts
+ * (repetitions[].uffd_restore), which belong to the fault-in window.
  */
-struct export_migration_figure {
+struct export_rep_figure {
 	const char *name;      /* as the CSV's metric: "pass.2.duration_s", "pass.2.counters.kvm.pf_taken",
-				* "postcopy.switchover_s", "postcopy.pass.ms" */
-	const char *group;     /* "pass" or "postcopy" */
+				* "postcopy.switchover_s", "postcopy.pass.ms", "uffd_restore.kvm.pf_taken" */
+	const char *group;     /* "pass", "postcopy" or "uffd_restore" */
+	const char *window;    /* the window it belongs to: "migration" or "fault-in" */
 	long long pass;        /* group pass: QEMU's dirty-sync-count of the pass; else -1 */
 	const char *field;     /* name after the group (and pass): "duration_s", "counters.kvm.pf_taken", "pass.ms" */
 	const char *counter;   /* a pass's counter ("kvm.pf_taken"), else NULL */
 	const char *unit;      /* "s", "ms", "1/s", "B", "ns" or "1" */
 	double value;          /* NAN: not known, unavailable says why */
 	const char *unavailable;
-	double start_s, duration_s; /* the span it covers: the pass's, else the migration window's; NAN: not known */
+	double start_s, duration_s; /* the span it covers: the pass's, else its window's; NAN: not known */
 };
 
-/* Calls fn for each migration figure of repetition rep of report, in the
+/* Calls fn for each such figure of repetition rep of report, in the
  * report's order (passes in order, each pass's fields, then its counters);
- * none for a repetition that did not migrate. */
-void export_rep_migration_figures(struct json_object *report, struct json_object *rep,
-				  void (*fn)(const struct export_migration_figure *f, void *userdata), void *userdata);
+ * none for a repetition that has none. */
+void export_rep_figures(struct json_object *report, struct json_object *rep,
+			void (*fn)(const struct export_rep_figure *f, void *userdata), void *userdata);

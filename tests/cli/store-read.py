@@ -59,6 +59,14 @@ def main(argv):
             check(p.returncode == 0 and p.stderr == LINE % ("list", store) and len(rows) == 6 and
                   rows[0].startswith("ID ") and rows[1].startswith(RUN + "  completed"),
                   "%s: list --store: exit %d, stderr %r, rows %s" % (what, p.returncode, p.stderr, rows))
+            for columns, created in (("80", False), ("200", True)):
+                p = sb(snapbench, dict(env, COLUMNS=columns), "list", "--store", store)
+                rows = p.stdout.splitlines()
+                check(p.returncode == 0 and max(len(r) for r in rows) <= int(columns) and
+                      rows[0].split()[-1] == ("CREATED" if created else "REPS") and
+                      all("  " in r and not r.endswith(" ") for r in rows),
+                      "%s: list at %s columns: CREATED %s expected, lines within the width; rows %s"
+                      % (what, columns, "shown" if created else "left out", rows))
             p = sb(snapbench, env, "list", "--store", store, "--label", "perm-upgrade", "--state", "completed",
                    "--json")
             ids = [r["id"] for r in json.loads(p.stdout)] if p.returncode == 0 else None

@@ -63,11 +63,18 @@ POSTCOPY_FIELDS = [("started_s", "s"), ("switchover_s", "s"), ("pass_started_s",
                    ("pass.mismatches", "1"), ("postcopy_requests", "1")]
 
 
+UFFD_RESTORE_FIELDS = [("region_bytes", "B"), ("chunk_bytes", "B"), ("pages", "1"), ("pass_ms", "ms"),
+                       ("uffd_requests", "1"), ("uffd_woken", "1"), ("uffd_bytes", "B"), ("mismatches", "1"),
+                       ("kvm.pf_taken", "1"), ("kvm.pf_fixed", "1"), ("kvm.pf_spurious", "1"),
+                       ("kvm.pf_prefetched", "1")]
+
+
 def report_windows(report):
-    """pre, the scenario's window (migration for the migrating scenarios, steady for numa-hinting, else
-    snapshot), post."""
+    """pre, the scenario's window (migration for the migrating scenarios, steady for numa-hinting, fault-in
+    for uffd-restore, else snapshot), post."""
     scenario = report.get("spec", {}).get("scenario")
-    action = "migration" if scenario in MIGRATING else "steady" if scenario == "numa-hinting" else "snapshot"
+    action = "migration" if scenario in MIGRATING else "steady" if scenario == "numa-hinting" else \
+        "fault-in" if scenario == "uffd-restore" else "snapshot"
     return ["pre", action, "post"]
 
 
@@ -81,8 +88,9 @@ def counter_reason(report, counter):
 
 
 def migration_figures(report, rep):
-    """[{name, field, unit, value, pass, counter, start_s, duration_s}] of a repetition's migration;
-    value None: unavailable (the exports give a reason)."""
+    """[{name, field, unit, value, pass, counter, start_s, duration_s}] of a repetition's migration or
+    userfaultfd restore (the figures of the scenario's window); value None: unavailable (the exports give a
+    reason)."""
     out = []
     for it in (rep.get("migration") or {}).get("iterations") or []:
         span = {"pass": it["pass"], "start_s": it["start_s"], "duration_s": it["duration_s"]}
@@ -102,6 +110,14 @@ def migration_figures(report, rep):
             out.append({"name": "postcopy." + field, "field": field, "unit": unit, "pass": None, "counter": None,
                         "value": None if v is None else float(v), "start_s": win.get("start_s"),
                         "duration_s": win.get("duration_s")})
+    ur = rep.get("uffd_restore")
+    if ur:
+        win = rep["windows"].get("fault-in", {})
+        for field, unit in UFFD_RESTORE_FIELDS:
+            v = (ur.get("kvm") or {}).get(field[4:]) if field.startswith("kvm.") else ur.get(field)
+            out.append({"name": "uffd_restore." + field, "field": field, "unit": unit, "pass": None,
+                        "counter": None, "group": "uffd_restore", "value": None if v is None else float(v),
+                        "start_s": win.get("start_s"), "duration_s": win.get("duration_s")})
     return out
 HOSTILE_LABEL = 'evil, "quoted" \x1b[2J<&>\u00e9'
 HOSTILE_SHOWN = 'evil, "quoted" ?[2J<&>\u00e9'  # controls as '?', UTF-8 kept
@@ -247,7 +263,7 @@ def expected_show_rows(report, shown_label=None):
                 emulated = timing_emulated(report, rep["arm"]) and time_based(name, metric_unit(report, name))
                 rows.append([report["id"], shown_label or rep["arm"], str(rep["index"]), rep["state"], w, name,
                              metric_unit(report, name), value, why, "true" if emulated else "false"])
-            if w == "migration":
+            if w == report_windows(report)[1]:
                 for f in migration_figures(report, rep):
                     emulated = timing_emulated(report, rep["arm"]) and time_based(f["name"], f["unit"])
                     rows.append([report["id"], shown_label or rep["arm"], str(rep["index"]), rep["state"], w,
@@ -278,9 +294,10 @@ def check_show_csv(text, report, what, shown_label=None):
         else:
             check(float(got[7]) == float(exp[7]), "%s: %s %s rep %s: %s, the report has %r"
                   % (what, exp[4], exp[5], exp[2], got[7], exp[7]))
-    figures = sum(1 for r in want if r[5].startswith(("pass.", "postcopy.")))
-    check(report_windows(report)[1] != "migration" or figures, "%s: no row of the migration's figures" % what)
-    log("%s: %d rows match the report's window summaries and %d its migration's figures (%d unavailable with "
+    figures = sum(1 for r in want if r[5].startswith(("pass.", "postcopy.", "uffd_restore.")))
+    check(report_windows(report)[1] not in ("migration", "fault-in") or figures,
+          "%s: no row of the migration's or restore's figures" % what)
+    log("%s: %d rows match the report's window summaries and %d its migration's or restore's figures (%d unavailable with "
         "their reason)" % (what, len(want) - figures, figures, nulls))
 
 
@@ -292,7 +309,7 @@ def hostile_stock(testdata):
 
 
 SHOW_FIXTURES = ("stock.json", "two-arms.json", "dirty-log.json", "postcopy.json", "kernel-retried.json",
-                 "numa-hinting.json", "tcg-host-vm.json", "native.json")
+                 "numa-hinting.json", "tcg-host-vm.json", "native.json", "uffd-restore.json")
 
 
 def case_show_csv(snapbench, snapbenchd, testdata, tmp):
@@ -335,9 +352,10 @@ def family_of_metric(metric, prefix="snapbench_"):
 
 
 def family_of_figure(f):
-    """A migration figure's family: snapbench_migration_pass_FIELD, snapbench_migration_postcopy_FIELD."""
-    group = "pass" if f["pass"] is not None else "postcopy"
-    prefix = "snapbench_migration_%s_" % group
+    """A figure's family: snapbench_migration_pass_FIELD, snapbench_migration_postcopy_FIELD,
+    snapbench_uffd_restore_FIELD."""
+    group = "pass" if f["pass"] is not None else f.get("group", "postcopy")
+    prefix = "snapbench_uffd_restore_" if group == "uffd_restore" else "snapbench_migration_%s_" % group
     if f["counter"]:
         name, extra, divisor = family_of_counter(f["counter"], prefix)
         return name, extra, divisor
@@ -376,7 +394,7 @@ def expected_samples(report):
                 if extra:
                     ls[extra[0]] = extra[1]
                 want[(name, tuple(sorted(ls.items())))] = value / divisor
-            for f in migration_figures(report, rep) if w == "migration" else []:
+            for f in migration_figures(report, rep) if w == report_windows(report)[1] else []:
                 if f["value"] is None:
                     continue
                 name, extra, divisor = family_of_figure(f)

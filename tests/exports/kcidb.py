@@ -209,7 +209,7 @@ def check_show(doc, report, origin, what):
             win = rep.get("windows", {}).get(w)
             if not win:
                 continue
-            for f in migration_figures(report, rep) if w == "migration" else []:
+            for f in migration_figures(report, rep) if w == report_windows(report)[1] else []:
                 want += 1
                 t = tests.get("%s:%s/%d/%s/%s" % (origin, rid, idx, w, f["name"]))
                 check(t is not None, "%s: no test of rep %d's figure %s" % (what, idx, f["name"]))
@@ -270,7 +270,8 @@ def check_show(doc, report, origin, what):
 def case_show(snapbench, snapbenchd, testdata, tmp, v):
     reports = [load(testdata, "stock.json"), load(testdata, "tcg-host-vm.json"), load(testdata, "two-arms.json"),
                kernel_arm_run(testdata),
-               hostile_run(testdata), load(testdata, "dirty-log.json"), load(testdata, "postcopy.json")]
+               hostile_run(testdata), load(testdata, "dirty-log.json"), load(testdata, "postcopy.json"),
+               load(testdata, "uffd-restore.json")]
     store = Store(snapbenchd, tmp, reports)
     try:
         for report in reports:
