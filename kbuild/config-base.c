@@ -25,6 +25,10 @@ static const struct kbuild_option base[] = {
 	{ NULL, "NONPORTABLE", 'y', false, "RISCV_ISA_C is a prompt (and can be off) only with it", NULL, "riscv64", false },
 	{ NULL, "RISCV_ISA_C", 'n', false,
 	  "ftrace and fentry with gcc 12 on 7.x need a kernel without compressed instructions", NULL, "riscv64", false },
+	{ NULL, "RISCV_ISA_FALLBACK", 'y', false,
+	  "QEMU 7.2's virt machine names its harts' extensions in riscv,isa alone: without it the kernel finds no valid "
+	  "hart and stops in setup_smp()",
+	  NULL, "riscv64", false },
 	{ NULL, "SMP", 'y', false, "a host VM has a vCPU per guest vCPU and one for QEMU's snapshot thread", NULL, NULL, false },
 	{ NULL, "HIGH_RES_TIMERS", 'y', false, "KVM's LAPIC timer runs on hrtimers (x86 KVM depends on it)", NULL, NULL, false },
 	{ NULL, "ACPI", 'y', false,

@@ -607,7 +607,7 @@ static int run(struct options *o)
 		snprintf(accel, sizeof(accel), "tcg");
 		snprintf(why, sizeof(why), "riscv64: TCG emulates the H extension");
 		snprintf(append, sizeof(append), "console=ttyS0 %s panic=-1 rdinit=/init",
-			 o->boot_log ? "loglevel=8 earlycon=sbi" : "quiet");
+			 o->boot_log ? "loglevel=8 earlycon" : "quiet");
 		goto prepared;
 	}
 	k = hostvm_choose_accel(o->accel, NULL, accel, vendor, why, sizeof(why), &err);
