@@ -25,6 +25,9 @@ static const struct kbuild_option base[] = {
 	{ NULL, "NONPORTABLE", 'y', false, "RISCV_ISA_C is a prompt (and can be off) only with it", NULL, "riscv64", false },
 	{ NULL, "RISCV_ISA_C", 'n', false,
 	  "ftrace and fentry with gcc 12 on 7.x need a kernel without compressed instructions", NULL, "riscv64", false },
+	{ NULL, "CROSS_MEMORY_ATTACH", 'y', false,
+	  "process_vm_readv(): snapbench-hostvm-selftest-riscv64 reads the KVM selftest's lines from its write() calls",
+	  NULL, "riscv64", false },
 	{ NULL, "RISCV_ISA_FALLBACK", 'y', false,
 	  "QEMU 7.2's virt machine names its harts' extensions in riscv,isa alone: without it the kernel finds no valid "
 	  "hart and stops in setup_smp()",
