@@ -460,11 +460,7 @@ void print_summary_details(FILE *out, struct json_object *sum, const char *inden
 	}
 	/* the medians of the scenario's window, under its name (docs/protocol.md "Run summary") */
 	const char *scenario = client_get_string(sum, "scenario", NULL), *w = report_scenario_window(scenario);
-	bool migrates = !strcmp(w, "migration"), steady = !strcmp(w, "steady"), fault_in = !strcmp(w, "fault-in");
-	const char *dur_key = migrates ? "migration_duration_s" :
-			      steady	? "steady_duration_s" :
-			      fault_in	? "fault_in_duration_s" :
-					  "snapshot_duration_s";
+	const struct report_window_summary *ws = report_window_summary(w);
 	for (size_t i = 0; arms && json_object_is_type(arms, json_type_array) && i < json_object_array_length(arms); i++) {
 		struct json_object *a = json_object_array_get_idx(arms, i), *s = client_get(a, w, NULL, NULL);
 		char pf[16], tlb[16], inv[16], ops[16], p99[16], dur[16], flushes[48] = "";
@@ -474,12 +470,11 @@ void print_summary_details(FILE *out, struct json_object *sum, const char *inden
 		fmt_json_rate(inv, sizeof(inv), client_get(s, "invalidations_per_s", NULL, NULL));
 		fmt_json_rate(ops, sizeof(ops), client_get(s, "guest_ops_per_s", NULL, NULL));
 		fmt_json_rate(p99, sizeof(p99), client_get(s, "latency_p99_ns", NULL, NULL));
-		fmt_json_rate(dur, sizeof(dur), client_get(s, dur_key, NULL, NULL));
-		if (steady || fault_in) {
+		fmt_json_rate(dur, sizeof(dur), client_get(s, ws->duration_key, NULL, NULL));
+		if (ws->count) {
 			char n[16];
-			fmt_json_rate(n, sizeof(n), client_get(s, steady ? "numa_kvm_flushes" : "restore_pf_taken", NULL, NULL));
-			snprintf(flushes, sizeof(flushes), steady ? "  KVM flushes for NUMA hinting %s" : "  restore pf_taken %s",
-				 n);
+			fmt_json_rate(n, sizeof(n), client_get(s, ws->count, NULL, NULL));
+			snprintf(flushes, sizeof(flushes), "  %s %s", ws->count_label, n);
 		}
 		char text[256];
 		snprintf(head, sizeof(head), "%s  arm %s, %s (medians): ", indent, client_get_string(a, "label", "?"),

@@ -99,8 +99,7 @@ static int64_t int_or(struct json_object *v, int64_t dflt)
 /* An arm's line of the summary: its label, repetitions and the medians of the scenario's window. */
 static struct json_object *arm_summary(struct json_object *report, struct json_object *a, const char *window)
 {
-	bool migrates = !strcmp(window, "migration"), steady = !strcmp(window, "steady");
-	bool fault_in = !strcmp(window, "fault-in");
+	const struct report_window_summary *ws = report_window_summary(window);
 	struct json_object *win = store_get(store_get(a, "windows"), window);
 	struct json_object *oa = json_object_new_object();
 	struct json_object *m = json_object_new_object();
@@ -113,22 +112,16 @@ static struct json_object *arm_summary(struct json_object *report, struct json_o
 	for (size_t k = 0; k < ARRAY_SIZE(headline_metrics); k++)
 		json_object_object_add(m, headline_metrics[k],
 				       copy_or_null(store_get(store_get(win, headline_metrics[k]), "median")));
-	if (migrates || steady || fault_in)
-		json_object_object_add(m,
-				       migrates ? "migration_duration_s" :
-				       steady	? "steady_duration_s" :
-						  "fault_in_duration_s",
+	/* a snapshot's duration is an arm statistic; the other windows' the median of their own duration_s */
+	if (strcmp(window, "snapshot"))
+		json_object_object_add(m, ws->duration_key,
 				       window_duration_median(store_get(report, "repetitions"), store_get(a, "label"),
 							      window));
-	if (steady) /* seed 002's figure */
-		json_object_object_add(m, "numa_kvm_flushes",
-				       copy_or_null(store_get(store_get(win, "numa_kvm_flushes"), "median")));
-	else if (fault_in) /* seed 003's */
-		json_object_object_add(m, "restore_pf_taken",
-				       copy_or_null(store_get(store_get(win, "restore_pf_taken"), "median")));
-	else if (!migrates)
-		json_object_object_add(m, "snapshot_duration_s",
-				       copy_or_null(store_get(store_get(win, "snapshot_duration_s"), "median")));
+	if (ws->count)
+		json_object_object_add(m, ws->count, copy_or_null(store_get(store_get(win, ws->count), "median")));
+	if (!strcmp(window, "snapshot"))
+		json_object_object_add(m, ws->duration_key,
+				       copy_or_null(store_get(store_get(win, ws->duration_key), "median")));
 	json_object_object_add(oa, "label", copy_or_null(store_get(a, "label")));
 	json_object_object_add(oa, "repetitions", copy_or_null(store_get(a, "repetitions")));
 	json_object_object_add(oa, window, m);

@@ -114,11 +114,9 @@ int export_report_csv(struct json_object *report, char **ret, struct sb_error *e
 							      : "false" };
 				export_append_csv_row(&b, row, ARRAY_SIZE(row));
 			}
-			if (w == 1) { /* the scenario's window: its figures (a migration's, a restore's) */
-				struct csv_rep c = { &b, id, json_lookup_string(rep, "arm"), index,
-						     json_lookup_string(rep, "state"), timing.emulated, &reasons };
-				export_rep_figures(report, rep, figure_row, &c);
-			}
+			struct csv_rep c = { &b, id, json_lookup_string(rep, "arm"), index, json_lookup_string(rep, "state"),
+					     timing.emulated, &reasons };
+			export_rep_figures(report, rep, report_windows[w], figure_row, &c);
 		}
 	}
 	strv_free(reasons.text);

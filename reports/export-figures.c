@@ -48,14 +48,14 @@ struct emit {
 	void *userdata;
 };
 
-static void emit_figure(struct emit *e, const char *group, long long pass, const char *field, const char *counter,
-			const char *unit, double value, const char *why, double start_s, double duration_s)
+static void emit_figure(struct emit *e, const char *window, const char *group, long long pass, const char *field,
+			const char *counter, const char *unit, double value, const char *why, double start_s,
+			double duration_s)
 {
 	char name[256];
 	struct export_rep_figure f = {
-		.name = name, .group = group, .window = strcmp(group, "uffd_restore") ? "migration" : "fault-in",
-		.pass = pass, .counter = counter, .unit = unit, .value = value, .start_s = start_s,
-		.duration_s = duration_s,
+		.name = name, .group = group, .window = window, .pass = pass, .counter = counter, .unit = unit,
+		.value = value, .start_s = start_s, .duration_s = duration_s,
 	};
 
 	if (pass >= 0)
@@ -96,7 +96,7 @@ static void pass_figures(struct emit *e, struct json_object *report, struct json
 			value = json_object_get_boolean(v);
 		if (!strncmp(fields[i].field, "dirty_pages", 11) && last_cut)
 			why = "the last pass: its dirty set was never collected";
-		emit_figure(e, "pass", json_object_get_int64(n), fields[i].field, NULL, fields[i].unit, value, why,
+		emit_figure(e, "migration", "pass", json_object_get_int64(n), fields[i].field, NULL, fields[i].unit, value, why,
 			    start_s, duration_s);
 	}
 	if (!json_object_is_type(counters, json_type_object))
@@ -107,87 +107,99 @@ static void pass_figures(struct emit *e, struct json_object *report, struct json
 		const char *why = counter_unavailable(report, counter);
 
 		snprintf(field, sizeof(field), "counters.%s", counter);
-		emit_figure(e, "pass", json_object_get_int64(n), field, counter,
+		emit_figure(e, "migration", "pass", json_object_get_int64(n), field, counter,
 			    len > 3 && !strcmp(counter + len - 3, "_ns") ? "ns" : "1", why ? NAN : number_or_nan(value),
 			    why, start_s, duration_s);
 	}
 }
 
+struct figure_field {
+	const char *field; /* a key of the block, or "OBJECT.KEY" one level down ("pass.ms", "kvm.pf_taken") */
+	const char *unit;
+	const char *unavailable; /* why it is missing; NULL: the block's why_key's text */
+};
+
+/* A repetition's block of figures beside its window summary: repetitions[].KEY, of one window. */
+struct figure_block {
+	const char *key, *group, *window;
+	const struct figure_field *fields;
+	size_t n_fields;
+	const char *why_key; /* the block's string that says why the fields without a reason of their own are missing */
+};
+
 /* postcopy-restore: the switch-over, the chunk, the destination's pass and the page requests. */
-static void postcopy_figures(struct emit *e, struct json_object *pc, struct json_object *window)
+static const struct figure_field postcopy_fields[] = {
+	{ "started_s", "s", "migrate was never issued" },
+	{ "switchover_s", "s", "the destination's guest never resumed" },
+	{ "pass_started_s", "s", "the destination's guest was never asked for its pass" },
+	{ "chunk_bytes", "B", "not known" },
+	{ "pass.ms", "ms", "no fault-linear vCPU reported" },
+	{ "pass.vcpus", "1", "no fault-linear vCPU reported" },
+	{ "pass.pages", "1", "no fault-linear vCPU reported" },
+	{ "pass.bytes", "B", "no fault-linear vCPU reported" },
+	{ "pass.mismatches", "1", "no fault-linear vCPU reported" },
+	{ "postcopy_requests", "1", "QEMU's query-migrate gave no postcopy-requests" },
+};
+
+/* uffd-restore: the guest's pass over the region, the handler's requests and KVM's counts during it. */
+static const struct figure_field uffd_restore_fields[] = {
+	{ "region_bytes", "B", "not known" },
+	{ "chunk_bytes", "B", "not known" },
+	{ "pages", "1", "not known" },
+	{ "pass_ms", "ms", "the guest reported no pass" },
+	{ "uffd_requests", "1", "the handler reported no figures" },
+	{ "uffd_woken", "1", "the handler reported no figures" },
+	{ "uffd_bytes", "B", "the handler reported no figures" },
+	{ "mismatches", "1", "not known" },
+	{ "kvm.pf_taken", "1", NULL },
+	{ "kvm.pf_fixed", "1", NULL },
+	{ "kvm.pf_spurious", "1", NULL },
+	{ "kvm.pf_prefetched", "1", NULL },
+};
+
+static const struct figure_block blocks[] = {
+	{ "postcopy", "postcopy", "migration", postcopy_fields, ARRAY_SIZE(postcopy_fields), NULL },
+	{ "uffd_restore", "uffd_restore", "fault-in", uffd_restore_fields, ARRAY_SIZE(uffd_restore_fields),
+	  "kvm_unavailable" },
+};
+
+/* A block's figures over its window's span. */
+static void block_figures(struct emit *e, const struct figure_block *b, struct json_object *o, struct json_object *window)
 {
-	static const struct {
-		const char *field, *unit, *unavailable;
-	} fields[] = {
-		{ "started_s", "s", "migrate was never issued" },
-		{ "switchover_s", "s", "the destination's guest never resumed" },
-		{ "pass_started_s", "s", "the destination's guest was never asked for its pass" },
-		{ "chunk_bytes", "B", "not known" },
-		{ "pass.ms", "ms", "no fault-linear vCPU reported" },
-		{ "pass.vcpus", "1", "no fault-linear vCPU reported" },
-		{ "pass.pages", "1", "no fault-linear vCPU reported" },
-		{ "pass.bytes", "B", "no fault-linear vCPU reported" },
-		{ "pass.mismatches", "1", "no fault-linear vCPU reported" },
-		{ "postcopy_requests", "1", "QEMU's query-migrate gave no postcopy-requests" },
-	};
 	double start_s = number_or_nan(json_lookup(window, "start_s"));
 	double duration_s = number_or_nan(json_lookup(window, "duration_s"));
+	const char *block_why = b->why_key ? json_lookup_string(o, b->why_key) : NULL;
 
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		const char *f = fields[i].field;
-		struct json_object *v = strncmp(f, "pass.", 5) ? json_lookup(pc, f)
-							      : json_lookup(json_lookup(pc, "pass"), f + 5);
+	for (size_t i = 0; i < b->n_fields; i++) {
+		const char *f = b->fields[i].field, *dot = strchr(f, '.');
+		char outer[32];
+		struct json_object *v;
 
-		emit_figure(e, "postcopy", -1, f, NULL, fields[i].unit, number_or_nan(v), fields[i].unavailable,
+		if (dot) {
+			snprintf(outer, sizeof(outer), "%.*s", (int)(dot - f), f);
+			v = json_lookup(json_lookup(o, outer), dot + 1);
+		} else {
+			v = json_lookup(o, f);
+		}
+		emit_figure(e, b->window, b->group, -1, f, NULL, b->fields[i].unit, number_or_nan(v),
+			    b->fields[i].unavailable ? b->fields[i].unavailable : block_why ? block_why : "not counted",
 			    start_s, duration_s);
 	}
 }
 
-/* uffd-restore: the guest's pass over the region, the handler's requests and KVM's counts during it. */
-static void uffd_restore_figures(struct emit *e, struct json_object *ur, struct json_object *window)
-{
-	static const struct {
-		const char *field, *unit, *unavailable;
-	} fields[] = {
-		{ "region_bytes", "B", "not known" },
-		{ "chunk_bytes", "B", "not known" },
-		{ "pages", "1", "not known" },
-		{ "pass_ms", "ms", "the guest reported no pass" },
-		{ "uffd_requests", "1", "the handler reported no figures" },
-		{ "uffd_woken", "1", "the handler reported no figures" },
-		{ "uffd_bytes", "B", "the handler reported no figures" },
-		{ "mismatches", "1", "not known" },
-		{ "kvm.pf_taken", "1", NULL },
-		{ "kvm.pf_fixed", "1", NULL },
-		{ "kvm.pf_spurious", "1", NULL },
-		{ "kvm.pf_prefetched", "1", NULL },
-	};
-	double start_s = number_or_nan(json_lookup(window, "start_s"));
-	double duration_s = number_or_nan(json_lookup(window, "duration_s"));
-	const char *kvm_why = json_lookup_string(ur, "kvm_unavailable");
-
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		const char *f = fields[i].field;
-		struct json_object *v = strncmp(f, "kvm.", 4) ? json_lookup(ur, f) : json_lookup(json_lookup(ur, "kvm"), f + 4);
-
-		emit_figure(e, "uffd_restore", -1, f, NULL, fields[i].unit, number_or_nan(v),
-			    fields[i].unavailable ? fields[i].unavailable : kvm_why ? kvm_why : "not counted", start_s,
-			    duration_s);
-	}
-}
-
-void export_rep_figures(struct json_object *report, struct json_object *rep,
+void export_rep_figures(struct json_object *report, struct json_object *rep, const char *window,
 			void (*fn)(const struct export_rep_figure *f, void *userdata), void *userdata)
 {
 	struct emit e = { .fn = fn, .userdata = userdata };
 	struct json_object *passes = json_lookup(json_lookup(rep, "migration"), "iterations");
-	struct json_object *pc = json_lookup(rep, "postcopy"), *ur = json_lookup(rep, "uffd_restore");
 
-	if (json_object_is_type(passes, json_type_array))
+	if (!strcmp(window, "migration") && json_object_is_type(passes, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(passes); i++)
 			pass_figures(&e, report, json_object_array_get_idx(passes, i));
-	if (json_object_is_type(pc, json_type_object))
-		postcopy_figures(&e, pc, json_lookup(json_lookup(rep, "windows"), "migration"));
-	if (json_object_is_type(ur, json_type_object))
-		uffd_restore_figures(&e, ur, json_lookup(json_lookup(rep, "windows"), "fault-in"));
+	for (size_t i = 0; i < ARRAY_SIZE(blocks); i++) {
+		struct json_object *o = json_lookup(rep, blocks[i].key);
+
+		if (!strcmp(window, blocks[i].window) && json_object_is_type(o, json_type_object))
+			block_figures(&e, &blocks[i], o, json_lookup(json_lookup(rep, "windows"), window));
+	}
 }

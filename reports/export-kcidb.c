@@ -487,8 +487,7 @@ static void add_window_tests(struct run_ctx *c, struct json_object *rep, long lo
 			};
 			add_figure_test(&rc, &f);
 		}
-		if (w == 1) /* the scenario's window: its figures (a migration's, a restore's) */
-			export_rep_figures(c->report, rep, figure_test, (void *)&rc);
+		export_rep_figures(c->report, rep, report_windows[w], figure_test, (void *)&rc);
 	}
 }
 

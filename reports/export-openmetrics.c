@@ -341,10 +341,8 @@ static void rep_windows(struct families *f, struct json_object *report, struct j
 			if (fam)
 				sample(fam, arm, index, windows[w], lab, sub, json_object_get_double(value), pow10);
 		}
-		if (w == 1) { /* the scenario's window: its figures (a migration's, a restore's) */
-			struct figure_ctx c = { f, arm, index };
-			export_rep_figures(report, rep, figure_sample, &c);
-		}
+		struct figure_ctx c = { f, arm, index };
+		export_rep_figures(report, rep, windows[w], figure_sample, &c);
 	}
 }
 

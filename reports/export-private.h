@@ -76,8 +76,8 @@ struct export_rep_figure {
 	double start_s, duration_s; /* the span it covers: the pass's, else its window's; NAN: not known */
 };
 
-/* Calls fn for each such figure of repetition rep of report, in the
- * report's order (passes in order, each pass's fields, then its counters);
- * none for a repetition that has none. */
-void export_rep_figures(struct json_object *report, struct json_object *rep,
+/* Calls fn for each such figure of repetition rep of report that belongs to
+ * window, in the report's order (passes in order, each pass's fields, then
+ * its counters); none for a window or repetition that has none. */
+void export_rep_figures(struct json_object *report, struct json_object *rep, const char *window,
 			void (*fn)(const struct export_rep_figure *f, void *userdata), void *userdata);

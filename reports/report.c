@@ -122,6 +122,21 @@ const char *report_scenario_window_title(const char *scenario)
 	return !strcmp(scenario, "postcopy-restore") ? "during the postcopy migration" : "during the migration's passes";
 }
 
+const struct report_window_summary *report_window_summary(const char *window)
+{
+	static const struct report_window_summary table[] = {
+		{ "snapshot", "snapshot_duration_s", NULL, NULL },
+		{ "migration", "migration_duration_s", NULL, NULL },
+		{ "steady", "steady_duration_s", "numa_kvm_flushes", "KVM flushes for NUMA hinting" }, /* seed 002 */
+		{ "fault-in", "fault_in_duration_s", "restore_pf_taken", "restore pf_taken" },          /* seed 003 */
+	};
+
+	for (size_t i = 0; window && i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(window, table[i].window))
+			return &table[i];
+	return &table[0];
+}
+
 static int strdup_or_null(const char *s, char **ret)
 {
 	char *c = NULL;

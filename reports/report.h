@@ -70,11 +70,24 @@ const char *report_snapshot_status_to_string(enum report_snapshot_status s);
 /*
  * The window a scenario's action is sampled in (spec.scenario; NULL is the
  * default, background-snapshot): "migration" for the migrating scenarios,
- * dirty-log and postcopy-restore, else "snapshot".
+ * dirty-log and postcopy-restore, "steady" for numa-hinting, "fault-in" for
+ * uffd-restore, else "snapshot".
  */
 const char *report_scenario_window(const char *scenario);
 /* That window's heading in text output: "during the snapshot", "during the migration's passes" ... */
 const char *report_scenario_window_title(const char *scenario);
+
+/*
+ * What a run summary gives of a scenario's window (docs/protocol.md "Run
+ * summary") beside the headline rates: its duration's key
+ * (WINDOW_duration_s, the window's own except the snapshot's, an arm
+ * statistic) and the count a seed reads the scenario by, with its label
+ * (numa_kvm_flushes for steady, restore_pf_taken for fault-in; NULL: none).
+ */
+struct report_window_summary {
+	const char *window, *duration_key, *count, *count_label;
+};
+const struct report_window_summary *report_window_summary(const char *window);
 
 struct report_error {
 	char *message; /* NULL: no error */

@@ -602,12 +602,13 @@ static int run(struct options *o)
 	snprintf(log_path, sizeof(log_path), "%s/console.log", work);
 	mkdir(out, 0755);
 
+	/* --boot-log: the whole log, from an early console (riscv64's from the device tree) */
+	snprintf(append, sizeof(append), "console=ttyS0 %s panic=-1 rdinit=/init",
+		 !o->boot_log ? "quiet" : o->riscv64 ? "loglevel=8 earlycon" : "loglevel=8 earlyprintk=ttyS0");
 	if (o->riscv64) {
 		k = prepare_riscv64(o, init, initrd, &kernel, &mods, &err);
 		snprintf(accel, sizeof(accel), "tcg");
 		snprintf(why, sizeof(why), "riscv64: TCG emulates the H extension");
-		snprintf(append, sizeof(append), "console=ttyS0 %s panic=-1 rdinit=/init",
-			 o->boot_log ? "loglevel=8 earlycon" : "quiet");
 		goto prepared;
 	}
 	k = hostvm_choose_accel(o->accel, NULL, accel, vendor, why, sizeof(why), &err);
@@ -621,9 +622,6 @@ static int run(struct options *o)
 		k = hostvm_modules_add(&mods, "overlay", "CONFIG_OVERLAY_FS (--systemd: the root is an overlay)", &err);
 	if (k >= 0 && o->systemd)
 		k = systemd_append(o, out, status_path, sizeof(status_path), append, sizeof(append), &err);
-	else
-		snprintf(append, sizeof(append), "console=ttyS0 %s panic=-1 rdinit=/init",
-			 o->boot_log ? "loglevel=8 earlyprintk=ttyS0" : "quiet");
 	for (char **a = o->command; k >= 0 && !o->systemd && *a; a++)
 		if (**a == '/' && need_tree(*a) < 0)
 			k = sb_error_set(&err, -E2BIG, "the command's files lie in more than %d trees under /tmp, /run, ...",
