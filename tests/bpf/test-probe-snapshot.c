@@ -81,17 +81,6 @@ static void vm_pause(struct qmp_client *c, bool stop)
  * test; seen once on 7.2 in CI): QEMU is started again once, saying so,
  * before any probe is attached. A second such stop fails the test.
  */
-static void print_head(const char *path, int lines)
-{
-	FILE *f = fopen(path, "r");
-	char line[256];
-
-	for (int i = 0; f && i < lines && fgets(line, sizeof(line), f); i++)
-		printf("  %s", line);
-	if (f)
-		fclose(f);
-}
-
 static struct qmp_client *start_settled(struct test_qemu *q)
 {
 	for (int attempt = 0;; attempt++) {
@@ -111,7 +100,7 @@ static struct qmp_client *start_settled(struct test_qemu *q)
 		}
 		printf("QEMU stopped in its firmware with a KVM internal error (nested SVM emulation); "
 		       "starting it again once. Its log began:\n");
-		print_head(q->log_path, 3);
+		test_qemu_print_log(q, stdout, 3);
 		qmp_client_free(c);
 		test_qemu_stop(q);
 	}

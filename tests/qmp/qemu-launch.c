@@ -54,6 +54,17 @@ static void cleanup_slot(int i)
 	qemus[i] = NULL;
 }
 
+void test_qemu_print_log(const struct test_qemu *q, FILE *out, int max_lines)
+{
+	FILE *f = fopen(q->log_path, "r");
+	char line[512];
+
+	for (int i = 0; f && i != max_lines && fgets(line, sizeof(line), f); i++)
+		fputs(line, out);
+	if (f)
+		fclose(f);
+}
+
 static void cleanup_all(void)
 {
 	for (int i = 0; i < MAX_QEMUS; i++) {
@@ -61,15 +72,8 @@ static void cleanup_all(void)
 
 		/* Still registered at exit: the test failed; show what QEMU said. */
 		if (q && q->log_path[0]) {
-			FILE *f = fopen(q->log_path, "r");
-			char line[512];
-
-			if (f) {
-				fprintf(stderr, "--- %s ---\n", q->log_path);
-				while (fgets(line, sizeof(line), f))
-					fputs(line, stderr);
-				fclose(f);
-			}
+			fprintf(stderr, "--- %s ---\n", q->log_path);
+			test_qemu_print_log(q, stderr, -1);
 		}
 		cleanup_slot(i);
 	}

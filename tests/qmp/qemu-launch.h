@@ -15,6 +15,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct test_qemu {
@@ -32,6 +33,9 @@ const char *test_qemu_path(struct test_qemu *q, const char *name, char *buf, siz
 
 /* Wait up to timeout_ms for QEMU to exit by itself; returns its wait status or -1 on timeout. */
 int test_qemu_wait_exit(struct test_qemu *q, int timeout_ms);
+
+/* QEMU's log (its stdout and stderr) to out, its first max_lines lines (-1: all). */
+void test_qemu_print_log(const struct test_qemu *q, FILE *out, int max_lines);
 
 /* Kill (if still running), reap, remove the temp dir. Safe to call twice. */
 void test_qemu_stop(struct test_qemu *q);
